@@ -1,0 +1,208 @@
+// Runs the real docindex server as a child process (`node bin/docindex.js serve`, the way users run
+// it) on 127.0.0.1 with a fresh DATA_DIR, and talks to it over HTTP. Every benchmark that measures
+// the service end to end starts its own server, so no run inherits another's queue or database.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { projectRoot, sleep } from './lib.js';
+
+export interface DocindexServer {
+  child: ChildProcess;
+  pid: number;
+  baseUrl: string;
+  apiKey: string;
+  orgId: string;
+  dataDir: string;
+  /** The last 64 KB the server wrote to stderr (its logs), for failure reports. */
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+// Variables that would switch the child to scale-out or point it at shared state: a bench server
+// is always embedded on its own DATA_DIR, whatever the shell running the bench has set.
+const INHERITED_ENV_DROPPED = ['DATABASE_URL', 'REDIS_URL', 'BLOB_DIR', 'DATABASE_SCHEMA', 'REDIS_PREFIX'];
+const STDERR_KEEP = 64 * 1024;
+
+const live = new Set<ChildProcess>();
+// A benchmark that throws half-way must not leave its server running after the bench exits.
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+/** Starts `docindex serve [args]` and resolves once it prints its address and first API key. */
+export async function startDocindex(
+  options: { env?: Record<string, string>; args?: string[]; timeoutMs?: number } = {},
+): Promise<DocindexServer> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'docindex-bench-'));
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of INHERITED_ENV_DROPPED) delete env[name];
+  Object.assign(env, {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    // Benchmarks send far more than a tenant's default 600 requests per minute.
+    DEFAULT_RATE_LIMIT_RPM: '10000000',
+    UNAUTHENTICATED_RATE_LIMIT_RPM: '10000000',
+    ...options.env,
+  });
+  const bin = path.join(projectRoot(), 'bin', 'docindex.js');
+  // BENCH_CPU_PROF=<dir>: every server writes a V8 CPU profile there when it stops, for finding
+  // the hot path behind a missed goal (open it in Chrome DevTools or speedscope).
+  const profile = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+    : [];
+  const child = spawn(process.execPath, [...profile, bin, 'serve', ...(options.args ?? [])], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  live.add(child);
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    err = (err + chunk.toString()).slice(-STDERR_KEEP);
+  });
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    live.delete(child);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  try {
+    return await new Promise<DocindexServer>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`server did not start within ${timeoutMs} ms\n${out}\n${err}`)),
+        timeoutMs,
+      );
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(
+          new Error(`server exited with ${code ?? signal} before listening\n${out}\n${err.slice(-4000)}`),
+        );
+      });
+      child.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const listening = /docindex listening on (http:\/\/\S+)/.exec(out);
+        const key = /api_key: (dix_\S+)/.exec(out);
+        const org = /org_id: +(\S+)/.exec(out);
+        if (listening && key && org) {
+          clearTimeout(timer);
+          child.removeAllListeners('exit');
+          resolve({
+            child,
+            pid: child.pid!,
+            baseUrl: listening[1]!,
+            apiKey: key[1]!,
+            orgId: org[1]!,
+            dataDir,
+            stderr: () => err,
+            stop,
+          });
+        }
+      });
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** A JSON request to the server with its API key; throws on a status other than `expect`. */
+export async function callApi<T = unknown>(
+  server: DocindexServer,
+  method: string,
+  url: string,
+  body?: unknown,
+  expect = 200,
+): Promise<T> {
+  const res = await fetch(`${server.baseUrl}${url}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${server.apiKey}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  if (res.status !== expect) {
+    throw new Error(
+      `${method} ${url.split('?')[0]} answered ${res.status} (expected ${expect}): ${text.slice(0, 500)}`,
+    );
+  }
+  return (text === '' ? undefined : JSON.parse(text)) as T;
+}
+
+export interface IngestAck {
+  document_ids: string[];
+}
+
+export interface DocumentStatus {
+  id: string;
+  status: 'queued' | 'processing' | 'ready' | 'failed';
+  error: { code: string; message: string } | null;
+  chunk_count: number | null;
+}
+
+/** Batch status of up to any number of ids, 100 per request (the API's batch limit). */
+export async function documentStatuses(server: DocindexServer, ids: string[]): Promise<DocumentStatus[]> {
+  const requests: Promise<{ documents: DocumentStatus[] }>[] = [];
+  for (let i = 0; i < ids.length; i += 100) {
+    const batch = ids.slice(i, i + 100);
+    requests.push(callApi(server, 'GET', `/v1/documents?limit=100&ids=${batch.join(',')}`));
+  }
+  return (await Promise.all(requests)).flatMap((r) => r.documents);
+}
+
+/**
+ * Polls until every id is ready or failed, the way a careful client does: one batch request (the
+ * 100 oldest pending ids) per interval, and the next batch at once when a whole batch is done —
+ * so polling costs the server about one request per interval, and the end is seen within one
+ * interval. Resolves with each document's last status and the time (performance.now()) of the
+ * poll that saw the last one finish.
+ */
+export async function waitUntilDone(
+  server: DocindexServer,
+  ids: () => string[],
+  options: { expected: number; timeoutMs: number; intervalMs?: number },
+): Promise<{ done: Map<string, DocumentStatus>; finishedAt: number }> {
+  const done = new Map<string, DocumentStatus>();
+  const deadline = performance.now() + options.timeoutMs;
+  while (performance.now() < deadline) {
+    const batch = ids()
+      .filter((id) => !done.has(id))
+      .slice(0, 100);
+    let finishedBatch = false;
+    if (batch.length > 0) {
+      const { documents } = await callApi<{ documents: DocumentStatus[] }>(
+        server,
+        'GET',
+        `/v1/documents?limit=100&ids=${batch.join(',')}`,
+      );
+      for (const doc of documents) {
+        if (doc.status === 'ready' || doc.status === 'failed') done.set(doc.id, doc);
+      }
+      finishedBatch = batch.every((id) => done.has(id));
+    }
+    if (done.size >= options.expected) return { done, finishedAt: performance.now() };
+    if (!finishedBatch) await sleep(options.intervalMs ?? 50);
+  }
+  throw new Error(
+    `only ${done.size} of ${options.expected} documents were ready or failed after ${options.timeoutMs} ms`,
+  );
+}
+
+/** Resident set size of a process in bytes (Linux: VmRSS in /proc/<pid>/status). */
+export function residentBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+  if (!match) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(match[1]) * 1024;
+}

@@ -1,0 +1,641 @@
+// docindex console: a single page over the same /v1 API the client and CLI use. The API key lives
+// in sessionStorage only (this tab); every request is same-origin. No framework, no build step:
+// the DOM is built with textContent and createElement, never from HTML strings of API data.
+
+const KEY_STORAGE = 'docindex.apiKey';
+const PAGE_SIZE = 25;
+const POLL_MS = 1500;
+const UPLOAD_CONCURRENCY = 3;
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+const state = {
+  key: null,
+  /** Documents shown in the table, newest first. */
+  docs: [],
+  cursor: null,
+  pollTimer: null,
+};
+
+const $ = (id) => document.getElementById(id);
+
+// ---------------------------------------------------------------------------------------------
+// API access
+
+class ApiError extends Error {
+  constructor(status, problem) {
+    super(problem?.detail ?? `The server answered ${status}.`);
+    this.status = status;
+    this.code = problem?.code ?? 'error';
+    this.problem = problem;
+  }
+}
+
+async function api(method, path, { json, form, idempotent = false, key = state.key } = {}) {
+  const headers = { authorization: `Bearer ${key}`, accept: 'application/json' };
+  if (json !== undefined) headers['content-type'] = 'application/json';
+  // One key per operation, reused if it is retried, so a retry never queues a document twice.
+  if (idempotent) headers['idempotency-key'] = newId();
+  for (let attempt = 0; ; attempt++) {
+    let response;
+    try {
+      response = await fetch(path, {
+        method,
+        headers,
+        body: json !== undefined ? JSON.stringify(json) : form,
+        cache: 'no-store',
+        credentials: 'omit',
+      });
+    } catch {
+      throw new ApiError(0, { code: 'network_error', detail: 'The server could not be reached.' });
+    }
+    if (response.ok) return response.status === 204 ? null : response.json();
+    const retryAfter = Number(response.headers.get('retry-after'));
+    if ((response.status === 429 || response.status === 503) && attempt < 2 && retryAfter <= 10) {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(1, retryAfter) * 1000));
+      continue;
+    }
+    const problem = await response.json().catch(() => null);
+    const error = new ApiError(response.status, problem);
+    if (response.status === 401 && key === state.key && state.key !== null) {
+      signOut('Your API key was refused (it may have been revoked). Enter another.');
+    }
+    throw error;
+  }
+}
+
+function newId() {
+  if (globalThis.crypto?.randomUUID) return crypto.randomUUID();
+  // randomUUID needs a secure context; getRandomValues does not.
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signing in and out
+
+async function signIn(key, { silent = false } = {}) {
+  const submit = $('signin-submit');
+  submit.disabled = true;
+  $('signin-error').textContent = '';
+  try {
+    const usage = await api('GET', '/v1/usage', { key });
+    state.key = key;
+    sessionStorage.setItem(KEY_STORAGE, key);
+    $('session-org').textContent = `${usage.org_id} · ${key.slice(0, 8)}…`;
+    $('signin').hidden = true;
+    $('session').hidden = false;
+    $('dashboard').hidden = false;
+    renderUsage(usage);
+    await loadDocuments({ reset: true });
+    $('main').focus();
+  } catch (error) {
+    sessionStorage.removeItem(KEY_STORAGE);
+    if (!silent) {
+      $('signin-error').textContent =
+        error.status === 401 ? 'That key was not accepted. Check it and try again.' : error.message;
+      $('api-key').focus();
+    }
+  } finally {
+    submit.disabled = false;
+  }
+}
+
+function signOut(message) {
+  state.key = null;
+  state.docs = [];
+  state.cursor = null;
+  clearTimeout(state.pollTimer);
+  sessionStorage.removeItem(KEY_STORAGE);
+  $('dashboard').hidden = true;
+  $('session').hidden = true;
+  $('signin').hidden = false;
+  $('api-key').value = '';
+  $('signin-error').textContent = message ?? '';
+  $('results').replaceChildren();
+  $('results-summary').textContent = '';
+  $('api-key').focus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Usage chart
+
+async function loadUsage() {
+  try {
+    renderUsage(await api('GET', '/v1/usage'));
+  } catch (error) {
+    if (error.status !== 401) toast(`Could not load usage: ${error.message}`, { error: true });
+  }
+}
+
+function renderUsage(usage) {
+  const days = [...usage.daily].reverse(); // oldest first: newest on the right
+  const today = usage.daily[0]?.count ?? 0;
+  $('stat-total').textContent = formatNumber(usage.total_queries);
+  $('stat-today').textContent = formatNumber(today);
+  $('stat-rate').textContent = formatNumber(usage.rate_limit_rpm);
+  if (days.length > 0) {
+    $('usage-range').textContent = `${formatDay(days[0].date)} – ${formatDay(days.at(-1).date)} (UTC)`;
+  }
+  drawChart($('usage-chart'), days);
+  $('usage-chart-desc').textContent =
+    `Bar chart of queries per day for the last ${usage.period_days} days, oldest on the left: ` +
+    `${usage.total_queries} in total, ${today} today.`;
+}
+
+function drawChart(svg, days) {
+  const width = 720;
+  const height = 200;
+  const margin = { top: 18, right: 6, bottom: 24, left: 34 };
+  const plotW = width - margin.left - margin.right;
+  const plotH = height - margin.top - margin.bottom;
+  const max = Math.max(0, ...days.map((d) => d.count));
+  const step = niceStep(Math.max(max, 4) / 4);
+  const top = Math.max(step * 4, Math.ceil(max / step) * step);
+  const y = (value) => margin.top + plotH - (value / top) * plotH;
+  const slot = plotW / Math.max(days.length, 1);
+  const barW = Math.max(4, slot * 0.62);
+
+  const nodes = [];
+  for (let tick = 0; tick <= top; tick += step) {
+    nodes.push(svgEl('line', { class: 'grid', x1: margin.left, x2: width - margin.right, y1: y(tick), y2: y(tick) }));
+    const label = svgEl('text', { class: 'axis-label', x: margin.left - 8, y: y(tick) + 4, 'text-anchor': 'end' });
+    label.textContent = formatNumber(tick);
+    nodes.push(label);
+  }
+  const labelled = new Set();
+  const nonZero = days.filter((d) => d.count > 0);
+  if (nonZero.length <= 12) for (const d of nonZero) labelled.add(d.date);
+  else labelled.add(days.reduce((a, b) => (b.count > a.count ? b : a)).date);
+  days.forEach((day, index) => {
+    const isToday = index === days.length - 1;
+    if (isToday && day.count > 0) labelled.add(day.date);
+    const x = margin.left + index * slot + (slot - barW) / 2;
+    const barH = day.count === 0 ? 2 : Math.max(3, (day.count / top) * plotH);
+    const group = svgEl('g', { class: 'bar-group' });
+    const title = svgEl('title');
+    title.textContent = `${formatDay(day.date)}: ${day.count} ${day.count === 1 ? 'query' : 'queries'}`;
+    group.append(title);
+    group.append(
+      svgEl('rect', {
+        class: `bar${isToday ? ' today' : ''}${day.count === 0 ? ' zero' : ''}`,
+        x,
+        y: margin.top + plotH - barH,
+        width: barW,
+        height: barH,
+        rx: Math.min(3, barW / 3),
+        'data-date': day.date,
+        'data-count': day.count,
+      }),
+    );
+    if (labelled.has(day.date)) {
+      const value = svgEl('text', { class: 'bar-value', x: x + barW / 2, y: margin.top + plotH - barH - 5 });
+      value.textContent = formatNumber(day.count);
+      group.append(value);
+    }
+    nodes.push(group);
+    if (index % 7 === 0 || isToday) {
+      if (!isToday && index > days.length - 5) return; // keep clear of the "Today" label
+      const label = svgEl('text', {
+        class: 'axis-label',
+        x: x + barW / 2,
+        y: height - 6,
+        'text-anchor': isToday ? 'end' : 'middle',
+      });
+      if (isToday) label.setAttribute('x', String(x + barW));
+      label.textContent = isToday ? 'Today' : formatDay(day.date);
+      nodes.push(label);
+    }
+  });
+  svg.replaceChildren(...nodes);
+}
+
+function niceStep(raw) {
+  const power = 10 ** Math.floor(Math.log10(Math.max(raw, 1)));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * power >= raw) return Math.max(1, m * power);
+  return 10 * power;
+}
+
+function svgEl(name, attributes = {}) {
+  const el = document.createElementNS(SVG_NS, name);
+  for (const [key, value] of Object.entries(attributes)) el.setAttribute(key, String(value));
+  return el;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Documents table
+
+async function loadDocuments({ reset = false } = {}) {
+  const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  if (!reset && state.cursor) params.set('cursor', state.cursor);
+  try {
+    const page = await api('GET', `/v1/documents?${params}`);
+    state.docs = reset ? page.documents : mergeDocs(state.docs, page.documents);
+    state.cursor = page.next_cursor;
+    renderDocuments();
+    schedulePoll();
+  } catch (error) {
+    if (error.status !== 401) toast(`Could not load documents: ${error.message}`, { error: true });
+  }
+}
+
+function mergeDocs(existing, incoming) {
+  const byId = new Map(existing.map((doc) => [doc.id, doc]));
+  const added = [];
+  for (const doc of incoming) {
+    if (byId.has(doc.id)) byId.set(doc.id, doc);
+    else added.push(doc);
+  }
+  return [...existing.map((doc) => byId.get(doc.id)), ...added];
+}
+
+/** Puts freshly ingested documents at the top of the table. */
+async function showNewDocuments(ids) {
+  const page = await api('GET', `/v1/documents?limit=100&ids=${ids.join(',')}`);
+  const fresh = new Set(page.documents.map((doc) => doc.id));
+  state.docs = [...page.documents, ...state.docs.filter((doc) => !fresh.has(doc.id))];
+  renderDocuments();
+  schedulePoll();
+}
+
+const isPending = (doc) => doc.status === 'queued' || doc.status === 'processing';
+
+function schedulePoll() {
+  clearTimeout(state.pollTimer);
+  const pending = state.docs.filter(isPending);
+  $('documents-note').textContent = pending.length > 0 ? `Processing ${pending.length}… refreshing` : '';
+  if (pending.length === 0 || state.key === null) return;
+  state.pollTimer = setTimeout(pollPending, POLL_MS);
+}
+
+async function pollPending() {
+  const pending = state.docs.filter(isPending).slice(0, 100);
+  if (pending.length === 0) return;
+  try {
+    const page = await api('GET', `/v1/documents?limit=100&ids=${pending.map((doc) => doc.id).join(',')}`);
+    const latest = new Map(page.documents.map((doc) => [doc.id, doc]));
+    state.docs = state.docs.flatMap((doc) => {
+      if (!pending.includes(doc)) return [doc];
+      const next = latest.get(doc.id);
+      if (!next) return []; // deleted elsewhere
+      if (next.status === 'failed' && doc.status !== 'failed') {
+        toast(`${documentName(next)} failed: ${next.error?.message ?? 'unknown error'}`, { error: true });
+      }
+      return [next];
+    });
+    renderDocuments();
+  } catch (error) {
+    if (error.status === 401) return;
+  }
+  schedulePoll();
+}
+
+function renderDocuments() {
+  const rows = state.docs.map(documentRow);
+  $('documents-body').replaceChildren(...rows);
+  $('documents-empty').hidden = state.docs.length > 0;
+  $('documents-table').hidden = state.docs.length === 0;
+  $('documents-more').hidden = !state.cursor;
+}
+
+function documentRow(doc) {
+  const tr = document.createElement('tr');
+  tr.dataset.id = doc.id;
+  tr.dataset.status = doc.status;
+
+  const nameCell = el('td');
+  nameCell.append(el('div', { class: 'doc-name', text: documentName(doc) }));
+  nameCell.append(el('div', { class: 'doc-id', text: doc.id }));
+  const chips = Object.entries(doc.metadata).filter(([key]) => key !== 'title');
+  if (chips.length > 0) {
+    const list = el('div', { class: 'chips' });
+    for (const [key, value] of chips.slice(0, 4)) list.append(el('span', { class: 'chip', text: `${key}: ${value}` }));
+    if (chips.length > 4) list.append(el('span', { class: 'chip', text: `+${chips.length - 4}` }));
+    nameCell.append(list);
+  }
+
+  const statusCell = el('td', { class: 'status-cell' });
+  statusCell.append(el('span', { class: `badge badge-${doc.status}`, text: doc.status }));
+  if (doc.error) {
+    const failure = el('div', { class: 'failure' });
+    failure.append(el('code', { text: doc.error.code }), document.createTextNode(` ${doc.error.message}`));
+    statusCell.append(failure);
+  }
+
+  const chunks = el('td', { class: 'num', text: doc.chunk_count === null ? '–' : formatNumber(doc.chunk_count) });
+  const size = el('td', { class: 'num', text: doc.source.bytes === null ? '–' : formatBytes(doc.source.bytes) });
+  if (doc.token_count !== null) size.title = `${formatNumber(doc.token_count)} tokens`;
+  const added = el('td', { class: 'muted', text: relativeTime(doc.created_at) });
+  added.title = doc.created_at;
+
+  const actions = el('td', { class: 'num' });
+  const remove = el('button', { class: 'button button-quiet button-danger', text: 'Delete' });
+  remove.type = 'button';
+  remove.setAttribute('aria-label', `Delete ${documentName(doc)}`);
+  remove.addEventListener('click', () => deleteDocument(doc));
+  actions.append(remove);
+
+  tr.append(nameCell, statusCell, chunks, size, added, actions);
+  return tr;
+}
+
+async function deleteDocument(doc) {
+  if (!window.confirm(`Delete “${documentName(doc)}”? Its chunks stop matching queries at once.`)) return;
+  try {
+    await api('DELETE', `/v1/documents/${encodeURIComponent(doc.id)}`);
+    state.docs = state.docs.filter((d) => d.id !== doc.id);
+    renderDocuments();
+    toast(`Deleted ${documentName(doc)}`);
+  } catch (error) {
+    toast(`Could not delete: ${error.message}`, { error: true });
+  }
+}
+
+function documentName(doc) {
+  return (
+    doc.source.filename ??
+    doc.source.url ??
+    doc.metadata.filename ??
+    doc.metadata.title ??
+    (doc.source.type === 'text' ? 'Text document' : doc.id)
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Adding documents
+
+async function uploadFiles(files) {
+  if (files.length === 0) return;
+  toast(files.length === 1 ? `Uploading ${files[0].name}…` : `Uploading ${files.length} files…`);
+  const queue = [...files];
+  const ids = [];
+  const lanes = Array.from({ length: Math.min(UPLOAD_CONCURRENCY, queue.length) }, async () => {
+    while (queue.length > 0) {
+      const file = queue.shift();
+      const form = new FormData();
+      form.append('file', file, file.name);
+      try {
+        const ack = await api('POST', '/v1/ingest/file', { form, idempotent: true });
+        ids.push(...ack.document_ids);
+      } catch (error) {
+        toast(`${file.name}: ${error.message}`, { error: true });
+      }
+    }
+  });
+  await Promise.all(lanes);
+  if (ids.length > 0) {
+    toast(`Queued ${ids.length} ${ids.length === 1 ? 'file' : 'files'} for processing`);
+    await showNewDocuments(ids);
+  }
+}
+
+async function ingestUrl(event) {
+  event.preventDefault();
+  const input = $('url-input');
+  const url = input.value.trim();
+  if (!url) return input.focus();
+  await submitting(event.currentTarget, async () => {
+    const ack = await api('POST', '/v1/ingest/url', { json: { url }, idempotent: true });
+    input.value = '';
+    toast('URL queued: the server is downloading it');
+    await showNewDocuments(ack.document_ids);
+  });
+}
+
+async function ingestText(event) {
+  event.preventDefault();
+  const text = $('text-input').value;
+  const title = $('text-title').value.trim();
+  if (!text.trim()) return $('text-input').focus();
+  await submitting(event.currentTarget, async () => {
+    const doc = title ? { text, metadata: { title } } : { text };
+    const ack = await api('POST', '/v1/ingest', { json: { documents: [doc] }, idempotent: true });
+    $('text-input').value = '';
+    $('text-title').value = '';
+    toast('Text queued for processing');
+    await showNewDocuments(ack.document_ids);
+  });
+}
+
+async function submitting(form, work) {
+  const button = form.querySelector('button[type="submit"]');
+  button.disabled = true;
+  try {
+    await work();
+  } catch (error) {
+    toast(error.message, { error: true });
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function setUpDropzone() {
+  const zone = $('dropzone');
+  const input = $('file-input');
+  input.addEventListener('change', () => {
+    uploadFiles([...input.files]);
+    input.value = '';
+  });
+  let depth = 0;
+  zone.addEventListener('dragenter', (event) => {
+    event.preventDefault();
+    depth += 1;
+    zone.classList.add('dragging');
+  });
+  zone.addEventListener('dragover', (event) => {
+    event.preventDefault();
+    event.dataTransfer.dropEffect = 'copy';
+  });
+  zone.addEventListener('dragleave', () => {
+    depth = Math.max(0, depth - 1);
+    if (depth === 0) zone.classList.remove('dragging');
+  });
+  zone.addEventListener('drop', (event) => {
+    event.preventDefault();
+    depth = 0;
+    zone.classList.remove('dragging');
+    uploadFiles([...event.dataTransfer.files]);
+  });
+  // A file dropped beside the zone must not make the browser navigate away to it.
+  for (const type of ['dragover', 'drop']) window.addEventListener(type, (event) => event.preventDefault());
+}
+
+function setUpTabs() {
+  const tabs = [...document.querySelectorAll('[role="tab"]')];
+  const select = (tab, focus) => {
+    for (const other of tabs) {
+      const selected = other === tab;
+      other.setAttribute('aria-selected', String(selected));
+      other.tabIndex = selected ? 0 : -1;
+      $(other.getAttribute('aria-controls')).hidden = !selected;
+    }
+    if (focus) tab.focus();
+  };
+  tabs.forEach((tab, index) => {
+    tab.addEventListener('click', () => select(tab, false));
+    tab.addEventListener('keydown', (event) => {
+      const moves = { ArrowRight: 1, ArrowLeft: -1, Home: -index, End: tabs.length - 1 - index };
+      if (!(event.key in moves)) return;
+      event.preventDefault();
+      select(tabs[(index + moves[event.key] + tabs.length) % tabs.length], true);
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Search
+
+async function runQuery(event) {
+  event.preventDefault();
+  const query = $('query-input').value.trim();
+  if (!query) return $('query-input').focus();
+  await submitting(event.currentTarget, async () => {
+    const topK = Number($('topk-input').value);
+    const answer = await api('POST', '/v1/query', { json: { query, top_k: topK } });
+    await renderResults(query, answer.results);
+    loadUsage(); // the query counts towards today's usage
+  });
+}
+
+async function renderResults(query, results) {
+  const names = new Map(state.docs.map((doc) => [doc.id, documentName(doc)]));
+  const unknown = [...new Set(results.map((hit) => hit.document_id))].filter((id) => !names.has(id));
+  if (unknown.length > 0) {
+    try {
+      const page = await api('GET', `/v1/documents?limit=100&ids=${unknown.slice(0, 100).join(',')}`);
+      for (const doc of page.documents) names.set(doc.id, documentName(doc));
+    } catch {
+      // Names are a nicety; the ids still say where each chunk comes from.
+    }
+  }
+  $('results-summary').textContent =
+    results.length === 0
+      ? 'No chunk matches that query.'
+      : `${results.length} ${results.length === 1 ? 'chunk' : 'chunks'}, best first`;
+  const terms = query
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((term) => term.length > 1);
+  const items = results.map((hit, index) => {
+    const li = el('li', { class: 'result' });
+    li.dataset.documentId = hit.document_id;
+    li.append(el('div', { class: 'result-rank', text: String(index + 1) }));
+    const body = el('div');
+    const head = el('div', { class: 'result-head' });
+    head.append(el('span', { class: 'result-doc', text: names.get(hit.document_id) ?? hit.document_id }));
+    const where = [];
+    if (hit.page_start !== null) {
+      where.push(
+        hit.page_end !== null && hit.page_end !== hit.page_start
+          ? `pages ${hit.page_start}–${hit.page_end}`
+          : `page ${hit.page_start}`,
+      );
+    }
+    where.push(`chunk ${hit.chunk_index}`);
+    head.append(el('span', { class: 'result-meta', text: where.join(' · ') }));
+    head.append(el('span', { class: 'result-score', text: `score ${hit.score.toFixed(2)}` }));
+    const text = el('p', { class: 'result-text' });
+    text.append(...highlight(hit.text, terms));
+    body.append(head, text);
+    li.append(body);
+    return li;
+  });
+  $('results').replaceChildren(...items);
+}
+
+function highlight(text, terms) {
+  if (terms.length === 0) return [document.createTextNode(text)];
+  const pattern = new RegExp(`(${terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`, 'giu');
+  return text.split(pattern).map((part, index) => {
+    if (index % 2 === 0) return document.createTextNode(part);
+    return el('mark', { text: part });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+function el(name, { class: className, text } = {}) {
+  const node = document.createElement(name);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function toast(message, { error = false } = {}) {
+  const node = el('div', { class: `toast${error ? ' toast-error' : ''}`, text: message });
+  if (error) node.setAttribute('role', 'alert');
+  $('toasts').append(node);
+  setTimeout(() => node.remove(), error ? 8000 : 4000);
+}
+
+const numberFormat = new Intl.NumberFormat();
+const formatNumber = (n) => numberFormat.format(n);
+
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KB', 'MB', 'GB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+function formatDay(isoDate) {
+  return new Date(`${isoDate}T00:00:00Z`).toLocaleDateString(undefined, {
+    month: 'short',
+    day: 'numeric',
+    timeZone: 'UTC',
+  });
+}
+
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+function relativeTime(iso) {
+  const seconds = (Date.parse(iso) - Date.now()) / 1000;
+  if (Math.abs(seconds) < 45) return 'just now';
+  for (const [unit, size] of [
+    ['minute', 60],
+    ['hour', 3600],
+    ['day', 86400],
+  ]) {
+    const next = unit === 'minute' ? 3600 : unit === 'hour' ? 86400 : 7 * 86400;
+    if (Math.abs(seconds) < next) return relative.format(Math.round(seconds / size), unit);
+  }
+  return new Date(iso).toLocaleDateString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Start
+
+function start() {
+  setUpTabs();
+  setUpDropzone();
+  $('signin-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const key = $('api-key').value.trim();
+    if (!key) {
+      $('signin-error').textContent = 'Enter an API key.';
+      return $('api-key').focus();
+    }
+    signIn(key);
+  });
+  $('sign-out').addEventListener('click', () => signOut());
+  $('panel-url').addEventListener('submit', ingestUrl);
+  $('panel-text').addEventListener('submit', ingestText);
+  $('search-form').addEventListener('submit', runQuery);
+  $('documents-refresh').addEventListener('click', () => {
+    loadDocuments({ reset: true });
+    loadUsage();
+  });
+  $('documents-more').addEventListener('click', () => loadDocuments());
+  const saved = sessionStorage.getItem(KEY_STORAGE);
+  if (saved) signIn(saved, { silent: true });
+  else $('api-key').focus();
+}
+
+start();

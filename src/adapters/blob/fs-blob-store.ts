@@ -1,0 +1,86 @@
+// BlobStore on a local (or shared) folder: uploaded and downloaded files, read back by workers
+// and extractor threads through pathOf. A blob appears under its key only once it is complete:
+// bytes are streamed to a temporary name, flushed, then renamed.
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { type Readable, Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { type BlobStore, BlobTooLargeError, type BlobWrite } from '../../domain/ports.js';
+
+// Keys are `<2 hex>/<uuid>`: generated here, never derived from user input, and checked before
+// any path is built from one, so a key read back from a database cannot point outside the folder.
+const KEY_PATTERN = /^[0-9a-f]{2}\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const TEMP_DIR = '.incoming';
+
+/** Counts (and hashes) bytes as they pass, failing as soon as the limit is crossed. */
+class ByteLimit extends Transform {
+  bytes = 0;
+  readonly hash = createHash('sha256');
+
+  constructor(private readonly maxBytes: number) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.bytes += chunk.length;
+    this.hash.update(chunk);
+    if (this.bytes > this.maxBytes) callback(new BlobTooLargeError(this.maxBytes));
+    else callback(null, chunk);
+  }
+}
+
+export class FsBlobStore implements BlobStore {
+  private readonly root: string;
+
+  constructor(root: string) {
+    this.root = path.resolve(root);
+  }
+
+  async put(source: Readable, opts: { maxBytes?: number } = {}): Promise<BlobWrite> {
+    const id = randomUUID();
+    // Two-character shards keep any one directory small at millions of blobs.
+    const key = `${id.slice(0, 2)}/${id}`;
+    const tempDir = path.join(this.root, TEMP_DIR);
+    const temp = path.join(tempDir, `${id}.part`);
+    const counter = new ByteLimit(opts.maxBytes ?? Number.POSITIVE_INFINITY);
+    await mkdir(tempDir, { recursive: true });
+    // flush: the data reaches the disk before the rename makes the blob visible, so a crash
+    // cannot leave a complete-looking key with missing bytes.
+    const sink = createWriteStream(temp, { flags: 'wx', flush: true });
+    try {
+      await pipeline(source, counter, sink);
+      const final = this.pathOf(key);
+      await mkdir(path.dirname(final), { recursive: true });
+      await rename(temp, final);
+    } catch (err) {
+      // The file may still be opening when the pipeline fails; removing it before the stream has
+      // closed could let the open recreate it afterwards.
+      if (!sink.closed) await new Promise<void>((resolve) => sink.once('close', () => resolve()));
+      await rm(temp, { force: true });
+      throw err;
+    }
+    return { key, bytes: counter.bytes, sha256: counter.hash.digest('hex') };
+  }
+
+  pathOf(key: string): string {
+    if (!KEY_PATTERN.test(key)) throw new Error('invalid blob key');
+    return path.join(this.root, key);
+  }
+
+  async exists(key: string): Promise<boolean> {
+    if (!KEY_PATTERN.test(key)) return false;
+    try {
+      return (await stat(this.pathOf(key))).isFile();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    if (!KEY_PATTERN.test(key)) return;
+    await rm(this.pathOf(key), { force: true });
+  }
+}

@@ -1,0 +1,182 @@
+// The scale-out database handle: one pg Pool per process, every table qualified with the configured
+// schema (no search_path, so transaction-mode poolers such as PgBouncer work too), and every
+// connection failure turned into the domain's `service_unavailable` error, so an outage answers
+// 503 instead of 500 and never leaves a request waiting on a dead socket.
+import pg from 'pg';
+import { ApiError, ERRORS } from '../../domain/errors.js';
+
+export interface PgDatabaseOptions {
+  connectionString: string;
+  /** Schema holding docindex's tables; created by migratePostgres when missing. */
+  schema: string;
+  /** Pool size of this process (default 10). */
+  maxConnections?: number;
+  /** How long a query waits for a free or new connection before failing (default 5 s). */
+  connectTimeoutMs?: number;
+  /** Server-side cap on any one statement (default 60 s). */
+  statementTimeoutMs?: number;
+  /** Errors of idle pooled connections (a server restart, a network cut); they are not fatal. */
+  onIdleError?: (error: unknown) => void;
+  applicationName?: string;
+}
+
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    sql: string,
+    params?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+// Socket-level failures, SQLSTATE class 08 (connection exception) and the server refusing work
+// while it starts, stops or is full: the database is unavailable, not the request malformed.
+const CONNECTION_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+const CONNECTION_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error',
+  'Client was closed and is not queryable',
+  'Cannot use a pool after calling end on the pool',
+];
+
+export function isConnectionError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (CONNECTION_ERRNOS.has(code) || UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('08')) return true;
+  }
+  if (error instanceof AggregateError && error.errors.some(isConnectionError)) return true;
+  return CONNECTION_MESSAGES.some((m) => error.message.includes(m));
+}
+
+/** The error a caller sees: `service_unavailable` for an unreachable database, anything else as is. */
+export function toStoreError(error: unknown): unknown {
+  if (error instanceof ApiError || !isConnectionError(error)) return error;
+  const unavailable = ERRORS.unavailable('database');
+  unavailable.cause = error;
+  return unavailable;
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+export class PgDatabase implements Queryable {
+  readonly pool: pg.Pool;
+  readonly schema: string;
+  private readonly schemaIdent: string;
+  private closed = false;
+
+  constructor(opts: PgDatabaseOptions) {
+    // The name ends up in DDL and in every statement; the config checks it too, but this adapter
+    // must not depend on that.
+    if (!SCHEMA_NAME.test(opts.schema)) throw new Error(`invalid PostgreSQL schema name: ${opts.schema}`);
+    this.schema = opts.schema;
+    this.schemaIdent = quoteIdent(opts.schema);
+    this.pool = new pg.Pool({
+      connectionString: opts.connectionString,
+      max: opts.maxConnections ?? 10,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000,
+      idleTimeoutMillis: 30_000,
+      statement_timeout: opts.statementTimeoutMs ?? 60_000,
+      application_name: opts.applicationName ?? 'docindex',
+      keepAlive: true,
+    });
+    // Without a listener an idle client's error would crash the process; the next query simply
+    // gets a fresh connection.
+    this.pool.on('error', (error) => opts.onIdleError?.(error));
+  }
+
+  /** `"schema"."name"`: every statement names its tables through this. */
+  table(name: string): string {
+    return `${this.schemaIdent}.${quoteIdent(name)}`;
+  }
+
+  get quotedSchema(): string {
+    return this.schemaIdent;
+  }
+
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    sql: string,
+    params: unknown[] = [],
+  ): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(sql, params);
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  /** Runs `fn` in one transaction on one connection; rolls back if it throws. */
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw toStoreError(error);
+    }
+    const tx: Queryable = {
+      query: async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => {
+        try {
+          return await client.query<R>(sql, params);
+        } catch (error) {
+          throw toStoreError(error);
+        }
+      },
+    };
+    let broken = false;
+    try {
+      await tx.query('BEGIN');
+      const result = await fn(tx);
+      await tx.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        // The connection itself failed: it must not go back to the pool.
+        broken = true;
+      }
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** A connection on which the caller holds session state (advisory locks); release it after. */
+  async connect(): Promise<pg.PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  /** Readiness: a round trip to the server. */
+  async ping(): Promise<void> {
+    await this.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}
+
+/** Non-negative whole number from a bigint / numeric column (pg returns those as strings). */
+export function toNumber(value: string | number | null): number | null {
+  return value === null ? null : Number(value);
+}

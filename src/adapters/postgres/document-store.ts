@@ -1,0 +1,387 @@
+// DocumentStore on PostgreSQL: document records, their chunks, and full-text retrieval over a
+// generated tsvector column with a GIN index. The documents table also carries the job columns
+// PgTableQueue leases, so with that queue creating a document is enqueuing its job in the same
+// statement.
+import type { Clock, DocumentStore } from '../../domain/ports.js';
+import { cleanMetadata, cleanText } from '../../domain/text.js';
+import type {
+  DocumentError,
+  DocumentRecord,
+  DocumentStatus,
+  FailureCode,
+  IndexResult,
+  JobInput,
+  JobRef,
+  ListQuery,
+  Metadata,
+  NewDocument,
+  SearchHit,
+  SearchQuery,
+  SourceType,
+} from '../../domain/types.js';
+import { type PgDatabase, toNumber } from './database.js';
+
+const systemClock: Clock = { now: () => new Date() };
+
+export interface PgDocumentStoreOptions {
+  /**
+   * Whether PgTableQueue runs the jobs (a new document is then a pending job). With BullMQ the job
+   * columns start 'done' so the table queue's partial indexes stay empty; if the deployment later
+   * drops Redis, the reconciler finds those queued documents and revives their rows as jobs.
+   */
+  tableQueue?: boolean;
+}
+
+interface DocumentRow {
+  id: string;
+  org_id: string;
+  status: DocumentStatus;
+  source_type: SourceType;
+  filename: string | null;
+  source_url: string | null;
+  content_type: string | null;
+  bytes: string | null;
+  metadata: Metadata;
+  chunk_size: number;
+  chunk_overlap: number;
+  tokenizer: string;
+  chunk_count: number | null;
+  token_count: string | null;
+  content_sha256: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  attempts: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface JobInputRow extends DocumentRow {
+  input_text: string | null;
+  blob_key: string | null;
+  fetch_url: string | null;
+}
+
+interface HitRow {
+  document_id: string;
+  chunk_index: number;
+  text: string;
+  page_start: number | null;
+  page_end: number | null;
+  metadata: Metadata;
+  score: number;
+}
+
+const RECORD_COLUMNS = `id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
+  chunk_size, chunk_overlap, tokenizer, chunk_count, token_count, content_sha256, error_code, error_message,
+  attempts, created_at, updated_at`;
+
+/** Distinct query words beyond this are ignored: each one is another posting list to merge. */
+const MAX_QUERY_TERMS = 64;
+/** Rows per INSERT when saving chunks: bounds the size of one statement's parameters. */
+const CHUNK_BATCH = 2000;
+
+/** Text as stored: NUL removed (PostgreSQL refuses it), lone surrogates replaced by U+FFFD. */
+function storable(s: string): string;
+function storable(s: string | null): string | null;
+function storable(s: string | null): string | null {
+  return s === null ? null : cleanText(s);
+}
+
+function toRecord(row: DocumentRow): DocumentRecord {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    status: row.status,
+    source: {
+      type: row.source_type,
+      filename: row.filename,
+      url: row.source_url,
+      content_type: row.content_type,
+      bytes: toNumber(row.bytes),
+    },
+    metadata: row.metadata,
+    chunkSize: row.chunk_size,
+    chunkOverlap: row.chunk_overlap,
+    tokenizer: row.tokenizer,
+    chunkCount: row.chunk_count,
+    tokenCount: toNumber(row.token_count),
+    contentSha256: row.content_sha256,
+    error:
+      row.error_code === null
+        ? null
+        : { code: row.error_code as FailureCode, message: row.error_message ?? '' },
+    attempts: row.attempts,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export class PgDocumentStore implements DocumentStore {
+  private readonly documents: string;
+  private readonly chunks: string;
+  private readonly initialJobState: 'pending' | 'done';
+
+  constructor(
+    private readonly db: PgDatabase,
+    private readonly clock: Clock = systemClock,
+    opts: PgDocumentStoreOptions = {},
+  ) {
+    this.documents = db.table('documents');
+    this.chunks = db.table('chunks');
+    this.initialJobState = (opts.tableQueue ?? true) ? 'pending' : 'done';
+  }
+
+  async createDocuments(docs: NewDocument[]): Promise<void> {
+    if (docs.length === 0) return;
+    // One multi-row INSERT is one atomic statement: the batch commits whole or not at all.
+    const PER_ROW = 16;
+    const values: string[] = [];
+    const params: unknown[] = [];
+    docs.forEach((d, i) => {
+      const p = (n: number) => `$${i * PER_ROW + n}`;
+      values.push(
+        `(${p(1)}, ${p(2)}, 'queued', ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}::jsonb, ${p(9)}, ${p(10)},
+          ${p(11)}, 0, ${p(12)}, ${p(12)}, ${p(13)}, ${p(14)}, ${p(15)}, ${p(16)}, clock_timestamp(), 0)`,
+      );
+      params.push(
+        d.id,
+        d.orgId,
+        d.source.type,
+        storable(d.source.filename),
+        storable(d.source.url),
+        storable(d.source.content_type),
+        d.source.bytes,
+        JSON.stringify(cleanMetadata(d.metadata)),
+        d.chunkSize,
+        d.chunkOverlap,
+        storable(d.tokenizer),
+        d.createdAt,
+        storable(d.text),
+        storable(d.blobKey),
+        storable(d.fetchUrl),
+        this.initialJobState,
+      );
+    });
+    await this.db.query(
+      `INSERT INTO ${this.documents} (
+         id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
+         chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
+         input_text, blob_key, fetch_url, job_state, run_at, job_attempts
+       ) VALUES ${values.join(', ')}`,
+      params,
+    );
+  }
+
+  async getDocument(orgId: string, id: string): Promise<DocumentRecord | null> {
+    const { rows } = await this.db.query<DocumentRow>(
+      `SELECT ${RECORD_COLUMNS} FROM ${this.documents} WHERE id = $1 AND org_id = $2`,
+      [storable(id), storable(orgId)],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async listDocuments(q: ListQuery): Promise<DocumentRecord[]> {
+    const params: unknown[] = [storable(q.orgId)];
+    const where = ['org_id = $1'];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    if (q.status !== null) where.push(`status = ${param(q.status)}`);
+    if (q.ids !== null) where.push(`id = ANY(${param(q.ids.map((id) => cleanText(id)))}::text[])`);
+    if (q.contentSha256 !== null) where.push(`content_sha256 = ${param(storable(q.contentSha256))}`);
+    if (q.after !== null) {
+      where.push(`(created_at, id) < (${param(q.after.createdAt)}::timestamptz, ${param(storable(q.after.id))})`);
+    }
+    const limit = param(Math.max(0, Math.floor(q.limit)));
+    const { rows } = await this.db.query<DocumentRow>(
+      `SELECT ${RECORD_COLUMNS} FROM ${this.documents} WHERE ${where.join(' AND ')}
+       ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
+      params,
+    );
+    return rows.map(toRecord);
+  }
+
+  async deleteDocument(orgId: string, id: string): Promise<{ blobKey: string | null } | null> {
+    // The chunks go with the row (ON DELETE CASCADE) in this one statement, so they stop matching
+    // at the moment the document disappears.
+    const { rows } = await this.db.query<{ blob_key: string | null }>(
+      `DELETE FROM ${this.documents} WHERE id = $1 AND org_id = $2 RETURNING blob_key`,
+      [storable(id), storable(orgId)],
+    );
+    return rows[0] ? { blobKey: rows[0].blob_key } : null;
+  }
+
+  async loadJobInput(id: string): Promise<JobInput | null> {
+    const { rows } = await this.db.query<JobInputRow>(
+      `SELECT ${RECORD_COLUMNS}, input_text, blob_key, fetch_url FROM ${this.documents} WHERE id = $1`,
+      [storable(id)],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return { record: toRecord(row), text: row.input_text, blobKey: row.blob_key, fetchUrl: row.fetch_url };
+  }
+
+  async markProcessing(id: string): Promise<boolean> {
+    const r = await this.db.query(
+      `UPDATE ${this.documents} SET status = 'processing', attempts = attempts + 1, error_code = NULL,
+         error_message = NULL, updated_at = $1 WHERE id = $2`,
+      [this.clock.now(), storable(id)],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async markRetrying(id: string, error: DocumentError): Promise<boolean> {
+    const r = await this.db.query(
+      `UPDATE ${this.documents} SET status = 'queued', error_code = $1, error_message = $2, updated_at = $3
+       WHERE id = $4`,
+      [error.code, storable(error.message), this.clock.now(), storable(id)],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async saveIndex(id: string, result: IndexResult): Promise<boolean> {
+    const docId = storable(id);
+    return this.db.transaction(async (tx) => {
+      // The row lock orders this against a concurrent delete: either the delete waits and then
+      // removes the new chunks with the row, or it went first and there is nothing to write to.
+      const { rows } = await tx.query<{ org_id: string }>(
+        `SELECT org_id FROM ${this.documents} WHERE id = $1 FOR UPDATE`,
+        [docId],
+      );
+      const doc = rows[0];
+      if (!doc) return false;
+      await tx.query(`DELETE FROM ${this.chunks} WHERE document_id = $1`, [docId]);
+      for (let start = 0; start < result.chunks.length; start += CHUNK_BATCH) {
+        const batch = result.chunks.slice(start, start + CHUNK_BATCH);
+        await tx.query(
+          `INSERT INTO ${this.chunks}
+             (document_id, org_id, chunk_index, text, token_count, char_start, char_end, page_start, page_end)
+           SELECT $1, $2, * FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::int[], $9::int[])`,
+          [
+            docId,
+            doc.org_id,
+            batch.map((c) => c.index),
+            batch.map((c) => cleanText(c.text)),
+            batch.map((c) => c.tokenCount),
+            batch.map((c) => c.charStart),
+            batch.map((c) => c.charEnd),
+            batch.map((c) => c.pageStart),
+            batch.map((c) => c.pageEnd),
+          ],
+        );
+      }
+      await tx.query(
+        `UPDATE ${this.documents} SET status = 'ready', chunk_count = $1, token_count = $2, content_sha256 = $3,
+           content_type = coalesce($4, content_type), bytes = coalesce($5, bytes),
+           input_text = NULL, fetch_url = NULL, error_code = NULL, error_message = NULL, updated_at = $6
+         WHERE id = $7`,
+        [
+          result.chunks.length,
+          result.tokenCount,
+          storable(result.contentSha256),
+          storable(result.contentType),
+          result.bytes,
+          this.clock.now(),
+          docId,
+        ],
+      );
+      return true;
+    });
+  }
+
+  async markFailed(id: string, error: DocumentError): Promise<boolean> {
+    const r = await this.db.query(
+      `UPDATE ${this.documents} SET status = 'failed', error_code = $1, error_message = $2,
+         input_text = NULL, fetch_url = NULL, updated_at = $3
+       WHERE id = $4`,
+      [error.code, storable(error.message), this.clock.now(), storable(id)],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async attachBlob(
+    id: string,
+    blob: { blobKey: string; contentType: string; bytes: number },
+  ): Promise<boolean> {
+    const r = await this.db.query(
+      `UPDATE ${this.documents} SET blob_key = $1, content_type = $2, bytes = $3, fetch_url = NULL, updated_at = $4
+       WHERE id = $5`,
+      [storable(blob.blobKey), storable(blob.contentType), blob.bytes, this.clock.now(), storable(id)],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async countPending(): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${this.documents} WHERE status IN ('queued', 'processing')`,
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  async listStaleQueued(olderThan: Date, limit: number): Promise<JobRef[]> {
+    const { rows } = await this.db.query<{ id: string; org_id: string }>(
+      `SELECT id, org_id FROM ${this.documents} WHERE status = 'queued' AND updated_at < $1
+       ORDER BY updated_at, id LIMIT $2`,
+      [olderThan, Math.max(0, Math.floor(limit))],
+    );
+    return rows.map((r) => ({ documentId: r.id, orgId: r.org_id }));
+  }
+
+  async search(q: SearchQuery): Promise<SearchHit[]> {
+    const topK = Math.floor(q.topK);
+    const text = cleanText(q.query);
+    if (topK <= 0 || q.documentIds?.length === 0 || text.trim() === '') return [];
+
+    const params: unknown[] = [storable(q.orgId), text, MAX_QUERY_TERMS];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const where: string[] = [];
+    if (q.documentIds !== null) {
+      where.push(`c.document_id = ANY(${param(q.documentIds.map((id) => cleanText(id)))}::text[])`);
+    }
+    for (const [key, values] of Object.entries(q.filter)) {
+      // ->> takes the key as a plain string (no JSON-path parsing), so a key may hold '.', '"',
+      // '$' or '[' without changing what is matched; string equality is exact and case-sensitive.
+      where.push(
+        `(d.metadata ->> ${param(cleanText(key))}) = ANY(${param(values.map((v) => cleanText(v)))}::text[])`,
+      );
+    }
+    const limit = param(topK);
+
+    // The query text goes through the same parser and 'simple' dictionary as the chunks, so a
+    // query word matches exactly the lexemes the index holds (compound tokens such as e-mail
+    // addresses, hosts and version numbers included). Its lexemes are then OR-ed as quoted
+    // literals: user input never reaches tsquery syntax, so no string can make it throw.
+    // Quoting rules of tsquery input: a quote is doubled, a backslash escaped.
+    const { rows } = await this.db.query<HitRow>(
+      `WITH q AS (
+         SELECT string_agg(
+                  '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | '
+                )::tsquery AS query
+         FROM (SELECT lexeme FROM unnest(to_tsvector('simple'::regconfig, $2))
+               ORDER BY positions[1] LIMIT $3) AS words
+       )
+       SELECT c.document_id, c.chunk_index, c.text, c.page_start, c.page_end, d.metadata,
+              ts_rank_cd(c.tsv, (SELECT query FROM q), 1) AS score
+       FROM ${this.chunks} AS c
+       JOIN ${this.documents} AS d ON d.id = c.document_id
+       WHERE c.org_id = $1 AND c.tsv @@ (SELECT query FROM q)
+         ${where.map((w) => `AND ${w}`).join(' ')}
+       ORDER BY score DESC, c.document_id, c.chunk_index
+       LIMIT ${limit}`,
+      params,
+    );
+    return rows.map((r) => ({
+      documentId: r.document_id,
+      chunkIndex: r.chunk_index,
+      text: r.text,
+      score: r.score,
+      metadata: r.metadata,
+      pageStart: r.page_start,
+      pageEnd: r.page_end,
+    }));
+  }
+}

@@ -1,0 +1,211 @@
+// Versioned schema of the scale-out database, applied by `docindex migrate` and by every process on
+// start. Several processes may start at once: a database-wide advisory lock makes one of them
+// apply what is missing while the others wait, then find nothing left to do.
+import type { QueryResultRow } from 'pg';
+import type { PgDatabase, Queryable } from './database.js';
+
+interface Migration {
+  version: number;
+  name: string;
+  apply(tx: Queryable, db: PgDatabase): Promise<void>;
+}
+
+/** Every docindex process of every schema in this database takes the same lock (see btree_gin). */
+const MIGRATION_LOCK_KEY = 'docindex:migrate';
+
+/** Table of rate-limiter-flexible's PostgreSQL store (same columns as the library creates). */
+export const RATE_LIMIT_TABLE = 'rate_limits';
+
+/**
+ * Installs btree_gin when it is available and allowed, so one GIN index can hold the org id next
+ * to the tsvector. Created in `public` rather than in docindex's schema: an extension is
+ * database-wide, and dropping one docindex schema must never take the opclass from under another.
+ * Returns whether btree_gin is usable.
+ */
+async function ensureBtreeGin(tx: Queryable): Promise<boolean> {
+  const installed = await tx.query(`SELECT 1 FROM pg_extension WHERE extname = 'btree_gin'`);
+  if (installed.rowCount) return true;
+  await tx.query('SAVEPOINT btree_gin');
+  try {
+    await tx.query('CREATE EXTENSION IF NOT EXISTS btree_gin SCHEMA public');
+    await tx.query('RELEASE SAVEPOINT btree_gin');
+    return true;
+  } catch {
+    // Not installed on the server, or no privilege: the fallback index layout below works too.
+    await tx.query('ROLLBACK TO SAVEPOINT btree_gin');
+    return false;
+  }
+}
+
+// Append only: a migration that has shipped is never edited, because databases in the field have
+// already recorded its version and will not run it again.
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // Ids compare bytewise (COLLATE "C") as in SQLite, so list order and cursors do not depend
+      // on the database's locale.
+      await tx.query(`
+        CREATE TABLE ${t('orgs')} (
+          id text COLLATE "C" PRIMARY KEY,
+          name text NOT NULL,
+          rate_limit_rpm integer NOT NULL,
+          created_at timestamptz NOT NULL
+        );
+
+        CREATE TABLE ${t('api_keys')} (
+          id text COLLATE "C" PRIMARY KEY,
+          org_id text COLLATE "C" NOT NULL REFERENCES ${t('orgs')} (id) ON DELETE CASCADE,
+          hash text NOT NULL UNIQUE,
+          prefix text NOT NULL,
+          created_at timestamptz NOT NULL,
+          revoked_at timestamptz
+        );
+        CREATE INDEX api_keys_org ON ${t('api_keys')} (org_id);
+
+        -- A document row is also its job for PgTableQueue (job_* columns), so "document and job
+        -- committed together" holds by construction. Under BullMQ the job columns stay 'done'.
+        -- No foreign key to orgs: the document port cannot create orgs, and orgs are never deleted.
+        CREATE TABLE ${t('documents')} (
+          id text COLLATE "C" PRIMARY KEY,
+          org_id text COLLATE "C" NOT NULL,
+          status text NOT NULL CHECK (status IN ('queued', 'processing', 'ready', 'failed')),
+          source_type text NOT NULL CHECK (source_type IN ('text', 'file', 'url')),
+          filename text,
+          source_url text,
+          content_type text,
+          bytes bigint,
+          metadata jsonb NOT NULL,
+          chunk_size integer NOT NULL,
+          chunk_overlap integer NOT NULL,
+          tokenizer text NOT NULL,
+          chunk_count integer,
+          token_count bigint,
+          content_sha256 text,
+          error_code text,
+          error_message text,
+          attempts integer NOT NULL DEFAULT 0,
+          created_at timestamptz NOT NULL,
+          updated_at timestamptz NOT NULL,
+          input_text text,
+          blob_key text,
+          fetch_url text,
+          job_state text NOT NULL CHECK (job_state IN ('pending', 'leased', 'done')),
+          run_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+          lease_owner text,
+          lease_until timestamptz,
+          job_attempts integer NOT NULL DEFAULT 0
+        );
+        CREATE INDEX documents_org_created ON ${t('documents')} (org_id, created_at DESC, id DESC);
+        CREATE INDEX documents_org_status_created ON ${t('documents')} (org_id, status, created_at DESC, id DESC);
+        CREATE INDEX documents_org_sha ON ${t('documents')} (org_id, content_sha256)
+          WHERE content_sha256 IS NOT NULL;
+        -- Partial indexes: finished documents (nearly all rows) stay out of the hot queue indexes.
+        CREATE INDEX documents_unfinished ON ${t('documents')} (status) WHERE status IN ('queued', 'processing');
+        CREATE INDEX documents_queued_updated ON ${t('documents')} (updated_at) WHERE status = 'queued';
+        CREATE INDEX documents_job_pending ON ${t('documents')} (run_at) WHERE job_state = 'pending';
+        CREATE INDEX documents_job_leased ON ${t('documents')} (lease_until) WHERE job_state = 'leased';
+
+        -- org_id is copied from the document so the full-text index can restrict to one org
+        -- itself: a query never ranks other tenants' rows and then throws them away.
+        CREATE TABLE ${t('chunks')} (
+          document_id text COLLATE "C" NOT NULL REFERENCES ${t('documents')} (id) ON DELETE CASCADE,
+          chunk_index integer NOT NULL,
+          org_id text COLLATE "C" NOT NULL,
+          text text NOT NULL,
+          token_count integer NOT NULL,
+          char_start integer NOT NULL,
+          char_end integer NOT NULL,
+          page_start integer,
+          page_end integer,
+          -- 'simple': lower-cased words, no stemming and no stop words, like the embedded FTS5
+          -- index (unicode61), so both deployments match the same words.
+          tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, text)) STORED,
+          PRIMARY KEY (document_id, chunk_index)
+        );
+
+        CREATE TABLE ${t('usage_daily')} (
+          org_id text COLLATE "C" NOT NULL,
+          day text COLLATE "C" NOT NULL,
+          count bigint NOT NULL,
+          PRIMARY KEY (org_id, day)
+        );
+
+        CREATE TABLE ${t(RATE_LIMIT_TABLE)} (
+          key varchar(255) PRIMARY KEY,
+          points integer NOT NULL DEFAULT 0,
+          expire bigint
+        );
+      `);
+      if (await ensureBtreeGin(tx)) {
+        // One bitmap scan answers "this org's chunks containing these words".
+        await tx.query(`CREATE INDEX chunks_org_tsv ON ${t('chunks')} USING gin (org_id, tsv)`);
+      } else {
+        // Without btree_gin the planner ANDs two bitmaps: the words' and the org's.
+        await tx.query(`CREATE INDEX chunks_tsv ON ${t('chunks')} USING gin (tsv)`);
+        await tx.query(`CREATE INDEX chunks_org ON ${t('chunks')} (org_id)`);
+      }
+    },
+  },
+];
+
+/** The newest schema version this code knows. */
+export const PG_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+
+/** Creates the schema if needed and applies every migration not yet recorded. */
+export async function migratePostgres(db: PgDatabase): Promise<{ applied: number[] }> {
+  const applied: number[] = [];
+  const client = await db.connect();
+  const tx: Queryable = {
+    query: <R extends QueryResultRow>(sql: string, params?: unknown[]) => client.query<R>(sql, params),
+  };
+  let broken = false;
+  try {
+    // A session lock on a dedicated connection: it must span several transactions. One key for
+    // the whole database because CREATE EXTENSION and CREATE SCHEMA race across schemas too.
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [MIGRATION_LOCK_KEY]);
+    try {
+      // Checked first: CREATE SCHEMA IF NOT EXISTS still needs CREATE on the database, which a
+      // role given a ready-made schema may not have.
+      const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [db.schema]);
+      if (!exists.rowCount) await client.query(`CREATE SCHEMA ${db.quotedSchema}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${db.table('schema_migrations')} (
+        version integer PRIMARY KEY,
+        name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+      const done = new Set(
+        (
+          await client.query<{ version: number }>(`SELECT version FROM ${db.table('schema_migrations')}`)
+        ).rows.map((r) => Number(r.version)),
+      );
+      for (const m of MIGRATIONS) {
+        if (done.has(m.version)) continue;
+        await client.query('BEGIN');
+        try {
+          await m.apply(tx, db);
+          await client.query(`INSERT INTO ${db.table('schema_migrations')} (version, name) VALUES ($1, $2)`, [
+            m.version,
+            m.name,
+          ]);
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK');
+          throw error;
+        }
+        applied.push(m.version);
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [MIGRATION_LOCK_KEY]);
+    }
+  } catch (error) {
+    broken = true;
+    throw error;
+  } finally {
+    // A connection that failed mid-migration may still hold the lock: close it rather than reuse it.
+    client.release(broken);
+  }
+  return { applied };
+}

@@ -1,0 +1,287 @@
+// JobQueue on BullMQ (Redis) for scale-out deployments: API processes enqueue, `docindex worker`
+// processes consume. The job id is the document id, so enqueueing a document twice (a retried
+// request, the reconciler racing the original enqueue) never makes two jobs. A job's lock is its
+// lease: a worker that dies stops renewing it, and BullMQ's stalled-job check hands the job to
+// another worker once the lock has lapsed.
+import { type Job, Queue, type RedisOptions, WaitingError, Worker } from 'bullmq';
+import type { JobConsumer, JobContext, JobHandler, JobQueue } from '../../domain/ports.js';
+import type { JobRef } from '../../domain/types.js';
+
+export interface BullmqJobQueueOptions {
+  /** redis:// or rediss:// URL. */
+  url: string;
+  /** Prefix of every BullMQ key (config REDIS_PREFIX), so deployments can share one Redis. */
+  prefix: string;
+  name?: string;
+  /** Lock duration of a running job: a dead worker's job runs again once it lapses (default 30 s). */
+  leaseMs?: number;
+  /** How often workers look for lapsed locks (default leaseMs / 2, so a lapsed lock is found within one lease). */
+  stalledIntervalMs?: number;
+  /** Tries per job, the first included (default 5). */
+  maxAttempts?: number;
+  /** Retry n waits backoffBaseMs × 2^(n-1), at most backoffMaxMs (defaults 1 s and 60 s). */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** stop(): time running jobs get to finish before their signals abort, and again after (default 10 s). */
+  graceMs?: number;
+  /** Redis commands of the producer side (enqueue, has) fail after this instead of waiting (default 2 s). */
+  commandTimeoutMs?: number;
+  /** Redis and BullMQ errors (connection loss, lock renewal failures); the queue keeps going. */
+  onError?: (error: unknown) => void;
+}
+
+/** Payload of a job. `v` lets a later release read jobs queued by an earlier one. */
+interface DocumentJobData {
+  v: 1;
+  documentId: string;
+  orgId: string;
+}
+
+const JOB_NAME = 'process-document';
+const BACKOFF_TYPE = 'docindex-capped-exponential';
+
+const delay = (ms: number) =>
+  new Promise<void>((resolve) => {
+    setTimeout(resolve, ms).unref();
+  });
+
+/** BullMQ job states in which the job will still run (or is running). */
+const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
+
+export class BullmqJobQueue implements JobQueue {
+  readonly name: string;
+  readonly prefix: string;
+  readonly leaseMs: number;
+  readonly stalledIntervalMs: number;
+  readonly maxAttempts: number;
+  readonly backoffBaseMs: number;
+  readonly backoffMaxMs: number;
+  readonly graceMs: number;
+  private readonly url: string;
+  private readonly commandTimeoutMs: number;
+  private readonly onError: (error: unknown) => void;
+  private readonly queue: Queue<DocumentJobData>;
+  private readonly consumers = new Set<BullmqConsumer>();
+
+  constructor(opts: BullmqJobQueueOptions) {
+    this.url = opts.url;
+    this.prefix = opts.prefix;
+    this.name = opts.name ?? 'documents';
+    this.leaseMs = opts.leaseMs ?? 30_000;
+    this.stalledIntervalMs = opts.stalledIntervalMs ?? Math.max(50, Math.floor(this.leaseMs / 2));
+    this.maxAttempts = opts.maxAttempts ?? 5;
+    this.backoffBaseMs = opts.backoffBaseMs ?? 1000;
+    this.backoffMaxMs = opts.backoffMaxMs ?? 60_000;
+    this.graceMs = opts.graceMs ?? 10_000;
+    this.commandTimeoutMs = opts.commandTimeoutMs ?? 2_000;
+    this.onError = opts.onError ?? (() => {});
+    this.queue = new Queue<DocumentJobData>(this.name, {
+      prefix: this.prefix,
+      // Producer calls sit on the request path: with Redis down they fail at once (the document
+      // is already committed and the reconciler enqueues it later) instead of queueing commands
+      // in memory until Redis returns.
+      connection: {
+        url: this.url,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        commandTimeout: this.commandTimeoutMs,
+      } as RedisOptions,
+    });
+    this.queue.on('error', (error) => this.reportError(error));
+  }
+
+  /** Resolves once the producer connection is up (BullMQ's scripts loaded); rejects after timeoutMs. */
+  async ready(timeoutMs: number): Promise<void> {
+    await withTimeout(this.queue.waitUntilReady(), timeoutMs, 'Redis did not answer');
+  }
+
+  /** Readiness: a round trip to Redis on the producer connection. */
+  async ping(): Promise<void> {
+    await this.producerCall(() => this.queue.getJobCounts('waiting'));
+  }
+
+  /**
+   * Until its first connection BullMQ holds producer calls back rather than failing them (the
+   * offline queue setting only applies afterwards): bound them so that a process started while
+   * Redis is down answers instead of hanging.
+   */
+  private producerCall<T>(call: () => Promise<T>): Promise<T> {
+    return withTimeout(call(), this.commandTimeoutMs, 'Redis did not answer');
+  }
+
+  async enqueue(jobs: JobRef[]): Promise<void> {
+    if (jobs.length === 0) return;
+    // A job id that already exists (waiting, delayed or running) makes BullMQ skip the add.
+    // Finished jobs are removed at once, so the reconciler can enqueue a document again.
+    await this.producerCall(() =>
+      this.queue.addBulk(
+      jobs.map((j) => ({
+        name: JOB_NAME,
+        data: { v: 1 as const, documentId: j.documentId, orgId: j.orgId },
+        opts: {
+          jobId: j.documentId,
+          attempts: this.maxAttempts,
+          backoff: { type: BACKOFF_TYPE },
+          removeOnComplete: true,
+          removeOnFail: true,
+        },
+      })),
+      ),
+    );
+  }
+
+  consume(handler: JobHandler, opts: { concurrency: number }): JobConsumer {
+    const consumer = new BullmqConsumer(this, handler, Math.max(1, Math.floor(opts.concurrency)), () =>
+      this.consumers.delete(consumer),
+    );
+    this.consumers.add(consumer);
+    return consumer;
+  }
+
+  async has(documentId: string): Promise<boolean> {
+    return LIVE_STATES.has(await this.producerCall(() => this.queue.getJobState(documentId)));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.consumers].map((c) => c.stop()));
+    await this.queue.close();
+  }
+
+  // ---- used by BullmqConsumer ----
+
+  reportError(error: unknown): void {
+    try {
+      this.onError(error);
+    } catch {
+      // A failing error reporter must not take a worker down.
+    }
+  }
+
+  backoffMs(attemptsMade: number): number {
+    return Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** Math.max(0, attemptsMade - 1));
+  }
+
+  createWorker(processor: (job: Job<DocumentJobData>, token?: string) => Promise<void>, concurrency: number) {
+    return new Worker<DocumentJobData>(this.name, processor, {
+      prefix: this.prefix,
+      // Workers block on Redis for new jobs: BullMQ needs maxRetriesPerRequest null on that
+      // connection and reconnects by itself when Redis comes back.
+      connection: { url: this.url, maxRetriesPerRequest: null } as RedisOptions,
+      concurrency,
+      lockDuration: this.leaseMs,
+      stalledInterval: this.stalledIntervalMs,
+      // A stall (the worker died) is not a failure of the document: let it run again as often as
+      // it may be retried. The handler sees stalls in `attempt` and gives up on the last one.
+      maxStalledCount: this.maxAttempts,
+      settings: { backoffStrategy: (attemptsMade: number) => this.backoffMs(attemptsMade) },
+    });
+  }
+}
+
+interface RunningJob {
+  controller: AbortController;
+  /** Aborted by stop(): a throw hands the job back instead of counting as a failure. */
+  stopping: boolean;
+  done: Promise<void>;
+}
+
+class BullmqConsumer implements JobConsumer {
+  private readonly worker: Worker<DocumentJobData>;
+  private readonly running = new Map<string, RunningJob>();
+  private stopping = false;
+  private stopped: Promise<void> | null = null;
+
+  constructor(
+    private readonly queue: BullmqJobQueue,
+    private readonly handler: JobHandler,
+    concurrency: number,
+    private readonly onStopped: () => void,
+  ) {
+    this.worker = queue.createWorker((job, token) => this.process(job, token), concurrency);
+    this.worker.on('error', (error) => queue.reportError(error));
+    // Another worker may run the job now: tell the handler to stop writing.
+    this.worker.on('lockRenewalFailed', (jobIds) => {
+      for (const id of jobIds) this.running.get(id)?.controller.abort(new Error('job lock lost'));
+    });
+  }
+
+  stop(): Promise<void> {
+    this.stopped ??= this.shutdown();
+    return this.stopped;
+  }
+
+  private async process(job: Job<DocumentJobData>, token: string | undefined): Promise<void> {
+    const id = job.id ?? job.data.documentId;
+    if (this.stopping) {
+      // Fetched while stop() began: back to the wait list, not counted as an attempt.
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
+    const run: RunningJob = { controller: new AbortController(), stopping: false, done: Promise.resolve() };
+    let finish = () => {};
+    run.done = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    this.running.set(id, run);
+    const ctx: JobContext = {
+      documentId: job.data.documentId,
+      orgId: job.data.orgId,
+      // attemptsMade counts failed tries only; a stall (a worker that died mid-job) is a try too,
+      // and BullMQ keeps those in stalledCounter.
+      attempt: job.attemptsMade + job.stalledCounter + 1,
+      maxAttempts: this.queue.maxAttempts,
+      signal: run.controller.signal,
+    };
+    try {
+      await this.handler(ctx);
+    } catch (error) {
+      if (run.stopping) {
+        // Interrupted by shutdown, not failed: hand it to the next worker straight away.
+        await job.moveToWait(token);
+        throw new WaitingError();
+      }
+      throw error;
+    } finally {
+      this.running.delete(id);
+      finish();
+    }
+  }
+
+  private async shutdown(): Promise<void> {
+    this.stopping = true;
+    // Stop fetching at once, without waiting: the grace time below is ours to manage.
+    await this.worker.pause(true);
+    const settled = () => Promise.all([...this.running.values()].map((j) => j.done));
+    const finishedInTime = async (ms: number) =>
+      Promise.race([settled().then(() => true), delay(ms).then(() => false)]);
+    let abandoned = false;
+    if (this.running.size > 0 && !(await finishedInTime(this.queue.graceMs))) {
+      for (const job of this.running.values()) {
+        job.stopping = true;
+        job.controller.abort(new Error('job consumer stopping'));
+      }
+      // Handlers that ignore their signal are left behind: a forced close stops renewing their
+      // locks, so the stalled check gives their jobs to another worker.
+      abandoned = !(await finishedInTime(this.queue.graceMs));
+    }
+    await this.worker.close(abandoned);
+    this.onStopped();
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
+    timer.unref();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

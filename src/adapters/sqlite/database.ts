@@ -1,0 +1,189 @@
+// Opens the embedded-mode SQLite database and keeps its schema current. One file holds the
+// records, the full-text index and the job queue, so every process sharing it (server, worker)
+// opens it through here and gets the same pragmas and the same migrated schema.
+import BetterSqlite3 from 'better-sqlite3';
+
+export type Database = BetterSqlite3.Database;
+
+interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+// Append only: a migration that has shipped is never edited, because databases in the field have
+// already recorded its version and will not run it again.
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial',
+    sql: `
+      CREATE TABLE orgs (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        rate_limit_rpm INTEGER NOT NULL,
+        created_at INTEGER NOT NULL
+      ) STRICT;
+
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+        hash TEXT NOT NULL UNIQUE,
+        prefix TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+      ) STRICT;
+      CREATE INDEX api_keys_org ON api_keys(org_id);
+
+      -- A document row is also its job (job_* columns), so "document and job committed together"
+      -- holds by construction. No foreign key to orgs: the document port cannot create orgs, and
+      -- orgs are never deleted.
+      CREATE TABLE documents (
+        id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'processing', 'ready', 'failed')),
+        source_type TEXT NOT NULL CHECK (source_type IN ('text', 'file', 'url')),
+        filename TEXT,
+        source_url TEXT,
+        content_type TEXT,
+        bytes INTEGER,
+        metadata TEXT NOT NULL,
+        chunk_size INTEGER NOT NULL,
+        chunk_overlap INTEGER NOT NULL,
+        tokenizer TEXT NOT NULL,
+        chunk_count INTEGER,
+        token_count INTEGER,
+        content_sha256 TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        input_text TEXT,
+        blob_key TEXT,
+        fetch_url TEXT,
+        job_state TEXT NOT NULL CHECK (job_state IN ('pending', 'leased', 'done')),
+        run_at INTEGER NOT NULL,
+        lease_owner TEXT,
+        lease_until INTEGER,
+        job_attempts INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+      CREATE INDEX documents_org_created ON documents(org_id, created_at DESC, id DESC);
+      CREATE INDEX documents_org_status_created ON documents(org_id, status, created_at DESC, id DESC);
+      CREATE INDEX documents_org_sha ON documents(org_id, content_sha256, created_at DESC, id DESC)
+        WHERE content_sha256 IS NOT NULL;
+      -- Partial indexes: finished documents (nearly all rows) stay out of the hot queue indexes.
+      CREATE INDEX documents_unfinished ON documents(status) WHERE status IN ('queued', 'processing');
+      CREATE INDEX documents_queued_updated ON documents(updated_at, id) WHERE status = 'queued';
+      CREATE INDEX documents_job_pending ON documents(run_at) WHERE job_state = 'pending';
+      CREATE INDEX documents_job_leased ON documents(lease_until) WHERE job_state = 'leased';
+
+      CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY,
+        document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        chunk_index INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        token_count INTEGER NOT NULL,
+        char_start INTEGER NOT NULL,
+        char_end INTEGER NOT NULL,
+        page_start INTEGER,
+        page_end INTEGER,
+        UNIQUE (document_id, chunk_index)
+      ) STRICT;
+
+      -- Each org's number inside FTS terms (see fts-terms.ts). Rows are never deleted, so a key
+      -- once handed out always means the same org.
+      CREATE TABLE fts_orgs (
+        id INTEGER PRIMARY KEY,
+        org_id TEXT NOT NULL UNIQUE
+      ) STRICT;
+
+      -- Contentless: the text lives once, in chunks; this holds only the org-prefixed terms. The
+      -- words are cut in JS, so the tokenizer splits on spaces only (every other category is part
+      -- of a token).
+      CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        terms,
+        content = '',
+        contentless_delete = 1,
+        tokenize = "unicode61 remove_diacritics 0 categories 'L* N* Co M* P* S* C*'"
+      );
+      -- Whichever way a chunk goes (explicit delete or cascade from its document), its index row
+      -- goes with it in the same transaction.
+      CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+        DELETE FROM chunks_fts WHERE rowid = old.id;
+      END;
+
+      CREATE TABLE usage_daily (
+        org_id TEXT NOT NULL,
+        day TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (org_id, day)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 2,
+    name: 'idempotency keys',
+    sql: `
+      CREATE TABLE idempotency_keys (
+        org_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('in_flight', 'done')),
+        status INTEGER,
+        body TEXT,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (org_id, key)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX idempotency_keys_created ON idempotency_keys(created_at);
+    `,
+  },
+];
+
+/** Opens (creating if needed) a database file, or ':memory:', and migrates it. */
+export function openSqlite(file: string): Database {
+  const db = new BetterSqlite3(file, { timeout: 5000 });
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('busy_timeout = 5000');
+    db.pragma('foreign_keys = ON');
+    migrateSqlite(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
+
+/** Applies every migration not yet recorded. Safe to run concurrently from several processes. */
+export function migrateSqlite(db: Database): { applied: number[] } {
+  const applied: number[] = [];
+  // IMMEDIATE takes the write lock before reading the version list, so two processes starting on
+  // one file cannot both decide to apply the same migration.
+  db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      applied_at INTEGER NOT NULL
+    ) STRICT`);
+    const done = new Set(
+      db
+        .prepare<[], number>('SELECT version FROM schema_migrations')
+        .pluck()
+        .all()
+        .map((v) => Number(v)),
+    );
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    for (const m of MIGRATIONS) {
+      if (done.has(m.version)) continue;
+      db.exec(m.sql);
+      record.run(m.version, m.name, Date.now());
+      applied.push(m.version);
+    }
+  }).immediate();
+  return { applied };
+}
+
+/** The newest schema version this code knows. */
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;

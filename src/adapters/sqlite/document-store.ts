@@ -1,0 +1,471 @@
+// DocumentStore on SQLite: document records, their chunks and the FTS5 index used for BM25
+// retrieval. The documents table also carries the job columns that SqliteTableQueue leases, so
+// creating a document is enqueuing its job in the same transaction.
+import type { Clock, DocumentStore } from '../../domain/ports.js';
+import type {
+  DocumentError,
+  DocumentRecord,
+  DocumentStatus,
+  FailureCode,
+  IndexResult,
+  JobInput,
+  JobRef,
+  ListQuery,
+  Metadata,
+  NewDocument,
+  SearchHit,
+  SearchQuery,
+  SourceType,
+} from '../../domain/types.js';
+import type { Database } from './database.js';
+import { indexTerms, queryTerms } from './fts-terms.js';
+import { StatementCache } from './statements.js';
+import { storableMetadata, storableNullable, storableText } from './text.js';
+
+const systemClock: Clock = { now: () => new Date() };
+
+/**
+ * How many matching rows one query may rank. FTS5's bm25() costs about 0.1 µs per posting to
+ * set up (document frequencies) and 0.5 µs per matching row, so 20,000 rows keep ranking near
+ * 10 ms (measured at 1M chunks). Orgs with fewer chunks than this always get exact BM25 over
+ * every query word.
+ */
+export const DEFAULT_SEARCH_ROW_BUDGET = 20_000;
+
+export interface SqliteDocumentStoreOptions {
+  clock?: Clock;
+  searchRowBudget?: number;
+}
+
+interface DocumentRow {
+  id: string;
+  org_id: string;
+  status: DocumentStatus;
+  source_type: SourceType;
+  filename: string | null;
+  source_url: string | null;
+  content_type: string | null;
+  bytes: number | null;
+  metadata: string;
+  chunk_size: number;
+  chunk_overlap: number;
+  tokenizer: string;
+  chunk_count: number | null;
+  token_count: number | null;
+  content_sha256: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  attempts: number;
+  created_at: number;
+  updated_at: number;
+}
+
+interface JobInputRow extends DocumentRow {
+  input_text: string | null;
+  blob_key: string | null;
+  fetch_url: string | null;
+}
+
+interface HitRow {
+  document_id: string;
+  chunk_index: number;
+  text: string;
+  page_start: number | null;
+  page_end: number | null;
+  metadata: string;
+  score: number;
+}
+
+const RECORD_COLUMNS = `id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
+  chunk_size, chunk_overlap, tokenizer, chunk_count, token_count, content_sha256, error_code, error_message,
+  attempts, created_at, updated_at`;
+
+function toRecord(row: DocumentRow): DocumentRecord {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    status: row.status,
+    source: {
+      type: row.source_type,
+      filename: row.filename,
+      url: row.source_url,
+      content_type: row.content_type,
+      bytes: row.bytes,
+    },
+    metadata: JSON.parse(row.metadata) as Metadata,
+    chunkSize: row.chunk_size,
+    chunkOverlap: row.chunk_overlap,
+    tokenizer: row.tokenizer,
+    chunkCount: row.chunk_count,
+    tokenCount: row.token_count,
+    contentSha256: row.content_sha256,
+    error:
+      row.error_code === null
+        ? null
+        : { code: row.error_code as FailureCode, message: row.error_message ?? '' },
+    attempts: row.attempts,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+export class SqliteDocumentStore implements DocumentStore {
+  private readonly sql: StatementCache;
+  private readonly orgKeys = new Map<string, number>();
+
+  private readonly clock: Clock;
+  private readonly searchRowBudget: number;
+
+  constructor(
+    private readonly db: Database,
+    opts: SqliteDocumentStoreOptions = {},
+  ) {
+    this.sql = new StatementCache(db);
+    this.clock = opts.clock ?? systemClock;
+    this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
+  }
+
+  private now(): number {
+    return this.clock.now().getTime();
+  }
+
+  /**
+   * The org's key inside FTS terms; with `create`, assigns one inside the caller's transaction.
+   * Only keys read outside a transaction are cached: a key assigned in a transaction that then
+   * rolls back could be handed to another org, and a stale cache would mix the two orgs' terms.
+   */
+  private orgKey(orgId: string, create: boolean): number | null {
+    const cached = this.orgKeys.get(orgId);
+    if (cached !== undefined) return cached;
+    if (create) {
+      this.sql.get('INSERT INTO fts_orgs (org_id) VALUES (?) ON CONFLICT (org_id) DO NOTHING').run(orgId);
+    }
+    const key = this.sql.get<[string], number>('SELECT id FROM fts_orgs WHERE org_id = ?').pluck().get(orgId);
+    if (key === undefined) return null;
+    if (!this.db.inTransaction) this.orgKeys.set(orgId, key);
+    return key;
+  }
+
+  async createDocuments(docs: NewDocument[]): Promise<void> {
+    if (docs.length === 0) return;
+    const insert = this.sql.get(`INSERT INTO documents (
+        id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
+        chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
+        input_text, blob_key, fetch_url, job_state, run_at, job_attempts
+      ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0)`);
+    this.db
+      .transaction(() => {
+        for (const d of docs) {
+          const at = d.createdAt.getTime();
+          insert.run(
+            d.id,
+            d.orgId,
+            d.source.type,
+            storableNullable(d.source.filename),
+            storableNullable(d.source.url),
+            storableNullable(d.source.content_type),
+            d.source.bytes,
+            JSON.stringify(storableMetadata(d.metadata)),
+            d.chunkSize,
+            d.chunkOverlap,
+            d.tokenizer,
+            at,
+            at,
+            storableNullable(d.text),
+            d.blobKey,
+            d.fetchUrl,
+            at,
+          );
+        }
+      })
+      .immediate();
+  }
+
+  async getDocument(orgId: string, id: string): Promise<DocumentRecord | null> {
+    const row = this.sql
+      .get<[string, string], DocumentRow>(
+        `SELECT ${RECORD_COLUMNS} FROM documents WHERE id = ? AND org_id = ?`,
+      )
+      .get(id, orgId);
+    return row ? toRecord(row) : null;
+  }
+
+  async listDocuments(q: ListQuery): Promise<DocumentRecord[]> {
+    const where = ['org_id = ?'];
+    const params: (string | number)[] = [q.orgId];
+    if (q.status !== null) {
+      where.push('status = ?');
+      params.push(q.status);
+    }
+    if (q.ids !== null) {
+      where.push('id IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(q.ids));
+    }
+    if (q.contentSha256 !== null) {
+      where.push('content_sha256 = ?');
+      params.push(q.contentSha256);
+    }
+    if (q.after !== null) {
+      where.push('(created_at, id) < (?, ?)');
+      params.push(q.after.createdAt.getTime(), q.after.id);
+    }
+    params.push(Math.max(0, Math.floor(q.limit)));
+    const sql = `SELECT ${RECORD_COLUMNS} FROM documents WHERE ${where.join(' AND ')}
+      ORDER BY created_at DESC, id DESC LIMIT ?`;
+    return this.sql
+      .get<(string | number)[], DocumentRow>(sql)
+      .all(...params)
+      .map(toRecord);
+  }
+
+  async deleteDocument(orgId: string, id: string): Promise<{ blobKey: string | null } | null> {
+    return this.db
+      .transaction(() => {
+        const row = this.sql
+          .get<[string, string], { blob_key: string | null }>(
+            'SELECT blob_key FROM documents WHERE id = ? AND org_id = ?',
+          )
+          .get(id, orgId);
+        if (!row) return null;
+        // Chunks first and explicitly (their trigger drops the FTS rows), rather than relying on
+        // the cascade, which a connection opened without foreign_keys would skip.
+        this.sql.get('DELETE FROM chunks WHERE document_id = ?').run(id);
+        this.sql.get('DELETE FROM documents WHERE id = ?').run(id);
+        return { blobKey: row.blob_key };
+      })
+      .immediate();
+  }
+
+  async loadJobInput(id: string): Promise<JobInput | null> {
+    const row = this.sql
+      .get<[string], JobInputRow>(
+        `SELECT ${RECORD_COLUMNS}, input_text, blob_key, fetch_url FROM documents WHERE id = ?`,
+      )
+      .get(id);
+    if (!row) return null;
+    return { record: toRecord(row), text: row.input_text, blobKey: row.blob_key, fetchUrl: row.fetch_url };
+  }
+
+  async markProcessing(id: string): Promise<boolean> {
+    const r = this.sql
+      .get(
+        `UPDATE documents SET status = 'processing', attempts = attempts + 1, error_code = NULL,
+           error_message = NULL, updated_at = ? WHERE id = ?`,
+      )
+      .run(this.now(), id);
+    return r.changes > 0;
+  }
+
+  async markRetrying(id: string, error: DocumentError): Promise<boolean> {
+    const r = this.sql
+      .get(
+        `UPDATE documents SET status = 'queued', error_code = ?, error_message = ?, updated_at = ? WHERE id = ?`,
+      )
+      .run(error.code, storableText(error.message), this.now(), id);
+    return r.changes > 0;
+  }
+
+  async saveIndex(id: string, result: IndexResult): Promise<boolean> {
+    const insertChunk = this.sql.get(`INSERT INTO chunks
+      (document_id, chunk_index, text, token_count, char_start, char_end, page_start, page_end)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
+    const insertFts = this.sql.get('INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)');
+    return this.db
+      .transaction(() => {
+        const doc = this.sql
+          .get<[string], { org_id: string }>('SELECT org_id FROM documents WHERE id = ?')
+          .get(id);
+        // Deleted while the worker ran: writing anything now would resurrect its chunks.
+        if (!doc) return false;
+        const orgKey = this.orgKey(doc.org_id, true) as number;
+        this.sql.get('DELETE FROM chunks WHERE document_id = ?').run(id);
+        for (const c of result.chunks) {
+          const text = storableText(c.text);
+          const { lastInsertRowid } = insertChunk.run(
+            id,
+            c.index,
+            text,
+            c.tokenCount,
+            c.charStart,
+            c.charEnd,
+            c.pageStart,
+            c.pageEnd,
+          );
+          insertFts.run(lastInsertRowid, indexTerms(orgKey, text));
+        }
+        this.sql
+          .get(
+            `UPDATE documents SET status = 'ready', chunk_count = ?, token_count = ?, content_sha256 = ?,
+               content_type = coalesce(?, content_type), bytes = coalesce(?, bytes),
+               input_text = NULL, fetch_url = NULL, error_code = NULL, error_message = NULL, updated_at = ?
+             WHERE id = ?`,
+          )
+          .run(
+            result.chunks.length,
+            result.tokenCount,
+            result.contentSha256,
+            storableNullable(result.contentType),
+            result.bytes,
+            this.now(),
+            id,
+          );
+        return true;
+      })
+      .immediate();
+  }
+
+  async markFailed(id: string, error: DocumentError): Promise<boolean> {
+    const r = this.sql
+      .get(
+        `UPDATE documents SET status = 'failed', error_code = ?, error_message = ?,
+           input_text = NULL, fetch_url = NULL, updated_at = ?
+         WHERE id = ?`,
+      )
+      .run(error.code, storableText(error.message), this.now(), id);
+    return r.changes > 0;
+  }
+
+  async attachBlob(
+    id: string,
+    blob: { blobKey: string; contentType: string; bytes: number },
+  ): Promise<boolean> {
+    const r = this.sql
+      .get(
+        // The download lane's job ends here; the same row becomes a fresh job of the process lane
+        // (the document stays `processing`: extraction follows).
+        `UPDATE documents SET blob_key = ?, content_type = ?, bytes = ?, fetch_url = NULL, updated_at = ?,
+           job_state = 'pending', run_at = ?, lease_owner = NULL, lease_until = NULL,
+           job_attempts = 0
+         WHERE id = ?`,
+      )
+      .run(blob.blobKey, storableText(blob.contentType), blob.bytes, this.now(), this.now(), id);
+    return r.changes > 0;
+  }
+
+  async countPending(): Promise<number> {
+    const row = this.sql
+      .get<[], { n: number }>(`SELECT count(*) AS n FROM documents WHERE status IN ('queued', 'processing')`)
+      .get();
+    return row?.n ?? 0;
+  }
+
+  async listStaleQueued(olderThan: Date, limit: number): Promise<(JobRef & { needsDownload: boolean })[]> {
+    return this.sql
+      .get<[number, number], { id: string; org_id: string; needs_download: number }>(
+        `SELECT id, org_id, fetch_url IS NOT NULL AS needs_download FROM documents
+         WHERE status = 'queued' AND updated_at < ?
+         ORDER BY updated_at, id LIMIT ?`,
+      )
+      .all(olderThan.getTime(), Math.max(0, Math.floor(limit)))
+      .map((r) => ({ documentId: r.id, orgId: r.org_id, needsDownload: r.needs_download === 1 }));
+  }
+
+  /**
+   * Chooses which query terms to rank with, so one query ranks at most searchRowBudget rows (the
+   * idea of Elasticsearch's cutoff_frequency): terms are taken rarest first while their matches
+   * fit the budget; a term too common to fit is dropped — in a large org it would cost hundreds
+   * of milliseconds and, being that common, barely moves BM25 scores. A query whose rarest term
+   * alone exceeds the budget (only very common words) is ranked among that term's newest matches.
+   * null when no term matches anything.
+   */
+  private planMatch(terms: string[]): { match: string; minRowid: number } | null {
+    const cap = this.searchRowBudget + 1;
+    const countCapped = this.sql
+      .get<[string, number], number>(
+        'SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)',
+      )
+      .pluck();
+    const counted = terms
+      .map((term) => ({ term, rows: countCapped.get(term, cap) ?? 0 }))
+      .filter((t) => t.rows > 0)
+      .sort((a, b) => a.rows - b.rows);
+    const first = counted[0];
+    if (!first) return null;
+    const chosen = [first.term];
+    let rows = first.rows;
+    for (const t of counted.slice(1)) {
+      if (rows + t.rows > this.searchRowBudget) break;
+      chosen.push(t.term);
+      rows += t.rows;
+    }
+    const match = chosen.join(' OR ');
+    if (rows <= this.searchRowBudget) return { match, minRowid: 0 };
+    const edge = this.sql
+      .get<[string, number], number>(
+        'SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?',
+      )
+      .pluck()
+      .get(match, this.searchRowBudget - 1);
+    return { match, minRowid: edge ?? 0 };
+  }
+
+  async search(q: SearchQuery): Promise<SearchHit[]> {
+    const topK = Math.floor(q.topK);
+    const orgKey = this.orgKey(q.orgId, false);
+    // An org that has never indexed a chunk has no terms to match.
+    if (orgKey === null || topK <= 0) return [];
+    const plan = this.planMatch(queryTerms(orgKey, q.query));
+    if (plan === null) return [];
+    const { match, minRowid } = plan;
+
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (q.documentIds !== null) {
+      where.push('c.document_id IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(q.documentIds));
+    }
+    for (const [key, values] of Object.entries(q.filter)) {
+      // json_each compares keys as plain strings: no JSON-path parsing, so a key may hold
+      // '.', '"', '$' or '[' without changing what is matched.
+      where.push(`EXISTS (SELECT 1 FROM json_each(d.metadata) AS m
+        WHERE m.key = ? AND m.type = 'text' AND m.value IN (SELECT value FROM json_each(?)))`);
+      params.push(storableText(key), JSON.stringify(values.map(storableText)));
+    }
+
+    // bm25() rather than FTS5's `rank` column: its sorter is several times slower on large match
+    // sets. CROSS JOIN pins the join order (matches → chunk → document, by primary key): left to
+    // itself the planner may walk every chunk of a large org and probe the index per chunk.
+    // Ties are broken by chunk rowid so equal scores come back in a stable order.
+    const joined = `SELECT c.document_id, c.chunk_index, c.text, c.page_start, c.page_end, d.metadata,
+        -f.bm25_score AS score
+      FROM f CROSS JOIN chunks AS c ON c.id = f.chunk_id CROSS JOIN documents AS d ON d.id = c.document_id`;
+    let rows: HitRow[];
+    if (where.length === 0) {
+      // Terms are org-scoped, so every match is this org's: top-k is taken in the index before
+      // any join. The org_id check is a second lock, not the filter.
+      rows = this.sql
+        .get<(string | number)[], HitRow>(
+          `WITH f AS MATERIALIZED (
+             SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
+             WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid LIMIT ?)
+           ${joined}
+           WHERE d.org_id = ?
+           ORDER BY f.bm25_score, f.chunk_id`,
+        )
+        .all(match, minRowid, topK, q.orgId);
+    } else {
+      // Matches are materialised in score order and the outer ORDER BY is the same, so SQLite
+      // walks them best first and stops at topK: filters run only until enough rows pass.
+      rows = this.sql
+        .get<(string | number)[], HitRow>(
+          `WITH f AS MATERIALIZED (
+             SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
+             WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid)
+           ${joined}
+           WHERE d.org_id = ? AND ${where.join(' AND ')}
+           ORDER BY f.bm25_score, f.chunk_id
+           LIMIT ?`,
+        )
+        .all(match, minRowid, q.orgId, ...params, topK);
+    }
+    return rows.map((r) => ({
+      documentId: r.document_id,
+      chunkIndex: r.chunk_index,
+      text: r.text,
+      score: r.score,
+      metadata: JSON.parse(r.metadata) as Metadata,
+      pageStart: r.page_start,
+      pageEnd: r.page_end,
+    }));
+  }
+}

@@ -1,0 +1,120 @@
+// build(deps) → a Fastify instance, not listening: tests call inject(), start/serve listens.
+import { randomUUID } from 'node:crypto';
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { ERRORS } from './domain/errors.js';
+import type { AppDeps } from './http/deps.js';
+import { authenticatedScope } from './http/plugins/authenticated.js';
+import { handleError, sendProblem } from './http/problem.js';
+import { consoleRoutes } from './http/routes/console.js';
+import { deleteDocumentRoute } from './http/routes/documents/delete.js';
+import { getDocumentRoute } from './http/routes/documents/get.js';
+import { listDocumentsRoute } from './http/routes/documents/list.js';
+import { ingestFileRoute } from './http/routes/ingest/file.js';
+import { ingestTextRoute } from './http/routes/ingest/text.js';
+import { ingestUrlRoute } from './http/routes/ingest/url.js';
+import { operationsRoutes } from './http/routes/operations.js';
+import { queryRoute } from './http/routes/query/post.js';
+import { usageRoute } from './http/routes/usage/get.js';
+
+export type { AppDeps } from './http/deps.js';
+
+const MAX_FORM_PARTS = 10;
+
+export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(logger ? { loggerInstance: logger } : { logger: false }),
+    bodyLimit: deps.limits.maxJsonBodyBytes,
+    trustProxy: deps.http?.trustProxy ?? false,
+    requestTimeout: deps.http?.requestTimeoutMs ?? 300_000,
+    genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  // Bodies are validated strictly (no coercion, unknown fields rejected); query strings and
+  // path parameters may be parsed from strings.
+  const bodyAjv = addFormats.default(
+    new Ajv({
+      coerceTypes: false,
+      useDefaults: true,
+      removeAdditional: false,
+      allErrors: false,
+      strict: false,
+    }),
+  );
+  const queryAjv = addFormats.default(
+    new Ajv({
+      coerceTypes: true,
+      useDefaults: true,
+      removeAdditional: false,
+      allErrors: false,
+      strict: false,
+    }),
+  );
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    httpPart === 'body' ? bodyAjv.compile(schema) : queryAjv.compile(schema),
+  );
+
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) => {
+    const error = ERRORS.routeNotFound(request.method, request.url);
+    return sendProblem(request, reply, error.code, error.status, error.detail);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'docindex API',
+        version: '1.0.0',
+        description:
+          'Multi-tenant document ingestion, indexing and retrieval. Every /v1 request needs `Authorization: Bearer <API key>`. Errors are RFC 9457 problem+json.',
+      },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (dix_…).' } },
+      },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  await app.register(multipart, {
+    limits: {
+      fileSize: deps.limits.maxUploadBytes,
+      // One more than allowed, so a second file part reaches the route and gets a clear 400.
+      files: 2,
+      parts: MAX_FORM_PARTS,
+      fields: MAX_FORM_PARTS,
+      fieldSize: 256 * 1024,
+      headerPairs: 100,
+    },
+    throwFileSizeLimit: true,
+  });
+
+  operationsRoutes(app, deps);
+  await app.register(consoleRoutes, { prefix: '/console' });
+
+  await app.register(
+    async (v1) => {
+      await authenticatedScope(deps)(v1);
+      ingestTextRoute(v1, deps);
+      ingestFileRoute(v1, deps);
+      ingestUrlRoute(v1, deps);
+      getDocumentRoute(v1, deps);
+      listDocumentsRoute(v1, deps);
+      deleteDocumentRoute(v1, deps);
+      queryRoute(v1, deps);
+      usageRoute(v1, deps);
+    },
+    { prefix: '/v1' },
+  );
+
+  return app;
+}

@@ -1,0 +1,406 @@
+// DocindexClient: a typed client for every docindex endpoint. It retries 429 and 503 answers after
+// the wait the server asks for (Retry-After, bounded), sends an Idempotency-Key with every ingest
+// (the same key on that call's retries, so a retried ingest never queues a document twice), and
+// turns problem+json answers into DocindexError. It uses only fetch, so it runs in Node and in
+// browsers; reading a file by path loads node:fs on demand.
+import { DocindexError, WaitTimeoutError } from './errors.js';
+import type {
+  DocumentPage,
+  DocumentRecord,
+  DocumentStatus,
+  IngestAck,
+  Metadata,
+  QueryFilter,
+  QueryResponse,
+  TextDocument,
+  UsageReport,
+} from './types.js';
+
+export interface DocindexClientOptions {
+  /** Where the API is, e.g. `http://127.0.0.1:8080` (without `/v1`). */
+  baseUrl: string;
+  /** An API key (`dix_…`). */
+  apiKey: string;
+  /** A fetch implementation; the global one by default. */
+  fetch?: typeof globalThis.fetch;
+  /** Retries after a 429 or 503 (and after network errors on safe requests); 3 by default. */
+  maxRetries?: number;
+  /** The longest wait the client accepts before a retry; a longer Retry-After fails at once. 60 s by default. */
+  maxRetryDelayMs?: number;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
+export interface IngestOptions extends RequestOptions {
+  /** Sent as `Idempotency-Key`; a random UUID per call by default. */
+  idempotencyKey?: string;
+}
+
+export interface IngestTextOptions extends IngestOptions {
+  /** Tokens per chunk, 128–4096 (server default 512). */
+  chunkSize?: number;
+  /** Tokens shared by consecutive chunks, 0–512 and below chunkSize (server default 64). */
+  chunkOverlap?: number;
+}
+
+export interface IngestFileOptions extends IngestOptions {
+  metadata?: Metadata;
+  /** The name the server records; the path's basename (or the File's name) by default. */
+  filename?: string;
+}
+
+export interface ListDocumentsOptions extends RequestOptions {
+  /** 1–100 (server default 20). */
+  limit?: number;
+  cursor?: string;
+  status?: DocumentStatus;
+  /** Batch status of up to 100 documents; unknown ids are absent from the answer. */
+  ids?: string[];
+}
+
+export interface QueryOptions extends RequestOptions {
+  query: string;
+  /** 1–100 (server default 10). */
+  topK?: number;
+  /** Metadata key → accepted value (or values); every key must match. */
+  filter?: QueryFilter;
+  documentIds?: string[];
+}
+
+export interface WaitProgress {
+  total: number;
+  queued: number;
+  processing: number;
+  ready: number;
+  failed: number;
+  /** The latest status of every document found so far. */
+  documents: DocumentRecord[];
+}
+
+export interface WaitOptions extends RequestOptions {
+  /** Give up (WaitTimeoutError) after this long; 10 minutes by default. */
+  timeoutMs?: number;
+  /** Called after every poll. */
+  onProgress?: (progress: WaitProgress) => void;
+  /** First polling interval; it grows to 2 s. 250 ms by default. */
+  intervalMs?: number;
+}
+
+/** Most ids one batch-status request may carry (DESIGN.md §3). */
+export const MAX_IDS_PER_REQUEST = 100;
+const DEFAULT_MAX_RETRIES = 3;
+const DEFAULT_MAX_RETRY_DELAY_MS = 60_000;
+const MAX_POLL_INTERVAL_MS = 2_000;
+
+const FILE_TYPES: Record<string, string> = {
+  '.pdf': 'application/pdf',
+  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  '.txt': 'text/plain',
+  '.md': 'text/markdown',
+};
+
+interface CallOptions {
+  query?: Record<string, string | number | undefined>;
+  json?: unknown;
+  /** Built again for each attempt, so a retried upload sends its whole body again. */
+  form?: () => FormData;
+  idempotencyKey?: string;
+  signal?: AbortSignal | undefined;
+}
+
+export class DocindexClient {
+  readonly baseUrl: string;
+  readonly #apiKey: string;
+  readonly #fetch: typeof globalThis.fetch;
+  readonly #maxRetries: number;
+  readonly #maxRetryDelayMs: number;
+
+  constructor(options: DocindexClientOptions) {
+    if (!options.apiKey) throw new TypeError('DocindexClient needs an apiKey');
+    this.baseUrl = new URL(options.baseUrl).toString().replace(/\/+$/, '');
+    this.#apiKey = options.apiKey;
+    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.#maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    this.#maxRetryDelayMs = options.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS;
+  }
+
+  /** Queues up to 50 text documents (`POST /v1/ingest`). */
+  ingestText(documents: Array<string | TextDocument>, options: IngestTextOptions = {}): Promise<IngestAck> {
+    const body = {
+      documents: documents.map((doc) => (typeof doc === 'string' ? { text: doc } : doc)),
+      ...(options.chunkSize === undefined ? {} : { chunk_size: options.chunkSize }),
+      ...(options.chunkOverlap === undefined ? {} : { chunk_overlap: options.chunkOverlap }),
+    };
+    return this.#call<IngestAck>('POST', '/v1/ingest', {
+      json: body,
+      idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * Uploads one file (`POST /v1/ingest/file`): a path (Node only; streamed from disk, not read into
+   * memory) or a Blob/File.
+   */
+  async ingestFile(file: string | Blob, options: IngestFileOptions = {}): Promise<IngestAck> {
+    let blob: Blob;
+    let filename = options.filename;
+    if (typeof file === 'string') {
+      const { openAsBlob } = await import('node:fs');
+      const name = file.split(/[\\/]/).pop() ?? file;
+      blob = await openAsBlob(file, { type: FILE_TYPES[extensionOf(name)] ?? 'application/octet-stream' });
+      filename ??= name;
+    } else {
+      blob = file;
+      filename ??= 'name' in file && typeof file.name === 'string' ? file.name : 'upload';
+    }
+    const metadata = options.metadata;
+    return this.#call<IngestAck>('POST', '/v1/ingest/file', {
+      form: () => {
+        const form = new FormData();
+        if (metadata !== undefined) form.append('metadata', JSON.stringify(metadata));
+        form.append('file', blob, filename);
+        return form;
+      },
+      idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
+      signal: options.signal,
+    });
+  }
+
+  /** Queues a URL for the service to download (`POST /v1/ingest/url`). */
+  ingestUrl(url: string, metadata?: Metadata, options: IngestOptions = {}): Promise<IngestAck> {
+    return this.#call<IngestAck>('POST', '/v1/ingest/url', {
+      json: metadata === undefined ? { url } : { url, metadata },
+      idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
+      signal: options.signal,
+    });
+  }
+
+  getDocument(id: string, options: RequestOptions = {}): Promise<DocumentRecord> {
+    return this.#call<DocumentRecord>('GET', `/v1/documents/${encodeURIComponent(id)}`, options);
+  }
+
+  /** One page of documents, newest first; or, with `ids`, the batch status of up to 100. */
+  listDocuments(options: ListDocumentsOptions = {}): Promise<DocumentPage> {
+    if (options.ids !== undefined && (options.ids.length === 0 || options.ids.length > MAX_IDS_PER_REQUEST)) {
+      throw new RangeError(`ids must list 1 to ${MAX_IDS_PER_REQUEST} documents; use getDocuments for more`);
+    }
+    return this.#call<DocumentPage>('GET', '/v1/documents', {
+      query: {
+        limit: options.limit,
+        cursor: options.cursor,
+        status: options.status,
+        ids: options.ids?.join(','),
+      },
+      signal: options.signal,
+    });
+  }
+
+  /** Every document (optionally of one status), newest first, following cursors page by page. */
+  async *iterateDocuments(
+    options: { status?: DocumentStatus; pageSize?: number } & RequestOptions = {},
+  ): AsyncGenerator<DocumentRecord, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listDocuments({
+        limit: options.pageSize ?? MAX_IDS_PER_REQUEST,
+        ...(cursor === undefined ? {} : { cursor }),
+        ...(options.status === undefined ? {} : { status: options.status }),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+      yield* page.documents;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+
+  /**
+   * The status of any number of documents, in the order asked, one request per 100 ids.
+   * Unknown ids (or another organisation's) are left out.
+   */
+  async getDocuments(ids: string[], options: RequestOptions = {}): Promise<DocumentRecord[]> {
+    const unique = [...new Set(ids)];
+    const found = new Map<string, DocumentRecord>();
+    for (let i = 0; i < unique.length; i += MAX_IDS_PER_REQUEST) {
+      const batch = unique.slice(i, i + MAX_IDS_PER_REQUEST);
+      const page = await this.listDocuments({ ids: batch, limit: MAX_IDS_PER_REQUEST, ...options });
+      for (const doc of page.documents) found.set(doc.id, doc);
+    }
+    return unique.flatMap((id) => {
+      const doc = found.get(id);
+      return doc ? [doc] : [];
+    });
+  }
+
+  deleteDocument(id: string, options: RequestOptions = {}): Promise<void> {
+    return this.#call<void>('DELETE', `/v1/documents/${encodeURIComponent(id)}`, options);
+  }
+
+  /** BM25-ranked chunks (`POST /v1/query`); each successful query counts towards usage. */
+  query(options: QueryOptions): Promise<QueryResponse> {
+    const body = {
+      query: options.query,
+      ...(options.topK === undefined ? {} : { top_k: options.topK }),
+      ...(options.filter === undefined ? {} : { filter: options.filter }),
+      ...(options.documentIds === undefined ? {} : { document_ids: options.documentIds }),
+    };
+    return this.#call<QueryResponse>('POST', '/v1/query', { json: body, signal: options.signal });
+  }
+
+  /** Queries per UTC day for the last 30 days (today first) and the rate limit. */
+  usage(options: RequestOptions = {}): Promise<UsageReport> {
+    return this.#call<UsageReport>('GET', '/v1/usage', options);
+  }
+
+  /**
+   * Polls batch status (one request per 100 documents) until every document is `ready` or
+   * `failed`, and returns their records in the order given. Throws WaitTimeoutError past
+   * `timeoutMs`, and a 404 DocindexError if a document disappears (deleted meanwhile).
+   */
+  async waitForDocuments(ids: string[], options: WaitOptions = {}): Promise<DocumentRecord[]> {
+    const timeoutMs = options.timeoutMs ?? 600_000;
+    const deadline = Date.now() + timeoutMs;
+    const unique = [...new Set(ids)];
+    const latest = new Map<string, DocumentRecord>();
+    let interval = options.intervalMs ?? 250;
+    for (;;) {
+      const pending = unique.filter((id) => !isDone(latest.get(id)));
+      const records = await this.getDocuments(pending, { signal: options.signal });
+      for (const doc of records) latest.set(doc.id, doc);
+      const missing = pending.filter((id) => !records.some((doc) => doc.id === id));
+      if (missing.length > 0) {
+        throw new DocindexError({
+          status: 404,
+          code: 'not_found',
+          title: 'Not found',
+          detail: `No document with id ${missing.join(', ')} (unknown, or deleted while waiting).`,
+        });
+      }
+      const documents = unique.map((id) => latest.get(id)!);
+      options.onProgress?.(summarise(documents));
+      if (documents.every(isDone)) return documents;
+      if (Date.now() + interval > deadline) {
+        throw new WaitTimeoutError(
+          documents.filter((doc) => !isDone(doc)).map((doc) => doc.id),
+          documents,
+          timeoutMs,
+        );
+      }
+      await sleep(interval, options.signal);
+      interval = Math.min(MAX_POLL_INTERVAL_MS, Math.round(interval * 1.5));
+    }
+  }
+
+  async #call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+    const url = new URL(this.baseUrl + path);
+    for (const [name, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#apiKey}`,
+      accept: 'application/json, application/problem+json',
+    };
+    if (options.json !== undefined) headers['content-type'] = 'application/json';
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+    // Safe to resend after a lost answer: reads, and writes the server can recognise by key.
+    const resendable = method === 'GET' || options.idempotencyKey !== undefined;
+
+    for (let attempt = 0; ; attempt++) {
+      const body = options.json !== undefined ? JSON.stringify(options.json) : options.form?.();
+      let response: Response;
+      try {
+        response = await this.#fetch(url, {
+          method,
+          headers,
+          ...(body === undefined ? {} : { body }),
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+      } catch (error) {
+        if (options.signal?.aborted) throw error;
+        if (resendable && attempt < this.#maxRetries) {
+          await sleep(backoffMs(attempt), options.signal);
+          continue;
+        }
+        throw DocindexError.network(error, `${url.origin}${url.pathname}`);
+      }
+      if (response.ok) {
+        if (response.status === 204) return undefined as T;
+        const text = await response.text();
+        try {
+          return JSON.parse(text) as T;
+        } catch (cause) {
+          throw new DocindexError({
+            status: response.status,
+            code: 'invalid_response',
+            title: 'Invalid response',
+            detail: `The server answered ${response.status} with a body that is not JSON.`,
+            cause,
+          });
+        }
+      }
+      const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
+      if ((response.status === 429 || response.status === 503) && attempt < this.#maxRetries) {
+        const waitMs = retryAfter === null ? backoffMs(attempt) : retryAfter * 1000 + jitterMs();
+        if (waitMs <= this.#maxRetryDelayMs) {
+          await response.body?.cancel().catch(() => {});
+          await sleep(waitMs, options.signal);
+          continue;
+        }
+      }
+      throw await DocindexError.fromResponse(response, retryAfter);
+    }
+  }
+}
+
+function isDone(doc: DocumentRecord | undefined): boolean {
+  return doc !== undefined && (doc.status === 'ready' || doc.status === 'failed');
+}
+
+function summarise(documents: DocumentRecord[]): WaitProgress {
+  const progress: WaitProgress = { total: documents.length, queued: 0, processing: 0, ready: 0, failed: 0, documents };
+  for (const doc of documents) progress[doc.status] += 1;
+  return progress;
+}
+
+function newIdempotencyKey(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+function extensionOf(name: string): string {
+  const dot = name.lastIndexOf('.');
+  return dot < 0 ? '' : name.slice(dot).toLowerCase();
+}
+
+/** Retry-After as seconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3). */
+export function parseRetryAfter(value: string | null): number | null {
+  if (value === null || value.trim() === '') return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) return null;
+  return Math.max(0, Math.ceil((at - Date.now()) / 1000));
+}
+
+/** Without Retry-After: 0.5 s, 1 s, 2 s… with jitter, so clients do not retry in step. */
+function backoffMs(attempt: number): number {
+  return Math.min(8_000, 500 * 2 ** attempt) + jitterMs();
+}
+
+function jitterMs(): number {
+  return Math.floor(Math.random() * 250);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

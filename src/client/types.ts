@@ -1,0 +1,43 @@
+// The client's request and response types, derived from the server's TypeBox schemas (the same
+// ones that validate requests and produce the OpenAPI document), so they are never written twice.
+import type { Static } from '@sinclair/typebox';
+import type { ErrorCode } from '../domain/errors.js';
+import type {
+  DocumentList,
+  DocumentRecordSchema,
+  IngestAck as IngestAckSchema,
+  IngestBody,
+  Problem as ProblemSchema,
+  QueryBody,
+  QueryResponse as QueryResponseSchema,
+  UsageResponse,
+} from '../http/schemas.js';
+
+/** The 202 answer of every ingest operation. */
+export type IngestAck = Static<typeof IngestAckSchema>;
+/** A document's status record (`GET /v1/documents/{id}`). */
+export type DocumentRecord = Static<typeof DocumentRecordSchema>;
+export type DocumentStatus = DocumentRecord['status'];
+/** One page of `GET /v1/documents`. */
+export type DocumentPage = Static<typeof DocumentList>;
+export type QueryResponse = Static<typeof QueryResponseSchema>;
+export type QueryResult = QueryResponse['results'][number];
+/** `GET /v1/usage`: queries per UTC day (today first) and the rate limit. */
+export type UsageReport = Static<typeof UsageResponse>;
+/** An RFC 9457 problem+json body as the API sends it. */
+export type Problem = Static<typeof ProblemSchema>;
+export type FieldError = NonNullable<Problem['errors']>[number];
+
+type IngestBodyType = Static<typeof IngestBody>;
+/** One document of a JSON text ingest. */
+export type TextDocument = IngestBodyType['documents'][number];
+export type Metadata = NonNullable<TextDocument['metadata']>;
+export type QueryFilter = NonNullable<Static<typeof QueryBody>['filter']>;
+
+/** Error codes the API answers with, plus the client's own for failures without an answer. */
+export type DocindexErrorCode =
+  | ErrorCode
+  | 'network_error'
+  | 'invalid_response'
+  // A newer server may send codes this client does not know yet.
+  | (string & Record<never, never>);

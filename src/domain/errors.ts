@@ -1,0 +1,113 @@
+// The closed set of errors the API can answer with. Domain code throws these through the
+// factories in ERRORS; the HTTP layer renders each one as RFC 9457 problem+json.
+
+export type ErrorCode =
+  | 'invalid_request'
+  | 'unauthorized'
+  | 'not_found'
+  | 'route_not_found'
+  | 'method_not_allowed'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'idempotency_key_reused'
+  | 'idempotency_key_in_use'
+  | 'rate_limited'
+  | 'overloaded'
+  | 'service_unavailable'
+  | 'internal';
+
+export interface FieldError {
+  /** JSON Pointer (RFC 6901) into the request body, or `/query/<name>` / `/header/<name>`. */
+  pointer: string;
+  message: string;
+}
+
+const STATUS: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  route_not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_key_in_use: 409,
+  idempotency_key_reused: 422,
+  rate_limited: 429,
+  overloaded: 503,
+  service_unavailable: 503,
+  internal: 500,
+};
+
+const TITLE: Record<ErrorCode, string> = {
+  invalid_request: 'Invalid request',
+  unauthorized: 'Unauthorized',
+  not_found: 'Not found',
+  route_not_found: 'No such route',
+  method_not_allowed: 'Method not allowed',
+  payload_too_large: 'Payload too large',
+  unsupported_media_type: 'Unsupported media type',
+  idempotency_key_in_use: 'Idempotency key in use',
+  idempotency_key_reused: 'Idempotency key reused',
+  rate_limited: 'Too many requests',
+  overloaded: 'Service overloaded',
+  service_unavailable: 'Service unavailable',
+  internal: 'Internal error',
+};
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly title: string;
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly extra: { errors?: FieldError[]; retryAfterSeconds?: number } = {},
+  ) {
+    super(detail);
+    this.name = 'ApiError';
+    this.status = STATUS[code];
+    this.title = TITLE[code];
+  }
+}
+
+export const ERRORS = {
+  invalid: (detail: string, errors?: FieldError[]) =>
+    new ApiError('invalid_request', detail, errors ? { errors } : {}),
+  unauthorized: (detail = 'A valid API key is required: send `Authorization: Bearer <key>`.') =>
+    new ApiError('unauthorized', detail),
+  documentNotFound: (id: string) => new ApiError('not_found', `No document with id ${id}.`),
+  routeNotFound: (method: string, url: string) =>
+    new ApiError('route_not_found', `No route for ${method} ${url.split('?')[0]}.`),
+  payloadTooLarge: (detail: string) => new ApiError('payload_too_large', detail),
+  unsupportedMediaType: (detail: string) => new ApiError('unsupported_media_type', detail),
+  idempotencyReused: () =>
+    new ApiError(
+      'idempotency_key_reused',
+      'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
+    ),
+  idempotencyInUse: () =>
+    new ApiError(
+      'idempotency_key_in_use',
+      'A request with this Idempotency-Key is still being processed; retry after it completes.',
+      { retryAfterSeconds: 1 },
+    ),
+  rateLimited: (limit: number, retryAfterSeconds: number) =>
+    new ApiError(
+      'rate_limited',
+      `Rate limit of ${limit} requests per minute exceeded; retry in ${retryAfterSeconds} s.`,
+      { retryAfterSeconds },
+    ),
+  overloaded: (retryAfterSeconds: number) =>
+    new ApiError('overloaded', 'Too many documents are waiting to be processed; retry later.', {
+      retryAfterSeconds,
+    }),
+  unavailable: (what: string) =>
+    new ApiError('service_unavailable', `${what} is unavailable; retry shortly.`, { retryAfterSeconds: 5 }),
+};
+
+export function statusOf(code: ErrorCode): number {
+  return STATUS[code];
+}
+
+export function titleOf(code: ErrorCode): string {
+  return TITLE[code];
+}

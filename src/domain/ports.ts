@@ -1,0 +1,184 @@
+// The ports: every side effect the domain needs, as interfaces. Adapters under src/adapters
+// implement them (SQLite and PostgreSQL stores, table-backed and BullMQ queues, memory and Redis
+// limiters, a filesystem blob store); test/contract runs one conformance suite per port.
+import type { Readable } from 'node:stream';
+import type {
+  ApiKeyRecord,
+  DocumentError,
+  DocumentRecord,
+  IndexResult,
+  JobInput,
+  JobRef,
+  ListQuery,
+  NewDocument,
+  Org,
+  SearchHit,
+  SearchQuery,
+} from './types.js';
+
+export interface Clock {
+  now(): Date;
+}
+
+export interface OrgStore {
+  createOrg(org: Org): Promise<void>;
+  getOrg(id: string): Promise<Org | null>;
+  countOrgs(): Promise<number>;
+  /** false when the org does not exist. */
+  setRateLimit(orgId: string, rpm: number): Promise<boolean>;
+  createKey(key: ApiKeyRecord): Promise<void>;
+  /** The org of a key that exists and is not revoked. */
+  findActiveKey(hash: string): Promise<{ key: ApiKeyRecord; org: Org } | null>;
+  /** false when the key does not exist or was already revoked. */
+  revokeKey(keyId: string, at: Date): Promise<boolean>;
+}
+
+export interface DocumentStore {
+  /** Commits every row in one transaction; afterwards each document is visible as `queued`. */
+  createDocuments(docs: NewDocument[]): Promise<void>;
+  /** null when missing, deleted or owned by another org. */
+  getDocument(orgId: string, id: string): Promise<DocumentRecord | null>;
+  /** Newest first (createdAt desc, id desc). */
+  listDocuments(q: ListQuery): Promise<DocumentRecord[]>;
+  /**
+   * Removes the document and its chunks in one transaction (they stop matching at once).
+   * Returns the blob key to remove, or null when there was no such document for this org.
+   */
+  deleteDocument(orgId: string, id: string): Promise<{ blobKey: string | null } | null>;
+
+  // Worker side. Each returns false / null when the document no longer exists (deleted).
+  loadJobInput(id: string): Promise<JobInput | null>;
+  /** status → processing, attempts += 1, error cleared. */
+  markProcessing(id: string): Promise<boolean>;
+  /** status → queued again (a transient failure will be retried); keeps the error for display. */
+  markRetrying(id: string, error: DocumentError): Promise<boolean>;
+  /**
+   * One transaction: replaces the document's chunks and full-text rows, sets status `ready`
+   * with counts, clears the stored input text and fetch URL. No-op (false) if deleted meanwhile.
+   */
+  saveIndex(id: string, result: IndexResult): Promise<boolean>;
+  /** status → failed with the error; also forgets the stored input text and the full fetch URL. */
+  markFailed(id: string, error: DocumentError): Promise<boolean>;
+  /**
+   * URL ingest: the download ended and its bytes are in the blob store. Records the blob key,
+   * the detected content type and size, and forgets the full URL (with its signature).
+   */
+  attachBlob(id: string, blob: { blobKey: string; contentType: string; bytes: number }): Promise<boolean>;
+  /** Documents not yet ready or failed (queued + processing), across all orgs: for backpressure. */
+  countPending(): Promise<number>;
+  /**
+   * queued documents last updated before `olderThan`, oldest first (for the queue reconciler);
+   * `needsDownload` marks URL documents whose download has not finished.
+   */
+  listStaleQueued(olderThan: Date, limit: number): Promise<(JobRef & { needsDownload: boolean })[]>;
+
+  search(q: SearchQuery): Promise<SearchHit[]>;
+}
+
+export interface UsageStore {
+  /** Adds 1 to the org's count for `day` (YYYY-MM-DD, UTC). */
+  increment(orgId: string, day: string): Promise<void>;
+  /** Counts for days in [fromDay, toDay] inclusive; days without queries may be absent. */
+  countsBetween(orgId: string, fromDay: string, toDay: string): Promise<Map<string, number>>;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the current window ends (≥ 1). */
+  resetSeconds: number;
+}
+
+export interface RateLimiter {
+  /** Counts one request for `key` against `limit` requests per 60 s window. */
+  consume(key: string, limit: number): Promise<RateDecision>;
+  close(): Promise<void>;
+}
+
+export interface JobContext {
+  documentId: string;
+  orgId: string;
+  /** 1 for the first try. */
+  attempt: number;
+  maxAttempts: number;
+  /** Aborted when the job is being abandoned (shutdown or lost lease). */
+  signal: AbortSignal;
+}
+
+/**
+ * Resolves when the job is done (the handler records success or failure on the document itself).
+ * Throwing asks the queue to retry later with backoff (only while attempt < maxAttempts).
+ */
+export type JobHandler = (job: JobContext) => Promise<void>;
+
+export interface JobConsumer {
+  /** Stops taking jobs and waits for running ones (up to the queue's grace time). */
+  stop(): Promise<void>;
+}
+
+export interface JobQueue {
+  readonly name: string;
+  /** Idempotent: a document already queued is not queued twice. */
+  enqueue(jobs: JobRef[]): Promise<void>;
+  consume(handler: JobHandler, opts: { concurrency: number }): JobConsumer;
+  /** Whether a job for this document is known to the queue (waiting, delayed or active). */
+  has(documentId: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface BlobWrite {
+  key: string;
+  bytes: number;
+  /** hex SHA-256 of the bytes written. */
+  sha256: string;
+}
+
+export interface BlobStore {
+  /** Streams `source` to a new blob; removes any partial file if the stream fails. */
+  put(source: Readable, opts?: { maxBytes?: number }): Promise<BlobWrite>;
+  /** A local filesystem path to read the blob from (workers and extractor threads read it). */
+  pathOf(key: string): string;
+  exists(key: string): Promise<boolean>;
+  /** Idempotent. */
+  delete(key: string): Promise<void>;
+}
+
+/** Thrown by BlobStore.put when the source exceeds maxBytes; nothing is left behind. */
+export class BlobTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`blob exceeds ${maxBytes} bytes`);
+    this.name = 'BlobTooLargeError';
+  }
+}
+
+/**
+ * Idempotency-Key records, scoped to an org. `claim` is atomic: exactly one of several concurrent
+ * requests with the same key gets null (it owns the key); the others get the record it made.
+ */
+export interface IdempotencyStore {
+  /**
+   * Records the key as in flight, unless a live record exists: then returns that record. A record
+   * older than `ttlMs`, or in flight for longer than `staleInFlightMs` (its request died), is
+   * replaced.
+   */
+  claim(
+    record: { orgId: string; key: string; fingerprint: string; createdAt: Date },
+    limits: { ttlMs: number; staleInFlightMs: number },
+  ): Promise<IdempotencyRecord | null>;
+  /** Stores the response to replay. */
+  complete(orgId: string, key: string, status: number, body: string): Promise<void>;
+  /** Forgets an in-flight key whose request failed, so the client may retry with it. */
+  release(orgId: string, key: string): Promise<void>;
+}
+
+export interface IdempotencyRecord {
+  orgId: string;
+  key: string;
+  /** SHA-256 of the operation + request body. */
+  fingerprint: string;
+  state: 'in_flight' | 'done';
+  status: number | null;
+  body: string | null;
+  createdAt: Date;
+}

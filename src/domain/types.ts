@@ -1,0 +1,156 @@
+// The records the domain works with. Storage adapters map rows to these; HTTP maps these to JSON.
+
+export type DocumentStatus = 'queued' | 'processing' | 'ready' | 'failed';
+export const DOCUMENT_STATUSES: readonly DocumentStatus[] = ['queued', 'processing', 'ready', 'failed'];
+
+export type SourceType = 'text' | 'file' | 'url';
+
+/** Codes a document can fail with after its 202 (DESIGN.md §3). */
+export type FailureCode =
+  | 'url_unreachable'
+  | 'url_blocked'
+  | 'too_many_redirects'
+  | 'unsupported_format'
+  | 'too_large'
+  | 'encrypted'
+  | 'corrupt'
+  | 'archive_limits'
+  | 'timeout'
+  | 'internal';
+
+export interface DocumentSource {
+  type: SourceType;
+  /** Display name of an uploaded file (basename, normalised); null otherwise. */
+  filename: string | null;
+  /** URL without its query string or fragment (signatures are never shown); null unless type=url. */
+  url: string | null;
+  /** Detected format as a media type, once known. */
+  content_type: string | null;
+  /** Size of the original upload or download in bytes, once known. */
+  bytes: number | null;
+}
+
+export interface DocumentError {
+  code: FailureCode;
+  message: string;
+}
+
+export type Metadata = Record<string, string>;
+
+export interface DocumentRecord {
+  id: string;
+  orgId: string;
+  status: DocumentStatus;
+  source: DocumentSource;
+  metadata: Metadata;
+  chunkSize: number;
+  chunkOverlap: number;
+  tokenizer: string;
+  chunkCount: number | null;
+  tokenCount: number | null;
+  contentSha256: string | null;
+  error: DocumentError | null;
+  attempts: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What ingest commits: the record plus the input the worker needs. */
+export interface NewDocument {
+  id: string;
+  orgId: string;
+  source: DocumentSource;
+  metadata: Metadata;
+  chunkSize: number;
+  chunkOverlap: number;
+  tokenizer: string;
+  createdAt: Date;
+  /** JSON ingest: the text itself. */
+  text: string | null;
+  /** File ingest: key of the uploaded bytes in the blob store. */
+  blobKey: string | null;
+  /** URL ingest: the full URL (with query string), kept only until the download ends. */
+  fetchUrl: string | null;
+}
+
+/** Everything a worker needs to process one document. */
+export interface JobInput {
+  record: DocumentRecord;
+  text: string | null;
+  blobKey: string | null;
+  fetchUrl: string | null;
+}
+
+/** One chunk as indexed. Offsets are UTF-16 code unit offsets into the extracted text. */
+export interface ChunkRow {
+  index: number;
+  text: string;
+  tokenCount: number;
+  charStart: number;
+  charEnd: number;
+  /** 1-based page range for paged formats (PDF); null otherwise. */
+  pageStart: number | null;
+  pageEnd: number | null;
+}
+
+export interface IndexResult {
+  chunks: ChunkRow[];
+  tokenCount: number;
+  contentSha256: string;
+  /** Detected content type and byte size, when the worker learnt them (file/URL). */
+  contentType: string | null;
+  bytes: number | null;
+}
+
+export interface SearchQuery {
+  orgId: string;
+  query: string;
+  topK: number;
+  /** metadata key → accepted values (any of). */
+  filter: Record<string, string[]>;
+  documentIds: string[] | null;
+}
+
+export interface SearchHit {
+  documentId: string;
+  chunkIndex: number;
+  text: string;
+  /** Higher is better. */
+  score: number;
+  metadata: Metadata;
+  pageStart: number | null;
+  pageEnd: number | null;
+}
+
+export interface ListQuery {
+  orgId: string;
+  limit: number;
+  /** Opaque position: list continues strictly after this (createdAt, id) pair, newest first. */
+  after: { createdAt: Date; id: string } | null;
+  status: DocumentStatus | null;
+  ids: string[] | null;
+  contentSha256: string | null;
+}
+
+export interface Org {
+  id: string;
+  name: string;
+  rateLimitRpm: number;
+  createdAt: Date;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  orgId: string;
+  /** hex SHA-256 of the full key. */
+  hash: string;
+  /** First characters of the key, for display only. */
+  prefix: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface JobRef {
+  documentId: string;
+  orgId: string;
+}

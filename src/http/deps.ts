@@ -1,0 +1,39 @@
+// What the HTTP layer needs from the composition root: domain services and a few limits.
+import type { Authenticator, Principal } from '../domain/auth.js';
+import type { DocumentService } from '../domain/documents.js';
+import type { IdempotencyService } from '../domain/idempotency.js';
+import type { IngestionService } from '../domain/ingestion.js';
+import type { RateLimiter } from '../domain/ports.js';
+import type { QueryService } from '../domain/query.js';
+import type { UsageService } from '../domain/usage.js';
+
+export interface ReadinessCheck {
+  name: string;
+  check(): Promise<void>;
+}
+
+export interface AppDeps {
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  ingestion: IngestionService;
+  idempotency: IdempotencyService;
+  documents: DocumentService;
+  query: QueryService;
+  usage: UsageService;
+  readiness: ReadinessCheck[];
+  limits: {
+    maxJsonBodyBytes: number;
+    maxUploadBytes: number;
+    unauthenticatedRateLimitRpm: number;
+  };
+  http?: {
+    trustProxy?: boolean;
+    requestTimeoutMs?: number;
+  };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}

@@ -1,0 +1,73 @@
+// GET /console — the web console: a fixed set of static files from console/ (no build step),
+// read once at start and served with a self-only Content-Security-Policy. Outside /v1 and without
+// auth: the page asks for an API key and calls the API itself.
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+const FILES: Record<string, string> = {
+  'index.html': 'text/html; charset=utf-8',
+  'app.js': 'text/javascript; charset=utf-8',
+  'app.css': 'text/css; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
+};
+
+export const CONSOLE_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+interface StaticFile {
+  body: Buffer;
+  type: string;
+  etag: string;
+}
+
+/** Registered with `{ prefix: '/console' }`. */
+export async function consoleRoutes(app: FastifyInstance): Promise<void> {
+  const dir = findConsoleDir();
+  if (dir === null) return; // a build without the console files serves the API alone
+  const files = new Map<string, StaticFile>();
+  for (const [name, type] of Object.entries(FILES)) {
+    const body = readFileSync(new URL(name, dir));
+    files.set(name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` });
+  }
+
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('content-security-policy', CONSOLE_CSP);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('cross-origin-opener-policy', 'same-origin');
+    return payload;
+  });
+
+  const send = (file: StaticFile, request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('etag', file.etag).header('cache-control', 'no-cache');
+    if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
+    return reply.type(file.type).send(file.body);
+  };
+
+  app.get('/', { schema: { hide: true } }, (request, reply) => send(files.get('index.html')!, request, reply));
+  app.get<{ Params: { name: string } }>('/:name', { schema: { hide: true } }, (request, reply) => {
+    const file = files.get(request.params.name);
+    if (!file) return reply.callNotFound();
+    return send(file, request, reply);
+  });
+}
+
+// The console folder sits at the repository root: two levels above this file in src/, three in dist/src/.
+function findConsoleDir(): URL | null {
+  for (const relative of ['../../../console/', '../../../../console/']) {
+    const dir = new URL(relative, import.meta.url);
+    if (existsSync(new URL('index.html', dir))) return dir;
+  }
+  return null;
+}

@@ -1,0 +1,27 @@
+// DELETE /v1/documents/{id} — removes a document; its chunks stop matching at once.
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../../deps.js';
+import { COMMON_ERRORS, DocumentParams, problemResponses } from '../../schemas.js';
+
+export function deleteDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
+  app.delete<{ Params: { id: string } }>(
+    '/documents/:id',
+    {
+      schema: {
+        summary: 'Delete a document',
+        description:
+          'Deletes the document, its chunks and its stored file. A document being processed stays deleted.',
+        tags: ['documents'],
+        params: DocumentParams,
+        response: {
+          204: { type: 'null', description: 'Deleted.' },
+          ...problemResponses(...COMMON_ERRORS, 'not_found'),
+        },
+      },
+    },
+    async (request, reply) => {
+      await deps.documents.delete(request.principal.org.id, request.params.id);
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,21 @@
+// GET /v1/documents/{id} — a document's processing status.
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../../deps.js';
+import { COMMON_ERRORS, DocumentParams, DocumentRecordSchema, problemResponses } from '../../schemas.js';
+import { toDocumentJson } from './json.js';
+
+export function getDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
+  app.get<{ Params: { id: string } }>(
+    '/documents/:id',
+    {
+      schema: {
+        summary: 'Get a document',
+        description: 'Status of one document: queued → processing → ready | failed.',
+        tags: ['documents'],
+        params: DocumentParams,
+        response: { 200: DocumentRecordSchema, ...problemResponses(...COMMON_ERRORS, 'not_found') },
+      },
+    },
+    async (request) => toDocumentJson(await deps.documents.get(request.principal.org.id, request.params.id)),
+  );
+}

@@ -1,0 +1,53 @@
+// GET /v1/documents — cursor-paged list, status filter, and batch status by ids.
+import type { FastifyInstance } from 'fastify';
+import { ERRORS } from '../../../domain/errors.js';
+import type { AppDeps } from '../../deps.js';
+import { COMMON_ERRORS, DocumentList, ListDocumentsQuery, problemResponses } from '../../schemas.js';
+import { toDocumentJson } from './json.js';
+
+const MAX_IDS = 100;
+
+export function listDocumentsRoute(app: FastifyInstance, deps: AppDeps): void {
+  app.get<{ Querystring: ListDocumentsQuery }>(
+    '/documents',
+    {
+      schema: {
+        summary: 'List documents',
+        description:
+          'Newest first. `ids=a,b,c` returns the status of up to 100 documents in one request; unknown ids are absent.',
+        tags: ['documents'],
+        querystring: ListDocumentsQuery,
+        response: { 200: DocumentList, ...problemResponses(...COMMON_ERRORS) },
+      },
+    },
+    async (request) => {
+      const { limit, cursor, status, ids, content_sha256 } = request.query;
+      const idList = ids === undefined ? null : parseIds(ids);
+      const page = await deps.documents.list(request.principal.org.id, {
+        limit,
+        cursor: cursor ?? null,
+        status: status ?? null,
+        ids: idList,
+        contentSha256: content_sha256 ?? null,
+      });
+      return { documents: page.documents.map(toDocumentJson), next_cursor: page.nextCursor };
+    },
+  );
+}
+
+function parseIds(raw: string): string[] {
+  const ids = [
+    ...new Set(
+      raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0),
+    ),
+  ];
+  if (ids.length === 0 || ids.length > MAX_IDS) {
+    throw ERRORS.invalid(`ids must list between 1 and ${MAX_IDS} document ids.`, [
+      { pointer: '/query/ids', message: `must list 1 to ${MAX_IDS} ids, got ${ids.length}` },
+    ]);
+  }
+  return ids;
+}

@@ -1,0 +1,131 @@
+// POST /v1/ingest/file — one uploaded file (multipart), streamed to the blob store.
+import type { MultipartFile, MultipartValue } from '@fastify/multipart';
+import { Ajv } from 'ajv';
+import type { FastifyInstance } from 'fastify';
+import { ERRORS } from '../../../domain/errors.js';
+import type { Metadata as MetadataRecord } from '../../../domain/types.js';
+import type { AppDeps } from '../../deps.js';
+import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
+import { COMMON_ERRORS, IngestAck, Metadata, problemResponses } from '../../schemas.js';
+
+const validateMetadata = new Ajv({ allErrors: false, strict: false }).compile(Metadata);
+
+type Part = MultipartFile | MultipartValue;
+
+export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
+  app.post(
+    '/ingest/file',
+    {
+      schema: {
+        summary: 'Ingest an uploaded file',
+        description:
+          'multipart/form-data with one `file` part (.pdf, .docx, .txt or .md, at most 100 MB) and an optional `metadata` part: a JSON object of string values, encoded as a string. The format is decided from the bytes and must agree with the extension.',
+        tags: ['ingest'],
+        consumes: ['multipart/form-data'],
+        response: {
+          202: IngestAck,
+          ...problemResponses(...COMMON_ERRORS, 'payload_too_large', 'unsupported_media_type', 'overloaded'),
+        },
+      },
+    },
+    async (request, reply) => {
+      checkIdempotencyHeader(request);
+      if (!request.isMultipart()) {
+        throw ERRORS.unsupportedMediaType('Send the file as multipart/form-data with a `file` part.');
+      }
+      const parts = request.parts()[Symbol.asyncIterator]();
+      let metadataRaw: string | null = null;
+      let file: MultipartFile | null = null;
+
+      const takeField = (part: Part) => {
+        if (part.type === 'file') {
+          part.file.resume();
+          throw ERRORS.invalid(
+            part.fieldname === 'file'
+              ? 'Send exactly one `file` part.'
+              : `Unexpected file part ${JSON.stringify(part.fieldname)}.`,
+          );
+        }
+        if (part.fieldname !== 'metadata') {
+          throw ERRORS.invalid(
+            `Unknown form part ${JSON.stringify(part.fieldname)}; expected \`file\` and \`metadata\`.`,
+          );
+        }
+        if (metadataRaw !== null) throw ERRORS.invalid('Send at most one `metadata` part.');
+        metadataRaw = typeof part.value === 'string' ? part.value : String(part.value);
+      };
+
+      for (let next = await parts.next(); !next.done; next = await parts.next()) {
+        const part = next.value as Part;
+        if (part.type === 'file' && part.fieldname === 'file') {
+          file = part;
+          break;
+        }
+        takeField(part);
+      }
+      if (!file) throw ERRORS.invalid('The form has no `file` part.');
+
+      const staged = await deps.ingestion.stageFile(
+        { stream: file.file, filename: displayFilename(file.filename) },
+        async () => {
+          for (let next = await parts.next(); !next.done; next = await parts.next()) takeField(next.value as Part);
+          return parseMetadata(metadataRaw);
+        },
+      );
+      const orgId = request.principal.org.id;
+      let committed = false;
+      try {
+        return await acceptIdempotently(
+          deps,
+          request,
+          reply,
+          'ingest/file',
+          { sha256: staged.blob.sha256, filename: staged.filename, metadata: staged.metadata },
+          async () => {
+            const ack = await deps.ingestion.commitFile(orgId, staged);
+            committed = true;
+            return ack;
+          },
+          () => deps.ingestion.discardFile(staged),
+        );
+      } catch (error) {
+        // A refused key (409/422) leaves the staged upload unused; a committed one is the document's.
+        if (!committed) await deps.ingestion.discardFile(staged);
+        throw error;
+      }
+    },
+  );
+}
+
+function parseMetadata(raw: string | null): MetadataRecord {
+  if (raw === null) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw ERRORS.invalid('The `metadata` part is not valid JSON.', [
+      { pointer: '/metadata', message: 'is not valid JSON' },
+    ]);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !validateMetadata(value)) {
+    const issue = validateMetadata.errors?.[0];
+    const message = issue
+      ? `${issue.instancePath || ''} ${issue.message ?? 'is invalid'}`.trim()
+      : 'must be a JSON object';
+    throw ERRORS.invalid(`The \`metadata\` part is invalid: ${message}.`, [
+      { pointer: '/metadata', message },
+    ]);
+  }
+  return value as MetadataRecord;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** Display name only: basename, Unicode-normalised, control characters removed, bounded. */
+export function displayFilename(raw: string | undefined): string | null {
+  if (!raw) return null;
+  const base = raw.split(/[\\/]/).pop() ?? '';
+  const cleaned = base.normalize('NFC').replace(CONTROL_CHARACTERS, '').trim().slice(0, 255);
+  return cleaned.length > 0 ? cleaned : null;
+}

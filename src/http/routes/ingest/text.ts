@@ -1,0 +1,33 @@
+// POST /v1/ingest — JSON text documents.
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../../deps.js';
+import { acceptIdempotently } from '../../idempotent.js';
+import { COMMON_ERRORS, IngestAck, IngestBody, problemResponses } from '../../schemas.js';
+
+export function ingestTextRoute(app: FastifyInstance, deps: AppDeps): void {
+  app.post<{ Body: IngestBody }>(
+    '/ingest',
+    {
+      schema: {
+        summary: 'Ingest text documents',
+        description:
+          'Queues up to 50 text documents for chunking and indexing. Answers 202 once they are stored.',
+        tags: ['ingest'],
+        body: IngestBody,
+        response: {
+          202: IngestAck,
+          ...problemResponses(...COMMON_ERRORS, 'payload_too_large', 'unsupported_media_type', 'overloaded'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { documents, chunk_size, chunk_overlap } = request.body;
+      return acceptIdempotently(deps, request, reply, 'ingest', request.body, () =>
+        deps.ingestion.ingestText(request.principal.org.id, documents, {
+          chunkSize: chunk_size,
+          chunkOverlap: chunk_overlap,
+        }),
+      );
+    },
+  );
+}

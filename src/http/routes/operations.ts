@@ -1,0 +1,44 @@
+// Operational endpoints, outside /v1 and without auth: liveness, readiness, the OpenAPI document.
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../deps.js';
+
+const READINESS_TIMEOUT_MS = 2_000;
+
+export function operationsRoutes(app: FastifyInstance, deps: AppDeps): void {
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    const checks: Record<string, string> = {};
+    let ready = true;
+    await Promise.all(
+      deps.readiness.map(async ({ name, check }) => {
+        try {
+          await withTimeout(check(), READINESS_TIMEOUT_MS);
+          checks[name] = 'ok';
+        } catch (error) {
+          ready = false;
+          checks[name] = error instanceof Error ? error.message : 'failed';
+        }
+      }),
+    );
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks });
+  });
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

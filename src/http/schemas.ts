@@ -1,0 +1,193 @@
+// Request and response schemas (TypeBox → JSON Schema): one source for validation, response
+// serialisation and the OpenAPI document.
+import { type Static, Type } from '@sinclair/typebox';
+import type { ErrorCode } from '../domain/errors.js';
+import { statusOf } from '../domain/errors.js';
+import { DOCUMENT_STATUSES } from '../domain/types.js';
+
+export const METADATA_MAX_KEYS = 64;
+export const METADATA_MAX_KEY_LENGTH = 128;
+export const METADATA_MAX_VALUE_LENGTH = 2048;
+
+export const Metadata = Type.Unsafe<Record<string, string>>({
+  type: 'object',
+  description: `String values only; at most ${METADATA_MAX_KEYS} keys, keys 1–${METADATA_MAX_KEY_LENGTH} characters, values at most ${METADATA_MAX_VALUE_LENGTH} characters.`,
+  maxProperties: METADATA_MAX_KEYS,
+  propertyNames: { minLength: 1, maxLength: METADATA_MAX_KEY_LENGTH },
+  additionalProperties: { type: 'string', maxLength: METADATA_MAX_VALUE_LENGTH },
+});
+
+const DocumentId = Type.String({ format: 'uuid', description: 'Document ID (UUID).' });
+
+export const IngestBody = Type.Object(
+  {
+    documents: Type.Array(
+      Type.Object(
+        {
+          text: Type.String({ minLength: 1, description: 'The document text.' }),
+          metadata: Type.Optional(Metadata),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 50, description: 'At most 50 documents per request.' },
+    ),
+    chunk_size: Type.Integer({ minimum: 128, maximum: 4096, default: 512, description: 'Tokens per chunk.' }),
+    chunk_overlap: Type.Integer({
+      minimum: 0,
+      maximum: 512,
+      default: 64,
+      description: 'Tokens shared by consecutive chunks; must be smaller than chunk_size.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type IngestBody = Static<typeof IngestBody>;
+
+export const IngestUrlBody = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 8192, description: 'An http or https URL to download.' }),
+    metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false },
+);
+export type IngestUrlBody = Static<typeof IngestUrlBody>;
+
+export const IngestAck = Type.Object({
+  status: Type.Literal('accepted'),
+  org_id: Type.String(),
+  queued: Type.Integer(),
+  document_ids: Type.Array(Type.String()),
+});
+
+const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
+
+export const DocumentStatusSchema = Type.Union(DOCUMENT_STATUSES.map((s) => Type.Literal(s)));
+
+export const DocumentRecordSchema = Type.Object({
+  id: Type.String(),
+  org_id: Type.String(),
+  status: DocumentStatusSchema,
+  source: Type.Object({
+    type: Type.Union([Type.Literal('text'), Type.Literal('file'), Type.Literal('url')]),
+    filename: Nullable(Type.String()),
+    url: Nullable(Type.String({ description: 'The URL without its query string.' })),
+    content_type: Nullable(Type.String()),
+    bytes: Nullable(Type.Integer()),
+  }),
+  metadata: Type.Record(Type.String(), Type.String()),
+  chunk_size: Type.Integer(),
+  chunk_overlap: Type.Integer(),
+  tokenizer: Type.String(),
+  chunk_count: Nullable(Type.Integer()),
+  token_count: Nullable(Type.Integer()),
+  content_sha256: Nullable(Type.String({ description: 'SHA-256 of the extracted text, once ready.' })),
+  error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
+  attempts: Type.Integer(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+
+export const DocumentParams = Type.Object(
+  { id: Type.String({ maxLength: 64 }) },
+  { additionalProperties: false },
+);
+
+export const ListDocumentsQuery = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+    status: Type.Optional(DocumentStatusSchema),
+    ids: Type.Optional(
+      Type.String({ maxLength: 4000, description: 'Comma-separated document IDs (at most 100).' }),
+    ),
+    content_sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  },
+  { additionalProperties: false },
+);
+export type ListDocumentsQuery = Static<typeof ListDocumentsQuery>;
+
+export const DocumentList = Type.Object({
+  documents: Type.Array(DocumentRecordSchema),
+  next_cursor: Nullable(Type.String()),
+});
+
+export const QueryBody = Type.Object(
+  {
+    query: Type.String({ minLength: 1, maxLength: 4096 }),
+    top_k: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+    filter: Type.Optional(
+      Type.Unsafe<Record<string, string | string[]>>({
+        type: 'object',
+        description: 'Metadata key → value, or list of accepted values; every key must match.',
+        maxProperties: METADATA_MAX_KEYS,
+        propertyNames: { minLength: 1, maxLength: METADATA_MAX_KEY_LENGTH },
+        additionalProperties: {
+          anyOf: [
+            { type: 'string', maxLength: METADATA_MAX_VALUE_LENGTH },
+            {
+              type: 'array',
+              minItems: 1,
+              maxItems: 100,
+              items: { type: 'string', maxLength: METADATA_MAX_VALUE_LENGTH },
+            },
+          ],
+        },
+      }),
+    ),
+    document_ids: Type.Optional(Type.Array(DocumentId, { minItems: 1, maxItems: 1000 })),
+  },
+  { additionalProperties: false },
+);
+export type QueryBody = Static<typeof QueryBody>;
+
+export const QueryResponse = Type.Object({
+  org_id: Type.String(),
+  results: Type.Array(
+    Type.Object({
+      document_id: Type.String(),
+      chunk_index: Type.Integer(),
+      text: Type.String(),
+      score: Type.Number(),
+      metadata: Type.Record(Type.String(), Type.String()),
+      page_start: Nullable(Type.Integer()),
+      page_end: Nullable(Type.Integer()),
+    }),
+  ),
+});
+
+export const UsageResponse = Type.Object({
+  org_id: Type.String(),
+  period_days: Type.Integer(),
+  total_queries: Type.Integer(),
+  daily: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), count: Type.Integer() })),
+  rate_limit_rpm: Type.Integer(),
+});
+
+export const Problem = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), message: Type.String() }))),
+    request_id: Type.String(),
+  },
+  { description: 'RFC 9457 problem details (application/problem+json).' },
+);
+
+/** Response schemas for the given error codes, keyed by status, for a route's `response`. */
+export function problemResponses(...codes: ErrorCode[]): Record<number, typeof Problem> {
+  const out: Record<number, typeof Problem> = {};
+  for (const code of codes) out[statusOf(code)] = Problem;
+  return out;
+}
+
+/** Errors every authenticated /v1 route can answer with. */
+export const COMMON_ERRORS: ErrorCode[] = [
+  'invalid_request',
+  'unauthorized',
+  'rate_limited',
+  'service_unavailable',
+];

@@ -1,0 +1,471 @@
+// The chunk stage: splits a document's extracted text into token-bounded, overlapping chunks for
+// indexing, with each chunk's exact o200k_base token count, UTF-16 offsets and page range.
+//
+// Why it is built this way:
+// - The text is tokenized once. Per-token UTF-16 lengths come from the encoder's own piece table,
+//   so mapping tokens to offsets costs a table lookup per token instead of a second tokenizer
+//   pass; chunking runs at close to the speed of a bare `encode`.
+// - Chunks are cut only where o200k's pre-tokenizer splits anyway (its regex never lets a piece
+//   run across these points). Encoding a slice cut there yields exactly the document's tokens
+//   for that range, so a chunk's token count is a subtraction, and it is the count a user gets by
+//   encoding `chunk.text` on its own. The cut points ("boundaries") are:
+//     - after the last line break of a whitespace run (unless a '/' follows: o200k glues "\n/"
+//       onto preceding punctuation);
+//     - before the last whitespace character of a run that is followed by a non-space (the space
+//       belongs to the next word's token: "end. Next" is cut as "end." | " Next");
+//     - between a letter and a following punctuation mark or symbol other than an apostrophe
+//       (o200k keeps "don't" whole), which is what gives CJK text and long identifiers cut points.
+// - Each chunk's end is the latest boundary of the best kind within the last 30% of its token
+//   window: a markdown heading (when `markdown`), then a paragraph break (blank line), then a
+//   sentence end or line end, then a word boundary, then a letter/punctuation boundary. Only
+//   when the window holds none is the chunk cut at the last token boundary that is also a
+//   character boundary; such a slice is re-encoded to count it, and shortened if the re-encoding
+//   came out longer than the window (a cut inside a pre-token can change its BPE merges).
+// - Overlap rule (snapped, not exact): the next chunk starts at the first boundary at or after
+//   the token `chunkOverlap` tokens before the previous chunk's end. The shared text is
+//   therefore at most `chunkOverlap` tokens and never starts mid-word. The next chunk starts
+//   where the previous one ended when no boundary lies in that range (one giant "word"), or when
+//   the previous chunk was cut inside such a word and no end past it would fit from the snapped
+//   start.
+// - Every chunk ends after the previous one and starts after the previous one's start, so the
+//   chunks cover the text in order without gaps. The first starts at 0; the last ends at the end
+//   of the text, or before trailing whitespace that a chunk of its own would hold alone.
+// - Special-token strings such as `<|endoftext|>` are ordinary text here: documents are data,
+//   never control sequences.
+// - Offsets are UTF-16 code units (JS string indexes); a cut never falls inside a surrogate pair.
+import o200kPieces from 'gpt-tokenizer/bpeRanks/o200k_base';
+import { encode } from 'gpt-tokenizer/encoding/o200k_base';
+import type { ChunkRow } from '../../domain/types.js';
+
+/** 1-based page number; UTF-16 offsets into the text; spans in order and non-overlapping. */
+export interface PageSpan {
+  page: number;
+  charStart: number;
+  charEnd: number;
+}
+
+export interface ChunkOptions {
+  chunkSize: number;
+  chunkOverlap: number;
+  markdown?: boolean;
+  pages?: PageSpan[] | null;
+}
+
+export interface ChunkPlan {
+  chunks: ChunkRow[];
+  /** Tokens in the whole text. */
+  tokenCount: number;
+}
+
+export const TOKENIZER_NAME = 'o200k_base';
+
+// An empty disallow-list with nothing allowed: special-token strings encode as plain text.
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+
+/** The largest number of tokens one character can take (a surrogate pair is four UTF-8 bytes). */
+const MIN_CHUNK_SIZE = 4;
+
+/** Share of the token window, from its start, before which a chunk end is not looked for. */
+const PREFERRED_WINDOW_START = 0.7;
+
+// Kinds of boundary, best first.
+const HEADING = 0;
+const PARAGRAPH = 1;
+const SENTENCE = 2;
+const WORD = 3;
+const PUNCTUATION = 4;
+const NOT_A_BOUNDARY = 5;
+
+const LF = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+const TAB = 0x09;
+const HASH = 0x23;
+const SLASH = 0x2f;
+const APOSTROPHE = 0x27;
+
+export function chunkText(text: string, opts: ChunkOptions): ChunkPlan {
+  const { chunkSize, chunkOverlap } = opts;
+  if (!Number.isInteger(chunkSize) || chunkSize < MIN_CHUNK_SIZE) {
+    throw new RangeError(`chunkSize must be an integer ≥ ${MIN_CHUNK_SIZE}, got ${chunkSize}`);
+  }
+  if (!Number.isInteger(chunkOverlap) || chunkOverlap < 0 || chunkOverlap >= chunkSize) {
+    throw new RangeError(`chunkOverlap must be an integer in [0, chunkSize), got ${chunkOverlap}`);
+  }
+
+  const tokens = encode(text, PLAIN_TEXT);
+  if (!/\S/.test(text)) return { chunks: [], tokenCount: tokens.length };
+
+  const map = mapTokenOffsets(tokens, text.length);
+  const spans = planSpans(text, map, chunkSize, chunkOverlap, opts.markdown === true);
+  const pages = opts.pages ?? null;
+  const chunks: ChunkRow[] = spans.map((span, index) => {
+    const range = pages ? pageRange(pages, span.charStart, span.charEnd) : null;
+    return {
+      index,
+      text: text.slice(span.charStart, span.charEnd),
+      tokenCount: span.tokenCount,
+      charStart: span.charStart,
+      charEnd: span.charEnd,
+      pageStart: range ? range[0] : null,
+      pageEnd: range ? range[1] : null,
+    };
+  });
+  return { chunks, tokenCount: tokens.length };
+}
+
+interface TokenOffsets {
+  count: number;
+  /** offset[t]: UTF-16 offset where token t starts (of the character it starts in, if mid-character). */
+  offset: Int32Array;
+  /** aligned[t] = 1 when token t starts on a character boundary. */
+  aligned: Uint8Array;
+}
+
+interface Span {
+  charStart: number;
+  charEnd: number;
+  tokenCount: number;
+}
+
+let pieceUnits: Int32Array | null = null;
+
+// UTF-16 length of every vocabulary piece stored as a string; -1 for pieces stored as bytes
+// (parts of a multi-byte character), which are walked byte by byte.
+function pieceUnitTable(): Int32Array {
+  if (pieceUnits) return pieceUnits;
+  const table = new Int32Array(o200kPieces.length).fill(-1);
+  for (let rank = 0; rank < o200kPieces.length; rank++) {
+    const piece = o200kPieces[rank];
+    if (typeof piece === 'string') table[rank] = piece.length;
+  }
+  pieceUnits = table;
+  return table;
+}
+
+function mapTokenOffsets(tokens: number[], textLength: number): TokenOffsets {
+  const units = pieceUnitTable();
+  const count = tokens.length;
+  const offset = new Int32Array(count + 1);
+  const aligned = new Uint8Array(count + 1);
+  aligned[0] = 1;
+  let position = 0;
+  // Continuation bytes still owed by the character in progress, and its UTF-16 length.
+  let pending = 0;
+  let pendingUnits = 0;
+  for (let t = 0; t < count; t++) {
+    const rank = tokens[t]!;
+    const length = units[rank]!;
+    if (length >= 0 && pending === 0) {
+      position += length;
+    } else {
+      const bytes = o200kPieces[rank];
+      if (typeof bytes === 'string' || bytes === undefined) {
+        throw new Error(`token ${rank} continues a split character but is not a byte piece`);
+      }
+      for (const byte of bytes) {
+        if (pending > 0) {
+          pending--;
+          if (pending === 0) position += pendingUnits;
+        } else if (byte < 0x80) {
+          position += 1;
+        } else if (byte >= 0xf0) {
+          pending = 3;
+          pendingUnits = 2;
+        } else if (byte >= 0xe0) {
+          pending = 2;
+          pendingUnits = 1;
+        } else {
+          pending = 1;
+          pendingUnits = 1;
+        }
+      }
+    }
+    offset[t + 1] = position;
+    aligned[t + 1] = pending === 0 ? 1 : 0;
+  }
+  if (position !== textLength || pending !== 0) {
+    throw new Error(`token offsets end at ${position}, text has ${textLength} code units`);
+  }
+  return { count, offset, aligned };
+}
+
+/** A position in the text, as a token index and a UTF-16 offset. */
+interface Cursor {
+  tok: number;
+  char: number;
+  /** On a boundary (or the text's start or end), so token arithmetic counts a slice exactly. */
+  exact: boolean;
+}
+
+interface Plan {
+  text: string;
+  map: TokenOffsets;
+  chunkSize: number;
+  chunkOverlap: number;
+  markdown: boolean;
+}
+
+function planSpans(
+  text: string,
+  map: TokenOffsets,
+  chunkSize: number,
+  chunkOverlap: number,
+  markdown: boolean,
+): Span[] {
+  const plan: Plan = { text, map, chunkSize, chunkOverlap, markdown };
+  const spans: Span[] = [];
+  let start: Cursor = { tok: 0, char: 0, exact: true };
+  let previousEnd: Cursor | null = null;
+  for (;;) {
+    let fit = fitChunk(plan, start, previousEnd);
+    if (!fit && previousEnd) {
+      // After a cut inside a giant word, the overlap can leave no room to get past the previous
+      // end: give up the overlap for this chunk.
+      start = previousEnd;
+      fit = fitChunk(plan, start, previousEnd);
+    }
+    if (!fit) throw new Error(`no chunk fits at offset ${start.char}`);
+    spans.push({ charStart: start.char, charEnd: fit.end.char, tokenCount: fit.tokenCount });
+    const end = fit.end;
+    if (end.char >= text.length || onlyWhitespaceFrom(text, end.char)) break;
+
+    let next = end;
+    for (let t = Math.max(end.tok - chunkOverlap, start.tok + 1); t < end.tok; t++) {
+      if (map.aligned[t] === 0 || map.offset[t]! <= start.char) continue;
+      if (boundaryKind(text, map.offset[t]!, markdown) <= PUNCTUATION) {
+        next = { tok: t, char: map.offset[t]!, exact: true };
+        break;
+      }
+    }
+    previousEnd = end;
+    start = next;
+  }
+  return spans;
+}
+
+/**
+ * The end of the chunk that starts at `start`, and its token count; null when no end after
+ * `floor` (the previous chunk's end) fits in chunkSize tokens.
+ */
+function fitChunk(plan: Plan, start: Cursor, floor: Cursor | null): { end: Cursor; tokenCount: number } | null {
+  const { text, map, chunkSize, markdown } = plan;
+  const { count, offset, aligned } = map;
+  const minTok = Math.max(start.tok, floor?.tok ?? 0);
+  const minChar = Math.max(start.char, floor?.char ?? 0);
+  const overlapsFloor = floor !== null && floor.char > start.char;
+  const limit = start.tok + chunkSize;
+
+  let end: Cursor;
+  if (limit >= count) {
+    end = { tok: count, char: text.length, exact: true };
+  } else {
+    const lowest = Math.max(start.tok + Math.floor(chunkSize * PREFERRED_WINDOW_START), minTok + 1);
+    const best = markdown ? HEADING : PARAGRAPH;
+    let cut = -1;
+    let cutKind = NOT_A_BOUNDARY;
+    // Walking down from the limit, the first boundary of each kind is the latest of that kind.
+    for (let t = limit; t >= lowest; t--) {
+      if (aligned[t] === 0 || offset[t]! <= minChar) continue;
+      const kind = boundaryKind(text, offset[t]!, markdown);
+      if (kind < cutKind) {
+        cut = t;
+        cutKind = kind;
+        if (kind === best) break;
+      }
+    }
+    if (cut >= 0) {
+      end = { tok: cut, char: offset[cut]!, exact: true };
+    } else {
+      const t = characterBoundaryAtOrBefore(map, limit, minTok, minChar);
+      if (t > minTok) end = { tok: t, char: offset[t]!, exact: false };
+      else if (overlapsFloor) return null;
+      else end = characterCut(plan, start);
+    }
+  }
+
+  let tokenCount =
+    start.exact && end.exact ? end.tok - start.tok : countTokens(text, start.char, end.char);
+  while (tokenCount > chunkSize) {
+    // Only reachable with a cut inside a pre-token, whose re-encoding took more tokens.
+    const t = characterBoundaryAtOrBefore(map, end.tok - 1, minTok, minChar);
+    if (t > minTok) {
+      end = { tok: t, char: offset[t]!, exact: false };
+      tokenCount = countTokens(text, start.char, end.char);
+    } else if (overlapsFloor) {
+      return null;
+    } else {
+      end = characterCut(plan, start);
+      tokenCount = countTokens(text, start.char, end.char);
+      break;
+    }
+  }
+  return { end, tokenCount };
+}
+
+function countTokens(text: string, from: number, to: number): number {
+  return encode(text.slice(from, to), PLAIN_TEXT).length;
+}
+
+// Latest token boundary t in (floor, from] that starts on a character boundary after
+// `afterChar`, or `floor` when there is none.
+function characterBoundaryAtOrBefore(map: TokenOffsets, from: number, floor: number, afterChar: number): number {
+  for (let t = from; t > floor; t--) {
+    if (map.aligned[t] === 1 && map.offset[t]! > afterChar) return t;
+  }
+  return floor;
+}
+
+// Last resort when no token boundary fits: a slice of chunkSize/3 UTF-16 units always fits, as
+// a unit encodes to at most three UTF-8 bytes and a token holds at least one byte (a surrogate
+// pair is four bytes for two units, hence the minimum chunk size of 4).
+function characterCut(plan: Plan, start: Cursor): Cursor {
+  const { text, map, chunkSize } = plan;
+  let end = Math.min(text.length, start.char + Math.floor(chunkSize / 3));
+  const last = text.charCodeAt(end - 1);
+  if (end < text.length && last >= 0xd800 && last <= 0xdbff) end += end - 1 > start.char ? -1 : 1;
+  return { tok: tokenAtOrBefore(map.offset, end, start.tok), char: end, exact: false };
+}
+
+function tokenAtOrBefore(offset: Int32Array, char: number, floor: number): number {
+  let t = floor;
+  while (t + 1 < offset.length && offset[t + 1]! <= char) t++;
+  return t;
+}
+
+function onlyWhitespaceFrom(text: string, from: number): boolean {
+  for (let i = from; i < text.length; i++) {
+    if (!isSpace(text.charCodeAt(i))) return false;
+  }
+  return true;
+}
+
+/** What kind of boundary offset `at` (0 < at < text.length) is, or NOT_A_BOUNDARY. */
+function boundaryKind(text: string, at: number, markdown: boolean): number {
+  const before = text.charCodeAt(at - 1);
+  const here = text.charCodeAt(at);
+  if (before === LF || before === CR) {
+    if (here === LF || here === CR || here === SLASH) return NOT_A_BOUNDARY;
+    let i = at;
+    for (; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === LF || c === CR) return NOT_A_BOUNDARY;
+      if (!isSpace(c)) break;
+    }
+    if (markdown && isAtxHeading(text, at)) return HEADING;
+    let breaks = 0;
+    for (let j = at - 1; j >= 0 && breaks < 2; j--) {
+      const c = text.charCodeAt(j);
+      if (c === LF || (c === CR && text.charCodeAt(j + 1) !== LF)) breaks++;
+      else if (!isSpace(c) && c !== CR) break;
+    }
+    return breaks >= 2 ? PARAGRAPH : SENTENCE;
+  }
+  if (isSpace(here)) {
+    if (here === LF || here === CR || at + 1 >= text.length || isSpace(text.charCodeAt(at + 1))) {
+      return NOT_A_BOUNDARY;
+    }
+    return endsSentence(text, at) ? SENTENCE : WORD;
+  }
+  if (here === APOSTROPHE || isLetterMarkOrNumber(text, at)) return NOT_A_BOUNDARY;
+  return isLetterBefore(text, at) ? PUNCTUATION : NOT_A_BOUNDARY;
+}
+
+// A sentence ends with . ! ? or … possibly followed by closing quotes, brackets or emphasis.
+function endsSentence(text: string, at: number): boolean {
+  let j = at - 1;
+  while (j > at - 4 && j > 0 && isCloser(text.charCodeAt(j))) j--;
+  const c = text.charCodeAt(j);
+  return c === 0x2e || c === 0x21 || c === 0x3f || c === 0x2026 || c === 0x3002;
+}
+
+function isCloser(c: number): boolean {
+  return (
+    c === 0x22 ||
+    c === 0x27 ||
+    c === 0x29 ||
+    c === 0x5d ||
+    c === 0x2a ||
+    c === 0x5f ||
+    c === 0x2019 ||
+    c === 0x201d ||
+    c === 0xbb
+  );
+}
+
+// ATX heading: up to three spaces, 1–6 '#', then a space, a tab or the end of the line.
+function isAtxHeading(text: string, lineStart: number): boolean {
+  let i = lineStart;
+  while (i < lineStart + 3 && text.charCodeAt(i) === SPACE) i++;
+  let hashes = 0;
+  while (text.charCodeAt(i) === HASH) {
+    hashes++;
+    i++;
+  }
+  if (hashes < 1 || hashes > 6) return false;
+  const c = text.charCodeAt(i);
+  return i >= text.length || c === SPACE || c === TAB || c === LF || c === CR;
+}
+
+/** Same set as JavaScript's `\s`, which is what o200k's pre-tokenizer regex uses. */
+function isSpace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0xa0) return false;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+const LETTER_MARK_OR_NUMBER = /[\p{L}\p{M}\p{N}]/uy;
+const LETTER = /\p{L}/uy;
+
+function isLetterMarkOrNumber(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  if (c < 0x80) return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39);
+  LETTER_MARK_OR_NUMBER.lastIndex = at;
+  return LETTER_MARK_OR_NUMBER.test(text);
+}
+
+function isLetterBefore(text: string, at: number): boolean {
+  const c = text.charCodeAt(at - 1);
+  if (c < 0x80) return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+  // A letter outside the BMP ends in a low surrogate; test the whole code point.
+  const start = c >= 0xdc00 && c <= 0xdfff && at >= 2 ? at - 2 : at - 1;
+  LETTER.lastIndex = start;
+  return LETTER.test(text) && LETTER.lastIndex === at;
+}
+
+/** First and last page whose span intersects [charStart, charEnd), or null when none does. */
+function pageRange(pages: PageSpan[], charStart: number, charEnd: number): [number, number] | null {
+  // First span ending after charStart.
+  let lo = 0;
+  let hi = pages.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (pages[mid]!.charEnd > charStart) hi = mid;
+    else lo = mid + 1;
+  }
+  let first = lo;
+  while (first < pages.length && pages[first]!.charStart === pages[first]!.charEnd) first++;
+  const firstPage = pages[first];
+  if (!firstPage || firstPage.charStart >= charEnd) return null;
+  // Last span starting before charEnd.
+  lo = first;
+  hi = pages.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (pages[mid]!.charStart < charEnd) lo = mid + 1;
+    else hi = mid;
+  }
+  let last = lo - 1;
+  while (last > first && pages[last]!.charStart === pages[last]!.charEnd) last--;
+  return [firstPage.page, pages[last]!.page];
+}

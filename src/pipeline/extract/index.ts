@@ -1,0 +1,15 @@
+// Text extraction for file and URL ingest: which format a stored file is (detectFormat, from its
+// bytes) and its text (createExtractor, in capped worker threads). The rest of the service
+// imports only this module.
+export { type DetectInput, type DetectResult, detectFormat } from './detect.js';
+export { ExtractionError } from './errors.js';
+export { createExtractor } from './pool.js';
+export {
+  CONTENT_TYPES,
+  type ExtractedText,
+  type ExtractionCode,
+  type Extractor,
+  type ExtractorOptions,
+  type PageSpan,
+  type SourceFormat,
+} from './types.js';

@@ -1,0 +1,349 @@
+// The extractor: a small pool of worker threads, each with a V8 heap cap, and a wall-time cap per
+// document. A thread that runs out of heap, crashes or overruns is terminated; only its document
+// fails, and a fresh thread takes its place when the next document needs one. A long PDF is split
+// into page ranges that idle threads extract side by side.
+import { Worker } from 'node:worker_threads';
+import { ExtractionError } from './errors.js';
+import {
+  CONTENT_TYPES,
+  type ExtractedText,
+  type Extractor,
+  type ExtractorOptions,
+  type PageSpan,
+  type SourceFormat,
+  type WorkerReply,
+  type WorkerRequest,
+} from './types.js';
+import { workerEntry } from './worker-entry.js';
+
+/**
+ * A helper thread first parses the whole document structure and the fonts of its pages again, so
+ * a range shorter than this costs more than it saves.
+ */
+const PDF_MIN_PAGES_PER_PART = 8;
+
+/**
+ * A thread loads its modules in well under a second. The time cap only runs once it has, so
+ * this guards against a thread that never gets there leaving its document waiting for ever.
+ */
+const STARTUP_TIMEOUT_MS = 60_000;
+
+interface Slot {
+  worker: Worker;
+  /** The document this thread works on, if any. */
+  job: Job | null;
+  /** The thread finished loading its modules: a crash after this is the document's fault. */
+  ready: boolean;
+  /** Terminated or crashed; its remaining events are ignored. */
+  dead: boolean;
+  startup: NodeJS.Timeout;
+}
+
+interface Job {
+  id: number;
+  path: string;
+  format: SourceFormat;
+  resolve: (result: ExtractedText) => void;
+  reject: (error: unknown) => void;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | null;
+  timer: NodeJS.Timeout | null;
+  slots: Set<Slot>;
+  /** PDF page texts by the first page of each range. */
+  parts: Map<number, string[]>;
+  partsExpected: number;
+  settled: boolean;
+}
+
+export function createExtractor(opts: ExtractorOptions): Extractor {
+  return new WorkerPoolExtractor(opts);
+}
+
+class WorkerPoolExtractor implements Extractor {
+  private readonly slots = new Set<Slot>();
+  private readonly queue: Job[] = [];
+  private readonly jobs = new Set<Job>();
+  private readonly exiting = new Set<Promise<unknown>>();
+  private readonly entry = workerEntry();
+  private closed = false;
+  private nextJobId = 1;
+
+  constructor(private readonly opts: ExtractorOptions) {
+    if (!(opts.maxWorkers >= 1)) throw new RangeError('maxWorkers must be at least 1');
+  }
+
+  extract(path: string, format: SourceFormat, signal?: AbortSignal): Promise<ExtractedText> {
+    if (this.closed) return Promise.reject(new Error('the extractor is closed'));
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<ExtractedText>((resolve, reject) => {
+      const job: Job = {
+        id: this.nextJobId++,
+        path,
+        format,
+        resolve,
+        reject,
+        signal,
+        onAbort: null,
+        timer: null,
+        slots: new Set(),
+        parts: new Map(),
+        partsExpected: 1,
+        settled: false,
+      };
+      if (signal) {
+        job.onAbort = () => this.settle(job, signal.reason);
+        signal.addEventListener('abort', job.onAbort, { once: true });
+      }
+      this.jobs.add(job);
+      this.queue.push(job);
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of [...this.jobs]) this.settle(job, new Error('the extractor is closed'));
+    for (const slot of [...this.slots]) this.kill(slot);
+    await Promise.all([...this.exiting]);
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && !this.closed) {
+      const slot = this.takeSlot();
+      if (!slot) return;
+      const job = this.queue.shift()!;
+      if (slot.ready) this.startClock(job);
+      this.assign(slot, job, {
+        type: 'extract',
+        jobId: job.id,
+        path: job.path,
+        format: job.format,
+        pdfMaxPages: this.opts.pdfMaxPages,
+      });
+    }
+  }
+
+  /**
+   * The time cap runs from the moment a loaded thread has the document: neither waiting behind
+   * other documents nor a new thread loading its modules is the document's fault.
+   */
+  private startClock(job: Job): void {
+    if (job.timer || job.settled) return;
+    job.timer = setTimeout(() => {
+      this.settle(
+        job,
+        new ExtractionError('timeout', `extraction took longer than ${this.opts.timeoutMs} ms`),
+      );
+    }, this.opts.timeoutMs);
+  }
+
+  /** An idle thread, or a new one while the pool is below its size. */
+  private takeSlot(): Slot | null {
+    for (const slot of this.slots) if (!slot.job) return slot;
+    if (this.slots.size >= this.opts.maxWorkers) return null;
+    return this.spawn();
+  }
+
+  private spareSlots(): number {
+    let idle = 0;
+    for (const slot of this.slots) if (!slot.job) idle++;
+    return idle + this.opts.maxWorkers - this.slots.size;
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(this.entry, {
+      resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb },
+      execArgv: workerExecArgv(),
+    });
+    const slot: Slot = {
+      worker,
+      job: null,
+      ready: false,
+      dead: false,
+      startup: setTimeout(() => {
+        this.onCrash(slot, new Error(`not started after ${STARTUP_TIMEOUT_MS / 1000} s`));
+      }, STARTUP_TIMEOUT_MS),
+    };
+    slot.startup.unref();
+    worker.on('message', (message: WorkerReply) => this.onReply(slot, message));
+    worker.on('error', (error) => this.onCrash(slot, error));
+    worker.on('exit', (code) =>
+      this.onCrash(slot, new Error(`the extraction thread exited with code ${code}`)),
+    );
+    worker.unref();
+    this.slots.add(slot);
+    return slot;
+  }
+
+  private assign(slot: Slot, job: Job, request: WorkerRequest): void {
+    slot.job = job;
+    job.slots.add(slot);
+    // Busy threads keep the process alive; idle ones do not, so a forgotten close() cannot hang it.
+    slot.worker.ref();
+    slot.worker.postMessage(request);
+  }
+
+  private release(slot: Slot): void {
+    slot.job?.slots.delete(slot);
+    slot.job = null;
+    slot.worker.unref();
+  }
+
+  private kill(slot: Slot): void {
+    if (slot.dead) return;
+    slot.dead = true;
+    clearTimeout(slot.startup);
+    this.slots.delete(slot);
+    slot.job?.slots.delete(slot);
+    slot.job = null;
+    const exited = slot.worker.terminate().catch(() => {});
+    this.exiting.add(exited);
+    void exited.finally(() => this.exiting.delete(exited));
+  }
+
+  private onReply(slot: Slot, message: WorkerReply): void {
+    if (slot.dead) return;
+    if (message.type === 'ready') {
+      slot.ready = true;
+      clearTimeout(slot.startup);
+      if (slot.job) this.startClock(slot.job);
+      return;
+    }
+    const job = slot.job;
+    if (!job || job.id !== message.jobId) return;
+    switch (message.type) {
+      case 'pdfPageCount':
+        this.planPdf(job, slot, message.numPages);
+        return;
+      case 'pdfPages':
+        this.release(slot);
+        job.parts.set(message.from, message.texts);
+        if (job.parts.size === job.partsExpected) this.settle(job, null, assemblePdf(job.parts));
+        break;
+      case 'text':
+        this.release(slot);
+        this.settle(job, null, {
+          text: message.text,
+          pages: null,
+          format: job.format,
+          contentType: CONTENT_TYPES[job.format],
+        });
+        break;
+      case 'failed':
+        this.release(slot);
+        this.settle(job, new ExtractionError(message.code, message.message));
+        break;
+    }
+    this.pump();
+  }
+
+  /**
+   * Splits a PDF across the threads nobody else is waiting for. Documents still queued get the
+   * threads instead: splitting then would only make them wait longer.
+   */
+  private planPdf(job: Job, first: Slot, numPages: number): void {
+    const spare = this.queue.length === 0 ? this.spareSlots() : 0;
+    const parts = Math.max(1, Math.min(1 + spare, Math.floor(numPages / PDF_MIN_PAGES_PER_PART)));
+    const ranges = splitPages(numPages, parts);
+    job.partsExpected = ranges.length;
+    const [own, ...others] = ranges;
+    first.worker.postMessage({ type: 'pdfPlan', jobId: job.id, ...own! } satisfies WorkerRequest);
+    for (const range of others) {
+      this.assign(this.takeSlot()!, job, {
+        type: 'extract',
+        jobId: job.id,
+        path: job.path,
+        format: 'pdf',
+        pdfMaxPages: this.opts.pdfMaxPages,
+        pdfPart: range,
+      });
+    }
+  }
+
+  private onCrash(slot: Slot, error: Error): void {
+    if (slot.dead) return;
+    const job = slot.job;
+    this.kill(slot);
+    if (job) this.settle(job, crashError(error, slot.ready, this.opts.maxHeapMb));
+    this.pump();
+  }
+
+  /** Ends a document once: clears its timer and listener, stops threads still working on it. */
+  private settle(job: Job, error: unknown, result?: ExtractedText): void {
+    if (job.settled) return;
+    job.settled = true;
+    this.jobs.delete(job);
+    if (job.timer) clearTimeout(job.timer);
+    if (job.onAbort) job.signal?.removeEventListener('abort', job.onAbort);
+    const queued = this.queue.indexOf(job);
+    if (queued !== -1) this.queue.splice(queued, 1);
+    // A thread still busy with a failed, timed-out or aborted document may be stuck in it: the
+    // only way to get it back is to end it.
+    for (const slot of [...job.slots]) this.kill(slot);
+    if (error === null && result) job.resolve(result);
+    else job.reject(error);
+    this.pump();
+  }
+}
+
+/**
+ * Threads inherit the process's Node flags (source maps, profilers, loaders), except the one that
+ * stops a thread from starting at all: --input-type, which only applies to -e/stdin scripts.
+ */
+function workerExecArgv(): string[] {
+  const args: string[] = [];
+  for (let i = 0; i < process.execArgv.length; i++) {
+    const arg = process.execArgv[i]!;
+    if (arg === '--input-type') i++;
+    else if (!arg.startsWith('--input-type=')) args.push(arg);
+  }
+  return args;
+}
+
+function crashError(error: Error, ready: boolean, maxHeapMb: number): Error {
+  // Before the thread has loaded its modules, nothing it did depended on the document: a fault
+  // of the installation or configuration, not something the document should fail for.
+  if (!ready) return new Error(`the extraction thread failed to start (${error.message})`);
+  if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+    return new ExtractionError(
+      'too_large',
+      `extracting the document needs more than ${maxHeapMb} MB of memory`,
+    );
+  }
+  return new ExtractionError('corrupt', `the extraction thread crashed on this document (${error.message})`);
+}
+
+/** `parts` contiguous ranges covering pages 1..numPages, sizes differing by at most one. */
+export function splitPages(numPages: number, parts: number): { from: number; to: number }[] {
+  if (numPages === 0) return [{ from: 1, to: 0 }];
+  const ranges: { from: number; to: number }[] = [];
+  let from = 1;
+  for (let i = 0; i < parts; i++) {
+    const size = Math.floor(numPages / parts) + (i < numPages % parts ? 1 : 0);
+    ranges.push({ from, to: from + size - 1 });
+    from += size;
+  }
+  return ranges;
+}
+
+/** Pages joined by a blank line; an empty page gets an empty span and adds no separator. */
+export function assemblePdf(parts: Map<number, string[]>): ExtractedText {
+  const pageTexts = [...parts.entries()].sort((a, b) => a[0] - b[0]).flatMap(([, texts]) => texts);
+  const pieces: string[] = [];
+  const pages: PageSpan[] = [];
+  let offset = 0;
+  pageTexts.forEach((text, index) => {
+    if (text === '') {
+      pages.push({ page: index + 1, charStart: offset, charEnd: offset });
+      return;
+    }
+    if (pieces.length > 0) {
+      pieces.push('\n\n');
+      offset += 2;
+    }
+    pages.push({ page: index + 1, charStart: offset, charEnd: offset + text.length });
+    pieces.push(text);
+    offset += text.length;
+  });
+  return { text: pieces.join(''), pages, format: 'pdf', contentType: CONTENT_TYPES.pdf };
+}

@@ -1,0 +1,32 @@
+// Plain text and Markdown: bytes to a string the chunker can trust. Markdown stays as written,
+// because its headings are what the chunker splits on.
+
+/** The byte-order mark a file starts with, if any, and how long it is. */
+export function bomOf(
+  bytes: Uint8Array,
+): { encoding: 'utf-8' | 'utf-16le' | 'utf-16be'; length: number } | null {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return { encoding: 'utf-8', length: 3 };
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return { encoding: 'utf-16le', length: 2 };
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return { encoding: 'utf-16be', length: 2 };
+  return null;
+}
+
+/**
+ * UTF-8 unless a UTF-16 BOM says otherwise. Invalid sequences become U+FFFD instead of failing:
+ * detection already refused files whose beginning is not UTF-8, so what is left is a damaged
+ * byte here and there, and losing one character beats losing the document.
+ */
+export function decodeText(bytes: Uint8Array): string {
+  const bom = bomOf(bytes);
+  // TextDecoder drops the BOM of its own encoding itself (ignoreBOM defaults to false).
+  const text = new TextDecoder(bom?.encoding ?? 'utf-8').decode(bytes);
+  return normalizeText(text);
+}
+
+/**
+ * NUL characters are removed (they end C strings in databases and FTS tokenizers), and line
+ * endings become \n so that offsets and paragraph breaks mean the same for every source.
+ */
+export function normalizeText(text: string): string {
+  return text.replaceAll('\u0000', '').replace(/\r\n?/g, '\n');
+}

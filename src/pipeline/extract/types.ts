@@ -1,0 +1,76 @@
+// The shapes extraction hands to the rest of the pipeline, and the messages the pool and its
+// worker threads exchange. Kept apart from the code so the worker and the pool agree on one list.
+
+export type SourceFormat = 'pdf' | 'docx' | 'txt' | 'md' | 'html';
+
+/** Where one page's text sits in `ExtractedText.text`: 1-based page, UTF-16 offsets, end exclusive. */
+export interface PageSpan {
+  page: number;
+  charStart: number;
+  charEnd: number;
+}
+
+export interface ExtractedText {
+  text: string;
+  /** One span per page for paged formats (PDF), in page order; null otherwise. */
+  pages: PageSpan[] | null;
+  format: SourceFormat;
+  contentType: string;
+}
+
+export interface ExtractorOptions {
+  /** Worker threads in the pool; one big PDF may use several of them at once. */
+  maxWorkers: number;
+  /** Wall-time cap per document, counted from the moment a worker starts on it. */
+  timeoutMs: number;
+  /** V8 old-generation heap cap of each worker thread. */
+  maxHeapMb: number;
+  pdfMaxPages: number;
+}
+
+export interface Extractor {
+  extract(path: string, format: SourceFormat, signal?: AbortSignal): Promise<ExtractedText>;
+  /** Rejects documents still queued or running and stops every worker thread. */
+  close(): Promise<void>;
+}
+
+export const CONTENT_TYPES: Readonly<Record<SourceFormat, string>> = {
+  pdf: 'application/pdf',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  txt: 'text/plain',
+  md: 'text/markdown',
+  html: 'text/html',
+};
+
+export type ExtractionCode =
+  | 'unsupported_format'
+  | 'too_large'
+  | 'encrypted'
+  | 'corrupt'
+  | 'archive_limits'
+  | 'timeout';
+
+/** Pool → worker. */
+export type WorkerRequest =
+  | {
+      type: 'extract';
+      jobId: number;
+      path: string;
+      format: SourceFormat;
+      pdfMaxPages: number;
+      /**
+       * Set when this worker helps with part of a PDF another worker opened first; the worker then
+       * extracts exactly these pages and never reports a page count.
+       */
+      pdfPart?: { from: number; to: number };
+    }
+  /** The pages (1-based, inclusive) the worker that reported the page count should extract. */
+  | { type: 'pdfPlan'; jobId: number; from: number; to: number };
+
+/** Worker → pool. */
+export type WorkerReply =
+  | { type: 'ready' }
+  | { type: 'pdfPageCount'; jobId: number; numPages: number }
+  | { type: 'pdfPages'; jobId: number; from: number; texts: string[] }
+  | { type: 'text'; jobId: number; text: string }
+  | { type: 'failed'; jobId: number; code: ExtractionCode; message: string };

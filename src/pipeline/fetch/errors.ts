@@ -1,0 +1,24 @@
+// The failures a URL download can end in. Their codes are the `error.code` a document shows when
+// its fetch stage fails, so they are part of the public API; `transient` tells the worker whether
+// trying again soon could succeed.
+
+export type FetchFailureCode =
+  | 'url_unreachable'
+  | 'url_blocked'
+  | 'too_large'
+  | 'timeout'
+  | 'too_many_redirects'
+  | 'unsupported_format';
+
+export class FetchError extends Error {
+  // Messages end up on the document and in logs, so they are built from redactUrl() and never
+  // from a raw URL: pre-signed query strings must not leak.
+  constructor(
+    readonly code: FetchFailureCode,
+    message: string,
+    readonly transient: boolean,
+  ) {
+    super(message);
+    this.name = 'FetchError';
+  }
+}

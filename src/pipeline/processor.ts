@@ -1,0 +1,169 @@
+// The worker's job: take one document from `queued` to `ready` or `failed`. Every step can run
+// again after a crash: the index is replaced in one transaction, and a document deleted
+// meanwhile is left alone (the store refuses to write to it).
+import { createHash } from 'node:crypto';
+import type { BlobStore, DocumentStore, JobContext, JobHandler, JobQueue } from '../domain/ports.js';
+import type { DocumentError, FailureCode, JobInput } from '../domain/types.js';
+import { chunkText } from './chunk/chunker.js';
+import { type Format, formatOf } from './formats.js';
+
+export interface ExtractedDocument {
+  text: string;
+  pages: { page: number; charStart: number; charEnd: number }[] | null;
+}
+
+/** Turns a stored file into text (runs off the main thread in production). */
+export type ExtractFile = (path: string, format: Format, signal: AbortSignal) => Promise<ExtractedDocument>;
+
+/** Downloads a URL into the blob store; returns the blob and what was learnt about it. */
+export type DownloadUrl = (
+  url: string,
+  signal: AbortSignal,
+) => Promise<{ blobKey: string; bytes: number; contentType: string }>;
+
+/** A failure with a code the user sees. `transient` failures are retried while attempts remain. */
+export class ProcessingError extends Error {
+  constructor(
+    readonly code: FailureCode,
+    message: string,
+    readonly transient = false,
+  ) {
+    super(message);
+    this.name = 'ProcessingError';
+  }
+}
+
+export interface ProcessorLogger {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface ProcessorDeps {
+  documents: DocumentStore;
+  /** Where downloaded documents go next (the process lane's queue). */
+  processQueue: JobQueue;
+  blobs: BlobStore;
+  extractFile: ExtractFile;
+  downloadUrl: DownloadUrl;
+  /** Maps a thrown error from extraction/download to a ProcessingError, or null if unknown. */
+  classifyError: (error: unknown) => ProcessingError | null;
+  logger: ProcessorLogger;
+}
+
+/** Yields to the event loop so HTTP requests are served between CPU-heavy steps. */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export class DocumentProcessor {
+  constructor(private readonly deps: ProcessorDeps) {}
+
+  /**
+   * The download lane: fetches a URL document into the blob store, then hands it to the process
+   * lane. Kept apart so downloads of short-lived pre-signed URLs never wait behind extraction.
+   */
+  readonly handleDownload: JobHandler = async (job) => {
+    const { documents } = this.deps;
+    const input = await documents.loadJobInput(job.documentId);
+    if (!input || input.record.status === 'ready' || input.record.status === 'failed') return;
+    if (input.blobKey === null) {
+      if (input.record.status !== 'processing' && !(await documents.markProcessing(job.documentId))) return;
+      const downloaded = await this.guard(job, () => this.download(input, job));
+      if (!downloaded) return;
+    }
+    await this.deps.processQueue.enqueue([{ documentId: job.documentId, orgId: job.orgId }]);
+  };
+
+  /** The process lane: extract (for files), chunk, index. */
+  readonly handle: JobHandler = async (job) => {
+    const { documents } = this.deps;
+    const input = await documents.loadJobInput(job.documentId);
+    if (!input || input.record.status === 'ready' || input.record.status === 'failed') return;
+    if (input.record.status !== 'processing' && !(await documents.markProcessing(job.documentId))) return;
+    await this.guard(job, async () => {
+      if (input.blobKey === null && input.text === null) {
+        // A URL document whose download lane is this same queue (single-lane deployments).
+        if (!(await this.download(input, job))) return false;
+        const reloaded = await documents.loadJobInput(job.documentId);
+        if (!reloaded) return false;
+        await this.process(reloaded, job.signal);
+        return true;
+      }
+      await this.process(input, job.signal);
+      return true;
+    });
+  };
+
+  /**
+   * Runs a step and records its failure on the document: permanent failures (and transient ones
+   * on the last attempt) end `failed`; other transient ones are thrown back for a retry.
+   * Returns the step's result, or false when it failed.
+   */
+  private async guard(job: JobContext, step: () => Promise<boolean>): Promise<boolean> {
+    const { documents, logger } = this.deps;
+    try {
+      return await step();
+    } catch (thrown) {
+      // Abandoned (shutdown or a lost lease): hand the job back untouched; another run finishes it.
+      if (job.signal.aborted) throw thrown;
+      const error = this.deps.classifyError(thrown) ?? internalError(thrown);
+      const detail: DocumentError = { code: error.code, message: error.message };
+      if (error.transient && job.attempt < job.maxAttempts) {
+        await documents.markRetrying(job.documentId, detail);
+        throw error;
+      }
+      if (error.code === 'internal') {
+        logger.error({ err: thrown, document_id: job.documentId, org_id: job.orgId }, 'document processing failed');
+      }
+      await documents.markFailed(job.documentId, detail);
+      return false;
+    }
+  }
+
+  /** Downloads into the blob store and records it on the document; false if it was deleted meanwhile. */
+  private async download(input: JobInput, job: JobContext): Promise<boolean> {
+    const { documents, blobs } = this.deps;
+    if (input.fetchUrl === null) throw new ProcessingError('internal', 'document has no input');
+    const downloaded = await this.deps.downloadUrl(input.fetchUrl, job.signal);
+    const attached = await documents.attachBlob(input.record.id, downloaded);
+    if (!attached) await blobs.delete(downloaded.blobKey);
+    return attached;
+  }
+
+  private async process(input: JobInput, signal: AbortSignal): Promise<void> {
+    const { documents, blobs } = this.deps;
+    const { record } = input;
+    const format: Format = formatOf(record.source.content_type) ?? 'txt';
+    let text: string;
+    let pages: ExtractedDocument['pages'] = null;
+    if (input.text !== null) {
+      text = input.text;
+    } else if (input.blobKey !== null) {
+      const extracted = await this.deps.extractFile(blobs.pathOf(input.blobKey), format, signal);
+      text = extracted.text;
+      pages = extracted.pages;
+    } else {
+      throw new ProcessingError('internal', 'document has no input');
+    }
+
+    await yieldToEventLoop();
+    const plan = chunkText(text, {
+      chunkSize: record.chunkSize,
+      chunkOverlap: record.chunkOverlap,
+      markdown: format === 'md',
+      pages,
+    });
+    await yieldToEventLoop();
+    await documents.saveIndex(record.id, {
+      chunks: plan.chunks,
+      tokenCount: plan.tokenCount,
+      contentSha256: createHash('sha256').update(text, 'utf8').digest('hex'),
+      contentType: record.source.content_type,
+      bytes: record.source.bytes,
+    });
+  }
+}
+
+function internalError(thrown: unknown): ProcessingError {
+  // Unknown errors (a database hiccup, a bug) are retried; the last attempt records them.
+  const reason = thrown instanceof Error ? thrown.message : String(thrown);
+  return new ProcessingError('internal', `processing failed: ${reason}`, true);
+}

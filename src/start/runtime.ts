@@ -1,0 +1,259 @@
+// The composition root: reads the config, picks an adapter for every port (embedded SQLite or
+// PostgreSQL/Redis), and wires the domain services, the worker and the HTTP dependencies.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { FsBlobStore } from '../adapters/blob/fs-blob-store.js';
+import { SqliteTableQueue } from '../adapters/queue/sqlite-table-queue.js';
+import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
+import { openSqlite } from '../adapters/sqlite/database.js';
+import { SqliteDocumentStore } from '../adapters/sqlite/document-store.js';
+import { SqliteIdempotencyStore } from '../adapters/sqlite/idempotency-store.js';
+import { SqliteOrgStore } from '../adapters/sqlite/org-store.js';
+import { SqliteUsageStore } from '../adapters/sqlite/usage-store.js';
+import type { Config } from '../config/index.js';
+import { Authenticator } from '../domain/auth.js';
+import { DocumentService } from '../domain/documents.js';
+import { IdempotencyService } from '../domain/idempotency.js';
+import { IngestionService } from '../domain/ingestion.js';
+import { OrgAdmin } from '../domain/orgs.js';
+import type {
+  BlobStore,
+  Clock,
+  DocumentStore,
+  IdempotencyStore,
+  JobConsumer,
+  JobQueue,
+  OrgStore,
+  RateLimiter,
+  UsageStore,
+} from '../domain/ports.js';
+import { BlobTooLargeError } from '../domain/ports.js';
+import { QueryService } from '../domain/query.js';
+import { QueueReconciler } from '../domain/reconciler.js';
+import { UsageService } from '../domain/usage.js';
+import type { AppDeps, ReadinessCheck } from '../http/deps.js';
+import { TOKENIZER_NAME } from '../pipeline/chunk/chunker.js';
+import { createExtractor, detectFormat, ExtractionError, type Extractor } from '../pipeline/extract/index.js';
+import {
+  checkSubmittedUrl,
+  createAddressPolicy,
+  downloadToSink,
+  FetchError,
+  redactUrl,
+} from '../pipeline/fetch/index.js';
+import { contentTypeOf } from '../pipeline/formats.js';
+import { DocumentProcessor, ProcessingError } from '../pipeline/processor.js';
+import type { Logger } from './logger.js';
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export interface Adapters {
+  orgs: OrgStore;
+  documents: DocumentStore;
+  usage: UsageStore;
+  /** The process lane: extraction, chunking, indexing. */
+  queue: JobQueue;
+  /** The download lane for URL documents; when absent, `queue` serves both. */
+  downloadQueue?: JobQueue;
+  rateLimiter: RateLimiter;
+  blobs: BlobStore;
+  idempotency: IdempotencyStore;
+  readiness: ReadinessCheck[];
+  close(): Promise<void>;
+}
+
+export interface Runtime extends Adapters {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  admin: OrgAdmin;
+  appDeps: AppDeps;
+  /** Starts consuming jobs and the reconciler; returns a handle that stops both. */
+  startWorker(): { stop(): Promise<void> };
+}
+
+export async function createAdapters(config: Config, logger: Logger, clock: Clock): Promise<Adapters> {
+  if (config.databaseUrl !== null || config.redisUrl !== null) {
+    const { createScaleOutAdapters } = await import('./scale-out.js');
+    return createScaleOutAdapters(config, logger, clock);
+  }
+  mkdirSync(config.dataDir, { recursive: true });
+  const db = openSqlite(path.join(config.dataDir, 'docindex.db'));
+  const queueOptions = { leaseMs: config.jobLeaseMs, maxAttempts: config.jobMaxAttempts };
+  const queue = new SqliteTableQueue(db, { ...queueOptions, name: 'process', lane: 'process' });
+  const downloadQueue = new SqliteTableQueue(db, { ...queueOptions, name: 'download', lane: 'download' });
+  const rateLimiter = new MemoryRateLimiter();
+  return {
+    orgs: new SqliteOrgStore(db),
+    documents: new SqliteDocumentStore(db),
+    usage: new SqliteUsageStore(db),
+    queue,
+    downloadQueue,
+    rateLimiter,
+    blobs: new FsBlobStore(config.blobDir),
+    idempotency: new SqliteIdempotencyStore(db),
+    readiness: [
+      {
+        name: 'sqlite',
+        check: async () => {
+          db.prepare('SELECT 1').get();
+        },
+      },
+    ],
+    async close() {
+      await queue.close();
+      await downloadQueue.close();
+      await rateLimiter.close();
+      db.close();
+    },
+  };
+}
+
+export async function createRuntime(
+  config: Config,
+  logger: Logger,
+  clock: Clock = systemClock,
+): Promise<Runtime> {
+  const adapters = await createAdapters(config, logger, clock);
+  const { orgs, documents, usage, queue, rateLimiter, blobs } = adapters;
+  const downloadQueue = adapters.downloadQueue ?? queue;
+  const policy = createAddressPolicy({ allow: config.urlFetchAllow });
+  const usageService = new UsageService(usage, clock);
+
+  const ingestion = new IngestionService({
+    documents,
+    queue,
+    downloadQueue,
+    blobs,
+    clock,
+    sniffFormat: async ({ path: file, filename }) => {
+      const result = await detectFormat({ path: file, filename });
+      return result.ok ? { ok: true, contentType: contentTypeOf(result.format) } : result;
+    },
+    screenUrl: (raw) => {
+      const checked = checkSubmittedUrl(raw, policy);
+      return checked.ok ? { ok: true, displayUrl: redactUrl(checked.url) } : checked;
+    },
+    limits: {
+      maxQueuedDocuments: config.maxQueuedDocuments,
+      maxUploadBytes: config.maxUploadBytes,
+      tokenizer: TOKENIZER_NAME,
+    },
+    onEnqueueError: (error) =>
+      logger.warn({ err: error }, 'enqueue after commit failed; the reconciler will retry'),
+  });
+
+  const appDeps: AppDeps = {
+    authenticator: new Authenticator(orgs),
+    rateLimiter,
+    ingestion,
+    idempotency: new IdempotencyService(adapters.idempotency, clock),
+    documents: new DocumentService(documents, blobs),
+    query: new QueryService(documents, usageService),
+    usage: usageService,
+    readiness: adapters.readiness,
+    limits: {
+      maxJsonBodyBytes: config.maxJsonBodyBytes,
+      maxUploadBytes: config.maxUploadBytes,
+      unauthenticatedRateLimitRpm: config.unauthenticatedRateLimitRpm,
+    },
+    http: { trustProxy: config.trustProxy, requestTimeoutMs: config.requestTimeoutMs },
+  };
+
+  let extractor: Extractor | null = null;
+
+  const startWorker = () => {
+    extractor = createExtractor({
+      maxWorkers: config.extractWorkers,
+      timeoutMs: config.extractTimeoutMs,
+      maxHeapMb: config.extractMaxHeapMb,
+      pdfMaxPages: config.pdfMaxPages,
+    });
+    const activeExtractor = extractor;
+    const processor = new DocumentProcessor({
+      documents,
+      processQueue: queue,
+      blobs,
+      logger,
+      extractFile: (file, format, signal) => activeExtractor.extract(file, format, signal),
+      downloadUrl: async (url, signal) => {
+        let blobKey: string | null = null;
+        const target = new URL(url);
+        const downloaded = await downloadToSink(
+          target,
+          {
+            policy,
+            maxBytes: config.maxUploadBytes,
+            connectTimeoutMs: 10_000,
+            totalTimeoutMs: 120_000,
+            maxRedirects: 5,
+            signal,
+          },
+          async (body) => {
+            const written = await blobs.put(body.stream, { maxBytes: config.maxUploadBytes });
+            blobKey = written.key;
+            return written.bytes;
+          },
+        );
+        const key = blobKey as string | null;
+        if (key === null) throw new ProcessingError('url_unreachable', 'the download produced no body');
+        const filename = path.posix.basename(downloaded.finalUrl.pathname) || null;
+        const format = await detectFormat({
+          path: blobs.pathOf(key),
+          filename,
+          declaredContentType: downloaded.contentType,
+        });
+        if (!format.ok) {
+          await blobs.delete(key);
+          throw new ProcessingError('unsupported_format', format.detail);
+        }
+        return { blobKey: key, bytes: downloaded.bytes, contentType: contentTypeOf(format.format) };
+      },
+      classifyError: (error) => {
+        if (error instanceof ProcessingError) return error;
+        if (error instanceof ExtractionError) return new ProcessingError(error.code, error.message);
+        if (error instanceof FetchError)
+          return new ProcessingError(error.code, error.message, error.transient);
+        if (error instanceof BlobTooLargeError) {
+          return new ProcessingError(
+            'too_large',
+            `the download is larger than ${config.maxUploadBytes} bytes`,
+          );
+        }
+        return null;
+      },
+    });
+    const consumers: JobConsumer[] = [queue.consume(processor.handle, { concurrency: config.workerConcurrency })];
+    if (downloadQueue !== queue) {
+      consumers.push(downloadQueue.consume(processor.handleDownload, { concurrency: config.downloadConcurrency }));
+    }
+    const reconciler = new QueueReconciler(documents, { process: queue, download: downloadQueue }, clock, config.reconcileIntervalMs);
+    const reconcile = () =>
+      reconciler.runOnce().then(
+        (n) => {
+          if (n > 0) logger.info({ requeued: n }, 'reconciler re-enqueued documents');
+        },
+        (error: unknown) => logger.warn({ err: error }, 'reconciler run failed'),
+      );
+    void reconcile();
+    const timer = setInterval(reconcile, config.reconcileIntervalMs);
+    timer.unref();
+    return {
+      async stop() {
+        clearInterval(timer);
+        await Promise.all(consumers.map((c) => c.stop()));
+        await activeExtractor.close();
+      },
+    };
+  };
+
+  return {
+    ...adapters,
+    config,
+    logger,
+    clock,
+    admin: new OrgAdmin(orgs, clock, config.defaultRateLimitRpm),
+    appDeps,
+    startWorker,
+  };
+}

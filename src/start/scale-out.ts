@@ -1,0 +1,139 @@
+// Scale-out adapters: PostgreSQL for records, index and usage; BullMQ on Redis for jobs; Redis for
+// the rate limiter. Selected by DATABASE_URL / REDIS_URL:
+//   DATABASE_URL + REDIS_URL  PostgreSQL stores, BullMQ queue, Redis limiter (the reference layout)
+//   DATABASE_URL only         PostgreSQL stores, PgTableQueue (documents rows are the jobs) and a
+//                             PostgreSQL limiter: fewer moving parts, exact limits all the same
+//   REDIS_URL only            refused: Redis holds no records, and SQLite cannot be shared by hosts
+// Uploaded files stay on FsBlobStore at BLOB_DIR, a folder every API and worker process mounts.
+import { FsBlobStore } from '../adapters/blob/fs-blob-store.js';
+import { PgDatabase } from '../adapters/postgres/database.js';
+import { PgDocumentStore } from '../adapters/postgres/document-store.js';
+import { migratePostgres } from '../adapters/postgres/migrations.js';
+import { PgOrgStore } from '../adapters/postgres/org-store.js';
+import { PgRateLimiter } from '../adapters/postgres/rate-limiter.js';
+import { PgUsageStore } from '../adapters/postgres/usage-store.js';
+import { BullmqJobQueue } from '../adapters/queue/bullmq-queue.js';
+import { PgTableQueue } from '../adapters/queue/postgres-table-queue.js';
+import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
+import type { Config } from '../config/index.js';
+import type { Clock, JobQueue, RateLimiter } from '../domain/ports.js';
+import type { ReadinessCheck } from '../http/deps.js';
+import type { Logger } from './logger.js';
+import type { Adapters } from './runtime.js';
+
+/** How long start-up waits for Redis before carrying on degraded (see README, "Scale-out"). */
+const REDIS_STARTUP_WAIT_MS = 5_000;
+/** The same outage logs at most once per this interval per source, with a count of the rest. */
+const LOG_EVERY_MS = 30_000;
+
+export class ScaleOutConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ScaleOutConfigError';
+  }
+}
+
+/**
+ * A warning that repeats while a backing service is down (every request would log it) is logged
+ * once, then at most once per LOG_EVERY_MS with how many were suppressed.
+ */
+function throttledWarning(logger: Logger, msg: string, context: Record<string, unknown>) {
+  let last = 0;
+  let suppressed = 0;
+  return (error: unknown) => {
+    const now = Date.now();
+    if (now - last < LOG_EVERY_MS) {
+      suppressed += 1;
+      return;
+    }
+    logger.warn({ ...context, err: error, suppressed }, msg);
+    last = now;
+    suppressed = 0;
+  };
+}
+
+export async function createScaleOutAdapters(config: Config, logger: Logger, clock: Clock): Promise<Adapters> {
+  if (config.databaseUrl === null) {
+    throw new ScaleOutConfigError(
+      'REDIS_URL is set but DATABASE_URL is not. Scale-out keeps records and the full-text index in ' +
+        'PostgreSQL; Redis only carries jobs and rate-limit counters. Set DATABASE_URL=postgres://… ' +
+        'as well, or unset REDIS_URL to run embedded on SQLite.',
+    );
+  }
+
+  const db = new PgDatabase({
+    connectionString: config.databaseUrl,
+    schema: config.databaseSchema,
+    // Requests and jobs each hold a connection for one statement or one short transaction; the
+    // worker side adds heartbeats and claims.
+    maxConnections: Math.max(10, config.workerConcurrency * 2 + 4),
+    onIdleError: throttledWarning(logger, 'idle PostgreSQL connection failed', { service: 'postgres' }),
+  });
+  try {
+    const { applied } = await migratePostgres(db);
+    if (applied.length > 0) logger.info({ applied, schema: config.databaseSchema }, 'database migrated');
+  } catch (error) {
+    await db.close().catch(() => {});
+    throw error;
+  }
+
+  const readiness: ReadinessCheck[] = [{ name: 'postgres', check: () => db.ping() }];
+  let queue: JobQueue;
+  let rateLimiter: RateLimiter;
+
+  if (config.redisUrl !== null) {
+    const bullmq = new BullmqJobQueue({
+      url: config.redisUrl,
+      prefix: config.redisPrefix,
+      leaseMs: config.jobLeaseMs,
+      maxAttempts: config.jobMaxAttempts,
+      onError: throttledWarning(logger, 'job queue (Redis) error', { service: 'redis' }),
+    });
+    const redisLimiter = new RedisRateLimiter({
+      url: config.redisUrl,
+      keyPrefix: `${config.redisPrefix}:ratelimit`,
+      onUnavailable: throttledWarning(
+        logger,
+        'Redis unavailable: rate limits are counted per process until it is back',
+        { service: 'redis' },
+      ),
+    });
+    queue = bullmq;
+    rateLimiter = redisLimiter;
+    readiness.push({
+      name: 'redis',
+      check: async () => {
+        await Promise.all([redisLimiter.ping(), bullmq.ping()]);
+      },
+    });
+    try {
+      await Promise.all([bullmq.ready(REDIS_STARTUP_WAIT_MS), redisLimiter.ready(REDIS_STARTUP_WAIT_MS)]);
+    } catch (error) {
+      // Starting anyway keeps reads and queries up; /readyz says what is missing, the limiter
+      // counts per process, and the reconciler enqueues accepted documents once Redis is back.
+      logger.warn({ err: error, service: 'redis' }, 'Redis is not reachable; starting degraded');
+    }
+  } else {
+    queue = new PgTableQueue(db, {
+      leaseMs: config.jobLeaseMs,
+      maxAttempts: config.jobMaxAttempts,
+      onError: throttledWarning(logger, 'job queue (PostgreSQL) error', { service: 'postgres' }),
+    });
+    rateLimiter = new PgRateLimiter(db);
+  }
+
+  return {
+    orgs: new PgOrgStore(db),
+    documents: new PgDocumentStore(db, clock, { tableQueue: config.redisUrl === null }),
+    usage: new PgUsageStore(db),
+    queue,
+    rateLimiter,
+    blobs: new FsBlobStore(config.blobDir),
+    readiness,
+    async close() {
+      await queue.close();
+      await rateLimiter.close();
+      await db.close();
+    },
+  };
+}

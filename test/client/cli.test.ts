@@ -1,0 +1,170 @@
+// The `docindex` client commands, run as a user runs them (`node bin/docindex.js …`, built by
+// `npm test`) against a real `docindex serve` process.
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, type ServerProcess, startServer, stopServer } from '../helpers/process.js';
+
+const ENCRYPTED_PDF = '/work/shared/corpus/pdf/libreoffice-writer-password.pdf';
+
+describe('docindex client commands', () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'docindex-cli-client-'));
+  const folder = path.join(root, 'library');
+  let server: ServerProcess;
+  let env: Record<string, string>;
+  const cli = (...args: string[]) => runCli(args, env);
+
+  beforeAll(async () => {
+    server = await startServer(['serve'], {
+      DATA_DIR: path.join(root, 'data'),
+      DEFAULT_RATE_LIMIT_RPM: '100000',
+    });
+    const apiKey = /api_key:\s+(dix_\S+)/.exec(server.stdout())?.[1];
+    if (!apiKey) throw new Error(`the server printed no first key:\n${server.stdout()}`);
+    env = { DOCINDEX_URL: server.baseUrl, DOCINDEX_API_KEY: apiKey };
+
+    mkdirSync(path.join(folder, 'nested'), { recursive: true });
+    writeFileSync(path.join(folder, 'salmon.txt'), 'Salmon swim upstream to spawn in their home river.\n');
+    writeFileSync(
+      path.join(folder, 'nested', 'herons.md'),
+      '# Herons\n\nHerons stand still in shallow water and strike at fish.\n',
+    );
+    writeFileSync(path.join(folder, 'ignored.csv'), 'a,b\n1,2\n');
+    writeFileSync(path.join(folder, '.hidden.txt'), 'hidden files are skipped\n');
+    copyFileSync(ENCRYPTED_PDF, path.join(folder, 'locked.pdf'));
+  });
+  afterAll(async () => {
+    if (server) await stopServer(server);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('ingest --wait walks a folder, reports the failure with its reason and exits non-zero', () => {
+    const result = cli('ingest', folder, '--metadata', 'shelf=nature', '--wait');
+    expect(result.status).toBe(1);
+    const out = result.stdout;
+    expect(out).toMatch(/^failed\s+[0-9a-f-]{36}\s+\S*locked\.pdf$/m);
+    expect(out).toMatch(/^ready\s+[0-9a-f-]{36}\s+\S*nested[/\\]herons\.md$/m);
+    expect(out).toMatch(/^ready\s+[0-9a-f-]{36}\s+\S*salmon\.txt$/m);
+    expect(out).not.toMatch(/ignored\.csv|hidden/);
+    expect(out).toMatch(/3 items: 2 ready, 1 failed/);
+    expect(out).toMatch(/Failed:\n\s+\S*locked\.pdf: encrypted: .*password/);
+    // stderr is not a terminal here: no progress line, nothing else.
+    expect(result.stderr).toBe('');
+  });
+
+  it('ls, status and --json show what was ingested; rm deletes', () => {
+    const listed = cli('ls');
+    expect(listed.status).toBe(0);
+    expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+CREATED \(UTC\)\s+CHUNKS\s+SOURCE\s+ERROR$/);
+    expect(listed.stdout).toMatch(/ready .* salmon\.txt/);
+    expect(listed.stdout).toMatch(/failed .* locked\.pdf\s+encrypted: /);
+    const ids = [...listed.stdout.matchAll(/^([0-9a-f-]{36})\s/gm)].map((m) => m[1]!);
+    expect(ids).toHaveLength(3);
+
+    const failedJson = cli('ls', '--status', 'failed', '--json');
+    expect(failedJson.status).toBe(0);
+    const page = JSON.parse(failedJson.stdout);
+    expect(Object.keys(page).sort()).toEqual(['documents', 'next_cursor']);
+    expect(page.documents).toHaveLength(1);
+    expect(page.documents[0]).toMatchObject({
+      status: 'failed',
+      error: { code: 'encrypted' },
+      metadata: { shelf: 'nature' },
+      source: { filename: 'locked.pdf' },
+    });
+    const failedId: string = page.documents[0].id;
+
+    const unknownId = '00000000-0000-4000-8000-000000000000';
+    const status = cli('status', ...ids, unknownId);
+    expect(status.status).toBe(1);
+    expect(status.stdout.trim().split('\n')).toHaveLength(4); // header + 3 documents
+    expect(status.stdout).toMatch(/encrypted: .*password/);
+    expect(status.stderr).toBe(`docindex status: no document with id ${unknownId}\n`);
+
+    const statusJson = JSON.parse(cli('status', failedId, '--json').stdout);
+    expect(statusJson.documents.map((d: { id: string }) => d.id)).toEqual([failedId]);
+
+    const removed = cli('rm', failedId, unknownId);
+    expect(removed.status).toBe(1);
+    expect(removed.stdout).toBe(`deleted ${failedId}\n`);
+    expect(removed.stderr).toMatch(new RegExp(`${unknownId}: No document with id`));
+  });
+
+  it('query prints ranked chunks with their document; --filter and --json work', () => {
+    const human = cli('query', 'herons', 'shallow', 'water');
+    expect(human.status).toBe(0);
+    expect(human.stdout).toMatch(/^ 1\. herons\.md · chunk 0 {2}\(score \d+\.\d{3}\)$/m);
+    expect(human.stdout).toMatch(/Herons stand still in shallow water/);
+
+    const json = cli('query', 'salmon', '--top-k', '1', '--filter', 'shelf=nature', '--json');
+    expect(json.status).toBe(0);
+    const answer = JSON.parse(json.stdout);
+    expect(answer.results).toHaveLength(1);
+    expect(answer.results[0]).toMatchObject({ metadata: { shelf: 'nature' }, page_start: null });
+    expect(answer.results[0].text).toMatch(/Salmon swim upstream/);
+
+    const none = cli('query', 'salmon', '--filter', 'shelf=elsewhere');
+    expect(none.status).toBe(0);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toMatch(/no matching chunks/);
+  });
+
+  it('usage draws 30 days with the totals and rate limit; --json is the API body', () => {
+    const json = JSON.parse(cli('usage', '--json').stdout);
+    expect(json).toMatchObject({ period_days: 30, total_queries: 3, rate_limit_rpm: 100000 });
+    expect(json.daily[0].count).toBe(3);
+
+    const human = cli('usage');
+    expect(human.status).toBe(0);
+    const lines = human.stdout.split('\n');
+    expect(lines[0]).toBe('Queries per day, last 30 days (UTC)');
+    const bars = lines.filter((line) => line.includes('┤'));
+    expect(bars).toHaveLength(8);
+    // Today is the rightmost column and the only day with queries: a full bar in every row.
+    for (const line of bars) expect(line.trimEnd().endsWith('█')).toBe(true);
+    expect(bars[0]).toMatch(/^3 ┤ {59}█$/);
+    const axisLabels = lines[lines.findIndex((line) => line.includes('┼')) + 1]!;
+    expect(axisLabels.trim().split(/\s+/)).toEqual([json.daily[29].date.slice(5), json.daily[0].date.slice(5)]);
+    expect(human.stdout).toMatch(/Total queries \(30 days\): 3 {3}today: 3/);
+    expect(human.stdout).toMatch(/Rate limit: 100,000 requests per minute/);
+  });
+
+  it('ingest without --wait prints queued ids; --chunk-size sends .txt as text with its settings', () => {
+    const notes = path.join(root, 'notes.txt');
+    writeFileSync(notes, 'Kingfishers dive for small fish from a perch above the water.\n');
+    const quick = cli('ingest', notes);
+    expect(quick.status).toBe(0);
+    expect(quick.stdout).toMatch(/^queued\s+[0-9a-f-]{36}\s+\S*notes\.txt$/m);
+    expect(quick.stdout).toMatch(/follow with `docindex status/);
+
+    const chunked = cli('ingest', notes, '--chunk-size', '128', '--chunk-overlap', '16', '--wait');
+    expect(chunked.status).toBe(0);
+    const id = /^ready\s+([0-9a-f-]{36})/m.exec(chunked.stdout)?.[1];
+    const doc = JSON.parse(cli('status', id!, '--json').stdout).documents[0];
+    expect(doc).toMatchObject({
+      chunk_size: 128,
+      chunk_overlap: 16,
+      source: { type: 'text' },
+      metadata: { filename: 'notes.txt' },
+    });
+  });
+
+  it('reports mistakes: missing paths, bad flags, no key, wrong key', () => {
+    const missing = cli('ingest', path.join(root, 'nope.pdf'));
+    expect(missing.status).toBe(1);
+    expect(missing.stdout).toMatch(/nope\.pdf: not_found: no such file or directory/);
+
+    const badFlag = cli('ls', '--frobnicate');
+    expect(badFlag.status).toBe(2);
+    expect(badFlag.stderr).toMatch(/Unknown option '--frobnicate'/);
+
+    const noKey = runCli(['usage'], { DOCINDEX_URL: server.baseUrl, DOCINDEX_API_KEY: '' });
+    expect(noKey.status).toBe(2);
+    expect(noKey.stderr).toMatch(/no API key: set DOCINDEX_API_KEY/);
+
+    const wrongKey = runCli(['usage', '--api-key', 'dix_wrong', '--url', server.baseUrl], {});
+    expect(wrongKey.status).toBe(1);
+    expect(wrongKey.stderr).toMatch(/invalid or revoked.*\(401, unauthorized, req_/);
+  });
+});

@@ -1,0 +1,268 @@
+// DocindexClient against a real docindex listening on loopback: every method, retries after 429
+// honouring Retry-After, Idempotency-Key on ingest, and the DocindexError a failure becomes.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryRateLimiter } from '../../src/adapters/ratelimit/memory.js';
+import { buildApp } from '../../src/app.js';
+import { DocindexClient, DocindexError, type WaitProgress, WaitTimeoutError } from '../../src/index.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { listen, recordingFetch } from './support.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const PDF = '/work/shared/corpus/pdf/pdflatex-4-pages.pdf';
+
+/** A loopback URL nothing listens on. */
+async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<DocindexError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof DocindexError) return error;
+    throw error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('DocindexClient', () => {
+  let h: Harness;
+  let baseUrl: string;
+  let client: DocindexClient;
+  const dir = mkdtempSync(path.join(tmpdir(), 'docindex-client-'));
+
+  beforeAll(async () => {
+    h = await startHarness();
+    baseUrl = await listen(h.app);
+    client = new DocindexClient({ baseUrl, apiKey: h.orgA.apiKey });
+  });
+  afterAll(async () => {
+    await h.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('ingests text, waits with batch status, queries, lists, iterates and deletes', async () => {
+    const ack = await client.ingestText(
+      [
+        'Salmon swim upstream to spawn in the river where they hatched.',
+        { text: 'Owls hunt at night and sleep during the day.', metadata: { topic: 'birds' } },
+        'Bees dance to tell the hive where flowers are.',
+      ],
+      { chunkSize: 256, chunkOverlap: 32 },
+    );
+    expect(ack).toMatchObject({ status: 'accepted', org_id: h.orgA.orgId, queued: 3 });
+    expect(ack.document_ids).toHaveLength(3);
+
+    const seen: WaitProgress[] = [];
+    const docs = await client.waitForDocuments(ack.document_ids, {
+      timeoutMs: 20_000,
+      onProgress: (p) => seen.push(p),
+    });
+    expect(docs.map((d) => d.id)).toEqual(ack.document_ids);
+    expect(docs.map((d) => d.status)).toEqual(['ready', 'ready', 'ready']);
+    expect(docs[0]).toMatchObject({ chunk_size: 256, chunk_overlap: 32 });
+    expect(seen.at(-1)).toMatchObject({ total: 3, ready: 3, failed: 0, queued: 0, processing: 0 });
+
+    const one = await client.getDocument(ack.document_ids[1]!);
+    expect(one).toMatchObject({ id: ack.document_ids[1], status: 'ready', metadata: { topic: 'birds' } });
+
+    const answer = await client.query({ query: 'owls at night', topK: 3 });
+    expect(answer.org_id).toBe(h.orgA.orgId);
+    expect(answer.results[0]).toMatchObject({ document_id: ack.document_ids[1], chunk_index: 0 });
+    const filtered = await client.query({ query: 'salmon', filter: { topic: 'birds' } });
+    expect(filtered.results).toEqual([]);
+    const scoped = await client.query({ query: 'bees', documentIds: [ack.document_ids[2]!] });
+    expect(scoped.results.map((r) => r.document_id)).toEqual([ack.document_ids[2]]);
+
+    const batch = await client.listDocuments({ ids: ack.document_ids, limit: 100 });
+    expect(batch.documents.map((d) => d.id).sort()).toEqual([...ack.document_ids].sort());
+    const page = await client.listDocuments({ limit: 1, status: 'ready' });
+    expect(page.documents).toHaveLength(1);
+    expect(page.next_cursor).toEqual(expect.any(String));
+
+    // Pages of one document each: the generator must follow every cursor.
+    const all: string[] = [];
+    for await (const doc of client.iterateDocuments({ pageSize: 1 })) all.push(doc.id);
+    expect(all).toEqual(expect.arrayContaining(ack.document_ids));
+    expect(new Set(all).size).toBe(all.length);
+
+    await client.deleteDocument(ack.document_ids[0]!);
+    const gone = await rejection(client.getDocument(ack.document_ids[0]!));
+    expect(gone).toMatchObject({ status: 404, code: 'not_found' });
+    expect((await client.query({ query: 'salmon' })).results).toEqual([]);
+
+    const usage = await client.usage();
+    expect(usage).toMatchObject({ org_id: h.orgA.orgId, period_days: 30, rate_limit_rpm: 1_000_000 });
+    expect(usage.daily).toHaveLength(30);
+    expect(usage.total_queries).toBe(4);
+    expect(usage.daily[0]!.count).toBe(4);
+  });
+
+  it('uploads files by path (with pages for PDFs) and as Blobs, with metadata and a filename', async () => {
+    const notes = path.join(dir, 'field-notes.md');
+    writeFileSync(notes, '# Field notes\n\nThe heron waited motionless in the shallows.\n');
+    const fromPath = await client.ingestFile(notes, { metadata: { source: 'disk' } });
+    const fromBlob = await client.ingestFile(new Blob(['Kingfishers dive for small fish.'], { type: 'text/plain' }), {
+      filename: 'kingfisher.txt',
+    });
+    const pdf = await client.ingestFile(PDF);
+    const ids = [...fromPath.document_ids, ...fromBlob.document_ids, ...pdf.document_ids];
+    const docs = await client.waitForDocuments(ids, { timeoutMs: 30_000 });
+    expect(docs.map((d) => [d.status, d.source.type, d.source.filename])).toEqual([
+      ['ready', 'file', 'field-notes.md'],
+      ['ready', 'file', 'kingfisher.txt'],
+      ['ready', 'file', 'pdflatex-4-pages.pdf'],
+    ]);
+    expect(docs[0]!.metadata).toEqual({ source: 'disk' });
+
+    const hit = (await client.query({ query: 'Huardest gefburn', documentIds: pdf.document_ids, topK: 1 }))
+      .results[0];
+    expect(hit?.page_start).toBeGreaterThanOrEqual(1);
+    expect(hit?.page_end).toBeGreaterThanOrEqual(hit!.page_start!);
+  });
+
+  it('sends a fresh Idempotency-Key with every ingest call, or the one given', async () => {
+    const recorder = recordingFetch();
+    const recording = new DocindexClient({ baseUrl, apiKey: h.orgA.apiKey, fetch: recorder.fetch });
+    await recording.ingestText(['first']);
+    await recording.ingestUrl('http://127.0.0.1:9/never-fetched.txt').catch(() => {});
+    await recording.ingestFile(new Blob(['a file']), { filename: 'a.txt' });
+    await recording.ingestText(['chosen'], { idempotencyKey: 'my-key-123' });
+    await recording.usage();
+    const keys = recorder.exchanges.map((e) => e.headers.get('idempotency-key'));
+    expect(keys.slice(0, 3).every((key) => key !== null && UUID.test(key))).toBe(true);
+    expect(new Set(keys.slice(0, 3)).size).toBe(3);
+    expect(keys[3]).toBe('my-key-123');
+    expect(keys[4]).toBeNull(); // reads carry none
+  });
+
+  it('turns problem+json into DocindexError: validation, auth, not found, network', async () => {
+    const invalid = await rejection(client.ingestText(['x'], { chunkSize: 200, chunkOverlap: 200 }));
+    expect(invalid).toBeInstanceOf(Error);
+    expect(invalid).toMatchObject({
+      name: 'DocindexError',
+      status: 400,
+      code: 'invalid_request',
+      title: 'Invalid request',
+    });
+    expect(invalid.errors).toEqual([{ pointer: '/chunk_overlap', message: expect.any(String) }]);
+    expect(invalid.requestId).toMatch(/^req_/);
+    expect(invalid.detail).toMatch(/chunk_overlap/);
+
+    const unauthorized = await rejection(new DocindexClient({ baseUrl, apiKey: 'dix_nope' }).usage());
+    expect(unauthorized).toMatchObject({ status: 401, code: 'unauthorized' });
+
+    const foreign = await h.ingest(h.orgB, ['belongs to org B']);
+    const notFound = await rejection(client.getDocument(foreign[0]!));
+    expect(notFound).toMatchObject({ status: 404, code: 'not_found', errors: [] });
+
+    const closed = new DocindexClient({ baseUrl: await closedPortUrl(), apiKey: 'dix_x', maxRetries: 0 });
+    const network = await rejection(closed.usage());
+    expect(network).toMatchObject({ status: 0, code: 'network_error', requestId: null });
+    expect(network.detail).toMatch(/ECONNREFUSED/);
+  });
+
+  describe('with a low rate limit (2 requests per 2-second window)', () => {
+    let limited: FastifyInstance;
+    let limitedUrl: string;
+    beforeAll(async () => {
+      // The same runtime behind an app whose limiter has a 2 s window, so Retry-After is short.
+      limited = await buildApp({ ...h.runtime.appDeps, rateLimiter: new MemoryRateLimiter({ windowSeconds: 2 }) });
+      limitedUrl = await listen(limited);
+      await h.runtime.admin.setRateLimit(h.orgB.orgId, 2);
+    });
+    afterAll(() => limited.close());
+
+    it('waits for Retry-After after a 429, then succeeds, with the same Idempotency-Key', async () => {
+      const recorder = recordingFetch();
+      const retrying = new DocindexClient({ baseUrl: limitedUrl, apiKey: h.orgB.apiKey, fetch: recorder.fetch });
+      await retrying.usage();
+      await retrying.usage();
+      const ack = await retrying.ingestText(['retried once']);
+      expect(ack.queued).toBe(1);
+
+      const ingests = recorder.exchanges.filter((e) => e.method === 'POST');
+      expect(ingests.map((e) => e.status)).toEqual([429, 202]);
+      const retryAfter = Number(ingests[0]!.retryAfter);
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(ingests[1]!.at - ingests[0]!.at).toBeGreaterThanOrEqual(retryAfter * 1000 - 50);
+      const key = ingests[0]!.headers.get('idempotency-key');
+      expect(key).toMatch(UUID);
+      expect(ingests[1]!.headers.get('idempotency-key')).toBe(key);
+    });
+
+    it('gives up with a typed 429 when out of retries, or when Retry-After is past its bound', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 2_100)); // a fresh window
+      const noRetry = new DocindexClient({ baseUrl: limitedUrl, apiKey: h.orgB.apiKey, maxRetries: 0 });
+      await noRetry.usage();
+      await noRetry.usage();
+      const limitedError = await rejection(noRetry.usage());
+      expect(limitedError).toMatchObject({ status: 429, code: 'rate_limited', title: 'Too many requests' });
+      expect(limitedError.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+      expect(limitedError.requestId).toMatch(/^req_/);
+
+      const recorder = recordingFetch();
+      const impatient = new DocindexClient({
+        baseUrl: limitedUrl,
+        apiKey: h.orgB.apiKey,
+        fetch: recorder.fetch,
+        maxRetryDelayMs: 100,
+      });
+      const started = Date.now();
+      await expect(impatient.usage()).rejects.toMatchObject({ status: 429 });
+      expect(Date.now() - started).toBeLessThan(900);
+      expect(recorder.exchanges).toHaveLength(1);
+    });
+  });
+});
+
+describe('DocindexClient without workers (nothing finishes)', () => {
+  let h: Harness;
+  let baseUrl: string;
+  beforeAll(async () => {
+    h = await startHarness({ worker: false, env: { MAX_QUEUED_DOCUMENTS: '120' } });
+    baseUrl = await listen(h.app);
+  });
+  afterAll(() => h.close());
+
+  it('polls at most 100 ids per request and throws WaitTimeoutError with what is pending', async () => {
+    const client = new DocindexClient({ baseUrl, apiKey: h.orgA.apiKey });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const texts = Array.from({ length: 40 }, (_, j) => `document ${i * 40 + j}`);
+      ids.push(...(await client.ingestText(texts)).document_ids);
+    }
+    const recorder = recordingFetch();
+    const polling = new DocindexClient({ baseUrl, apiKey: h.orgA.apiKey, fetch: recorder.fetch });
+    const error = await polling.waitForDocuments(ids, { timeoutMs: 400, intervalMs: 100 }).catch((e) => e);
+    expect(error).toBeInstanceOf(WaitTimeoutError);
+    expect((error as WaitTimeoutError).pending).toHaveLength(120);
+    expect((error as WaitTimeoutError).documents.every((d) => d.status === 'queued')).toBe(true);
+    const batches = recorder.exchanges.map((e) => e.url.searchParams.get('ids')!.split(','));
+    expect(batches.length).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...batches.map((b) => b.length))).toBe(100);
+    expect(batches[0]!.length + batches[1]!.length).toBe(120);
+  });
+
+  it('a 503 whose Retry-After is past the bound fails at once as `overloaded`', async () => {
+    const recorder = recordingFetch();
+    const client = new DocindexClient({
+      baseUrl,
+      apiKey: h.orgA.apiKey,
+      fetch: recorder.fetch,
+      maxRetryDelayMs: 1_000,
+    });
+    const overloaded = await rejection(client.ingestText(['one too many']));
+    expect(overloaded).toMatchObject({ status: 503, code: 'overloaded', retryAfterSeconds: 5 });
+    expect(recorder.exchanges).toHaveLength(1);
+  });
+});

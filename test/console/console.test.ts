@@ -1,0 +1,197 @@
+// The web console at /console: its static files and headers (always), and an end-to-end run in a
+// real headless Chromium (playwright-core) against a docindex listening on loopback. Browser tests
+// skip, saying so, when /usr/bin/chromium is missing — unless REQUIRE_BROWSER_TESTS=1 (CI).
+import { existsSync, mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONSOLE_CSP } from '../../src/http/routes/console.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+const browserRequired = process.env.REQUIRE_BROWSER_TESTS === '1';
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+const ENCRYPTED_PDF = '/work/shared/corpus/pdf/libreoffice-writer-password.pdf';
+
+describe('console static files', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ worker: false });
+  });
+  afterAll(() => h.close());
+
+  it('serves the page, script and styles with a self-only CSP and no auth', async () => {
+    for (const [url, type] of [
+      ['/console', 'text/html'],
+      ['/console/', 'text/html'],
+      ['/console/app.js', 'text/javascript'],
+      ['/console/app.css', 'text/css'],
+      ['/console/favicon.svg', 'image/svg+xml'],
+    ] as const) {
+      const res = await h.request('GET', url, { key: null });
+      expect(res.statusCode, url).toBe(200);
+      expect(res.headers['content-type'], url).toContain(type);
+      expect(res.headers['content-security-policy'], url).toBe(CONSOLE_CSP);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    }
+    expect(CONSOLE_CSP).toMatch(/default-src 'self'/);
+    expect(CONSOLE_CSP).not.toMatch(/unsafe|https?:|\*/);
+  });
+
+  it('loads nothing from elsewhere and no inline script or style', async () => {
+    const html = (await h.request('GET', '/console', { key: null })).body;
+    expect(html).not.toMatch(/https?:\/\/(?!www\.w3\.org)/);
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/\sstyle=|<style/);
+    expect(html).toMatch(/<label[^>]*for="api-key"/);
+  });
+
+  it('answers 304 to a matching ETag and 404 for files it does not have', async () => {
+    const first = await h.request('GET', '/console/app.js', { key: null });
+    const etag = first.headers.etag as string;
+    expect(etag).toMatch(/^".+"$/);
+    const again = await h.request('GET', '/console/app.js', { key: null, headers: { 'if-none-match': etag } });
+    expect(again.statusCode).toBe(304);
+    expect((await h.request('GET', '/console/../package.json', { key: null })).statusCode).toBe(404);
+    expect((await h.request('GET', '/console/secret.txt', { key: null })).statusCode).toBe(404);
+  });
+});
+
+if (!hasChromium) {
+  const message = `browser tests need ${CHROMIUM} (apt-get install -y chromium)`;
+  if (browserRequired) {
+    it('runs the console in Chromium (REQUIRE_BROWSER_TESTS=1)', () => {
+      throw new Error(`${message}; REQUIRE_BROWSER_TESTS=1 forbids skipping`);
+    });
+  } else {
+    process.stderr.write(`[console] skipping the browser test: ${message}\n`);
+  }
+}
+
+describe.runIf(hasChromium)('console in a real browser', () => {
+  let h: Harness;
+  let baseUrl: string;
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+  const offsite: string[] = [];
+
+  beforeAll(async () => {
+    h = await startHarness();
+    await h.app.listen({ host: '127.0.0.1', port: 0 });
+    baseUrl = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' && !/status of 4\d\d/.test(msg.text())) problems.push(msg.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('request', (request) => {
+      if (!request.url().startsWith(baseUrl)) offsite.push(request.url());
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+  });
+
+  it('signs in, uploads, waits for ready, queries, and counts the query in the usage chart', async () => {
+    await page.goto(`${baseUrl}/console`);
+    await page.getByLabel('API key').fill('dix_not-a-real-key');
+    await page.getByRole('button', { name: 'Connect' }).click();
+    await expect.poll(() => page.locator('#signin-error').textContent()).toMatch(/not accepted/);
+
+    await page.getByLabel('API key').fill(h.orgA.apiKey);
+    await page.getByLabel('API key').press('Enter');
+    await page.locator('#dashboard').waitFor({ state: 'visible' });
+    expect(await page.evaluate(() => sessionStorage.getItem('docindex.apiKey'))).toBe(h.orgA.apiKey);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await page.locator('#stat-rate').textContent()).toBe('1,000,000');
+
+    // File picker: a text file, and a PDF that cannot be read.
+    await page.locator('#file-input').setInputFiles({
+      name: 'salmon-notes.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from(
+        'Salmon swim upstream every autumn to spawn in the gravel beds of the river where they hatched.\n',
+      ),
+    });
+    await page.locator('#file-input').setInputFiles(ENCRYPTED_PDF);
+    // Drag and drop.
+    const dropped = await page.evaluateHandle(() => {
+      const transfer = new DataTransfer();
+      transfer.items.add(
+        new File(['# Herons\n\nHerons wait motionless in shallow water, then strike at fish.\n'], 'herons.md', {
+          type: 'text/markdown',
+        }),
+      );
+      return transfer;
+    });
+    await page.locator('#dropzone').dispatchEvent('drop', { dataTransfer: dropped });
+    // Pasted text, reaching the tab by keyboard.
+    await page.getByRole('tab', { name: 'Upload files' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    expect(await page.getByRole('tab', { name: 'Paste text' }).getAttribute('aria-selected')).toBe('true');
+    await page.getByLabel('Title').fill('Field notes: kingfishers');
+    await page.getByLabel('Text', { exact: true }).fill('Kingfishers dive from a perch to catch small fish.');
+    await page.getByRole('button', { name: 'Ingest text' }).click();
+
+    const row = (name: string) => page.locator('#documents-body tr', { hasText: name });
+    for (const name of ['salmon-notes.txt', 'herons.md', 'Field notes: kingfishers']) {
+      await row(name).locator('.badge-ready').waitFor({ timeout: 30_000 });
+    }
+    await row('libreoffice-writer-password.pdf').locator('.badge-failed').waitFor({ timeout: 30_000 });
+    expect(await row('libreoffice-writer-password.pdf').locator('.failure').textContent()).toMatch(
+      /encrypted.*password/,
+    );
+    expect(await page.locator('#documents-body tr').count()).toBe(4);
+
+    await page.getByLabel('Query').fill('salmon upstream');
+    await page.getByLabel('Query').press('Enter');
+    const first = page.locator('#results .result').first();
+    await first.waitFor();
+    expect(await first.locator('.result-doc').textContent()).toBe('salmon-notes.txt');
+    expect(await first.locator('.result-meta').textContent()).toBe('chunk 0');
+    expect(await first.locator('.result-text').textContent()).toMatch(/Salmon swim upstream every autumn/);
+    expect(await first.locator('mark').first().textContent()).toBe('Salmon');
+
+    // The chart is redrawn after the query: today (the rightmost bar) counts it.
+    await page.locator('#usage-chart rect.today[data-count="1"]').waitFor();
+    expect(await page.locator('#stat-total').textContent()).toBe('1');
+    const bars = await page
+      .locator('#usage-chart rect.bar')
+      .evaluateAll((rects) => rects.map((r) => ({ date: r.getAttribute('data-date'), x: Number(r.getAttribute('x')) })));
+    expect(bars).toHaveLength(30);
+    const today = (await (await fetch(`${baseUrl}/v1/usage`, { headers: { authorization: `Bearer ${h.orgA.apiKey}` } })).json())
+      .daily[0].date;
+    expect(bars.at(-1)!.date).toBe(today);
+    for (let i = 1; i < bars.length; i++) {
+      expect(bars[i]!.x).toBeGreaterThan(bars[i - 1]!.x);
+      expect(bars[i]!.date! > bars[i - 1]!.date!).toBe(true);
+    }
+
+    // Let the notices fade so the screenshot shows the page itself.
+    await page.locator('.toast').last().waitFor({ state: 'detached', timeout: 10_000 });
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'console.png'), fullPage: true });
+
+    expect(problems).toEqual([]);
+    expect(offsite).toEqual([]);
+  });
+});

@@ -1,0 +1,128 @@
+// Conformance suite for BlobStore: the filesystem store (and any object-store adapter later) runs
+// these same tests. The promise that matters: a blob exists completely or not at all.
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type BlobStore, BlobTooLargeError } from '../../src/domain/ports.js';
+
+export interface BlobStoreHarness {
+  store: BlobStore;
+  /** Every object the backend holds, finished or partial (temporary files included). */
+  listAll(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+function bytes(n: number, seed = 7): Buffer {
+  const b = Buffer.alloc(n);
+  for (let i = 0; i < n; i++) b[i] = (i * 31 + seed) & 0xff;
+  return b;
+}
+
+/** Streams `data` in uneven pieces, so limits are crossed mid-chunk as well as on edges. */
+function streamOf(data: Buffer, piece = 1000): Readable {
+  const parts: Buffer[] = [];
+  for (let i = 0, n = piece; i < data.length; i += n, n = n === piece ? piece + 337 : piece) {
+    parts.push(data.subarray(i, i + n));
+  }
+  return Readable.from(parts);
+}
+
+function failingStream(afterBytes: number, error: Error): Readable {
+  let sent = false;
+  return new Readable({
+    read() {
+      if (!sent) {
+        sent = true;
+        this.push(bytes(afterBytes));
+      } else {
+        this.destroy(error);
+      }
+    },
+  });
+}
+
+export function blobStoreContract(name: string, make: () => Promise<BlobStoreHarness>): void {
+  describe(name, () => {
+    let h: BlobStoreHarness;
+    let store: BlobStore;
+
+    beforeEach(async () => {
+      h = await make();
+      store = h.store;
+    });
+    afterEach(async () => {
+      await h.close();
+    });
+
+    it('stores a stream and gives back the same bytes under a new key', async () => {
+      const data = bytes(250_000);
+      const a = await store.put(streamOf(data));
+      const b = await store.put(streamOf(data));
+      expect(a.bytes).toBe(data.length);
+      expect(a.sha256).toBe(createHash('sha256').update(data).digest('hex'));
+      expect(b.sha256).toBe(a.sha256);
+      expect(a.key).not.toBe(b.key);
+      expect(await store.exists(a.key)).toBe(true);
+      expect((await readFile(store.pathOf(a.key))).equals(data)).toBe(true);
+    });
+
+    it('stores an empty stream', async () => {
+      const w = await store.put(Readable.from([]));
+      expect(w.bytes).toBe(0);
+      expect((await readFile(store.pathOf(w.key))).length).toBe(0);
+    });
+
+    it('accepts exactly maxBytes', async () => {
+      const data = bytes(10_000);
+      const w = await store.put(streamOf(data, 999), { maxBytes: 10_000 });
+      expect(w.bytes).toBe(10_000);
+      expect((await readFile(store.pathOf(w.key))).equals(data)).toBe(true);
+    });
+
+    it('refuses maxBytes + 1 and leaves nothing behind', async () => {
+      const before = await h.listAll();
+      const err = await store
+        .put(streamOf(bytes(10_001), 999), { maxBytes: 10_000 })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(BlobTooLargeError);
+      expect((err as BlobTooLargeError).maxBytes).toBe(10_000);
+      expect(await h.listAll()).toEqual(before);
+    });
+
+    it('refuses an oversized stream that arrives as one chunk', async () => {
+      const before = await h.listAll();
+      await expect(store.put(Readable.from([bytes(5000)]), { maxBytes: 4999 })).rejects.toBeInstanceOf(
+        BlobTooLargeError,
+      );
+      expect(await h.listAll()).toEqual(before);
+    });
+
+    it('leaves nothing behind when the source stream fails', async () => {
+      const kept = await store.put(streamOf(bytes(100)));
+      const before = await h.listAll();
+      const boom = new Error('client went away');
+      await expect(store.put(failingStream(64 * 1024, boom))).rejects.toBe(boom);
+      await expect(store.put(failingStream(0, boom))).rejects.toBe(boom);
+      expect(await h.listAll()).toEqual(before);
+      expect(await store.exists(kept.key)).toBe(true);
+    });
+
+    it('deletes idempotently', async () => {
+      const w = await store.put(streamOf(bytes(10)));
+      const other = await store.put(streamOf(bytes(10)));
+      await store.delete(w.key);
+      expect(await store.exists(w.key)).toBe(false);
+      await store.delete(w.key);
+      expect(await store.exists(other.key)).toBe(true);
+      expect(await h.listAll()).toHaveLength(1);
+    });
+
+    it('reports keys it never issued as absent', async () => {
+      const w = await store.put(streamOf(bytes(10)));
+      await store.delete(w.key);
+      expect(await store.exists(w.key)).toBe(false);
+      expect(await store.exists('00/00000000-0000-4000-8000-000000000000')).toBe(false);
+    });
+  });
+}

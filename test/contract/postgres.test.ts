@@ -1,0 +1,172 @@
+// Runs every port contract against the PostgreSQL adapters (stores, PgTableQueue, PgRateLimiter),
+// each test in a schema of its own that is dropped afterwards; plus what only PostgreSQL has:
+// concurrent migrations, the full-text index layout, and an unreachable server answering 503.
+import { afterEach, describe, expect, it } from 'vitest';
+import { PgDatabase } from '../../src/adapters/postgres/database.js';
+import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
+import { migratePostgres, PG_SCHEMA_VERSION } from '../../src/adapters/postgres/migrations.js';
+import { PgOrgStore } from '../../src/adapters/postgres/org-store.js';
+import { PgRateLimiter } from '../../src/adapters/postgres/rate-limiter.js';
+import { PgUsageStore } from '../../src/adapters/postgres/usage-store.js';
+import { PgTableQueue } from '../../src/adapters/queue/postgres-table-queue.js';
+import { ApiError } from '../../src/domain/errors.js';
+import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
+import { documentStoreContract } from './document-store.contract.js';
+import { jobDocument } from './job-document.js';
+import { jobQueueContract } from './job-queue.contract.js';
+import { orgStoreContract } from './org-store.contract.js';
+import { rateLimiterContract } from './rate-limiter.contract.js';
+import { usageStoreContract } from './usage-store.contract.js';
+
+const services = await checkServices(['DATABASE_URL']);
+const url = services.urls.DATABASE_URL ?? '';
+
+/** A migrated schema of its own; close() drops it. */
+async function freshDatabase(): Promise<{ db: PgDatabase; close(): Promise<void> }> {
+  const schema = freshSchema();
+  const db = new PgDatabase({ connectionString: url, schema, maxConnections: 6 });
+  await migratePostgres(db);
+  return {
+    db,
+    async close() {
+      await db.close();
+      await dropSchema(url, schema);
+    },
+  };
+}
+
+describeScaleOut('PostgreSQL adapters', services, () => {
+  orgStoreContract('PgOrgStore', async () => {
+    const { db, close } = await freshDatabase();
+    return { store: new PgOrgStore(db), close };
+  });
+
+  documentStoreContract('PgDocumentStore', async () => {
+    const { db, close } = await freshDatabase();
+    return { store: new PgDocumentStore(db), close };
+  });
+
+  usageStoreContract('PgUsageStore', async () => {
+    const { db, close } = await freshDatabase();
+    return { store: new PgUsageStore(db), close };
+  });
+
+  jobQueueContract('PgTableQueue', async (opts) => {
+    const { db, close } = await freshDatabase();
+    const documents = new PgDocumentStore(db);
+    const queue = new PgTableQueue(db, {
+      leaseMs: opts.leaseMs,
+      maxAttempts: opts.maxAttempts,
+      backoffBaseMs: opts.backoffBaseMs,
+      graceMs: opts.graceMs,
+      pollMs: 20,
+    });
+    return {
+      queue,
+      addJobs: (refs) => documents.createDocuments(refs.map(jobDocument)),
+      // A consumer of another host that claims and then vanishes: no heartbeat, no outcome.
+      claimAndAbandon: async () => (await queue.claim('vanished-host/4242/deadbeef/1'))?.id ?? null,
+      async close() {
+        await queue.close();
+        await close();
+      },
+    };
+  });
+
+  rateLimiterContract('PgRateLimiter', async ({ windowSeconds }) => {
+    const { db, close } = await freshDatabase();
+    const limiter = new PgRateLimiter(db, { windowSeconds });
+    return {
+      limiter,
+      async close() {
+        await limiter.close();
+        await close();
+      },
+    };
+  });
+
+  describe('PostgreSQL specifics', () => {
+    const cleanups: (() => Promise<void>)[] = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0)) await cleanup();
+    });
+
+    it('migrates once when several processes start at the same time', async () => {
+      const schema = freshSchema();
+      const dbs = Array.from({ length: 4 }, () => new PgDatabase({ connectionString: url, schema, maxConnections: 2 }));
+      cleanups.push(async () => {
+        await Promise.all(dbs.map((db) => db.close()));
+        await dropSchema(url, schema);
+      });
+      const results = await Promise.all(dbs.map((db) => migratePostgres(db)));
+      expect(results.flatMap((r) => r.applied)).toEqual([PG_SCHEMA_VERSION]);
+      const { rows } = await dbs[0]!.query<{ version: number }>(
+        `SELECT version FROM ${dbs[0]!.table('schema_migrations')}`,
+      );
+      expect(rows.map((r) => r.version)).toEqual([PG_SCHEMA_VERSION]);
+      expect((await migratePostgres(dbs[1]!)).applied).toEqual([]);
+    });
+
+    it('restricts a search to one org inside the full-text index itself', async () => {
+      const { db, close } = await freshDatabase();
+      cleanups.push(close);
+      const { rows } = await db.query<{ indexdef: string }>(
+        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'chunks'`,
+        [db.schema],
+      );
+      const defs = rows.map((r) => r.indexdef).join('\n');
+      const btreeGin = await db.query(`SELECT 1 FROM pg_extension WHERE extname = 'btree_gin'`);
+      if (!btreeGin.rowCount) {
+        // Fallback layout when the extension cannot be installed: words and org in two indexes.
+        expect(defs).toMatch(/USING gin \(tsv\)/);
+        expect(defs).toMatch(/chunks_org ON .* \(org_id\)/);
+        return;
+      }
+      expect(defs).toMatch(/USING gin \(org_id, tsv\)/);
+      const plan = await db.transaction(async (tx) => {
+        await tx.query('SET LOCAL enable_seqscan = off');
+        return tx.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN SELECT 1 FROM ${db.table('chunks')} WHERE org_id = 'o' AND tsv @@ 'x'::tsquery`,
+        );
+      });
+      const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
+      expect(text).toMatch(/Bitmap Index Scan on chunks_org_tsv/);
+      expect(text).toMatch(/Index Cond: \(\(org_id = 'o'::text\) AND \(tsv @@ '''x'''::tsquery\)\)/);
+    });
+
+    it('stores the job columns as done when BullMQ runs the jobs', async () => {
+      const { db, close } = await freshDatabase();
+      cleanups.push(close);
+      const store = new PgDocumentStore(db, undefined, { tableQueue: false });
+      const queue = new PgTableQueue(db);
+      const ref = { documentId: crypto.randomUUID(), orgId: 'org_x' };
+      await store.createDocuments([jobDocument(ref)]);
+      expect(await queue.has(ref.documentId)).toBe(false);
+      // Dropping Redis later: the reconciler's enqueue turns the row into a pending job.
+      await queue.enqueue([ref]);
+      expect(await queue.has(ref.documentId)).toBe(true);
+    });
+  });
+});
+
+describe('PostgreSQL unreachable', () => {
+  it('fails fast with service_unavailable (503), never a hang or a 500', async () => {
+    // Port 1 on loopback: nothing listens, the connection is refused at once.
+    const db = new PgDatabase({
+      connectionString: 'postgres://postgres@127.0.0.1:1/test',
+      schema: 'unreachable',
+      connectTimeoutMs: 1000,
+    });
+    try {
+      const t0 = Date.now();
+      const error = await new PgOrgStore(db).getOrg('org_x').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error).toMatchObject({ status: 503, code: 'service_unavailable' });
+      await expect(db.transaction(async () => 1)).rejects.toMatchObject({ status: 503 });
+      await expect(db.ping()).rejects.toBeInstanceOf(ApiError);
+      expect(Date.now() - t0).toBeLessThan(3000);
+    } finally {
+      await db.close();
+    }
+  });
+});

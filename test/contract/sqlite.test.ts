@@ -1,0 +1,127 @@
+// Runs every port contract against the embedded-mode adapters: SQLite stores and table-backed
+// queue, the in-process and SQLite rate limiters, and the filesystem blob store.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FsBlobStore } from '../../src/adapters/blob/fs-blob-store.js';
+import { SqliteTableQueue } from '../../src/adapters/queue/sqlite-table-queue.js';
+import { MemoryRateLimiter } from '../../src/adapters/ratelimit/memory.js';
+import { SqliteRateLimiter } from '../../src/adapters/ratelimit/sqlite.js';
+import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js';
+import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
+import { SqliteIdempotencyStore } from '../../src/adapters/sqlite/idempotency-store.js';
+import { SqliteOrgStore } from '../../src/adapters/sqlite/org-store.js';
+import { SqliteUsageStore } from '../../src/adapters/sqlite/usage-store.js';
+import { blobStoreContract } from './blob-store.contract.js';
+import { documentStoreContract } from './document-store.contract.js';
+import { idempotencyStoreContract } from './idempotency-store.contract.js';
+import { jobDocument } from './job-document.js';
+import { jobQueueContract } from './job-queue.contract.js';
+import { orgStoreContract } from './org-store.contract.js';
+import { rateLimiterContract } from './rate-limiter.contract.js';
+import { usageStoreContract } from './usage-store.contract.js';
+
+/** A database file of its own in a fresh folder (WAL, as in production), removed on close. */
+function fileDatabase(): { db: Database; close(): Promise<void> } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'docindex-contract-'));
+  const db = openSqlite(path.join(dir, 'docindex.db'));
+  return {
+    db,
+    async close() {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function memoryDatabase(): { db: Database; close(): Promise<void> } {
+  const db = openSqlite(':memory:');
+  return {
+    db,
+    async close() {
+      db.close();
+    },
+  };
+}
+
+orgStoreContract('SqliteOrgStore', async () => {
+  const { db, close } = memoryDatabase();
+  return { store: new SqliteOrgStore(db), close };
+});
+
+documentStoreContract('SqliteDocumentStore (file)', async () => {
+  const { db, close } = fileDatabase();
+  return { store: new SqliteDocumentStore(db), close };
+});
+
+documentStoreContract('SqliteDocumentStore (:memory:)', async () => {
+  const { db, close } = memoryDatabase();
+  return { store: new SqliteDocumentStore(db), close };
+});
+
+idempotencyStoreContract('SqliteIdempotencyStore', async () => {
+  const { db, close } = memoryDatabase();
+  return { store: new SqliteIdempotencyStore(db), close };
+});
+
+usageStoreContract('SqliteUsageStore', async () => {
+  const { db, close } = memoryDatabase();
+  return { store: new SqliteUsageStore(db), close };
+});
+
+jobQueueContract('SqliteTableQueue', async (opts) => {
+  const { db, close } = fileDatabase();
+  const documents = new SqliteDocumentStore(db);
+  const queue = new SqliteTableQueue(db, {
+    leaseMs: opts.leaseMs,
+    maxAttempts: opts.maxAttempts,
+    backoffBaseMs: opts.backoffBaseMs,
+    graceMs: opts.graceMs,
+    pollMs: 20,
+  });
+  return {
+    queue,
+    addJobs: (refs) => documents.createDocuments(refs.map(jobDocument)),
+    // A consumer of another host that claims and then vanishes: no heartbeat, no outcome.
+    claimAndAbandon: async () => queue.claim('vanished-host/4242/deadbeef/1')?.id ?? null,
+    async close() {
+      await queue.close();
+      await close();
+    },
+  };
+});
+
+rateLimiterContract('MemoryRateLimiter', async ({ windowSeconds }) => {
+  const limiter = new MemoryRateLimiter({ windowSeconds });
+  return { limiter, close: () => limiter.close() };
+});
+
+rateLimiterContract('SqliteRateLimiter', async ({ windowSeconds }) => {
+  const { db, close } = fileDatabase();
+  const limiter = new SqliteRateLimiter(db, { windowSeconds });
+  return {
+    limiter,
+    async close() {
+      await limiter.close();
+      await close();
+    },
+  };
+});
+
+blobStoreContract('FsBlobStore', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'docindex-blobs-'));
+  return {
+    store: new FsBlobStore(dir),
+    async listAll() {
+      const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+      return entries
+        .filter((e) => e.isFile())
+        .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+        .sort();
+    },
+    async close() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});

@@ -1,0 +1,66 @@
+// The `docindex` administration commands, run as a user runs them, against one DATA_DIR.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli, startServer, stopServer } from '../helpers/process.js';
+
+describe('docindex CLI', () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'docindex-cli-'));
+  const env = { DATA_DIR: dataDir };
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('migrate, orgs create --json, keys create/revoke, set-rate-limit work together with the server', async () => {
+    expect(runCli(['migrate'], env).status).toBe(0);
+
+    const created = runCli(['orgs', 'create', '--name', 'Acme', '--rate-limit-rpm', '77', '--json'], env);
+    expect(created.status).toBe(0);
+    const lines = created.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const org = JSON.parse(lines[0]!);
+    expect(Object.keys(org).sort()).toEqual(['api_key', 'key_id', 'org_id']);
+    expect(org.api_key).toMatch(/^dix_[A-Za-z0-9_-]{43}$/);
+
+    const second = JSON.parse(runCli(['keys', 'create', '--org', org.org_id, '--json'], env).stdout);
+    expect(second.org_id).toBe(org.org_id);
+
+    const server = await startServer(['serve', '--no-worker'], env);
+    try {
+      // An organisation exists, so the server does not create or print another key.
+      expect(server.stdout()).not.toMatch(/api_key:/);
+      const usage = async (key: string) =>
+        fetch(`${server.baseUrl}/v1/usage`, { headers: { authorization: `Bearer ${key}` } });
+      const first = await usage(org.api_key);
+      expect(first.status).toBe(200);
+      expect(((await first.json()) as { rate_limit_rpm: number }).rate_limit_rpm).toBe(77);
+
+      expect(runCli(['orgs', 'set-rate-limit', org.org_id, '120'], env).status).toBe(0);
+      expect(
+        ((await (await usage(second.api_key)).json()) as { rate_limit_rpm: number }).rate_limit_rpm,
+      ).toBe(120);
+
+      expect(runCli(['keys', 'revoke', second.key_id], env).status).toBe(0);
+      expect((await usage(second.api_key)).status).toBe(401);
+      expect((await usage(org.api_key)).status).toBe(200);
+    } finally {
+      await stopServer(server);
+    }
+  });
+
+  it('reports mistakes clearly with a non-zero exit', () => {
+    const missingName = runCli(['orgs', 'create'], env);
+    expect(missingName.status).toBe(2);
+    expect(missingName.stderr).toMatch(/--name/);
+    const unknownOrg = runCli(['keys', 'create', '--org', 'org_nope'], env);
+    expect(unknownOrg.status).toBe(1);
+    expect(unknownOrg.stderr).toMatch(/no organisation/);
+    expect(runCli(['orgs', 'set-rate-limit', 'org_nope', 'abc'], env).status).toBe(2);
+    expect(runCli(['frobnicate'], env).status).toBe(2);
+  });
+
+  it('a bad environment variable is reported by name', () => {
+    const result = runCli(['migrate'], { ...env, PORT: 'eighty' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/PORT must be a whole number/);
+  });
+});

@@ -1,0 +1,150 @@
+// Builds a real docindex (real SQLite file in a temp dir, real workers, real HTTP handling via
+// inject) for HTTP tests. With TEST_BACKEND=scale-out and DATABASE_URL/REDIS_URL set, the same
+// tests run against PostgreSQL (a fresh schema) and Redis (a fresh prefix).
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config/index.js';
+import type { Clock } from '../../src/domain/ports.js';
+import { createLogger } from '../../src/start/logger.js';
+import { createRuntime, type Runtime } from '../../src/start/runtime.js';
+
+export class FakeClock implements Clock {
+  constructor(private current = new Date('2026-03-15T12:00:00.000Z')) {}
+  now(): Date {
+    return new Date(this.current);
+  }
+  set(at: Date | string): void {
+    this.current = new Date(at);
+  }
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
+
+export interface TestOrg {
+  orgId: string;
+  keyId: string;
+  apiKey: string;
+}
+
+export interface Harness {
+  app: FastifyInstance;
+  runtime: Runtime;
+  orgA: TestOrg;
+  orgB: TestOrg;
+  dataDir: string;
+  request(
+    method: InjectOptions['method'],
+    url: string,
+    options?: {
+      key?: string | null;
+      body?: unknown;
+      headers?: Record<string, string>;
+      payload?: InjectOptions['payload'];
+    },
+  ): Promise<LightMyRequestResponse>;
+  /** Ingests text documents as `org` and returns their ids. */
+  ingest(org: TestOrg, texts: string[], extra?: Record<string, unknown>): Promise<string[]>;
+  /** Polls until every document is ready or failed; returns their records. */
+  waitForDone(org: TestOrg, ids: string[], timeoutMs?: number): Promise<Record<string, unknown>[]>;
+  close(): Promise<void>;
+}
+
+export const scaleOutBackend = process.env.TEST_BACKEND === 'scale-out';
+
+export async function startHarness(
+  options: { clock?: Clock; env?: Record<string, string>; worker?: boolean } = {},
+): Promise<Harness> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'docindex-test-'));
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    // Polling in tests would trip the default limit; rate-limit tests set their own.
+    DEFAULT_RATE_LIMIT_RPM: '1000000',
+    UNAUTHENTICATED_RATE_LIMIT_RPM: '1000000',
+    ...options.env,
+  };
+  if (scaleOutBackend) {
+    env.DATABASE_URL = requireEnv('DATABASE_URL');
+    env.REDIS_URL = requireEnv('REDIS_URL');
+    env.DATABASE_SCHEMA = `t_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+    env.REDIS_PREFIX = `t-${randomUUID()}`;
+  }
+  const config = loadConfig(env);
+  const runtime = await createRuntime(config, createLogger('silent'), options.clock);
+  const app = await buildApp(runtime.appDeps);
+  const worker = options.worker === false ? null : runtime.startWorker();
+  const a = await runtime.admin.createOrg('org-a');
+  const b = await runtime.admin.createOrg('org-b');
+  const orgA = { orgId: a.org_id, keyId: a.key_id, apiKey: a.api_key };
+  const orgB = { orgId: b.org_id, keyId: b.key_id, apiKey: b.api_key };
+
+  const request: Harness['request'] = (method, url, opts = {}) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    const key = opts.key === undefined ? orgA.apiKey : opts.key;
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    const inject: InjectOptions = { method, url, headers };
+    if (opts.body !== undefined) {
+      inject.payload = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    } else if (opts.payload !== undefined) {
+      inject.payload = opts.payload;
+    }
+    return app.inject(inject);
+  };
+
+  const harness: Harness = {
+    app,
+    runtime,
+    orgA,
+    orgB,
+    dataDir,
+    request,
+    async ingest(org, texts, extra = {}) {
+      const res = await request('POST', '/v1/ingest', {
+        key: org.apiKey,
+        body: { documents: texts.map((text) => ({ text })), ...extra },
+      });
+      if (res.statusCode !== 202) throw new Error(`ingest failed: ${res.statusCode} ${res.body}`);
+      return res.json().document_ids as string[];
+    },
+    async waitForDone(org, ids, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      const done = new Map<string, Record<string, unknown>>();
+      while (Date.now() < deadline) {
+        const pending = ids.filter((id) => !done.has(id));
+        for (let i = 0; i < pending.length; i += 100) {
+          const batch = pending.slice(i, i + 100);
+          const res = await request('GET', `/v1/documents?limit=100&ids=${batch.join(',')}`, {
+            key: org.apiKey,
+          });
+          for (const doc of res.json().documents as Record<string, unknown>[]) {
+            if (doc.status === 'ready' || doc.status === 'failed') done.set(doc.id as string, doc);
+          }
+        }
+        if (done.size === ids.length) return ids.map((id) => done.get(id)!);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error(
+        `documents not done within ${timeoutMs} ms: ${ids.filter((id) => !done.has(id)).join(', ')}`,
+      );
+    },
+    async close() {
+      await app.close();
+      await worker?.stop();
+      await runtime.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return harness;
+}
+
+function requireEnv(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`TEST_BACKEND=scale-out needs ${name}`);
+  return value;
+}

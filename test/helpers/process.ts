@@ -1,0 +1,68 @@
+// Runs the built `docindex` command as a child process (the way users run it), for CLI and
+// crash tests. `npm test` builds first, so dist/ is current.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../bin/docindex.js', import.meta.url));
+
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+): { status: number; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [BIN, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  stdout: () => string;
+}
+
+/** Starts `docindex <args>` and resolves once it prints its listening address. */
+export function startServer(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start within ${timeoutMs} ms\n${out}\n${err}`));
+    }, timeoutMs);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /docindex listening on (http:\/\/\S+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, baseUrl: match[1]!.replace(/\s.*$/, ''), stdout: () => out });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}\n${out}\n${err}`));
+    });
+  });
+}
+
+export function stopServer(server: ServerProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  return new Promise((resolve) => {
+    if (server.child.exitCode !== null || server.child.signalCode !== null) return resolve();
+    server.child.removeAllListeners('exit');
+    server.child.once('exit', () => resolve());
+    server.child.kill(signal);
+  });
+}

@@ -1,0 +1,156 @@
+// GET /v1/documents/{id}, GET /v1/documents (paging, filters, batch status), DELETE.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from '../helpers/harness.js';
+
+describe('documents', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.close());
+
+  it('GET returns the full status record', async () => {
+    const [id] = await h.ingest(h.orgA, ['status record text']);
+    const [doc] = await h.waitForDone(h.orgA, [id!]);
+    expect(Object.keys(doc!).sort()).toEqual(
+      [
+        'attempts',
+        'chunk_count',
+        'chunk_overlap',
+        'chunk_size',
+        'content_sha256',
+        'created_at',
+        'error',
+        'id',
+        'metadata',
+        'org_id',
+        'source',
+        'status',
+        'token_count',
+        'tokenizer',
+        'updated_at',
+      ].sort(),
+    );
+    expect(doc).toMatchObject({ status: 'ready', attempts: 1, chunk_count: 1, token_count: 3 });
+  });
+
+  it('GET of a malformed or missing id is a 404 problem', async () => {
+    for (const id of ['nope', randomUUID()]) {
+      const res = await h.request('GET', `/v1/documents/${id}`);
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toMatchObject({ code: 'not_found', status: 404 });
+    }
+  });
+
+  it('lists newest first with a cursor that returns every document exactly once', async () => {
+    const ids = await h.ingest(
+      h.orgB,
+      Array.from({ length: 25 }, (_, i) => `paged ${i}`),
+    );
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const url: string = `/v1/documents?limit=10${cursor ? `&cursor=${cursor}` : ''}`;
+      const res = await h.request('GET', url, { key: h.orgB.apiKey });
+      expect(res.statusCode).toBe(200);
+      const body = res.json();
+      seen.push(...body.documents.map((d: { id: string }) => d.id));
+      cursor = body.next_cursor;
+      pages += 1;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(seen.sort()).toEqual([...ids].sort());
+  });
+
+  it('filters by status and answers batch status for ids', async () => {
+    const ids = await h.ingest(h.orgA, ['one', 'two', 'three']);
+    await h.waitForDone(h.orgA, ids);
+    const res = await h.request('GET', `/v1/documents?ids=${ids.join(',')},${randomUUID()}`);
+    expect(
+      res
+        .json()
+        .documents.map((d: { id: string }) => d.id)
+        .sort(),
+    ).toEqual([...ids].sort());
+    const ready = await h.request('GET', '/v1/documents?status=ready&limit=100');
+    expect(ready.json().documents.every((d: { status: string }) => d.status === 'ready')).toBe(true);
+    const failed = await h.request('GET', '/v1/documents?status=failed');
+    expect(failed.json().documents).toEqual([]);
+  });
+
+  it('filters by content_sha256 to find duplicates', async () => {
+    const ids = await h.ingest(h.orgA, ['duplicate body', 'duplicate body', 'another body']);
+    const docs = await h.waitForDone(h.orgA, ids);
+    const sha = docs[0]!.content_sha256 as string;
+    const res = await h.request('GET', `/v1/documents?content_sha256=${sha}`);
+    expect(
+      res
+        .json()
+        .documents.map((d: { id: string }) => d.id)
+        .sort(),
+    ).toEqual([ids[0], ids[1]].sort());
+  });
+
+  const badQueries = [
+    'limit=0',
+    'limit=101',
+    'limit=abc',
+    'status=done',
+    'cursor=garbage',
+    'ids=',
+    'content_sha256=xyz',
+    'unknown=1',
+  ];
+  for (const query of badQueries) {
+    it(`400 for ?${query}`, async () => {
+      const res = await h.request('GET', `/v1/documents?${query}`);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().code).toBe('invalid_request');
+    });
+  }
+
+  it('400 for more than 100 ids', async () => {
+    const ids = Array.from({ length: 101 }, () => randomUUID()).join(',');
+    const res = await h.request('GET', `/v1/documents?ids=${ids}`);
+    expect(res.statusCode).toBe(400);
+  });
+
+  it('DELETE answers 204, then the document is gone and its chunks stop matching', async () => {
+    const [id] = await h.ingest(h.orgA, ['the platypus is a monotreme']);
+    await h.waitForDone(h.orgA, [id!]);
+    const before = await h.request('POST', '/v1/query', { body: { query: 'platypus' } });
+    expect(before.json().results.map((r: { document_id: string }) => r.document_id)).toContain(id);
+
+    const del = await h.request('DELETE', `/v1/documents/${id}`);
+    expect(del.statusCode).toBe(204);
+    expect(del.body).toBe('');
+    expect((await h.request('GET', `/v1/documents/${id}`)).statusCode).toBe(404);
+    const after = await h.request('POST', '/v1/query', { body: { query: 'platypus' } });
+    expect(after.json().results.map((r: { document_id: string }) => r.document_id)).not.toContain(id);
+    expect((await h.request('DELETE', `/v1/documents/${id}`)).statusCode).toBe(404);
+  });
+});
+
+describe('delete while queued', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ worker: false });
+  });
+  afterAll(() => h.close());
+
+  it('a document deleted before a worker reaches it never becomes ready', async () => {
+    const [keep, drop] = await h.ingest(h.orgA, ['kept echidna', 'dropped echidna']);
+    expect((await h.request('DELETE', `/v1/documents/${drop}`)).statusCode).toBe(204);
+    const worker = h.runtime.startWorker();
+    try {
+      await h.waitForDone(h.orgA, [keep!]);
+      expect((await h.request('GET', `/v1/documents/${drop}`)).statusCode).toBe(404);
+      const hits = (await h.request('POST', '/v1/query', { body: { query: 'echidna' } })).json().results;
+      expect(hits.map((r: { document_id: string }) => r.document_id)).toEqual([keep]);
+    } finally {
+      await worker.stop();
+    }
+  });
+});

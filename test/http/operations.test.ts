@@ -1,0 +1,56 @@
+// Health, readiness, the OpenAPI document, docs page, and unknown routes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from '../helpers/harness.js';
+
+describe('operations', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ worker: false });
+  });
+  afterAll(() => h.close());
+
+  it('/healthz and /readyz answer without a key', async () => {
+    expect((await h.request('GET', '/healthz', { key: null })).json()).toEqual({ status: 'ok' });
+    const ready = await h.request('GET', '/readyz', { key: null });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json().status).toBe('ready');
+  });
+
+  it('/openapi.json documents every route and its error responses', async () => {
+    const doc = (await h.request('GET', '/openapi.json', { key: null })).json();
+    expect(doc.openapi).toBe('3.1.0');
+    const expected: [string, string][] = [
+      ['/v1/ingest', 'post'],
+      ['/v1/ingest/file', 'post'],
+      ['/v1/ingest/url', 'post'],
+      ['/v1/documents', 'get'],
+      ['/v1/documents/{id}', 'get'],
+      ['/v1/documents/{id}', 'delete'],
+      ['/v1/query', 'post'],
+      ['/v1/usage', 'get'],
+    ];
+    for (const [path, method] of expected) {
+      const op = doc.paths[path]?.[method];
+      expect(op, `${method} ${path}`).toBeDefined();
+      for (const status of ['400', '401', '429']) expect(Object.keys(op.responses)).toContain(status);
+    }
+    expect(Object.keys(doc.paths['/v1/documents/{id}'].get.responses)).toContain('404');
+    expect(Object.keys(doc.paths['/v1/ingest/file'].post.responses)).toEqual(
+      expect.arrayContaining(['202', '413', '415']),
+    );
+  });
+
+  it('serves a docs page', async () => {
+    const page = await h.request('GET', '/docs/', { key: null });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/text\/html/);
+    expect(page.body).toMatch(/swagger/i);
+  });
+
+  it('unknown routes are a 404 problem', async () => {
+    const res = await h.request('GET', '/v2/nothing');
+    expect(res.statusCode).toBe(404);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json()).toMatchObject({ code: 'route_not_found', status: 404 });
+  });
+});

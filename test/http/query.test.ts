@@ -1,0 +1,127 @@
+// POST /v1/query: BM25 ranking, filters, validation, and usage counting.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from '../helpers/harness.js';
+
+describe('POST /v1/query', () => {
+  let h: Harness;
+  let ids: string[];
+  beforeAll(async () => {
+    h = await startHarness();
+    const res = await h.request('POST', '/v1/ingest', {
+      body: {
+        documents: [
+          {
+            text: 'Salmon swim upstream to spawn. Salmon salmon salmon.',
+            metadata: { kind: 'fish', lang: 'en' },
+          },
+          { text: 'A salmon sandwich is lunch.', metadata: { kind: 'food', lang: 'en' } },
+          { text: 'Der Lachs schwimmt flussaufwärts.', metadata: { kind: 'fish', lang: 'de' } },
+        ],
+      },
+    });
+    ids = res.json().document_ids;
+    await h.waitForDone(h.orgA, ids);
+  });
+  afterAll(() => h.close());
+
+  it('ranks by BM25 and returns the documented result shape', async () => {
+    const res = await h.request('POST', '/v1/query', { body: { query: 'salmon' } });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.org_id).toBe(h.orgA.orgId);
+    expect(body.results.map((r: { document_id: string }) => r.document_id)).toEqual([ids[0], ids[1]]);
+    const [first, second] = body.results;
+    expect(first.score).toBeGreaterThan(second.score);
+    expect(first).toEqual({
+      document_id: ids[0],
+      chunk_index: 0,
+      text: 'Salmon swim upstream to spawn. Salmon salmon salmon.',
+      score: first.score,
+      metadata: { kind: 'fish', lang: 'en' },
+      page_start: null,
+      page_end: null,
+    });
+  });
+
+  it('filters by metadata value or list of values, and by document ids', async () => {
+    const fish = (
+      await h.request('POST', '/v1/query', { body: { query: 'salmon lachs', filter: { kind: 'fish' } } })
+    ).json();
+    expect(fish.results.map((r: { document_id: string }) => r.document_id).sort()).toEqual(
+      [ids[0], ids[2]].sort(),
+    );
+    const anyOf = (
+      await h.request('POST', '/v1/query', { body: { query: 'salmon', filter: { kind: ['food', 'other'] } } })
+    ).json();
+    expect(anyOf.results.map((r: { document_id: string }) => r.document_id)).toEqual([ids[1]]);
+    const both = (
+      await h.request('POST', '/v1/query', {
+        body: { query: 'salmon lachs', filter: { kind: 'fish', lang: 'de' } },
+      })
+    ).json();
+    expect(both.results.map((r: { document_id: string }) => r.document_id)).toEqual([ids[2]]);
+    const byId = (
+      await h.request('POST', '/v1/query', { body: { query: 'salmon', document_ids: [ids[1]] } })
+    ).json();
+    expect(byId.results.map((r: { document_id: string }) => r.document_id)).toEqual([ids[1]]);
+  });
+
+  it('respects top_k', async () => {
+    const res = (await h.request('POST', '/v1/query', { body: { query: 'salmon', top_k: 1 } })).json();
+    expect(res.results).toHaveLength(1);
+  });
+
+  it('never fails on query syntax: quotes, operators, emoji, NUL', async () => {
+    for (const query of [
+      '"unbalanced',
+      'salmon AND',
+      'NEAR(salmon',
+      '*',
+      '🐟 salmon',
+      'a\u0000b',
+      ')(',
+      'col:salmon',
+      '-salmon',
+    ]) {
+      const res = await h.request('POST', '/v1/query', { body: { query } });
+      expect(res.statusCode, query).toBe(200);
+    }
+  });
+
+  const invalid: [string, unknown][] = [
+    ['missing query', {}],
+    ['empty query', { query: '' }],
+    ['top_k 0', { query: 'x', top_k: 0 }],
+    ['top_k 101', { query: 'x', top_k: 101 }],
+    ['filter value a number', { query: 'x', filter: { kind: 1 } }],
+    ['filter value an empty list', { query: 'x', filter: { kind: [] } }],
+    ['document_ids not uuids', { query: 'x', document_ids: ['abc'] }],
+    ['unknown field', { query: 'x', limit: 3 }],
+  ];
+  for (const [label, body] of invalid) {
+    it(`400 for ${label}`, async () => {
+      const res = await h.request('POST', '/v1/query', { body });
+      expect(res.statusCode).toBe(400);
+    });
+  }
+
+  it('counts each successful query once, and not rejected ones', async () => {
+    const org = await h.runtime.admin.createOrg('counting');
+    const key = org.api_key;
+    for (let i = 0; i < 3; i++) {
+      expect((await h.request('POST', '/v1/query', { key, body: { query: 'salmon' } })).statusCode).toBe(200);
+    }
+    expect((await h.request('POST', '/v1/query', { key, body: { query: '' } })).statusCode).toBe(400);
+    const usage = (await h.request('GET', '/v1/usage', { key })).json();
+    expect(usage.total_queries).toBe(3);
+    expect(usage.daily[0].count).toBe(3);
+  });
+
+  it('a document_ids filter with unknown ids returns nothing', async () => {
+    const res = (
+      await h.request('POST', '/v1/query', { body: { query: 'salmon', document_ids: [randomUUID()] } })
+    ).json();
+    expect(res.results).toEqual([]);
+  });
+});
