@@ -148,7 +148,7 @@ function renderUsage(usage) {
 function drawChart(svg, days) {
   const width = 720;
   const height = 200;
-  const margin = { top: 18, right: 6, bottom: 24, left: 34 };
+  const margin = { top: 18, right: 6, bottom: 24, left: 44 };
   const plotW = width - margin.left - margin.right;
   const plotH = height - margin.top - margin.bottom;
   const max = Math.max(0, ...days.map((d) => d.count));
@@ -160,8 +160,15 @@ function drawChart(svg, days) {
 
   const nodes = [];
   for (let tick = 0; tick <= top; tick += step) {
-    nodes.push(svgEl('line', { class: 'grid', x1: margin.left, x2: width - margin.right, y1: y(tick), y2: y(tick) }));
-    const label = svgEl('text', { class: 'axis-label', x: margin.left - 8, y: y(tick) + 4, 'text-anchor': 'end' });
+    nodes.push(
+      svgEl('line', { class: 'grid', x1: margin.left, x2: width - margin.right, y1: y(tick), y2: y(tick) }),
+    );
+    const label = svgEl('text', {
+      class: 'axis-label',
+      x: margin.left - 8,
+      y: y(tick) + 4,
+      'text-anchor': 'end',
+    });
     label.textContent = formatNumber(tick);
     nodes.push(label);
   }
@@ -311,7 +318,8 @@ function documentRow(doc) {
   const chips = Object.entries(doc.metadata).filter(([key]) => key !== 'title');
   if (chips.length > 0) {
     const list = el('div', { class: 'chips' });
-    for (const [key, value] of chips.slice(0, 4)) list.append(el('span', { class: 'chip', text: `${key}: ${value}` }));
+    for (const [key, value] of chips.slice(0, 4))
+      list.append(el('span', { class: 'chip', text: `${key}: ${value}` }));
     if (chips.length > 4) list.append(el('span', { class: 'chip', text: `+${chips.length - 4}` }));
     nameCell.append(list);
   }
@@ -324,8 +332,14 @@ function documentRow(doc) {
     statusCell.append(failure);
   }
 
-  const chunks = el('td', { class: 'num', text: doc.chunk_count === null ? '–' : formatNumber(doc.chunk_count) });
-  const size = el('td', { class: 'num', text: doc.source.bytes === null ? '–' : formatBytes(doc.source.bytes) });
+  const chunks = el('td', {
+    class: 'num',
+    text: doc.chunk_count === null ? '–' : formatNumber(doc.chunk_count),
+  });
+  const size = el('td', {
+    class: 'num',
+    text: doc.source.bytes === null ? '–' : formatBytes(doc.source.bytes),
+  });
   if (doc.token_count !== null) size.title = `${formatNumber(doc.token_count)} tokens`;
   const added = el('td', { class: 'muted', text: relativeTime(doc.created_at) });
   added.title = doc.created_at;
@@ -536,9 +550,29 @@ async function renderResults(query, results) {
     where.push(`chunk ${hit.chunk_index}`);
     head.append(el('span', { class: 'result-meta', text: where.join(' · ') }));
     head.append(el('span', { class: 'result-score', text: `score ${hit.score.toFixed(2)}` }));
+    // Extracted text keeps the source's line breaks; only paragraph breaks help the reader.
+    const readable = hit.text
+      .replace(/[ \t]*\n[ \t]*\n\s*/g, '\u2029')
+      .replace(/\s+/g, ' ')
+      .replaceAll('\u2029', '\n\n')
+      .trim();
     const text = el('p', { class: 'result-text' });
-    text.append(...highlight(hit.text, terms));
+    text.id = `result-text-${index}`;
+    text.append(...highlight(readable, terms));
     body.append(head, text);
+    if (readable.length > 360) {
+      text.classList.add('clamped');
+      const more = el('button', { class: 'button button-quiet result-more', text: 'Show the whole chunk' });
+      more.type = 'button';
+      more.setAttribute('aria-controls', text.id);
+      more.setAttribute('aria-expanded', 'false');
+      more.addEventListener('click', () => {
+        const expanded = text.classList.toggle('clamped') === false;
+        more.setAttribute('aria-expanded', String(expanded));
+        more.textContent = expanded ? 'Show less' : 'Show the whole chunk';
+      });
+      body.append(more);
+    }
     li.append(body);
     return li;
   });
@@ -547,7 +581,10 @@ async function renderResults(query, results) {
 
 function highlight(text, terms) {
   if (terms.length === 0) return [document.createTextNode(text)];
-  const pattern = new RegExp(`(${terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`, 'giu');
+  const pattern = new RegExp(
+    `(${terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`,
+    'giu',
+  );
   return text.split(pattern).map((part, index) => {
     if (index % 2 === 0) return document.createTextNode(part);
     return el('mark', { text: part });

@@ -154,7 +154,11 @@ export class DocindexClient {
       filename ??= name;
     } else {
       blob = file;
-      filename ??= 'name' in file && typeof file.name === 'string' ? file.name : 'upload';
+      // A bare Blob has no name; an extension from its type helps the server agree on the format.
+      filename ??=
+        'name' in file && typeof file.name === 'string'
+          ? file.name
+          : `upload${Object.entries(FILE_TYPES).find(([, type]) => file.type.startsWith(type))?.[0] ?? ''}`;
     }
     const metadata = options.metadata;
     return this.#call<IngestAck>('POST', '/v1/ingest/file', {
@@ -183,7 +187,7 @@ export class DocindexClient {
   }
 
   /** One page of documents, newest first; or, with `ids`, the batch status of up to 100. */
-  listDocuments(options: ListDocumentsOptions = {}): Promise<DocumentPage> {
+  async listDocuments(options: ListDocumentsOptions = {}): Promise<DocumentPage> {
     if (options.ids !== undefined && (options.ids.length === 0 || options.ids.length > MAX_IDS_PER_REQUEST)) {
       throw new RangeError(`ids must list 1 to ${MAX_IDS_PER_REQUEST} documents; use getDocuments for more`);
     }
@@ -358,7 +362,14 @@ function isDone(doc: DocumentRecord | undefined): boolean {
 }
 
 function summarise(documents: DocumentRecord[]): WaitProgress {
-  const progress: WaitProgress = { total: documents.length, queued: 0, processing: 0, ready: 0, failed: 0, documents };
+  const progress: WaitProgress = {
+    total: documents.length,
+    queued: 0,
+    processing: 0,
+    ready: 0,
+    failed: 0,
+    documents,
+  };
   for (const doc of documents) progress[doc.status] += 1;
   return progress;
 }

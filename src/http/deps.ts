@@ -12,6 +12,12 @@ export interface ReadinessCheck {
   check(): Promise<void>;
 }
 
+/** Where the HTTP layer reports traffic, and how /metrics renders. */
+export interface MetricsSink {
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
 export interface AppDeps {
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
@@ -21,6 +27,7 @@ export interface AppDeps {
   query: QueryService;
   usage: UsageService;
   readiness: ReadinessCheck[];
+  metrics?: MetricsSink;
   limits: {
     maxJsonBodyBytes: number;
     maxUploadBytes: number;

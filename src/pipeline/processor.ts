@@ -38,6 +38,11 @@ export interface ProcessorLogger {
   error(obj: object, msg: string): void;
 }
 
+export interface ProcessingOutcome {
+  outcome: 'ready' | 'failed' | 'retry';
+  code: FailureCode | null;
+}
+
 export interface ProcessorDeps {
   documents: DocumentStore;
   /** Where downloaded documents go next (the process lane's queue). */
@@ -48,6 +53,8 @@ export interface ProcessorDeps {
   /** Maps a thrown error from extraction/download to a ProcessingError, or null if unknown. */
   classifyError: (error: unknown) => ProcessingError | null;
   logger: ProcessorLogger;
+  /** Told how each processing run ended (for metrics). */
+  onOutcome?: (outcome: ProcessingOutcome) => void;
 }
 
 /** Yields to the event loop so HTTP requests are served between CPU-heavy steps. */
@@ -108,12 +115,14 @@ export class DocumentProcessor {
       const detail: DocumentError = { code: error.code, message: error.message };
       if (error.transient && job.attempt < job.maxAttempts) {
         await documents.markRetrying(job.documentId, detail);
+        this.deps.onOutcome?.({ outcome: 'retry', code: error.code });
         throw error;
       }
       if (error.code === 'internal') {
         logger.error({ err: thrown, document_id: job.documentId, org_id: job.orgId }, 'document processing failed');
       }
       await documents.markFailed(job.documentId, detail);
+      this.deps.onOutcome?.({ outcome: 'failed', code: error.code });
       return false;
     }
   }
@@ -152,13 +161,14 @@ export class DocumentProcessor {
       pages,
     });
     await yieldToEventLoop();
-    await documents.saveIndex(record.id, {
+    const saved = await documents.saveIndex(record.id, {
       chunks: plan.chunks,
       tokenCount: plan.tokenCount,
       contentSha256: createHash('sha256').update(text, 'utf8').digest('hex'),
       contentType: record.source.content_type,
       bytes: record.source.bytes,
     });
+    if (saved) this.deps.onOutcome?.({ outcome: 'ready', code: null });
   }
 }
 

@@ -208,7 +208,12 @@ async function ingestCommand(args: string[], env: Record<string, string | undefi
     item.state = 'uploading';
     render();
     try {
-      const ack = await uploadItem(client, item.source, metadata, chunked ? { chunkSize, chunkOverlap } : null);
+      const ack = await uploadItem(
+        client,
+        item.source,
+        metadata,
+        chunked ? { chunkSize, chunkOverlap } : null,
+      );
       item.documentId = ack.document_ids[0] ?? null;
       item.state = 'queued';
     } catch (error) {
@@ -354,7 +359,9 @@ function renderIngestSummary(items: IngestItem[], waited: boolean, timedOut: boo
   for (const item of items) {
     lines.push(`${item.state.padEnd(width)}  ${(item.documentId ?? '-').padEnd(36)}  ${item.label}`);
   }
-  const tally = STATUSES.map((status) => [status, items.filter((item) => item.state === status).length] as const)
+  const tally = STATUSES.map(
+    (status) => [status, items.filter((item) => item.state === status).length] as const,
+  )
     .filter(([, n]) => n > 0)
     .map(([status, n]) => `${n} ${status}`);
   lines.push('', `${items.length} item${items.length === 1 ? '' : 's'}: ${tally.join(', ')}`);
@@ -494,7 +501,8 @@ async function queryCommand(args: string[], env: Record<string, string | undefin
   const filter: QueryFilter = {};
   for (const [key, value] of keyValues(values.filter, '--filter')) {
     const previous = filter[key];
-    filter[key] = previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value];
+    filter[key] =
+      previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value];
   }
   const topK = wholeNumber(values['top-k'], '--top-k', 1, 100);
   const client = connect(values, env);
@@ -574,11 +582,18 @@ const EIGHTHS = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 export function renderUsage(report: UsageReport, rows = 8): string {
   const days = [...report.daily].reverse();
   const max = Math.max(1, ...days.map((day) => day.count));
-  const eighths = days.map((day) => (day.count === 0 ? 0 : Math.max(1, Math.round((day.count / max) * rows * 8))));
+  const eighths = days.map((day) =>
+    day.count === 0 ? 0 : Math.max(1, Math.round((day.count / max) * rows * 8)),
+  );
   const labelWidth = String(max).length;
   const lines = [`Queries per day, last ${report.period_days} days (UTC)`, ''];
   for (let row = rows - 1; row >= 0; row--) {
-    const label = row === rows - 1 ? String(max) : row === Math.floor((rows - 1) / 2) && max >= 4 ? String(Math.round(max / 2)) : '';
+    const label =
+      row === rows - 1
+        ? String(max)
+        : row === Math.floor((rows - 1) / 2) && max >= 4
+          ? String(Math.round(max / 2))
+          : '';
     const cells = eighths.map((e) => EIGHTHS[Math.min(8, Math.max(0, e - row * 8))]!).join(' ');
     lines.push(`${label.padStart(labelWidth)} ┤ ${cells}`.trimEnd());
   }
@@ -586,7 +601,9 @@ export function renderUsage(report: UsageReport, rows = 8): string {
   const first = days[0]?.date.slice(5) ?? '';
   const last = days.at(-1)?.date.slice(5) ?? '';
   const axisWidth = days.length * 2 - 1;
-  lines.push(`${' '.repeat(labelWidth + 3)}${first}${' '.repeat(Math.max(1, axisWidth - first.length - last.length))}${last}`);
+  lines.push(
+    `${' '.repeat(labelWidth + 3)}${first}${' '.repeat(Math.max(1, axisWidth - first.length - last.length))}${last}`,
+  );
   const today = report.daily[0]?.count ?? 0;
   lines.push(
     '',

@@ -2,11 +2,10 @@
 // organisations and keys, and the client commands (cli-client.ts). Results go to stdout; logs go
 // to stderr.
 import { parseArgs } from 'node:util';
-import { buildApp } from '../app.js';
 import { ConfigError, loadConfig } from '../config/index.js';
 import { CLIENT_USAGE, isClientCommand, runClientCommand } from './cli-client.js';
 import { createLogger } from './logger.js';
-import { createRuntime, type Runtime } from './runtime.js';
+import type { Runtime } from './runtime.js';
 
 const USAGE = `docindex — document ingestion, indexing and retrieval
 
@@ -46,6 +45,8 @@ export async function main(argv: string[]): Promise<number> {
     throw error;
   }
   const logger = createLogger(config.logLevel);
+  // Loaded here, not at the top: client commands (which return above) start without the server code.
+  const { createRuntime } = await import('./runtime.js');
   try {
     switch (command) {
       case 'serve':
@@ -81,6 +82,7 @@ async function serve(runtime: Runtime, args: string[]): Promise<number> {
   const { values } = parse(args, { 'no-worker': { type: 'boolean' } });
   const { config, logger } = runtime;
   const firstKey = await runtime.admin.bootstrapFirstOrg();
+  const { buildApp } = await import('../app.js');
   const app = await buildApp(runtime.appDeps, logger);
   app.server.headersTimeout = config.headersTimeoutMs;
   const worker = values['no-worker'] ? null : runtime.startWorker();
@@ -125,6 +127,7 @@ async function admin(
   logger: ReturnType<typeof createLogger>,
 ): Promise<number> {
   const [action, ...rest] = args;
+  const { createRuntime } = await import('./runtime.js');
   const runtime = await createRuntime(config, logger);
   try {
     if (group === 'orgs' && action === 'create') {

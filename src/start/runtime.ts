@@ -44,6 +44,7 @@ import {
 import { contentTypeOf } from '../pipeline/formats.js';
 import { DocumentProcessor, ProcessingError } from '../pipeline/processor.js';
 import type { Logger } from './logger.js';
+import { createMetrics } from './metrics.js';
 
 export const systemClock: Clock = { now: () => new Date() };
 
@@ -119,6 +120,7 @@ export async function createRuntime(
   const downloadQueue = adapters.downloadQueue ?? queue;
   const policy = createAddressPolicy({ allow: config.urlFetchAllow });
   const usageService = new UsageService(usage, clock);
+  const metrics = createMetrics(documents);
 
   const ingestion = new IngestionService({
     documents,
@@ -152,6 +154,7 @@ export async function createRuntime(
     query: new QueryService(documents, usageService),
     usage: usageService,
     readiness: adapters.readiness,
+    metrics,
     limits: {
       maxJsonBodyBytes: config.maxJsonBodyBytes,
       maxUploadBytes: config.maxUploadBytes,
@@ -175,6 +178,7 @@ export async function createRuntime(
       processQueue: queue,
       blobs,
       logger,
+      onOutcome: (outcome) => metrics.documentOutcome(outcome),
       extractFile: (file, format, signal) => activeExtractor.extract(file, format, signal),
       downloadUrl: async (url, signal) => {
         let blobKey: string | null = null;

@@ -8,6 +8,7 @@
 import { FsBlobStore } from '../adapters/blob/fs-blob-store.js';
 import { PgDatabase } from '../adapters/postgres/database.js';
 import { PgDocumentStore } from '../adapters/postgres/document-store.js';
+import { PgIdempotencyStore } from '../adapters/postgres/idempotency-store.js';
 import { migratePostgres } from '../adapters/postgres/migrations.js';
 import { PgOrgStore } from '../adapters/postgres/org-store.js';
 import { PgRateLimiter } from '../adapters/postgres/rate-limiter.js';
@@ -52,7 +53,11 @@ function throttledWarning(logger: Logger, msg: string, context: Record<string, u
   };
 }
 
-export async function createScaleOutAdapters(config: Config, logger: Logger, clock: Clock): Promise<Adapters> {
+export async function createScaleOutAdapters(
+  config: Config,
+  logger: Logger,
+  clock: Clock,
+): Promise<Adapters> {
   if (config.databaseUrl === null) {
     throw new ScaleOutConfigError(
       'REDIS_URL is set but DATABASE_URL is not. Scale-out keeps records and the full-text index in ' +
@@ -78,17 +83,24 @@ export async function createScaleOutAdapters(config: Config, logger: Logger, clo
   }
 
   const readiness: ReadinessCheck[] = [{ name: 'postgres', check: () => db.ping() }];
+  // Two lanes, as in embedded mode: downloads of (short-lived, pre-signed) URLs must not wait
+  // behind a backlog of extractions.
   let queue: JobQueue;
+  let downloadQueue: JobQueue;
   let rateLimiter: RateLimiter;
 
   if (config.redisUrl !== null) {
-    const bullmq = new BullmqJobQueue({
-      url: config.redisUrl,
-      prefix: config.redisPrefix,
-      leaseMs: config.jobLeaseMs,
-      maxAttempts: config.jobMaxAttempts,
-      onError: throttledWarning(logger, 'job queue (Redis) error', { service: 'redis' }),
-    });
+    const lane = (name: 'process' | 'download') =>
+      new BullmqJobQueue({
+        url: config.redisUrl as string,
+        prefix: config.redisPrefix,
+        name,
+        leaseMs: config.jobLeaseMs,
+        maxAttempts: config.jobMaxAttempts,
+        onError: throttledWarning(logger, 'job queue (Redis) error', { service: 'redis', queue: name }),
+      });
+    const processLane = lane('process');
+    const downloadLane = lane('download');
     const redisLimiter = new RedisRateLimiter({
       url: config.redisUrl,
       keyPrefix: `${config.redisPrefix}:ratelimit`,
@@ -98,27 +110,40 @@ export async function createScaleOutAdapters(config: Config, logger: Logger, clo
         { service: 'redis' },
       ),
     });
-    queue = bullmq;
+    queue = processLane;
+    downloadQueue = downloadLane;
     rateLimiter = redisLimiter;
     readiness.push({
       name: 'redis',
       check: async () => {
-        await Promise.all([redisLimiter.ping(), bullmq.ping()]);
+        await Promise.all([redisLimiter.ping(), processLane.ping()]);
       },
     });
     try {
-      await Promise.all([bullmq.ready(REDIS_STARTUP_WAIT_MS), redisLimiter.ready(REDIS_STARTUP_WAIT_MS)]);
+      await Promise.all([
+        processLane.ready(REDIS_STARTUP_WAIT_MS),
+        downloadLane.ready(REDIS_STARTUP_WAIT_MS),
+        redisLimiter.ready(REDIS_STARTUP_WAIT_MS),
+      ]);
     } catch (error) {
       // Starting anyway keeps reads and queries up; /readyz says what is missing, the limiter
       // counts per process, and the reconciler enqueues accepted documents once Redis is back.
       logger.warn({ err: error, service: 'redis' }, 'Redis is not reachable; starting degraded');
     }
   } else {
-    queue = new PgTableQueue(db, {
-      leaseMs: config.jobLeaseMs,
-      maxAttempts: config.jobMaxAttempts,
-      onError: throttledWarning(logger, 'job queue (PostgreSQL) error', { service: 'postgres' }),
-    });
+    const lane = (name: 'process' | 'download') =>
+      new PgTableQueue(db, {
+        name,
+        lane: name,
+        leaseMs: config.jobLeaseMs,
+        maxAttempts: config.jobMaxAttempts,
+        onError: throttledWarning(logger, 'job queue (PostgreSQL) error', {
+          service: 'postgres',
+          queue: name,
+        }),
+      });
+    queue = lane('process');
+    downloadQueue = lane('download');
     rateLimiter = new PgRateLimiter(db);
   }
 
@@ -127,11 +152,13 @@ export async function createScaleOutAdapters(config: Config, logger: Logger, clo
     documents: new PgDocumentStore(db, clock, { tableQueue: config.redisUrl === null }),
     usage: new PgUsageStore(db),
     queue,
+    downloadQueue,
     rateLimiter,
     blobs: new FsBlobStore(config.blobDir),
+    idempotency: new PgIdempotencyStore(db),
     readiness,
     async close() {
-      await queue.close();
+      await Promise.all([queue.close(), downloadQueue.close()]);
       await rateLimiter.close();
       await db.close();
     },

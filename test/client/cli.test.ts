@@ -125,7 +125,10 @@ describe('docindex client commands', () => {
     for (const line of bars) expect(line.trimEnd().endsWith('█')).toBe(true);
     expect(bars[0]).toMatch(/^3 ┤ {59}█$/);
     const axisLabels = lines[lines.findIndex((line) => line.includes('┼')) + 1]!;
-    expect(axisLabels.trim().split(/\s+/)).toEqual([json.daily[29].date.slice(5), json.daily[0].date.slice(5)]);
+    expect(axisLabels.trim().split(/\s+/)).toEqual([
+      json.daily[29].date.slice(5),
+      json.daily[0].date.slice(5),
+    ]);
     expect(human.stdout).toMatch(/Total queries \(30 days\): 3 {3}today: 3/);
     expect(human.stdout).toMatch(/Rate limit: 100,000 requests per minute/);
   });

@@ -111,9 +111,12 @@ describe('DocindexClient', () => {
     const notes = path.join(dir, 'field-notes.md');
     writeFileSync(notes, '# Field notes\n\nThe heron waited motionless in the shallows.\n');
     const fromPath = await client.ingestFile(notes, { metadata: { source: 'disk' } });
-    const fromBlob = await client.ingestFile(new Blob(['Kingfishers dive for small fish.'], { type: 'text/plain' }), {
-      filename: 'kingfisher.txt',
-    });
+    const fromBlob = await client.ingestFile(
+      new Blob(['Kingfishers dive for small fish.'], { type: 'text/plain' }),
+      {
+        filename: 'kingfisher.txt',
+      },
+    );
     const pdf = await client.ingestFile(PDF);
     const ids = [...fromPath.document_ids, ...fromBlob.document_ids, ...pdf.document_ids];
     const docs = await client.waitForDocuments(ids, { timeoutMs: 30_000 });
@@ -176,7 +179,10 @@ describe('DocindexClient', () => {
     let limitedUrl: string;
     beforeAll(async () => {
       // The same runtime behind an app whose limiter has a 2 s window, so Retry-After is short.
-      limited = await buildApp({ ...h.runtime.appDeps, rateLimiter: new MemoryRateLimiter({ windowSeconds: 2 }) });
+      limited = await buildApp({
+        ...h.runtime.appDeps,
+        rateLimiter: new MemoryRateLimiter({ windowSeconds: 2 }),
+      });
       limitedUrl = await listen(limited);
       await h.runtime.admin.setRateLimit(h.orgB.orgId, 2);
     });
@@ -184,7 +190,11 @@ describe('DocindexClient', () => {
 
     it('waits for Retry-After after a 429, then succeeds, with the same Idempotency-Key', async () => {
       const recorder = recordingFetch();
-      const retrying = new DocindexClient({ baseUrl: limitedUrl, apiKey: h.orgB.apiKey, fetch: recorder.fetch });
+      const retrying = new DocindexClient({
+        baseUrl: limitedUrl,
+        apiKey: h.orgB.apiKey,
+        fetch: recorder.fetch,
+      });
       await retrying.usage();
       await retrying.usage();
       const ack = await retrying.ingestText(['retried once']);

@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PgDatabase } from '../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
+import { PgIdempotencyStore } from '../../src/adapters/postgres/idempotency-store.js';
 import { migratePostgres, PG_SCHEMA_VERSION } from '../../src/adapters/postgres/migrations.js';
 import { PgOrgStore } from '../../src/adapters/postgres/org-store.js';
 import { PgRateLimiter } from '../../src/adapters/postgres/rate-limiter.js';
@@ -12,6 +13,7 @@ import { PgTableQueue } from '../../src/adapters/queue/postgres-table-queue.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
 import { documentStoreContract } from './document-store.contract.js';
+import { idempotencyStoreContract } from './idempotency-store.contract.js';
 import { jobDocument } from './job-document.js';
 import { jobQueueContract } from './job-queue.contract.js';
 import { orgStoreContract } from './org-store.contract.js';
@@ -44,6 +46,11 @@ describeScaleOut('PostgreSQL adapters', services, () => {
   documentStoreContract('PgDocumentStore', async () => {
     const { db, close } = await freshDatabase();
     return { store: new PgDocumentStore(db), close };
+  });
+
+  idempotencyStoreContract('PgIdempotencyStore', async () => {
+    const { db, close } = await freshDatabase();
+    return { store: new PgIdempotencyStore(db), close };
   });
 
   usageStoreContract('PgUsageStore', async () => {
@@ -93,7 +100,10 @@ describeScaleOut('PostgreSQL adapters', services, () => {
 
     it('migrates once when several processes start at the same time', async () => {
       const schema = freshSchema();
-      const dbs = Array.from({ length: 4 }, () => new PgDatabase({ connectionString: url, schema, maxConnections: 2 }));
+      const dbs = Array.from(
+        { length: 4 },
+        () => new PgDatabase({ connectionString: url, schema, maxConnections: 2 }),
+      );
       cleanups.push(async () => {
         await Promise.all(dbs.map((db) => db.close()));
         await dropSchema(url, schema);
@@ -132,6 +142,40 @@ describeScaleOut('PostgreSQL adapters', services, () => {
       const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
       expect(text).toMatch(/Bitmap Index Scan on chunks_org_tsv/);
       expect(text).toMatch(/Index Cond: \(\(org_id = 'o'::text\) AND \(tsv @@ '''x'''::tsquery\)\)/);
+    });
+
+    it('hands a finished download to the process lane in one step, whatever the download run does next', async () => {
+      const { db, close } = await freshDatabase();
+      cleanups.push(close);
+      const store = new PgDocumentStore(db);
+      const downloads = new PgTableQueue(db, { lane: 'download' });
+      const processing = new PgTableQueue(db, { lane: 'process' });
+      const ref = { documentId: crypto.randomUUID(), orgId: 'org_x' };
+      await store.createDocuments([
+        {
+          ...jobDocument(ref),
+          text: null,
+          fetchUrl: 'https://example.com/a.pdf?sig=secret',
+          source: {
+            type: 'url',
+            filename: null,
+            url: 'https://example.com/a.pdf',
+            content_type: null,
+            bytes: null,
+          },
+        },
+      ]);
+      expect(await processing.claim('host/1/token/1')).toBeNull();
+      const download = await downloads.claim('host/1/token/2');
+      expect(download?.id).toBe(ref.documentId);
+      expect(
+        await store.attachBlob(ref.documentId, { blobKey: 'ab/x', contentType: 'application/pdf', bytes: 9 }),
+      ).toBe(true);
+      // The download run ends after the hand-over: its settle must not finish the new job.
+      await downloads.settle('host/1/token/2', download!, { state: 'done' });
+      const next = await processing.claim('host/1/token/3');
+      expect(next).toMatchObject({ id: ref.documentId, job_attempts: 1 });
+      expect(await downloads.claim('host/1/token/4')).toBeNull();
     });
 
     it('stores the job columns as done when BullMQ runs the jobs', async () => {

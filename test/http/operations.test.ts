@@ -47,6 +47,17 @@ describe('operations', () => {
     expect(page.body).toMatch(/swagger/i);
   });
 
+  it('/metrics exposes request counts by route pattern and the backlog', async () => {
+    await h.request('GET', '/v1/usage');
+    await h.request('GET', '/v1/documents/00000000-0000-4000-8000-000000000000');
+    const res = await h.request('GET', '/metrics', { key: null });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.body).toMatch(/docindex_http_requests_total\{method="GET",route="\/v1\/usage",status="200"\} \d+/);
+    expect(res.body).toContain('route="/v1/documents/:id",status="404"');
+    expect(res.body).toMatch(/docindex_documents_pending \d+/);
+  });
+
   it('unknown routes are a 404 problem', async () => {
     const res = await h.request('GET', '/v2/nothing');
     expect(res.statusCode).toBe(404);

@@ -26,7 +26,9 @@ function codePointBefore(text: string, p: number): string {
 }
 
 function codePointAt(text: string, p: number): string {
-  return String.fromCodePoint(text.codePointAt(p)!).length === 2 ? text.slice(p, p + 2) : text.slice(p, p + 1);
+  return String.fromCodePoint(text.codePointAt(p)!).length === 2
+    ? text.slice(p, p + 2)
+    : text.slice(p, p + 1);
 }
 
 function isBoundary(text: string, p: number): boolean {
@@ -134,14 +136,19 @@ function checkPlan({ text, chunkSize, chunkOverlap, markdown }: Case, plan: Chun
       // Overlap: the shared text starts on a boundary and holds at most chunkOverlap tokens.
       if (start < prev.charEnd) {
         expect(isBoundary(text, start)).toBe(true);
-        if (exact(prev.charEnd)) expect(count(text.slice(start, prev.charEnd))).toBeLessThanOrEqual(chunkOverlap);
+        if (exact(prev.charEnd))
+          expect(count(text.slice(start, prev.charEnd))).toBeLessThanOrEqual(chunkOverlap);
       }
       if (exact(prev.charStart) && exact(prev.charEnd)) {
         // It starts at the first boundary after the previous start that is at most chunkOverlap
         // tokens before the previous end, else at the previous end.
         const endTokens = tokensBefore(prev.charEnd);
         let snapped = prev.charEnd;
-        for (let b = upperBound(bounds, prev.charStart); b < bounds.length && bounds[b]! < prev.charEnd; b++) {
+        for (
+          let b = upperBound(bounds, prev.charStart);
+          b < bounds.length && bounds[b]! < prev.charEnd;
+          b++
+        ) {
           if (endTokens - before[b]! <= chunkOverlap) {
             snapped = bounds[b]!;
             break;
@@ -169,7 +176,8 @@ function checkPlan({ text, chunkSize, chunkOverlap, markdown }: Case, plan: Chun
     for (let b = upperBound(bounds, Math.max(start, prev?.charEnd ?? 0)); b < bounds.length; b++) {
       const tokens = before[b]! - first;
       if (tokens > chunkSize) break;
-      if (tokens >= preferredFrom) candidates.push({ p: bounds[b]!, kind: kindOf(text, bounds[b]!, markdown)! });
+      if (tokens >= preferredFrom)
+        candidates.push({ p: bounds[b]!, kind: kindOf(text, bounds[b]!, markdown)! });
     }
     const endKind = kindOf(text, end, markdown);
     if (endKind === null) {
@@ -186,17 +194,44 @@ function checkPlan({ text, chunkSize, chunkOverlap, markdown }: Case, plan: Chun
 // --- Generators -------------------------------------------------------------------------------
 
 const fragment = fc.oneof(
-  { weight: 12, arbitrary: fc.constantFrom('the', 'Chunk', 'token', "don't", "it's", 'naïve', 'straße', 'e\u0301t\u00e9') },
+  {
+    weight: 12,
+    arbitrary: fc.constantFrom('the', 'Chunk', 'token', "don't", "it's", 'naïve', 'straße', 'e\u0301t\u00e9'),
+  },
   { weight: 10, arbitrary: fc.constantFrom(' ', ' ', ' ', '  ', '\t', '\u00a0', '\u3000', '\u2028', '\v') },
-  { weight: 3, arbitrary: fc.constantFrom('\n', '\n\n', '\r\n', '\r', '\r\n\r\n', ' \n', '\n  ', '\n/', '.\n/') },
-  { weight: 2, arbitrary: fc.constantFrom('\n\n# Heading\n\n', '\n## Sub heading\n', '\n#hashtag ', '\n    # code\n') },
-  { weight: 5, arbitrary: fc.constantFrom('.', '. ', ', ', '!', '? ', '…', '."', "'", '(', ')', '/', '-', '—', '*') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom('\n', '\n\n', '\r\n', '\r', '\r\n\r\n', ' \n', '\n  ', '\n/', '.\n/'),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom('\n\n# Heading\n\n', '\n## Sub heading\n', '\n#hashtag ', '\n    # code\n'),
+  },
+  {
+    weight: 5,
+    arbitrary: fc.constantFrom('.', '. ', ', ', '!', '? ', '…', '."', "'", '(', ')', '/', '-', '—', '*'),
+  },
   { weight: 2, arbitrary: fc.constantFrom('<|endoftext|>', '<|im_start|>', '<|fim_prefix|>') },
   {
     weight: 3,
-    arbitrary: fc.constantFrom('😀', '👍🏽', '👨‍👩‍👧', '🫠', '中文字。', '日本語の文', 'مرحبا', 'नमस्ते', '𝐀𝐁𝐂', '\ud800', '\udc00'),
+    arbitrary: fc.constantFrom(
+      '😀',
+      '👍🏽',
+      '👨‍👩‍👧',
+      '🫠',
+      '中文字。',
+      '日本語の文',
+      'مرحبا',
+      'नमस्ते',
+      '𝐀𝐁𝐂',
+      '\ud800',
+      '\udc00',
+    ),
   },
-  { weight: 2, arbitrary: fc.constantFrom('123', '4567', '3.14', 'https://example.com/a/b?c=1', 'snake_case_name') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom('123', '4567', '3.14', 'https://example.com/a/b?c=1', 'snake_case_name'),
+  },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }) },
   { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 8 }) },
 );
@@ -266,11 +301,12 @@ const REAL = readmes();
 
 // CHUNK_PROPERTY_SCALE=10 for a deeper local run; CI keeps the default.
 const SCALE = Number(process.env['CHUNK_PROPERTY_SCALE'] ?? '1');
-// The time limit keeps a failure's shrinking (each step re-checks a large text) from running past
-// the test timeout; a failure found before it is still reported.
+// The time limit keeps a failure's shrinking (each step re-checks a large text) inside the test
+// timeout; a failure found before it is still reported.
+const TEST_TIMEOUT = 60_000 * Math.max(1, SCALE);
 const budget = (numRuns: number) => ({
   numRuns: Math.max(1, Math.round(numRuns * SCALE)),
-  interruptAfterTimeLimit: 40_000 * SCALE,
+  interruptAfterTimeLimit: TEST_TIMEOUT * 0.75,
 });
 
 // --- Properties -----------------------------------------------------------------------------
@@ -280,77 +316,116 @@ describe('chunkText properties', () => {
     expect(REAL.length).toBeGreaterThan(20);
   });
 
-  it('holds every promise on random text', () => {
-    fc.assert(
-      fc.property(randomText, sizes, (text, opts) => {
-        checkPlan({ text, ...opts }, chunkText(text, opts));
-      }),
-      budget(150),
-    );
-  });
+  it(
+    'cuts only where encoding the two sides apart gives the same tokens as the whole',
+    () => {
+      // The claim every exact token count rests on, tested at each boundary of short texts.
+      const short = fc.array(fragment, { maxLength: 120, size: 'max' }).map((parts) => parts.join(''));
+      fc.assert(
+        fc.property(short, (text) => {
+          const whole = encode(text, PLAIN_TEXT);
+          for (const p of boundariesOf(text)) {
+            const apart = [...encode(text.slice(0, p), PLAIN_TEXT), ...encode(text.slice(p), PLAIN_TEXT)];
+            expect(apart).toEqual(whole);
+          }
+        }),
+        budget(300),
+      );
+    },
+    TEST_TIMEOUT,
+  );
 
-  it('holds every promise on small chunks of random text', () => {
-    // Many chunks per text: exercises overlap and window rules more than large chunks do.
-    const small = fc.integer({ min: 128, max: 200 }).chain((chunkSize) =>
-      fc.record({
-        chunkSize: fc.constant(chunkSize),
-        chunkOverlap: fc.integer({ min: 0, max: chunkSize - 1 }),
-        markdown: fc.boolean(),
-      }),
-    );
-    fc.assert(
-      fc.property(randomText, small, (text, opts) => {
-        checkPlan({ text, ...opts }, chunkText(text, opts));
-      }),
-      budget(100),
-    );
-  });
+  it(
+    'holds every promise on random text',
+    () => {
+      fc.assert(
+        fc.property(randomText, sizes, (text, opts) => {
+          checkPlan({ text, ...opts }, chunkText(text, opts));
+        }),
+        budget(150),
+      );
+    },
+    TEST_TIMEOUT,
+  );
 
-  it('holds every promise on real README prose and markdown', () => {
-    const slice = fc.record({
-      doc: fc.constantFrom(...REAL),
-      from: fc.nat({ max: 20_000 }),
-      length: fc.integer({ min: 1000, max: 40_000 }),
-    });
-    fc.assert(
-      fc.property(slice, sizes, ({ doc, from, length }, opts) => {
-        const text = doc.slice(Math.min(from, doc.length - 500), from + length);
-        checkPlan({ text, ...opts }, chunkText(text, opts));
-      }),
-      budget(150),
-    );
-  });
-
-  it('gives each chunk the pages its text lies on', () => {
-    const withPages = randomText
-      .filter((text) => text.length > 0)
-      .chain((text) =>
+  it(
+    'holds every promise on small chunks of random text',
+    () => {
+      // Many chunks per text: exercises overlap and window rules more than large chunks do.
+      const small = fc.integer({ min: 128, max: 200 }).chain((chunkSize) =>
         fc.record({
-          text: fc.constant(text),
-          cuts: fc.uniqueArray(fc.integer({ min: 0, max: text.length }), { maxLength: 30 }),
-          gaps: fc.array(fc.boolean(), { maxLength: 31 }),
-          opts: fc.record({ chunkSize: fc.integer({ min: 128, max: 600 }), chunkOverlap: fc.integer({ min: 0, max: 127 }) }),
+          chunkSize: fc.constant(chunkSize),
+          chunkOverlap: fc.integer({ min: 0, max: chunkSize - 1 }),
+          markdown: fc.boolean(),
         }),
       );
-    fc.assert(
-      fc.property(withPages, ({ text, cuts, gaps, opts }) => {
-        const edges = [0, ...cuts.sort((a, b) => a - b), text.length];
-        const pages: PageSpan[] = [];
-        for (let k = 0; k + 1 < edges.length; k++) {
-          // Some pages are left out, leaving gaps the way a page without text would.
-          if (gaps[k]) continue;
-          pages.push({ page: k + 1, charStart: edges[k]!, charEnd: edges[k + 1]! });
-        }
-        const plan = chunkText(text, { ...opts, pages });
-        for (const chunk of plan.chunks) {
-          const hit = pages.filter((s) => s.charStart < chunk.charEnd && s.charEnd > chunk.charStart);
-          expect([chunk.pageStart, chunk.pageEnd]).toEqual(
-            hit.length === 0 ? [null, null] : [hit[0]!.page, hit.at(-1)!.page],
-          );
-        }
-        for (const chunk of chunkText(text, opts).chunks) expect([chunk.pageStart, chunk.pageEnd]).toEqual([null, null]);
-      }),
-      budget(200),
-    );
-  });
+      fc.assert(
+        fc.property(randomText, small, (text, opts) => {
+          checkPlan({ text, ...opts }, chunkText(text, opts));
+        }),
+        budget(100),
+      );
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    'holds every promise on real README prose and markdown',
+    () => {
+      const slice = fc.record({
+        doc: fc.constantFrom(...REAL),
+        from: fc.nat({ max: 20_000 }),
+        length: fc.integer({ min: 1000, max: 40_000 }),
+      });
+      fc.assert(
+        fc.property(slice, sizes, ({ doc, from, length }, opts) => {
+          const text = doc.slice(Math.min(from, doc.length - 500), from + length);
+          checkPlan({ text, ...opts }, chunkText(text, opts));
+        }),
+        budget(150),
+      );
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    'gives each chunk the pages its text lies on',
+    () => {
+      const withPages = randomText
+        .filter((text) => text.length > 0)
+        .chain((text) =>
+          fc.record({
+            text: fc.constant(text),
+            cuts: fc.uniqueArray(fc.integer({ min: 0, max: text.length }), { maxLength: 30 }),
+            gaps: fc.array(fc.boolean(), { maxLength: 31 }),
+            opts: fc.record({
+              chunkSize: fc.integer({ min: 128, max: 600 }),
+              chunkOverlap: fc.integer({ min: 0, max: 127 }),
+            }),
+          }),
+        );
+      fc.assert(
+        fc.property(withPages, ({ text, cuts, gaps, opts }) => {
+          const edges = [0, ...cuts.sort((a, b) => a - b), text.length];
+          const pages: PageSpan[] = [];
+          for (let k = 0; k + 1 < edges.length; k++) {
+            // Some pages are left out, leaving gaps the way a page without text would.
+            if (gaps[k]) continue;
+            pages.push({ page: k + 1, charStart: edges[k]!, charEnd: edges[k + 1]! });
+          }
+          const plan = chunkText(text, { ...opts, pages });
+          for (const chunk of plan.chunks) {
+            const hit = pages.filter((s) => s.charStart < chunk.charEnd && s.charEnd > chunk.charStart);
+            expect([chunk.pageStart, chunk.pageEnd]).toEqual(
+              hit.length === 0 ? [null, null] : [hit[0]!.page, hit.at(-1)!.page],
+            );
+          }
+          for (const chunk of chunkText(text, opts).chunks)
+            expect([chunk.pageStart, chunk.pageEnd]).toEqual([null, null]);
+        }),
+        budget(200),
+      );
+    },
+    TEST_TIMEOUT,
+  );
 });

@@ -47,7 +47,15 @@ describe('chunkText', () => {
     const text = prose(3);
     const plan = chunkText(text, { chunkSize: 512, chunkOverlap: 64 });
     expect(plan.chunks).toEqual([
-      { index: 0, text, tokenCount: count(text), charStart: 0, charEnd: text.length, pageStart: null, pageEnd: null },
+      {
+        index: 0,
+        text,
+        tokenCount: count(text),
+        charStart: 0,
+        charEnd: text.length,
+        pageStart: null,
+        pageEnd: null,
+      },
     ]);
     expect(plan.tokenCount).toBe(count(text));
   });
@@ -59,7 +67,9 @@ describe('chunkText', () => {
     expectWellFormed(text, plan.chunks, 128);
     expect(plan.tokenCount).toBe(count(text));
     // As a special token it would be one token; as text it is several.
-    expect(chunkText('<|endoftext|>', { chunkSize: 128, chunkOverlap: 0 }).chunks[0]!.tokenCount).toBeGreaterThan(1);
+    expect(
+      chunkText('<|endoftext|>', { chunkSize: 128, chunkOverlap: 0 }).chunks[0]!.tokenCount,
+    ).toBeGreaterThan(1);
   });
 
   it('splits a markdown document at its headings', () => {

@@ -122,6 +122,9 @@ describe('detectFormat refusals', () => {
         'scan.png has an unsupported file type (.png, starts with PNG signature); supported: .pdf, .docx, .txt, .md, .html',
     });
     expect((await detect('old.doc', 'text')).ok).toBe(false);
+    // Names that are also properties of every JavaScript object are just unknown extensions.
+    expect((await detect('x.constructor', 'text')).ok).toBe(false);
+    expect((await detect('x', 'text', null, 'constructor')).ok).toBe(true);
   });
 
   it('binary bytes named .txt or .md', async () => {

@@ -2,8 +2,10 @@
 // poppler finds, in reading order, on the right pages; and the failures a user would see.
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleCpuHeadroom } from '../../src/pipeline/extract/cpu-headroom.js';
 import {
   createExtractor,
   type ExtractedText,
@@ -11,7 +13,12 @@ import {
   type Extractor,
 } from '../../src/pipeline/extract/index.js';
 import { layoutPageText, type PdfTextItem } from '../../src/pipeline/extract/pdf.js';
-import { assemblePdf, splitPages } from '../../src/pipeline/extract/pool.js';
+import {
+  assemblePdf,
+  createWorkerPool,
+  type PageRange,
+  splitPages,
+} from '../../src/pipeline/extract/pool.js';
 import {
   FIXTURES,
   makeTempDir,
@@ -250,16 +257,58 @@ describe('PDF failures', () => {
 });
 
 describe('a big PDF split across threads', () => {
-  it('gives the same text and spans as one thread', async () => {
+  const headroom = (cpus: number) => ({ current: () => cpus, stop: () => {} });
+
+  it('with CPUs to spare: split in two, same text and spans as one thread', async () => {
     const file = path.join(PDF_DIR, 'GeoTopo-komprimiert.pdf');
+    const plans: PageRange[][] = [];
+    const idle = createWorkerPool(
+      { ...OPTIONS, maxWorkers: 2 },
+      { cpuHeadroom: headroom(2), onPdfPlan: (r) => plans.push(r) },
+    );
     const single = createExtractor({ ...OPTIONS, maxWorkers: 1 });
     try {
+      const split = await idle.extract(file, 'pdf');
+      expect(plans).toEqual([
+        [
+          { from: 1, to: 59 },
+          { from: 60, to: 117 },
+        ],
+      ]);
       const alone = await single.extract(file, 'pdf');
-      const split = await extractor.extract(file, 'pdf');
       expect(split.text).toBe(alone.text);
       expect(split.pages).toEqual(alone.pages);
     } finally {
-      await single.close();
+      await Promise.all([idle.close(), single.close()]);
+    }
+  });
+
+  it('on a machine whose CPUs are busy, or for a short PDF: one thread', async () => {
+    const plans: PageRange[][] = [];
+    const busy = createWorkerPool(
+      { ...OPTIONS, maxWorkers: 2 },
+      { cpuHeadroom: headroom(0.6), onPdfPlan: (r) => plans.push(r) },
+    );
+    const idle = createWorkerPool(
+      { ...OPTIONS, maxWorkers: 2 },
+      { cpuHeadroom: headroom(2), onPdfPlan: (r) => plans.push(r) },
+    );
+    try {
+      await busy.extract(path.join(PDF_DIR, 'GeoTopo-komprimiert.pdf'), 'pdf');
+      await idle.extract(path.join(PDF_DIR, 'pdflatex-4-pages.pdf'), 'pdf');
+      expect(plans).toEqual([[{ from: 1, to: 117 }], [{ from: 1, to: 4 }]]);
+    } finally {
+      await Promise.all([busy.close(), idle.close()]);
+    }
+  });
+
+  it('the real CPU sampler reports between 0 and all CPUs', () => {
+    const sampler = sampleCpuHeadroom();
+    try {
+      expect(sampler.current()).toBeGreaterThanOrEqual(0);
+      expect(sampler.current()).toBeLessThanOrEqual(availableParallelism());
+    } finally {
+      sampler.stop();
     }
   });
 

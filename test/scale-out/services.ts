@@ -48,7 +48,9 @@ async function probeRedis(url: string): Promise<void> {
 export async function checkServices(names: ServiceName[]): Promise<ServiceStatus> {
   const urls: Partial<Record<ServiceName, string>> = {};
   for (const name of names) {
-    const url = process.env[name];
+    // The embedded vitest project blanks DATABASE_URL/REDIS_URL for everything else it runs and
+    // hands the scale-out suites the URLs under these names.
+    const url = process.env[`SCALE_OUT_${name}`] || process.env[name];
     if (!url) return { urls: {}, problem: `${name} not set` };
     try {
       await (name === 'DATABASE_URL' ? probePostgres(url) : probeRedis(url));

@@ -191,7 +191,9 @@ export class PgDocumentStore implements DocumentStore {
     if (q.ids !== null) where.push(`id = ANY(${param(q.ids.map((id) => cleanText(id)))}::text[])`);
     if (q.contentSha256 !== null) where.push(`content_sha256 = ${param(storable(q.contentSha256))}`);
     if (q.after !== null) {
-      where.push(`(created_at, id) < (${param(q.after.createdAt)}::timestamptz, ${param(storable(q.after.id))})`);
+      where.push(
+        `(created_at, id) < (${param(q.after.createdAt)}::timestamptz, ${param(storable(q.after.id))})`,
+      );
     }
     const limit = param(Math.max(0, Math.floor(q.limit)));
     const { rows } = await this.db.query<DocumentRow>(
@@ -304,8 +306,16 @@ export class PgDocumentStore implements DocumentStore {
     id: string,
     blob: { blobKey: string; contentType: string; bytes: number },
   ): Promise<boolean> {
+    // With PgTableQueue the download lane's job ends here and the same row becomes a fresh job of
+    // the process lane, in the same statement (the document stays `processing`: extraction
+    // follows). The download consumer's own settle then finds its lease gone and writes nothing.
+    const nextJob =
+      this.initialJobState === 'pending'
+        ? `, job_state = 'pending', run_at = now(), lease_owner = NULL, lease_until = NULL, job_attempts = 0`
+        : '';
     const r = await this.db.query(
       `UPDATE ${this.documents} SET blob_key = $1, content_type = $2, bytes = $3, fetch_url = NULL, updated_at = $4
+         ${nextJob}
        WHERE id = $5`,
       [storable(blob.blobKey), storable(blob.contentType), blob.bytes, this.clock.now(), storable(id)],
     );
@@ -319,13 +329,14 @@ export class PgDocumentStore implements DocumentStore {
     return rows[0]?.n ?? 0;
   }
 
-  async listStaleQueued(olderThan: Date, limit: number): Promise<JobRef[]> {
-    const { rows } = await this.db.query<{ id: string; org_id: string }>(
-      `SELECT id, org_id FROM ${this.documents} WHERE status = 'queued' AND updated_at < $1
+  async listStaleQueued(olderThan: Date, limit: number): Promise<(JobRef & { needsDownload: boolean })[]> {
+    const { rows } = await this.db.query<{ id: string; org_id: string; needs_download: boolean }>(
+      `SELECT id, org_id, fetch_url IS NOT NULL AS needs_download FROM ${this.documents}
+       WHERE status = 'queued' AND updated_at < $1
        ORDER BY updated_at, id LIMIT $2`,
       [olderThan, Math.max(0, Math.floor(limit))],
     );
-    return rows.map((r) => ({ documentId: r.id, orgId: r.org_id }));
+    return rows.map((r) => ({ documentId: r.id, orgId: r.org_id, needsDownload: r.needs_download }));
   }
 
   async search(q: SearchQuery): Promise<SearchHit[]> {

@@ -133,6 +133,19 @@ const MIGRATIONS: readonly Migration[] = [
           PRIMARY KEY (org_id, day)
         );
 
+        -- Idempotency-Key records: one row per org and key, replaced once expired or abandoned.
+        CREATE TABLE ${t('idempotency_keys')} (
+          org_id text COLLATE "C" NOT NULL,
+          key text COLLATE "C" NOT NULL,
+          fingerprint text NOT NULL,
+          state text NOT NULL CHECK (state IN ('in_flight', 'done')),
+          status integer,
+          body text,
+          created_at timestamptz NOT NULL,
+          PRIMARY KEY (org_id, key)
+        );
+        CREATE INDEX idempotency_keys_created ON ${t('idempotency_keys')} (created_at);
+
         CREATE TABLE ${t(RATE_LIMIT_TABLE)} (
           key varchar(255) PRIMARY KEY,
           points integer NOT NULL DEFAULT 0,

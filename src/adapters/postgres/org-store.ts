@@ -45,12 +45,10 @@ export class PgOrgStore implements OrgStore {
   }
 
   async createOrg(org: Org): Promise<void> {
-    await this.db.query(`INSERT INTO ${this.orgs} (id, name, rate_limit_rpm, created_at) VALUES ($1, $2, $3, $4)`, [
-      cleanText(org.id),
-      cleanText(org.name),
-      org.rateLimitRpm,
-      org.createdAt,
-    ]);
+    await this.db.query(
+      `INSERT INTO ${this.orgs} (id, name, rate_limit_rpm, created_at) VALUES ($1, $2, $3, $4)`,
+      [cleanText(org.id), cleanText(org.name), org.rateLimitRpm, org.createdAt],
+    );
   }
 
   async getOrg(id: string): Promise<Org | null> {
@@ -77,7 +75,14 @@ export class PgOrgStore implements OrgStore {
   async createKey(key: ApiKeyRecord): Promise<void> {
     await this.db.query(
       `INSERT INTO ${this.keys} (id, org_id, hash, prefix, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [cleanText(key.id), cleanText(key.orgId), key.hash, cleanText(key.prefix), key.createdAt, key.revokedAt],
+      [
+        cleanText(key.id),
+        cleanText(key.orgId),
+        key.hash,
+        cleanText(key.prefix),
+        key.createdAt,
+        key.revokedAt,
+      ],
     );
   }
 
@@ -93,15 +98,20 @@ export class PgOrgStore implements OrgStore {
     if (!row) return null;
     return {
       key: toKey(row),
-      org: toOrg({ id: row.org_id, name: row.o_name, rate_limit_rpm: row.o_rpm, created_at: row.o_created_at }),
+      org: toOrg({
+        id: row.org_id,
+        name: row.o_name,
+        rate_limit_rpm: row.o_rpm,
+        created_at: row.o_created_at,
+      }),
     };
   }
 
   async revokeKey(keyId: string, at: Date): Promise<boolean> {
-    const r = await this.db.query(`UPDATE ${this.keys} SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`, [
-      at,
-      cleanText(keyId),
-    ]);
+    const r = await this.db.query(
+      `UPDATE ${this.keys} SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`,
+      [at, cleanText(keyId)],
+    );
     return (r.rowCount ?? 0) > 0;
   }
 }

@@ -3,6 +3,7 @@
 // request, the reconciler racing the original enqueue) never makes two jobs. A job's lock is its
 // lease: a worker that dies stops renewing it, and BullMQ's stalled-job check hands the job to
 // another worker once the lock has lapsed.
+import { hostname } from 'node:os';
 import { type Job, Queue, type RedisOptions, WaitingError, Worker } from 'bullmq';
 import type { JobConsumer, JobContext, JobHandler, JobQueue } from '../../domain/ports.js';
 import type { JobRef } from '../../domain/types.js';
@@ -38,6 +39,7 @@ interface DocumentJobData {
 }
 
 const JOB_NAME = 'process-document';
+const WORKER_NAME = `${hostname()}/${process.pid}`;
 const BACKOFF_TYPE = 'docindex-capped-exponential';
 
 const delay = (ms: number) =>
@@ -115,17 +117,17 @@ export class BullmqJobQueue implements JobQueue {
     // Finished jobs are removed at once, so the reconciler can enqueue a document again.
     await this.producerCall(() =>
       this.queue.addBulk(
-      jobs.map((j) => ({
-        name: JOB_NAME,
-        data: { v: 1 as const, documentId: j.documentId, orgId: j.orgId },
-        opts: {
-          jobId: j.documentId,
-          attempts: this.maxAttempts,
-          backoff: { type: BACKOFF_TYPE },
-          removeOnComplete: true,
-          removeOnFail: true,
-        },
-      })),
+        jobs.map((j) => ({
+          name: JOB_NAME,
+          data: { v: 1 as const, documentId: j.documentId, orgId: j.orgId },
+          opts: {
+            jobId: j.documentId,
+            attempts: this.maxAttempts,
+            backoff: { type: BACKOFF_TYPE },
+            removeOnComplete: true,
+            removeOnFail: true,
+          },
+        })),
       ),
     );
   }
@@ -163,6 +165,8 @@ export class BullmqJobQueue implements JobQueue {
 
   createWorker(processor: (job: Job<DocumentJobData>, token?: string) => Promise<void>, concurrency: number) {
     return new Worker<DocumentJobData>(this.name, processor, {
+      // Recorded on each job it takes (processedBy): which process ran, or holds, a job.
+      name: WORKER_NAME,
       prefix: this.prefix,
       // Workers block on Redis for new jobs: BullMQ needs maxRetriesPerRequest null on that
       // connection and reconnects by itself when Redis comes back.

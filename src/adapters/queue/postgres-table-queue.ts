@@ -4,14 +4,32 @@
 // waiting on each other), hold them with a lease renewed by a heartbeat, and a lease that lapses
 // (its process died) is claimed again. Lease times come from the database clock, so hosts with
 // skewed clocks agree on when a lease has ended.
+//
+// Two lanes share the rows, as in embedded mode: URL documents waiting for their download, and
+// the rest. PgDocumentStore.attachBlob turns a finished download into a pending job of the
+// process lane in the same statement, so the hand-over can neither be lost nor run twice.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobConsumer, JobHandler, JobQueue } from '../../domain/ports.js';
 import type { JobRef } from '../../domain/types.js';
 import type { PgDatabase } from '../postgres/database.js';
 
+/**
+ * Which jobs a queue instance serves: URL documents waiting for their download (`download`), the
+ * rest (`process`), or all. Separate lanes let downloads of short-lived pre-signed URLs start
+ * while hundreds of files wait for extraction.
+ */
+export type PgQueueLane = 'download' | 'process' | 'any';
+
+const LANE_PREDICATE: Record<PgQueueLane, string> = {
+  download: ' AND fetch_url IS NOT NULL',
+  process: ' AND fetch_url IS NULL',
+  any: '',
+};
+
 export interface PgTableQueueOptions {
   name?: string;
+  lane?: PgQueueLane;
   /** How long a claim stays valid without a heartbeat (default 30 s). */
   leaseMs?: number;
   /** Lease renewal interval (default leaseMs / 3). */
@@ -89,6 +107,7 @@ export class PgTableQueue implements JobQueue {
   readonly graceMs: number;
   private readonly onError: (error: unknown) => void;
   private readonly documents: string;
+  private readonly lanePredicate: string;
   private readonly consumers = new Set<PgTableConsumer>();
   private consumerSeq = 0;
 
@@ -97,6 +116,7 @@ export class PgTableQueue implements JobQueue {
     opts: PgTableQueueOptions = {},
   ) {
     this.name = opts.name ?? 'documents';
+    this.lanePredicate = LANE_PREDICATE[opts.lane ?? 'any'];
     this.leaseMs = opts.leaseMs ?? 30_000;
     this.heartbeatMs = opts.heartbeatMs ?? Math.max(1, Math.floor(this.leaseMs / 3));
     this.maxAttempts = opts.maxAttempts ?? 5;
@@ -110,13 +130,14 @@ export class PgTableQueue implements JobQueue {
 
   async enqueue(jobs: JobRef[]): Promise<void> {
     if (jobs.length > 0) {
-      // The rows already exist (created with the document, job_state 'pending'). Only a job that
-      // has run to its end is revived — the reconciler's case; pending or leased jobs are left as
-      // they are, which is what makes enqueue idempotent.
+      // The rows already exist (created with the document, job_state 'pending'). Pending or
+      // leased jobs are left as they are, which is what makes enqueue idempotent. A finished job
+      // is revived only while its document still waits (status queued): the reconciler's case.
+      // A document that reached ready or failed before a late enqueue is not run again.
       await this.db.query(
         `UPDATE ${this.documents} SET job_state = 'pending', run_at = now(), job_attempts = 0,
            lease_owner = NULL, lease_until = NULL
-         WHERE id = ANY($1::text[]) AND job_state = 'done'`,
+         WHERE id = ANY($1::text[]) AND job_state = 'done' AND status = 'queued'`,
         [jobs.map((j) => j.documentId)],
       );
     }
@@ -170,12 +191,13 @@ export class PgTableQueue implements JobQueue {
     // SKIP LOCKED: rows another consumer is claiming at this instant are passed over rather than
     // waited for, so concurrent claimers each get a different row. The two candidate lists use
     // the two partial indexes; each stays a short index scan however long the backlog is.
+    const lane = this.lanePredicate;
     const { rows } = await this.db.query<ClaimedJob>(
       `WITH lapsed AS (
-         SELECT id FROM ${this.documents} WHERE job_state = 'leased' AND lease_until < now()
+         SELECT id FROM ${this.documents} WHERE job_state = 'leased' AND lease_until < now()${lane}
          ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED
        ), due AS (
-         SELECT id FROM ${this.documents} WHERE job_state = 'pending' AND run_at <= now()
+         SELECT id FROM ${this.documents} WHERE job_state = 'pending' AND run_at <= now()${lane}
          ORDER BY run_at LIMIT 1 FOR UPDATE SKIP LOCKED
        ), next AS (
          SELECT id FROM (SELECT id, 0 AS rank FROM lapsed UNION ALL SELECT id, 1 FROM due) AS candidates
@@ -230,7 +252,7 @@ export class PgTableQueue implements JobQueue {
     const prefix = `${HOST}/`;
     const { rows } = await this.db.query<{ id: string; lease_owner: string }>(
       `SELECT id, lease_owner FROM ${this.documents}
-       WHERE job_state = 'leased' AND starts_with(lease_owner, $1)`,
+       WHERE job_state = 'leased' AND starts_with(lease_owner, $1)${this.lanePredicate}`,
       [prefix],
     );
     for (const { id, lease_owner } of rows) {

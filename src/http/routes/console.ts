@@ -37,7 +37,11 @@ export async function consoleRoutes(app: FastifyInstance): Promise<void> {
   const files = new Map<string, StaticFile>();
   for (const [name, type] of Object.entries(FILES)) {
     const body = readFileSync(new URL(name, dir));
-    files.set(name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` });
+    files.set(name, {
+      body,
+      type,
+      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+    });
   }
 
   app.addHook('onSend', async (_request, reply, payload) => {
@@ -55,7 +59,9 @@ export async function consoleRoutes(app: FastifyInstance): Promise<void> {
     return reply.type(file.type).send(file.body);
   };
 
-  app.get('/', { schema: { hide: true } }, (request, reply) => send(files.get('index.html')!, request, reply));
+  app.get('/', { schema: { hide: true } }, (request, reply) =>
+    send(files.get('index.html')!, request, reply),
+  );
   app.get<{ Params: { name: string } }>('/:name', { schema: { hide: true } }, (request, reply) => {
     const file = files.get(request.params.name);
     if (!file) return reply.callNotFound();

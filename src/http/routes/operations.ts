@@ -25,6 +25,19 @@ export function operationsRoutes(app: FastifyInstance, deps: AppDeps): void {
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  const metrics = deps.metrics;
+  if (metrics) {
+    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+      const { contentType, body } = await metrics.render();
+      return reply.type(contentType).send(body);
+    });
+    app.addHook('onResponse', async (request, reply) => {
+      // The route pattern, not the URL: ids would make every request its own series.
+      const route = request.routeOptions.url ?? 'unmatched';
+      metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    });
+  }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

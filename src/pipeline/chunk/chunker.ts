@@ -19,8 +19,8 @@
 //   window: a markdown heading (when `markdown`), then a paragraph break (blank line), then a
 //   sentence end or line end, then a word boundary, then a letter/punctuation boundary. Only
 //   when the window holds none is the chunk cut at the last token boundary that is also a
-//   character boundary; such a slice is re-encoded to count it, and shortened if the re-encoding
-//   came out longer than the window (a cut inside a pre-token can change its BPE merges).
+//   character boundary; such a slice is re-encoded to count it, and shortened if it came out
+//   over chunkSize tokens (a cut inside a pre-token can change its BPE merges).
 // - Overlap rule (snapped, not exact): the next chunk starts at the first boundary at or after
 //   the token `chunkOverlap` tokens before the previous chunk's end. The shared text is
 //   therefore at most `chunkOverlap` tokens and never starts mid-word. The next chunk starts
@@ -93,11 +93,11 @@ export function chunkText(text: string, opts: ChunkOptions): ChunkPlan {
     throw new RangeError(`chunkOverlap must be an integer in [0, chunkSize), got ${chunkOverlap}`);
   }
 
-  const tokens = encode(text, PLAIN_TEXT);
+  const { tokens, forced } = encodeInRuns(text);
   if (!/\S/.test(text)) return { chunks: [], tokenCount: tokens.length };
 
-  const map = mapTokenOffsets(tokens, text.length);
-  const spans = planSpans(text, map, chunkSize, chunkOverlap, opts.markdown === true);
+  const map = mapTokenOffsets(tokens, text.length, forced);
+  const spans = planSpans({ text, map, chunkSize, chunkOverlap, markdown: opts.markdown === true });
   const pages = opts.pages ?? null;
   const chunks: ChunkRow[] = spans.map((span, index) => {
     const range = pages ? pageRange(pages, span.charStart, span.charEnd) : null;
@@ -114,8 +114,43 @@ export function chunkText(text: string, opts: ChunkOptions): ChunkPlan {
   return { chunks, tokenCount: tokens.length };
 }
 
+/**
+ * Longest run of non-space characters encoded in one piece. BPE time grows with the square of a
+ * pre-token's length (100k letters in a row take seconds, 1 MB takes minutes), so a hostile or
+ * odd document (a megabyte of one letter, a huge minified line) would stall the worker. Longer
+ * runs are encoded in pieces of this size; ordinary text has no such run and is encoded whole.
+ */
+const MAX_ENCODE_RUN = 10_000;
+
+/** Token indices where a long run was split for encoding are returned in `forced`. */
+function encodeInRuns(text: string): { tokens: number[]; forced: number[] } {
+  if (text.length <= MAX_ENCODE_RUN) return { tokens: encode(text, PLAIN_TEXT), forced: [] };
+  const tokens: number[] = [];
+  const forced: number[] = [];
+  let segmentStart = 0;
+  let runStart = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === SPACE || code === LF || code === CR || code === TAB || code === 0x0b || code === 0x0c) {
+      runStart = i + 1;
+      continue;
+    }
+    // Split a long run, never between the two halves of a surrogate pair.
+    if (i - runStart >= MAX_ENCODE_RUN && !(code >= 0xdc00 && code <= 0xdfff)) {
+      for (const token of encode(text.slice(segmentStart, i), PLAIN_TEXT)) tokens.push(token);
+      forced.push(tokens.length);
+      segmentStart = i;
+      runStart = i;
+    }
+  }
+  for (const token of encode(text.slice(segmentStart), PLAIN_TEXT)) tokens.push(token);
+  return { tokens, forced };
+}
+
 interface TokenOffsets {
   count: number;
+  /** Token indices where a long run was split for encoding: token arithmetic across them is not exact. */
+  forced: number[];
   /** offset[t]: UTF-16 offset where token t starts (of the character it starts in, if mid-character). */
   offset: Int32Array;
   /** aligned[t] = 1 when token t starts on a character boundary. */
@@ -128,22 +163,27 @@ interface Span {
   tokenCount: number;
 }
 
-let pieceUnits: Int32Array | null = null;
+/** Marks a piece stored as bytes in the table below. */
+const BYTE_PIECE = 255;
+let pieceUnits: Uint8Array | null = null;
 
-// UTF-16 length of every vocabulary piece stored as a string; -1 for pieces stored as bytes
-// (parts of a multi-byte character), which are walked byte by byte.
-function pieceUnitTable(): Int32Array {
+// UTF-16 length of every vocabulary piece stored as a string (o200k's longest is 128); pieces
+// stored as bytes (parts of a multi-byte character) are walked byte by byte. One byte per entry
+// keeps the 200k-entry table small enough to stay in cache while mapping.
+function pieceUnitTable(): Uint8Array {
   if (pieceUnits) return pieceUnits;
-  const table = new Int32Array(o200kPieces.length).fill(-1);
+  const table = new Uint8Array(o200kPieces.length).fill(BYTE_PIECE);
   for (let rank = 0; rank < o200kPieces.length; rank++) {
     const piece = o200kPieces[rank];
-    if (typeof piece === 'string') table[rank] = piece.length;
+    if (typeof piece !== 'string') continue;
+    if (piece.length >= BYTE_PIECE) throw new Error(`o200k piece ${rank} is ${piece.length} code units long`);
+    table[rank] = piece.length;
   }
   pieceUnits = table;
   return table;
 }
 
-function mapTokenOffsets(tokens: number[], textLength: number): TokenOffsets {
+function mapTokenOffsets(tokens: number[], textLength: number, forced: number[]): TokenOffsets {
   const units = pieceUnitTable();
   const count = tokens.length;
   const offset = new Int32Array(count + 1);
@@ -156,7 +196,7 @@ function mapTokenOffsets(tokens: number[], textLength: number): TokenOffsets {
   for (let t = 0; t < count; t++) {
     const rank = tokens[t]!;
     const length = units[rank]!;
-    if (length >= 0 && pending === 0) {
+    if (length !== BYTE_PIECE && pending === 0) {
       position += length;
     } else {
       const bytes = o200kPieces[rank];
@@ -187,7 +227,7 @@ function mapTokenOffsets(tokens: number[], textLength: number): TokenOffsets {
   if (position !== textLength || pending !== 0) {
     throw new Error(`token offsets end at ${position}, text has ${textLength} code units`);
   }
-  return { count, offset, aligned };
+  return { count, forced, offset, aligned };
 }
 
 /** A position in the text, as a token index and a UTF-16 offset. */
@@ -206,14 +246,8 @@ interface Plan {
   markdown: boolean;
 }
 
-function planSpans(
-  text: string,
-  map: TokenOffsets,
-  chunkSize: number,
-  chunkOverlap: number,
-  markdown: boolean,
-): Span[] {
-  const plan: Plan = { text, map, chunkSize, chunkOverlap, markdown };
+function planSpans(plan: Plan): Span[] {
+  const { text, map, chunkOverlap, markdown } = plan;
   const spans: Span[] = [];
   let start: Cursor = { tok: 0, char: 0, exact: true };
   let previousEnd: Cursor | null = null;
@@ -248,7 +282,11 @@ function planSpans(
  * The end of the chunk that starts at `start`, and its token count; null when no end after
  * `floor` (the previous chunk's end) fits in chunkSize tokens.
  */
-function fitChunk(plan: Plan, start: Cursor, floor: Cursor | null): { end: Cursor; tokenCount: number } | null {
+function fitChunk(
+  plan: Plan,
+  start: Cursor,
+  floor: Cursor | null,
+): { end: Cursor; tokenCount: number } | null {
   const { text, map, chunkSize, markdown } = plan;
   const { count, offset, aligned } = map;
   const minTok = Math.max(start.tok, floor?.tok ?? 0);
@@ -266,8 +304,16 @@ function fitChunk(plan: Plan, start: Cursor, floor: Cursor | null): { end: Curso
     let cutKind = NOT_A_BOUNDARY;
     // Walking down from the limit, the first boundary of each kind is the latest of that kind.
     for (let t = limit; t >= lowest; t--) {
-      if (aligned[t] === 0 || offset[t]! <= minChar) continue;
-      const kind = boundaryKind(text, offset[t]!, markdown);
+      const at = offset[t]!;
+      if (aligned[t] === 0 || at <= minChar) continue;
+      // Once a sentence end is in hand only a line start can do better, and once a word
+      // boundary is, only a line start or a space: skip the rest without classifying them.
+      if (cutKind <= WORD) {
+        const before = text.charCodeAt(at - 1);
+        const lineStart = before === LF || before === CR;
+        if (!lineStart && (cutKind < WORD || !isSpace(text.charCodeAt(at)))) continue;
+      }
+      const kind = boundaryKind(text, at, markdown);
       if (kind < cutKind) {
         cut = t;
         cutKind = kind;
@@ -284,8 +330,8 @@ function fitChunk(plan: Plan, start: Cursor, floor: Cursor | null): { end: Curso
     }
   }
 
-  let tokenCount =
-    start.exact && end.exact ? end.tok - start.tok : countTokens(text, start.char, end.char);
+  const exact = start.exact && end.exact && !map.forced.some((f) => f > start.tok && f < end.tok);
+  let tokenCount = exact ? end.tok - start.tok : countTokens(text, start.char, end.char);
   while (tokenCount > chunkSize) {
     // Only reachable with a cut inside a pre-token, whose re-encoding took more tokens.
     const t = characterBoundaryAtOrBefore(map, end.tok - 1, minTok, minChar);
@@ -309,7 +355,12 @@ function countTokens(text: string, from: number, to: number): number {
 
 // Latest token boundary t in (floor, from] that starts on a character boundary after
 // `afterChar`, or `floor` when there is none.
-function characterBoundaryAtOrBefore(map: TokenOffsets, from: number, floor: number, afterChar: number): number {
+function characterBoundaryAtOrBefore(
+  map: TokenOffsets,
+  from: number,
+  floor: number,
+  afterChar: number,
+): number {
   for (let t = from; t > floor; t--) {
     if (map.aligned[t] === 1 && map.offset[t]! > afterChar) return t;
   }

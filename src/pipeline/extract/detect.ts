@@ -33,27 +33,28 @@ const PDF_HEADER_WINDOW = 1024;
 /** Past this many entries the archive is no Word document we would accept anyway. */
 const MAX_ZIP_ENTRIES_SCANNED = 100_000;
 
-const EXTENSIONS: Readonly<Record<string, SourceFormat>> = {
-  pdf: 'pdf',
-  docx: 'docx',
-  txt: 'txt',
-  text: 'txt',
-  md: 'md',
-  markdown: 'md',
-  html: 'html',
-  htm: 'html',
-};
+// Maps, not object literals: a file named "x.constructor" must not find Object.prototype.
+const EXTENSIONS: ReadonlyMap<string, SourceFormat> = new Map([
+  ['pdf', 'pdf'],
+  ['docx', 'docx'],
+  ['txt', 'txt'],
+  ['text', 'txt'],
+  ['md', 'md'],
+  ['markdown', 'md'],
+  ['html', 'html'],
+  ['htm', 'html'],
+]);
 
-const MEDIA_TYPES: Readonly<Record<string, SourceFormat>> = {
-  'application/pdf': 'pdf',
-  'application/x-pdf': 'pdf',
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
-  'text/plain': 'txt',
-  'text/markdown': 'md',
-  'text/x-markdown': 'md',
-  'text/html': 'html',
-  'application/xhtml+xml': 'html',
-};
+const MEDIA_TYPES: ReadonlyMap<string, SourceFormat> = new Map([
+  ['application/pdf', 'pdf'],
+  ['application/x-pdf', 'pdf'],
+  ['application/vnd.openxmlformats-officedocument.wordprocessingml.document', 'docx'],
+  ['text/plain', 'txt'],
+  ['text/markdown', 'md'],
+  ['text/x-markdown', 'md'],
+  ['text/html', 'html'],
+  ['application/xhtml+xml', 'html'],
+]);
 
 const NAMES: Readonly<Record<SourceFormat, string>> = {
   pdf: 'a PDF',
@@ -108,9 +109,9 @@ export async function detectFormat(input: DetectInput): Promise<DetectResult> {
   const truncated = head.length < size;
 
   const extension = input.filename ? path.extname(input.filename).slice(1).toLowerCase() : '';
-  const fromName = EXTENSIONS[extension];
+  const fromName = EXTENSIONS.get(extension);
   const declared = mediaTypeOf(input.declaredContentType);
-  const fromType = declared ? MEDIA_TYPES[declared] : undefined;
+  const fromType = declared ? MEDIA_TYPES.get(declared) : undefined;
 
   if (fromName) return verify(fromName, head, truncated, input.path, label);
   if (extension !== '' && !input.declaredContentType) {

@@ -1,8 +1,9 @@
 // The extractor: a small pool of worker threads, each with a V8 heap cap, and a wall-time cap per
 // document. A thread that runs out of heap, crashes or overruns is terminated; only its document
 // fails, and a fresh thread takes its place when the next document needs one. A long PDF is split
-// into page ranges that idle threads extract side by side.
+// into page ranges that idle threads extract side by side, when the machine has CPUs to spare.
 import { Worker } from 'node:worker_threads';
+import { type CpuHeadroom, sampleCpuHeadroom } from './cpu-headroom.js';
 import { ExtractionError } from './errors.js';
 import {
   CONTENT_TYPES,
@@ -55,8 +56,21 @@ interface Job {
   settled: boolean;
 }
 
+export type PageRange = { from: number; to: number };
+
+/** What the pool learns from outside; tests replace it to make splitting deterministic. */
+export interface PoolDeps {
+  cpuHeadroom: CpuHeadroom;
+  /** Told how each PDF was divided among threads. */
+  onPdfPlan?: (ranges: PageRange[]) => void;
+}
+
 export function createExtractor(opts: ExtractorOptions): Extractor {
-  return new WorkerPoolExtractor(opts);
+  return createWorkerPool(opts, { cpuHeadroom: sampleCpuHeadroom() });
+}
+
+export function createWorkerPool(opts: ExtractorOptions, deps: PoolDeps): Extractor {
+  return new WorkerPoolExtractor(opts, deps);
 }
 
 class WorkerPoolExtractor implements Extractor {
@@ -68,8 +82,14 @@ class WorkerPoolExtractor implements Extractor {
   private closed = false;
   private nextJobId = 1;
 
-  constructor(private readonly opts: ExtractorOptions) {
-    if (!(opts.maxWorkers >= 1)) throw new RangeError('maxWorkers must be at least 1');
+  constructor(
+    private readonly opts: ExtractorOptions,
+    private readonly deps: PoolDeps,
+  ) {
+    if (!(opts.maxWorkers >= 1)) {
+      deps.cpuHeadroom.stop();
+      throw new RangeError('maxWorkers must be at least 1');
+    }
   }
 
   extract(path: string, format: SourceFormat, signal?: AbortSignal): Promise<ExtractedText> {
@@ -102,6 +122,7 @@ class WorkerPoolExtractor implements Extractor {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.deps.cpuHeadroom.stop();
     for (const job of [...this.jobs]) this.settle(job, new Error('the extractor is closed'));
     for (const slot of [...this.slots]) this.kill(slot);
     await Promise.all([...this.exiting]);
@@ -144,10 +165,15 @@ class WorkerPoolExtractor implements Extractor {
     return this.spawn();
   }
 
-  private spareSlots(): number {
-    let idle = 0;
-    for (const slot of this.slots) if (!slot.job) idle++;
-    return idle + this.opts.maxWorkers - this.slots.size;
+  /** Threads a PDF may add: idle or not yet started ones, as far as there are idle CPUs to run them. */
+  private helpersAvailable(): number {
+    let busy = 0;
+    for (const slot of this.slots) if (slot.job) busy++;
+    const threads = this.opts.maxWorkers - busy;
+    // Every busy thread of ours, the PDF's first included, needs a CPU of its own first. Rounded:
+    // a CPU that others use less than half the time is worth a thread.
+    const cpus = Math.round(this.deps.cpuHeadroom.current() - busy);
+    return Math.max(0, Math.min(threads, cpus));
   }
 
   private spawn(): Slot {
@@ -238,13 +264,14 @@ class WorkerPoolExtractor implements Extractor {
   }
 
   /**
-   * Splits a PDF across the threads nobody else is waiting for. Documents still queued get the
-   * threads instead: splitting then would only make them wait longer.
+   * Splits a PDF across threads nobody else is waiting for, on CPUs nobody else is using.
+   * Documents still queued get the threads instead: splitting then would only make them wait.
    */
   private planPdf(job: Job, first: Slot, numPages: number): void {
-    const spare = this.queue.length === 0 ? this.spareSlots() : 0;
-    const parts = Math.max(1, Math.min(1 + spare, Math.floor(numPages / PDF_MIN_PAGES_PER_PART)));
+    const helpers = this.queue.length === 0 ? this.helpersAvailable() : 0;
+    const parts = Math.max(1, Math.min(1 + helpers, Math.floor(numPages / PDF_MIN_PAGES_PER_PART)));
     const ranges = splitPages(numPages, parts);
+    this.deps.onPdfPlan?.(ranges);
     job.partsExpected = ranges.length;
     const [own, ...others] = ranges;
     first.worker.postMessage({ type: 'pdfPlan', jobId: job.id, ...own! } satisfies WorkerRequest);
@@ -314,9 +341,9 @@ function crashError(error: Error, ready: boolean, maxHeapMb: number): Error {
 }
 
 /** `parts` contiguous ranges covering pages 1..numPages, sizes differing by at most one. */
-export function splitPages(numPages: number, parts: number): { from: number; to: number }[] {
+export function splitPages(numPages: number, parts: number): PageRange[] {
   if (numPages === 0) return [{ from: 1, to: 0 }];
-  const ranges: { from: number; to: number }[] = [];
+  const ranges: PageRange[] = [];
   let from = 1;
   for (let i = 0; i < parts; i++) {
     const size = Math.floor(numPages / parts) + (i < numPages % parts ? 1 : 0);

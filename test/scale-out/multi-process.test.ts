@@ -1,0 +1,298 @@
+// The scale-out deployment as it runs in production: 2 × `docindex serve --no-worker` and
+// 2 × `docindex worker` (the built CLI, real OS processes) on one PostgreSQL schema, one Redis
+// prefix and one blob folder. 500 documents posted round-robin to both APIs all reach `ready`
+// with the chunks a clean run makes, although one worker is killed with SIGKILL while it holds
+// jobs; then the per-org rate limit is exact across both APIs. Prints the throughput and the
+// limiter figures.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { chunkText } from '../../src/pipeline/chunk/chunker.js';
+import { BIN, runCli, type ServerProcess, startServer, stopServer } from '../helpers/process.js';
+import {
+  checkServices,
+  deleteRedisPrefix,
+  describeScaleOut,
+  dropSchema,
+  freshPrefix,
+  freshSchema,
+} from './services.js';
+
+const DOCS = 500;
+const CHUNK_SIZE = 128;
+const CHUNK_OVERLAP = 16;
+const WORKER_CONCURRENCY = 4;
+const RATE_LIMIT = 40;
+const BURST = 100;
+/** The victim is killed once this many documents are ready (a fifth of the run). */
+const KILL_AFTER_READY = 100;
+
+const services = await checkServices(['DATABASE_URL', 'REDIS_URL']);
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+const WORDS = [
+  'river',
+  'ledger',
+  'harbour',
+  'violet',
+  'engine',
+  'quartz',
+  'meadow',
+  'signal',
+  'copper',
+  'lantern',
+];
+
+/** A document of 20-40 sentences, so documents have different chunk counts. */
+function makeText(i: number): string {
+  const sentences: string[] = [];
+  const count = 20 + (i % 21);
+  for (let s = 0; s < count; s++) {
+    const picked = Array.from({ length: 11 }, (_, w) => WORDS[(i * 7 + s * 3 + w * 11) % WORDS.length]);
+    sentences.push(`Document ${i} sentence ${s}: ${picked.join(' ')}.`);
+  }
+  return sentences.join(' ');
+}
+
+interface WorkerProcess {
+  child: ChildProcess;
+  stderr: () => string;
+}
+
+/** Starts `docindex worker` and resolves once it logs that it started. */
+function startWorker(env: Record<string, string>, timeoutMs = 30_000): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [BIN, 'worker'], {
+    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`worker did not start within ${timeoutMs} ms\n${err}`));
+    }, timeoutMs);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+      if (err.includes('docindex worker started')) {
+        clearTimeout(timer);
+        resolve({ child, stderr: () => err });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited with ${code}\n${err}`));
+    });
+  });
+}
+
+function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM', graceMs = 15_000): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.removeAllListeners('exit');
+    const force = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(force);
+      resolve();
+    });
+    child.kill(signal);
+  });
+}
+
+describeScaleOut('scale-out: 2 API and 2 worker processes', services, () => {
+  const databaseUrl = services.urls.DATABASE_URL ?? '';
+  const redisUrl = services.urls.REDIS_URL ?? '';
+  const schema = freshSchema();
+  const prefix = freshPrefix();
+  const env: Record<string, string> = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    DATABASE_SCHEMA: schema,
+    REDIS_PREFIX: prefix,
+    // Short leases: the killed worker's jobs come back within seconds.
+    JOB_LEASE_MS: '3000',
+    WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
+    EXTRACT_WORKERS: '1',
+    DEFAULT_RATE_LIMIT_RPM: '1000000',
+    UNAUTHENTICATED_RATE_LIMIT_RPM: '1000000',
+  };
+  const apis: ServerProcess[] = [];
+  const workers: WorkerProcess[] = [];
+  let db: pg.Pool;
+  let org: { org_id: string; api_key: string };
+  let work = '';
+
+  const table = (name: string) => `"${schema}"."${name}"`;
+
+  beforeAll(async () => {
+    work = mkdtempSync(path.join(tmpdir(), 'docindex-scale-out-'));
+    // One blob folder for every process, as a shared volume would be.
+    env.BLOB_DIR = path.join(work, 'blobs');
+    env.DATA_DIR = path.join(work, 'data');
+    const migrated = runCli(['migrate'], env);
+    expect(migrated.status, migrated.stderr).toBe(0);
+    const created = runCli(['orgs', 'create', '--name', 'scale-out', '--json'], env);
+    expect(created.status, created.stderr).toBe(0);
+    org = JSON.parse(created.stdout.trim());
+    db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    // Started together: concurrent start-up (migrations included) must be safe.
+    apis.push(...(await Promise.all([0, 1].map(() => startServer(['serve', '--no-worker'], env)))));
+    workers.push(...(await Promise.all([0, 1].map(() => startWorker(env)))));
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all([...apis.map((api) => stopServer(api)), ...workers.map((w) => stopChild(w.child))]);
+    await db?.end();
+    await dropSchema(databaseUrl, schema);
+    await deleteRedisPrefix(redisUrl, prefix);
+    if (work) rmSync(work, { recursive: true, force: true });
+  }, 60_000);
+
+  it('loses no document and duplicates no chunk when a worker is killed, and limits exactly', async () => {
+    const redis = new Redis(redisUrl);
+    try {
+      // ---- ingest: 500 documents, one per request, alternating between the two APIs ----
+      const texts = Array.from({ length: DOCS }, (_, i) => makeText(i));
+      const ids: string[] = new Array(DOCS);
+      const headers = { authorization: `Bearer ${org.api_key}`, 'content-type': 'application/json' };
+      const t0 = Date.now();
+      let next = 0;
+      const poster = async () => {
+        while (next < DOCS) {
+          const i = next++;
+          const api = apis[i % 2]!;
+          const res = await fetch(`${api.baseUrl}/v1/ingest`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({
+              documents: [{ text: texts[i], metadata: { n: String(i) } }],
+              chunk_size: CHUNK_SIZE,
+              chunk_overlap: CHUNK_OVERLAP,
+            }),
+          });
+          expect(res.status).toBe(202);
+          ids[i] = ((await res.json()) as { document_ids: string[] }).document_ids[0]!;
+        }
+      };
+      const posting = Promise.all(Array.from({ length: 8 }, poster));
+
+      const readyCount = async () =>
+        Number(
+          (await db.query(`SELECT count(*) AS n FROM ${table('documents')} WHERE status = 'ready'`)).rows[0]
+            .n,
+        );
+
+      // ---- kill one worker while it holds jobs ----
+      const victim = workers[0]!;
+      // BullMQ records the worker name (`<host>/<pid>`) on each job it takes.
+      const victimName = `${hostname()}/${victim.child.pid}`;
+      const heldByVictim = async () => {
+        const active = await redis.lrange(`${prefix}:process:active`, 0, -1);
+        const owners = await Promise.all(active.map((id) => redis.hget(`${prefix}:process:${id}`, 'pb')));
+        return owners.filter((owner) => owner === victimName).length;
+      };
+      let heldAtKill = 0;
+      const deadline = Date.now() + 120_000;
+      while (Date.now() < deadline) {
+        if ((await readyCount()) >= KILL_AFTER_READY) {
+          // Frozen first, so that what it holds can be counted: a stopped process finishes nothing.
+          victim.child.kill('SIGSTOP');
+          await sleep(100);
+          heldAtKill = await heldByVictim();
+          if (heldAtKill > 0) break;
+          victim.child.kill('SIGCONT');
+        }
+        await sleep(10);
+      }
+      expect(heldAtKill).toBeGreaterThan(0);
+      victim.child.kill('SIGKILL');
+      const readyAtKill = await readyCount();
+      await posting;
+      expect(ids.filter(Boolean)).toHaveLength(DOCS);
+
+      // ---- every document reaches ready ----
+      let ready = 0;
+      while (Date.now() < deadline + 60_000) {
+        ready = await readyCount();
+        if (ready === DOCS) break;
+        await sleep(100);
+      }
+      expect(ready).toBe(DOCS);
+      const { rows: timing } = await db.query(
+        `SELECT max(updated_at) AS last_ready FROM ${table('documents')} WHERE status = 'ready'`,
+      );
+      const elapsedMs = (timing[0].last_ready as Date).getTime() - t0;
+
+      // ---- with the chunks a clean run makes, once each ----
+      const { rows: docs } = await db.query<{
+        id: string;
+        chunk_count: number;
+        rows: string;
+        status: string;
+      }>(
+        `SELECT d.id, d.status, d.chunk_count,
+                (SELECT count(*) FROM ${table('chunks')} AS c WHERE c.document_id = d.id) AS rows
+         FROM ${table('documents')} AS d`,
+      );
+      expect(docs).toHaveLength(DOCS);
+      const byId = new Map(docs.map((d) => [d.id, d]));
+      let expectedChunks = 0;
+      for (let i = 0; i < DOCS; i++) {
+        const expected = chunkText(texts[i]!, { chunkSize: CHUNK_SIZE, chunkOverlap: CHUNK_OVERLAP }).chunks
+          .length;
+        expectedChunks += expected;
+        const doc = byId.get(ids[i]!);
+        expect(doc, `document ${i}`).toMatchObject({ status: 'ready', chunk_count: expected });
+        expect(Number(doc!.rows), `chunk rows of document ${i}`).toBe(expected);
+      }
+      const { rows: duplicates } = await db.query(
+        `SELECT document_id, chunk_index FROM ${table('chunks')} GROUP BY 1, 2 HAVING count(*) > 1`,
+      );
+      expect(duplicates).toEqual([]);
+      const totalChunks = Number((await db.query(`SELECT count(*) AS n FROM ${table('chunks')}`)).rows[0].n);
+      expect(totalChunks).toBe(expectedChunks);
+
+      // The victim's jobs came back through BullMQ's stalled-job check once their locks lapsed.
+      const events = (await redis.xrange(`${prefix}:process:events`, '-', '+')) as [string, string[]][];
+      const stalled = events.filter(([, fields]) => fields[1] === 'stalled').length;
+      expect(stalled).toBeGreaterThanOrEqual(heldAtKill);
+
+      // ---- the rate limit holds across both APIs ----
+      const limited = runCli(['orgs', 'create', '--name', 'limited', '--json'], env);
+      expect(limited.status, limited.stderr).toBe(0);
+      const limitedOrg = JSON.parse(limited.stdout.trim()) as { org_id: string; api_key: string };
+      const set = runCli(['orgs', 'set-rate-limit', limitedOrg.org_id, String(RATE_LIMIT)], env);
+      expect(set.status, set.stderr).toBe(0);
+      const statuses = await Promise.all(
+        Array.from({ length: BURST }, async (_, i) => {
+          const res = await fetch(`${apis[i % 2]!.baseUrl}/v1/usage`, {
+            headers: { authorization: `Bearer ${limitedOrg.api_key}` },
+          });
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      );
+      const allowed = statuses.filter((s) => s === 200).length;
+      const refused = statuses.filter((s) => s === 429).length;
+
+      const seconds = elapsedMs / 1000;
+      console.log(
+        [
+          'scale-out multi-process figures:',
+          `  processes: 2 × serve --no-worker, 2 × worker (WORKER_CONCURRENCY=${WORKER_CONCURRENCY}), JOB_LEASE_MS=3000`,
+          `  documents: ${DOCS} ready in ${seconds.toFixed(1)} s from first POST to last ready = ${(DOCS / seconds).toFixed(1)} documents/s (${expectedChunks} chunks)`,
+          `  kill -9: worker pid ${victim.child.pid} killed at ${readyAtKill}/${DOCS} ready while it held ${heldAtKill} job(s); ${stalled} stalled job(s) picked up again after their locks lapsed; 0 duplicate chunks`,
+          `  limiter: rate_limit_rpm=${RATE_LIMIT}, ${BURST} concurrent requests over 2 APIs: allowed ${allowed}/${BURST}, refused (429) ${refused}`,
+        ].join('\n'),
+      );
+      expect(allowed).toBe(RATE_LIMIT);
+      expect(refused).toBe(BURST - RATE_LIMIT);
+    } finally {
+      redis.disconnect();
+    }
+  }, 300_000);
+});
