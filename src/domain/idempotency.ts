@@ -17,11 +17,14 @@ const KEY_PATTERN = /^[\x21-\x7e]+$/;
 export function parseIdempotencyKey(raw: string | string[] | undefined): string | null {
   if (raw === undefined) return null;
   const invalid = (message: string) =>
-    ERRORS.invalid(`Invalid Idempotency-Key header: ${message}.`, [{ pointer: '/header/idempotency-key', message }]);
+    ERRORS.invalid(`Invalid Idempotency-Key header: ${message}.`, [
+      { pointer: '/header/idempotency-key', message },
+    ]);
   if (Array.isArray(raw)) throw invalid('send it once');
   const key = raw.trim();
   if (key.length === 0) throw invalid('it is empty');
-  if (key.length > IDEMPOTENCY_KEY_MAX_LENGTH) throw invalid(`it is longer than ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`);
+  if (key.length > IDEMPOTENCY_KEY_MAX_LENGTH)
+    throw invalid(`it is longer than ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`);
   if (!KEY_PATTERN.test(key)) throw invalid('use printable ASCII characters without spaces');
   return key;
 }

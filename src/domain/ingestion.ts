@@ -107,7 +107,10 @@ export class IngestionService {
     try {
       const metadata = await readMetadata();
       if (blob.bytes === 0) throw ERRORS.unsupportedMediaType('The file is empty.');
-      const sniffed = await this.deps.sniffFormat({ path: this.deps.blobs.pathOf(blob.key), filename: upload.filename });
+      const sniffed = await this.deps.sniffFormat({
+        path: this.deps.blobs.pathOf(blob.key),
+        filename: upload.filename,
+      });
       if (!sniffed.ok) throw ERRORS.unsupportedMediaType(sniffed.detail);
       return { blob, filename: upload.filename, metadata, contentType: sniffed.contentType };
     } catch (error) {

@@ -119,7 +119,10 @@ export class DocumentProcessor {
         throw error;
       }
       if (error.code === 'internal') {
-        logger.error({ err: thrown, document_id: job.documentId, org_id: job.orgId }, 'document processing failed');
+        logger.error(
+          { err: thrown, document_id: job.documentId, org_id: job.orgId },
+          'document processing failed',
+        );
       }
       await documents.markFailed(job.documentId, detail);
       this.deps.onOutcome?.({ outcome: 'failed', code: error.code });

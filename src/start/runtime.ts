@@ -227,11 +227,20 @@ export async function createRuntime(
         return null;
       },
     });
-    const consumers: JobConsumer[] = [queue.consume(processor.handle, { concurrency: config.workerConcurrency })];
+    const consumers: JobConsumer[] = [
+      queue.consume(processor.handle, { concurrency: config.workerConcurrency }),
+    ];
     if (downloadQueue !== queue) {
-      consumers.push(downloadQueue.consume(processor.handleDownload, { concurrency: config.downloadConcurrency }));
+      consumers.push(
+        downloadQueue.consume(processor.handleDownload, { concurrency: config.downloadConcurrency }),
+      );
     }
-    const reconciler = new QueueReconciler(documents, { process: queue, download: downloadQueue }, clock, config.reconcileIntervalMs);
+    const reconciler = new QueueReconciler(
+      documents,
+      { process: queue, download: downloadQueue },
+      clock,
+      config.reconcileIntervalMs,
+    );
     const reconcile = () =>
       reconciler.runOnce().then(
         (n) => {

@@ -499,7 +499,11 @@ export function documentStoreContract(name: string, make: () => Promise<Document
         const processing = newDoc(orgA, { createdAt: old(55) });
         const retried = newDoc(orgA, { createdAt: old(60) });
         const recent = newDoc(orgA, { createdAt: old(1) });
-        const url = newDoc(orgA, { createdAt: old(35), text: null, fetchUrl: 'https://example.com/a.pdf?sig=1' });
+        const url = newDoc(orgA, {
+          createdAt: old(35),
+          text: null,
+          fetchUrl: 'https://example.com/a.pdf?sig=1',
+        });
         await store.createDocuments([a, b, c, processing, retried, recent, url]);
         await store.markProcessing(processing.id);
         await store.markProcessing(retried.id);

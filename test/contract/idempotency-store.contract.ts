@@ -29,7 +29,11 @@ export function idempotencyStoreContract(name: string, make: () => Promise<Idemp
 
     it('the first claim owns the key; later ones see its record, then its stored response', async () => {
       expect(await claim('k1', 'fp', T0)).toBeNull();
-      expect(await claim('k1', 'fp', T0 + 1)).toMatchObject({ state: 'in_flight', fingerprint: 'fp', body: null });
+      expect(await claim('k1', 'fp', T0 + 1)).toMatchObject({
+        state: 'in_flight',
+        fingerprint: 'fp',
+        body: null,
+      });
       await store.complete(org, 'k1', 202, '{"ok":true}');
       expect(await claim('k1', 'other', T0 + 2)).toMatchObject({
         state: 'done',
@@ -65,7 +69,9 @@ export function idempotencyStoreContract(name: string, make: () => Promise<Idemp
       expect(await claim('old', 'new', T0 + LIMITS.ttlMs + 1)).toBeNull();
 
       expect(await claim('stuck', 'fp', T0)).toBeNull();
-      expect(await claim('stuck', 'fp', T0 + LIMITS.staleInFlightMs - 1)).toMatchObject({ state: 'in_flight' });
+      expect(await claim('stuck', 'fp', T0 + LIMITS.staleInFlightMs - 1)).toMatchObject({
+        state: 'in_flight',
+      });
       expect(await claim('stuck', 'fp', T0 + LIMITS.staleInFlightMs + 1)).toBeNull();
     });
   });

@@ -68,7 +68,7 @@ describe('SIGKILL during ingest (embedded)', () => {
           });
           if (res.status === 202) {
             const ids = ((await res.json()) as { document_ids: string[] }).document_ids;
-            ids.forEach((id, i) => accepted.set(id, first + i));
+            for (const [i, id] of ids.entries()) accepted.set(id, first + i);
             return;
           }
         } catch {

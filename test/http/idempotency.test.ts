@@ -22,7 +22,10 @@ describe('Idempotency-Key', () => {
     expect(first.headers['idempotent-replayed']).toBeUndefined();
     const before = await count();
     // Same request with its keys in another order.
-    const again = await ingest('key-replay', { chunk_size: 256, documents: [{ metadata: { b: '2', a: '1' }, text: 'first' }] });
+    const again = await ingest('key-replay', {
+      chunk_size: 256,
+      documents: [{ metadata: { b: '2', a: '1' }, text: 'first' }],
+    });
     expect(again.statusCode).toBe(202);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.json()).toEqual(first.json());
@@ -68,9 +71,17 @@ describe('Idempotency-Key', () => {
   });
 
   it('a request that failed does not use up its key', async () => {
-    const bad = await ingest('key-retry', { documents: [{ text: 'x' }], chunk_size: 128, chunk_overlap: 200 });
+    const bad = await ingest('key-retry', {
+      documents: [{ text: 'x' }],
+      chunk_size: 128,
+      chunk_overlap: 200,
+    });
     expect(bad.statusCode).toBe(400);
-    const good = await ingest('key-retry', { documents: [{ text: 'x' }], chunk_size: 256, chunk_overlap: 200 });
+    const good = await ingest('key-retry', {
+      documents: [{ text: 'x' }],
+      chunk_size: 256,
+      chunk_overlap: 200,
+    });
     expect(good.statusCode).toBe(202);
   });
 

@@ -35,7 +35,8 @@ describe('POST /v1/ingest/url', () => {
         case '/guide.md':
           return send('text/markdown', '# Okapi guide\n\nThe okapi lives in the Ituri forest.\n');
         case '/article': {
-          const paragraph = '<p>The narwhal tusk is a long spiral tooth that grows through the upper lip of the male narwhal. Scientists still debate what it is for.</p>';
+          const paragraph =
+            '<p>The narwhal tusk is a long spiral tooth that grows through the upper lip of the male narwhal. Scientists still debate what it is for.</p>';
           return send(
             'text/html; charset=utf-8',
             `<!doctype html><html><head><title>Narwhals</title><script>document.write('tracking')</script></head><body><nav>Home | About</nav><article><h1>Narwhals</h1>${paragraph.repeat(6)}</article><footer>© site</footer></body></html>`,
@@ -74,7 +75,11 @@ describe('POST /v1/ingest/url', () => {
 
   const cases: [string, string, string][] = [
     ['a PDF', '/paper.pdf', 'application/pdf'],
-    ['a DOCX served as octet-stream', '/single.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
+    [
+      'a DOCX served as octet-stream',
+      '/single.docx',
+      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    ],
     ['a text file', '/notes.txt', 'text/plain'],
     ['a Markdown file', '/guide.md', 'text/markdown'],
     ['a web page', '/article', 'text/html'],
@@ -158,7 +163,11 @@ describe('POST /v1/ingest/url', () => {
   }
 
   it('400 for a missing url, non-string metadata, or unknown fields', async () => {
-    for (const body of [{}, { url: `${origin}/notes.txt`, metadata: { a: 1 } }, { url: `${origin}/notes.txt`, depth: 2 }]) {
+    for (const body of [
+      {},
+      { url: `${origin}/notes.txt`, metadata: { a: 1 } },
+      { url: `${origin}/notes.txt`, depth: 2 },
+    ]) {
       expect((await h.request('POST', '/v1/ingest/url', { body })).statusCode).toBe(400);
     }
   });

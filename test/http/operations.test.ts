@@ -53,7 +53,9 @@ describe('operations', () => {
     const res = await h.request('GET', '/metrics', { key: null });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
-    expect(res.body).toMatch(/docindex_http_requests_total\{method="GET",route="\/v1\/usage",status="200"\} \d+/);
+    expect(res.body).toMatch(
+      /docindex_http_requests_total\{method="GET",route="\/v1\/usage",status="200"\} \d+/,
+    );
     expect(res.body).toContain('route="/v1/documents/:id",status="404"');
     expect(res.body).toMatch(/docindex_documents_pending \d+/);
   });

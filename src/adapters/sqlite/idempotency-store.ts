@@ -44,7 +44,14 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
            WHERE idempotency_keys.created_at < ?
               OR (idempotency_keys.state = 'in_flight' AND idempotency_keys.created_at < ?)`,
         )
-        .run(record.orgId, record.key, record.fingerprint, now, now - limits.ttlMs, now - limits.staleInFlightMs);
+        .run(
+          record.orgId,
+          record.key,
+          record.fingerprint,
+          now,
+          now - limits.ttlMs,
+          now - limits.staleInFlightMs,
+        );
       if (inserted.changes > 0) return null;
       return this.sql
         .get<[string, string], Row>('SELECT * FROM idempotency_keys WHERE org_id = ? AND key = ?')
@@ -70,6 +77,8 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 
   async release(orgId: string, key: string): Promise<void> {
-    this.sql.get(`DELETE FROM idempotency_keys WHERE org_id = ? AND key = ? AND state = 'in_flight'`).run(orgId, key);
+    this.sql
+      .get(`DELETE FROM idempotency_keys WHERE org_id = ? AND key = ? AND state = 'in_flight'`)
+      .run(orgId, key);
   }
 }

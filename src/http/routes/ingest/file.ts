@@ -68,7 +68,8 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
       const staged = await deps.ingestion.stageFile(
         { stream: file.file, filename: displayFilename(file.filename) },
         async () => {
-          for (let next = await parts.next(); !next.done; next = await parts.next()) takeField(next.value as Part);
+          for (let next = await parts.next(); !next.done; next = await parts.next())
+            takeField(next.value as Part);
           return parseMetadata(metadataRaw);
         },
       );
