@@ -1,5 +1,6 @@
 // build(deps) → a Fastify instance, not listening: tests call inject(), start/serve listens.
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -26,11 +27,16 @@ export type { AppDeps } from './http/deps.js';
 const MAX_FORM_PARTS = 10;
 
 export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
+  const requestTimeout = deps.http?.requestTimeoutMs ?? 300_000;
+  const headersTimeout = deps.http?.headersTimeoutMs ?? 10_000;
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
+    // Node checks these timeouts every connectionsCheckingInterval (30 s by default): check every
+    // second so a slow-loris client is cut off close to headersTimeout.
+    serverFactory: (handler) =>
+      http.createServer({ headersTimeout, requestTimeout, connectionsCheckingInterval: 1_000 }, handler),
     bodyLimit: deps.limits.maxJsonBodyBytes,
     trustProxy: deps.http?.trustProxy ?? false,
-    requestTimeout: deps.http?.requestTimeoutMs ?? 300_000,
     genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',

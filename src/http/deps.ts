@@ -35,7 +35,10 @@ export interface AppDeps {
   };
   http?: {
     trustProxy?: boolean;
+    /** Whole-request time cap (a slow upload is cut off after this). */
     requestTimeoutMs?: number;
+    /** Time a client has to send its request headers (slow-loris clients are cut off). */
+    headersTimeoutMs?: number;
   };
 }
 

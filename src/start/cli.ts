@@ -84,7 +84,6 @@ async function serve(runtime: Runtime, args: string[]): Promise<number> {
   const firstKey = await runtime.admin.bootstrapFirstOrg();
   const { buildApp } = await import('../app.js');
   const app = await buildApp(runtime.appDeps, logger);
-  app.server.headersTimeout = config.headersTimeoutMs;
   const worker = values['no-worker'] ? null : runtime.startWorker();
   const address = await app.listen({ host: config.host, port: config.port });
   logger.info({ address, worker: worker !== null }, 'docindex listening');

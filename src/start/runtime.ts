@@ -160,7 +160,11 @@ export async function createRuntime(
       maxUploadBytes: config.maxUploadBytes,
       unauthenticatedRateLimitRpm: config.unauthenticatedRateLimitRpm,
     },
-    http: { trustProxy: config.trustProxy, requestTimeoutMs: config.requestTimeoutMs },
+    http: {
+      trustProxy: config.trustProxy,
+      requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
+    },
   };
 
   let extractor: Extractor | null = null;

@@ -122,9 +122,26 @@ export function chunkText(text: string, opts: ChunkOptions): ChunkPlan {
  */
 const MAX_ENCODE_RUN = 10_000;
 
+// A run longer than MAX_ENCODE_RUN covers a whole aligned block of half that length, so it is
+// enough to look for a break in each block: ordinary text shows one within a few characters,
+// and the common case then skips the per-character walk and the copy of the token array.
+function mayHaveLongRun(text: string): boolean {
+  const block = MAX_ENCODE_RUN / 2;
+  for (let from = 0; from + block <= text.length; from += block) {
+    let i = from;
+    while (i < from + block && !isRunBreak(text.charCodeAt(i))) i++;
+    if (i === from + block) return true;
+  }
+  return false;
+}
+
+function isRunBreak(code: number): boolean {
+  return code === SPACE || code === LF || code === CR || code === TAB || code === 0x0b || code === 0x0c;
+}
+
 /** Token indices where a long run was split for encoding are returned in `forced`. */
 function encodeInRuns(text: string): { tokens: number[]; forced: number[] } {
-  if (text.length <= MAX_ENCODE_RUN) return { tokens: encode(text, PLAIN_TEXT), forced: [] };
+  if (!mayHaveLongRun(text)) return { tokens: encode(text, PLAIN_TEXT), forced: [] };
   const tokens: number[] = [];
   const forced: number[] = [];
   let segmentStart = 0;

@@ -2,7 +2,7 @@
 import type { MultipartFile, MultipartValue } from '@fastify/multipart';
 import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
-import { ERRORS } from '../../../domain/errors.js';
+import { ApiError, ERRORS } from '../../../domain/errors.js';
 import type { Metadata as MetadataRecord } from '../../../domain/types.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
@@ -33,7 +33,7 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
       if (!request.isMultipart()) {
         throw ERRORS.unsupportedMediaType('Send the file as multipart/form-data with a `file` part.');
       }
-      const parts = request.parts()[Symbol.asyncIterator]();
+      const parts = malformedAsInvalid(request.parts()[Symbol.asyncIterator]());
       let metadataRaw: string | null = null;
       let file: MultipartFile | null = null;
 
@@ -96,6 +96,26 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
       }
     },
   );
+}
+
+/**
+ * busboy reports a malformed body (no boundary, a broken part header, a truncated form) with
+ * plain errors; those are the client's mistakes, so they become a 400 rather than a 500.
+ */
+function malformedAsInvalid(parts: AsyncIterator<unknown>): AsyncIterator<unknown> {
+  return {
+    async next() {
+      try {
+        return await parts.next();
+      } catch (error) {
+        const status = (error as { statusCode?: unknown }).statusCode;
+        if (error instanceof Error && !(error instanceof ApiError) && typeof status !== 'number') {
+          throw ERRORS.invalid(`Invalid multipart body: ${error.message}.`);
+        }
+        throw error;
+      }
+    },
+  };
 }
 
 function parseMetadata(raw: string | null): MetadataRecord {
