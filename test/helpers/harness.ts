@@ -2,7 +2,7 @@
 // inject) for HTTP tests. With TEST_BACKEND=scale-out and DATABASE_URL/REDIS_URL set, the same
 // tests run against PostgreSQL (a fresh schema) and Redis (a fresh prefix).
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
@@ -49,6 +49,8 @@ export interface Harness {
   ): Promise<LightMyRequestResponse>;
   /** Ingests text documents as `org` and returns their ids. */
   ingest(org: TestOrg, texts: string[], extra?: Record<string, unknown>): Promise<string[]>;
+  /** Every file under the blob folder, temporary ones included (to check nothing is left behind). */
+  blobFiles(): string[];
   /** Polls until every document is ready or failed; returns their records. */
   waitForDone(org: TestOrg, ids: string[], timeoutMs?: number): Promise<Record<string, unknown>[]>;
   close(): Promise<void>;
@@ -104,6 +106,18 @@ export async function startHarness(
     orgB,
     dataDir,
     request,
+    blobFiles() {
+      const walk = (dir: string): string[] => {
+        try {
+          return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+            e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)],
+          );
+        } catch {
+          return [];
+        }
+      };
+      return walk(config.blobDir);
+    },
     async ingest(org, texts, extra = {}) {
       const res = await request('POST', '/v1/ingest', {
         key: org.apiKey,

@@ -1,6 +1,6 @@
 // POST /v1/ingest/file: streamed multipart uploads, format sniffing, limits, and extraction
 // outcomes a user sees on the document.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -26,20 +26,6 @@ async function multipart(parts: Part[]): Promise<{ payload: Buffer; contentType:
     payload: Buffer.from(await request.arrayBuffer()),
     contentType: request.headers.get('content-type')!,
   };
-}
-
-function blobFiles(h: Harness): string[] {
-  const dir = path.join(h.dataDir, 'blobs');
-  const walk = (d: string): string[] => {
-    try {
-      return readdirSync(d, { withFileTypes: true }).flatMap((e) =>
-        e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)],
-      );
-    } catch {
-      return [];
-    }
-  };
-  return walk(dir);
 }
 
 describe('POST /v1/ingest/file', () => {
@@ -156,12 +142,12 @@ describe('POST /v1/ingest/file', () => {
   ];
   for (const [label, part] of unsupported) {
     it(`415 for ${label}, and nothing is stored`, async () => {
-      const before = blobFiles(h).length;
+      const before = h.blobFiles().length;
       const res = await upload([part]);
       expect(res.statusCode).toBe(415);
       expect(res.json()).toMatchObject({ code: 'unsupported_media_type' });
       expect(res.json().detail.length).toBeGreaterThan(10);
-      expect(blobFiles(h).length).toBe(before);
+      expect(h.blobFiles().length).toBe(before);
     });
   }
 
@@ -205,12 +191,12 @@ describe('POST /v1/ingest/file', () => {
   ];
   for (const [label, parts] of invalid) {
     it(`400 for ${label}, and nothing is stored`, async () => {
-      const before = blobFiles(h).length;
+      const before = h.blobFiles().length;
       const listBefore = (await h.request('GET', '/v1/documents?limit=100')).json().documents.length;
       const res = await upload(parts);
       expect(res.statusCode).toBe(400);
       expect(res.json().code).toBe('invalid_request');
-      expect(blobFiles(h).length).toBe(before);
+      expect(h.blobFiles().length).toBe(before);
       expect((await h.request('GET', '/v1/documents?limit=100')).json().documents.length).toBe(listBefore);
     });
   }
@@ -224,11 +210,11 @@ describe('POST /v1/ingest/file', () => {
     const limit = 1024 * 1024;
     const exact = await upload([{ name: 'file', value: Buffer.alloc(limit, 'a'), filename: 'exact.txt' }]);
     expect(exact.statusCode).toBe(202);
-    const before = blobFiles(h).length;
+    const before = h.blobFiles().length;
     const over = await upload([{ name: 'file', value: Buffer.alloc(limit + 1, 'a'), filename: 'over.txt' }]);
     expect(over.statusCode).toBe(413);
     expect(over.json().code).toBe('payload_too_large');
-    expect(blobFiles(h).length).toBe(before);
+    expect(h.blobFiles().length).toBe(before);
   });
 });
 
@@ -297,23 +283,23 @@ describe('streamed uploads over a real socket', () => {
     const limit = 104_857_600;
     const exact = await streamUpload(limit);
     expect(exact.status).toBe(202);
-    const stored = blobFiles(h).length;
+    const stored = h.blobFiles().length;
     const over = await streamUpload(limit + 1);
     expect(over.status).toBe(413);
-    expect(blobFiles(h).length).toBe(stored);
+    expect(h.blobFiles().length).toBe(stored);
     const docs = (await h.request('GET', '/v1/documents?limit=100')).json().documents;
     expect(docs).toHaveLength(1);
   });
 
   it('a client that aborts mid-upload leaves nothing behind', async () => {
-    const storedBefore = blobFiles(h).length;
+    const storedBefore = h.blobFiles().length;
     const docsBefore = (await h.request('GET', '/v1/documents?limit=100')).json().documents.length;
     await streamUpload(50 * 1024 * 1024, 20 * 1024 * 1024);
     // Give the server a moment to notice the reset and clean up.
     const deadline = Date.now() + 5_000;
-    while (blobFiles(h).length !== storedBefore && Date.now() < deadline)
+    while (h.blobFiles().length !== storedBefore && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
-    expect(blobFiles(h).length).toBe(storedBefore);
+    expect(h.blobFiles().length).toBe(storedBefore);
     expect((await h.request('GET', '/v1/documents?limit=100')).json().documents.length).toBe(docsBefore);
   });
 });

@@ -1,10 +1,8 @@
 // Multipart and connection abuse over a real socket: no boundary, 1,001 parts, an upload aborted
 // at 50 MB, and a slow-loris client that never finishes its headers — each cut off with a clear
 // answer and nothing left behind, while other clients keep being served.
-import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
 
@@ -18,18 +16,7 @@ describe('transport abuse', () => {
   });
   afterAll(() => h.close());
 
-  const files = () => {
-    const walk = (d: string): string[] => {
-      try {
-        return readdirSync(d, { withFileTypes: true }).flatMap((e) =>
-          e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)],
-        );
-      } catch {
-        return [];
-      }
-    };
-    return walk(path.join(h.dataDir, 'blobs'));
-  };
+  const files = () => h.blobFiles();
   const documentCount = async () =>
     (await h.request('GET', '/v1/documents?limit=100')).json().documents.length as number;
 
