@@ -6,6 +6,8 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { Redis } from 'ioredis';
+import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
 import type { Clock } from '../../src/domain/ports.js';
@@ -151,10 +153,34 @@ export async function startHarness(
       await app.close();
       await worker?.stop();
       await runtime.close();
+      if (scaleOutBackend) await dropScaleOutState(env.DATABASE_SCHEMA!, env.REDIS_PREFIX!);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
   return harness;
+}
+
+/** Removes this harness's PostgreSQL schema and Redis keys, so test runs leave nothing behind. */
+async function dropScaleOutState(schema: string, prefix: string): Promise<void> {
+  const db = new pg.Client({ connectionString: requireEnv('DATABASE_URL') });
+  await db.connect();
+  try {
+    await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await db.end();
+  }
+  const redis = new Redis(requireEnv('REDIS_URL'), { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
 }
 
 function requireEnv(name: string): string {

@@ -204,8 +204,8 @@ function mapTokenOffsets(tokens: number[], textLength: number, forced: number[])
   const units = pieceUnitTable();
   const count = tokens.length;
   const offset = new Int32Array(count + 1);
-  const aligned = new Uint8Array(count + 1);
-  aligned[0] = 1;
+  // Most tokens end on a character boundary; only the byte-piece path below clears the flag.
+  const aligned = new Uint8Array(count + 1).fill(1);
   let position = 0;
   // Continuation bytes still owed by the character in progress, and its UTF-16 length.
   let pending = 0;
@@ -215,31 +215,32 @@ function mapTokenOffsets(tokens: number[], textLength: number, forced: number[])
     const length = units[rank]!;
     if (length !== BYTE_PIECE && pending === 0) {
       position += length;
-    } else {
-      const bytes = o200kPieces[rank];
-      if (typeof bytes === 'string' || bytes === undefined) {
-        throw new Error(`token ${rank} continues a split character but is not a byte piece`);
-      }
-      for (const byte of bytes) {
-        if (pending > 0) {
-          pending--;
-          if (pending === 0) position += pendingUnits;
-        } else if (byte < 0x80) {
-          position += 1;
-        } else if (byte >= 0xf0) {
-          pending = 3;
-          pendingUnits = 2;
-        } else if (byte >= 0xe0) {
-          pending = 2;
-          pendingUnits = 1;
-        } else {
-          pending = 1;
-          pendingUnits = 1;
-        }
+      offset[t + 1] = position;
+      continue;
+    }
+    const bytes = o200kPieces[rank];
+    if (typeof bytes === 'string' || bytes === undefined) {
+      throw new Error(`token ${rank} continues a split character but is not a byte piece`);
+    }
+    for (const byte of bytes) {
+      if (pending > 0) {
+        pending--;
+        if (pending === 0) position += pendingUnits;
+      } else if (byte < 0x80) {
+        position += 1;
+      } else if (byte >= 0xf0) {
+        pending = 3;
+        pendingUnits = 2;
+      } else if (byte >= 0xe0) {
+        pending = 2;
+        pendingUnits = 1;
+      } else {
+        pending = 1;
+        pendingUnits = 1;
       }
     }
     offset[t + 1] = position;
-    aligned[t + 1] = pending === 0 ? 1 : 0;
+    if (pending !== 0) aligned[t + 1] = 0;
   }
   if (position !== textLength || pending !== 0) {
     throw new Error(`token offsets end at ${position}, text has ${textLength} code units`);
