@@ -67,8 +67,8 @@ export interface DocumentStore {
   /** Documents not yet ready or failed (queued + processing), across all orgs: for backpressure. */
   countPending(): Promise<number>;
   /**
-   * queued documents last updated before `olderThan`, oldest first (for the queue reconciler);
-   * `needsDownload` marks URL documents whose download has not finished.
+   * Unfinished (queued or processing) documents last updated before `olderThan`, oldest first,
+   * for the queue reconciler; `needsDownload` marks URL documents whose download has not finished.
    */
   listStaleQueued(olderThan: Date, limit: number): Promise<(JobRef & { needsDownload: boolean })[]>;
 

@@ -1,6 +1,7 @@
-// Repairs the gap between "committed" and "enqueued": a document still `queued` a while after
-// it was accepted, with no job in the queue (the enqueue after the commit failed, or the queue
-// lost it), is enqueued again. Enqueue is idempotent, so a race with the original is harmless.
+// Repairs the gap between "committed" and "enqueued": a document still unfinished a while after
+// it was last touched, with no job in the queue (the enqueue after the commit failed, or the
+// queue lost it — a Redis that lost its data), is enqueued again. A document whose job is still
+// waiting or running is left alone; enqueue is idempotent, so a race with the original is harmless.
 import type { Clock, DocumentStore, JobQueue } from './ports.js';
 
 const BATCH = 500;

@@ -491,7 +491,7 @@ export function documentStoreContract(name: string, make: () => Promise<Document
         expect(await store.countPending()).toBe(1);
       });
 
-      it('lists queued documents not updated since a cutoff, oldest first', async () => {
+      it('lists unfinished documents not updated since a cutoff, oldest first', async () => {
         const old = (minutes: number) => new Date(Date.now() - minutes * 60_000);
         const a = newDoc(orgA, { createdAt: old(50) });
         const b = newDoc(orgB, { createdAt: old(40) });
@@ -517,6 +517,26 @@ export function documentStoreContract(name: string, make: () => Promise<Document
           { documentId: url.id, orgId: orgA, needsDownload: true },
         ]);
         expect(await store.listStaleQueued(cutoff, 2)).toHaveLength(2);
+
+        // Documents in processing count too (a queue that lost its job must not strand them);
+        // finished ones never do.
+        const done = newDoc(orgA, { createdAt: old(70) });
+        const failed = newDoc(orgA, { createdAt: old(70) });
+        await store.createDocuments([done, failed]);
+        await store.saveIndex(done.id, {
+          chunks: [],
+          tokenCount: 0,
+          contentSha256: '0'.repeat(64),
+          contentType: null,
+          bytes: null,
+        });
+        await store.markFailed(failed.id, { code: 'corrupt', message: 'bad' });
+        const later = await store.listStaleQueued(new Date(Date.now() + 60_000), 100);
+        const ids = later.map((r) => r.documentId);
+        expect(ids).toEqual(expect.arrayContaining([processing.id, retried.id, a.id, url.id]));
+        expect(ids).not.toContain(done.id);
+        expect(ids).not.toContain(failed.id);
+        expect(ids).toHaveLength(7);
       });
     });
 

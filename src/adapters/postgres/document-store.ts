@@ -332,7 +332,7 @@ export class PgDocumentStore implements DocumentStore {
   async listStaleQueued(olderThan: Date, limit: number): Promise<(JobRef & { needsDownload: boolean })[]> {
     const { rows } = await this.db.query<{ id: string; org_id: string; needs_download: boolean }>(
       `SELECT id, org_id, fetch_url IS NOT NULL AS needs_download FROM ${this.documents}
-       WHERE status = 'queued' AND updated_at < $1
+       WHERE status IN ('queued', 'processing') AND updated_at < $1
        ORDER BY updated_at, id LIMIT $2`,
       [olderThan, Math.max(0, Math.floor(limit))],
     );

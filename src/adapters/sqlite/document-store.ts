@@ -191,7 +191,10 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async listDocuments(q: ListQuery): Promise<DocumentRecord[]> {
-    const where = ['org_id = ?'];
+    // With an id list (batch status), look the ids up by primary key and sort the few rows found:
+    // `+org_id` keeps SQLite from walking the org's whole created_at index instead, which costs
+    // tens of milliseconds in an org of 100k documents.
+    const where = [q.ids !== null ? '+org_id = ?' : 'org_id = ?'];
     const params: (string | number)[] = [q.orgId];
     if (q.status !== null) {
       where.push('status = ?');
@@ -353,7 +356,7 @@ export class SqliteDocumentStore implements DocumentStore {
     return this.sql
       .get<[number, number], { id: string; org_id: string; needs_download: number }>(
         `SELECT id, org_id, fetch_url IS NOT NULL AS needs_download FROM documents
-         WHERE status = 'queued' AND updated_at < ?
+         WHERE status IN ('queued', 'processing') AND updated_at < ?
          ORDER BY updated_at, id LIMIT ?`,
       )
       .all(olderThan.getTime(), Math.max(0, Math.floor(limit)))
