@@ -66,3 +66,51 @@ export function stopServer(server: ServerProcess, signal: NodeJS.Signals = 'SIGT
     server.child.kill(signal);
   });
 }
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  stderr: () => string;
+}
+
+/** Starts `docindex worker` and resolves once it logs that it started. */
+export function startWorker(env: Record<string, string>, timeoutMs = 30_000): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [BIN, 'worker'], {
+    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`worker did not start within ${timeoutMs} ms\n${err}`));
+    }, timeoutMs);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+      if (err.includes('docindex worker started')) {
+        clearTimeout(timer);
+        resolve({ child, stderr: () => err });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited with ${code}\n${err}`));
+    });
+  });
+}
+
+export function stopChild(
+  child: ChildProcess,
+  signal: NodeJS.Signals = 'SIGTERM',
+  graceMs = 15_000,
+): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.removeAllListeners('exit');
+    const force = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(force);
+      resolve();
+    });
+    child.kill(signal);
+  });
+}

@@ -4,7 +4,6 @@
 // with the chunks a clean run makes, although one worker is killed with SIGKILL while it holds
 // jobs; then the per-org rate limit is exact across both APIs. Prints the throughput and the
 // limiter figures.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,7 +11,15 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { chunkText } from '../../src/pipeline/chunk/chunker.js';
-import { BIN, runCli, type ServerProcess, startServer, stopServer } from '../helpers/process.js';
+import {
+  runCli,
+  type ServerProcess,
+  startServer,
+  startWorker,
+  stopChild,
+  stopServer,
+  type WorkerProcess,
+} from '../helpers/process.js';
 import {
   checkServices,
   deleteRedisPrefix,
@@ -57,50 +64,6 @@ function makeText(i: number): string {
     sentences.push(`Document ${i} sentence ${s}: ${picked.join(' ')}.`);
   }
   return sentences.join(' ');
-}
-
-interface WorkerProcess {
-  child: ChildProcess;
-  stderr: () => string;
-}
-
-/** Starts `docindex worker` and resolves once it logs that it started. */
-function startWorker(env: Record<string, string>, timeoutMs = 30_000): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [BIN, 'worker'], {
-    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let err = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`worker did not start within ${timeoutMs} ms\n${err}`));
-    }, timeoutMs);
-    child.stderr!.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      if (err.includes('docindex worker started')) {
-        clearTimeout(timer);
-        resolve({ child, stderr: () => err });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`worker exited with ${code}\n${err}`));
-    });
-  });
-}
-
-function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM', graceMs = 15_000): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.removeAllListeners('exit');
-    const force = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(force);
-      resolve();
-    });
-    child.kill(signal);
-  });
 }
 
 describeScaleOut('scale-out: 2 API and 2 worker processes', services, () => {
