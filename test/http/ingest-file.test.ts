@@ -106,6 +106,15 @@ describe('POST /v1/ingest/file', () => {
     expect(doc!.chunk_count).toBe(1);
   });
 
+  it('deleting a document removes its stored file', async () => {
+    const before = h.blobFiles().length;
+    const res = await upload([{ name: 'file', value: 'a file to delete', filename: 'delete-me.txt' }]);
+    const [doc] = await h.waitForDone(h.orgA, res.json().document_ids);
+    expect(h.blobFiles().length).toBe(before + 1);
+    expect((await h.request('DELETE', `/v1/documents/${doc!.id}`)).statusCode).toBe(204);
+    expect(h.blobFiles().length).toBe(before);
+  });
+
   it('an encrypted PDF ends failed: encrypted, and other documents carry on', async () => {
     const pdf = readFileSync(path.join(CORPUS, 'pdf/libreoffice-writer-password.pdf'));
     const bad = await upload([{ name: 'file', value: pdf, filename: 'secret.pdf' }]);
