@@ -3,7 +3,7 @@
 // commit; a queue hiccup after it is repaired by the reconciler, never reported as a failure.
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { ApiError, ERRORS } from './errors.js';
+import { ERRORS } from './errors.js';
 import type { BlobStore, BlobWrite, Clock, DocumentStore, JobQueue } from './ports.js';
 import { BlobTooLargeError } from './ports.js';
 import { cleanMetadata, cleanText } from './text.js';
@@ -52,7 +52,7 @@ export interface IngestionLimits {
 export interface IngestionDeps {
   documents: DocumentStore;
   queue: JobQueue;
-  /** Where URL documents go first (their download lane); may be `queue` itself. */
+  /** Where URL documents go first: their download lane. */
   downloadQueue: JobQueue;
   blobs: BlobStore;
   clock: Clock;
@@ -208,8 +208,4 @@ export function checkChunkSettings(chunks: ChunkSettings): void {
       },
     ]);
   }
-}
-
-export function isApiError(error: unknown): error is ApiError {
-  return error instanceof ApiError;
 }

@@ -68,11 +68,9 @@ export class DocumentProcessor {
    * lane. Kept apart so downloads of short-lived pre-signed URLs never wait behind extraction.
    */
   readonly handleDownload: JobHandler = async (job) => {
-    const { documents } = this.deps;
-    const input = await documents.loadJobInput(job.documentId);
-    if (!input || input.record.status === 'ready' || input.record.status === 'failed') return;
+    const input = await this.begin(job);
+    if (!input) return;
     if (input.blobKey === null) {
-      if (input.record.status !== 'processing' && !(await documents.markProcessing(job.documentId))) return;
       const downloaded = await this.guard(job, () => this.download(input, job));
       if (!downloaded) return;
     }
@@ -81,23 +79,26 @@ export class DocumentProcessor {
 
   /** The process lane: extract (for files), chunk, index. */
   readonly handle: JobHandler = async (job) => {
-    const { documents } = this.deps;
-    const input = await documents.loadJobInput(job.documentId);
-    if (!input || input.record.status === 'ready' || input.record.status === 'failed') return;
-    if (input.record.status !== 'processing' && !(await documents.markProcessing(job.documentId))) return;
+    const input = await this.begin(job);
+    if (!input) return;
     await this.guard(job, async () => {
-      if (input.blobKey === null && input.text === null) {
-        // A URL document whose download lane is this same queue (single-lane deployments).
-        if (!(await this.download(input, job))) return false;
-        const reloaded = await documents.loadJobInput(job.documentId);
-        if (!reloaded) return false;
-        await this.process(reloaded, job.signal);
-        return true;
-      }
       await this.process(input, job.signal);
       return true;
     });
   };
+
+  /**
+   * Loads the document and marks it `processing` (once: a retried or handed-over document is
+   * already marked). Null when there is nothing to do: deleted meanwhile, or already finished.
+   */
+  private async begin(job: JobContext): Promise<JobInput | null> {
+    const { documents } = this.deps;
+    const input = await documents.loadJobInput(job.documentId);
+    if (!input || input.record.status === 'ready' || input.record.status === 'failed') return null;
+    if (input.record.status !== 'processing' && !(await documents.markProcessing(job.documentId)))
+      return null;
+    return input;
+  }
 
   /**
    * Runs a step and records its failure on the document: permanent failures (and transient ones

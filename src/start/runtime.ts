@@ -54,8 +54,8 @@ export interface Adapters {
   usage: UsageStore;
   /** The process lane: extraction, chunking, indexing. */
   queue: JobQueue;
-  /** The download lane for URL documents; when absent, `queue` serves both. */
-  downloadQueue?: JobQueue;
+  /** The download lane for URL documents, so downloads never wait behind extraction. */
+  downloadQueue: JobQueue;
   rateLimiter: RateLimiter;
   blobs: BlobStore;
   idempotency: IdempotencyStore;
@@ -116,8 +116,7 @@ export async function createRuntime(
   clock: Clock = systemClock,
 ): Promise<Runtime> {
   const adapters = await createAdapters(config, logger, clock);
-  const { orgs, documents, usage, queue, rateLimiter, blobs } = adapters;
-  const downloadQueue = adapters.downloadQueue ?? queue;
+  const { orgs, documents, usage, queue, downloadQueue, rateLimiter, blobs } = adapters;
   const policy = createAddressPolicy({ allow: config.urlFetchAllow });
   const usageService = new UsageService(usage, clock);
   const metrics = createMetrics(documents);
@@ -233,12 +232,8 @@ export async function createRuntime(
     });
     const consumers: JobConsumer[] = [
       queue.consume(processor.handle, { concurrency: config.workerConcurrency }),
+      downloadQueue.consume(processor.handleDownload, { concurrency: config.downloadConcurrency }),
     ];
-    if (downloadQueue !== queue) {
-      consumers.push(
-        downloadQueue.consume(processor.handleDownload, { concurrency: config.downloadConcurrency }),
-      );
-    }
     const reconciler = new QueueReconciler(
       documents,
       { process: queue, download: downloadQueue },

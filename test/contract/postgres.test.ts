@@ -18,6 +18,7 @@ import { jobDocument } from './job-document.js';
 import { jobQueueContract } from './job-queue.contract.js';
 import { orgStoreContract } from './org-store.contract.js';
 import { rateLimiterContract } from './rate-limiter.contract.js';
+import { tableQueueLanesContract } from './table-queue-lanes.contract.js';
 import { usageStoreContract } from './usage-store.contract.js';
 
 const services = await checkServices(['DATABASE_URL']);
@@ -77,6 +78,16 @@ describeScaleOut('PostgreSQL adapters', services, () => {
         await queue.close();
         await close();
       },
+    };
+  });
+
+  tableQueueLanesContract('PgTableQueue lanes', async () => {
+    const { db, close } = await freshDatabase();
+    return {
+      store: new PgDocumentStore(db),
+      downloads: new PgTableQueue(db, { lane: 'download' }),
+      processing: new PgTableQueue(db, { lane: 'process' }),
+      close,
     };
   });
 
@@ -142,40 +153,6 @@ describeScaleOut('PostgreSQL adapters', services, () => {
       const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
       expect(text).toMatch(/Bitmap Index Scan on chunks_org_tsv/);
       expect(text).toMatch(/Index Cond: \(\(org_id = 'o'::text\) AND \(tsv @@ '''x'''::tsquery\)\)/);
-    });
-
-    it('hands a finished download to the process lane in one step, whatever the download run does next', async () => {
-      const { db, close } = await freshDatabase();
-      cleanups.push(close);
-      const store = new PgDocumentStore(db);
-      const downloads = new PgTableQueue(db, { lane: 'download' });
-      const processing = new PgTableQueue(db, { lane: 'process' });
-      const ref = { documentId: crypto.randomUUID(), orgId: 'org_x' };
-      await store.createDocuments([
-        {
-          ...jobDocument(ref),
-          text: null,
-          fetchUrl: 'https://example.com/a.pdf?sig=secret',
-          source: {
-            type: 'url',
-            filename: null,
-            url: 'https://example.com/a.pdf',
-            content_type: null,
-            bytes: null,
-          },
-        },
-      ]);
-      expect(await processing.claim('host/1/token/1')).toBeNull();
-      const download = await downloads.claim('host/1/token/2');
-      expect(download?.id).toBe(ref.documentId);
-      expect(
-        await store.attachBlob(ref.documentId, { blobKey: 'ab/x', contentType: 'application/pdf', bytes: 9 }),
-      ).toBe(true);
-      // The download run ends after the hand-over: its settle must not finish the new job.
-      await downloads.settle('host/1/token/2', download!, { state: 'done' });
-      const next = await processing.claim('host/1/token/3');
-      expect(next).toMatchObject({ id: ref.documentId, job_attempts: 1 });
-      expect(await downloads.claim('host/1/token/4')).toBeNull();
     });
 
     it('stores the job columns as done when BullMQ runs the jobs', async () => {

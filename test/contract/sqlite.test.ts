@@ -20,6 +20,7 @@ import { jobDocument } from './job-document.js';
 import { jobQueueContract } from './job-queue.contract.js';
 import { orgStoreContract } from './org-store.contract.js';
 import { rateLimiterContract } from './rate-limiter.contract.js';
+import { tableQueueLanesContract } from './table-queue-lanes.contract.js';
 import { usageStoreContract } from './usage-store.contract.js';
 
 /** A database file of its own in a fresh folder (WAL, as in production), removed on close. */
@@ -63,6 +64,16 @@ documentStoreContract('SqliteDocumentStore (:memory:)', async () => {
 idempotencyStoreContract('SqliteIdempotencyStore', async () => {
   const { db, close } = memoryDatabase();
   return { store: new SqliteIdempotencyStore(db), close };
+});
+
+tableQueueLanesContract('SqliteTableQueue lanes', async () => {
+  const { db, close } = fileDatabase();
+  return {
+    store: new SqliteDocumentStore(db),
+    downloads: new SqliteTableQueue(db, { lane: 'download' }),
+    processing: new SqliteTableQueue(db, { lane: 'process' }),
+    close,
+  };
 });
 
 usageStoreContract('SqliteUsageStore', async () => {

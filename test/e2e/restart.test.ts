@@ -10,31 +10,11 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { chunkText } from '../../src/pipeline/chunk/chunker.js';
 import { type ServerProcess, startServer, stopServer } from '../helpers/process.js';
+import { syntheticDocument } from '../helpers/texts.js';
 
 const DOCS = 1_000;
 const BATCH = 50;
 const KILLS = 3;
-
-function makeText(i: number): string {
-  const words = [
-    'river',
-    'mountain',
-    'ledger',
-    'harbour',
-    'violet',
-    'engine',
-    'quartz',
-    'meadow',
-    'signal',
-    'copper',
-  ];
-  const sentences: string[] = [];
-  for (let s = 0; s < 30; s++) {
-    const picked = Array.from({ length: 10 }, (_, w) => words[(i * 7 + s * 3 + w * 11) % words.length]);
-    sentences.push(`Document ${i} sentence ${s}: ${picked.join(' ')}.`);
-  }
-  return sentences.join(' ');
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -47,7 +27,7 @@ describe('SIGKILL during ingest (embedded)', () => {
     let server: ServerProcess = await startServer(['serve'], env);
     const key = /api_key: (\S+)/.exec(server.stdout())![1]!;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const texts = Array.from({ length: DOCS }, (_, i) => makeText(i));
+    const texts = Array.from({ length: DOCS }, (_, i) => syntheticDocument(i));
     const accepted = new Map<string, number>(); // document id → text index
     let restarting: Promise<void> = Promise.resolve();
 

@@ -20,6 +20,7 @@ import {
   stopServer,
   type WorkerProcess,
 } from '../helpers/process.js';
+import { syntheticDocument } from '../helpers/texts.js';
 import {
   checkServices,
   deleteRedisPrefix,
@@ -41,30 +42,6 @@ const KILL_AFTER_READY = 100;
 const services = await checkServices(['DATABASE_URL', 'REDIS_URL']);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-const WORDS = [
-  'river',
-  'ledger',
-  'harbour',
-  'violet',
-  'engine',
-  'quartz',
-  'meadow',
-  'signal',
-  'copper',
-  'lantern',
-];
-
-/** A document of 20-40 sentences, so documents have different chunk counts. */
-function makeText(i: number): string {
-  const sentences: string[] = [];
-  const count = 20 + (i % 21);
-  for (let s = 0; s < count; s++) {
-    const picked = Array.from({ length: 11 }, (_, w) => WORDS[(i * 7 + s * 3 + w * 11) % WORDS.length]);
-    sentences.push(`Document ${i} sentence ${s}: ${picked.join(' ')}.`);
-  }
-  return sentences.join(' ');
-}
 
 describeScaleOut('scale-out: 2 API and 2 worker processes', services, () => {
   const databaseUrl = services.urls.DATABASE_URL ?? '';
@@ -119,7 +96,7 @@ describeScaleOut('scale-out: 2 API and 2 worker processes', services, () => {
     const redis = new Redis(redisUrl);
     try {
       // ---- ingest: 500 documents, one per request, alternating between the two APIs ----
-      const texts = Array.from({ length: DOCS }, (_, i) => makeText(i));
+      const texts = Array.from({ length: DOCS }, (_, i) => syntheticDocument(i));
       const ids: string[] = new Array(DOCS);
       const headers = { authorization: `Bearer ${org.api_key}`, 'content-type': 'application/json' };
       const t0 = Date.now();

@@ -17,6 +17,7 @@ import {
   stopServer,
   type WorkerProcess,
 } from '../helpers/process.js';
+import { syntheticDocument } from '../helpers/texts.js';
 import {
   checkServices,
   deleteRedisPrefix,
@@ -33,17 +34,6 @@ const CHUNK = { chunkSize: 128, chunkOverlap: 16 };
 
 const services = await checkServices(['DATABASE_URL', 'REDIS_URL']);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function makeText(i: number): string {
-  const words = ['amber', 'birch', 'cobalt', 'delta', 'ember', 'fjord', 'garnet', 'heron', 'iris', 'juniper'];
-  const sentences: string[] = [];
-  for (let s = 0; s < 15 + (i % 16); s++) {
-    sentences.push(
-      `Record ${i} line ${s}: ${Array.from({ length: 9 }, (_, w) => words[(i + s * 5 + w * 3) % 10]).join(' ')}.`,
-    );
-  }
-  return sentences.join(' ');
-}
 
 describeScaleOut('scale-out: SIGKILL of workers during a 1,000-document ingest', services, () => {
   const databaseUrl = services.urls.DATABASE_URL ?? '';
@@ -88,7 +78,7 @@ describeScaleOut('scale-out: SIGKILL of workers during a 1,000-document ingest',
     expect(created.status, created.stderr).toBe(0);
     const { api_key: key } = JSON.parse(created.stdout.trim()) as { api_key: string };
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const texts = Array.from({ length: DOCS }, (_, i) => makeText(i));
+    const texts = Array.from({ length: DOCS }, (_, i) => syntheticDocument(i));
     const accepted = new Map<string, number>();
 
     const posting = (async () => {

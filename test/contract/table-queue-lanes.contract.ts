@@ -1,0 +1,66 @@
+// Conformance suite for the table-backed queues' two lanes (SQLite and PostgreSQL): a URL
+// document is claimed only by the download lane, and attachBlob hands it to the process lane in
+// one step that the finishing download run cannot undo.
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DocumentStore } from '../../src/domain/ports.js';
+import { jobDocument } from './job-document.js';
+
+interface ClaimedRow {
+  id: string;
+  job_attempts: number;
+}
+
+/** The part of a table queue this suite drives by hand (claim/settle, as a consumer does). */
+export interface LaneQueue {
+  claim(owner: string): ClaimedRow | null | Promise<ClaimedRow | null>;
+  settle(owner: string, row: ClaimedRow, next: { state: 'done' }): unknown;
+}
+
+export interface LanesHarness {
+  store: DocumentStore;
+  downloads: LaneQueue;
+  processing: LaneQueue;
+  close(): Promise<void>;
+}
+
+export function tableQueueLanesContract(name: string, make: () => Promise<LanesHarness>): void {
+  describe(name, () => {
+    let h: LanesHarness | null = null;
+    afterEach(async () => {
+      await h?.close();
+      h = null;
+    });
+
+    it('hands a finished download to the process lane in one step, whatever the download run does next', async () => {
+      h = await make();
+      const { store, downloads, processing } = h;
+      const ref = { documentId: randomUUID(), orgId: 'org_x' };
+      await store.createDocuments([
+        {
+          ...jobDocument(ref),
+          text: null,
+          fetchUrl: 'https://example.com/a.pdf?sig=secret',
+          source: {
+            type: 'url',
+            filename: null,
+            url: 'https://example.com/a.pdf',
+            content_type: null,
+            bytes: null,
+          },
+        },
+      ]);
+      expect(await processing.claim('host/1/token/1')).toBeNull();
+      const download = await downloads.claim('host/1/token/2');
+      expect(download?.id).toBe(ref.documentId);
+      expect(
+        await store.attachBlob(ref.documentId, { blobKey: 'ab/x', contentType: 'application/pdf', bytes: 9 }),
+      ).toBe(true);
+      // The download run ends after the hand-over: its settle must not finish the new job.
+      await downloads.settle('host/1/token/2', download!, { state: 'done' });
+      const next = await processing.claim('host/1/token/3');
+      expect(next).toMatchObject({ id: ref.documentId, job_attempts: 1 });
+      expect(await downloads.claim('host/1/token/4')).toBeNull();
+    });
+  });
+}
