@@ -7,8 +7,13 @@ import { ERRORS } from './errors.js';
 import type { Clock, IdempotencyStore } from './ports.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-/** An in-flight record older than this belongs to a request that died; its key is free again. */
-export const IDEMPOTENCY_STALE_IN_FLIGHT_MS = 10 * 60 * 1000;
+/**
+ * An in-flight record older than this belongs to a request that died (a killed server); its key is
+ * free again. A key is held only while the documents are written (an upload is read and stored
+ * before), which takes milliseconds: a minute is long past any live request, and a client whose
+ * request died with the server need not wait long to retry with the same key.
+ */
+export const IDEMPOTENCY_STALE_IN_FLIGHT_MS = 60 * 1000;
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 
 const KEY_PATTERN = /^[\x21-\x7e]+$/;
