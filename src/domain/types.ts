@@ -91,6 +91,11 @@ export interface ChunkRow {
   /** 1-based page range for paged formats (PDF); null otherwise. */
   pageStart: number | null;
   pageEnd: number | null;
+  /**
+   * `searchWords(text)`, when the pipeline already computed it (off the API's event loop); a store
+   * that indexes words computes them itself when absent.
+   */
+  words?: string;
 }
 
 export interface IndexResult {

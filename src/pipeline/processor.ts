@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { BlobStore, DocumentStore, JobContext, JobHandler, JobQueue } from '../domain/ports.js';
 import type { DocumentError, FailureCode, JobInput } from '../domain/types.js';
-import { chunkText } from './chunk/chunker.js';
+import type { ChunkOptions, ChunkPlan } from './chunk/chunker.js';
 import { type Format, formatOf } from './formats.js';
 
 export interface ExtractedDocument {
@@ -14,6 +14,12 @@ export interface ExtractedDocument {
 
 /** Turns a stored file into text (runs off the main thread in production). */
 export type ExtractFile = (path: string, format: Format, signal: AbortSignal) => Promise<ExtractedDocument>;
+
+/**
+ * Chunks a text and computes each chunk's search words (`chunkForIndex`); in production it runs
+ * in the pipeline's worker threads, off the event loop that serves the API.
+ */
+export type ChunkDocument = (text: string, options: ChunkOptions, signal: AbortSignal) => Promise<ChunkPlan>;
 
 /** Downloads a URL into the blob store; returns the blob and what was learnt about it. */
 export type DownloadUrl = (
@@ -49,6 +55,7 @@ export interface ProcessorDeps {
   processQueue: JobQueue;
   blobs: BlobStore;
   extractFile: ExtractFile;
+  chunkDocument: ChunkDocument;
   downloadUrl: DownloadUrl;
   /** Maps a thrown error from extraction/download to a ProcessingError, or null if unknown. */
   classifyError: (error: unknown) => ProcessingError | null;
@@ -56,9 +63,6 @@ export interface ProcessorDeps {
   /** Told how each processing run ended (for metrics). */
   onOutcome?: (outcome: ProcessingOutcome) => void;
 }
-
-/** Yields to the event loop so HTTP requests are served between CPU-heavy steps. */
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class DocumentProcessor {
   constructor(private readonly deps: ProcessorDeps) {}
@@ -157,14 +161,11 @@ export class DocumentProcessor {
       throw new ProcessingError('internal', 'document has no input');
     }
 
-    await yieldToEventLoop();
-    const plan = chunkText(text, {
-      chunkSize: record.chunkSize,
-      chunkOverlap: record.chunkOverlap,
-      markdown: format === 'md',
-      pages,
-    });
-    await yieldToEventLoop();
+    const plan = await this.deps.chunkDocument(
+      text,
+      { chunkSize: record.chunkSize, chunkOverlap: record.chunkOverlap, markdown: format === 'md', pages },
+      signal,
+    );
     const saved = await documents.saveIndex(record.id, {
       chunks: plan.chunks,
       tokenCount: plan.tokenCount,

@@ -183,6 +183,7 @@ export async function createRuntime(
       logger,
       onOutcome: (outcome) => metrics.documentOutcome(outcome),
       extractFile: (file, format, signal) => activeExtractor.extract(file, format, signal),
+      chunkDocument: (text, options, signal) => activeExtractor.chunk(text, options, signal),
       downloadUrl: async (url, signal) => {
         let blobKey: string | null = null;
         const target = new URL(url);

@@ -20,7 +20,8 @@ import {
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import { indexTerms, MAX_QUERY_TERMS, matchExpression } from '../../src/adapters/sqlite/fts-terms.js';
 import type { JobConsumer, JobContext } from '../../src/domain/ports.js';
-import type { JobRef } from '../../src/domain/types.js';
+import { searchWords } from '../../src/domain/search-words.js';
+import type { JobRef, NewDocument } from '../../src/domain/types.js';
 import { jobDocument } from './job-document.js';
 import { sleep, waitFor } from './support.js';
 
@@ -100,6 +101,49 @@ function refs(n: number, orgId = 'org_multi'): JobRef[] {
   return Array.from({ length: n }, () => ({ documentId: crypto.randomUUID(), orgId }));
 }
 
+/** A document whose job is a URL download (the download lane's). */
+function urlDocument(ref: JobRef): NewDocument {
+  return {
+    ...jobDocument(ref),
+    text: null,
+    fetchUrl: 'https://example.com/a.pdf?sig=secret',
+    source: {
+      type: 'url',
+      filename: null,
+      url: 'https://example.com/a.pdf',
+      content_type: null,
+      bytes: null,
+    },
+  };
+}
+
+const documentCount = (db: Database) => db.prepare('SELECT count(*) FROM documents').pluck().get();
+
+/** Frames in the WAL file; every COMMIT appends at least one. */
+function walFrames(db: Database): number {
+  const [result] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
+  return result?.log ?? -1;
+}
+
+/** The EXPLAIN QUERY PLAN lines of every statement `act` prepares on `db`. */
+function plansOf(db: Database, act: () => void): string[] {
+  const sqls: string[] = [];
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((sql: string) => {
+    sqls.push(sql);
+    return prepare(sql);
+  }) as typeof db.prepare;
+  try {
+    act();
+  } finally {
+    db.prepare = prepare;
+  }
+  const params = { now: Date.now(), owner: 'host/1/token/1', leaseUntil: Date.now() };
+  return sqls.flatMap((sql) =>
+    (prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map((r) => r.detail),
+  );
+}
+
 describe('openSqlite / migrateSqlite', () => {
   it('applies each migration once, however often the database is opened', () => {
     const file = dbFile();
@@ -123,12 +167,173 @@ describe('openSqlite / migrateSqlite', () => {
     const store = new SqliteDocumentStore(db);
     expect(await store.countPending()).toBe(0);
   });
+
+  it('indexes pending jobs by lane, and each lane claims through its own index only', async () => {
+    const db = open(dbFile());
+    const indexes = db
+      .prepare(
+        `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'documents_job_%' ORDER BY name`,
+      )
+      .pluck()
+      .all();
+    expect(indexes).toEqual([
+      'documents_job_leased',
+      'documents_job_pending_download',
+      'documents_job_pending_process',
+    ]);
+    const documents = new SqliteDocumentStore(db);
+    const [text1, text2, url1, url2] = refs(4) as [JobRef, JobRef, JobRef, JobRef];
+    await documents.createDocuments([
+      jobDocument(text1),
+      jobDocument(text2),
+      urlDocument(url1),
+      urlDocument(url2),
+    ]);
+    const claimPlan = (lane: 'download' | 'process' | 'any') => {
+      const queue = new SqliteTableQueue(db, { lane });
+      let claimed: string | undefined;
+      const plan = plansOf(db, () => {
+        claimed = queue.claim('host/1/token/1')?.id;
+      });
+      return { claimed, plan: plan.join('\n') };
+    };
+
+    const download = claimPlan('download');
+    expect(download.claimed).toBe(url1.documentId);
+    expect(download.plan).toContain('USING INDEX documents_job_pending_download');
+    expect(download.plan).not.toContain('documents_job_pending_process');
+    const process = claimPlan('process');
+    expect(process.claimed).toBe(text1.documentId);
+    expect(process.plan).toContain('USING INDEX documents_job_pending_process');
+    expect(process.plan).not.toContain('documents_job_pending_download');
+    const any = claimPlan('any');
+    expect(any.claimed).toBeDefined();
+    expect(any.plan).toContain('USING INDEX documents_job_pending_process');
+    expect(any.plan).toContain('USING INDEX documents_job_pending_download');
+    // No lane reads the whole table to find its next job.
+    for (const { plan } of [download, process, any]) expect(plan).not.toMatch(/SCAN documents\b/);
+  });
+});
+
+describe('SqliteDocumentStore group commit', () => {
+  it('writes the documents of calls made in one turn in shared commits, acknowledging each after it', async () => {
+    const file = dbFile();
+    const db = open(file);
+    const reader = open(file);
+    const store = new SqliteDocumentStore(db);
+    const docs = refs(50).map(jobDocument);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+
+    const visibleWhenAcknowledged: unknown[] = [];
+    const calls = docs.map((d) =>
+      store.createDocuments([d]).then(() => {
+        visibleWhenAcknowledged.push(
+          reader.prepare('SELECT count(*) FROM documents WHERE id = ?').pluck().get(d.id),
+        );
+      }),
+    );
+    expect(documentCount(reader)).toBe(0);
+    await Promise.all(calls);
+    expect(documentCount(reader)).toBe(docs.length);
+    expect(visibleWhenAcknowledged).toEqual(docs.map(() => 1));
+    const shared = walFrames(db);
+    expect(shared).toBeGreaterThan(0);
+    expect(shared).toBeLessThan(docs.length);
+
+    // The same calls one at a time take a commit each: the frame count tells the two apart.
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    for (const d of refs(50).map(jobDocument)) await store.createDocuments([d]);
+    expect(walFrames(db)).toBeGreaterThanOrEqual(docs.length);
+  });
+
+  it('fails only the call whose rows fail; the other calls of the same commit land', async () => {
+    const file = dbFile();
+    const db = open(file);
+    const reader = open(file);
+    const store = new SqliteDocumentStore(db);
+    const [existing, a, b, c, d] = refs(5).map(jobDocument) as [
+      NewDocument,
+      NewDocument,
+      NewDocument,
+      NewDocument,
+      NewDocument,
+    ];
+    await store.createDocuments([existing]);
+
+    const results = await Promise.allSettled([
+      store.createDocuments([a]),
+      // Fails on its second row: its first must not stay behind.
+      store.createDocuments([b, { ...d, id: existing.id }]),
+      store.createDocuments([c]),
+      // The same id as an earlier call of this batch: the later one fails.
+      store.createDocuments([{ ...d, id: a.id }]),
+      store.createDocuments([d]),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    for (const i of [1, 3]) {
+      expect((results[i] as PromiseRejectedResult).reason).toMatchObject({
+        code: 'SQLITE_CONSTRAINT_PRIMARYKEY',
+      });
+    }
+    const ids = reader.prepare('SELECT id FROM documents').pluck().all();
+    expect(new Set(ids)).toEqual(new Set([existing.id, a.id, c.id, d.id]));
+    expect(await store.countPending()).toBe(4);
+  });
+
+  it('rejects every call of a commit that cannot be made, and then works again', async () => {
+    const file = dbFile();
+    const db = open(file);
+    const other = open(file);
+    const store = new SqliteDocumentStore(db);
+    db.pragma('busy_timeout = 50');
+    other.exec('BEGIN IMMEDIATE');
+    const docs = refs(3).map(jobDocument);
+    const results = await Promise.allSettled(docs.map((d) => store.createDocuments([d])));
+    other.exec('ROLLBACK');
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect((results[0] as PromiseRejectedResult).reason).toMatchObject({ code: 'SQLITE_BUSY' });
+    expect(documentCount(other)).toBe(0);
+
+    await Promise.all(docs.map((d) => store.createDocuments([d])));
+    expect(documentCount(other)).toBe(3);
+  });
+
+  it('rejects calls still waiting when the database closes, instead of crashing', async () => {
+    const db = open(':memory:');
+    const store = new SqliteDocumentStore(db);
+    const waiting = store.createDocuments(refs(2).map(jobDocument));
+    db.close();
+    await expect(waiting).rejects.toThrow(/not open/);
+  });
+
+  it('writes a full batch at once rather than holding every call of a burst until the turn ends', async () => {
+    const file = dbFile();
+    const db = open(file);
+    const reader = open(file);
+    const store = new SqliteDocumentStore(db);
+    const calls = refs(2500).map((r) => store.createDocuments([jobDocument(r)]));
+    // Still in the turn that made the calls: the earlier ones are already committed.
+    const early = documentCount(reader) as number;
+    expect(early).toBeGreaterThan(0);
+    expect(early).toBeLessThan(2500);
+    await Promise.all(calls);
+    expect(documentCount(reader)).toBe(2500);
+  });
 });
 
 describe('FTS5 terms', () => {
   it('scopes every indexed word to its org, normalised', () => {
-    expect(indexTerms(1, 'Café, ﬁne-TUNED 😀 İstanbul 42')).toBe('1_cafe 1_fine 1_tuned 1_istanbul 1_42');
-    expect(indexTerms(36, 'a')).toBe('10_a');
+    expect(indexTerms(1, searchWords('Café, ﬁne-TUNED 😀 İstanbul 42'))).toBe(
+      '1_cafe 1_fine 1_tuned 1_istanbul 1_42',
+    );
+    expect(indexTerms(36, searchWords('a'))).toBe('10_a');
+    expect(indexTerms(36, searchWords('😀 ...'))).toBe('');
   });
 
   it('quotes every query word and ORs them, so no query can be FTS syntax', () => {
@@ -145,7 +350,7 @@ describe('FTS5 terms', () => {
 
   it('cuts very long words the same way when indexing and querying', () => {
     const blob = 'x'.repeat(10_000);
-    expect(indexTerms(1, blob)).toBe(`1_${'x'.repeat(64)}`);
+    expect(indexTerms(1, searchWords(blob))).toBe(`1_${'x'.repeat(64)}`);
     expect(matchExpression(1, blob)).toBe(`"1_${'x'.repeat(64)}"`);
   });
 
@@ -188,6 +393,40 @@ describe('FTS5 terms', () => {
     expect(docs('"1_shared"')).toBe(1);
     expect(docs('"2_shared"')).toBe(1);
     expect(docs('"shared"')).toBe(0);
+  });
+
+  it('indexes a chunk by the words the pipeline computed, or computes the same words itself', async () => {
+    const db = open(':memory:');
+    const store = new SqliteDocumentStore(db);
+    const text = 'Crème brûlée at the Café';
+    const given = jobDocument({ documentId: crypto.randomUUID(), orgId: 'org_w' });
+    const computed = jobDocument({ documentId: crypto.randomUUID(), orgId: 'org_w' });
+    await store.createDocuments([given, computed]);
+    const base = {
+      index: 0,
+      text,
+      tokenCount: 6,
+      charStart: 0,
+      charEnd: text.length,
+      pageStart: null,
+      pageEnd: null,
+    };
+    const result = { tokenCount: 6, contentSha256: 'x', contentType: null, bytes: null };
+    await store.saveIndex(given.id, { ...result, chunks: [{ ...base, words: searchWords(text) }] });
+    await store.saveIndex(computed.id, { ...result, chunks: [base] });
+    // The table is contentless: what it holds shows in what matches.
+    const matching = (expression: string) =>
+      db.prepare('SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?').pluck().get(expression);
+    for (const word of ['creme', 'brulee', 'at', 'the', 'cafe']) expect(matching(`"1_${word}"`)).toBe(2);
+    expect(matching('"1_crème"')).toBe(0);
+    const hits = await store.search({
+      orgId: 'org_w',
+      query: 'brulee',
+      topK: 10,
+      filter: {},
+      documentIds: null,
+    });
+    expect(hits.map((h) => h.documentId).sort()).toEqual([given.id, computed.id].sort());
   });
 
   it('drops a document’s index rows with it', async () => {
@@ -292,6 +531,42 @@ describe('SqliteTableQueue in one process', () => {
     await queue.enqueue(jobs);
     await waitFor('the job to start', () => startedAt > 0, 2000);
     expect(startedAt - t0).toBeLessThan(200);
+  });
+
+  it('enqueues just-created jobs without writing, so another process holding the write lock does not stall it', async () => {
+    const file = dbFile();
+    const db = open(file);
+    const other = open(file);
+    const documents = new SqliteDocumentStore(db);
+    const queue = new SqliteTableQueue(db, { pollMs: 10_000 });
+    const jobs = refs(3);
+    await documents.createDocuments(jobs.map(jobDocument));
+    db.pragma('busy_timeout = 50');
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      await expect(queue.enqueue(jobs)).resolves.toBeUndefined();
+    } finally {
+      other.exec('ROLLBACK');
+    }
+    for (const job of jobs) expect(await queue.has(job.documentId)).toBe(true);
+  });
+
+  it('takes the oldest due job of either lane when it serves both', async () => {
+    const db = open(dbFile());
+    const documents = new SqliteDocumentStore(db);
+    const queue = new SqliteTableQueue(db);
+    const [oldUrl, midText, newUrl] = refs(3) as [JobRef, JobRef, JobRef];
+    const at = (doc: NewDocument, ms: number): NewDocument => ({
+      ...doc,
+      createdAt: new Date(Date.now() - ms),
+    });
+    await documents.createDocuments([
+      at(jobDocument(midText), 2000),
+      at(urlDocument(newUrl), 1000),
+      at(urlDocument(oldUrl), 3000),
+    ]);
+    const order = [1, 2, 3, 4].map(() => queue.claim('host/1/token/1')?.id ?? null);
+    expect(order).toEqual([oldUrl.documentId, midText.documentId, newUrl.documentId, null]);
   });
 
   it('revives a finished job on enqueue only while its document still waits', async () => {

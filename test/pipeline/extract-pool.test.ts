@@ -1,12 +1,13 @@
 // The worker pool: the compiled output starts its threads from worker.js, a thread that runs out
-// of heap fails only its document and is replaced, abort and close end work at once, and idle
-// threads never keep a process alive.
+// of heap fails only its document and is replaced, abort and close end work at once, idle threads
+// never keep a process alive, and chunking in a thread gives what chunking inline gives.
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chunkForIndex } from '../../src/pipeline/chunk/for-index.js';
 import { createExtractor, ExtractionError } from '../../src/pipeline/extract/index.js';
 import { DOCX_DIR, FIXTURES, makeTempDir, PDF_DIR, ROOT, type TempDir } from './extract-support.js';
 
@@ -23,22 +24,27 @@ afterAll(async () => {
 
 describe('built with tsc (dist/src/pipeline/extract/*.js)', () => {
   it('starts threads from worker.js and extracts; idle threads let the process exit without close()', async () => {
-    // The same per-file emit tsc does for these modules, into the dist/ layout, without building
-    // (and type-checking) the rest of the project.
-    const source = path.join(ROOT, 'src/pipeline/extract');
+    // The same per-file emit tsc does for the modules the threads load, into the dist/ layout,
+    // without building (and type-checking) the rest of the project.
     const out = path.join(tmp.dir, 'dist/src/pipeline/extract');
-    await mkdir(out, { recursive: true });
-    for (const name of await readdir(source)) {
-      if (!name.endsWith('.ts') || name.endsWith('.d.ts')) continue;
-      const { outputText } = ts.transpileModule(await readFile(path.join(source, name), 'utf8'), {
-        compilerOptions: {
-          module: ts.ModuleKind.ES2022,
-          target: ts.ScriptTarget.ES2022,
-          esModuleInterop: true,
-        },
-        fileName: name,
-      });
-      await writeFile(path.join(out, name.replace(/\.ts$/, '.js')), outputText);
+    const modules = ['src/pipeline/extract', 'src/pipeline/chunk', 'src/domain/search-words.ts'];
+    for (const module of modules) {
+      const names = module.endsWith('.ts')
+        ? [path.basename(module)]
+        : (await readdir(path.join(ROOT, module))).filter((n) => n.endsWith('.ts') && !n.endsWith('.d.ts'));
+      const dir = module.endsWith('.ts') ? path.dirname(module) : module;
+      await mkdir(path.join(tmp.dir, 'dist', dir), { recursive: true });
+      for (const name of names) {
+        const { outputText } = ts.transpileModule(await readFile(path.join(ROOT, dir, name), 'utf8'), {
+          compilerOptions: {
+            module: ts.ModuleKind.ES2022,
+            target: ts.ScriptTarget.ES2022,
+            esModuleInterop: true,
+          },
+          fileName: name,
+        });
+        await writeFile(path.join(tmp.dir, 'dist', dir, name.replace(/\.ts$/, '.js')), outputText);
+      }
     }
     await writeFile(path.join(tmp.dir, 'package.json'), '{"type":"module"}');
     await symlink(path.join(ROOT, 'node_modules'), path.join(tmp.dir, 'node_modules'), 'dir');
@@ -49,16 +55,23 @@ describe('built with tsc (dist/src/pipeline/extract/*.js)', () => {
       const extractor = createExtractor({ maxWorkers: 2, timeoutMs: 30000, maxHeapMb: 256, pdfMaxPages: 5000 });
       const pdf = await extractor.extract(${JSON.stringify(path.join(FIXTURES, 'hyphenation.pdf'))}, 'pdf');
       const docx = await extractor.extract(${JSON.stringify(path.join(DOCX_DIR, 'tables.docx'))}, 'docx');
-      console.log(JSON.stringify({ entry: workerEntry().href, pages: pdf.pages.length, pdf: pdf.text.slice(0, 18), docx: docx.text.slice(0, 5) }));
+      const plan = await extractor.chunk('Café au lait. '.repeat(100), { chunkSize: 64, chunkOverlap: 8 });
+      console.log(JSON.stringify({ entry: workerEntry().href, pages: pdf.pages.length, pdf: pdf.text.slice(0, 18), docx: docx.text.slice(0, 5), chunks: plan.chunks.length, words: plan.chunks[0].words.slice(0, 12) }));
       // No close(): the idle threads must not keep this process alive.
     `;
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
       cwd: tmp.dir,
       timeout: 30_000,
     });
-    const report = JSON.parse(stdout.trim()) as { entry: string; pages: number; pdf: string; docx: string };
+    const report = JSON.parse(stdout.trim()) as { entry: string; chunks: number };
     expect(report.entry).toBe(`file://${out}/worker.js`);
-    expect(report).toMatchObject({ pages: 3, pdf: 'Extraction Fixture', docx: 'Above' });
+    expect(report).toMatchObject({
+      pages: 3,
+      pdf: 'Extraction Fixture',
+      docx: 'Above',
+      words: 'cafe au lait',
+    });
+    expect(report.chunks).toBeGreaterThan(1);
   });
 });
 
@@ -150,5 +163,71 @@ describe('queueing', () => {
 
   it('refuses a pool without threads', () => {
     expect(() => createExtractor({ ...OPTIONS, maxWorkers: 0 })).toThrow(RangeError);
+  });
+});
+
+describe('chunking in threads', () => {
+  const markdown = Array.from(
+    { length: 60 },
+    (_, i) =>
+      `## Section ${i}\n\nThe Æsir café served crème brûlée number ${i}. ${'Words flow on and on. '.repeat(12)}`,
+  ).join('\n\n');
+
+  it('gives the chunks and search words chunking inline gives, pages included', async () => {
+    const extractor = createExtractor(OPTIONS);
+    try {
+      const half = Math.floor(markdown.length / 2);
+      const options = {
+        chunkSize: 128,
+        chunkOverlap: 16,
+        markdown: true,
+        pages: [
+          { page: 1, charStart: 0, charEnd: half },
+          { page: 2, charStart: half, charEnd: markdown.length },
+        ],
+      };
+      const [threaded, again] = await Promise.all([
+        extractor.chunk(markdown, options),
+        extractor.chunk('', options),
+      ]);
+      expect(threaded).toEqual(chunkForIndex(markdown, options));
+      expect(threaded.chunks.length).toBeGreaterThan(10);
+      expect(threaded.chunks[0]!.words).toMatch(
+        /^section 0 the æsir cafe served creme brulee number 0 words/,
+      );
+      expect(threaded.chunks.at(-1)!.pageEnd).toBe(2);
+      expect(again).toEqual({ chunks: [], tokenCount: 0 });
+    } finally {
+      await extractor.close();
+    }
+  });
+
+  it('a chunk job waits its turn behind extraction and can be aborted like one', async () => {
+    const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1 });
+    try {
+      const pdf = extractor.extract(GEOTOPO, 'pdf');
+      const reason = new Error('document deleted');
+      const controller = new AbortController();
+      const chunked = extractor.chunk(markdown, { chunkSize: 64, chunkOverlap: 0 }, controller.signal);
+      controller.abort(reason);
+      await expect(chunked).rejects.toBe(reason);
+      expect((await pdf).pages).toHaveLength(117);
+      const plan = await extractor.chunk('one two three', { chunkSize: 64, chunkOverlap: 0 });
+      expect(plan.chunks.map((c) => c.words)).toEqual(['one two three']);
+    } finally {
+      await extractor.close();
+    }
+  });
+
+  it('a bug in chunking (invalid options) rejects as a plain error, not as a document failure', async () => {
+    const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1 });
+    try {
+      const error = await extractor.chunk('text', { chunkSize: 8, chunkOverlap: 8 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Error);
+      expect(error).not.toBeInstanceOf(ExtractionError);
+      expect((error as Error).message).toMatch(/chunkOverlap/);
+    } finally {
+      await extractor.close();
+    }
   });
 });

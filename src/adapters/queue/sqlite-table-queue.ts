@@ -22,6 +22,39 @@ const LANE_PREDICATE: Record<QueueLane, string> = {
   any: '',
 };
 
+/**
+ * Pending jobs sit in one partial index per lane (migration 3), so a lane's claim walks only its
+ * own jobs, not the other lane's backlog. SQLite uses a partial index only for a query whose WHERE
+ * repeats the index's WHERE, hence these exact terms; 'any' looks in both.
+ */
+const PENDING_PARTITIONS: Record<QueueLane, readonly string[]> = {
+  download: ['fetch_url IS NOT NULL'],
+  process: ['fetch_url IS NULL'],
+  any: ['fetch_url IS NULL', 'fetch_url IS NOT NULL'],
+};
+
+const pendingDue = (partition: string) =>
+  `FROM documents WHERE job_state = 'pending' AND run_at <= @now AND ${partition}`;
+
+/** Whether the lane has a due job: a lapsed lease or a pending job whose time has come. */
+function dueSql(lane: QueueLane): string {
+  // Leased jobs are few (at most every consumer's concurrency), so one index serves every lane.
+  const leased = `EXISTS (SELECT 1 FROM documents WHERE job_state = 'leased' AND lease_until < @now${LANE_PREDICATE[lane]})`;
+  const pending = PENDING_PARTITIONS[lane].map((p) => `EXISTS (SELECT 1 ${pendingDue(p)})`);
+  return `SELECT ${[leased, ...pending].join(' OR ')}`;
+}
+
+/** The id of the lane's oldest due pending job. */
+function oldestPendingSql(lane: QueueLane): string {
+  const [only, ...more] = PENDING_PARTITIONS[lane];
+  if (only !== undefined && more.length === 0) return `SELECT id ${pendingDue(only)} ORDER BY run_at LIMIT 1`;
+  // The oldest of each partition, read from its own index, then the older of those.
+  const heads = PENDING_PARTITIONS[lane].map(
+    (p) => `SELECT * FROM (SELECT id, run_at ${pendingDue(p)} ORDER BY run_at LIMIT 1)`,
+  );
+  return `SELECT id FROM (${heads.join(' UNION ALL ')}) ORDER BY run_at LIMIT 1`;
+}
+
 export interface SqliteTableQueueOptions {
   name?: string;
   lane?: QueueLane;
@@ -106,10 +139,21 @@ export class SqliteTableQueue implements JobQueue {
   private readonly consumers = new Set<TableConsumer>();
   private consumerSeq = 0;
   private readonly lanePredicate: string;
+  private readonly dueSql: string;
+  private readonly claimSql: string;
 
   constructor(db: Database, opts: SqliteTableQueueOptions = {}) {
     this.name = opts.name ?? 'documents';
-    this.lanePredicate = LANE_PREDICATE[opts.lane ?? 'any'];
+    const lane = opts.lane ?? 'any';
+    this.lanePredicate = LANE_PREDICATE[lane];
+    this.dueSql = dueSql(lane);
+    this.claimSql = `UPDATE documents
+      SET job_state = 'leased', lease_owner = @owner, lease_until = @leaseUntil, job_attempts = job_attempts + 1
+      WHERE id = coalesce(
+        (SELECT id FROM documents WHERE job_state = 'leased' AND lease_until < @now${this.lanePredicate}
+         ORDER BY lease_until LIMIT 1),
+        (${oldestPendingSql(lane)}))
+      RETURNING id, org_id, job_attempts`;
     this.leaseMs = opts.leaseMs ?? 30_000;
     this.heartbeatMs = opts.heartbeatMs ?? Math.max(1, Math.floor(this.leaseMs / 3));
     this.maxAttempts = opts.maxAttempts ?? 5;
@@ -128,13 +172,23 @@ export class SqliteTableQueue implements JobQueue {
       // leased jobs are left as they are, which is what makes enqueue idempotent. A finished job
       // is revived only while its document still waits (status queued): the reconciler's case.
       // A document that reached ready or failed before a late enqueue is not run again.
-      this.sql
-        .get(
-          `UPDATE documents SET job_state = 'pending', run_at = ?, job_attempts = 0,
-             lease_owner = NULL, lease_until = NULL
-           WHERE id IN (SELECT value FROM json_each(?)) AND job_state = 'done' AND status = 'queued'`,
-        )
-        .run(this.now(), JSON.stringify(jobs.map((j) => j.documentId)));
+      const ids = JSON.stringify(jobs.map((j) => j.documentId));
+      const condition = `id IN (SELECT value FROM json_each(?)) AND job_state = 'done' AND status = 'queued'`;
+      // A read first: a fresh document's job is already pending, and an UPDATE finding nothing
+      // would still cost every ingest a write transaction, waiting for the lock like one.
+      const revivable = this.sql
+        .get<[string], number>(`SELECT EXISTS (SELECT 1 FROM documents WHERE ${condition})`)
+        .pluck()
+        .get(ids);
+      if (revivable) {
+        this.sql
+          .get(
+            `UPDATE documents SET job_state = 'pending', run_at = ?, job_attempts = 0,
+               lease_owner = NULL, lease_until = NULL
+             WHERE ${condition}`,
+          )
+          .run(this.now(), ids);
+      }
     }
     for (const c of this.consumers) c.wake();
   }
@@ -189,27 +243,11 @@ export class SqliteTableQueue implements JobQueue {
   claim(owner: string): ClaimedRow | null {
     const now = this.now();
     // A read first: idle polling then never takes the write lock other processes need.
-    const lane = this.lanePredicate;
-    const due = this.sql
-      .get<[number, number], number>(
-        `SELECT EXISTS (SELECT 1 FROM documents WHERE job_state = 'pending' AND run_at <= ?${lane})
-             OR EXISTS (SELECT 1 FROM documents WHERE job_state = 'leased' AND lease_until < ?${lane})`,
-      )
-      .pluck()
-      .get(now, now);
+    const due = this.sql.get<[{ now: number }], number>(this.dueSql).pluck().get({ now });
     if (!due) return null;
     const row = this.sql
-      .get<[string, number, number, number], ClaimedRow>(
-        `UPDATE documents
-         SET job_state = 'leased', lease_owner = ?, lease_until = ?, job_attempts = job_attempts + 1
-         WHERE id = coalesce(
-           (SELECT id FROM documents WHERE job_state = 'leased' AND lease_until < ?${lane}
-            ORDER BY lease_until LIMIT 1),
-           (SELECT id FROM documents WHERE job_state = 'pending' AND run_at <= ?${lane}
-            ORDER BY run_at LIMIT 1))
-         RETURNING id, org_id, job_attempts`,
-      )
-      .get(owner, now + this.leaseMs, now, now);
+      .get<[{ owner: string; leaseUntil: number; now: number }], ClaimedRow>(this.claimSql)
+      .get({ owner, leaseUntil: now + this.leaseMs, now });
     return row ?? null;
   }
 

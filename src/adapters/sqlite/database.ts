@@ -138,6 +138,21 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotency_keys_created ON idempotency_keys(created_at);
     `,
   },
+  {
+    version: 3,
+    name: 'pending jobs by lane',
+    sql: `
+      -- One index of pending jobs per queue lane (download: fetch_url set; process: the rest).
+      -- With one index for both, each download claim stepped over the whole backlog of text
+      -- documents, reading fetch_url for each. The lanes' queries repeat these WHERE terms, so
+      -- SQLite can use the indexes; no query is left that needs the index of every pending job.
+      CREATE INDEX documents_job_pending_download ON documents(run_at)
+        WHERE job_state = 'pending' AND fetch_url IS NOT NULL;
+      CREATE INDEX documents_job_pending_process ON documents(run_at)
+        WHERE job_state = 'pending' AND fetch_url IS NULL;
+      DROP INDEX documents_job_pending;
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */

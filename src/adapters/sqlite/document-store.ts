@@ -2,6 +2,7 @@
 // retrieval. The documents table also carries the job columns that SqliteTableQueue leases, so
 // creating a document is enqueuing its job in the same transaction.
 import type { Clock, DocumentStore } from '../../domain/ports.js';
+import { searchWords } from '../../domain/search-words.js';
 import type {
   DocumentError,
   DocumentRecord,
@@ -23,6 +24,19 @@ import { StatementCache } from './statements.js';
 import { storableMetadata, storableNullable, storableText } from './text.js';
 
 const systemClock: Clock = { now: () => new Date() };
+
+/**
+ * Rows at which a group commit is written at once instead of at the end of the event-loop turn
+ * (see createDocuments).
+ */
+const GROUP_COMMIT_MAX_ROWS = 1000;
+
+/** A createDocuments call waiting for the group commit that writes it. */
+interface PendingCreate {
+  docs: NewDocument[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
 
 /**
  * How many matching rows one query may rank. FTS5's bm25() costs about 0.1 µs per posting to
@@ -146,39 +160,105 @@ export class SqliteDocumentStore implements DocumentStore {
     return key;
   }
 
-  async createDocuments(docs: NewDocument[]): Promise<void> {
-    if (docs.length === 0) return;
+  /** Calls waiting for the group commit that will write them; see createDocuments. */
+  private pendingCreates: PendingCreate[] = [];
+  private pendingCreateRows = 0;
+  private createFlush: NodeJS.Immediate | null = null;
+
+  /**
+   * Group commit: the COMMIT, not the inserts, is most of what an ingest costs, so the calls made
+   * during one event-loop turn (requests whose bytes arrived together) share one transaction,
+   * written from setImmediate. Each call stays all or nothing and fails alone: its rows go in a
+   * savepoint of their own. Every promise settles only after the COMMIT.
+   */
+  createDocuments(docs: NewDocument[]): Promise<void> {
+    if (docs.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.pendingCreates.push({ docs, resolve, reject });
+      this.pendingCreateRows += docs.length;
+      // A full batch is written at once rather than at the end of the turn: a burst of requests
+      // cannot pin an unbounded number of documents in memory while they wait for their commit.
+      if (this.pendingCreateRows >= GROUP_COMMIT_MAX_ROWS) this.flushCreates();
+      else this.createFlush ??= setImmediate(() => this.flushCreates());
+    });
+  }
+
+  /** Writes the waiting calls and settles their promises; never throws (a closed database rejects them). */
+  private flushCreates(): void {
+    if (this.createFlush !== null) {
+      clearImmediate(this.createFlush);
+      this.createFlush = null;
+    }
+    const batch = this.pendingCreates;
+    this.pendingCreates = [];
+    this.pendingCreateRows = 0;
+    if (batch.length === 0) return;
+    let failed: Map<PendingCreate, unknown>;
+    try {
+      failed = this.writeCreates(batch);
+    } catch (error) {
+      // BEGIN or COMMIT failed (busy, disk full, database closed): nothing of the batch was written.
+      for (const call of batch) call.reject(error);
+      return;
+    }
+    for (const call of batch) {
+      if (failed.has(call)) call.reject(failed.get(call));
+      else call.resolve();
+    }
+  }
+
+  /** One IMMEDIATE transaction for the whole batch; returns the calls whose own rows failed. */
+  private writeCreates(batch: PendingCreate[]): Map<PendingCreate, unknown> {
     const insert = this.sql.get(`INSERT INTO documents (
         id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
         chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
         input_text, blob_key, fetch_url, job_state, run_at, job_attempts
       ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0)`);
+    const insertAll = (docs: NewDocument[]) => {
+      for (const d of docs) {
+        const at = d.createdAt.getTime();
+        insert.run(
+          d.id,
+          d.orgId,
+          d.source.type,
+          storableNullable(d.source.filename),
+          storableNullable(d.source.url),
+          storableNullable(d.source.content_type),
+          d.source.bytes,
+          JSON.stringify(storableMetadata(d.metadata)),
+          d.chunkSize,
+          d.chunkOverlap,
+          d.tokenizer,
+          at,
+          at,
+          storableNullable(d.text),
+          d.blobKey,
+          d.fetchUrl,
+          at,
+        );
+      }
+    };
+    // Nested in the batch's transaction, better-sqlite3 runs this as a SAVEPOINT.
+    const insertCall = this.db.transaction(insertAll);
+    const failed = new Map<PendingCreate, unknown>();
     this.db
       .transaction(() => {
-        for (const d of docs) {
-          const at = d.createdAt.getTime();
-          insert.run(
-            d.id,
-            d.orgId,
-            d.source.type,
-            storableNullable(d.source.filename),
-            storableNullable(d.source.url),
-            storableNullable(d.source.content_type),
-            d.source.bytes,
-            JSON.stringify(storableMetadata(d.metadata)),
-            d.chunkSize,
-            d.chunkOverlap,
-            d.tokenizer,
-            at,
-            at,
-            storableNullable(d.text),
-            d.blobKey,
-            d.fetchUrl,
-            at,
-          );
+        const [only] = batch;
+        // A call alone fails alone anyway: no savepoint, the same transaction as without batching.
+        if (batch.length === 1 && only) return insertAll(only.docs);
+        for (const call of batch) {
+          try {
+            insertCall(call.docs);
+          } catch (error) {
+            // Some errors (SQLITE_FULL, SQLITE_IOERR…) roll the whole transaction back, not just the
+            // savepoint: then the calls before this one are gone too, and all must fail.
+            if (!this.db.inTransaction) throw error;
+            failed.set(call, error);
+          }
         }
       })
       .immediate();
+    return failed;
   }
 
   async getDocument(orgId: string, id: string): Promise<DocumentRecord | null> {
@@ -294,7 +374,7 @@ export class SqliteDocumentStore implements DocumentStore {
             c.pageStart,
             c.pageEnd,
           );
-          insertFts.run(lastInsertRowid, indexTerms(orgKey, text));
+          insertFts.run(lastInsertRowid, indexTerms(orgKey, c.words ?? searchWords(text)));
         }
         this.sql
           .get(

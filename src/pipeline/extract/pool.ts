@@ -2,10 +2,15 @@
 // document. A thread that runs out of heap, crashes or overruns is terminated; only its document
 // fails, and a fresh thread takes its place when the next document needs one. A long PDF is split
 // into page ranges that idle threads extract side by side, when the machine has CPUs to spare.
+// The same threads chunk every document's text (files, URLs and JSON alike): tokenizing is the
+// pipeline's heaviest CPU work, and off the event loop it neither delays API requests nor stops
+// a second core from helping.
 import { Worker } from 'node:worker_threads';
+import type { ChunkOptions, ChunkPlan } from '../chunk/chunker.js';
 import { type CpuHeadroom, sampleCpuHeadroom } from './cpu-headroom.js';
 import { ExtractionError } from './errors.js';
 import {
+  type ChunkSpan,
   CONTENT_TYPES,
   type ExtractedText,
   type Extractor,
@@ -40,11 +45,15 @@ interface Slot {
   startup: NodeJS.Timeout;
 }
 
+/** What a job's first thread is asked to do; the pool adds the job id. */
+type JobTask =
+  | { type: 'extract'; path: string; format: SourceFormat }
+  | { type: 'chunk'; text: string; options: ChunkOptions };
+
 interface Job {
   id: number;
-  path: string;
-  format: SourceFormat;
-  resolve: (result: ExtractedText) => void;
+  task: JobTask;
+  resolve: (result: ExtractedText | ChunkPlan) => void;
   reject: (error: unknown) => void;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | null;
@@ -93,13 +102,20 @@ class WorkerPoolExtractor implements Extractor {
   }
 
   extract(path: string, format: SourceFormat, signal?: AbortSignal): Promise<ExtractedText> {
+    return this.submit({ type: 'extract', path, format }, signal) as Promise<ExtractedText>;
+  }
+
+  chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<ChunkPlan> {
+    return this.submit({ type: 'chunk', text, options }, signal) as Promise<ChunkPlan>;
+  }
+
+  private submit(task: JobTask, signal: AbortSignal | undefined): Promise<ExtractedText | ChunkPlan> {
     if (this.closed) return Promise.reject(new Error('the extractor is closed'));
     if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<ExtractedText>((resolve, reject) => {
+    return new Promise<ExtractedText | ChunkPlan>((resolve, reject) => {
       const job: Job = {
         id: this.nextJobId++,
-        path,
-        format,
+        task,
         resolve,
         reject,
         signal,
@@ -134,13 +150,14 @@ class WorkerPoolExtractor implements Extractor {
       if (!slot) return;
       const job = this.queue.shift()!;
       if (slot.ready) this.startClock(job);
-      this.assign(slot, job, {
-        type: 'extract',
-        jobId: job.id,
-        path: job.path,
-        format: job.format,
-        pdfMaxPages: this.opts.pdfMaxPages,
-      });
+      const { task } = job;
+      this.assign(
+        slot,
+        job,
+        task.type === 'extract'
+          ? { ...task, jobId: job.id, pdfMaxPages: this.opts.pdfMaxPages }
+          : { ...task, jobId: job.id },
+      );
     }
   }
 
@@ -246,18 +263,30 @@ class WorkerPoolExtractor implements Extractor {
         job.parts.set(message.from, message.texts);
         if (job.parts.size === job.partsExpected) this.settle(job, null, assemblePdf(job.parts));
         break;
-      case 'text':
+      case 'text': {
         this.release(slot);
+        const format = job.task.type === 'extract' ? job.task.format : 'txt';
         this.settle(job, null, {
           text: message.text,
           pages: null,
-          format: job.format,
-          contentType: CONTENT_TYPES[job.format],
+          format,
+          contentType: CONTENT_TYPES[format],
         });
+        break;
+      }
+      case 'chunks':
+        this.release(slot);
+        if (job.task.type === 'chunk') {
+          this.settle(job, null, chunkPlanOf(job.task.text, message.tokenCount, message.spans));
+        }
         break;
       case 'failed':
         this.release(slot);
         this.settle(job, new ExtractionError(message.code, message.message));
+        break;
+      case 'error':
+        this.release(slot);
+        this.settle(job, new Error(message.message));
         break;
     }
     this.pump();
@@ -275,11 +304,12 @@ class WorkerPoolExtractor implements Extractor {
     job.partsExpected = ranges.length;
     const [own, ...others] = ranges;
     first.worker.postMessage({ type: 'pdfPlan', jobId: job.id, ...own! } satisfies WorkerRequest);
+    if (job.task.type !== 'extract') return;
     for (const range of others) {
       this.assign(this.takeSlot()!, job, {
         type: 'extract',
         jobId: job.id,
-        path: job.path,
+        path: job.task.path,
         format: 'pdf',
         pdfMaxPages: this.opts.pdfMaxPages,
         pdfPart: range,
@@ -291,12 +321,12 @@ class WorkerPoolExtractor implements Extractor {
     if (slot.dead) return;
     const job = slot.job;
     this.kill(slot);
-    if (job) this.settle(job, crashError(error, slot.ready, this.opts.maxHeapMb));
+    if (job) this.settle(job, crashError(error, slot.ready, this.opts.maxHeapMb, job.task.type));
     this.pump();
   }
 
   /** Ends a document once: clears its timer and listener, stops threads still working on it. */
-  private settle(job: Job, error: unknown, result?: ExtractedText): void {
+  private settle(job: Job, error: unknown, result?: ExtractedText | ChunkPlan): void {
     if (job.settled) return;
     job.settled = true;
     this.jobs.delete(job);
@@ -327,17 +357,37 @@ function workerExecArgv(): string[] {
   return args;
 }
 
-function crashError(error: Error, ready: boolean, maxHeapMb: number): Error {
+function crashError(error: Error, ready: boolean, maxHeapMb: number, task: JobTask['type']): Error {
   // Before the thread has loaded its modules, nothing it did depended on the document: a fault
   // of the installation or configuration, not something the document should fail for.
   if (!ready) return new Error(`the extraction thread failed to start (${error.message})`);
+  const doing = task === 'extract' ? 'extracting' : 'chunking';
   if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
     return new ExtractionError(
       'too_large',
-      `extracting the document needs more than ${maxHeapMb} MB of memory`,
+      `${doing} the document needs more than ${maxHeapMb} MB of memory`,
     );
   }
+  // Our chunker crashing on a text is our bug, not a corrupt file: an untyped error is retried.
+  if (task === 'chunk') return new Error(`the chunking thread crashed (${error.message})`);
   return new ExtractionError('corrupt', `the extraction thread crashed on this document (${error.message})`);
+}
+
+/** A thread's chunk spans as a ChunkPlan over the caller's copy of the text. */
+function chunkPlanOf(text: string, tokenCount: number, spans: ChunkSpan[]): ChunkPlan {
+  return {
+    tokenCount,
+    chunks: spans.map((span, index) => ({
+      index,
+      text: text.slice(span.charStart, span.charEnd),
+      tokenCount: span.tokenCount,
+      charStart: span.charStart,
+      charEnd: span.charEnd,
+      pageStart: span.pageStart,
+      pageEnd: span.pageEnd,
+      words: span.words,
+    })),
+  };
 }
 
 /** `parts` contiguous ranges covering pages 1..numPages, sizes differing by at most one. */

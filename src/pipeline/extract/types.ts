@@ -1,5 +1,6 @@
 // The shapes extraction hands to the rest of the pipeline, and the messages the pool and its
 // worker threads exchange. Kept apart from the code so the worker and the pool agree on one list.
+import type { ChunkOptions, ChunkPlan } from '../chunk/chunker.js';
 
 export type SourceFormat = 'pdf' | 'docx' | 'txt' | 'md' | 'html';
 
@@ -28,8 +29,14 @@ export interface ExtractorOptions {
   pdfMaxPages: number;
 }
 
+/**
+ * The pipeline's worker threads: they extract the text of stored files and chunk every text, so
+ * neither parsing untrusted bytes nor tokenizing ever runs on the API's event loop.
+ */
 export interface Extractor {
   extract(path: string, format: SourceFormat, signal?: AbortSignal): Promise<ExtractedText>;
+  /** chunkText in a thread, each chunk with its search words (`words`) computed there too. */
+  chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<ChunkPlan>;
   /** Rejects documents still queued or running and stops every worker thread. */
   close(): Promise<void>;
 }
@@ -65,7 +72,18 @@ export type WorkerRequest =
       pdfPart?: { from: number; to: number };
     }
   /** The pages (1-based, inclusive) the worker that reported the page count should extract. */
-  | { type: 'pdfPlan'; jobId: number; from: number; to: number };
+  | { type: 'pdfPlan'; jobId: number; from: number; to: number }
+  | { type: 'chunk'; jobId: number; text: string; options: ChunkOptions };
+
+/** One chunk as a thread reports it: the text itself stays with the caller, who has it already. */
+export interface ChunkSpan {
+  charStart: number;
+  charEnd: number;
+  tokenCount: number;
+  pageStart: number | null;
+  pageEnd: number | null;
+  words: string;
+}
 
 /** Worker → pool. */
 export type WorkerReply =
@@ -73,4 +91,7 @@ export type WorkerReply =
   | { type: 'pdfPageCount'; jobId: number; numPages: number }
   | { type: 'pdfPages'; jobId: number; from: number; texts: string[] }
   | { type: 'text'; jobId: number; text: string }
-  | { type: 'failed'; jobId: number; code: ExtractionCode; message: string };
+  | { type: 'failed'; jobId: number; code: ExtractionCode; message: string }
+  | { type: 'chunks'; jobId: number; tokenCount: number; spans: ChunkSpan[] }
+  /** Something went wrong that is not the input's fault (a bug): the caller retries. */
+  | { type: 'error'; jobId: number; message: string };

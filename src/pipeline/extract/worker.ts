@@ -7,7 +7,7 @@ import { parentPort } from 'node:worker_threads';
 import { extractDocxText } from './docx.js';
 import { ExtractionError } from './errors.js';
 import { extractHtmlText } from './html.js';
-import { extractPdfPages, loadPdfJs, openPdf } from './pdf.js';
+import { extractPdfPages, openPdf } from './pdf.js';
 import { decodeText } from './text.js';
 import type { WorkerReply, WorkerRequest } from './types.js';
 
@@ -15,12 +15,18 @@ const port = parentPort;
 if (!port) throw new Error('worker.ts runs only as a worker thread');
 
 type ExtractRequest = Extract<WorkerRequest, { type: 'extract' }>;
+type ChunkRequest = Extract<WorkerRequest, { type: 'chunk' }>;
 
 /** Resolvers of PDFs that reported their page count and wait to be told which pages are theirs. */
 const awaitingPlan = new Map<number, (range: { from: number; to: number }) => void>();
 let busy = false;
 let preload: NodeJS.Timeout | undefined;
-let pdfjsLoaded = false;
+/** The chunker loads its token table (a few hundred ms) on first use, or ahead of it when idle. */
+let chunker: Promise<typeof import('../chunk/for-index.js')> | null = null;
+const loadChunker = () => {
+  chunker ??= import('../chunk/for-index.js');
+  return chunker;
+};
 
 function reply(message: WorkerReply): void {
   port!.postMessage(message);
@@ -33,8 +39,42 @@ port.on('message', (request: WorkerRequest) => {
     awaitingPlan.delete(request.jobId);
     return;
   }
+  if (request.type === 'chunk') {
+    void handleChunk(request);
+    return;
+  }
   void handleExtract(request);
 });
+
+async function handleChunk(request: ChunkRequest): Promise<void> {
+  busy = true;
+  try {
+    const { chunkForIndex } = await loadChunker();
+    const plan = chunkForIndex(request.text, request.options);
+    reply({
+      type: 'chunks',
+      jobId: request.jobId,
+      tokenCount: plan.tokenCount,
+      spans: plan.chunks.map((c) => ({
+        charStart: c.charStart,
+        charEnd: c.charEnd,
+        tokenCount: c.tokenCount,
+        pageStart: c.pageStart,
+        pageEnd: c.pageEnd,
+        words: c.words ?? '',
+      })),
+    });
+  } catch (error) {
+    reply({
+      type: 'error',
+      jobId: request.jobId,
+      message: error instanceof Error ? error.message : String(error),
+    });
+  } finally {
+    busy = false;
+    schedulePreload();
+  }
+}
 
 async function handleExtract(request: ExtractRequest): Promise<void> {
   const { jobId } = request;
@@ -109,21 +149,20 @@ async function extractPdf(request: ExtractRequest): Promise<void> {
 }
 
 /**
- * pdf.js takes a few hundred milliseconds to load, so an idle thread loads it ahead of the first
- * PDF. Only when idle: loading blocks the thread, and a document that arrived meanwhile would
- * spend its time budget waiting.
+ * The chunker's token table takes a few hundred milliseconds to load and every document needs it,
+ * so an idle thread loads it ahead of the first one. Only when idle: loading blocks the thread,
+ * and a document that arrived meanwhile would spend its time budget waiting. pdf.js is loaded by
+ * the first PDF instead: loading it ahead would block the thread as long again, and chunk jobs
+ * arriving meanwhile (most of the work) would wait for a PDF that may never come.
  */
 function schedulePreload(): void {
-  if (pdfjsLoaded) return;
+  if (chunker) return;
   clearTimeout(preload);
   preload = setTimeout(() => {
     if (busy) return;
-    loadPdfJs().then(
-      () => {
-        pdfjsLoaded = true;
-      },
-      () => {},
-    );
+    loadChunker().catch(() => {
+      chunker = null;
+    });
   }, 50);
   // Never the reason the thread stays alive.
   preload.unref();
