@@ -1,7 +1,8 @@
 // Accept rate: how many POST /v1/ingest requests the real server answers 202 per second, with its
 // workers running (they chunk and index what was accepted, on the same two cores), measured by
 // autocannon from this process on 127.0.0.1. Goal for 1-document requests: ≥ 5,000 req/s with
-// p99 ≤ 25 ms. 50-document requests are reported beside them.
+// p99 ≤ 25 ms. 50-document requests are reported beside them, and 1-document requests to an API
+// process without workers (`serve --no-worker`, the scale-out shape): what accepting alone costs.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,14 +30,18 @@ const GOAL_P99_MS = 25;
 
 interface AcceptFigures {
   docsPerRequest: number;
+  workers: boolean;
   bodyBytes: number;
   result: AutocannonResult;
 }
 
-async function measure(docsPerRequest: number, seconds: number): Promise<AcceptFigures> {
+async function measure(docsPerRequest: number, seconds: number, workers = true): Promise<AcceptFigures> {
   // Nobody drains the queue at this rate: lift the backpressure limit, or the figure would be
   // the 503 rate once 50,000 documents wait.
-  const server = await startDocindex({ env: { MAX_QUEUED_DOCUMENTS: '100000000' } });
+  const server = await startDocindex({
+    env: { MAX_QUEUED_DOCUMENTS: '100000000' },
+    args: workers ? [] : ['--no-worker'],
+  });
   try {
     const body = JSON.stringify({
       documents: corpusDocuments(docsPerRequest, DOC_CHARS).map((text) => ({ text })),
@@ -53,7 +58,7 @@ async function measure(docsPerRequest: number, seconds: number): Promise<AcceptF
     await checkAlive(server);
     const result = await autocannon({ ...common, duration: seconds });
     await checkAlive(server);
-    return { docsPerRequest, bodyBytes: Buffer.byteLength(body), result };
+    return { docsPerRequest, workers, bodyBytes: Buffer.byteLength(body), result };
   } finally {
     await server.stop();
   }
@@ -74,24 +79,26 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
   const seconds = options?.quick ? 5 : 10;
   const one = await measure(1, seconds);
   const fifty = await measure(50, seconds);
+  const apiOnly = await measure(1, seconds, false);
   const rps = (f: AcceptFigures) => f.result.latency.totalCount / f.result.duration;
   const line = (f: AcceptFigures) =>
-    `| ${f.docsPerRequest} | ${fmt(f.bodyBytes / 1024)} KB | ${fmt(rps(f), 0)} | ${fmt(rps(f) * f.docsPerRequest, 0)} | ${fmt(f.result.latency.p50, 0)} | ${fmt(f.result.latency.p99, 0)} | ${fmt(f.result.latency.max, 0)} | ${f.result.non2xx.toLocaleString('en-US')} | ${f.result.errors + f.result.timeouts} |`;
+    `| ${f.workers ? 'running' : 'none (`serve --no-worker`)'} | ${f.docsPerRequest} | ${fmt(f.bodyBytes / 1024)} KB | ${fmt(rps(f), 0)} | ${fmt(rps(f) * f.docsPerRequest, 0)} | ${fmt(f.result.latency.p50, 0)} | ${fmt(f.result.latency.p99, 0)} | ${fmt(f.result.latency.max, 0)} | ${f.result.non2xx.toLocaleString('en-US')} | ${f.result.errors + f.result.timeouts} |`;
   const oneRps = rps(one);
   const p99 = one.result.latency.p99;
   const met = oneRps >= GOAL_RPS && p99 <= GOAL_P99_MS;
   return {
     title: 'Accept rate: POST /v1/ingest under load',
     lines: [
-      `autocannon 8 in the bench process → real server (child process, embedded, workers running, MAX_QUEUED_DOCUMENTS lifted), ${CONNECTIONS} connections, ${seconds} s per case after a 1 s warm-up, fresh server per case; documents of ~${fmt(DOC_CHARS / 1000, 0)} KB of real prose. Load generator and server share the machine's cores. Latency in ms (autocannon's histogram has 1 ms resolution).`,
+      `autocannon 8 in the bench process → real server (child process, embedded, MAX_QUEUED_DOCUMENTS lifted), ${CONNECTIONS} connections, ${seconds} s per case after a 1 s warm-up, fresh server per case; documents of ~${fmt(DOC_CHARS / 1000, 0)} KB of real prose. With workers running, the server chunks and indexes what it accepts on the same cores (chunking in its threads, index writes on its event loop). Load generator and server share the machine's cores. Latency in ms (autocannon's histogram has 1 ms resolution).`,
       '',
-      '| documents per request | body | req/s | documents/s accepted | p50 ms | p99 ms | max ms | non-2xx | errors + timeouts |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| workers | documents per request | body | req/s | documents/s accepted | p50 ms | p99 ms | max ms | non-2xx | errors + timeouts |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       line(one),
       line(fifty),
+      line(apiOnly),
       '',
-      `- Status codes: 1 document — ${statusCounts(one.result)}; 50 documents — ${statusCounts(fifty.result)}.`,
-      `- Goal (1 document): ≥ ${GOAL_RPS.toLocaleString('en-US')} req/s and p99 ≤ ${GOAL_P99_MS} ms: **${fmt(oneRps, 0)} req/s, p99 ${fmt(p99, 0)} ms**, ${met ? 'met' : 'NOT met'}.`,
+      `- Status codes: 1 document — ${statusCounts(one.result)}; 50 documents — ${statusCounts(fifty.result)}; 1 document, no workers — ${statusCounts(apiOnly.result)}.`,
+      `- Goal (1 document, workers running): ≥ ${GOAL_RPS.toLocaleString('en-US')} req/s and p99 ≤ ${GOAL_P99_MS} ms: **${fmt(oneRps, 0)} req/s, p99 ${fmt(p99, 0)} ms**, ${met ? 'met' : 'NOT met'}. Without workers in the process: ${fmt(rps(apiOnly), 0)} req/s, p99 ${fmt(apiOnly.result.latency.p99, 0)} ms.`,
     ],
   };
 };
