@@ -20,23 +20,11 @@ import type {
 } from '../../domain/types.js';
 import type { Database } from './database.js';
 import { indexTerms, queryTerms } from './fts-terms.js';
+import { GroupCommit } from './group-commit.js';
 import { StatementCache } from './statements.js';
 import { storableMetadata, storableNullable, storableText } from './text.js';
 
 const systemClock: Clock = { now: () => new Date() };
-
-/**
- * Rows at which a group commit is written at once instead of at the end of the event-loop turn
- * (see createDocuments).
- */
-const GROUP_COMMIT_MAX_ROWS = 1000;
-
-/** A createDocuments call waiting for the group commit that writes it. */
-interface PendingCreate {
-  docs: NewDocument[];
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
 
 /**
  * How many matching rows one query may rank. FTS5's bm25() costs about 0.1 µs per posting to
@@ -125,6 +113,7 @@ function toRecord(row: DocumentRow): DocumentRecord {
 
 export class SqliteDocumentStore implements DocumentStore {
   private readonly sql: StatementCache;
+  private readonly commits: GroupCommit;
   private readonly orgKeys = new Map<string, number>();
 
   private readonly clock: Clock;
@@ -135,6 +124,7 @@ export class SqliteDocumentStore implements DocumentStore {
     opts: SqliteDocumentStoreOptions = {},
   ) {
     this.sql = new StatementCache(db);
+    this.commits = new GroupCommit(db);
     this.clock = opts.clock ?? systemClock;
     this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
   }
@@ -160,105 +150,43 @@ export class SqliteDocumentStore implements DocumentStore {
     return key;
   }
 
-  /** Calls waiting for the group commit that will write them; see createDocuments. */
-  private pendingCreates: PendingCreate[] = [];
-  private pendingCreateRows = 0;
-  private createFlush: NodeJS.Immediate | null = null;
-
   /**
-   * Group commit: the COMMIT, not the inserts, is most of what an ingest costs, so the calls made
-   * during one event-loop turn (requests whose bytes arrived together) share one transaction,
-   * written from setImmediate. Each call stays all or nothing and fails alone: its rows go in a
-   * savepoint of their own. Every promise settles only after the COMMIT.
+   * Ingests made during one event-loop turn share one transaction (see GroupCommit); each call
+   * still lands or fails alone.
    */
   createDocuments(docs: NewDocument[]): Promise<void> {
     if (docs.length === 0) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.pendingCreates.push({ docs, resolve, reject });
-      this.pendingCreateRows += docs.length;
-      // A full batch is written at once rather than at the end of the turn: a burst of requests
-      // cannot pin an unbounded number of documents in memory while they wait for their commit.
-      if (this.pendingCreateRows >= GROUP_COMMIT_MAX_ROWS) this.flushCreates();
-      else this.createFlush ??= setImmediate(() => this.flushCreates());
-    });
+    return this.commits.run(() => this.insertDocuments(docs), docs.length);
   }
 
-  /** Writes the waiting calls and settles their promises; never throws (a closed database rejects them). */
-  private flushCreates(): void {
-    if (this.createFlush !== null) {
-      clearImmediate(this.createFlush);
-      this.createFlush = null;
-    }
-    const batch = this.pendingCreates;
-    this.pendingCreates = [];
-    this.pendingCreateRows = 0;
-    if (batch.length === 0) return;
-    let failed: Map<PendingCreate, unknown>;
-    try {
-      failed = this.writeCreates(batch);
-    } catch (error) {
-      // BEGIN or COMMIT failed (busy, disk full, database closed): nothing of the batch was written.
-      for (const call of batch) call.reject(error);
-      return;
-    }
-    for (const call of batch) {
-      if (failed.has(call)) call.reject(failed.get(call));
-      else call.resolve();
-    }
-  }
-
-  /** One IMMEDIATE transaction for the whole batch; returns the calls whose own rows failed. */
-  private writeCreates(batch: PendingCreate[]): Map<PendingCreate, unknown> {
+  private insertDocuments(docs: NewDocument[]): void {
     const insert = this.sql.get(`INSERT INTO documents (
         id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
         chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
         input_text, blob_key, fetch_url, job_state, run_at, job_attempts
       ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0)`);
-    const insertAll = (docs: NewDocument[]) => {
-      for (const d of docs) {
-        const at = d.createdAt.getTime();
-        insert.run(
-          d.id,
-          d.orgId,
-          d.source.type,
-          storableNullable(d.source.filename),
-          storableNullable(d.source.url),
-          storableNullable(d.source.content_type),
-          d.source.bytes,
-          JSON.stringify(storableMetadata(d.metadata)),
-          d.chunkSize,
-          d.chunkOverlap,
-          d.tokenizer,
-          at,
-          at,
-          storableNullable(d.text),
-          d.blobKey,
-          d.fetchUrl,
-          at,
-        );
-      }
-    };
-    // Nested in the batch's transaction, better-sqlite3 runs this as a SAVEPOINT.
-    const insertCall = this.db.transaction(insertAll);
-    const failed = new Map<PendingCreate, unknown>();
-    this.db
-      .transaction(() => {
-        const [only] = batch;
-        // A call alone fails alone anyway: no savepoint, the same transaction as without batching.
-        if (batch.length === 1 && only) return insertAll(only.docs);
-        for (const call of batch) {
-          try {
-            insertCall(call.docs);
-          } catch (error) {
-            // Some errors (SQLITE_FULL, SQLITE_IOERR…) roll the whole transaction back, not just the
-            // savepoint: then the calls before this one are gone too, and all must fail.
-            if (!this.db.inTransaction) throw error;
-            failed.set(call, error);
-          }
-        }
-      })
-      .immediate();
-    return failed;
+    for (const d of docs) {
+      const at = d.createdAt.getTime();
+      insert.run(
+        d.id,
+        d.orgId,
+        d.source.type,
+        storableNullable(d.source.filename),
+        storableNullable(d.source.url),
+        storableNullable(d.source.content_type),
+        d.source.bytes,
+        JSON.stringify(storableMetadata(d.metadata)),
+        d.chunkSize,
+        d.chunkOverlap,
+        d.tokenizer,
+        at,
+        at,
+        storableNullable(d.text),
+        d.blobKey,
+        d.fetchUrl,
+        at,
+      );
+    }
   }
 
   async getDocument(orgId: string, id: string): Promise<DocumentRecord | null> {
@@ -348,53 +276,57 @@ export class SqliteDocumentStore implements DocumentStore {
     return r.changes > 0;
   }
 
-  async saveIndex(id: string, result: IndexResult): Promise<boolean> {
+  /**
+   * Index writes finishing in the same event-loop turn share one transaction (see GroupCommit):
+   * FTS5 then writes one index segment for all of them, not one per document.
+   */
+  saveIndex(id: string, result: IndexResult): Promise<boolean> {
+    return this.commits.run(() => this.writeIndex(id, result), Math.max(1, result.chunks.length));
+  }
+
+  private writeIndex(id: string, result: IndexResult): boolean {
     const insertChunk = this.sql.get(`INSERT INTO chunks
       (document_id, chunk_index, text, token_count, char_start, char_end, page_start, page_end)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
     const insertFts = this.sql.get('INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)');
-    return this.db
-      .transaction(() => {
-        const doc = this.sql
-          .get<[string], { org_id: string }>('SELECT org_id FROM documents WHERE id = ?')
-          .get(id);
-        // Deleted while the worker ran: writing anything now would resurrect its chunks.
-        if (!doc) return false;
-        const orgKey = this.orgKey(doc.org_id, true) as number;
-        this.sql.get('DELETE FROM chunks WHERE document_id = ?').run(id);
-        for (const c of result.chunks) {
-          const text = storableText(c.text);
-          const { lastInsertRowid } = insertChunk.run(
-            id,
-            c.index,
-            text,
-            c.tokenCount,
-            c.charStart,
-            c.charEnd,
-            c.pageStart,
-            c.pageEnd,
-          );
-          insertFts.run(lastInsertRowid, indexTerms(orgKey, c.words ?? searchWords(text)));
-        }
-        this.sql
-          .get(
-            `UPDATE documents SET status = 'ready', chunk_count = ?, token_count = ?, content_sha256 = ?,
-               content_type = coalesce(?, content_type), bytes = coalesce(?, bytes),
-               input_text = NULL, fetch_url = NULL, error_code = NULL, error_message = NULL, updated_at = ?
-             WHERE id = ?`,
-          )
-          .run(
-            result.chunks.length,
-            result.tokenCount,
-            result.contentSha256,
-            storableNullable(result.contentType),
-            result.bytes,
-            this.now(),
-            id,
-          );
-        return true;
-      })
-      .immediate();
+    const doc = this.sql
+      .get<[string], { org_id: string }>('SELECT org_id FROM documents WHERE id = ?')
+      .get(id);
+    // Deleted while the worker ran: writing anything now would resurrect its chunks.
+    if (!doc) return false;
+    const orgKey = this.orgKey(doc.org_id, true) as number;
+    this.sql.get('DELETE FROM chunks WHERE document_id = ?').run(id);
+    for (const c of result.chunks) {
+      const text = storableText(c.text);
+      const { lastInsertRowid } = insertChunk.run(
+        id,
+        c.index,
+        text,
+        c.tokenCount,
+        c.charStart,
+        c.charEnd,
+        c.pageStart,
+        c.pageEnd,
+      );
+      insertFts.run(lastInsertRowid, indexTerms(orgKey, c.words ?? searchWords(text)));
+    }
+    this.sql
+      .get(
+        `UPDATE documents SET status = 'ready', chunk_count = ?, token_count = ?, content_sha256 = ?,
+           content_type = coalesce(?, content_type), bytes = coalesce(?, bytes),
+           input_text = NULL, fetch_url = NULL, error_code = NULL, error_message = NULL, updated_at = ?
+         WHERE id = ?`,
+      )
+      .run(
+        result.chunks.length,
+        result.tokenCount,
+        result.contentSha256,
+        storableNullable(result.contentType),
+        result.bytes,
+        this.now(),
+        id,
+      );
+    return true;
   }
 
   async markFailed(id: string, error: DocumentError): Promise<boolean> {
