@@ -11,12 +11,19 @@ import type {
   IndexResult,
   ListQuery,
   NewDocument,
+  SearchHit,
   SearchQuery,
 } from '../../src/domain/types.js';
 
 export interface DocumentStoreHarness {
   store: DocumentStore;
   close(): Promise<void>;
+}
+
+/** Constructor options every adapter takes; a harness passes them on to its store. */
+export interface DocumentStoreOptions {
+  /** Most matching chunks one query may rank (the adapters default to 20,000). */
+  searchRowBudget?: number;
 }
 
 /**
@@ -140,7 +147,10 @@ const HOSTILE_QUERIES = [
   Array.from({ length: 500 }, (_, i) => `w${i}`).join(' '),
 ];
 
-export function documentStoreContract(name: string, make: () => Promise<DocumentStoreHarness>): void {
+export function documentStoreContract(
+  name: string,
+  make: (options: DocumentStoreOptions) => Promise<DocumentStoreHarness>,
+): void {
   describe(name, () => {
     let h: DocumentStoreHarness;
     let store: DocumentStore;
@@ -148,7 +158,7 @@ export function documentStoreContract(name: string, make: () => Promise<Document
     let orgB: string;
 
     beforeEach(async () => {
-      h = await make();
+      h = await make({});
       store = h.store;
       orgA = `org_${randomUUID()}`;
       orgB = `org_${randomUUID()}`;
@@ -774,6 +784,120 @@ export function documentStoreContract(name: string, make: () => Promise<Document
           }),
           { numRuns: 300 },
         );
+      });
+    });
+
+    describe('search with a row budget', () => {
+      // A budget as small as a test corpus stands for the default one in an org of millions of
+      // chunks: a word in every chunk is over it, a word in a few chunks is not.
+      const BUDGET = 50;
+      let budgeted: DocumentStoreHarness;
+
+      beforeEach(async () => {
+        budgeted = await make({ searchRowBudget: BUDGET });
+      });
+      afterEach(async () => {
+        await budgeted.close();
+      });
+
+      async function indexedIn(
+        orgId: string,
+        texts: string[],
+        over: Partial<NewDocument> = {},
+      ): Promise<NewDocument> {
+        const doc = newDoc(orgId, over);
+        await budgeted.store.createDocuments([doc]);
+        expect(await budgeted.store.saveIndex(doc.id, indexResult(texts))).toBe(true);
+        return doc;
+      }
+
+      /**
+       * Three documents of 40 chunks in orgA, every chunk holding "report", one chunk of each
+       * also "aurora"; orgB holds "report" and "aurora" too.
+       */
+      async function commonAndRare() {
+        const docs: NewDocument[] = [];
+        const rare = new Set<string>();
+        for (const [d, team] of ['red', 'blue', 'red'].entries()) {
+          const texts = Array.from({ length: 40 }, (_, i) => `report ${d}-${i} on the figures of week ${i}`);
+          texts[7 + d] = `report ${d}-${7 + d} on the aurora seen in week ${7 + d}`;
+          const doc = await indexedIn(orgA, texts, { metadata: { team } });
+          docs.push(doc);
+          rare.add(`${doc.id}:${7 + d}`);
+        }
+        await indexedIn(orgB, [
+          ...Array.from({ length: 60 }, (_, i) => `report report from the other org ${i}`),
+          'aurora aurora report of the other org',
+        ]);
+        return { docs, rare };
+      }
+
+      const keyOf = (hit: SearchHit) => `${hit.documentId}:${hit.chunkIndex}`;
+
+      it('still ranks the chunks of a rare query word first when another word is in every chunk', async () => {
+        const { rare } = await commonAndRare();
+        for (const q of ['report aurora', 'aurora report', 'the report on aurora']) {
+          const hits = await budgeted.store.search(query(orgA, q, { topK: 10 }));
+          expect(new Set(hits.slice(0, 3).map(keyOf)), q).toEqual(rare);
+          for (const hit of hits) expect(hit.text, q).not.toContain('other org');
+        }
+        const top = await budgeted.store.search(query(orgA, 'report aurora', { topK: 3 }));
+        expect(new Set(top.map(keyOf))).toEqual(rare);
+      });
+
+      it('answers a query of only words in every chunk with top_k of their chunks, best first', async () => {
+        const { docs } = await commonAndRare();
+        const mine = new Set(docs.map((d) => d.id));
+        for (const q of ['report', 'the report', 'report on the figures of week']) {
+          const hits = await budgeted.store.search(query(orgA, q, { topK: 10 }));
+          expect(hits, q).toHaveLength(10);
+          for (const hit of hits) {
+            expect(mine.has(hit.documentId), q).toBe(true);
+            expect(hit.text, q).toContain('report');
+            expect(Number.isFinite(hit.score), q).toBe(true);
+          }
+          const scores = hits.map((hit) => hit.score);
+          expect(scores, q).toEqual([...scores].sort((x, y) => y - x));
+        }
+        for (const q of HOSTILE_QUERIES) {
+          const hits = await budgeted.store.search(query(orgA, `report ${q}`));
+          for (const hit of hits) expect(mine.has(hit.documentId), JSON.stringify(q.slice(0, 40))).toBe(true);
+        }
+      });
+
+      it('ranks with every query word while their matches fit the budget', async () => {
+        // 20 chunks hold "alpha", 20 hold "beta" (one holds both): 40 matches, within the budget,
+        // in an org whose 60 other chunks put the org as a whole over it.
+        const texts = [
+          'alpha and beta together',
+          ...Array.from({ length: 19 }, (_, i) => `alpha only ${i}`),
+          ...Array.from({ length: 19 }, (_, i) => `beta only ${i}`),
+          ...Array.from({ length: 60 }, (_, i) => `filler line ${i}`),
+        ];
+        const doc = await indexedIn(orgA, texts);
+        const hits = await budgeted.store.search(query(orgA, 'alpha beta', { topK: 100 }));
+        expect(hits).toHaveLength(39);
+        expect(hits[0]).toMatchObject({ documentId: doc.id, chunkIndex: 0 });
+        expect(hits.filter((hit) => hit.text.startsWith('beta only'))).toHaveLength(19);
+      });
+
+      it('applies filters and document restrictions under the budget', async () => {
+        const { docs } = await commonAndRare();
+        const [red1, blue, red2] = docs as [NewDocument, NewDocument, NewDocument];
+        const byTeam = await budgeted.store.search(
+          query(orgA, 'report aurora', { filter: { team: ['blue'] }, topK: 5 }),
+        );
+        expect(byTeam[0]).toMatchObject({ documentId: blue.id, chunkIndex: 8 });
+        for (const hit of byTeam) expect(hit.documentId).toBe(blue.id);
+
+        const byId = await budgeted.store.search(
+          query(orgA, 'report aurora', { documentIds: [red1.id, red2.id], topK: 5 }),
+        );
+        expect(new Set(byId.slice(0, 2).map(keyOf))).toEqual(new Set([`${red1.id}:7`, `${red2.id}:9`]));
+        for (const hit of byId) expect([red1.id, red2.id]).toContain(hit.documentId);
+        expect(
+          await budgeted.store.search(query(orgA, 'report aurora', { filter: { team: ['green'] } })),
+        ).toEqual([]);
       });
     });
   });

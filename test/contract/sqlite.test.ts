@@ -51,14 +51,14 @@ orgStoreContract('SqliteOrgStore', async () => {
   return { store: new SqliteOrgStore(db), close };
 });
 
-documentStoreContract('SqliteDocumentStore (file)', async () => {
+documentStoreContract('SqliteDocumentStore (file)', async (options) => {
   const { db, close } = fileDatabase();
-  return { store: new SqliteDocumentStore(db), close };
+  return { store: new SqliteDocumentStore(db, options), close };
 });
 
-documentStoreContract('SqliteDocumentStore (:memory:)', async () => {
+documentStoreContract('SqliteDocumentStore (:memory:)', async (options) => {
   const { db, close } = memoryDatabase();
-  return { store: new SqliteDocumentStore(db), close };
+  return { store: new SqliteDocumentStore(db, options), close };
 });
 
 idempotencyStoreContract('SqliteIdempotencyStore', async () => {

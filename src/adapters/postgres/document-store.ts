@@ -23,6 +23,15 @@ import { type PgDatabase, toNumber } from './database.js';
 
 const systemClock: Clock = { now: () => new Date() };
 
+/**
+ * How many matching chunks one query may rank, as in the SQLite store (same name, same default).
+ * Ranking costs a few microseconds per row here (the tsvector is read from the heap), so ranking
+ * every match of a common word costs seconds in an org of a million chunks; with the budget a
+ * query ranks at most this many rows, and counting a word's matches reads at most one more.
+ * Queries whose words match fewer chunks than this get exact ts_rank_cd over every word.
+ */
+export const DEFAULT_SEARCH_ROW_BUDGET = 20_000;
+
 export interface PgDocumentStoreOptions {
   /**
    * Whether PgTableQueue runs the jobs (a new document is then a pending job). With BullMQ the job
@@ -30,6 +39,8 @@ export interface PgDocumentStoreOptions {
    * drops Redis, the reconciler finds those queued documents and revives their rows as jobs.
    */
   tableQueue?: boolean;
+  /** How many matching chunks one query may rank (see DEFAULT_SEARCH_ROW_BUDGET). */
+  searchRowBudget?: number;
 }
 
 interface DocumentRow {
@@ -59,6 +70,13 @@ interface JobInputRow extends DocumentRow {
   input_text: string | null;
   blob_key: string | null;
   fetch_url: string | null;
+}
+
+interface WordCount {
+  /** The word as a quoted tsquery literal. */
+  literal: string;
+  /** The org's chunks that hold it, counted up to the row budget + 1; null when not counted. */
+  rows: number | null;
 }
 
 interface HitRow {
@@ -120,6 +138,7 @@ export class PgDocumentStore implements DocumentStore {
   private readonly documents: string;
   private readonly chunks: string;
   private readonly initialJobState: 'pending' | 'done';
+  private readonly searchRowBudget: number;
 
   constructor(
     private readonly db: PgDatabase,
@@ -129,6 +148,7 @@ export class PgDocumentStore implements DocumentStore {
     this.documents = db.table('documents');
     this.chunks = db.table('chunks');
     this.initialJobState = (opts.tableQueue ?? true) ? 'pending' : 'done';
+    this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
   }
 
   async createDocuments(docs: NewDocument[]): Promise<void> {
@@ -339,50 +359,117 @@ export class PgDocumentStore implements DocumentStore {
     return rows.map((r) => ({ documentId: r.id, orgId: r.org_id, needsDownload: r.needs_download }));
   }
 
+  /**
+   * The query's words (at most MAX_QUERY_TERMS, in query order) as quoted tsquery literals, each
+   * with how many of the org's chunks hold it, counted up to searchRowBudget + 1 only: the LIMIT
+   * stops reading rows once a word is known to be over the budget. The word of a one-word query
+   * is not counted: its plan is the same whatever the count.
+   */
+  private async countWords(orgId: string, text: string): Promise<WordCount[]> {
+    // The query text goes through the same parser and 'simple' dictionary as the chunks, so a
+    // query word matches exactly the lexemes the index holds (compound tokens such as e-mail
+    // addresses, hosts and version numbers included). Each lexeme becomes a quoted literal: user
+    // input never reaches tsquery syntax, so no string can make it throw. Quoting rules of
+    // tsquery input: a quote is doubled, a backslash escaped.
+    const { rows } = await this.db.query<WordCount>(
+      `WITH words AS (
+         SELECT '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''' AS literal,
+                positions[1] AS position
+         FROM unnest(to_tsvector('simple'::regconfig, $2))
+         ORDER BY positions[1] LIMIT $3
+       )
+       SELECT w.literal,
+              CASE WHEN (SELECT count(*) FROM words) > 1 THEN (
+                SELECT count(*)::int FROM (
+                  SELECT FROM ${this.chunks} AS c
+                  WHERE c.org_id = $1 AND c.tsv @@ w.literal::tsquery LIMIT $4
+                ) AS capped
+              ) END AS rows
+       FROM words AS w
+       ORDER BY w.position`,
+      [storable(orgId), text, MAX_QUERY_TERMS, this.searchRowBudget + 1],
+    );
+    return rows;
+  }
+
+  /**
+   * Chooses the words to rank with, so one query ranks at most searchRowBudget rows (as the SQLite
+   * store does, after Elasticsearch's cutoff_frequency): words are taken rarest first while their
+   * matches fit the budget; a word too common to fit is dropped — in a large org it would cost
+   * seconds of ranking and, being that common, barely moves the scores. A query whose rarest word
+   * alone exceeds the budget (only very common words) is ranked among a bounded subset of that
+   * word's matches. The tsquery to rank with; null when no word matches anything.
+   */
+  private planSearch(words: WordCount[]): string | null {
+    const [only] = words;
+    if (words.length === 1 && only) return only.literal;
+    const counted = words
+      .map((w) => ({ literal: w.literal, rows: w.rows ?? 0 }))
+      .filter((w) => w.rows > 0)
+      .sort((a, b) => a.rows - b.rows);
+    const first = counted[0];
+    if (!first) return null;
+    const chosen = [first.literal];
+    let rows = first.rows;
+    for (const w of counted.slice(1)) {
+      if (rows + w.rows > this.searchRowBudget) break;
+      chosen.push(w.literal);
+      rows += w.rows;
+    }
+    return chosen.join(' | ');
+  }
+
   async search(q: SearchQuery): Promise<SearchHit[]> {
     const topK = Math.floor(q.topK);
     const text = cleanText(q.query);
     if (topK <= 0 || q.documentIds?.length === 0 || text.trim() === '') return [];
+    const query = this.planSearch(await this.countWords(q.orgId, text));
+    if (query === null) return [];
 
-    const params: unknown[] = [storable(q.orgId), text, MAX_QUERY_TERMS];
+    const params: unknown[] = [storable(q.orgId), query, this.searchRowBudget];
     const param = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
     };
     const where: string[] = [];
     if (q.documentIds !== null) {
-      where.push(`c.document_id = ANY(${param(q.documentIds.map((id) => cleanText(id)))}::text[])`);
+      where.push(`m.document_id = ANY(${param(q.documentIds.map((id) => cleanText(id)))}::text[])`);
     }
+    const metadata: string[] = [];
     for (const [key, values] of Object.entries(q.filter)) {
       // ->> takes the key as a plain string (no JSON-path parsing), so a key may hold '.', '"',
       // '$' or '[' without changing what is matched; string equality is exact and case-sensitive.
-      where.push(
+      metadata.push(
         `(d.metadata ->> ${param(cleanText(key))}) = ANY(${param(values.map((v) => cleanText(v)))}::text[])`,
+      );
+    }
+    if (metadata.length > 0) {
+      where.push(
+        `EXISTS (SELECT FROM ${this.documents} AS d WHERE d.id = m.document_id AND ${metadata.join(' AND ')})`,
       );
     }
     const limit = param(topK);
 
-    // The query text goes through the same parser and 'simple' dictionary as the chunks, so a
-    // query word matches exactly the lexemes the index holds (compound tokens such as e-mail
-    // addresses, hosts and version numbers included). Its lexemes are then OR-ed as quoted
-    // literals: user input never reaches tsquery syntax, so no string can make it throw.
-    // Quoting rules of tsquery input: a quote is doubled, a backslash escaped.
+    // At most searchRowBudget matches are ranked: a no-op when the chosen words fit the budget,
+    // the bounded subset otherwise (the first matches in table order). The LIMIT also fences the
+    // matches off from the filters, which apply to them afterwards; left free, the planner may
+    // walk the org's documents and probe the full-text index once per document, seconds in a
+    // large org. The tsquery comes in through a sub-select, so the planner does not read its
+    // words' frequencies and always takes the GIN index: a plan that scans the table expecting to
+    // stop early would, on a wrong estimate, read the whole org. Ranking reads only the tsvector;
+    // text and metadata are fetched for the top hits alone.
     const { rows } = await this.db.query<HitRow>(
-      `WITH q AS (
-         SELECT string_agg(
-                  '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | '
-                )::tsquery AS query
-         FROM (SELECT lexeme FROM unnest(to_tsvector('simple'::regconfig, $2))
-               ORDER BY positions[1] LIMIT $3) AS words
-       )
-       SELECT c.document_id, c.chunk_index, c.text, c.page_start, c.page_end, d.metadata,
-              ts_rank_cd(c.tsv, (SELECT query FROM q), 1) AS score
-       FROM ${this.chunks} AS c
-       JOIN ${this.documents} AS d ON d.id = c.document_id
-       WHERE c.org_id = $1 AND c.tsv @@ (SELECT query FROM q)
-         ${where.map((w) => `AND ${w}`).join(' ')}
-       ORDER BY score DESC, c.document_id, c.chunk_index
-       LIMIT ${limit}`,
+      `WITH q AS (SELECT $2::tsquery AS query)
+       SELECT c.document_id, c.chunk_index, c.text, c.page_start, c.page_end, d.metadata, top.score
+       FROM (SELECT m.document_id, m.chunk_index, ts_rank_cd(m.tsv, (SELECT query FROM q), 1) AS score
+             FROM (SELECT document_id, chunk_index, tsv FROM ${this.chunks}
+                   WHERE org_id = $1 AND tsv @@ (SELECT query FROM q) LIMIT $3) AS m
+             ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+             ORDER BY score DESC, m.document_id, m.chunk_index
+             LIMIT ${limit}) AS top
+       JOIN ${this.chunks} AS c ON c.document_id = top.document_id AND c.chunk_index = top.chunk_index
+       JOIN ${this.documents} AS d ON d.id = top.document_id
+       ORDER BY top.score DESC, top.document_id, top.chunk_index`,
       params,
     );
     return rows.map((r) => ({
