@@ -183,7 +183,12 @@ async function main(argv: string[]): Promise<number> {
     `- Node.js: ${process.version}`,
     `- Commit: ${commit}`,
   ];
-  const body = BENCHMARKS.filter((b) => sections.has(b.id)).map((b) => sections.get(b.id)!);
+  // Sections no benchmark writes (the hand-kept before/after history) stay, after the figures.
+  const kept = [...sections.entries()].filter(([id]) => !BENCHMARKS.some((b) => b.id === id));
+  const body = [
+    ...BENCHMARKS.filter((b) => sections.has(b.id)).map((b) => sections.get(b.id)!),
+    ...kept.map(([, text]) => text),
+  ];
   writeFileSync(out, `${[header.join('\n'), ...body].join('\n\n')}\n`);
   process.stderr.write(`bench: wrote ${path.relative(process.cwd(), out)}\n`);
   return 0;
