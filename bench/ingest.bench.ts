@@ -176,7 +176,7 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
   return {
     title: 'JSON ingest end to end (embedded)',
     lines: [
-      `Real server (\`docindex serve\`, child process, fresh DATA_DIR, WORKER_CONCURRENCY default 2), ${DOCS_PER_REQUEST} documents per POST, ${POST_CONCURRENCY} POSTs in flight, progress polled with \`GET /v1/documents?ids=…\` (the 100 oldest pending ids; every 50 ms while that batch is unfinished, at once otherwise). Time = first POST → the poll that sees the last document \`ready\`. Median of ${repeats} run(s), each on a fresh server after one warm-up document. Tokenizer pass = bare gpt-tokenizer \`encode\` (o200k_base) of the same texts in the bench process, interleaved with the runs (median).`,
+      `Real server (\`docindex serve\`, child process, fresh DATA_DIR, default WORKER_CONCURRENCY and EXTRACT_WORKERS: 4 documents in flight, one pipeline thread per CPU but one), ${DOCS_PER_REQUEST} documents per POST, ${POST_CONCURRENCY} POSTs in flight, progress polled with \`GET /v1/documents?ids=…\` (the 100 oldest pending ids; every 50 ms while that batch is unfinished, at once otherwise). Time = first POST → the poll that sees the last document \`ready\`. Median of ${repeats} run(s), each on a fresh server after one warm-up document. Tokenizer pass = bare gpt-tokenizer \`encode\` (o200k_base) of the same texts in the bench process, interleaved with the runs (median).`,
       '',
       '| corpus | documents | size | seconds | documents/s | MB/s | tokenizer pass ms | ingest ÷ tokenizer throughput |',
       '|---|---:|---:|---:|---:|---:|---:|---:|',

@@ -1,5 +1,6 @@
 // The one place that reads process.env: parses and checks every variable at boot and lists
 // every bad one at once, so a misconfigured deployment fails with one clear message.
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 
 export interface Config {
@@ -106,9 +107,13 @@ export function loadConfig(env: Env = process.env): Config {
     defaultRateLimitRpm: int('DEFAULT_RATE_LIMIT_RPM', 600, { min: 1, max: 10_000_000 }),
     unauthenticatedRateLimitRpm: int('UNAUTHENTICATED_RATE_LIMIT_RPM', 120, { min: 1, max: 10_000_000 }),
     logLevel: str('LOG_LEVEL', 'info'),
-    workerConcurrency: int('WORKER_CONCURRENCY', 2, { min: 1, max: 256 }),
+    // Measured on 2 cores (bench/RESULTS.md, section 2): with 4 documents in flight the pipeline
+    // threads stay busy while the event loop writes finished documents' indexes.
+    workerConcurrency: int('WORKER_CONCURRENCY', 4, { min: 1, max: 256 }),
     downloadConcurrency: int('DOWNLOAD_CONCURRENCY', 8, { min: 1, max: 256 }),
-    extractWorkers: int('EXTRACT_WORKERS', 2, { min: 1, max: 64 }),
+    // One CPU is left to the event loop, which answers the API and writes every index: on 2 cores
+    // a second pipeline thread made ingest slower, not faster (bench/RESULTS.md, section 2).
+    extractWorkers: int('EXTRACT_WORKERS', Math.max(1, availableParallelism() - 1), { min: 1, max: 64 }),
     extractTimeoutMs: int('EXTRACT_TIMEOUT_MS', 120_000, { min: 100, max: 3_600_000 }),
     extractMaxHeapMb: int('EXTRACT_MAX_HEAP_MB', 512, { min: 32, max: 16_384 }),
     pdfMaxPages: int('PDF_MAX_PAGES', 5_000, { min: 1, max: 1_000_000 }),
