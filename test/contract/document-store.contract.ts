@@ -865,6 +865,16 @@ export function documentStoreContract(
         }
       });
 
+      it('ranks no more matches than the budget when every query word is over it', async () => {
+        const texts = Array.from({ length: BUDGET + 20 }, (_, i) => `common filler ${i}`);
+        await indexedIn(orgA, texts);
+        for (const q of ['common', 'common filler']) {
+          const hits = await budgeted.store.search(query(orgA, q, { topK: 1000 }));
+          expect(hits, q).toHaveLength(BUDGET);
+          for (const hit of hits) expect(hit.text, q).toContain('common filler');
+        }
+      });
+
       it('ranks with every query word while their matches fit the budget', async () => {
         // 20 chunks hold "alpha", 20 hold "beta" (one holds both): 40 matches, within the budget,
         // in an org whose 60 other chunks put the org as a whole over it.

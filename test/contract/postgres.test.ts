@@ -167,55 +167,6 @@ describeScaleOut('PostgreSQL adapters', services, () => {
       await queue.enqueue([ref]);
       expect(await queue.has(ref.documentId)).toBe(true);
     });
-
-    // The same cut-off as test/contract/sqlite-specific.test.ts checks for SQLite; here only while
-    // the SQLite contract harness does not pass its options on (the contract's row-budget tests
-    // then run on SQLite with the default budget, where nothing is cut).
-    describe('search row budget', () => {
-      async function storeWith(texts: string[]): Promise<PgDocumentStore> {
-        const { db, close } = await freshDatabase();
-        cleanups.push(close);
-        const store = new PgDocumentStore(db, undefined, { searchRowBudget: 5 });
-        const doc = jobDocument({ documentId: crypto.randomUUID(), orgId: 'org_budget' });
-        await store.createDocuments([doc]);
-        await store.saveIndex(doc.id, {
-          chunks: texts.map((text, index) => ({
-            index,
-            text,
-            tokenCount: 3,
-            charStart: 0,
-            charEnd: 0,
-            pageStart: null,
-            pageEnd: null,
-          })),
-          tokenCount: texts.length,
-          contentSha256: 'x',
-          contentType: null,
-          bytes: null,
-        });
-        return store;
-      }
-      const search = (store: PgDocumentStore, query: string) =>
-        store.search({ orgId: 'org_budget', query, topK: 50, filter: {}, documentIds: null });
-
-      it('drops a query word too common to rank within the budget when rarer words match', async () => {
-        const commons = Array.from({ length: 10 }, (_, i) => `common filler ${i}`);
-        const store = await storeWith([...commons, 'rare and common', 'rare alone']);
-        const hits = await search(store, 'rare common');
-        expect(hits.map((h) => h.chunkIndex).sort((a, b) => a - b)).toEqual([10, 11]);
-        // Within the budget every word counts: "alone" (1 row) and "rare" (2 rows) are both ranked.
-        expect((await search(store, 'rare alone'))[0]?.chunkIndex).toBe(11);
-      });
-
-      it('ranks no more matches than the budget for a query of only very common words', async () => {
-        const store = await storeWith(Array.from({ length: 12 }, (_, i) => `common filler ${i}`));
-        for (const query of ['common', 'common filler']) {
-          const hits = await search(store, query);
-          expect(hits, query).toHaveLength(5);
-          for (const hit of hits) expect(hit.text, query).toContain('common filler');
-        }
-      });
-    });
   });
 });
 
