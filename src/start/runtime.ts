@@ -5,6 +5,7 @@ import path from 'node:path';
 import { FsBlobStore } from '../adapters/blob/fs-blob-store.js';
 import { SqliteTableQueue } from '../adapters/queue/sqlite-table-queue.js';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
+import { startCheckpointer } from '../adapters/sqlite/checkpointer.js';
 import { openSqlite } from '../adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../adapters/sqlite/document-store.js';
 import { SqliteIdempotencyStore } from '../adapters/sqlite/idempotency-store.js';
@@ -79,7 +80,11 @@ export async function createAdapters(config: Config, logger: Logger, clock: Cloc
     return createScaleOutAdapters(config, logger, clock);
   }
   mkdirSync(config.dataDir, { recursive: true });
-  const db = openSqlite(path.join(config.dataDir, 'docindex.db'));
+  const dbFile = path.join(config.dataDir, 'docindex.db');
+  const db = openSqlite(dbFile);
+  const checkpointer = startCheckpointer(db, dbFile, {
+    onError: (error) => logger.warn({ err: error }, 'WAL checkpoints moved back to the main thread'),
+  });
   const queueOptions = { leaseMs: config.jobLeaseMs, maxAttempts: config.jobMaxAttempts };
   const queue = new SqliteTableQueue(db, { ...queueOptions, name: 'process', lane: 'process' });
   const downloadQueue = new SqliteTableQueue(db, { ...queueOptions, name: 'download', lane: 'download' });
@@ -105,6 +110,7 @@ export async function createAdapters(config: Config, logger: Logger, clock: Cloc
       await queue.close();
       await downloadQueue.close();
       await rateLimiter.close();
+      await checkpointer.close();
       db.close();
     },
   };
