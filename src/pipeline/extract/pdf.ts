@@ -18,7 +18,7 @@ const nativeJsonParse = JSON.parse;
  * Loads pdf.js once per thread. Its "worker" half is imported here and published where pdf.js
  * looks for it, so it runs in this thread instead of being imported again for every document.
  */
-export function loadPdfJs(): Promise<PdfJs> {
+function loadPdfJs(): Promise<PdfJs> {
   pdfjsLoading ??= (async () => {
     const [pdfjs, pdfjsWorker] = await Promise.all([
       import('pdfjs-dist/legacy/build/pdf.mjs'),
