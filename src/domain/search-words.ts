@@ -3,7 +3,7 @@
 // so a query word and an indexed word can only meet in the same form.
 
 /** Longer runs of letters (base64 blobs, hashes) are cut: they would only bloat the term index. */
-export const MAX_WORD_LENGTH = 64;
+const MAX_WORD_LENGTH = 64;
 
 const WORD = /[\p{L}\p{N}\p{Co}]+/gu;
 const MARKS = /\p{M}+/gu;
@@ -23,7 +23,5 @@ export function* wordsOf(text: string): Generator<string> {
 
 /** A text's words in order, separated by single spaces ('' when it has none). */
 export function searchWords(text: string): string {
-  const words: string[] = [];
-  for (const word of wordsOf(text)) words.push(word);
-  return words.join(' ');
+  return Array.from(wordsOf(text)).join(' ');
 }

@@ -1,10 +1,10 @@
 // The worker's job: take one document from `queued` to `ready` or `failed`. Every step can run
 // again after a crash: the index is replaced in one transaction, and a document deleted
 // meanwhile is left alone (the store refuses to write to it).
-import { createHash } from 'node:crypto';
 import type { BlobStore, DocumentStore, JobContext, JobHandler, JobQueue } from '../domain/ports.js';
 import type { DocumentError, FailureCode, JobInput } from '../domain/types.js';
-import type { ChunkOptions, ChunkPlan } from './chunk/chunker.js';
+import type { ChunkOptions } from './chunk/chunker.js';
+import type { IndexPlan } from './chunk/for-index.js';
 import { type Format, formatOf } from './formats.js';
 
 export interface ExtractedDocument {
@@ -16,10 +16,10 @@ export interface ExtractedDocument {
 export type ExtractFile = (path: string, format: Format, signal: AbortSignal) => Promise<ExtractedDocument>;
 
 /**
- * Chunks a text and computes each chunk's search words (`chunkForIndex`); in production it runs
- * in the pipeline's worker threads, off the event loop that serves the API.
+ * Chunks a text, computes each chunk's search words and the text's SHA-256 (`chunkForIndex`); in
+ * production it runs in the pipeline's worker threads, off the event loop that serves the API.
  */
-export type ChunkDocument = (text: string, options: ChunkOptions, signal: AbortSignal) => Promise<ChunkPlan>;
+export type ChunkDocument = (text: string, options: ChunkOptions, signal: AbortSignal) => Promise<IndexPlan>;
 
 /** Downloads a URL into the blob store; returns the blob and what was learnt about it. */
 export type DownloadUrl = (
@@ -169,7 +169,7 @@ export class DocumentProcessor {
     const saved = await documents.saveIndex(record.id, {
       chunks: plan.chunks,
       tokenCount: plan.tokenCount,
-      contentSha256: createHash('sha256').update(text, 'utf8').digest('hex'),
+      contentSha256: plan.contentSha256,
       contentType: record.source.content_type,
       bytes: record.source.bytes,
     });

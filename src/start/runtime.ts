@@ -34,7 +34,7 @@ import { QueueReconciler } from '../domain/reconciler.js';
 import { UsageService } from '../domain/usage.js';
 import type { AppDeps, ReadinessCheck } from '../http/deps.js';
 import { TOKENIZER_NAME } from '../pipeline/chunk/chunker.js';
-import { createExtractor, detectFormat, ExtractionError, type Extractor } from '../pipeline/extract/index.js';
+import { createExtractor, detectFormat, ExtractionError } from '../pipeline/extract/index.js';
 import {
   checkSubmittedUrl,
   createAddressPolicy,
@@ -172,24 +172,21 @@ export async function createRuntime(
     },
   };
 
-  let extractor: Extractor | null = null;
-
   const startWorker = () => {
-    extractor = createExtractor({
+    const extractor = createExtractor({
       maxWorkers: config.extractWorkers,
       timeoutMs: config.extractTimeoutMs,
       maxHeapMb: config.extractMaxHeapMb,
       pdfMaxPages: config.pdfMaxPages,
     });
-    const activeExtractor = extractor;
     const processor = new DocumentProcessor({
       documents,
       processQueue: queue,
       blobs,
       logger,
       onOutcome: (outcome) => metrics.documentOutcome(outcome),
-      extractFile: (file, format, signal) => activeExtractor.extract(file, format, signal),
-      chunkDocument: (text, options, signal) => activeExtractor.chunk(text, options, signal),
+      extractFile: (file, format, signal) => extractor.extract(file, format, signal),
+      chunkDocument: (text, options, signal) => extractor.chunk(text, options, signal),
       downloadUrl: async (url, signal) => {
         let blobKey: string | null = null;
         const target = new URL(url);
@@ -261,7 +258,7 @@ export async function createRuntime(
       async stop() {
         clearInterval(timer);
         await Promise.all(consumers.map((c) => c.stop()));
-        await activeExtractor.close();
+        await extractor.close();
       },
     };
   };

@@ -14,6 +14,7 @@ import type {
   SearchHit,
   SearchQuery,
 } from '../../src/domain/types.js';
+import { URL_INPUT } from './job-document.js';
 
 export interface DocumentStoreHarness {
   store: DocumentStore;
@@ -432,17 +433,7 @@ export function documentStoreContract(
       });
 
       it('records a URL download and forgets the signed URL', async () => {
-        const doc = newDoc(orgA, {
-          text: null,
-          fetchUrl: 'https://example.com/a.pdf?sig=secret',
-          source: {
-            type: 'url',
-            filename: null,
-            url: 'https://example.com/a.pdf',
-            content_type: null,
-            bytes: null,
-          },
-        });
+        const doc = newDoc(orgA, URL_INPUT);
         await store.createDocuments([doc]);
         expect(
           await store.attachBlob(doc.id, { blobKey: 'ef/dl', contentType: 'application/pdf', bytes: 4096 }),

@@ -2,6 +2,13 @@
 // the job, so queue tests create it before enqueueing.
 import type { JobRef, NewDocument } from '../../src/domain/types.js';
 
+/** What makes a document a URL ingest whose download has not happened yet (the download lane's). */
+export const URL_INPUT: Pick<NewDocument, 'text' | 'fetchUrl' | 'source'> = {
+  text: null,
+  fetchUrl: 'https://example.com/a.pdf?sig=secret',
+  source: { type: 'url', filename: null, url: 'https://example.com/a.pdf', content_type: null, bytes: null },
+};
+
 export function jobDocument(ref: JobRef): NewDocument {
   return {
     id: ref.documentId,
@@ -16,4 +23,9 @@ export function jobDocument(ref: JobRef): NewDocument {
     blobKey: null,
     fetchUrl: null,
   };
+}
+
+/** A job document for a URL ingest: its job is the download. */
+export function urlDocument(ref: JobRef): NewDocument {
+  return { ...jobDocument(ref), ...URL_INPUT };
 }

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DocumentStore } from '../../src/domain/ports.js';
-import { jobDocument } from './job-document.js';
+import { urlDocument } from './job-document.js';
 
 interface ClaimedRow {
   id: string;
@@ -36,20 +36,7 @@ export function tableQueueLanesContract(name: string, make: () => Promise<LanesH
       h = await make();
       const { store, downloads, processing } = h;
       const ref = { documentId: randomUUID(), orgId: 'org_x' };
-      await store.createDocuments([
-        {
-          ...jobDocument(ref),
-          text: null,
-          fetchUrl: 'https://example.com/a.pdf?sig=secret',
-          source: {
-            type: 'url',
-            filename: null,
-            url: 'https://example.com/a.pdf',
-            content_type: null,
-            bytes: null,
-          },
-        },
-      ]);
+      await store.createDocuments([urlDocument(ref)]);
       expect(await processing.claim('host/1/token/1')).toBeNull();
       const download = await downloads.claim('host/1/token/2');
       expect(download?.id).toBe(ref.documentId);

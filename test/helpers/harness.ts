@@ -6,13 +6,12 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { Redis } from 'ioredis';
-import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
 import type { Clock } from '../../src/domain/ports.js';
 import { createLogger } from '../../src/start/logger.js';
 import { createRuntime, type Runtime } from '../../src/start/runtime.js';
+import { deleteRedisPrefix, dropSchema } from '../scale-out/services.js';
 
 export class FakeClock implements Clock {
   constructor(private current = new Date('2026-03-15T12:00:00.000Z')) {}
@@ -162,25 +161,8 @@ export async function startHarness(
 
 /** Removes this harness's PostgreSQL schema and Redis keys, so test runs leave nothing behind. */
 async function dropScaleOutState(schema: string, prefix: string): Promise<void> {
-  const db = new pg.Client({ connectionString: requireEnv('DATABASE_URL') });
-  await db.connect();
-  try {
-    await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await db.end();
-  }
-  const redis = new Redis(requireEnv('REDIS_URL'), { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await redis.connect();
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
+  await dropSchema(requireEnv('DATABASE_URL'), schema);
+  await deleteRedisPrefix(requireEnv('REDIS_URL'), prefix);
 }
 
 function requireEnv(name: string): string {

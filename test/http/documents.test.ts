@@ -1,5 +1,5 @@
 // GET /v1/documents/{id}, GET /v1/documents (paging, filters, batch status), DELETE.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
 
@@ -33,6 +33,7 @@ describe('documents', () => {
       ].sort(),
     );
     expect(doc).toMatchObject({ status: 'ready', attempts: 1, chunk_count: 1, token_count: 3 });
+    expect(doc!.content_sha256).toBe(createHash('sha256').update('status record text').digest('hex'));
   });
 
   it('GET of a malformed or missing id is a 404 problem', async () => {

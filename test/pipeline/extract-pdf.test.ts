@@ -1,5 +1,6 @@
 // PDF extraction through the real extractor (worker threads, pdf.js) on real files: the words
 // poppler finds, in reading order, on the right pages; and the failures a user would see.
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -302,13 +303,20 @@ describe('a big PDF split across threads', () => {
     }
   });
 
-  it('the real CPU sampler reports between 0 and all CPUs', () => {
-    const sampler = sampleCpuHeadroom();
+  it('the real CPU sampler sees a CPU that another process keeps busy', async () => {
+    const sampler = sampleCpuHeadroom(100);
+    // A child process spinning for 1.5 s: its CPU is not this process's, so it is not headroom.
+    const spinner = spawn(process.execPath, [
+      '-e',
+      'const end = Date.now() + 1500; while (Date.now() < end);',
+    ]);
     try {
+      await new Promise((resolve) => setTimeout(resolve, 700));
       expect(sampler.current()).toBeGreaterThanOrEqual(0);
-      expect(sampler.current()).toBeLessThanOrEqual(availableParallelism());
+      expect(sampler.current()).toBeLessThanOrEqual(availableParallelism() - 0.5);
     } finally {
       sampler.stop();
+      spinner.kill();
     }
   });
 

@@ -2,6 +2,7 @@
 // of heap fails only its document and is replaced, abort and close end work at once, idle threads
 // never keep a process alive, and chunking in a thread gives what chunking inline gives.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -196,7 +197,8 @@ describe('chunking in threads', () => {
         /^section 0 the æsir cafe served creme brulee number 0 words/,
       );
       expect(threaded.chunks.at(-1)!.pageEnd).toBe(2);
-      expect(again).toEqual({ chunks: [], tokenCount: 0 });
+      expect(threaded.contentSha256).toBe(createHash('sha256').update(markdown).digest('hex'));
+      expect(again).toEqual({ chunks: [], tokenCount: 0, contentSha256: createHash('sha256').digest('hex') });
     } finally {
       await extractor.close();
     }

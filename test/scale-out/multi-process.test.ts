@@ -4,31 +4,15 @@
 // with the chunks a clean run makes, although one worker is killed with SIGKILL while it holds
 // jobs; then the per-org rate limit is exact across both APIs. Prints the throughput and the
 // limiter figures.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
-import path from 'node:path';
+import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
-import pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { chunkText } from '../../src/pipeline/chunk/chunker.js';
-import {
-  runCli,
-  type ServerProcess,
-  startServer,
-  startWorker,
-  stopChild,
-  stopServer,
-  type WorkerProcess,
-} from '../helpers/process.js';
+import { sleep } from '../contract/support.js';
+import { runCli, stopChild } from '../helpers/process.js';
 import { syntheticDocument } from '../helpers/texts.js';
-import {
-  checkServices,
-  deleteRedisPrefix,
-  describeScaleOut,
-  dropSchema,
-  freshPrefix,
-  freshSchema,
-} from './services.js';
+import { useDeployment } from './deployment.js';
+import { checkServices, describeScaleOut } from './services.js';
 
 const DOCS = 500;
 const CHUNK_SIZE = 128;
@@ -41,58 +25,17 @@ const KILL_AFTER_READY = 100;
 
 const services = await checkServices(['DATABASE_URL', 'REDIS_URL']);
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 describeScaleOut('scale-out: 2 API and 2 worker processes', services, () => {
-  const databaseUrl = services.urls.DATABASE_URL ?? '';
-  const redisUrl = services.urls.REDIS_URL ?? '';
-  const schema = freshSchema();
-  const prefix = freshPrefix();
-  const env: Record<string, string> = {
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
-    DATABASE_SCHEMA: schema,
-    REDIS_PREFIX: prefix,
-    // Short leases: the killed worker's jobs come back within seconds.
-    JOB_LEASE_MS: '3000',
-    WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
-    EXTRACT_WORKERS: '1',
-    DEFAULT_RATE_LIMIT_RPM: '1000000',
-    UNAUTHENTICATED_RATE_LIMIT_RPM: '1000000',
-  };
-  const apis: ServerProcess[] = [];
-  const workers: WorkerProcess[] = [];
-  let db: pg.Pool;
-  let org: { org_id: string; api_key: string };
-  let work = '';
-
-  const table = (name: string) => `"${schema}"."${name}"`;
-
-  beforeAll(async () => {
-    work = mkdtempSync(path.join(tmpdir(), 'docindex-scale-out-'));
-    // One blob folder for every process, as a shared volume would be.
-    env.BLOB_DIR = path.join(work, 'blobs');
-    env.DATA_DIR = path.join(work, 'data');
-    const migrated = runCli(['migrate'], env);
-    expect(migrated.status, migrated.stderr).toBe(0);
-    const created = runCli(['orgs', 'create', '--name', 'scale-out', '--json'], env);
-    expect(created.status, created.stderr).toBe(0);
-    org = JSON.parse(created.stdout.trim());
-    db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    // Started together: concurrent start-up (migrations included) must be safe.
-    apis.push(...(await Promise.all([0, 1].map(() => startServer(['serve', '--no-worker'], env)))));
-    workers.push(...(await Promise.all([0, 1].map(() => startWorker(env)))));
-  }, 120_000);
-
-  afterAll(async () => {
-    await Promise.all([...apis.map((api) => stopServer(api)), ...workers.map((w) => stopChild(w.child))]);
-    await db?.end();
-    await dropSchema(databaseUrl, schema);
-    await deleteRedisPrefix(redisUrl, prefix);
-    if (work) rmSync(work, { recursive: true, force: true });
-  }, 60_000);
+  const deployment = useDeployment(services, {
+    apis: 2,
+    workers: 2,
+    env: { WORKER_CONCURRENCY: String(WORKER_CONCURRENCY), UNAUTHENTICATED_RATE_LIMIT_RPM: '1000000' },
+  });
+  const { env, apis, workers, redisUrl, prefix } = deployment;
+  const table = (name: string) => deployment.table(name);
 
   it('loses no document and duplicates no chunk when a worker is killed, and limits exactly', async () => {
+    const org = deployment.createOrg('scale-out');
     const redis = new Redis(redisUrl);
     try {
       // ---- ingest: 500 documents, one per request, alternating between the two APIs ----
@@ -122,8 +65,11 @@ describeScaleOut('scale-out: 2 API and 2 worker processes', services, () => {
 
       const readyCount = async () =>
         Number(
-          (await db.query(`SELECT count(*) AS n FROM ${table('documents')} WHERE status = 'ready'`)).rows[0]
-            .n,
+          (
+            await deployment.db.query(
+              `SELECT count(*) AS n FROM ${table('documents')} WHERE status = 'ready'`,
+            )
+          ).rows[0].n,
         );
 
       // ---- kill one worker while it holds jobs ----
@@ -162,13 +108,13 @@ describeScaleOut('scale-out: 2 API and 2 worker processes', services, () => {
         await sleep(100);
       }
       expect(ready).toBe(DOCS);
-      const { rows: timing } = await db.query(
+      const { rows: timing } = await deployment.db.query(
         `SELECT max(updated_at) AS last_ready FROM ${table('documents')} WHERE status = 'ready'`,
       );
       const elapsedMs = (timing[0].last_ready as Date).getTime() - t0;
 
       // ---- with the chunks a clean run makes, once each ----
-      const { rows: docs } = await db.query<{
+      const { rows: docs } = await deployment.db.query<{
         id: string;
         chunk_count: number;
         rows: string;
@@ -189,11 +135,13 @@ describeScaleOut('scale-out: 2 API and 2 worker processes', services, () => {
         expect(doc, `document ${i}`).toMatchObject({ status: 'ready', chunk_count: expected });
         expect(Number(doc!.rows), `chunk rows of document ${i}`).toBe(expected);
       }
-      const { rows: duplicates } = await db.query(
+      const { rows: duplicates } = await deployment.db.query(
         `SELECT document_id, chunk_index FROM ${table('chunks')} GROUP BY 1, 2 HAVING count(*) > 1`,
       );
       expect(duplicates).toEqual([]);
-      const totalChunks = Number((await db.query(`SELECT count(*) AS n FROM ${table('chunks')}`)).rows[0].n);
+      const totalChunks = Number(
+        (await deployment.db.query(`SELECT count(*) AS n FROM ${table('chunks')}`)).rows[0].n,
+      );
       expect(totalChunks).toBe(expectedChunks);
 
       // The victim's jobs came back through BullMQ's stalled-job check once their locks lapsed.
@@ -202,9 +150,7 @@ describeScaleOut('scale-out: 2 API and 2 worker processes', services, () => {
       expect(stalled).toBeGreaterThanOrEqual(heldAtKill);
 
       // ---- the rate limit holds across both APIs ----
-      const limited = runCli(['orgs', 'create', '--name', 'limited', '--json'], env);
-      expect(limited.status, limited.stderr).toBe(0);
-      const limitedOrg = JSON.parse(limited.stdout.trim()) as { org_id: string; api_key: string };
+      const limitedOrg = deployment.createOrg('limited');
       const set = runCli(['orgs', 'set-rate-limit', limitedOrg.org_id, String(RATE_LIMIT)], env);
       expect(set.status, set.stderr).toBe(0);
       const statuses = await Promise.all(

@@ -2,30 +2,13 @@
 // While 1,000 documents are posted and processed, a worker is killed with SIGKILL three times at
 // random moments (a fresh worker takes its place each time). Afterwards every accepted document
 // is `ready` with the chunk count of a clean run, and no (document_id, chunk_index) exists twice.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { chunkText } from '../../src/pipeline/chunk/chunker.js';
-import {
-  runCli,
-  type ServerProcess,
-  startServer,
-  startWorker,
-  stopChild,
-  stopServer,
-  type WorkerProcess,
-} from '../helpers/process.js';
+import { sleep } from '../contract/support.js';
+import { startWorker, stopChild } from '../helpers/process.js';
 import { syntheticDocument } from '../helpers/texts.js';
-import {
-  checkServices,
-  deleteRedisPrefix,
-  describeScaleOut,
-  dropSchema,
-  freshPrefix,
-  freshSchema,
-} from './services.js';
+import { useDeployment } from './deployment.js';
+import { checkServices, describeScaleOut } from './services.js';
 
 const DOCS = 1_000;
 const BATCH = 50;
@@ -33,50 +16,14 @@ const KILLS = 3;
 const CHUNK = { chunkSize: 128, chunkOverlap: 16 };
 
 const services = await checkServices(['DATABASE_URL', 'REDIS_URL']);
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describeScaleOut('scale-out: SIGKILL of workers during a 1,000-document ingest', services, () => {
-  const databaseUrl = services.urls.DATABASE_URL ?? '';
-  const redisUrl = services.urls.REDIS_URL ?? '';
-  const schema = freshSchema();
-  const prefix = freshPrefix();
-  const env: Record<string, string> = {
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
-    DATABASE_SCHEMA: schema,
-    REDIS_PREFIX: prefix,
-    JOB_LEASE_MS: '3000',
-    WORKER_CONCURRENCY: '4',
-    EXTRACT_WORKERS: '1',
-    DEFAULT_RATE_LIMIT_RPM: '1000000',
-  };
-  let work = '';
-  let api: ServerProcess;
-  const workers: WorkerProcess[] = [];
-  let db: pg.Pool;
-
-  beforeAll(async () => {
-    work = mkdtempSync(path.join(tmpdir(), 'docindex-worker-crash-'));
-    env.BLOB_DIR = path.join(work, 'blobs');
-    env.DATA_DIR = path.join(work, 'data');
-    expect(runCli(['migrate'], env).status).toBe(0);
-    db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    api = await startServer(['serve', '--no-worker'], env);
-    workers.push(...(await Promise.all([0, 1].map(() => startWorker(env)))));
-  }, 120_000);
-
-  afterAll(async () => {
-    await Promise.all([api ? stopServer(api) : undefined, ...workers.map((w) => stopChild(w.child))]);
-    await db?.end();
-    await dropSchema(databaseUrl, schema);
-    await deleteRedisPrefix(redisUrl, prefix);
-    if (work) rmSync(work, { recursive: true, force: true });
-  }, 60_000);
+  const deployment = useDeployment(services, { apis: 1, workers: 2, env: { WORKER_CONCURRENCY: '4' } });
+  const { env, apis, workers } = deployment;
 
   it('every accepted document ends ready with one set of chunks', async () => {
-    const created = runCli(['orgs', 'create', '--name', 'crash', '--json'], env);
-    expect(created.status, created.stderr).toBe(0);
-    const { api_key: key } = JSON.parse(created.stdout.trim()) as { api_key: string };
+    const { api_key: key } = deployment.createOrg('crash');
+    const api = apis[0]!;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const texts = Array.from({ length: DOCS }, (_, i) => syntheticDocument(i));
     const accepted = new Map<string, number>();
@@ -109,13 +56,13 @@ describeScaleOut('scale-out: SIGKILL of workers during a 1,000-document ingest',
     await Promise.all([posting, killing]);
     expect(accepted.size).toBe(DOCS);
 
-    const table = (name: string) => `"${schema}"."${name}"`;
+    const table = (name: string) => deployment.table(name);
     const deadline = Date.now() + 180_000;
     let unfinished = DOCS;
     while (Date.now() < deadline) {
       unfinished = Number(
         (
-          await db.query(
+          await deployment.db.query(
             `SELECT count(*) AS n FROM ${table('documents')} WHERE status IN ('queued', 'processing')`,
           )
         ).rows[0].n,
@@ -125,7 +72,12 @@ describeScaleOut('scale-out: SIGKILL of workers during a 1,000-document ingest',
     }
     expect(unfinished).toBe(0);
 
-    const { rows } = await db.query<{ id: string; status: string; chunk_count: number; rows: string }>(
+    const { rows } = await deployment.db.query<{
+      id: string;
+      status: string;
+      chunk_count: number;
+      rows: string;
+    }>(
       `SELECT d.id, d.status, d.chunk_count,
               (SELECT count(*) FROM ${table('chunks')} c WHERE c.document_id = d.id) AS rows
        FROM ${table('documents')} d`,
@@ -137,7 +89,9 @@ describeScaleOut('scale-out: SIGKILL of workers during a 1,000-document ingest',
       expect(Number(byId.get(id)!.rows)).toBe(expected);
     }
     const duplicates = (
-      await db.query(`SELECT 1 FROM ${table('chunks')} GROUP BY document_id, chunk_index HAVING count(*) > 1`)
+      await deployment.db.query(
+        `SELECT 1 FROM ${table('chunks')} GROUP BY document_id, chunk_index HAVING count(*) > 1`,
+      )
     ).rowCount;
     const ready = rows.filter((r) => r.status === 'ready').length;
     const failed = rows.filter((r) => r.status === 'failed').length;

@@ -55,27 +55,33 @@ export function startCheckpointer(db: Database, file: string, opts: Checkpointer
     workerData: { file, driver, intervalMs: opts.intervalMs ?? 250 },
   });
   worker.unref();
-  let closed = false;
-  // Only once the thread has its connection does the event loop stop checkpointing.
+  // Set once the thread is stopped (closed, or given up after a failure): nothing more is reported.
+  let stopped = false;
+  // The first failure hands checkpointing back to the connection for good and ends the thread, so
+  // a checkpoint that keeps failing is reported once, not every interval.
   const fallBack = (error: Error) => {
     if (db.open) db.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
-    if (!closed) opts.onError?.(error);
+    if (stopped) return;
+    stopped = true;
+    opts.onError?.(error);
+    void worker.terminate();
   };
+  // Only once the thread has its connection does the event loop stop checkpointing.
   worker.on('message', (message: { type: string; message?: string }) => {
-    if (message.type === 'ready' && !closed && db.open) db.pragma('wal_autocheckpoint = 0');
+    if (message.type === 'ready' && !stopped && db.open) db.pragma('wal_autocheckpoint = 0');
     if (message.type === 'error') fallBack(new Error(`WAL checkpoint failed: ${message.message}`));
   });
   worker.on('error', fallBack);
   const exited = new Promise<void>((resolve) => {
     worker.once('exit', (code) => {
-      if (!closed) fallBack(new Error(`the WAL checkpoint thread exited with code ${code}`));
+      fallBack(new Error(`the WAL checkpoint thread exited with code ${code}`));
       resolve();
     });
   });
   return {
     async close() {
-      if (closed) return exited;
-      closed = true;
+      if (stopped) return exited;
+      stopped = true;
       if (db.open) db.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
       worker.postMessage('stop');
       const timer = setTimeout(() => void worker.terminate(), 10_000);

@@ -1,11 +1,17 @@
 // What the pipeline hands the document store for one text: its chunks, each with the words it is
-// found by. Both come from one pass in the same thread, so a chunking thread does all the CPU work
-// of indexing and the store only writes rows.
+// found by, and the text's SHA-256. All come from one pass in the same thread, so a chunking
+// thread does all the CPU work of indexing and the store only writes rows.
+import { createHash } from 'node:crypto';
 import { searchWords } from '../../domain/search-words.js';
 import { type ChunkOptions, type ChunkPlan, chunkText } from './chunker.js';
 
-export function chunkForIndex(text: string, options: ChunkOptions): ChunkPlan {
+export interface IndexPlan extends ChunkPlan {
+  /** SHA-256 of the text's UTF-8, hex (the document's `content_sha256`). */
+  contentSha256: string;
+}
+
+export function chunkForIndex(text: string, options: ChunkOptions): IndexPlan {
   const plan = chunkText(text, options);
   for (const chunk of plan.chunks) chunk.words = searchWords(chunk.text);
-  return plan;
+  return { ...plan, contentSha256: createHash('sha256').update(text, 'utf8').digest('hex') };
 }

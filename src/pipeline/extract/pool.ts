@@ -6,11 +6,11 @@
 // pipeline's heaviest CPU work, and off the event loop it neither delays API requests nor stops
 // a second core from helping.
 import { Worker } from 'node:worker_threads';
-import type { ChunkOptions, ChunkPlan } from '../chunk/chunker.js';
+import type { ChunkOptions } from '../chunk/chunker.js';
+import type { IndexPlan } from '../chunk/for-index.js';
 import { type CpuHeadroom, sampleCpuHeadroom } from './cpu-headroom.js';
 import { ExtractionError } from './errors.js';
 import {
-  type ChunkSpan,
   CONTENT_TYPES,
   type ExtractedText,
   type Extractor,
@@ -53,7 +53,7 @@ type JobTask =
 interface Job {
   id: number;
   task: JobTask;
-  resolve: (result: ExtractedText | ChunkPlan) => void;
+  resolve: (result: ExtractedText | IndexPlan) => void;
   reject: (error: unknown) => void;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | null;
@@ -105,14 +105,14 @@ class WorkerPoolExtractor implements Extractor {
     return this.submit({ type: 'extract', path, format }, signal) as Promise<ExtractedText>;
   }
 
-  chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<ChunkPlan> {
-    return this.submit({ type: 'chunk', text, options }, signal) as Promise<ChunkPlan>;
+  chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<IndexPlan> {
+    return this.submit({ type: 'chunk', text, options }, signal) as Promise<IndexPlan>;
   }
 
-  private submit(task: JobTask, signal: AbortSignal | undefined): Promise<ExtractedText | ChunkPlan> {
+  private submit(task: JobTask, signal: AbortSignal | undefined): Promise<ExtractedText | IndexPlan> {
     if (this.closed) return Promise.reject(new Error('the extractor is closed'));
     if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<ExtractedText | ChunkPlan>((resolve, reject) => {
+    return new Promise<ExtractedText | IndexPlan>((resolve, reject) => {
       const job: Job = {
         id: this.nextJobId++,
         task,
@@ -277,7 +277,7 @@ class WorkerPoolExtractor implements Extractor {
       case 'chunks':
         this.release(slot);
         if (job.task.type === 'chunk') {
-          this.settle(job, null, chunkPlanOf(job.task.text, message.tokenCount, message.spans));
+          this.settle(job, null, indexPlanOf(job.task.text, message));
         }
         break;
       case 'failed':
@@ -326,7 +326,7 @@ class WorkerPoolExtractor implements Extractor {
   }
 
   /** Ends a document once: clears its timer and listener, stops threads still working on it. */
-  private settle(job: Job, error: unknown, result?: ExtractedText | ChunkPlan): void {
+  private settle(job: Job, error: unknown, result?: ExtractedText | IndexPlan): void {
     if (job.settled) return;
     job.settled = true;
     this.jobs.delete(job);
@@ -373,10 +373,14 @@ function crashError(error: Error, ready: boolean, maxHeapMb: number, task: JobTa
   return new ExtractionError('corrupt', `the extraction thread crashed on this document (${error.message})`);
 }
 
-/** A thread's chunk spans as a ChunkPlan over the caller's copy of the text. */
-function chunkPlanOf(text: string, tokenCount: number, spans: ChunkSpan[]): ChunkPlan {
+/** A thread's chunk spans as an IndexPlan over the caller's copy of the text. */
+function indexPlanOf(
+  text: string,
+  { tokenCount, contentSha256, spans }: Extract<WorkerReply, { type: 'chunks' }>,
+): IndexPlan {
   return {
     tokenCount,
+    contentSha256,
     chunks: spans.map((span, index) => ({
       index,
       text: text.slice(span.charStart, span.charEnd),

@@ -1,6 +1,7 @@
 // The shapes extraction hands to the rest of the pipeline, and the messages the pool and its
 // worker threads exchange. Kept apart from the code so the worker and the pool agree on one list.
-import type { ChunkOptions, ChunkPlan } from '../chunk/chunker.js';
+import type { ChunkOptions } from '../chunk/chunker.js';
+import type { IndexPlan } from '../chunk/for-index.js';
 
 export type SourceFormat = 'pdf' | 'docx' | 'txt' | 'md' | 'html';
 
@@ -35,8 +36,8 @@ export interface ExtractorOptions {
  */
 export interface Extractor {
   extract(path: string, format: SourceFormat, signal?: AbortSignal): Promise<ExtractedText>;
-  /** chunkText in a thread, each chunk with its search words (`words`) computed there too. */
-  chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<ChunkPlan>;
+  /** chunkForIndex in a thread: the chunks, their search words and the text's SHA-256. */
+  chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<IndexPlan>;
   /** Rejects documents still queued or running and stops every worker thread. */
   close(): Promise<void>;
 }
@@ -92,6 +93,6 @@ export type WorkerReply =
   | { type: 'pdfPages'; jobId: number; from: number; texts: string[] }
   | { type: 'text'; jobId: number; text: string }
   | { type: 'failed'; jobId: number; code: ExtractionCode; message: string }
-  | { type: 'chunks'; jobId: number; tokenCount: number; spans: ChunkSpan[] }
+  | { type: 'chunks'; jobId: number; tokenCount: number; contentSha256: string; spans: ChunkSpan[] }
   /** Something went wrong that is not the input's fault (a bug): the caller retries. */
   | { type: 'error'; jobId: number; message: string };

@@ -55,6 +55,7 @@ async function handleChunk(request: ChunkRequest): Promise<void> {
       type: 'chunks',
       jobId: request.jobId,
       tokenCount: plan.tokenCount,
+      contentSha256: plan.contentSha256,
       spans: plan.chunks.map((c) => ({
         charStart: c.charStart,
         charEnd: c.charEnd,

@@ -1,0 +1,96 @@
+// A scale-out deployment of real processes for one test file: a fresh PostgreSQL schema and Redis
+// prefix, one blob folder shared by every process (as a shared volume would be), migrated, with
+// `serve --no-worker` APIs and `docindex worker` processes started together (concurrent start-up
+// must be safe) and everything removed afterwards. Call it inside a describeScaleOut body.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, expect } from 'vitest';
+import {
+  runCli,
+  type ServerProcess,
+  startServer,
+  startWorker,
+  stopChild,
+  stopServer,
+  type WorkerProcess,
+} from '../helpers/process.js';
+import { deleteRedisPrefix, dropSchema, freshPrefix, freshSchema, type ServiceStatus } from './services.js';
+
+export class Deployment {
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+  readonly schema = freshSchema();
+  readonly prefix = freshPrefix();
+  readonly env: Record<string, string>;
+  readonly apis: ServerProcess[] = [];
+  /** Started workers; a test that kills one replaces it here. */
+  readonly workers: WorkerProcess[] = [];
+  /** A small pool on the deployment's database, open from beforeAll to afterAll. */
+  db!: pg.Pool;
+
+  constructor(services: ServiceStatus, extraEnv: Record<string, string>) {
+    this.databaseUrl = services.urls.DATABASE_URL ?? '';
+    this.redisUrl = services.urls.REDIS_URL ?? '';
+    this.env = {
+      DATABASE_URL: this.databaseUrl,
+      REDIS_URL: this.redisUrl,
+      DATABASE_SCHEMA: this.schema,
+      REDIS_PREFIX: this.prefix,
+      // Short leases: a killed worker's jobs come back within seconds.
+      JOB_LEASE_MS: '3000',
+      EXTRACT_WORKERS: '1',
+      DEFAULT_RATE_LIMIT_RPM: '1000000',
+      ...extraEnv,
+    };
+  }
+
+  /** A table of the deployment's schema, quoted for SQL. */
+  table(name: string): string {
+    return `"${this.schema}"."${name}"`;
+  }
+
+  /** `docindex orgs create --json` against the deployment. */
+  createOrg(name: string): { org_id: string; api_key: string } {
+    const created = runCli(['orgs', 'create', '--name', name, '--json'], this.env);
+    expect(created.status, created.stderr).toBe(0);
+    return JSON.parse(created.stdout.trim()) as { org_id: string; api_key: string };
+  }
+}
+
+/** Registers the hooks that start `apis` + `workers` processes before the file's tests and remove everything after. */
+export function useDeployment(
+  services: ServiceStatus,
+  opts: { apis: number; workers: number; env?: Record<string, string> },
+): Deployment {
+  const deployment = new Deployment(services, opts.env ?? {});
+  const { env } = deployment;
+  let work = '';
+
+  beforeAll(async () => {
+    work = mkdtempSync(path.join(tmpdir(), 'docindex-scale-out-'));
+    env.BLOB_DIR = path.join(work, 'blobs');
+    env.DATA_DIR = path.join(work, 'data');
+    const migrated = runCli(['migrate'], env);
+    expect(migrated.status, migrated.stderr).toBe(0);
+    deployment.db = new pg.Pool({ connectionString: deployment.databaseUrl, max: 2 });
+    const apis = Array.from({ length: opts.apis }, () => startServer(['serve', '--no-worker'], env));
+    deployment.apis.push(...(await Promise.all(apis)));
+    const workers = Array.from({ length: opts.workers }, () => startWorker(env));
+    deployment.workers.push(...(await Promise.all(workers)));
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all([
+      ...deployment.apis.map((api) => stopServer(api)),
+      ...deployment.workers.map((worker) => stopChild(worker.child)),
+    ]);
+    await deployment.db?.end();
+    await dropSchema(deployment.databaseUrl, deployment.schema);
+    await deleteRedisPrefix(deployment.redisUrl, deployment.prefix);
+    if (work) rmSync(work, { recursive: true, force: true });
+  }, 60_000);
+
+  return deployment;
+}
