@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { expect, it } from 'vitest';
 import { chunkText } from '../../src/pipeline/chunk/chunker.js';
 import { sleep } from '../contract/support.js';
-import { runCli, stopChild } from '../helpers/process.js';
+import { runCli } from '../helpers/process.js';
 import { syntheticDocument } from '../helpers/texts.js';
 import { useDeployment } from './deployment.js';
 import { checkServices, describeScaleOut } from './services.js';
