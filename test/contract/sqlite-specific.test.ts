@@ -319,6 +319,9 @@ describe('FTS5 terms', () => {
     );
     expect(indexTerms(36, searchWords('a'))).toBe('10_a');
     expect(indexTerms(36, searchWords('😀 ...'))).toBe('');
+    // Capitals that only decomposition makes are lower-cased too, in indexed text and queries alike.
+    expect(searchWords('Redis™ 𝕏 Ⅻ')).toBe('redistm x xii');
+    expect(matchExpression(1, 'REDIS™')).toBe('"1_redistm"');
   });
 
   it('quotes every query word and ORs them, so no query can be FTS syntax', () => {

@@ -10,6 +10,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chunkForIndex } from '../../src/pipeline/chunk/for-index.js';
 import { createExtractor, ExtractionError } from '../../src/pipeline/extract/index.js';
+import { createWorkerPool } from '../../src/pipeline/extract/pool.js';
 import { DOCX_DIR, FIXTURES, makeTempDir, PDF_DIR, ROOT, type TempDir } from './extract-support.js';
 
 const OPTIONS = { maxWorkers: 2, timeoutMs: 30_000, maxHeapMb: 512, pdfMaxPages: 5_000 };
@@ -219,6 +220,70 @@ describe('chunking in threads', () => {
     } finally {
       await extractor.close();
     }
+  });
+
+  describe('texts queued inside a busy thread', () => {
+    const headroom = { current: () => 1, stop: () => {} };
+    /** One thread, loaded; counts the texts sent to it while it was busy. */
+    async function oneThread(opts: Partial<typeof OPTIONS> = {}) {
+      let queuedInThread = 0;
+      const pool = createWorkerPool(
+        { ...OPTIONS, maxWorkers: 1, ...opts },
+        { cpuHeadroom: headroom, onQueuedInThread: () => queuedInThread++ },
+      );
+      await pool.chunk('warm up', { chunkSize: 64, chunkOverlap: 0 });
+      return { pool, queued: () => queuedInThread };
+    }
+    const long = 'Words flow on and on, sentence after sentence. '.repeat(40_000);
+    const options = { chunkSize: 256, chunkOverlap: 32 };
+
+    it('the next text waits in the thread, and each text gets its own chunks', async () => {
+      const { pool, queued } = await oneThread();
+      try {
+        const texts = [long, 'second text', 'third text', markdown];
+        const plans = await Promise.all(texts.map((t) => pool.chunk(t, options)));
+        expect(queued()).toBeGreaterThanOrEqual(1);
+        expect(plans).toEqual(texts.map((t) => chunkForIndex(t, options)));
+      } finally {
+        await pool.close();
+      }
+    });
+
+    it('a text cancelled while it waits in the thread rejects at once; the thread carries on', async () => {
+      const { pool, queued } = await oneThread();
+      try {
+        const reason = new Error('document deleted');
+        const controller = new AbortController();
+        const first = pool.chunk(long, options);
+        const cancelled = pool.chunk(markdown, options, controller.signal);
+        expect(queued()).toBe(1);
+        controller.abort(reason);
+        await expect(cancelled).rejects.toBe(reason);
+        expect(await first).toEqual(chunkForIndex(long, options));
+        expect((await pool.chunk('one two three', options)).chunks.map((c) => c.words)).toEqual([
+          'one two three',
+        ]);
+      } finally {
+        await pool.close();
+      }
+    });
+
+    it('when the thread is ended under a text, the text waiting in it goes to a fresh thread', async () => {
+      const { pool, queued } = await oneThread();
+      try {
+        const reason = new Error('lease lost');
+        const controller = new AbortController();
+        // Aborting the text being chunked ends its thread (it may be stuck in it).
+        const running = pool.chunk(long.repeat(5), options, controller.signal);
+        const waiting = pool.chunk('small and fine', options);
+        expect(queued()).toBe(1);
+        controller.abort(reason);
+        await expect(running).rejects.toBe(reason);
+        expect((await waiting).chunks.map((c) => c.words)).toEqual(['small and fine']);
+      } finally {
+        await pool.close();
+      }
+    });
   });
 
   it('a bug in chunking (invalid options) rejects as a plain error, not as a document failure', async () => {

@@ -38,6 +38,13 @@ interface Slot {
   worker: Worker;
   /** The document this thread works on, if any. */
   job: Job | null;
+  /**
+   * A text already sent to this thread, to chunk as soon as `job` (also a chunk job) is done: the
+   * thread then never waits for the event loop to hand it its next text.
+   */
+  next: Job | null;
+  /** Kills the thread if a text that was cancelled while it waited in `next` takes too long. */
+  discard: NodeJS.Timeout | null;
   /** The thread finished loading its modules: a crash after this is the document's fault. */
   ready: boolean;
   /** Terminated or crashed; its remaining events are ignored. */
@@ -72,6 +79,8 @@ export interface PoolDeps {
   cpuHeadroom: CpuHeadroom;
   /** Told how each PDF was divided among threads. */
   onPdfPlan?: (ranges: PageRange[]) => void;
+  /** Told when a text is sent to a busy thread, to chunk when the one it is chunking is done. */
+  onQueuedInThread?: () => void;
 }
 
 export function createExtractor(opts: ExtractorOptions): Extractor {
@@ -146,19 +155,36 @@ class WorkerPoolExtractor implements Extractor {
 
   private pump(): void {
     while (this.queue.length > 0 && !this.closed) {
-      const slot = this.takeSlot();
-      if (!slot) return;
-      const job = this.queue.shift()!;
-      if (slot.ready) this.startClock(job);
+      const job = this.queue[0]!;
       const { task } = job;
-      this.assign(
-        slot,
-        job,
+      const slot = this.takeSlot() ?? (task.type === 'chunk' ? this.slotToChunkNext() : null);
+      if (!slot) return;
+      this.queue.shift();
+      const request: WorkerRequest =
         task.type === 'extract'
           ? { ...task, jobId: job.id, pdfMaxPages: this.opts.pdfMaxPages }
-          : { ...task, jobId: job.id },
-      );
+          : { ...task, jobId: job.id };
+      if (slot.job) {
+        // Queued in the thread behind the text it is chunking; its clock starts when its turn comes.
+        slot.next = job;
+        slot.worker.postMessage(request);
+        this.deps.onQueuedInThread?.();
+        continue;
+      }
+      if (slot.ready) this.startClock(job);
+      this.assign(slot, job, request);
     }
+  }
+
+  /**
+   * A loaded thread chunking a text with nothing queued behind it. Only chunk jobs wait in a
+   * thread: they take milliseconds, while an extraction may take minutes.
+   */
+  private slotToChunkNext(): Slot | null {
+    for (const slot of this.slots) {
+      if (slot.ready && slot.job?.task.type === 'chunk' && !slot.next) return slot;
+    }
+    return null;
   }
 
   /**
@@ -170,7 +196,10 @@ class WorkerPoolExtractor implements Extractor {
     job.timer = setTimeout(() => {
       this.settle(
         job,
-        new ExtractionError('timeout', `extraction took longer than ${this.opts.timeoutMs} ms`),
+        new ExtractionError(
+          'timeout',
+          `${job.task.type === 'extract' ? 'extraction' : 'chunking'} took longer than ${this.opts.timeoutMs} ms`,
+        ),
       );
     }, this.opts.timeoutMs);
   }
@@ -201,6 +230,8 @@ class WorkerPoolExtractor implements Extractor {
     const slot: Slot = {
       worker,
       job: null,
+      next: null,
+      discard: null,
       ready: false,
       dead: false,
       startup: setTimeout(() => {
@@ -226,19 +257,42 @@ class WorkerPoolExtractor implements Extractor {
     slot.worker.postMessage(request);
   }
 
+  /** The thread finished its job: it goes idle, or on to the text queued in it. */
   private release(slot: Slot): void {
     slot.job?.slots.delete(slot);
-    slot.job = null;
-    slot.worker.unref();
+    clearTimeout(slot.discard ?? undefined);
+    slot.discard = null;
+    const next = slot.next;
+    slot.next = null;
+    slot.job = next;
+    if (!next) {
+      slot.worker.unref();
+      return;
+    }
+    next.slots.add(slot);
+    if (!next.settled) {
+      this.startClock(next);
+      return;
+    }
+    // Cancelled while it waited: the thread chunks it anyway, and is ended if that overruns.
+    slot.discard = setTimeout(() => {
+      this.kill(slot);
+      this.pump();
+    }, this.opts.timeoutMs);
   }
 
   private kill(slot: Slot): void {
     if (slot.dead) return;
     slot.dead = true;
     clearTimeout(slot.startup);
+    clearTimeout(slot.discard ?? undefined);
     this.slots.delete(slot);
     slot.job?.slots.delete(slot);
     slot.job = null;
+    // The text queued behind the thread's job is not at fault: it goes first to the next thread.
+    const next = slot.next;
+    slot.next = null;
+    if (next && !next.settled) this.queue.unshift(next);
     const exited = slot.worker.terminate().catch(() => {});
     this.exiting.add(exited);
     void exited.finally(() => this.exiting.delete(exited));
