@@ -2,9 +2,10 @@
 // indexing, with each chunk's exact o200k_base token count, UTF-16 offsets and page range.
 //
 // Why it is built this way:
-// - The text is tokenized once. Per-token UTF-16 lengths come from the encoder's own piece table,
+// - The text is tokenized once, by encoder.ts (gpt-tokenizer's tokens, each distinct pre-token
+//   encoded once per thread). Per-token UTF-16 lengths come from the encoder's own piece table,
 //   so mapping tokens to offsets costs a table lookup per token instead of a second tokenizer
-//   pass; chunking runs at close to the speed of a bare `encode`.
+//   pass; chunking runs faster than a bare `encode` of the text.
 // - Chunks are cut only where o200k's pre-tokenizer splits anyway (its regex never lets a piece
 //   run across these points). Encoding a slice cut there yields exactly the document's tokens
 //   for that range, so a chunk's token count is a subtraction, and it is the count a user gets by
@@ -34,8 +35,8 @@
 //   never control sequences.
 // - Offsets are UTF-16 code units (JS string indexes); a cut never falls inside a surrogate pair.
 import o200kPieces from 'gpt-tokenizer/bpeRanks/o200k_base';
-import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ChunkRow } from '../../domain/types.js';
+import { encodeText } from './encoder.js';
 
 /** 1-based page number; UTF-16 offsets into the text; spans in order and non-overlapping. */
 export interface PageSpan {
@@ -58,9 +59,6 @@ export interface ChunkPlan {
 }
 
 export const TOKENIZER_NAME = 'o200k_base';
-
-// An empty disallow-list with nothing allowed: special-token strings encode as plain text.
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
 /** The largest number of tokens one character can take (a surrogate pair is four UTF-8 bytes). */
 const MIN_CHUNK_SIZE = 4;
@@ -141,7 +139,7 @@ function isRunBreak(code: number): boolean {
 
 /** Token indices where a long run was split for encoding are returned in `forced`. */
 function encodeInRuns(text: string): { tokens: number[]; forced: number[] } {
-  if (!mayHaveLongRun(text)) return { tokens: encode(text, PLAIN_TEXT), forced: [] };
+  if (!mayHaveLongRun(text)) return { tokens: encodeText(text), forced: [] };
   const tokens: number[] = [];
   const forced: number[] = [];
   let segmentStart = 0;
@@ -154,13 +152,13 @@ function encodeInRuns(text: string): { tokens: number[]; forced: number[] } {
     }
     // Split a long run, never between the two halves of a surrogate pair.
     if (i - runStart >= MAX_ENCODE_RUN && !(code >= 0xdc00 && code <= 0xdfff)) {
-      for (const token of encode(text.slice(segmentStart, i), PLAIN_TEXT)) tokens.push(token);
+      for (const token of encodeText(text.slice(segmentStart, i))) tokens.push(token);
       forced.push(tokens.length);
       segmentStart = i;
       runStart = i;
     }
   }
-  for (const token of encode(text.slice(segmentStart), PLAIN_TEXT)) tokens.push(token);
+  for (const token of encodeText(text.slice(segmentStart))) tokens.push(token);
   return { tokens, forced };
 }
 
@@ -368,7 +366,7 @@ function fitChunk(
 }
 
 function countTokens(text: string, from: number, to: number): number {
-  return encode(text.slice(from, to), PLAIN_TEXT).length;
+  return encodeText(text.slice(from, to)).length;
 }
 
 // Latest token boundary t in (floor, from] that starts on a character boundary after
