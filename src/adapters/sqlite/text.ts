@@ -2,13 +2,10 @@
 // in SQL functions, and better-sqlite3 turns a lone surrogate into three U+FFFD; PostgreSQL
 // refuses NUL outright. Every store adapter writes the same canonical form (the document-store
 // contract pins it), so what a user reads back does not depend on the deployment.
+import { cleanText } from '../../domain/text.js';
 
-/** NUL removed, each lone UTF-16 surrogate replaced by U+FFFD. */
-export function storableText(s: string): string {
-  // With the `u` flag a well-formed surrogate pair is one code point outside this range, so only
-  // lone surrogates match.
-  return s.replaceAll('\u0000', '').replace(/[\uD800-\uDFFF]/gu, '\uFFFD');
-}
+/** NUL removed, each lone UTF-16 surrogate replaced by U+FFFD (the PostgreSQL stores' form too). */
+export const storableText = cleanText;
 
 export function storableNullable(s: string | null): string | null {
   return s === null ? null : storableText(s);
