@@ -3,6 +3,7 @@
 // to stderr.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/index.js';
+import { RequestRate } from '../pipeline/yield-to-api.js';
 import { CLIENT_USAGE, isClientCommand, runClientCommand } from './cli-client.js';
 import { createLogger } from './logger.js';
 import type { Runtime } from './runtime.js';
@@ -84,7 +85,10 @@ async function serve(runtime: Runtime, args: string[]): Promise<number> {
   const firstKey = await runtime.admin.bootstrapFirstOrg();
   const { buildApp } = await import('../app.js');
   const app = await buildApp(runtime.appDeps, logger);
-  const worker = values['no-worker'] ? null : runtime.startWorker();
+  // Workers in this process give way to bursts of API requests (see pipeline/yield-to-api.ts).
+  const apiRequests = new RequestRate();
+  app.server.on('request', () => apiRequests.record(Date.now()));
+  const worker = values['no-worker'] ? null : runtime.startWorker({ apiRequests });
   const address = await app.listen({ host: config.host, port: config.port });
   logger.info({ address, worker: worker !== null }, 'docindex listening');
   if (firstKey) {

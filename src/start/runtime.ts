@@ -44,10 +44,14 @@ import {
 } from '../pipeline/fetch/index.js';
 import { contentTypeOf } from '../pipeline/formats.js';
 import { DocumentProcessor, ProcessingError } from '../pipeline/processor.js';
+import { type RequestRate, yieldToApi } from '../pipeline/yield-to-api.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 
 export const systemClock: Clock = { now: () => new Date() };
+
+/** While the API is busy, in-process workers start one document per this interval (≤ 20/s). */
+const YIELD_FLOOR_SPACING_MS = 50;
 
 export interface Adapters {
   orgs: OrgStore;
@@ -70,8 +74,11 @@ export interface Runtime extends Adapters {
   clock: Clock;
   admin: OrgAdmin;
   appDeps: AppDeps;
-  /** Starts consuming jobs and the reconciler; returns a handle that stops both. */
-  startWorker(): { stop(): Promise<void> };
+  /**
+   * Starts consuming jobs and the reconciler; returns a handle that stops both. Given the API's
+   * request rate (workers in the API's process), processing gives way to API bursts.
+   */
+  startWorker(options?: { apiRequests?: RequestRate }): { stop(): Promise<void> };
 }
 
 export async function createAdapters(config: Config, logger: Logger, clock: Clock): Promise<Adapters> {
@@ -172,7 +179,7 @@ export async function createRuntime(
     },
   };
 
-  const startWorker = () => {
+  const startWorker = (options: { apiRequests?: RequestRate } = {}) => {
     const extractor = createExtractor({
       maxWorkers: config.extractWorkers,
       timeoutMs: config.extractTimeoutMs,
@@ -235,7 +242,15 @@ export async function createRuntime(
       },
     });
     const consumers: JobConsumer[] = [
-      queue.consume(processor.handle, { concurrency: config.workerConcurrency }),
+      queue.consume(
+        options.apiRequests && config.workerYieldRps > 0
+          ? yieldToApi(processor.handle, options.apiRequests, {
+              busyRequestsPerSecond: config.workerYieldRps,
+              floorSpacingMs: YIELD_FLOOR_SPACING_MS,
+            })
+          : processor.handle,
+        { concurrency: config.workerConcurrency },
+      ),
       downloadQueue.consume(processor.handleDownload, { concurrency: config.downloadConcurrency }),
     ];
     const reconciler = new QueueReconciler(

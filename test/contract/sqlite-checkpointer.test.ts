@@ -45,6 +45,20 @@ describe('startCheckpointer', () => {
     await waitFor('the WAL to reach the database file', () => statSync(file).size > before + 3_000_000);
   });
 
+  it('empties a WAL that has grown past its limit, instead of letting it grow for ever', async () => {
+    const { db, file } = database();
+    const checkpointer = startCheckpointer(db, file, { intervalMs: 20, truncateFrames: 256 });
+    cleanups.push(() => checkpointer.close());
+    await waitFor('the thread to take over checkpoints', () => autocheckpoint(db) === 0);
+    for (let i = 0; i < 3; i++) write(db);
+    const wal = `${file}-wal`;
+    expect(statSync(wal).size).toBeGreaterThan(1_000_000);
+    // Writers that never pause leave a PASSIVE checkpoint nothing to restart the WAL after; past
+    // 256 frames (1 MB) the thread empties the file.
+    await waitFor('the WAL file to be emptied', () => statSync(wal).size === 0);
+    expect(db.prepare('SELECT count(*) AS n FROM blobs').get()).toEqual({ n: 300 });
+  });
+
   it('gives checkpointing back to the connection when closed', async () => {
     const { db, file } = database();
     const checkpointer = startCheckpointer(db, file, { intervalMs: 50 });
