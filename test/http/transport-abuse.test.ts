@@ -1,6 +1,7 @@
 // Multipart and connection abuse over a real socket: no boundary, 1,001 parts, an upload aborted
 // at 50 MB, and a slow-loris client that never finishes its headers — each cut off with a clear
 // answer and nothing left behind, while other clients keep being served.
+import { statSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,6 +51,8 @@ describe('transport abuse', () => {
     const before = await documentCount();
     const boundary = 'abort-boundary';
     const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\n\r\n`;
+    // What the blob folder held just before the abort: the upload being streamed to disk.
+    let streaming: { file: string; bytes: number }[] = [];
     await new Promise<void>((resolve) => {
       const req = http.request({
         host: '127.0.0.1',
@@ -72,10 +75,21 @@ describe('transport abuse', () => {
           sent += block.length;
           if (!req.write(block)) return void req.once('drain', pump);
         }
-        req.destroy();
+        const abortOnceOnDisk = () => {
+          if (req.destroyed) return;
+          streaming = files().map((file) => ({
+            file,
+            bytes: statSync(file, { throwIfNoEntry: false })?.size ?? 0,
+          }));
+          if (streaming.some((f) => f.bytes > 10 * 1024 * 1024)) req.destroy();
+          else setTimeout(abortOnceOnDisk, 20);
+        };
+        abortOnceOnDisk();
       };
       pump();
     });
+    expect(streaming).toHaveLength(1);
+    expect(streaming[0]!.file).toMatch(/\.part$/);
     const deadline = Date.now() + 5_000;
     while (files().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(files()).toEqual([]);

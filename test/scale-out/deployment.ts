@@ -3,8 +3,9 @@
 // `serve --no-worker` APIs and `docindex worker` processes started together (concurrent start-up
 // must be safe) and everything removed afterwards. Call it inside a describeScaleOut body.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, expect } from 'vitest';
 import {
@@ -29,6 +30,8 @@ export class Deployment {
   readonly workers: WorkerProcess[] = [];
   /** A small pool on the deployment's database, open from beforeAll to afterAll. */
   db!: pg.Pool;
+  /** A connection to the deployment's Redis, open from beforeAll to afterAll. */
+  redis!: Redis;
 
   constructor(services: ServiceStatus, extraEnv: Record<string, string>) {
     this.databaseUrl = services.urls.DATABASE_URL ?? '';
@@ -49,6 +52,16 @@ export class Deployment {
   /** A table of the deployment's schema, quoted for SQL. */
   table(name: string): string {
     return `"${this.schema}"."${name}"`;
+  }
+
+  /** Process-lane jobs a worker holds right now (BullMQ records `<host>/<pid>` on each job it takes). */
+  async jobsHeldBy(worker: WorkerProcess): Promise<number> {
+    const name = `${hostname()}/${worker.child.pid}`;
+    const active = await this.redis.lrange(`${this.prefix}:process:active`, 0, -1);
+    const owners = await Promise.all(
+      active.map((id) => this.redis.hget(`${this.prefix}:process:${id}`, 'pb')),
+    );
+    return owners.filter((owner) => owner === name).length;
   }
 
   /** `docindex orgs create --json` against the deployment. */
@@ -75,6 +88,7 @@ export function useDeployment(
     const migrated = runCli(['migrate'], env);
     expect(migrated.status, migrated.stderr).toBe(0);
     deployment.db = new pg.Pool({ connectionString: deployment.databaseUrl, max: 2 });
+    deployment.redis = new Redis(deployment.redisUrl);
     const apis = Array.from({ length: opts.apis }, () => startServer(['serve', '--no-worker'], env));
     deployment.apis.push(...(await Promise.all(apis)));
     const workers = Array.from({ length: opts.workers }, () => startWorker(env));
@@ -87,6 +101,7 @@ export function useDeployment(
       ...deployment.workers.map((worker) => stopChild(worker.child)),
     ]);
     await deployment.db?.end();
+    deployment.redis?.disconnect();
     await dropSchema(deployment.databaseUrl, deployment.schema);
     await deleteRedisPrefix(deployment.redisUrl, deployment.prefix);
     if (work) rmSync(work, { recursive: true, force: true });

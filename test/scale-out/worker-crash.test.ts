@@ -1,7 +1,8 @@
 // Durability (scale-out): one API and two `docindex worker` processes on PostgreSQL + BullMQ.
 // While 1,000 documents are posted and processed, a worker is killed with SIGKILL three times at
-// random moments (a fresh worker takes its place each time). Afterwards every accepted document
-// is `ready` with the chunk count of a clean run, and no (document_id, chunk_index) exists twice.
+// random moments (a fresh worker takes its place each time; the jobs each victim held are counted,
+// and at least one must have held some). Afterwards every accepted document is `ready` with the
+// chunk count of a clean run, and no (document_id, chunk_index) exists twice.
 import { expect, it } from 'vitest';
 import { chunkText } from '../../src/pipeline/chunk/chunker.js';
 import { sleep } from '../contract/support.js';
@@ -43,12 +44,15 @@ describeScaleOut('scale-out: SIGKILL of workers during a 1,000-document ingest',
         for (const [i, id] of ids.entries()) accepted.set(id, first + i);
       }
     })();
-    const killed: number[] = [];
+    const killed: { pid: number; held: number }[] = [];
     const killing = (async () => {
       for (let k = 0; k < KILLS; k++) {
         await sleep(300 + Math.floor(Math.random() * 1_200));
         const victim = workers.splice(Math.floor(Math.random() * workers.length), 1)[0]!;
-        killed.push(victim.child.pid ?? 0);
+        // Frozen first, so that what it holds can be counted: a stopped process finishes nothing.
+        victim.child.kill('SIGSTOP');
+        await sleep(100);
+        killed.push({ pid: victim.child.pid ?? 0, held: await deployment.jobsHeldBy(victim) });
         await stopChild(victim.child, 'SIGKILL');
         workers.push(await startWorker(env));
       }
@@ -95,10 +99,13 @@ describeScaleOut('scale-out: SIGKILL of workers during a 1,000-document ingest',
     ).rowCount;
     const ready = rows.filter((r) => r.status === 'ready').length;
     const failed = rows.filter((r) => r.status === 'failed').length;
+    const victims = killed.map((v) => `${v.pid} holding ${v.held}`).join(', ');
     console.log(
-      `crash test (scale-out, ${KILLS} × SIGKILL of a worker, pids ${killed.join(', ')}): accepted ${accepted.size}, ` +
+      `crash test (scale-out, ${KILLS} × SIGKILL of a worker: pid ${victims} job(s)): accepted ${accepted.size}, ` +
         `ready ${ready}, failed ${failed}, duplicate chunks ${duplicates}`,
     );
+    // A kill between jobs would prove nothing: at least one victim died holding work.
+    expect(killed.reduce((n, v) => n + v.held, 0)).toBeGreaterThan(0);
     expect(duplicates).toBe(0);
     expect(rows).toHaveLength(DOCS);
   }, 300_000);
