@@ -19,7 +19,7 @@ export interface Config {
   logLevel: string;
   workerConcurrency: number;
   downloadConcurrency: number;
-  workerYieldRps: number;
+  workerYieldIngestRps: number;
   extractWorkers: number;
   extractTimeoutMs: number;
   extractMaxHeapMb: number;
@@ -112,9 +112,9 @@ export function loadConfig(env: Env = process.env): Config {
     // threads stay busy while the event loop writes finished documents' indexes.
     workerConcurrency: int('WORKER_CONCURRENCY', 4, { min: 1, max: 256 }),
     downloadConcurrency: int('DOWNLOAD_CONCURRENCY', 8, { min: 1, max: 256 }),
-    // Workers in the API's process give way to it at this request rate (0: never). A client
-    // polling its documents stays far below it; a burst of ingests does not.
-    workerYieldRps: int('WORKER_YIELD_RPS', 500, { min: 0, max: 10_000_000 }),
+    // Workers in the API's process give way to bursts of ingests at this many ingest requests
+    // per second (0: never). Reads and queries are not counted: they never hold documents back.
+    workerYieldIngestRps: int('WORKER_YIELD_INGEST_RPS', 500, { min: 0, max: 10_000_000 }),
     // One CPU is left to the event loop, which answers the API and writes every index: on 2 cores
     // a second pipeline thread made ingest slower, not faster (bench/RESULTS.md, section 2).
     extractWorkers: int('EXTRACT_WORKERS', Math.max(1, availableParallelism() - 1), { min: 1, max: 64 }),

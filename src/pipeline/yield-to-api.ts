@@ -1,10 +1,12 @@
-// Workers that share a process with the API give way to it. Chunking runs in threads, but every
-// index write runs on the event loop that also answers requests, so under a burst of requests
-// in-process workers would take a share of the loop the API needs to keep accepting. While the
-// API is busy (its request rate is at or above a threshold), documents are processed one at a
-// time with a pause between starts: a floor, so the queue still drains. Accepted documents are
-// durable, so deferring them costs nothing but time; once the burst ends, the workers run at full
-// concurrency again. Separate `docindex worker` processes never yield.
+// Workers that share a process with the API give way to bursts of ingests. Chunking runs in
+// threads, but every index write runs on the event loop that also answers requests, so under a
+// burst of ingests in-process workers would take a share of the loop the API needs to keep
+// accepting. While ingest requests arrive at or above a threshold rate, documents are processed
+// one at a time with a pause between starts: a floor, so the queue still drains. Accepted
+// documents are durable, so deferring them costs nothing but time, and the burst is filling the
+// queue anyway; once it ends, the workers run at full concurrency again. Only ingests count: a
+// crowd of clients polling or querying must never hold documents back. Separate `docindex worker`
+// processes never yield.
 import type { JobContext, JobHandler } from '../domain/ports.js';
 
 /** Requests per second over roughly the last window, from two fixed windows (sliding estimate). */
@@ -37,7 +39,7 @@ export class RequestRate {
 }
 
 export interface YieldOptions {
-  /** The API counts as busy at this many requests per second or more. */
+  /** The API counts as busy at this many (ingest) requests per second or more. */
   busyRequestsPerSecond: number;
   /** While it is busy: at most one document at a time, started at least this far apart. */
   floorSpacingMs: number;

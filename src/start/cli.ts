@@ -1,6 +1,7 @@
 // The `docindex` command: server and worker processes, migrations, and administration of
 // organisations and keys, and the client commands (cli-client.ts). Results go to stdout; logs go
 // to stderr.
+import type { IncomingMessage } from 'node:http';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/index.js';
 import { RequestRate } from '../pipeline/yield-to-api.js';
@@ -85,10 +86,13 @@ async function serve(runtime: Runtime, args: string[]): Promise<number> {
   const firstKey = await runtime.admin.bootstrapFirstOrg();
   const { buildApp } = await import('../app.js');
   const app = await buildApp(runtime.appDeps, logger);
-  // Workers in this process give way to bursts of API requests (see pipeline/yield-to-api.ts).
-  const apiRequests = new RequestRate();
-  app.server.on('request', () => apiRequests.record(Date.now()));
-  const worker = values['no-worker'] ? null : runtime.startWorker({ apiRequests });
+  // Workers in this process give way to bursts of ingests (see pipeline/yield-to-api.ts); reads
+  // and queries, however many, never hold documents back.
+  const ingestRequests = new RequestRate();
+  app.server.on('request', (req: IncomingMessage) => {
+    if (req.method === 'POST' && req.url?.startsWith('/v1/ingest')) ingestRequests.record(Date.now());
+  });
+  const worker = values['no-worker'] ? null : runtime.startWorker({ ingestRequests });
   const address = await app.listen({ host: config.host, port: config.port });
   logger.info({ address, worker: worker !== null }, 'docindex listening');
   if (firstKey) {

@@ -76,9 +76,9 @@ export interface Runtime extends Adapters {
   appDeps: AppDeps;
   /**
    * Starts consuming jobs and the reconciler; returns a handle that stops both. Given the API's
-   * request rate (workers in the API's process), processing gives way to API bursts.
+   * ingest request rate (workers in the API's process), processing gives way to ingest bursts.
    */
-  startWorker(options?: { apiRequests?: RequestRate }): { stop(): Promise<void> };
+  startWorker(options?: { ingestRequests?: RequestRate }): { stop(): Promise<void> };
 }
 
 export async function createAdapters(config: Config, logger: Logger, clock: Clock): Promise<Adapters> {
@@ -179,7 +179,7 @@ export async function createRuntime(
     },
   };
 
-  const startWorker = (options: { apiRequests?: RequestRate } = {}) => {
+  const startWorker = (options: { ingestRequests?: RequestRate } = {}) => {
     const extractor = createExtractor({
       maxWorkers: config.extractWorkers,
       timeoutMs: config.extractTimeoutMs,
@@ -243,9 +243,9 @@ export async function createRuntime(
     });
     const consumers: JobConsumer[] = [
       queue.consume(
-        options.apiRequests && config.workerYieldRps > 0
-          ? yieldToApi(processor.handle, options.apiRequests, {
-              busyRequestsPerSecond: config.workerYieldRps,
+        options.ingestRequests && config.workerYieldIngestRps > 0
+          ? yieldToApi(processor.handle, options.ingestRequests, {
+              busyRequestsPerSecond: config.workerYieldIngestRps,
               floorSpacingMs: YIELD_FLOOR_SPACING_MS,
             })
           : processor.handle,
