@@ -234,7 +234,8 @@ describe('chunking in threads', () => {
       await pool.chunk('warm up', { chunkSize: 64, chunkOverlap: 0 });
       return { pool, queued: () => queuedInThread };
     }
-    const long = 'Words flow on and on, sentence after sentence. '.repeat(40_000);
+    // Just under the 1 MB a text may wait behind; a few tens of milliseconds of chunking.
+    const long = 'Words flow on and on, sentence after sentence. '.repeat(20_000);
     const options = { chunkSize: 256, chunkOverlap: 32 };
 
     it('the next text waits in the thread, and each text gets its own chunks', async () => {
@@ -244,6 +245,18 @@ describe('chunking in threads', () => {
         const plans = await Promise.all(texts.map((t) => pool.chunk(t, options)));
         expect(queued()).toBeGreaterThanOrEqual(1);
         expect(plans).toEqual(texts.map((t) => chunkForIndex(t, options)));
+      } finally {
+        await pool.close();
+      }
+    });
+
+    it('never waits behind a long text: it stays in the pool for the first thread to come free', async () => {
+      const { pool, queued } = await oneThread();
+      try {
+        const longer = long.repeat(2); // ~1.9 MB: past the limit
+        const plans = await Promise.all([pool.chunk(longer, options), pool.chunk('second text', options)]);
+        expect(queued()).toBe(0);
+        expect(plans[1]!.chunks.map((c) => c.words)).toEqual(['second text']);
       } finally {
         await pool.close();
       }
@@ -274,7 +287,7 @@ describe('chunking in threads', () => {
         const reason = new Error('lease lost');
         const controller = new AbortController();
         // Aborting the text being chunked ends its thread (it may be stuck in it).
-        const running = pool.chunk(long.repeat(5), options, controller.signal);
+        const running = pool.chunk(long, options, controller.signal);
         const waiting = pool.chunk('small and fine', options);
         expect(queued()).toBe(1);
         controller.abort(reason);

@@ -34,6 +34,9 @@ const PDF_MIN_PAGES_PER_PART = 8;
  */
 const STARTUP_TIMEOUT_MS = 60_000;
 
+/** A text waits inside a busy thread only behind a text this short (about 50 ms of chunking). */
+const QUEUE_BEHIND_MAX_CHARS = 1_000_000;
+
 interface Slot {
   worker: Worker;
   /** The document this thread works on, if any. */
@@ -177,14 +180,21 @@ class WorkerPoolExtractor implements Extractor {
   }
 
   /**
-   * A loaded thread chunking a text with nothing queued behind it. Only chunk jobs wait in a
-   * thread: they take milliseconds, while an extraction may take minutes.
+   * A loaded thread chunking a short text with nothing queued behind it (the shortest, if several).
+   * Only chunk jobs wait in a thread, and only behind texts of up to QUEUE_BEHIND_MAX_CHARS: those
+   * take milliseconds, while an extraction or a long text may take seconds, and another thread
+   * could come free first.
    */
   private slotToChunkNext(): Slot | null {
+    let best: Slot | null = null;
+    let shortest = QUEUE_BEHIND_MAX_CHARS + 1;
     for (const slot of this.slots) {
-      if (slot.ready && slot.job?.task.type === 'chunk' && !slot.next) return slot;
+      const task = slot.job?.task;
+      if (!slot.ready || slot.next || task?.type !== 'chunk' || task.text.length >= shortest) continue;
+      best = slot;
+      shortest = task.text.length;
     }
-    return null;
+    return best;
   }
 
   /**
