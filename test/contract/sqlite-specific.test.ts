@@ -623,6 +623,53 @@ describe('SqliteTableQueue in one process', () => {
     expect(await queue.has(otherHost.documentId)).toBe(true);
   });
 
+  it('a claim marks its queued document processing, as the processor would, and leaves other statuses alone', async () => {
+    const db = open(dbFile());
+    const documents = new SqliteDocumentStore(db);
+    const queue = new SqliteTableQueue(db);
+    const [retried, finished] = refs(2) as [JobRef, JobRef];
+    await documents.createDocuments([retried, finished].map(jobDocument));
+    // One is queued again after a failed try; the other is ready but still has a job pending.
+    await documents.markProcessing(retried.documentId);
+    await documents.markRetrying(retried.documentId, { code: 'url_unreachable', message: 'try again' });
+    db.prepare(`UPDATE documents SET status = 'ready' WHERE id = ?`).run(finished.documentId);
+    const before = Date.now();
+    const claimed = [queue.claim('host/1/token/1'), queue.claim('host/1/token/1')];
+    expect(claimed.map((c) => c?.id).sort()).toEqual([retried.documentId, finished.documentId].sort());
+
+    const again = await documents.getDocument(retried.orgId, retried.documentId);
+    expect(again).toMatchObject({ status: 'processing', attempts: 2, error: null });
+    expect(again!.updatedAt.getTime()).toBeGreaterThanOrEqual(before);
+    expect(await documents.getDocument(finished.orgId, finished.documentId)).toMatchObject({
+      status: 'ready',
+      attempts: 0,
+    });
+  });
+
+  it('the index write ends the document’s job: a late settle finds nothing to write', async () => {
+    const db = open(dbFile());
+    const documents = new SqliteDocumentStore(db);
+    const queue = new SqliteTableQueue(db);
+    const [job] = refs(1) as [JobRef];
+    await documents.createDocuments([jobDocument(job)]);
+    const row = queue.claim('host/1/token/1')!;
+    expect(await queue.has(job.documentId)).toBe(true);
+    await documents.saveIndex(job.documentId, {
+      chunks: [],
+      tokenCount: 0,
+      contentSha256: 'x',
+      contentType: null,
+      bytes: null,
+    });
+    expect(await queue.has(job.documentId)).toBe(false);
+    const frames = walFrames(db);
+    // Even a stale run asking for a retry cannot bring the finished job back.
+    queue.settle('host/1/token/1', row, { state: 'pending', runAt: Date.now() });
+    expect(walFrames(db)).toBe(frames);
+    expect(await queue.has(job.documentId)).toBe(false);
+    expect(await documents.getDocument(job.orgId, job.documentId)).toMatchObject({ status: 'ready' });
+  });
+
   it('aborts a running job whose document is deleted, and records nothing for it', async () => {
     const db = open(dbFile());
     const documents = new SqliteDocumentStore(db);

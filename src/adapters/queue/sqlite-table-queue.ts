@@ -147,8 +147,17 @@ export class SqliteTableQueue implements JobQueue {
     const lane = opts.lane ?? 'any';
     this.lanePredicate = LANE_PREDICATE[lane];
     this.dueSql = dueSql(lane);
+    // The job is its document's row, so the claim also does what the processor's first step
+    // would (DocumentStore.markProcessing): a queued document becomes `processing`, with one more
+    // attempt and its last error cleared. One commit per document fewer; documents in any other
+    // status are left as they are. (The right-hand sides read the row as it was.)
     this.claimSql = `UPDATE documents
-      SET job_state = 'leased', lease_owner = @owner, lease_until = @leaseUntil, job_attempts = job_attempts + 1
+      SET job_state = 'leased', lease_owner = @owner, lease_until = @leaseUntil, job_attempts = job_attempts + 1,
+        status = CASE WHEN status = 'queued' THEN 'processing' ELSE status END,
+        attempts = attempts + (status = 'queued'),
+        error_code = CASE WHEN status = 'queued' THEN NULL ELSE error_code END,
+        error_message = CASE WHEN status = 'queued' THEN NULL ELSE error_message END,
+        updated_at = CASE WHEN status = 'queued' THEN @now ELSE updated_at END
       WHERE id = coalesce(
         (SELECT id FROM documents WHERE job_state = 'leased' AND lease_until < @now${this.lanePredicate}
          ORDER BY lease_until LIMIT 1),
