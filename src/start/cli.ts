@@ -56,7 +56,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'worker':
         return await worker(await createRuntime(config, logger));
       case 'migrate': {
-        const runtime = await createRuntime(config, logger);
+        const runtime = await createRuntime(config, logger, undefined, { oneShot: true });
         await runtime.close();
         process.stdout.write('migrations applied\n');
         return 0;
@@ -135,7 +135,7 @@ async function admin(
 ): Promise<number> {
   const [action, ...rest] = args;
   const { createRuntime } = await import('./runtime.js');
-  const runtime = await createRuntime(config, logger);
+  const runtime = await createRuntime(config, logger, undefined, { oneShot: true });
   try {
     if (group === 'orgs' && action === 'create') {
       const { values } = parse(rest, {

@@ -81,7 +81,20 @@ export interface Runtime extends Adapters {
   startWorker(options?: { ingestRequests?: RequestRate }): { stop(): Promise<void> };
 }
 
-export async function createAdapters(config: Config, logger: Logger, clock: Clock): Promise<Adapters> {
+export interface RuntimeOptions {
+  /**
+   * A command that runs and exits (migrate, orgs, keys): no WAL checkpoint thread, which would
+   * only add its start-up (~30 ms) to every run; SQLite checkpoints on the connection instead.
+   */
+  oneShot?: boolean;
+}
+
+export async function createAdapters(
+  config: Config,
+  logger: Logger,
+  clock: Clock,
+  { oneShot = false }: RuntimeOptions = {},
+): Promise<Adapters> {
   if (config.databaseUrl !== null || config.redisUrl !== null) {
     const { createScaleOutAdapters } = await import('./scale-out.js');
     return createScaleOutAdapters(config, logger, clock);
@@ -89,9 +102,11 @@ export async function createAdapters(config: Config, logger: Logger, clock: Cloc
   mkdirSync(config.dataDir, { recursive: true });
   const dbFile = path.join(config.dataDir, 'docindex.db');
   const db = openSqlite(dbFile);
-  const checkpointer = startCheckpointer(db, dbFile, {
-    onError: (error) => logger.warn({ err: error }, 'WAL checkpoints moved back to the main thread'),
-  });
+  const checkpointer = oneShot
+    ? null
+    : startCheckpointer(db, dbFile, {
+        onError: (error) => logger.warn({ err: error }, 'WAL checkpoints moved back to the main thread'),
+      });
   const queueOptions = { leaseMs: config.jobLeaseMs, maxAttempts: config.jobMaxAttempts };
   const queue = new SqliteTableQueue(db, { ...queueOptions, name: 'process', lane: 'process' });
   const downloadQueue = new SqliteTableQueue(db, { ...queueOptions, name: 'download', lane: 'download' });
@@ -117,7 +132,7 @@ export async function createAdapters(config: Config, logger: Logger, clock: Cloc
       await queue.close();
       await downloadQueue.close();
       await rateLimiter.close();
-      await checkpointer.close();
+      await checkpointer?.close();
       db.close();
     },
   };
@@ -127,8 +142,9 @@ export async function createRuntime(
   config: Config,
   logger: Logger,
   clock: Clock = systemClock,
+  options: RuntimeOptions = {},
 ): Promise<Runtime> {
-  const adapters = await createAdapters(config, logger, clock);
+  const adapters = await createAdapters(config, logger, clock, options);
   const { orgs, documents, usage, queue, downloadQueue, rateLimiter, blobs } = adapters;
   const policy = createAddressPolicy({ allow: config.urlFetchAllow });
   const usageService = new UsageService(usage, clock);
@@ -179,7 +195,7 @@ export async function createRuntime(
     },
   };
 
-  const startWorker = (options: { ingestRequests?: RequestRate } = {}) => {
+  const startWorker = ({ ingestRequests }: { ingestRequests?: RequestRate } = {}) => {
     const extractor = createExtractor({
       maxWorkers: config.extractWorkers,
       timeoutMs: config.extractTimeoutMs,
@@ -243,8 +259,8 @@ export async function createRuntime(
     });
     const consumers: JobConsumer[] = [
       queue.consume(
-        options.ingestRequests && config.workerYieldIngestRps > 0
-          ? yieldToApi(processor.handle, options.ingestRequests, {
+        ingestRequests && config.workerYieldIngestRps > 0
+          ? yieldToApi(processor.handle, ingestRequests, {
               busyRequestsPerSecond: config.workerYieldIngestRps,
               floorSpacingMs: YIELD_FLOOR_SPACING_MS,
             })

@@ -84,6 +84,19 @@ function indexResult(texts: string[], over: Partial<IndexResult> = {}): IndexRes
   };
 }
 
+/** Creates a document in `store` and indexes the given chunk texts: a `ready` document. */
+async function indexedInto(
+  store: DocumentStore,
+  orgId: string,
+  texts: string[],
+  over: Partial<NewDocument> = {},
+): Promise<NewDocument> {
+  const doc = newDoc(orgId, over);
+  await store.createDocuments([doc]);
+  expect(await store.saveIndex(doc.id, indexResult(texts))).toBe(true);
+  return doc;
+}
+
 function query(orgId: string, text: string, over: Partial<SearchQuery> = {}): SearchQuery {
   return { orgId, query: text, topK: 10, filter: {}, documentIds: null, ...over };
 }
@@ -168,17 +181,8 @@ export function documentStoreContract(
       await h.close();
     });
 
-    /** Creates a document and indexes the given chunk texts: a `ready` document. */
-    async function indexed(
-      orgId: string,
-      texts: string[],
-      over: Partial<NewDocument> = {},
-    ): Promise<NewDocument> {
-      const doc = newDoc(orgId, over);
-      await store.createDocuments([doc]);
-      expect(await store.saveIndex(doc.id, indexResult(texts))).toBe(true);
-      return doc;
-    }
+    const indexed = (orgId: string, texts: string[], over: Partial<NewDocument> = {}) =>
+      indexedInto(store, orgId, texts, over);
 
     describe('records', () => {
       it('reads back a created document as queued, with every field', async () => {
@@ -791,16 +795,8 @@ export function documentStoreContract(
         await budgeted.close();
       });
 
-      async function indexedIn(
-        orgId: string,
-        texts: string[],
-        over: Partial<NewDocument> = {},
-      ): Promise<NewDocument> {
-        const doc = newDoc(orgId, over);
-        await budgeted.store.createDocuments([doc]);
-        expect(await budgeted.store.saveIndex(doc.id, indexResult(texts))).toBe(true);
-        return doc;
-      }
+      const indexedIn = (orgId: string, texts: string[], over: Partial<NewDocument> = {}) =>
+        indexedInto(budgeted.store, orgId, texts, over);
 
       /**
        * Three documents of 40 chunks in orgA, every chunk holding "report", one chunk of each

@@ -2,7 +2,7 @@
 // generated tsvector column with a GIN index. The documents table also carries the job columns
 // PgTableQueue leases, so with that queue creating a document is enqueuing its job in the same
 // statement.
-import type { Clock, DocumentStore } from '../../domain/ports.js';
+import { type Clock, DEFAULT_SEARCH_ROW_BUDGET, type DocumentStore } from '../../domain/ports.js';
 import { cleanMetadata, cleanText } from '../../domain/text.js';
 import type {
   DocumentError,
@@ -22,15 +22,6 @@ import type {
 import { type PgDatabase, toNumber } from './database.js';
 
 const systemClock: Clock = { now: () => new Date() };
-
-/**
- * How many matching chunks one query may rank, as in the SQLite store (same name, same default).
- * Ranking costs a few microseconds per row here (the tsvector is read from the heap), so ranking
- * every match of a common word costs seconds in an org of a million chunks; with the budget a
- * query ranks at most this many rows, and counting a word's matches reads at most one more.
- * Queries whose words match fewer chunks than this get exact ts_rank_cd over every word.
- */
-export const DEFAULT_SEARCH_ROW_BUDGET = 20_000;
 
 export interface PgDocumentStoreOptions {
   /**

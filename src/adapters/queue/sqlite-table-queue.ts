@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import type { Clock, JobConsumer, JobHandler, JobQueue } from '../../domain/ports.js';
 import type { JobRef } from '../../domain/types.js';
 import type { Database } from '../sqlite/database.js';
+import { startProcessingSet } from '../sqlite/start-processing.js';
 import { StatementCache } from '../sqlite/statements.js';
 
 /**
@@ -148,16 +149,10 @@ export class SqliteTableQueue implements JobQueue {
     this.lanePredicate = LANE_PREDICATE[lane];
     this.dueSql = dueSql(lane);
     // The job is its document's row, so the claim also does what the processor's first step
-    // would (DocumentStore.markProcessing): a queued document becomes `processing`, with one more
-    // attempt and its last error cleared. One commit per document fewer; documents in any other
-    // status are left as they are. (The right-hand sides read the row as it was.)
+    // would (DocumentStore.markProcessing) to a queued document: one commit per document fewer.
     this.claimSql = `UPDATE documents
       SET job_state = 'leased', lease_owner = @owner, lease_until = @leaseUntil, job_attempts = job_attempts + 1,
-        status = CASE WHEN status = 'queued' THEN 'processing' ELSE status END,
-        attempts = attempts + (status = 'queued'),
-        error_code = CASE WHEN status = 'queued' THEN NULL ELSE error_code END,
-        error_message = CASE WHEN status = 'queued' THEN NULL ELSE error_message END,
-        updated_at = CASE WHEN status = 'queued' THEN @now ELSE updated_at END
+        ${startProcessingSet(true)}
       WHERE id = coalesce(
         (SELECT id FROM documents WHERE job_state = 'leased' AND lease_until < @now${this.lanePredicate}
          ORDER BY lease_until LIMIT 1),

@@ -1,7 +1,7 @@
 // DocumentStore on SQLite: document records, their chunks and the FTS5 index used for BM25
 // retrieval. The documents table also carries the job columns that SqliteTableQueue leases, so
 // creating a document is enqueuing its job in the same transaction.
-import type { Clock, DocumentStore } from '../../domain/ports.js';
+import { type Clock, DEFAULT_SEARCH_ROW_BUDGET, type DocumentStore } from '../../domain/ports.js';
 import { searchWords } from '../../domain/search-words.js';
 import type {
   DocumentError,
@@ -21,18 +21,11 @@ import type {
 import type { Database } from './database.js';
 import { indexTerms, queryTerms } from './fts-terms.js';
 import { GroupCommit } from './group-commit.js';
+import { startProcessingSet } from './start-processing.js';
 import { StatementCache } from './statements.js';
 import { storableMetadata, storableNullable, storableText } from './text.js';
 
 const systemClock: Clock = { now: () => new Date() };
-
-/**
- * How many matching rows one query may rank. FTS5's bm25() costs about 0.1 µs per posting to
- * set up (document frequencies) and 0.5 µs per matching row, so 20,000 rows keep ranking near
- * 10 ms (measured at 1M chunks). Orgs with fewer chunks than this always get exact BM25 over
- * every query word.
- */
-export const DEFAULT_SEARCH_ROW_BUDGET = 20_000;
 
 export interface SqliteDocumentStoreOptions {
   clock?: Clock;
@@ -259,11 +252,8 @@ export class SqliteDocumentStore implements DocumentStore {
 
   async markProcessing(id: string): Promise<boolean> {
     const r = this.sql
-      .get(
-        `UPDATE documents SET status = 'processing', attempts = attempts + 1, error_code = NULL,
-           error_message = NULL, updated_at = ? WHERE id = ?`,
-      )
-      .run(this.now(), id);
+      .get(`UPDATE documents SET ${startProcessingSet(false)} WHERE id = @id`)
+      .run({ now: this.now(), id });
     return r.changes > 0;
   }
 
