@@ -82,6 +82,34 @@ describe('encodeText', () => {
     );
   });
 
+  // Pieces of ASCII are merged by the encoder itself, not the library: every path of the merge
+  // (whole-piece hits, long pieces, runs of one letter where equal pairs tie) against the library.
+  it('merges ASCII pieces as gpt-tokenizer does', () => {
+    const printable = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i));
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...printable, '\t', '\n', '\r'), { maxLength: 60 }),
+        fc.array(fc.constantFrom(...'aaabqxz01_.-'), { minLength: 1, maxLength: 40 }),
+        (anyAscii, fewLetters) => {
+          for (const text of [anyAscii.join(''), fewLetters.join('')]) {
+            expect(encodeText(text), JSON.stringify(text)).toEqual(library(text));
+          }
+        },
+      ),
+      { numRuns: 5_000 },
+    );
+    for (const text of [
+      'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+      'pneumonoultramicroscopicsilicovolcanoconiosis',
+      'XMLHttpRequestEventTargetPrototypeFactory',
+      '0x7fffffffffffffff',
+      '__proto__constructor$$$$###',
+      'https://example.invalid/a/b?c=d&e=f#g',
+    ]) {
+      expect(encodeText(text), text).toEqual(library(text));
+    }
+  });
+
   it('handles the empty text and a text of one long run', () => {
     expect(encodeText('')).toEqual([]);
     const run = `${'9'.repeat(5_000)}${'x'.repeat(5_000)}`;
