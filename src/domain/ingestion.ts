@@ -179,7 +179,10 @@ export class IngestionService {
     await this.deps.documents.createDocuments(rows);
     if (this.pendingCache) this.pendingCache.count += rows.length;
     try {
-      await queue.enqueue(rows.map((r) => ({ documentId: r.id, orgId })));
+      await queue.enqueue(
+        rows.map((r) => ({ documentId: r.id, orgId })),
+        { created: true },
+      );
     } catch (error) {
       this.deps.onEnqueueError?.(error);
     }

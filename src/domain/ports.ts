@@ -130,8 +130,12 @@ export interface JobConsumer {
 
 export interface JobQueue {
   readonly name: string;
-  /** Idempotent: a document already queued is not queued twice. */
-  enqueue(jobs: JobRef[]): Promise<void>;
+  /**
+   * Idempotent: a document already queued is not queued twice. `created`: the documents were
+   * created just now by DocumentStore.createDocuments, with nothing run yet; a queue whose jobs
+   * live in the document rows then has nothing to write and only wakes its consumers.
+   */
+  enqueue(jobs: JobRef[], opts?: { created?: boolean }): Promise<void>;
   consume(handler: JobHandler, opts: { concurrency: number }): JobConsumer;
   /** Whether a job for this document is known to the queue (waiting, delayed or active). */
   has(documentId: string): Promise<boolean>;

@@ -74,9 +74,10 @@ export function jobQueueContract(
     const refs = (n: number, orgId = `org_${randomUUID()}`): JobRef[] =>
       Array.from({ length: n }, () => ({ documentId: randomUUID(), orgId }));
 
+    // As ingest does: the documents are created, then their jobs enqueued with that hint.
     async function submit(jobs: JobRef[]): Promise<void> {
       await h.addJobs(jobs);
-      await queue.enqueue(jobs);
+      await queue.enqueue(jobs, { created: true });
     }
 
     it('runs every job once, with its org and attempt 1', async () => {
@@ -97,6 +98,20 @@ export function jobQueueContract(
         expect(ctx.signal.aborted).toBe(false);
       }
       for (const j of jobs) expect(await queue.has(j.documentId)).toBe(false);
+    });
+
+    it('runs jobs enqueued without the created hint (the reconciler’s way) once each', async () => {
+      const jobs = refs(5);
+      await h.addJobs(jobs);
+      await queue.enqueue(jobs);
+      await queue.enqueue(jobs, { created: true });
+      const runs: string[] = [];
+      consume(async (ctx) => {
+        runs.push(ctx.documentId);
+      }, 2);
+      await waitFor('all jobs to run', () => runs.length >= jobs.length);
+      await sleep(opts.leaseMs * 2);
+      expect(runs.sort()).toEqual(jobs.map((j) => j.documentId).sort());
     });
 
     it('knows a job while it waits and runs, and forgets it when done', async () => {

@@ -128,8 +128,9 @@ export class PgTableQueue implements JobQueue {
     this.documents = db.table('documents');
   }
 
-  async enqueue(jobs: JobRef[]): Promise<void> {
-    if (jobs.length > 0) {
+  async enqueue(jobs: JobRef[], opts: { created?: boolean } = {}): Promise<void> {
+    // Just created: each row's job is already pending; the UPDATE would be a round trip for nothing.
+    if (jobs.length > 0 && opts.created !== true) {
       // The rows already exist (created with the document, job_state 'pending'). Pending or
       // leased jobs are left as they are, which is what makes enqueue idempotent. A finished job
       // is revived only while its document still waits (status queued): the reconciler's case.
