@@ -53,7 +53,11 @@ function gitCommit(root: string): string {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
     }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+    // The results files are this program's own output: a run that follows another is not
+    // "uncommitted changes" on their account.
+    const status = ['status', '--porcelain', '--untracked-files=no', '--', '.'];
+    const ownOutput = [':(exclude)bench/RESULTS.md', ':(exclude)bench/RESULTS.quick.md'];
+    const dirty = execFileSync('git', [...status, ...ownOutput], {
       cwd: root,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],

@@ -25,10 +25,18 @@ const INHERITED_ENV_DROPPED = ['DATABASE_URL', 'REDIS_URL', 'BLOB_DIR', 'DATABAS
 const STDERR_KEEP = 64 * 1024;
 
 const live = new Set<ChildProcess>();
-// A benchmark that throws half-way must not leave its server running after the bench exits.
-process.once('exit', () => {
+// A benchmark that throws half-way, or is interrupted (Ctrl-C, kill), must not leave its server
+// running after the bench exits. A signal's default action would end the process without 'exit'.
+const killServers = () => {
   for (const child of live) child.kill('SIGKILL');
-});
+};
+process.once('exit', killServers);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    killServers();
+    process.kill(process.pid, signal);
+  });
+}
 
 /** Starts `docindex serve [args]` and resolves once it prints its address and first API key. */
 export async function startDocindex(
