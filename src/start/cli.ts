@@ -87,11 +87,14 @@ async function serve(runtime: Runtime, args: string[]): Promise<number> {
   const { buildApp } = await import('../app.js');
   const app = await buildApp(runtime.appDeps, logger);
   // Workers in this process give way to bursts of ingests (see pipeline/yield-to-api.ts); reads
-  // and queries, however many, never hold documents back.
-  const ingestRequests = new RequestRate();
-  app.server.on('request', (req: IncomingMessage) => {
-    if (req.method === 'POST' && req.url?.startsWith('/v1/ingest')) ingestRequests.record(Date.now());
-  });
+  // and queries, however many, never hold documents back. Without such workers nothing counts.
+  const yielding = !values['no-worker'] && config.workerYieldIngestRps > 0;
+  const ingestRequests = yielding ? new RequestRate() : undefined;
+  if (ingestRequests) {
+    app.server.on('request', (req: IncomingMessage) => {
+      if (req.method === 'POST' && req.url?.startsWith('/v1/ingest')) ingestRequests.record(Date.now());
+    });
+  }
   const worker = values['no-worker'] ? null : runtime.startWorker({ ingestRequests });
   const address = await app.listen({ host: config.host, port: config.port });
   logger.info({ address, worker: worker !== null }, 'docindex listening');

@@ -224,47 +224,43 @@ describe('chunking in threads', () => {
 
   describe('texts queued inside a busy thread', () => {
     const headroom = { current: () => 1, stop: () => {} };
-    /** One thread, loaded; counts the texts sent to it while it was busy. */
-    async function oneThread(opts: Partial<typeof OPTIONS> = {}) {
+    type OneThread = { pool: ReturnType<typeof createWorkerPool>; queued: () => number };
+    /** Runs `test` with a pool of one loaded thread that counts the texts sent to it while busy. */
+    async function withOneThread(test: (t: OneThread) => Promise<void>): Promise<void> {
       let queuedInThread = 0;
       const pool = createWorkerPool(
-        { ...OPTIONS, maxWorkers: 1, ...opts },
+        { ...OPTIONS, maxWorkers: 1 },
         { cpuHeadroom: headroom, onQueuedInThread: () => queuedInThread++ },
       );
-      await pool.chunk('warm up', { chunkSize: 64, chunkOverlap: 0 });
-      return { pool, queued: () => queuedInThread };
+      try {
+        await pool.chunk('warm up', { chunkSize: 64, chunkOverlap: 0 });
+        await test({ pool, queued: () => queuedInThread });
+      } finally {
+        await pool.close();
+      }
     }
     // Just under the 1 MB a text may wait behind; a few tens of milliseconds of chunking.
     const long = 'Words flow on and on, sentence after sentence. '.repeat(20_000);
     const options = { chunkSize: 256, chunkOverlap: 32 };
 
-    it('the next text waits in the thread, and each text gets its own chunks', async () => {
-      const { pool, queued } = await oneThread();
-      try {
+    it('the next text waits in the thread, and each text gets its own chunks', () =>
+      withOneThread(async ({ pool, queued }) => {
         const texts = [long, 'second text', 'third text', markdown];
         const plans = await Promise.all(texts.map((t) => pool.chunk(t, options)));
         expect(queued()).toBeGreaterThanOrEqual(1);
         expect(plans).toEqual(texts.map((t) => chunkForIndex(t, options)));
-      } finally {
-        await pool.close();
-      }
-    });
+      }));
 
-    it('never waits behind a long text: it stays in the pool for the first thread to come free', async () => {
-      const { pool, queued } = await oneThread();
-      try {
+    it('never waits behind a long text: it stays in the pool for the first thread to come free', () =>
+      withOneThread(async ({ pool, queued }) => {
         const longer = long.repeat(2); // ~1.9 MB: past the limit
         const plans = await Promise.all([pool.chunk(longer, options), pool.chunk('second text', options)]);
         expect(queued()).toBe(0);
         expect(plans[1]!.chunks.map((c) => c.words)).toEqual(['second text']);
-      } finally {
-        await pool.close();
-      }
-    });
+      }));
 
-    it('a text cancelled while it waits in the thread rejects at once; the thread carries on', async () => {
-      const { pool, queued } = await oneThread();
-      try {
+    it('a text cancelled while it waits in the thread rejects at once; the thread carries on', () =>
+      withOneThread(async ({ pool, queued }) => {
         const reason = new Error('document deleted');
         const controller = new AbortController();
         const first = pool.chunk(long, options);
@@ -276,14 +272,10 @@ describe('chunking in threads', () => {
         expect((await pool.chunk('one two three', options)).chunks.map((c) => c.words)).toEqual([
           'one two three',
         ]);
-      } finally {
-        await pool.close();
-      }
-    });
+      }));
 
-    it('when the thread is ended under a text, the text waiting in it goes to a fresh thread', async () => {
-      const { pool, queued } = await oneThread();
-      try {
+    it('when the thread is ended under a text, the text waiting in it goes to a fresh thread', () =>
+      withOneThread(async ({ pool, queued }) => {
         const reason = new Error('lease lost');
         const controller = new AbortController();
         // Aborting the text being chunked ends its thread (it may be stuck in it).
@@ -293,10 +285,7 @@ describe('chunking in threads', () => {
         controller.abort(reason);
         await expect(running).rejects.toBe(reason);
         expect((await waiting).chunks.map((c) => c.words)).toEqual(['small and fine']);
-      } finally {
-        await pool.close();
-      }
-    });
+      }));
   });
 
   it('a bug in chunking (invalid options) rejects as a plain error, not as a document failure', async () => {

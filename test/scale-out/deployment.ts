@@ -54,8 +54,18 @@ export class Deployment {
     return `"${this.schema}"."${name}"`;
   }
 
+  /**
+   * Freezes a worker (SIGSTOP: it finishes nothing more) and counts the process-lane jobs it holds.
+   * The caller kills it, or lets it go on with SIGCONT.
+   */
+  async freezeAndCount(worker: WorkerProcess): Promise<number> {
+    worker.child.kill('SIGSTOP');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return this.jobsHeldBy(worker);
+  }
+
   /** Process-lane jobs a worker holds right now (BullMQ records `<host>/<pid>` on each job it takes). */
-  async jobsHeldBy(worker: WorkerProcess): Promise<number> {
+  private async jobsHeldBy(worker: WorkerProcess): Promise<number> {
     const name = `${hostname()}/${worker.child.pid}`;
     const active = await this.redis.lrange(`${this.prefix}:process:active`, 0, -1);
     const owners = await Promise.all(

@@ -72,10 +72,7 @@ describeScaleOut('scale-out: 2 API and 2 worker processes', services, () => {
     const deadline = Date.now() + 120_000;
     while (Date.now() < deadline) {
       if ((await readyCount()) >= KILL_AFTER_READY) {
-        // Frozen first, so that what it holds can be counted: a stopped process finishes nothing.
-        victim.child.kill('SIGSTOP');
-        await sleep(100);
-        heldAtKill = await deployment.jobsHeldBy(victim);
+        heldAtKill = await deployment.freezeAndCount(victim);
         if (heldAtKill > 0) break;
         victim.child.kill('SIGCONT');
       }

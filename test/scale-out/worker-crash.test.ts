@@ -49,10 +49,7 @@ describeScaleOut('scale-out: SIGKILL of workers during a 1,000-document ingest',
       for (let k = 0; k < KILLS; k++) {
         await sleep(300 + Math.floor(Math.random() * 1_200));
         const victim = workers.splice(Math.floor(Math.random() * workers.length), 1)[0]!;
-        // Frozen first, so that what it holds can be counted: a stopped process finishes nothing.
-        victim.child.kill('SIGSTOP');
-        await sleep(100);
-        killed.push({ pid: victim.child.pid ?? 0, held: await deployment.jobsHeldBy(victim) });
+        killed.push({ pid: victim.child.pid ?? 0, held: await deployment.freezeAndCount(victim) });
         await stopChild(victim.child, 'SIGKILL');
         workers.push(await startWorker(env));
       }

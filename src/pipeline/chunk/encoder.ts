@@ -10,7 +10,7 @@
 // (95% of the 40,311 distinct pieces of the bench's 10 MB of Markdown) are byte-pair merged here,
 // on the string, against the library's own vocabulary (see `mergeAscii`). For ASCII a character is
 // a byte, so this is the library's algorithm without its UTF-8 encoding and decoding of every
-// pair: a fresh thread encodes those 10 MB in 598-632 ms instead of 741-927 ms (warm: ~350 ms
+// pair: a fresh process encodes those 10 MB in 598-632 ms instead of 741-927 ms (warm: 320-450 ms
 // either way). bench/chunk.bench.ts measures this against the library;
 // test/pipeline/encoder.test.ts checks both give the same tokens.
 import o200kPieces from 'gpt-tokenizer/bpeRanks/o200k_base';
@@ -141,13 +141,15 @@ function mergeAscii(piece: string): number | readonly number[] {
     ranks[at] = pairRank(at);
     if (at > 0) ranks[at - 1] = pairRank(at - 1);
   }
+  // Several parts: one part would be the whole piece, found above. Every part is a single
+  // character or a merged pair, so the vocabulary holds it.
   const tokens: number[] = [];
   for (let i = 0; i + 1 < starts.length; i++) {
     const rank = vocabulary.get(piece.slice(starts[i], starts[i + 1]));
     if (rank === undefined) throw new Error(`o200k has no token for ${JSON.stringify(piece)}'s part ${i}`);
     tokens.push(rank);
   }
-  return tokens.length === 1 ? tokens[0]! : tokens;
+  return tokens;
 }
 
 function isAscii(text: string, from: number, to: number): boolean {
