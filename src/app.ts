@@ -15,12 +15,19 @@ import { consoleRoutes } from './http/routes/console.js';
 import { deleteDocumentRoute } from './http/routes/documents/delete.js';
 import { getDocumentRoute } from './http/routes/documents/get.js';
 import { listDocumentsRoute } from './http/routes/documents/list.js';
-import { ingestFileRoute } from './http/routes/ingest/file.js';
+import { ingestFileRoute, MAX_METADATA_PART_BYTES } from './http/routes/ingest/file.js';
 import { ingestTextRoute } from './http/routes/ingest/text.js';
 import { ingestUrlRoute } from './http/routes/ingest/url.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { queryRoute } from './http/routes/query/post.js';
 import { usageRoute } from './http/routes/usage/get.js';
+import {
+  clientErrorHandler,
+  frameworkErrorHandler,
+  plainIntegerQuery,
+  refuseContentEncoding,
+  registerJsonParser,
+} from './http/transport.js';
 
 export type { AppDeps } from './http/deps.js';
 
@@ -42,7 +49,11 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   });
+  registerJsonParser(app, deps.limits.maxJsonBodyBytes);
+  refuseContentEncoding(app);
 
   // Bodies are validated strictly (no coercion, unknown fields rejected); query strings and
   // path parameters may be parsed from strings.
@@ -64,9 +75,11 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       strict: false,
     }),
   );
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    httpPart === 'body' ? bodyAjv.compile(schema) : queryAjv.compile(schema),
-  );
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    if (httpPart === 'body') return bodyAjv.compile(schema);
+    const validate = queryAjv.compile(schema);
+    return httpPart === 'querystring' ? plainIntegerQuery(schema, validate) : validate;
+  });
 
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => {
@@ -98,7 +111,7 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       files: 2,
       parts: MAX_FORM_PARTS,
       fields: MAX_FORM_PARTS,
-      fieldSize: 256 * 1024,
+      fieldSize: MAX_METADATA_PART_BYTES,
       headerPairs: 100,
     },
     throwFileSizeLimit: true,

@@ -7,11 +7,14 @@ export type ErrorCode =
   | 'not_found'
   | 'route_not_found'
   | 'method_not_allowed'
+  | 'request_timeout'
   | 'payload_too_large'
+  | 'uri_too_long'
   | 'unsupported_media_type'
   | 'idempotency_key_reused'
   | 'idempotency_key_in_use'
   | 'rate_limited'
+  | 'headers_too_large'
   | 'overloaded'
   | 'service_unavailable'
   | 'internal';
@@ -28,11 +31,14 @@ const STATUS: Record<ErrorCode, number> = {
   not_found: 404,
   route_not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   idempotency_key_in_use: 409,
   idempotency_key_reused: 422,
   rate_limited: 429,
+  headers_too_large: 431,
   overloaded: 503,
   service_unavailable: 503,
   internal: 500,
@@ -44,11 +50,14 @@ const TITLE: Record<ErrorCode, string> = {
   not_found: 'Not found',
   route_not_found: 'No such route',
   method_not_allowed: 'Method not allowed',
+  request_timeout: 'Request timeout',
   payload_too_large: 'Payload too large',
+  uri_too_long: 'URI too long',
   unsupported_media_type: 'Unsupported media type',
   idempotency_key_in_use: 'Idempotency key in use',
   idempotency_key_reused: 'Idempotency key reused',
   rate_limited: 'Too many requests',
+  headers_too_large: 'Request headers too large',
   overloaded: 'Service overloaded',
   service_unavailable: 'Service unavailable',
   internal: 'Internal error',

@@ -8,6 +8,8 @@ const TYPE_BASE = 'https://docindex.dev/problems/';
 
 interface ValidationIssue {
   instancePath: string;
+  /** Set by Ajv on the errors of a `propertyNames` subschema: the key that failed it. */
+  propertyName?: string;
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
@@ -126,9 +128,12 @@ function toFieldError(issue: ValidationIssue, context: string | undefined): Fiel
   } else if (issue.keyword === 'additionalProperties') {
     pointer += `/${escapePointer(String(issue.params.additionalProperty))}`;
     message = 'is not a known field';
+  } else if (issue.propertyName !== undefined) {
+    pointer += `/${escapePointer(issue.propertyName)}`;
+    message = 'key must be 1–128 characters, without NUL';
   } else if (issue.keyword === 'propertyNames') {
     pointer += `/${escapePointer(String(issue.params.propertyName))}`;
-    message = 'key must be 1–128 characters';
+    message = 'key must be 1–128 characters, without NUL';
   }
   return { pointer, message };
 }

@@ -9,11 +9,14 @@ export const METADATA_MAX_KEYS = 64;
 export const METADATA_MAX_KEY_LENGTH = 128;
 export const METADATA_MAX_VALUE_LENGTH = 2048;
 
+/** Keys are kept as sent: a NUL in one could not be stored apart from the key without it. */
+const METADATA_KEY = { minLength: 1, maxLength: METADATA_MAX_KEY_LENGTH, pattern: '^[^\\u0000]*$' };
+
 export const Metadata = Type.Unsafe<Record<string, string>>({
   type: 'object',
   description: `String values only; at most ${METADATA_MAX_KEYS} keys, keys 1–${METADATA_MAX_KEY_LENGTH} characters, values at most ${METADATA_MAX_VALUE_LENGTH} characters.`,
   maxProperties: METADATA_MAX_KEYS,
-  propertyNames: { minLength: 1, maxLength: METADATA_MAX_KEY_LENGTH },
+  propertyNames: METADATA_KEY,
   additionalProperties: { type: 'string', maxLength: METADATA_MAX_VALUE_LENGTH },
 });
 
@@ -121,7 +124,7 @@ export const QueryBody = Type.Object(
         type: 'object',
         description: 'Metadata key → value, or list of accepted values; every key must match.',
         maxProperties: METADATA_MAX_KEYS,
-        propertyNames: { minLength: 1, maxLength: METADATA_MAX_KEY_LENGTH },
+        propertyNames: METADATA_KEY,
         additionalProperties: {
           anyOf: [
             { type: 'string', maxLength: METADATA_MAX_VALUE_LENGTH },

@@ -12,6 +12,9 @@ const validateMetadata = new Ajv({ allErrors: false, strict: false }).compile(Me
 
 type Part = MultipartFile | MultipartValue;
 
+/** The `metadata` part's cap: far above what valid metadata can take (64 keys of 128 + 2 KB). */
+export const MAX_METADATA_PART_BYTES = 256 * 1024;
+
 export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post(
     '/ingest/file',
@@ -33,7 +36,8 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
       if (!request.isMultipart()) {
         throw ERRORS.unsupportedMediaType('Send the file as multipart/form-data with a `file` part.');
       }
-      const parts = malformedAsInvalid(request.parts()[Symbol.asyncIterator]());
+      const malformed = new MalformedBody();
+      const parts = malformed.guard(request.parts()[Symbol.asyncIterator]());
       let metadataRaw: string | null = null;
       let file: MultipartFile | null = null;
 
@@ -46,12 +50,22 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
               : `Unexpected file part ${JSON.stringify(part.fieldname)}.`,
           );
         }
+        if (part.fieldname === 'file') {
+          throw ERRORS.invalid(
+            'The `file` part has no filename: send it as a file (Content-Disposition: form-data; name="file"; filename="…").',
+          );
+        }
         if (part.fieldname !== 'metadata') {
           throw ERRORS.invalid(
             `Unknown form part ${JSON.stringify(part.fieldname)}; expected \`file\` and \`metadata\`.`,
           );
         }
         if (metadataRaw !== null) throw ERRORS.invalid('Send at most one `metadata` part.');
+        if (part.valueTruncated) {
+          throw ERRORS.payloadTooLarge(
+            `The \`metadata\` part is larger than ${MAX_METADATA_PART_BYTES.toLocaleString('en-US')} bytes.`,
+          );
+        }
         metadataRaw = typeof part.value === 'string' ? part.value : String(part.value);
       };
 
@@ -65,13 +79,15 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
       }
       if (!file) throw ERRORS.invalid('The form has no `file` part.');
 
-      const staged = await deps.ingestion.stageFile(
-        { stream: file.file, filename: displayFilename(file.filename) },
-        async () => {
-          for (let next = await parts.next(); !next.done; next = await parts.next())
-            takeField(next.value as Part);
-          return parseMetadata(metadataRaw);
-        },
+      const staged = await malformed.translate(
+        deps.ingestion.stageFile(
+          { stream: malformed.watch(file.file), filename: displayFilename(file.filename) },
+          async () => {
+            for (let next = await parts.next(); !next.done; next = await parts.next())
+              takeField(next.value as Part);
+            return parseMetadata(metadataRaw);
+          },
+        ),
       );
       const orgId = request.principal.org.id;
       let committed = false;
@@ -99,23 +115,52 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
 }
 
 /**
- * busboy reports a malformed body (no boundary, a broken part header, a truncated form) with
- * plain errors; those are the client's mistakes, so they become a 400 rather than a 500.
+ * busboy reports a malformed body (no boundary, a broken part header, a form cut off before its
+ * closing boundary) with plain errors, through the parts iterator or through the file stream the
+ * blob store is reading. Those are the client's mistakes: every error that came from the body's
+ * parser becomes a 400 rather than a 500, whichever way it surfaced. Errors are recognised by
+ * identity (the parser's own error objects), never by their message.
  */
-function malformedAsInvalid(parts: AsyncIterator<unknown>): AsyncIterator<unknown> {
-  return {
-    async next() {
-      try {
-        return await parts.next();
-      } catch (error) {
-        const status = (error as { statusCode?: unknown }).statusCode;
-        if (error instanceof Error && !(error instanceof ApiError) && typeof status !== 'number') {
-          throw ERRORS.invalid(`Invalid multipart body: ${error.message}.`);
+class MalformedBody {
+  private readonly streams: NodeJS.ReadableStream[] = [];
+
+  guard(parts: AsyncIterator<unknown>): AsyncIterator<unknown> {
+    return {
+      next: async () => {
+        try {
+          return await parts.next();
+        } catch (error) {
+          throw this.asInvalid(error);
         }
-        throw error;
-      }
-    },
-  };
+      },
+    };
+  }
+
+  /**
+   * A part's stream, remembered: when the body is cut off, the parser destroys it with its error,
+   * possibly before anyone listens (a small body is parsed at once), so `errored` is what tells.
+   */
+  watch<T extends NodeJS.ReadableStream>(stream: T): T {
+    this.streams.push(stream);
+    return stream;
+  }
+
+  async translate<T>(work: Promise<T>): Promise<T> {
+    try {
+      return await work;
+    } catch (error) {
+      const fromParser = this.streams.some((s) => (s as { errored?: unknown }).errored === error);
+      throw fromParser ? this.asInvalid(error) : error;
+    }
+  }
+
+  private asInvalid(error: unknown): unknown {
+    const status = (error as { statusCode?: unknown }).statusCode;
+    if (error instanceof Error && !(error instanceof ApiError) && typeof status !== 'number') {
+      return ERRORS.invalid(`Invalid multipart body: ${error.message}.`);
+    }
+    return error;
+  }
 }
 
 function parseMetadata(raw: string | null): MetadataRecord {
