@@ -34,6 +34,11 @@ const BENCHMARKS: readonly Entry[] = [
   { id: 'url', module: 'url.bench.js', title: 'URL ingest: download start latency behind a PDF backlog' },
   { id: 'upload', module: 'upload.bench.js', title: 'Memory: server RSS during a 100 MB upload' },
   {
+    id: 'neighbour',
+    module: 'neighbour.bench.js',
+    title: 'Noisy neighbour: other tenants during three large uploads',
+  },
+  {
     id: 'peer',
     module: 'peer.bench.js',
     title: 'Peer pipeline: LangChain.js splitter + in-memory BM25 vs docindex',

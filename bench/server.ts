@@ -1,10 +1,14 @@
 // Runs the real docindex server as a child process (`node bin/docindex.js serve`, the way users run
 // it) on 127.0.0.1 with a fresh DATA_DIR, and talks to it over HTTP. Every benchmark that measures
 // the service end to end starts its own server, so no run inherits another's queue or database.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { promisify } from 'node:util';
+import { asciiCorpus } from './corpus.js';
 import { projectRoot, sleep } from './lib.js';
 
 export interface DocindexServer {
@@ -213,4 +217,84 @@ export function residentBytes(pid: number): number {
   const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
   if (!match) throw new Error(`no VmRSS for process ${pid}`);
   return Number(match[1]) * 1024;
+}
+
+const MIB = 1024 * 1024;
+const BOUNDARY = '----docindex-bench-boundary';
+
+/** A text file's bytes: ASCII prose repeated to `bytes` (ASCII, so a cut anywhere is still valid text). */
+function* fileBody(bytes: number): Generator<Buffer> {
+  const block = Buffer.from(asciiCorpus().slice(0, MIB).padEnd(MIB, ' '), 'latin1');
+  let left = bytes;
+  while (left > 0) {
+    const take = Math.min(left, block.length);
+    yield take === block.length ? block : block.subarray(0, take);
+    left -= take;
+  }
+}
+
+/**
+ * POSTs one multipart text file of `bytes` bytes to /v1/ingest/file, generated on the fly and
+ * streamed (never held whole); resolves with the status and body.
+ */
+export function streamUpload(
+  server: DocindexServer,
+  bytes: number,
+  filename: string,
+  apiKey = server.apiKey,
+): Promise<{ status: number; body: string }> {
+  const head = Buffer.from(
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: text/plain\r\n\r\n`,
+  );
+  const tail = Buffer.from(`\r\n--${BOUNDARY}--\r\n`);
+  const url = new URL('/v1/ingest/file', server.baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          'content-type': `multipart/form-data; boundary=${BOUNDARY}`,
+          'content-length': head.length + bytes + tail.length,
+        },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    Readable.from(
+      (function* () {
+        yield head;
+        yield* fileBody(bytes);
+        yield tail;
+      })(),
+    ).pipe(req);
+  });
+}
+
+/** A second organisation on a running embedded server, made with the `docindex` command. */
+export async function createOrg(
+  server: DocindexServer,
+  name: string,
+): Promise<{ orgId: string; apiKey: string }> {
+  const bin = path.join(projectRoot(), 'bin', 'docindex.js');
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: server.dataDir, LOG_LEVEL: 'warn' };
+  for (const variable of INHERITED_ENV_DROPPED) delete env[variable];
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [bin, 'orgs', 'create', '--name', name, '--rate-limit-rpm', '10000000', '--json'],
+    {
+      env,
+    },
+  );
+  const created = JSON.parse(stdout) as { org_id: string; api_key: string };
+  return { orgId: created.org_id, apiKey: created.api_key };
 }

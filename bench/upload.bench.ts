@@ -2,17 +2,15 @@
 // server's memory. The bench streams a multipart upload it generates on the fly (never holding it
 // whole either) to the real server, sampling the server's resident set size (VmRSS) every 50 ms
 // from before the request until its 202. Goal: growth ≤ 64 MB.
-import { request } from 'node:http';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { asciiCorpus } from './corpus.js';
 import { type Benchmark, type BenchOptions, type BenchSection, fmt, median, sleep } from './lib.js';
 import {
   type DocindexServer,
   documentStatuses,
   residentBytes,
   startDocindex,
+  streamUpload,
   waitUntilDone,
 } from './server.js';
 
@@ -21,61 +19,6 @@ const MIB = 1024 * 1024;
 const SAMPLE_MS = 50;
 const PROCESSING_TIMEOUT_MS = 300_000;
 const GOAL_GROWTH_BYTES = 64 * MIB;
-const BOUNDARY = '----docindex-bench-boundary';
-
-/** The file: ASCII prose repeated to `bytes` (ASCII, so a cut anywhere is still valid text). */
-function* fileBody(bytes: number): Generator<Buffer> {
-  const block = Buffer.from(asciiCorpus().slice(0, MIB).padEnd(MIB, ' '), 'latin1');
-  let left = bytes;
-  while (left > 0) {
-    const take = Math.min(left, block.length);
-    yield take === block.length ? block : block.subarray(0, take);
-    left -= take;
-  }
-}
-
-/** POSTs one multipart file of `bytes` bytes, streamed; resolves with the status and body. */
-function streamUpload(
-  server: DocindexServer,
-  bytes: number,
-  filename: string,
-): Promise<{ status: number; body: string }> {
-  const head = Buffer.from(
-    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: text/plain\r\n\r\n`,
-  );
-  const tail = Buffer.from(`\r\n--${BOUNDARY}--\r\n`);
-  const url = new URL('/v1/ingest/file', server.baseUrl);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${server.apiKey}`,
-          'content-type': `multipart/form-data; boundary=${BOUNDARY}`,
-          'content-length': head.length + bytes + tail.length,
-        },
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          body += chunk;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    Readable.from(
-      (function* () {
-        yield head;
-        yield* fileBody(bytes);
-        yield tail;
-      })(),
-    ).pipe(req);
-  });
-}
 
 /** Samples RSS until the document is ready or failed; returns the peak and how long it took. */
 async function followProcessing(
