@@ -106,14 +106,14 @@ async function oneRun(fileBytes: number, files: number): Promise<RunResult> {
       (_, i) =>
         `Report ${i}: salmon swim upstream on their migration to the spawning grounds; a fish ladder at the dam ${i % 7} helps them.`,
     );
-    const ids: string[] = [];
+    const ownIds: string[] = [];
     for (let i = 0; i < texts.length; i += 50) {
       const ack = await fetch(`${server.baseUrl}/v1/ingest`, {
         method: 'POST',
         headers: { authorization: `Bearer ${other.apiKey}`, 'content-type': 'application/json' },
         body: JSON.stringify({ documents: texts.slice(i, i + 50).map((text) => ({ text })) }),
       }).then((r) => r.json() as Promise<{ document_ids: string[] }>);
-      ids.push(...ack.document_ids);
+      ownIds.push(...ack.document_ids);
     }
     await waitUntilDone({ ...server, apiKey: other.apiKey }, () => ids, {
       expected: ids.length,
