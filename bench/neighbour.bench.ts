@@ -115,8 +115,8 @@ async function oneRun(fileBytes: number, files: number): Promise<RunResult> {
       }).then((r) => r.json() as Promise<{ document_ids: string[] }>);
       ownIds.push(...ack.document_ids);
     }
-    await waitUntilDone({ ...server, apiKey: other.apiKey }, () => ids, {
-      expected: ids.length,
+    await waitUntilDone({ ...server, apiKey: other.apiKey }, () => ownIds, {
+      expected: ownIds.length,
       timeoutMs: 60_000,
     });
     await sleep(1_000);
