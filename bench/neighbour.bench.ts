@@ -19,6 +19,7 @@ import {
   createOrg,
   type DocindexServer,
   documentStatuses,
+  prepareUploads,
   residentBytes,
   startDocindex,
   streamUpload,
@@ -119,6 +120,7 @@ async function oneRun(fileBytes: number, files: number): Promise<RunResult> {
       expected: ownIds.length,
       timeoutMs: 60_000,
     });
+    prepareUploads();
     await sleep(1_000);
     const rssStart = residentBytes(server.pid);
 
@@ -195,11 +197,11 @@ const summary = (t: Timed[]) => {
   };
 };
 
-export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSection> => {
+export const run: Benchmark = async (options?: BenchOptions & { runs?: number }): Promise<BenchSection> => {
   const quick = options?.quick ?? false;
   const fileBytes = (quick ? 8 : 84) * MB;
   const files = 3;
-  const repeats = quick ? 1 : 3;
+  const repeats = options?.runs ?? (quick ? 1 : 3);
   const runs: RunResult[] = [];
   for (let i = 0; i < repeats; i++) runs.push(await oneRun(fileBytes, files));
 
@@ -234,6 +236,11 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
 
 const thisFile = fileURLToPath(import.meta.url);
 if (process.argv.slice(1).some((arg) => path.resolve(arg) === thisFile)) {
-  const section = await run({ quick: process.argv.includes('--quick') });
+  // `--runs N` overrides the number of runs (one full-size run, while working on it).
+  const runs = process.argv.indexOf('--runs');
+  const section = await run({
+    quick: process.argv.includes('--quick'),
+    ...(runs === -1 ? {} : { runs: Number(process.argv[runs + 1]) }),
+  });
   console.log(`## ${section.title}\n\n${section.lines.join('\n')}`);
 }

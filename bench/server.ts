@@ -222,9 +222,20 @@ export function residentBytes(pid: number): number {
 const MIB = 1024 * 1024;
 const BOUNDARY = '----docindex-bench-boundary';
 
+let uploadBlock: Buffer | null = null;
+
+/**
+ * Builds the prose that streamUpload repeats (hundreds of milliseconds of work, once). A
+ * benchmark that times requests while it uploads calls this first, so the stall is not timed.
+ */
+export function prepareUploads(): Buffer {
+  uploadBlock ??= Buffer.from(asciiCorpus().slice(0, MIB).padEnd(MIB, ' '), 'latin1');
+  return uploadBlock;
+}
+
 /** A text file's bytes: ASCII prose repeated to `bytes` (ASCII, so a cut anywhere is still valid text). */
 function* fileBody(bytes: number): Generator<Buffer> {
-  const block = Buffer.from(asciiCorpus().slice(0, MIB).padEnd(MIB, ' '), 'latin1');
+  const block = prepareUploads();
   let left = bytes;
   while (left > 0) {
     const take = Math.min(left, block.length);
