@@ -545,6 +545,98 @@ export function documentStoreContract(
       });
     });
 
+    describe('large documents', () => {
+      // 600 chunks of ~1.3 KB: over half a megabyte of text, more than one write of an adapter
+      // that writes (or deletes) a large index in slices (SQLite) holds.
+      const LARGE = 600;
+      const largeTexts = (word: string) =>
+        Array.from({ length: LARGE }, (_, i) => `${word} part ${i} ${FILLER[i % FILLER.length]} `.repeat(20));
+
+      it('is never found half-indexed: nothing matches until every chunk does', async () => {
+        await indexed(orgA, ['a small walrus note that is ready already']);
+        const doc = newDoc(orgA);
+        await store.createDocuments([doc]);
+        await store.markProcessing(doc.id);
+        let done = false;
+        const saving = store.saveIndex(doc.id, indexResult(largeTexts('walrus'))).finally(() => {
+          done = true;
+        });
+        const seen = new Set<number>();
+        while (!done) {
+          const hits = await store.search(query(orgA, 'walrus', { topK: 100 }));
+          const status = (await store.getDocument(orgA, doc.id))?.status;
+          const mine = hits.filter((hit) => hit.documentId === doc.id).length;
+          // Read after the search: a document ready by then may have been ready for it, too.
+          if (status !== 'ready') expect(mine).toBe(0);
+          seen.add(mine);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        expect(await saving).toBe(true);
+        expect(await store.search(query(orgA, 'walrus', { topK: 100 }))).toHaveLength(100);
+        expect(
+          await store.search(query(orgA, 'walrus note', { topK: 100, documentIds: [doc.id] })),
+        ).toHaveLength(100);
+        expect((await store.getDocument(orgA, doc.id))?.chunkCount).toBe(LARGE);
+      });
+
+      it('keeps one set of chunks when a second run indexes a document the first is still writing', async () => {
+        const doc = newDoc(orgA);
+        await store.createDocuments([doc]);
+        await store.markProcessing(doc.id);
+        // The first run (a worker that lost its job) and the second overlap.
+        const first = store.saveIndex(doc.id, indexResult(largeTexts('oldrun')));
+        await new Promise((resolve) => setImmediate(resolve));
+        const second = store.saveIndex(doc.id, indexResult(largeTexts('newrun').slice(0, LARGE - 1)));
+        await Promise.all([first, second]);
+        expect(await store.search(query(orgA, 'oldrun', { topK: 100 }))).toEqual([]);
+        const hits = await store.search(query(orgA, 'newrun part 5', { topK: 100 }));
+        expect(hits).toHaveLength(100);
+        expect(new Set(hits.map((hit) => hit.chunkIndex)).size).toBe(100);
+        expect(await store.getDocument(orgA, doc.id)).toMatchObject({
+          status: 'ready',
+          chunkCount: LARGE - 1,
+        });
+      });
+
+      it('deletes a large document at once: no read of its org finds it again', async () => {
+        const small = await indexed(orgA, ['a manatee grazes on sea grass']);
+        const doc = await indexed(orgA, largeTexts('manatee'));
+        expect(await store.search(query(orgA, 'manatee', { topK: 5 }))).toHaveLength(5);
+        expect(await store.deleteDocument(orgA, doc.id)).toEqual({ blobKey: null });
+        expect(await store.getDocument(orgA, doc.id)).toBeNull();
+        expect((await store.listDocuments(list(orgA))).map((d) => d.id)).toEqual([small.id]);
+        expect(await store.listDocuments(list(orgA, { ids: [doc.id] }))).toEqual([]);
+        for (const over of [{}, { documentIds: [doc.id] }, { filter: { team: ['x'] } }]) {
+          const hits = await store.search(query(orgA, 'manatee grazes', { topK: 100, ...over }));
+          expect(hits.map((hit) => hit.documentId)).toEqual(
+            'documentIds' in over || 'filter' in over ? [] : [small.id],
+          );
+        }
+        expect(await store.deleteDocument(orgA, doc.id)).toBeNull();
+        expect(await store.saveIndex(doc.id, indexResult(['manatee again']))).toBe(false);
+        expect(await store.countPending()).toBe(0);
+      });
+
+      it('writes nothing more once the document is deleted while its index is written', async () => {
+        const doc = newDoc(orgA);
+        await store.createDocuments([doc]);
+        await store.markProcessing(doc.id);
+        const saving = store.saveIndex(doc.id, indexResult(largeTexts('narwhal')));
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(await store.deleteDocument(orgA, doc.id)).not.toBeNull();
+        await saving;
+        expect(await store.getDocument(orgA, doc.id)).toBeNull();
+        expect(await store.search(query(orgA, 'narwhal', { topK: 100 }))).toEqual([]);
+        // Its chunks are gone too, not only hidden: a new document with the same words is found
+        // alone, and the document cannot come back.
+        const other = await indexed(orgA, ['one narwhal sighting']);
+        expect(
+          (await store.search(query(orgA, 'narwhal', { topK: 100 }))).map((hit) => hit.documentId),
+        ).toEqual([other.id]);
+        expect(await store.saveIndex(doc.id, indexResult(['narwhal again']))).toBe(false);
+      });
+    });
+
     describe('delete', () => {
       it('removes the document and its chunks at once, and returns the blob to remove', async () => {
         const file = await indexed(orgA, ['pangolin scales', ...FILLER], {

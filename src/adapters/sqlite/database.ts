@@ -153,6 +153,16 @@ const MIGRATIONS: readonly Migration[] = [
       DROP INDEX documents_job_pending;
     `,
   },
+  {
+    version: 4,
+    name: 'index runs',
+    sql: `
+      -- A large document's chunks are written in several short transactions (see
+      -- SqliteDocumentStore.saveIndex); the run writing them stamps the document, so a stale run
+      -- that lost its job to another one stops at its next slice instead of adding chunks.
+      ALTER TABLE documents ADD COLUMN index_run TEXT;
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */

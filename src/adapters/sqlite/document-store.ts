@@ -1,9 +1,11 @@
 // DocumentStore on SQLite: document records, their chunks and the FTS5 index used for BM25
 // retrieval. The documents table also carries the job columns that SqliteTableQueue leases, so
 // creating a document is enqueuing its job in the same transaction.
+import { randomUUID } from 'node:crypto';
 import { type Clock, DEFAULT_SEARCH_ROW_BUDGET, type DocumentStore } from '../../domain/ports.js';
 import { searchWords } from '../../domain/search-words.js';
 import type {
+  ChunkRow,
   DocumentError,
   DocumentRecord,
   DocumentStatus,
@@ -26,6 +28,37 @@ import { StatementCache } from './statements.js';
 import { storableMetadata, storableNullable, storableText } from './text.js';
 
 const systemClock: Clock = { now: () => new Date() };
+
+/**
+ * Chunk text written per transaction when a large document is indexed in slices: a few
+ * milliseconds of inserts, so the event loop is never held long (bench/neighbour.bench.ts).
+ */
+export const INDEX_SLICE_CHARS = 128 * 1024;
+/** Chunks deleted per transaction when a large document or its earlier chunks are cleared. */
+const INDEX_DELETE_SLICE = 500;
+/**
+ * The organisation of a deleted document whose chunks are still being removed: no org has this id
+ * (ids are `org_…`), so every org-scoped read passes it by.
+ */
+const PURGED_ORG = '';
+/** SQL: the row is a live document, not one being purged. */
+const LIVE = "org_id <> ''";
+
+/** Consecutive runs of chunks holding about `chars` of text each (at least one chunk per run). */
+function* slicesOf(chunks: readonly ChunkRow[], chars: number): Generator<ChunkRow[]> {
+  let slice: ChunkRow[] = [];
+  let size = 0;
+  for (const chunk of chunks) {
+    if (slice.length > 0 && size + chunk.text.length > chars) {
+      yield slice;
+      slice = [];
+      size = 0;
+    }
+    slice.push(chunk);
+    size += chunk.text.length;
+  }
+  if (slice.length > 0) yield slice;
+}
 
 export interface SqliteDocumentStoreOptions {
   clock?: Clock;
@@ -68,6 +101,8 @@ interface HitRow {
   page_start: number | null;
   page_end: number | null;
   metadata: string;
+  org_id: string;
+  status: DocumentStatus;
   score: number;
 }
 
@@ -120,6 +155,7 @@ export class SqliteDocumentStore implements DocumentStore {
     this.commits = new GroupCommit(db);
     this.clock = opts.clock ?? systemClock;
     this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
+    setImmediate(() => void this.resumePurges());
   }
 
   private now(): number {
@@ -222,8 +258,15 @@ export class SqliteDocumentStore implements DocumentStore {
       .map(toRecord);
   }
 
+  /**
+   * A document of up to INDEX_DELETE_SLICE chunks goes in one transaction. A larger one (deleting
+   * 35k chunks and their index rows takes the event loop over half a second) is first handed to
+   * no organisation, in one short transaction: from then on no read of its org finds it, no job
+   * runs it and an index run writing it stops. Its chunks then go a slice at a time, and the row
+   * last (`purge`); a purge cut off by a restart resumes when the store is next opened.
+   */
   async deleteDocument(orgId: string, id: string): Promise<{ blobKey: string | null } | null> {
-    return this.db
+    const deleted = this.db
       .transaction(() => {
         const row = this.sql
           .get<[string, string], { blob_key: string | null }>(
@@ -231,19 +274,66 @@ export class SqliteDocumentStore implements DocumentStore {
           )
           .get(id, orgId);
         if (!row) return null;
+        const chunks = this.sql
+          .get<[string, number], number>(
+            'SELECT count(*) FROM (SELECT 1 FROM chunks WHERE document_id = ? LIMIT ?)',
+          )
+          .pluck()
+          .get(id, INDEX_DELETE_SLICE + 1);
+        if ((chunks ?? 0) > INDEX_DELETE_SLICE) {
+          this.sql
+            .get(
+              `UPDATE documents SET org_id = ?, status = 'failed', index_run = NULL, input_text = NULL,
+                 fetch_url = NULL, job_state = 'done', lease_owner = NULL, lease_until = NULL
+               WHERE id = ?`,
+            )
+            .run(PURGED_ORG, id);
+          return { blobKey: row.blob_key, purge: true };
+        }
         // Chunks first and explicitly (their trigger drops the FTS rows), rather than relying on
         // the cascade, which a connection opened without foreign_keys would skip.
         this.sql.get('DELETE FROM chunks WHERE document_id = ?').run(id);
         this.sql.get('DELETE FROM documents WHERE id = ?').run(id);
-        return { blobKey: row.blob_key };
+        return { blobKey: row.blob_key, purge: false };
       })
       .immediate();
+    if (!deleted) return null;
+    if (deleted.purge) void this.purge(id);
+    return { blobKey: deleted.blobKey };
+  }
+
+  /** Deletes a document handed to PURGED_ORG: its chunks a slice at a time, then its row. */
+  private async purge(id: string): Promise<void> {
+    try {
+      while ((await this.commits.run(() => this.deleteChunkSlice(id), INDEX_DELETE_SLICE)) > 0) {
+        // Each slice is its own transaction; the event loop runs between them.
+      }
+      await this.commits.run(() =>
+        this.sql.get('DELETE FROM documents WHERE id = ? AND org_id = ?').run(id, PURGED_ORG),
+      );
+    } catch {
+      // The database was closed (shutdown) or failed: what is left is invisible, and the next
+      // start resumes it.
+    }
+  }
+
+  /** Resumes the purges a restart cut off. */
+  private async resumePurges(): Promise<void> {
+    try {
+      const ids = this.sql
+        .get<[string], string>('SELECT id FROM documents WHERE org_id = ?')
+        .pluck()
+        .all(PURGED_ORG);
+      for (const id of ids) await this.purge(id);
+    } catch {
+      // As in purge: the database went away; nothing visible is left behind.
+    }
   }
 
   async loadJobInput(id: string): Promise<JobInput | null> {
     const row = this.sql
       .get<[string], JobInputRow>(
-        `SELECT ${RECORD_COLUMNS}, input_text, blob_key, fetch_url FROM documents WHERE id = ?`,
+        `SELECT ${RECORD_COLUMNS}, input_text, blob_key, fetch_url FROM documents WHERE id = ? AND ${LIVE}`,
       )
       .get(id);
     if (!row) return null;
@@ -252,7 +342,7 @@ export class SqliteDocumentStore implements DocumentStore {
 
   async markProcessing(id: string): Promise<boolean> {
     const r = this.sql
-      .get(`UPDATE documents SET ${startProcessingSet(false)} WHERE id = @id`)
+      .get(`UPDATE documents SET ${startProcessingSet(false)} WHERE id = @id AND ${LIVE}`)
       .run({ now: this.now(), id });
     return r.changes > 0;
   }
@@ -260,33 +350,88 @@ export class SqliteDocumentStore implements DocumentStore {
   async markRetrying(id: string, error: DocumentError): Promise<boolean> {
     const r = this.sql
       .get(
-        `UPDATE documents SET status = 'queued', error_code = ?, error_message = ?, updated_at = ? WHERE id = ?`,
+        `UPDATE documents SET status = 'queued', error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ${LIVE}`,
       )
       .run(error.code, storableText(error.message), this.now(), id);
     return r.changes > 0;
   }
 
   /**
-   * Index writes finishing in the same event-loop turn share one transaction (see GroupCommit):
-   * FTS5 then writes one index segment for all of them, not one per document.
+   * A document of up to INDEX_SLICE_CHARS of chunk text is written in one transaction, shared
+   * with the index writes finishing in the same event-loop turn (see GroupCommit): FTS5 then
+   * writes one index segment for all of them, not one per document.
+   *
+   * A larger one is written in slices of about that size, each its own short transaction, with
+   * the event loop free between them: one 84 MB text is ~35k chunks, seconds of inserts that
+   * would otherwise stall every other request. Meanwhile the document stays `processing`, and
+   * search shows only chunks of `ready` documents, so no one sees it half-indexed. The run stamps
+   * the document (`index_run`) and every slice checks the stamp: a run that lost its job to a
+   * newer one, or whose document was deleted, stops at its next slice and writes nothing more.
    */
-  saveIndex(id: string, result: IndexResult): Promise<boolean> {
-    return this.commits.run(() => this.writeIndex(id, result), Math.max(1, result.chunks.length));
+  async saveIndex(id: string, result: IndexResult): Promise<boolean> {
+    const chars = result.chunks.reduce((n, c) => n + c.text.length, 0);
+    if (chars <= INDEX_SLICE_CHARS) {
+      return this.commits.run(() => this.writeIndex(id, result), Math.max(1, result.chunks.length));
+    }
+    const run = randomUUID();
+    const began = await this.commits.run(() => {
+      const r = this.sql.get(`UPDATE documents SET index_run = ? WHERE id = ? AND ${LIVE}`).run(run, id);
+      return r.changes > 0;
+    });
+    if (!began) return false;
+    // An earlier run's chunks (one that crashed part-way) go first, also a slice at a time.
+    for (;;) {
+      const removed = await this.commits.run(() => this.inRun(id, run, () => this.deleteChunkSlice(id)));
+      if (removed === null) return false;
+      if (removed === 0) break;
+    }
+    for (const slice of slicesOf(result.chunks, INDEX_SLICE_CHARS)) {
+      const written = await this.commits.run(
+        () => this.inRun(id, run, (orgKey) => this.insertChunks(id, orgKey, slice)),
+        slice.length,
+      );
+      if (written === null) return false;
+    }
+    const finished = await this.commits.run(() => this.inRun(id, run, () => this.markReady(id, result)));
+    return finished !== null;
+  }
+
+  /** Runs `write` if the document still exists and `run` is still the run indexing it; else null. */
+  private inRun<T>(id: string, run: string, write: (orgKey: number) => T): T | null {
+    const doc = this.sql
+      .get<[string], { org_id: string; index_run: string | null }>(
+        'SELECT org_id, index_run FROM documents WHERE id = ?',
+      )
+      .get(id);
+    if (!doc || doc.index_run !== run) return null;
+    return write(this.orgKey(doc.org_id, true) as number);
+  }
+
+  /** Deletes up to INDEX_DELETE_SLICE of the document's chunks; how many it deleted. */
+  private deleteChunkSlice(id: string): number {
+    return this.sql
+      .get('DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE document_id = ? LIMIT ?)')
+      .run(id, INDEX_DELETE_SLICE).changes;
   }
 
   private writeIndex(id: string, result: IndexResult): boolean {
+    const doc = this.sql
+      .get<[string], { org_id: string }>(`SELECT org_id FROM documents WHERE id = ? AND ${LIVE}`)
+      .get(id);
+    // Deleted while the worker ran: writing anything now would resurrect its chunks.
+    if (!doc) return false;
+    this.sql.get('DELETE FROM chunks WHERE document_id = ?').run(id);
+    this.insertChunks(id, this.orgKey(doc.org_id, true) as number, result.chunks);
+    this.markReady(id, result);
+    return true;
+  }
+
+  private insertChunks(id: string, orgKey: number, chunks: readonly ChunkRow[]): void {
     const insertChunk = this.sql.get(`INSERT INTO chunks
       (document_id, chunk_index, text, token_count, char_start, char_end, page_start, page_end)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
     const insertFts = this.sql.get('INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)');
-    const doc = this.sql
-      .get<[string], { org_id: string }>('SELECT org_id FROM documents WHERE id = ?')
-      .get(id);
-    // Deleted while the worker ran: writing anything now would resurrect its chunks.
-    if (!doc) return false;
-    const orgKey = this.orgKey(doc.org_id, true) as number;
-    this.sql.get('DELETE FROM chunks WHERE document_id = ?').run(id);
-    for (const c of result.chunks) {
+    for (const c of chunks) {
       const text = storableText(c.text);
       const { lastInsertRowid } = insertChunk.run(
         id,
@@ -300,6 +445,9 @@ export class SqliteDocumentStore implements DocumentStore {
       );
       insertFts.run(lastInsertRowid, indexTerms(orgKey, c.words ?? searchWords(text)));
     }
+  }
+
+  private markReady(id: string, result: IndexResult): void {
     // A ready document has no job left to run, and in SQLite its job is this row: ending it here
     // leaves the queue's settle nothing to write (one commit per document fewer).
     this.sql
@@ -307,7 +455,7 @@ export class SqliteDocumentStore implements DocumentStore {
         `UPDATE documents SET status = 'ready', chunk_count = ?, token_count = ?, content_sha256 = ?,
            content_type = coalesce(?, content_type), bytes = coalesce(?, bytes),
            input_text = NULL, fetch_url = NULL, error_code = NULL, error_message = NULL, updated_at = ?,
-           job_state = 'done', lease_owner = NULL, lease_until = NULL
+           job_state = 'done', lease_owner = NULL, lease_until = NULL, index_run = NULL
          WHERE id = ?`,
       )
       .run(
@@ -319,7 +467,6 @@ export class SqliteDocumentStore implements DocumentStore {
         this.now(),
         id,
       );
-    return true;
   }
 
   async markFailed(id: string, error: DocumentError): Promise<boolean> {
@@ -327,7 +474,7 @@ export class SqliteDocumentStore implements DocumentStore {
       .get(
         `UPDATE documents SET status = 'failed', error_code = ?, error_message = ?,
            input_text = NULL, fetch_url = NULL, updated_at = ?
-         WHERE id = ?`,
+         WHERE id = ? AND ${LIVE}`,
       )
       .run(error.code, storableText(error.message), this.now(), id);
     return r.changes > 0;
@@ -344,7 +491,7 @@ export class SqliteDocumentStore implements DocumentStore {
         `UPDATE documents SET blob_key = ?, content_type = ?, bytes = ?, fetch_url = NULL, updated_at = ?,
            job_state = 'pending', run_at = ?, lease_owner = NULL, lease_until = NULL,
            job_attempts = 0
-         WHERE id = ?`,
+         WHERE id = ? AND ${LIVE}`,
       )
       .run(blob.blobKey, storableText(blob.contentType), blob.bytes, this.now(), this.now(), id);
     return r.changes > 0;
@@ -416,7 +563,9 @@ export class SqliteDocumentStore implements DocumentStore {
     if (plan === null) return [];
     const { match, minRowid } = plan;
 
-    const where: string[] = [];
+    // Only chunks of ready documents are found: a large document being indexed in slices, or
+    // one whose indexing was cut off, has some of its chunks in the index already.
+    const where: string[] = ["d.status = 'ready'"];
     const params: (string | number)[] = [];
     if (q.documentIds !== null) {
       where.push('c.document_id IN (SELECT value FROM json_each(?))');
@@ -435,25 +584,27 @@ export class SqliteDocumentStore implements DocumentStore {
     // itself the planner may walk every chunk of a large org and probe the index per chunk.
     // Ties are broken by chunk rowid so equal scores come back in a stable order.
     const joined = `SELECT c.document_id, c.chunk_index, c.text, c.page_start, c.page_end, d.metadata,
-        -f.bm25_score AS score
+        d.org_id, d.status, -f.bm25_score AS score
       FROM f CROSS JOIN chunks AS c ON c.id = f.chunk_id CROSS JOIN documents AS d ON d.id = c.document_id`;
-    let rows: HitRow[];
-    if (where.length === 0) {
+    let rows: HitRow[] = [];
+    if (where.length === 1) {
       // Terms are org-scoped, so every match is this org's: top-k is taken in the index before
-      // any join. The org_id check is a second lock, not the filter.
+      // any join.
       rows = this.sql
         .get<(string | number)[], HitRow>(
           `WITH f AS MATERIALIZED (
              SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
              WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid LIMIT ?)
            ${joined}
-           WHERE d.org_id = ?
            ORDER BY f.bm25_score, f.chunk_id`,
         )
-        .all(match, minRowid, topK, q.orgId);
-    } else {
-      // Matches are materialised in score order and the outer ORDER BY is the same, so SQLite
-      // walks them best first and stops at topK: filters run only until enough rows pass.
+        .all(match, minRowid, topK);
+    }
+    // With filters, or when the top-k taken in the index held chunks that are not to be shown (of
+    // a document not ready yet, or of one deleted whose chunks are still being removed): matches
+    // are materialised in score order and the outer ORDER BY is the same, so SQLite walks them
+    // best first and stops at topK: filters run only until enough rows pass.
+    if (where.length > 1 || rows.some((r) => r.status !== 'ready' || r.org_id !== q.orgId)) {
       rows = this.sql
         .get<(string | number)[], HitRow>(
           `WITH f AS MATERIALIZED (
