@@ -1,5 +1,5 @@
 // The worker's job: take one document from `queued` to `ready` or `failed`. Every step can run
-// again after a crash: the index is replaced in one transaction, and a document deleted
+// again after a crash: the index is replaced as a whole (never seen half-written), and a document deleted
 // meanwhile is left alone (the store refuses to write to it).
 import type { BlobStore, DocumentStore, JobContext, JobHandler, JobQueue } from '../domain/ports.js';
 import type { DocumentError, FailureCode, JobInput } from '../domain/types.js';
@@ -7,13 +7,16 @@ import type { ChunkOptions } from './chunk/chunker.js';
 import type { IndexPlan } from './chunk/for-index.js';
 import { type Format, formatOf } from './formats.js';
 
-export interface ExtractedDocument {
-  text: string;
-  pages: { page: number; charStart: number; charEnd: number }[] | null;
-}
-
-/** Turns a stored file into text (runs off the main thread in production). */
-export type ExtractFile = (path: string, format: Format, signal: AbortSignal) => Promise<ExtractedDocument>;
+/**
+ * Extracts a stored file's text and chunks it, as chunkDocument does; in production both happen in
+ * the pipeline's worker threads, and the text itself never crosses to the event loop.
+ */
+export type IndexFile = (
+  path: string,
+  format: Format,
+  options: Omit<ChunkOptions, 'pages'>,
+  signal: AbortSignal,
+) => Promise<IndexPlan>;
 
 /**
  * Chunks a text, computes each chunk's search words and the text's SHA-256 (`chunkForIndex`); in
@@ -54,7 +57,7 @@ export interface ProcessorDeps {
   /** Where downloaded documents go next (the process lane's queue). */
   processQueue: JobQueue;
   blobs: BlobStore;
-  extractFile: ExtractFile;
+  indexFile: IndexFile;
   chunkDocument: ChunkDocument;
   downloadUrl: DownloadUrl;
   /** Maps a thrown error from extraction/download to a ProcessingError, or null if unknown. */
@@ -92,15 +95,18 @@ export class DocumentProcessor {
   };
 
   /**
-   * Loads the document and marks it `processing` (once: a retried or handed-over document is
-   * already marked). Null when there is nothing to do: deleted meanwhile, or already finished.
+   * Loads the document and marks it `processing`, counting the attempt. A document already
+   * `processing` was marked by the queue's claim or handed over by the download lane, and its
+   * attempt is counted; unless this job's attempt is a later one: the run before it was cut off
+   * (its worker died), and that run counts too. Null when there is nothing to do: deleted
+   * meanwhile, or already finished.
    */
   private async begin(job: JobContext): Promise<JobInput | null> {
     const { documents } = this.deps;
     const input = await documents.loadJobInput(job.documentId);
     if (!input || input.record.status === 'ready' || input.record.status === 'failed') return null;
-    if (input.record.status !== 'processing' && !(await documents.markProcessing(job.documentId)))
-      return null;
+    const counted = input.record.status === 'processing' && job.attempt <= input.record.attempts;
+    if (!counted && !(await documents.markProcessing(job.documentId))) return null;
     return input;
   }
 
@@ -149,23 +155,20 @@ export class DocumentProcessor {
     const { documents, blobs } = this.deps;
     const { record } = input;
     const format: Format = formatOf(record.source.content_type) ?? 'txt';
-    let text: string;
-    let pages: ExtractedDocument['pages'] = null;
+    const options = {
+      chunkSize: record.chunkSize,
+      chunkOverlap: record.chunkOverlap,
+      markdown: format === 'md',
+    };
+    let plan: IndexPlan;
     if (input.text !== null) {
-      text = input.text;
+      plan = await this.deps.chunkDocument(input.text, { ...options, pages: null }, signal);
     } else if (input.blobKey !== null) {
-      const extracted = await this.deps.extractFile(blobs.pathOf(input.blobKey), format, signal);
-      text = extracted.text;
-      pages = extracted.pages;
+      plan = await this.deps.indexFile(blobs.pathOf(input.blobKey), format, options, signal);
     } else {
       throw new ProcessingError('internal', 'document has no input');
     }
 
-    const plan = await this.deps.chunkDocument(
-      text,
-      { chunkSize: record.chunkSize, chunkOverlap: record.chunkOverlap, markdown: format === 'md', pages },
-      signal,
-    );
     const saved = await documents.saveIndex(record.id, {
       chunks: plan.chunks,
       tokenCount: plan.tokenCount,

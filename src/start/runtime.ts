@@ -208,7 +208,7 @@ export async function createRuntime(
       blobs,
       logger,
       onOutcome: (outcome) => metrics.documentOutcome(outcome),
-      extractFile: (file, format, signal) => extractor.extract(file, format, signal),
+      indexFile: (file, format, options, signal) => extractor.index(file, format, options, signal),
       chunkDocument: (text, options, signal) => extractor.chunk(text, options, signal),
       downloadUrl: async (url, signal) => {
         let blobKey: string | null = null;

@@ -205,6 +205,34 @@ describe('chunking in threads', () => {
     }
   });
 
+  it('index() gives what extract() then chunk() give, for a text of many messages and for a PDF', async () => {
+    const extractor = createExtractor(OPTIONS);
+    try {
+      // Over a megabyte of text: its chunks come back in several messages.
+      const text = markdown.repeat(Math.ceil(1_200_000 / markdown.length));
+      const file = path.join(tmp.dir, 'long.md');
+      await writeFile(file, text);
+      const options = { chunkSize: 256, chunkOverlap: 32, markdown: true };
+      const indexed = await extractor.index(file, 'md', options);
+      expect(indexed).toEqual(chunkForIndex(text, options));
+      expect(indexed.chunks.length).toBeGreaterThan(500);
+
+      const pdf = path.join(FIXTURES, 'hyphenation.pdf');
+      const extracted = await extractor.extract(pdf, 'pdf');
+      const pdfPlan = await extractor.index(pdf, 'pdf', { chunkSize: 64, chunkOverlap: 8 });
+      expect(pdfPlan).toEqual(
+        chunkForIndex(extracted.text, { chunkSize: 64, chunkOverlap: 8, pages: extracted.pages }),
+      );
+      expect(pdfPlan.chunks[0]!.pageStart).toBe(1);
+
+      const missing = await extractor.index(path.join(tmp.dir, 'absent.txt'), 'txt', options).catch((e) => e);
+      expect(missing).toBeInstanceOf(ExtractionError);
+      expect(missing.code).toBe('corrupt');
+    } finally {
+      await extractor.close();
+    }
+  });
+
   it('a chunk job waits its turn behind extraction and can be aborted like one', async () => {
     const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1 });
     try {

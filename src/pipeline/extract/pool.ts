@@ -11,10 +11,12 @@ import type { IndexPlan } from '../chunk/for-index.js';
 import { type CpuHeadroom, sampleCpuHeadroom } from './cpu-headroom.js';
 import { ExtractionError } from './errors.js';
 import {
+  type ChunkSpan,
   CONTENT_TYPES,
   type ExtractedText,
   type Extractor,
   type ExtractorOptions,
+  type FileChunkOptions,
   type PageSpan,
   type SourceFormat,
   type WorkerReply,
@@ -37,6 +39,14 @@ const STARTUP_TIMEOUT_MS = 60_000;
 /** A text waits inside a busy thread only behind a text this short (about 50 ms of chunking). */
 const QUEUE_BEHIND_MAX_CHARS = 1_000_000;
 
+/**
+ * A thread that has just handled a text this long is ended once it goes idle, and a fresh one
+ * started when needed: its heap grew to several times the text, and V8 keeps such a heap long
+ * after it is garbage. Starting a thread costs well under a second, little next to the seconds
+ * such a document takes; the memory comes back at once (bench/neighbour.bench.ts).
+ */
+const RECYCLE_AFTER_CHARS = 8_000_000;
+
 interface Slot {
   worker: Worker;
   /** The document this thread works on, if any. */
@@ -52,12 +62,14 @@ interface Slot {
   ready: boolean;
   /** Terminated or crashed; its remaining events are ignored. */
   dead: boolean;
+  /** Handled a text of RECYCLE_AFTER_CHARS or more: ended once idle, to give its memory back. */
+  recycle: boolean;
   startup: NodeJS.Timeout;
 }
 
 /** What a job's first thread is asked to do; the pool adds the job id. */
 type JobTask =
-  | { type: 'extract'; path: string; format: SourceFormat }
+  | { type: 'extract'; path: string; format: SourceFormat; chunk?: FileChunkOptions }
   | { type: 'chunk'; text: string; options: ChunkOptions };
 
 interface Job {
@@ -71,6 +83,10 @@ interface Job {
   slots: Set<Slot>;
   /** PDF page texts by the first page of each range. */
   parts: Map<number, string[]>;
+  /** The chunks reported so far, in order. */
+  spans: ChunkSpan[];
+  /** Characters of text the job's threads have handled: extracted, chunked or reported. */
+  chars: number;
   partsExpected: number;
   settled: boolean;
 }
@@ -121,6 +137,20 @@ class WorkerPoolExtractor implements Extractor {
     return this.submit({ type: 'chunk', text, options }, signal) as Promise<IndexPlan>;
   }
 
+  async index(
+    path: string,
+    format: SourceFormat,
+    options: FileChunkOptions,
+    signal?: AbortSignal,
+  ): Promise<IndexPlan> {
+    if (format !== 'pdf') {
+      return this.submit({ type: 'extract', path, format, chunk: options }, signal) as Promise<IndexPlan>;
+    }
+    // A PDF's pages may come from several threads: they are joined here, then chunked.
+    const extracted = await this.extract(path, format, signal);
+    return this.chunk(extracted.text, { ...options, pages: extracted.pages }, signal);
+  }
+
   private submit(task: JobTask, signal: AbortSignal | undefined): Promise<ExtractedText | IndexPlan> {
     if (this.closed) return Promise.reject(new Error('the extractor is closed'));
     if (signal?.aborted) return Promise.reject(signal.reason);
@@ -135,6 +165,8 @@ class WorkerPoolExtractor implements Extractor {
         timer: null,
         slots: new Set(),
         parts: new Map(),
+        spans: [],
+        chars: task.type === 'chunk' ? task.text.length : 0,
         partsExpected: 1,
         settled: false,
       };
@@ -206,10 +238,7 @@ class WorkerPoolExtractor implements Extractor {
     job.timer = setTimeout(() => {
       this.settle(
         job,
-        new ExtractionError(
-          'timeout',
-          `${job.task.type === 'extract' ? 'extraction' : 'chunking'} took longer than ${this.opts.timeoutMs} ms`,
-        ),
+        new ExtractionError('timeout', `${doingWhat(job.task)} took longer than ${this.opts.timeoutMs} ms`),
       );
     }, this.opts.timeoutMs);
   }
@@ -244,6 +273,7 @@ class WorkerPoolExtractor implements Extractor {
       discard: null,
       ready: false,
       dead: false,
+      recycle: false,
       startup: setTimeout(() => {
         this.onCrash(slot, new Error(`not started after ${STARTUP_TIMEOUT_MS / 1000} s`));
       }, STARTUP_TIMEOUT_MS),
@@ -276,7 +306,8 @@ class WorkerPoolExtractor implements Extractor {
     slot.next = null;
     slot.job = next;
     if (!next) {
-      slot.worker.unref();
+      if (slot.recycle) this.kill(slot);
+      else slot.worker.unref();
       return;
     }
     next.slots.add(slot);
@@ -318,6 +349,8 @@ class WorkerPoolExtractor implements Extractor {
     }
     const job = slot.job;
     if (!job || job.id !== message.jobId) return;
+    job.chars += replyChars(message);
+    if (job.chars >= RECYCLE_AFTER_CHARS) slot.recycle = true;
     switch (message.type) {
       case 'pdfPageCount':
         this.planPdf(job, slot, message.numPages);
@@ -338,11 +371,13 @@ class WorkerPoolExtractor implements Extractor {
         });
         break;
       }
+      case 'chunkSpans':
+        for (const span of message.spans) job.spans.push(span);
+        // More follow from the same thread: it stays the job's.
+        return;
       case 'chunks':
         this.release(slot);
-        if (job.task.type === 'chunk') {
-          this.settle(job, null, indexPlanOf(job.task.text, message));
-        }
+        this.settle(job, null, indexPlanOf(job, message));
         break;
       case 'failed':
         this.release(slot);
@@ -437,17 +472,21 @@ function crashError(error: Error, ready: boolean, maxHeapMb: number, task: JobTa
   return new ExtractionError('corrupt', `the extraction thread crashed on this document (${error.message})`);
 }
 
-/** A thread's chunk spans as an IndexPlan over the caller's copy of the text. */
+/**
+ * The job's chunks as an IndexPlan: each chunk's text is the one its span carries, or the slice of
+ * the text the job sent to be chunked.
+ */
 function indexPlanOf(
-  text: string,
-  { tokenCount, contentSha256, spans }: Extract<WorkerReply, { type: 'chunks' }>,
+  job: Job,
+  { tokenCount, contentSha256 }: Extract<WorkerReply, { type: 'chunks' }>,
 ): IndexPlan {
+  const sent = job.task.type === 'chunk' ? job.task.text : '';
   return {
     tokenCount,
     contentSha256,
-    chunks: spans.map((span, index) => ({
+    chunks: job.spans.map((span, index) => ({
       index,
-      text: text.slice(span.charStart, span.charEnd),
+      text: span.text ?? sent.slice(span.charStart, span.charEnd),
       tokenCount: span.tokenCount,
       charStart: span.charStart,
       charEnd: span.charEnd,
@@ -456,6 +495,25 @@ function indexPlanOf(
       words: span.words,
     })),
   };
+}
+
+/** Characters of text a reply carries. */
+function replyChars(message: WorkerReply): number {
+  switch (message.type) {
+    case 'text':
+      return message.text.length;
+    case 'pdfPages':
+      return message.texts.reduce((n, text) => n + text.length, 0);
+    case 'chunkSpans':
+      return message.spans.reduce((n, span) => n + (span.text?.length ?? 0), 0);
+    default:
+      return 0;
+  }
+}
+
+function doingWhat(task: JobTask): string {
+  if (task.type === 'chunk') return 'chunking';
+  return task.chunk ? 'extraction and chunking' : 'extraction';
 }
 
 /** `parts` contiguous ranges covering pages 1..numPages, sizes differing by at most one. */

@@ -38,9 +38,23 @@ export interface Extractor {
   extract(path: string, format: SourceFormat, signal?: AbortSignal): Promise<ExtractedText>;
   /** chunkForIndex in a thread: the chunks, their search words and the text's SHA-256. */
   chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<IndexPlan>;
+  /**
+   * extract, then chunk: the chunks of a stored file. The text stays in the thread that extracted
+   * it, which chunks it too (a PDF's pages, extracted by several threads, are joined first): a
+   * text of many megabytes never crosses the event loop, only its chunks do, a slice at a time.
+   */
+  index(
+    path: string,
+    format: SourceFormat,
+    options: FileChunkOptions,
+    signal?: AbortSignal,
+  ): Promise<IndexPlan>;
   /** Rejects documents still queued or running and stops every worker thread. */
   close(): Promise<void>;
 }
+
+/** How to chunk a file's text; its pages, if any, come from extraction. */
+export type FileChunkOptions = Omit<ChunkOptions, 'pages'>;
 
 export const CONTENT_TYPES: Readonly<Record<SourceFormat, string>> = {
   pdf: 'application/pdf',
@@ -71,12 +85,20 @@ export type WorkerRequest =
        * extracts exactly these pages and never reports a page count.
        */
       pdfPart?: { from: number; to: number };
+      /**
+       * Chunk the text as well (not for PDFs): the worker answers with chunk spans that carry
+       * their text, then `chunks`, instead of `text`.
+       */
+      chunk?: FileChunkOptions;
     }
   /** The pages (1-based, inclusive) the worker that reported the page count should extract. */
   | { type: 'pdfPlan'; jobId: number; from: number; to: number }
   | { type: 'chunk'; jobId: number; text: string; options: ChunkOptions };
 
-/** One chunk as a thread reports it: the text itself stays with the caller, who has it already. */
+/**
+ * One chunk as a thread reports it. Its text is left out when the caller sent the text (it has it
+ * already), and included when the thread extracted the text itself.
+ */
 export interface ChunkSpan {
   charStart: number;
   charEnd: number;
@@ -84,6 +106,7 @@ export interface ChunkSpan {
   pageStart: number | null;
   pageEnd: number | null;
   words: string;
+  text?: string;
 }
 
 /** Worker → pool. */
@@ -93,6 +116,12 @@ export type WorkerReply =
   | { type: 'pdfPages'; jobId: number; from: number; texts: string[] }
   | { type: 'text'; jobId: number; text: string }
   | { type: 'failed'; jobId: number; code: ExtractionCode; message: string }
-  | { type: 'chunks'; jobId: number; tokenCount: number; contentSha256: string; spans: ChunkSpan[] }
+  /**
+   * The next chunks of the text, in order; sent in messages of a bounded size, so the event loop
+   * never decodes one huge message.
+   */
+  | { type: 'chunkSpans'; jobId: number; spans: ChunkSpan[] }
+  /** The chunking is done: every span has been sent. */
+  | { type: 'chunks'; jobId: number; tokenCount: number; contentSha256: string }
   /** Something went wrong that is not the input's fault (a bug): the caller retries. */
   | { type: 'error'; jobId: number; message: string };

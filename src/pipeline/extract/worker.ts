@@ -3,16 +3,30 @@
 // parses untrusted bytes runs here, under the heap cap and wall-time cap the pool enforces.
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { extractDocxText } from './docx.js';
 import { ExtractionError } from './errors.js';
 import { extractHtmlText } from './html.js';
 import { extractPdfPages, openPdf } from './pdf.js';
 import { decodeText } from './text.js';
-import type { WorkerReply, WorkerRequest } from './types.js';
+import type { ChunkSpan, WorkerReply, WorkerRequest } from './types.js';
 
 const port = parentPort;
 if (!port) throw new Error('worker.ts runs only as a worker thread');
+
+/**
+ * This thread runs at a lower CPU priority than the process's event loop: on Linux a priority set
+ * from a thread is that thread's own. When extraction and chunking keep every core busy, the
+ * thread answering API requests is then scheduled first (bench/neighbour.bench.ts). Where the
+ * system refuses, the thread simply keeps the process's priority.
+ */
+const THREAD_NICENESS = 10;
+try {
+  setPriority(THREAD_NICENESS);
+} catch {
+  // Not permitted or not supported here: the same priority as the API, as before.
+}
 
 type ExtractRequest = Extract<WorkerRequest, { type: 'extract' }>;
 type ChunkRequest = Extract<WorkerRequest, { type: 'chunk' }>;
@@ -46,34 +60,88 @@ port.on('message', (request: WorkerRequest) => {
   void handleExtract(request);
 });
 
+/**
+ * Characters of chunk text and words per `chunkSpans` message: decoding one such message takes the
+ * event loop about a millisecond, where one message with every chunk of an 84 MB text took it
+ * hundreds (bench/neighbour.bench.ts).
+ */
+const SPANS_MESSAGE_CHARS = 256 * 1024;
+
+/**
+ * Chunks `text` and sends the chunks back a bounded message at a time, then the totals. With
+ * `withText` each span carries its text (the caller does not have the text).
+ */
+async function chunkAndReply(
+  jobId: number,
+  text: string,
+  options: ChunkRequest['options'],
+  withText: boolean,
+): Promise<void> {
+  const { chunkForIndex } = await loadChunker();
+  const plan = chunkForIndex(text, options);
+  let spans: ChunkSpan[] = [];
+  let size = 0;
+  for (const c of plan.chunks) {
+    const words = c.words ?? '';
+    spans.push({
+      charStart: c.charStart,
+      charEnd: c.charEnd,
+      tokenCount: c.tokenCount,
+      pageStart: c.pageStart,
+      pageEnd: c.pageEnd,
+      words,
+      ...(withText ? { text: c.text } : {}),
+    });
+    size += words.length + (withText ? c.text.length : 0);
+    if (size >= SPANS_MESSAGE_CHARS) {
+      reply({ type: 'chunkSpans', jobId, spans });
+      spans = [];
+      size = 0;
+    }
+  }
+  if (spans.length > 0) reply({ type: 'chunkSpans', jobId, spans });
+  reply({ type: 'chunks', jobId, tokenCount: plan.tokenCount, contentSha256: plan.contentSha256 });
+}
+
+/** chunkAndReply; a failure is reported as ours (`error`, retried), not as the input's. */
+async function chunkOrReportError(
+  jobId: number,
+  text: string,
+  options: ChunkRequest['options'],
+  withText: boolean,
+): Promise<void> {
+  try {
+    await chunkAndReply(jobId, text, options, withText);
+  } catch (error) {
+    reply({ type: 'error', jobId, message: error instanceof Error ? error.message : String(error) });
+  }
+}
+
 async function handleChunk(request: ChunkRequest): Promise<void> {
   busy = true;
   try {
-    const { chunkForIndex } = await loadChunker();
-    const plan = chunkForIndex(request.text, request.options);
-    reply({
-      type: 'chunks',
-      jobId: request.jobId,
-      tokenCount: plan.tokenCount,
-      contentSha256: plan.contentSha256,
-      spans: plan.chunks.map((c) => ({
-        charStart: c.charStart,
-        charEnd: c.charEnd,
-        tokenCount: c.tokenCount,
-        pageStart: c.pageStart,
-        pageEnd: c.pageEnd,
-        words: c.words ?? '',
-      })),
-    });
-  } catch (error) {
-    reply({
-      type: 'error',
-      jobId: request.jobId,
-      message: error instanceof Error ? error.message : String(error),
-    });
+    await chunkOrReportError(request.jobId, request.text, request.options, false);
   } finally {
     busy = false;
     schedulePreload();
+  }
+}
+
+/** The text of a file that is not a PDF. */
+async function extractText(request: ExtractRequest): Promise<string> {
+  switch (request.format) {
+    case 'docx':
+      return extractDocxText(request.path);
+    case 'txt':
+    case 'md':
+      return decodeText(await readFile(request.path));
+    case 'html':
+      return extractHtmlText(await readFile(request.path));
+    default:
+      throw new ExtractionError(
+        'unsupported_format',
+        `cannot extract text from format ${String(request.format)}`,
+      );
   }
 }
 
@@ -81,26 +149,13 @@ async function handleExtract(request: ExtractRequest): Promise<void> {
   const { jobId } = request;
   busy = true;
   try {
-    switch (request.format) {
-      case 'pdf':
-        await extractPdf(request);
-        return;
-      case 'docx':
-        reply({ type: 'text', jobId, text: await extractDocxText(request.path) });
-        return;
-      case 'txt':
-      case 'md':
-        reply({ type: 'text', jobId, text: decodeText(await readFile(request.path)) });
-        return;
-      case 'html':
-        reply({ type: 'text', jobId, text: extractHtmlText(await readFile(request.path)) });
-        return;
-      default:
-        throw new ExtractionError(
-          'unsupported_format',
-          `cannot extract text from format ${String(request.format)}`,
-        );
+    if (request.format === 'pdf') {
+      await extractPdf(request);
+      return;
     }
+    const text = await extractText(request);
+    if (request.chunk) await chunkOrReportError(jobId, text, request.chunk, true);
+    else reply({ type: 'text', jobId, text });
   } catch (error) {
     if (error instanceof ExtractionError) {
       reply({ type: 'failed', jobId, code: error.code, message: error.message });

@@ -1,0 +1,141 @@
+// The document processor against real stores (SQLite, and PostgreSQL when DATABASE_URL is set):
+// what a user reads on the document after runs that were cut off.
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PgDatabase } from '../../src/adapters/postgres/database.js';
+import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
+import { migratePostgres } from '../../src/adapters/postgres/migrations.js';
+import { openSqlite } from '../../src/adapters/sqlite/database.js';
+import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
+import type { BlobStore, DocumentStore, JobContext, JobQueue } from '../../src/domain/ports.js';
+import type { NewDocument } from '../../src/domain/types.js';
+import { chunkForIndex } from '../../src/pipeline/chunk/for-index.js';
+import { type ChunkDocument, DocumentProcessor } from '../../src/pipeline/processor.js';
+import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
+
+interface Harness {
+  documents: DocumentStore;
+  close(): Promise<void>;
+}
+
+const unused = (what: string) => () => {
+  throw new Error(`${what} is not used by text documents`);
+};
+
+function processorOver(documents: DocumentStore, chunkDocument: ChunkDocument): DocumentProcessor {
+  return new DocumentProcessor({
+    documents,
+    processQueue: { enqueue: unused('the process queue') } as unknown as JobQueue,
+    blobs: {} as BlobStore,
+    indexFile: unused('extraction'),
+    chunkDocument,
+    downloadUrl: unused('download'),
+    classifyError: () => null,
+    logger: { warn() {}, error() {} },
+  });
+}
+
+function textDocument(orgId: string, text: string): NewDocument {
+  return {
+    id: randomUUID(),
+    orgId,
+    source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
+    metadata: {},
+    chunkSize: 512,
+    chunkOverlap: 64,
+    tokenizer: 'o200k_base',
+    text,
+    blobKey: null,
+    fetchUrl: null,
+    createdAt: new Date(),
+  };
+}
+
+function processorContract(name: string, make: () => Promise<Harness>): void {
+  describe(name, () => {
+    let h: Harness;
+    afterEach(async () => {
+      await h?.close();
+    });
+
+    it('counts a run that was cut off (its worker died) in the document’s attempts', async () => {
+      h = await make();
+      const doc = textDocument(`org_${randomUUID()}`, 'the first run of this document never finished');
+      await h.documents.createDocuments([doc]);
+      const job = (attempt: number, signal: AbortSignal): JobContext => ({
+        documentId: doc.id,
+        orgId: doc.orgId,
+        attempt,
+        maxAttempts: 5,
+        signal,
+      });
+
+      // Run 1 stops half-way: its job is abandoned (as when a lease lapses) and never settles.
+      const cutOff = new AbortController();
+      const stuck = processorOver(h.documents, (_text, _options, signal) => {
+        cutOff.abort(new Error('the worker died'));
+        return Promise.reject(signal.reason);
+      });
+      await expect(stuck.handle(job(1, cutOff.signal))).rejects.toThrow('the worker died');
+      expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
+        status: 'processing',
+        attempts: 1,
+      });
+
+      // Run 2, the same job picked up again, finishes it.
+      const processor = processorOver(h.documents, async (text, options) => chunkForIndex(text, options));
+      await processor.handle(job(2, new AbortController().signal));
+      expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
+        status: 'ready',
+        attempts: 2,
+      });
+    });
+
+    it('counts one attempt for a run that the queue’s claim has already marked', async () => {
+      h = await make();
+      const doc = textDocument(`org_${randomUUID()}`, 'a document processed once');
+      await h.documents.createDocuments([doc]);
+      // A claim that marks the document itself (the SQLite table queue does) comes first.
+      await h.documents.markProcessing(doc.id);
+      const processor = processorOver(h.documents, async (text, options) => chunkForIndex(text, options));
+      await processor.handle({
+        documentId: doc.id,
+        orgId: doc.orgId,
+        attempt: 1,
+        maxAttempts: 5,
+        signal: new AbortController().signal,
+      });
+      expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
+        status: 'ready',
+        attempts: 1,
+      });
+    });
+  });
+}
+
+processorContract('DocumentProcessor on SQLite', async () => {
+  const db = openSqlite(':memory:');
+  return {
+    documents: new SqliteDocumentStore(db),
+    async close() {
+      db.close();
+    },
+  };
+});
+
+const services = await checkServices(['DATABASE_URL']);
+describeScaleOut('DocumentProcessor on PostgreSQL', services, () => {
+  processorContract('PgDocumentStore', async () => {
+    const url = services.urls.DATABASE_URL ?? '';
+    const schema = freshSchema();
+    const db = new PgDatabase({ connectionString: url, schema, maxConnections: 4 });
+    await migratePostgres(db);
+    return {
+      documents: new PgDocumentStore(db),
+      async close() {
+        await db.close();
+        await dropSchema(url, schema);
+      },
+    };
+  });
+});
