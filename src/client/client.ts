@@ -99,6 +99,8 @@ const FILE_TYPES: Record<string, string> = {
   '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
   '.txt': 'text/plain',
   '.md': 'text/markdown',
+  '.html': 'text/html',
+  '.htm': 'text/html',
 };
 
 interface CallOptions {

@@ -24,7 +24,7 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
 
 const DEFAULT_URL = 'http://127.0.0.1:8080';
 const UPLOAD_CONCURRENCY = 4;
-const SUPPORTED_EXTENSIONS = new Set(['.pdf', '.docx', '.txt', '.md']);
+const SUPPORTED_EXTENSIONS = new Set(['.pdf', '.docx', '.txt', '.md', '.html', '.htm']);
 // The file endpoint has no chunk settings, so with --chunk-size/--chunk-overlap these go as text.
 const TEXT_EXTENSIONS = new Set(['.txt', '.md']);
 const STATUSES: readonly DocumentStatus[] = ['queued', 'processing', 'ready', 'failed'];

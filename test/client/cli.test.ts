@@ -30,6 +30,10 @@ describe('docindex client commands', () => {
       path.join(folder, 'nested', 'herons.md'),
       '# Herons\n\nHerons stand still in shallow water and strike at fish.\n',
     );
+    writeFileSync(
+      path.join(folder, 'nested', 'kingfisher.html'),
+      '<!doctype html><html><head><title>Kingfisher</title></head><body><p>The kingfisher dives for minnows.</p></body></html>',
+    );
     writeFileSync(path.join(folder, 'ignored.csv'), 'a,b\n1,2\n');
     writeFileSync(path.join(folder, '.hidden.txt'), 'hidden files are skipped\n');
     copyFileSync(ENCRYPTED_PDF, path.join(folder, 'locked.pdf'));
@@ -46,8 +50,9 @@ describe('docindex client commands', () => {
     expect(out).toMatch(/^failed\s+[0-9a-f-]{36}\s+\S*locked\.pdf$/m);
     expect(out).toMatch(/^ready\s+[0-9a-f-]{36}\s+\S*nested[/\\]herons\.md$/m);
     expect(out).toMatch(/^ready\s+[0-9a-f-]{36}\s+\S*salmon\.txt$/m);
+    expect(out).toMatch(/^ready\s+[0-9a-f-]{36}\s+\S*nested[/\\]kingfisher\.html$/m);
     expect(out).not.toMatch(/ignored\.csv|hidden/);
-    expect(out).toMatch(/3 items: 2 ready, 1 failed/);
+    expect(out).toMatch(/4 items: 3 ready, 1 failed/);
     expect(out).toMatch(/Failed:\n\s+\S*locked\.pdf: encrypted: .*password/);
     // stderr is not a terminal here: no progress line, nothing else.
     expect(result.stderr).toBe('');
@@ -60,7 +65,7 @@ describe('docindex client commands', () => {
     expect(listed.stdout).toMatch(/ready .* salmon\.txt/);
     expect(listed.stdout).toMatch(/failed .* locked\.pdf\s+encrypted: /);
     const ids = [...listed.stdout.matchAll(/^([0-9a-f-]{36})\s/gm)].map((m) => m[1]!);
-    expect(ids).toHaveLength(3);
+    expect(ids).toHaveLength(4);
 
     const failedJson = cli('ls', '--status', 'failed', '--json');
     expect(failedJson.status).toBe(0);
@@ -78,7 +83,7 @@ describe('docindex client commands', () => {
     const unknownId = '00000000-0000-4000-8000-000000000000';
     const status = cli('status', ...ids, unknownId);
     expect(status.status).toBe(1);
-    expect(status.stdout.trim().split('\n')).toHaveLength(4); // header + 3 documents
+    expect(status.stdout.trim().split('\n')).toHaveLength(5); // header + 4 documents
     expect(status.stdout).toMatch(/encrypted: .*password/);
     expect(status.stderr).toBe(`docindex status: no document with id ${unknownId}\n`);
 
