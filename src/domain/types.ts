@@ -98,14 +98,34 @@ export interface ChunkRow {
   words?: string;
 }
 
-export interface IndexResult {
-  chunks: ChunkRow[];
+/** What is known of a text once all of it is chunked. */
+export interface IndexTotals {
+  /** Tokens in the whole text. */
   tokenCount: number;
+  /** SHA-256 of the text's UTF-8, hex (the document's `content_sha256`). */
   contentSha256: string;
+}
+
+/** A document's chunks, all at hand. */
+export interface ChunkList extends IndexTotals {
+  chunks: readonly ChunkRow[];
+}
+
+/**
+ * A document's chunks in order, in batches that arrive while the pipeline is still chunking the
+ * text: a large text's chunks are written as they come and never all held at once.
+ */
+export interface ChunkStream {
+  chunks: AsyncIterable<readonly ChunkRow[]>;
+  /** Known once the last batch has been read. */
+  totals(): IndexTotals;
+}
+
+export type IndexResult = (ChunkList | ChunkStream) & {
   /** Detected content type and byte size, when the worker learnt them (file/URL). */
   contentType: string | null;
   bytes: number | null;
-}
+};
 
 export interface SearchQuery {
   orgId: string;

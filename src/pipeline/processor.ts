@@ -2,9 +2,8 @@
 // again after a crash: the index is replaced as a whole (never seen half-written), and a document deleted
 // meanwhile is left alone (the store refuses to write to it).
 import type { BlobStore, DocumentStore, JobContext, JobHandler, JobQueue } from '../domain/ports.js';
-import type { DocumentError, FailureCode, JobInput } from '../domain/types.js';
+import type { ChunkStream, DocumentError, FailureCode, JobInput } from '../domain/types.js';
 import type { ChunkOptions } from './chunk/chunker.js';
-import type { IndexPlan } from './chunk/for-index.js';
 import { type Format, formatOf } from './formats.js';
 
 /**
@@ -16,13 +15,14 @@ export type IndexFile = (
   format: Format,
   options: Omit<ChunkOptions, 'pages'>,
   signal: AbortSignal,
-) => Promise<IndexPlan>;
+) => ChunkStream;
 
 /**
  * Chunks a text, computes each chunk's search words and the text's SHA-256 (`chunkForIndex`); in
  * production it runs in the pipeline's worker threads, off the event loop that serves the API.
+ * The chunks come as a stream: the store writes them while later ones are still being made.
  */
-export type ChunkDocument = (text: string, options: ChunkOptions, signal: AbortSignal) => Promise<IndexPlan>;
+export type ChunkDocument = (text: string, options: ChunkOptions, signal: AbortSignal) => ChunkStream;
 
 /** Downloads a URL into the blob store; returns the blob and what was learnt about it. */
 export type DownloadUrl = (
@@ -160,19 +160,17 @@ export class DocumentProcessor {
       chunkOverlap: record.chunkOverlap,
       markdown: format === 'md',
     };
-    let plan: IndexPlan;
+    let chunks: ChunkStream;
     if (input.text !== null) {
-      plan = await this.deps.chunkDocument(input.text, { ...options, pages: null }, signal);
+      chunks = this.deps.chunkDocument(input.text, { ...options, pages: null }, signal);
     } else if (input.blobKey !== null) {
-      plan = await this.deps.indexFile(blobs.pathOf(input.blobKey), format, options, signal);
+      chunks = this.deps.indexFile(blobs.pathOf(input.blobKey), format, options, signal);
     } else {
       throw new ProcessingError('internal', 'document has no input');
     }
 
     const saved = await documents.saveIndex(record.id, {
-      chunks: plan.chunks,
-      tokenCount: plan.tokenCount,
-      contentSha256: plan.contentSha256,
+      ...chunks,
       contentType: record.source.content_type,
       bytes: record.source.bytes,
     });

@@ -208,8 +208,8 @@ export async function createRuntime(
       blobs,
       logger,
       onOutcome: (outcome) => metrics.documentOutcome(outcome),
-      indexFile: (file, format, options, signal) => extractor.index(file, format, options, signal),
-      chunkDocument: (text, options, signal) => extractor.chunk(text, options, signal),
+      indexFile: (file, format, options, signal) => extractor.indexStream(file, format, options, signal),
+      chunkDocument: (text, options, signal) => extractor.chunkStream(text, options, signal),
       downloadUrl: async (url, signal) => {
         let blobKey: string | null = null;
         const target = new URL(url);

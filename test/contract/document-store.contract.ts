@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DocumentStore } from '../../src/domain/ports.js';
 import type {
+  ChunkList,
   ChunkRow,
   DocumentRecord,
   IndexResult,
@@ -72,7 +73,9 @@ function chunks(texts: string[]): ChunkRow[] {
   });
 }
 
-function indexResult(texts: string[], over: Partial<IndexResult> = {}): IndexResult {
+type ListedIndex = ChunkList & Pick<IndexResult, 'contentType' | 'bytes'>;
+
+function indexResult(texts: string[], over: Partial<ListedIndex> = {}): ListedIndex {
   const rows = chunks(texts);
   return {
     chunks: rows,
@@ -81,6 +84,23 @@ function indexResult(texts: string[], over: Partial<IndexResult> = {}): IndexRes
     contentType: null,
     bytes: null,
     ...over,
+  };
+}
+
+/** The same chunks as a stream: `batches` of them, arriving one at a time. */
+function streamed(result: ListedIndex, batches: number): IndexResult {
+  const size = Math.ceil(result.chunks.length / batches);
+  const { chunks: list, tokenCount, contentSha256, contentType, bytes } = result;
+  return {
+    chunks: (async function* () {
+      for (let i = 0; i < list.length; i += size) {
+        await new Promise((resolve) => setImmediate(resolve));
+        yield list.slice(i, i + size);
+      }
+    })(),
+    totals: () => ({ tokenCount, contentSha256 }),
+    contentType,
+    bytes,
   };
 }
 
@@ -596,6 +616,55 @@ export function documentStoreContract(
           status: 'ready',
           chunkCount: LARGE - 1,
         });
+      });
+
+      it('indexes chunks that arrive in batches exactly as the same chunks in a list', async () => {
+        for (const [word, texts] of [
+          ['otter', largeTexts('otter')],
+          ['beaver', ['a beaver dam', 'beaver lodge', ...FILLER]],
+        ] as const) {
+          const doc = newDoc(orgA);
+          await store.createDocuments([doc]);
+          const listed = indexResult([...texts], { contentType: 'text/plain', bytes: 10 });
+          expect(await store.saveIndex(doc.id, streamed(listed, 7))).toBe(true);
+          expect(await store.getDocument(orgA, doc.id)).toMatchObject({
+            status: 'ready',
+            chunkCount: texts.length,
+            tokenCount: listed.tokenCount,
+            contentSha256: listed.contentSha256,
+          });
+          const hits = await store.search(query(orgA, word, { topK: 100 }));
+          expect(hits).toHaveLength(Math.min(100, texts.length - (word === 'beaver' ? FILLER.length : 0)));
+          expect(hits.every((hit) => hit.documentId === doc.id)).toBe(true);
+        }
+      });
+
+      it('stops reading the batches of a document deleted meanwhile', async () => {
+        for (const texts of [largeTexts('lynx'), ['one lynx']]) {
+          const doc = newDoc(orgA);
+          await store.createDocuments([doc]);
+          await store.deleteDocument(orgA, doc.id);
+          // A source that notices being let go: read to its end, or told to stop (return()).
+          const list = indexResult(texts).chunks;
+          let read = 0;
+          let closed = false;
+          const chunks: AsyncIterable<readonly ChunkRow[]> = {
+            [Symbol.asyncIterator]: () => ({
+              next: async () =>
+                read < list.length
+                  ? { done: false, value: [list[read++]!] }
+                  : { done: true as const, value: undefined },
+              return: async () => {
+                closed = true;
+                return { done: true as const, value: undefined };
+              },
+            }),
+          };
+          const result = { chunks, totals: () => ({ tokenCount: 1, contentSha256: 'c'.repeat(64) }) };
+          expect(await store.saveIndex(doc.id, { ...result, contentType: null, bytes: null })).toBe(false);
+          expect(closed || read === list.length).toBe(true);
+          expect(await store.search(query(orgA, 'lynx'))).toEqual([]);
+        }
       });
 
       it('deletes a large document at once: no read of its org finds it again', async () => {

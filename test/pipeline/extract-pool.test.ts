@@ -29,7 +29,12 @@ describe('built with tsc (dist/src/pipeline/extract/*.js)', () => {
     // The same per-file emit tsc does for the modules the threads load, into the dist/ layout,
     // without building (and type-checking) the rest of the project.
     const out = path.join(tmp.dir, 'dist/src/pipeline/extract');
-    const modules = ['src/pipeline/extract', 'src/pipeline/chunk', 'src/domain/search-words.ts'];
+    const modules = [
+      'src/pipeline/extract',
+      'src/pipeline/chunk',
+      'src/domain/search-words.ts',
+      'src/domain/chunk-batches.ts',
+    ];
     for (const module of modules) {
       const names = module.endsWith('.ts')
         ? [path.basename(module)]
@@ -228,6 +233,42 @@ describe('chunking in threads', () => {
       const missing = await extractor.index(path.join(tmp.dir, 'absent.txt'), 'txt', options).catch((e) => e);
       expect(missing).toBeInstanceOf(ExtractionError);
       expect(missing.code).toBe('corrupt');
+    } finally {
+      await extractor.close();
+    }
+  });
+
+  it('streams a long text’s chunks in several batches; a reader that lets go ends the job', async () => {
+    const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1 });
+    try {
+      const text = markdown.repeat(Math.ceil(1_500_000 / markdown.length));
+      const options = { chunkSize: 256, chunkOverlap: 32 };
+      const stream = extractor.chunkStream(text, options);
+      expect(() => stream.totals()).toThrow(/once every chunk/);
+      const batches: number[] = [];
+      const chunks = [];
+      for await (const batch of stream.chunks) {
+        batches.push(batch.length);
+        chunks.push(...batch);
+      }
+      const inline = chunkForIndex(text, options);
+      expect(batches.length).toBeGreaterThan(2);
+      expect(chunks).toEqual(inline.chunks);
+      expect(stream.totals()).toEqual({ tokenCount: inline.tokenCount, contentSha256: inline.contentSha256 });
+
+      // Let go after the first batch: the job ends, and the only thread is free for the next text.
+      const file = path.join(tmp.dir, 'let-go.txt');
+      await writeFile(file, text);
+      const iterator = extractor.indexStream(file, 'txt', options).chunks[Symbol.asyncIterator]();
+      expect((await iterator.next()).done).toBe(false);
+      await iterator.return?.();
+      expect((await extractor.chunk('after the reader let go', options)).chunks).toHaveLength(1);
+
+      const failed = extractor.indexStream(path.join(tmp.dir, 'absent.txt'), 'txt', options);
+      const error = await (async () => {
+        for await (const _ of failed.chunks) throw new Error('no chunks expected');
+      })().catch((e) => e);
+      expect(error).toBeInstanceOf(ExtractionError);
     } finally {
       await extractor.close();
     }

@@ -8,8 +8,8 @@ import { migratePostgres } from '../../src/adapters/postgres/migrations.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import type { BlobStore, DocumentStore, JobContext, JobQueue } from '../../src/domain/ports.js';
-import type { NewDocument } from '../../src/domain/types.js';
-import { chunkForIndex } from '../../src/pipeline/chunk/for-index.js';
+import type { ChunkStream, NewDocument } from '../../src/domain/types.js';
+import { chunkForIndex, type IndexPlan } from '../../src/pipeline/chunk/for-index.js';
 import { type ChunkDocument, DocumentProcessor } from '../../src/pipeline/processor.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
 
@@ -33,6 +33,16 @@ function processorOver(documents: DocumentStore, chunkDocument: ChunkDocument): 
     classifyError: () => null,
     logger: { warn() {}, error() {} },
   });
+}
+
+/** Chunks already made, as the stream the processor reads. */
+function streamOf(plan: IndexPlan): ChunkStream {
+  return {
+    chunks: (async function* () {
+      yield plan.chunks;
+    })(),
+    totals: () => ({ tokenCount: plan.tokenCount, contentSha256: plan.contentSha256 }),
+  };
 }
 
 function textDocument(orgId: string, text: string): NewDocument {
@@ -72,10 +82,15 @@ function processorContract(name: string, make: () => Promise<Harness>): void {
 
       // Run 1 stops half-way: its job is abandoned (as when a lease lapses) and never settles.
       const cutOff = new AbortController();
-      const stuck = processorOver(h.documents, (_text, _options, signal) => {
-        cutOff.abort(new Error('the worker died'));
-        return Promise.reject(signal.reason);
-      });
+      const stuck = processorOver(h.documents, (_text, _options, signal) => ({
+        chunks: (async function* () {
+          cutOff.abort(new Error('the worker died'));
+          throw signal.reason;
+        })(),
+        totals: () => {
+          throw new Error('never chunked');
+        },
+      }));
       await expect(stuck.handle(job(1, cutOff.signal))).rejects.toThrow('the worker died');
       expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
         status: 'processing',
@@ -83,7 +98,7 @@ function processorContract(name: string, make: () => Promise<Harness>): void {
       });
 
       // Run 2, the same job picked up again, finishes it.
-      const processor = processorOver(h.documents, async (text, options) => chunkForIndex(text, options));
+      const processor = processorOver(h.documents, (text, options) => streamOf(chunkForIndex(text, options)));
       await processor.handle(job(2, new AbortController().signal));
       expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
         status: 'ready',
@@ -97,7 +112,7 @@ function processorContract(name: string, make: () => Promise<Harness>): void {
       await h.documents.createDocuments([doc]);
       // A claim that marks the document itself (the SQLite table queue does) comes first.
       await h.documents.markProcessing(doc.id);
-      const processor = processorOver(h.documents, async (text, options) => chunkForIndex(text, options));
+      const processor = processorOver(h.documents, (text, options) => streamOf(chunkForIndex(text, options)));
       await processor.handle({
         documentId: doc.id,
         orgId: doc.orgId,

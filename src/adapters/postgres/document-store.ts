@@ -2,9 +2,11 @@
 // generated tsvector column with a GIN index. The documents table also carries the job columns
 // PgTableQueue leases, so with that queue creating a document is enqueuing its job in the same
 // statement.
+import { chunkBatchesOf } from '../../domain/chunk-batches.js';
 import { type Clock, DEFAULT_SEARCH_ROW_BUDGET, type DocumentStore } from '../../domain/ports.js';
 import { cleanMetadata, cleanText } from '../../domain/text.js';
 import type {
+  ChunkRow,
   DocumentError,
   DocumentRecord,
   DocumentStatus,
@@ -255,52 +257,73 @@ export class PgDocumentStore implements DocumentStore {
 
   async saveIndex(id: string, result: IndexResult): Promise<boolean> {
     const docId = storable(id);
-    return this.db.transaction(async (tx) => {
-      // The row lock orders this against a concurrent delete: either the delete waits and then
-      // removes the new chunks with the row, or it went first and there is nothing to write to.
-      const { rows } = await tx.query<{ org_id: string }>(
-        `SELECT org_id FROM ${this.documents} WHERE id = $1 FOR UPDATE`,
-        [docId],
-      );
-      const doc = rows[0];
-      if (!doc) return false;
-      await tx.query(`DELETE FROM ${this.chunks} WHERE document_id = $1`, [docId]);
-      for (let start = 0; start < result.chunks.length; start += CHUNK_BATCH) {
-        const batch = result.chunks.slice(start, start + CHUNK_BATCH);
+    const { batches, totals } = chunkBatchesOf(result);
+    // Chunks that arrive in batches are inserted as they come, inside the one transaction: no one
+    // sees the document half-indexed, and they are never all held in memory at once.
+    const source = batches[Symbol.asyncIterator]();
+    try {
+      return await this.db.transaction(async (tx) => {
+        // The row lock orders this against a concurrent delete: either the delete waits and then
+        // removes the new chunks with the row, or it went first and there is nothing to write to.
+        const { rows } = await tx.query<{ org_id: string }>(
+          `SELECT org_id FROM ${this.documents} WHERE id = $1 FOR UPDATE`,
+          [docId],
+        );
+        const doc = rows[0];
+        if (!doc) return false;
+        await tx.query(`DELETE FROM ${this.chunks} WHERE document_id = $1`, [docId]);
+        const insert = (batch: readonly ChunkRow[]) =>
+          tx.query(
+            `INSERT INTO ${this.chunks}
+               (document_id, org_id, chunk_index, text, token_count, char_start, char_end, page_start, page_end)
+             SELECT $1, $2, * FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::int[], $9::int[])`,
+            [
+              docId,
+              doc.org_id,
+              batch.map((c) => c.index),
+              batch.map((c) => cleanText(c.text)),
+              batch.map((c) => c.tokenCount),
+              batch.map((c) => c.charStart),
+              batch.map((c) => c.charEnd),
+              batch.map((c) => c.pageStart),
+              batch.map((c) => c.pageEnd),
+            ],
+          );
+        let pending: ChunkRow[] = [];
+        let chunkCount = 0;
+        for (let next = await source.next(); !next.done; next = await source.next()) {
+          for (const chunk of next.value) {
+            pending.push(chunk);
+            if (pending.length === CHUNK_BATCH) {
+              await insert(pending);
+              pending = [];
+            }
+          }
+          chunkCount += next.value.length;
+        }
+        if (pending.length > 0) await insert(pending);
+        const { tokenCount, contentSha256 } = totals();
         await tx.query(
-          `INSERT INTO ${this.chunks}
-             (document_id, org_id, chunk_index, text, token_count, char_start, char_end, page_start, page_end)
-           SELECT $1, $2, * FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::int[], $9::int[])`,
+          `UPDATE ${this.documents} SET status = 'ready', chunk_count = $1, token_count = $2, content_sha256 = $3,
+             content_type = coalesce($4, content_type), bytes = coalesce($5, bytes),
+             input_text = NULL, fetch_url = NULL, error_code = NULL, error_message = NULL, updated_at = $6
+           WHERE id = $7`,
           [
+            chunkCount,
+            tokenCount,
+            storable(contentSha256),
+            storable(result.contentType),
+            result.bytes,
+            this.clock.now(),
             docId,
-            doc.org_id,
-            batch.map((c) => c.index),
-            batch.map((c) => cleanText(c.text)),
-            batch.map((c) => c.tokenCount),
-            batch.map((c) => c.charStart),
-            batch.map((c) => c.charEnd),
-            batch.map((c) => c.pageStart),
-            batch.map((c) => c.pageEnd),
           ],
         );
-      }
-      await tx.query(
-        `UPDATE ${this.documents} SET status = 'ready', chunk_count = $1, token_count = $2, content_sha256 = $3,
-           content_type = coalesce($4, content_type), bytes = coalesce($5, bytes),
-           input_text = NULL, fetch_url = NULL, error_code = NULL, error_message = NULL, updated_at = $6
-         WHERE id = $7`,
-        [
-          result.chunks.length,
-          result.tokenCount,
-          storable(result.contentSha256),
-          storable(result.contentType),
-          result.bytes,
-          this.clock.now(),
-          docId,
-        ],
-      );
-      return true;
-    });
+        return true;
+      });
+    } finally {
+      // Left early (deleted meanwhile): the chunks still coming are not wanted.
+      await source.return?.();
+    }
   }
 
   async markFailed(id: string, error: DocumentError): Promise<boolean> {

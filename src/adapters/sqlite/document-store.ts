@@ -2,6 +2,7 @@
 // retrieval. The documents table also carries the job columns that SqliteTableQueue leases, so
 // creating a document is enqueuing its job in the same transaction.
 import { randomUUID } from 'node:crypto';
+import { chunkBatchesOf } from '../../domain/chunk-batches.js';
 import { type Clock, DEFAULT_SEARCH_ROW_BUDGET, type DocumentStore } from '../../domain/ports.js';
 import { searchWords } from '../../domain/search-words.js';
 import type {
@@ -11,6 +12,7 @@ import type {
   DocumentStatus,
   FailureCode,
   IndexResult,
+  IndexTotals,
   JobInput,
   JobRef,
   ListQuery,
@@ -44,20 +46,32 @@ const PURGED_ORG = '';
 /** SQL: the row is a live document, not one being purged. */
 const LIVE = "org_id <> ''";
 
-/** Consecutive runs of chunks holding about `chars` of text each (at least one chunk per run). */
-function* slicesOf(chunks: readonly ChunkRow[], chars: number): Generator<ChunkRow[]> {
+/** The chunks again, in runs of about `chars` of text each (at least one chunk per run). */
+async function* reslice(
+  batches: AsyncIterable<readonly ChunkRow[]>,
+  chars: number,
+): AsyncGenerator<ChunkRow[], undefined, undefined> {
   let slice: ChunkRow[] = [];
   let size = 0;
-  for (const chunk of chunks) {
-    if (slice.length > 0 && size + chunk.text.length > chars) {
-      yield slice;
-      slice = [];
-      size = 0;
+  for await (const batch of batches) {
+    for (const chunk of batch) {
+      if (slice.length > 0 && size + chunk.text.length > chars) {
+        yield slice;
+        slice = [];
+        size = 0;
+      }
+      slice.push(chunk);
+      size += chunk.text.length;
     }
-    slice.push(chunk);
-    size += chunk.text.length;
   }
   if (slice.length > 0) yield slice;
+  return undefined;
+}
+
+/** What marking a document ready writes. */
+interface ReadyIndex extends IndexTotals {
+  chunkCount: number;
+  result: IndexResult;
 }
 
 export interface SqliteDocumentStoreOptions {
@@ -369,31 +383,55 @@ export class SqliteDocumentStore implements DocumentStore {
    * newer one, or whose document was deleted, stops at its next slice and writes nothing more.
    */
   async saveIndex(id: string, result: IndexResult): Promise<boolean> {
-    const chars = result.chunks.reduce((n, c) => n + c.text.length, 0);
-    if (chars <= INDEX_SLICE_CHARS) {
-      return this.commits.run(() => this.writeIndex(id, result), Math.max(1, result.chunks.length));
+    const { batches, totals } = chunkBatchesOf(result);
+    const slices = reslice(batches, INDEX_SLICE_CHARS);
+    try {
+      const first = await slices.next();
+      const second = first.done ? first : await slices.next();
+      if (second.done) {
+        const chunks = first.done ? [] : first.value;
+        const ready = { ...totals(), chunkCount: chunks.length, result };
+        return await this.commits.run(() => this.writeIndex(id, chunks, ready), Math.max(1, chunks.length));
+      }
+      const run = randomUUID();
+      const began = await this.commits.run(() => {
+        const r = this.sql.get(`UPDATE documents SET index_run = ? WHERE id = ? AND ${LIVE}`).run(run, id);
+        return r.changes > 0;
+      });
+      if (!began) return false;
+      // An earlier run's chunks (one that crashed part-way) go first, also a slice at a time.
+      for (;;) {
+        const removed = await this.commits.run(() => this.inRun(id, run, () => this.deleteChunkSlice(id)));
+        if (removed === null) return false;
+        if (removed === 0) break;
+      }
+      let chunkCount = 0;
+      for (let next: IteratorResult<ChunkRow[]> = first; !next.done; next = await slices.next()) {
+        const slice = next.value;
+        const written = await this.commits.run(
+          () => this.inRun(id, run, (orgKey) => this.insertChunks(id, orgKey, slice)),
+          slice.length,
+        );
+        if (written === null) return false;
+        chunkCount += slice.length;
+        if (next === first) {
+          // The second slice was read ahead; it is written next, then the rest as it comes.
+          const ahead = second.value;
+          const wrote = await this.commits.run(
+            () => this.inRun(id, run, (orgKey) => this.insertChunks(id, orgKey, ahead)),
+            ahead.length,
+          );
+          if (wrote === null) return false;
+          chunkCount += ahead.length;
+        }
+      }
+      const ready = { ...totals(), chunkCount, result };
+      const finished = await this.commits.run(() => this.inRun(id, run, () => this.markReady(id, ready)));
+      return finished !== null;
+    } finally {
+      // Left early (deleted, or a newer run took over): the chunks still coming are not wanted.
+      await slices.return(undefined);
     }
-    const run = randomUUID();
-    const began = await this.commits.run(() => {
-      const r = this.sql.get(`UPDATE documents SET index_run = ? WHERE id = ? AND ${LIVE}`).run(run, id);
-      return r.changes > 0;
-    });
-    if (!began) return false;
-    // An earlier run's chunks (one that crashed part-way) go first, also a slice at a time.
-    for (;;) {
-      const removed = await this.commits.run(() => this.inRun(id, run, () => this.deleteChunkSlice(id)));
-      if (removed === null) return false;
-      if (removed === 0) break;
-    }
-    for (const slice of slicesOf(result.chunks, INDEX_SLICE_CHARS)) {
-      const written = await this.commits.run(
-        () => this.inRun(id, run, (orgKey) => this.insertChunks(id, orgKey, slice)),
-        slice.length,
-      );
-      if (written === null) return false;
-    }
-    const finished = await this.commits.run(() => this.inRun(id, run, () => this.markReady(id, result)));
-    return finished !== null;
   }
 
   /** Runs `write` if the document still exists and `run` is still the run indexing it; else null. */
@@ -414,15 +452,15 @@ export class SqliteDocumentStore implements DocumentStore {
       .run(id, INDEX_DELETE_SLICE).changes;
   }
 
-  private writeIndex(id: string, result: IndexResult): boolean {
+  private writeIndex(id: string, chunks: readonly ChunkRow[], ready: ReadyIndex): boolean {
     const doc = this.sql
       .get<[string], { org_id: string }>(`SELECT org_id FROM documents WHERE id = ? AND ${LIVE}`)
       .get(id);
     // Deleted while the worker ran: writing anything now would resurrect its chunks.
     if (!doc) return false;
     this.sql.get('DELETE FROM chunks WHERE document_id = ?').run(id);
-    this.insertChunks(id, this.orgKey(doc.org_id, true) as number, result.chunks);
-    this.markReady(id, result);
+    this.insertChunks(id, this.orgKey(doc.org_id, true) as number, chunks);
+    this.markReady(id, ready);
     return true;
   }
 
@@ -447,7 +485,7 @@ export class SqliteDocumentStore implements DocumentStore {
     }
   }
 
-  private markReady(id: string, result: IndexResult): void {
+  private markReady(id: string, { chunkCount, tokenCount, contentSha256, result }: ReadyIndex): void {
     // A ready document has no job left to run, and in SQLite its job is this row: ending it here
     // leaves the queue's settle nothing to write (one commit per document fewer).
     this.sql
@@ -459,9 +497,9 @@ export class SqliteDocumentStore implements DocumentStore {
          WHERE id = ?`,
       )
       .run(
-        result.chunks.length,
-        result.tokenCount,
-        result.contentSha256,
+        chunkCount,
+        tokenCount,
+        contentSha256,
         storableNullable(result.contentType),
         result.bytes,
         this.now(),

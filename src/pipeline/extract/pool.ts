@@ -6,8 +6,11 @@
 // pipeline's heaviest CPU work, and off the event loop it neither delays API requests nor stops
 // a second core from helping.
 import { Worker } from 'node:worker_threads';
+import { collectChunks } from '../../domain/chunk-batches.js';
+import type { ChunkRow, ChunkStream } from '../../domain/types.js';
 import type { ChunkOptions } from '../chunk/chunker.js';
 import type { IndexPlan } from '../chunk/for-index.js';
+import { ChunkQueue } from './chunk-queue.js';
 import { type CpuHeadroom, sampleCpuHeadroom } from './cpu-headroom.js';
 import { ExtractionError } from './errors.js';
 import {
@@ -83,8 +86,12 @@ interface Job {
   slots: Set<Slot>;
   /** PDF page texts by the first page of each range. */
   parts: Map<number, string[]>;
-  /** The chunks reported so far, in order. */
+  /** The chunks reported so far, in order (when nobody reads them as they come). */
   spans: ChunkSpan[];
+  /** Where the chunks go as they come, for a streamed job; `spans` stays empty then. */
+  sink: ChunkQueue | null;
+  /** The index of the next chunk handed to `sink`. */
+  nextIndex: number;
   /** Characters of text the job's threads have handled: extracted, chunked or reported. */
   chars: number;
   partsExpected: number;
@@ -143,15 +150,58 @@ class WorkerPoolExtractor implements Extractor {
     options: FileChunkOptions,
     signal?: AbortSignal,
   ): Promise<IndexPlan> {
-    if (format !== 'pdf') {
-      return this.submit({ type: 'extract', path, format, chunk: options }, signal) as Promise<IndexPlan>;
-    }
-    // A PDF's pages may come from several threads: they are joined here, then chunked.
-    const extracted = await this.extract(path, format, signal);
-    return this.chunk(extracted.text, { ...options, pages: extracted.pages }, signal);
+    const { chunks, totals } = await collectChunks({
+      ...this.indexStream(path, format, options, signal),
+      contentType: null,
+      bytes: null,
+    });
+    return { chunks, ...totals };
   }
 
-  private submit(task: JobTask, signal: AbortSignal | undefined): Promise<ExtractedText | IndexPlan> {
+  chunkStream(text: string, options: ChunkOptions, signal?: AbortSignal): ChunkStream {
+    return this.stream({ type: 'chunk', text, options }, signal);
+  }
+
+  indexStream(
+    path: string,
+    format: SourceFormat,
+    options: FileChunkOptions,
+    signal?: AbortSignal,
+  ): ChunkStream {
+    if (format !== 'pdf') return this.stream({ type: 'extract', path, format, chunk: options }, signal);
+    // A PDF's pages may come from several threads: they are joined here, then chunked.
+    let chunked: ChunkStream | null = null;
+    const chunks = async function* (this: WorkerPoolExtractor) {
+      const extracted = await this.extract(path, format, signal);
+      chunked = this.chunkStream(extracted.text, { ...options, pages: extracted.pages }, signal);
+      yield* chunked.chunks;
+    }.call(this);
+    return {
+      chunks,
+      totals: () => {
+        if (!chunked) throw new Error('the totals are known only once every chunk has been read');
+        return chunked.totals();
+      },
+    };
+  }
+
+  /** A job whose chunks are handed on as they come; the reader letting go ends the job. */
+  private stream(task: JobTask, signal: AbortSignal | undefined): ChunkStream {
+    const stop = new AbortController();
+    const both = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+    const queue = new ChunkQueue((reason) => stop.abort(reason));
+    const done = this.submit(task, both, (job) => {
+      job.sink = queue;
+    }) as Promise<IndexPlan>;
+    queue.follow(done.then(({ tokenCount, contentSha256 }) => ({ tokenCount, contentSha256 })));
+    return queue.stream();
+  }
+
+  private submit(
+    task: JobTask,
+    signal: AbortSignal | undefined,
+    prepare?: (job: Job) => void,
+  ): Promise<ExtractedText | IndexPlan> {
     if (this.closed) return Promise.reject(new Error('the extractor is closed'));
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<ExtractedText | IndexPlan>((resolve, reject) => {
@@ -166,6 +216,8 @@ class WorkerPoolExtractor implements Extractor {
         slots: new Set(),
         parts: new Map(),
         spans: [],
+        sink: null,
+        nextIndex: 0,
         chars: task.type === 'chunk' ? task.text.length : 0,
         partsExpected: 1,
         settled: false,
@@ -174,6 +226,7 @@ class WorkerPoolExtractor implements Extractor {
         job.onAbort = () => this.settle(job, signal.reason);
         signal.addEventListener('abort', job.onAbort, { once: true });
       }
+      prepare?.(job);
       this.jobs.add(job);
       this.queue.push(job);
       this.pump();
@@ -372,7 +425,8 @@ class WorkerPoolExtractor implements Extractor {
         break;
       }
       case 'chunkSpans':
-        for (const span of message.spans) job.spans.push(span);
+        if (job.sink) job.sink.push(message.spans.map((span) => chunkRowOf(job, span, job.nextIndex++)));
+        else for (const span of message.spans) job.spans.push(span);
         // More follow from the same thread: it stays the job's.
         return;
       case 'chunks':
@@ -480,20 +534,22 @@ function indexPlanOf(
   job: Job,
   { tokenCount, contentSha256 }: Extract<WorkerReply, { type: 'chunks' }>,
 ): IndexPlan {
-  const sent = job.task.type === 'chunk' ? job.task.text : '';
+  return { tokenCount, contentSha256, chunks: job.spans.map((span, index) => chunkRowOf(job, span, index)) };
+}
+
+/** A reported span as a chunk: its own text, or the slice of the text the job sent. */
+function chunkRowOf(job: Job, span: ChunkSpan, index: number): ChunkRow {
+  const text =
+    span.text ?? (job.task.type === 'chunk' ? job.task.text.slice(span.charStart, span.charEnd) : '');
   return {
-    tokenCount,
-    contentSha256,
-    chunks: job.spans.map((span, index) => ({
-      index,
-      text: span.text ?? sent.slice(span.charStart, span.charEnd),
-      tokenCount: span.tokenCount,
-      charStart: span.charStart,
-      charEnd: span.charEnd,
-      pageStart: span.pageStart,
-      pageEnd: span.pageEnd,
-      words: span.words,
-    })),
+    index,
+    text,
+    tokenCount: span.tokenCount,
+    charStart: span.charStart,
+    charEnd: span.charEnd,
+    pageStart: span.pageStart,
+    pageEnd: span.pageEnd,
+    words: span.words,
   };
 }
 

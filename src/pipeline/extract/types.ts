@@ -1,5 +1,7 @@
 // The shapes extraction hands to the rest of the pipeline, and the messages the pool and its
 // worker threads exchange. Kept apart from the code so the worker and the pool agree on one list.
+
+import type { ChunkStream } from '../../domain/types.js';
 import type { ChunkOptions } from '../chunk/chunker.js';
 import type { IndexPlan } from '../chunk/for-index.js';
 
@@ -49,6 +51,15 @@ export interface Extractor {
     options: FileChunkOptions,
     signal?: AbortSignal,
   ): Promise<IndexPlan>;
+  /** chunk, with the chunks handed on as the thread reports them (never all held at once). */
+  chunkStream(text: string, options: ChunkOptions, signal?: AbortSignal): ChunkStream;
+  /** index, with the chunks handed on as the thread reports them. */
+  indexStream(
+    path: string,
+    format: SourceFormat,
+    options: FileChunkOptions,
+    signal?: AbortSignal,
+  ): ChunkStream;
   /** Rejects documents still queued or running and stops every worker thread. */
   close(): Promise<void>;
 }
