@@ -8,7 +8,7 @@ import { migratePostgres } from '../../src/adapters/postgres/migrations.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import type { BlobStore, DocumentStore, JobContext, JobQueue } from '../../src/domain/ports.js';
-import type { ChunkStream, NewDocument } from '../../src/domain/types.js';
+import type { ChunkRow, ChunkStream, NewDocument } from '../../src/domain/types.js';
 import { chunkForIndex, type IndexPlan } from '../../src/pipeline/chunk/for-index.js';
 import { type ChunkDocument, DocumentProcessor } from '../../src/pipeline/processor.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
@@ -83,10 +83,14 @@ function processorContract(name: string, make: () => Promise<Harness>): void {
       // Run 1 stops half-way: its job is abandoned (as when a lease lapses) and never settles.
       const cutOff = new AbortController();
       const stuck = processorOver(h.documents, (_text, _options, signal) => ({
-        chunks: (async function* () {
-          cutOff.abort(new Error('the worker died'));
-          throw signal.reason;
-        })(),
+        chunks: {
+          [Symbol.asyncIterator]: () => ({
+            next: async (): Promise<IteratorResult<readonly ChunkRow[]>> => {
+              cutOff.abort(new Error('the worker died'));
+              throw signal.reason;
+            },
+          }),
+        },
         totals: () => {
           throw new Error('never chunked');
         },
