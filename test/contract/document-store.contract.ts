@@ -1057,6 +1057,77 @@ export function documentStoreContract(
           await budgeted.store.search(query(orgA, 'report aurora', { filter: { team: ['green'] } })),
         ).toEqual([]);
       });
+
+      /**
+       * orgA: 11 documents in a row, each holding "salmon" in 20 of its 20 chunks, except the
+       * one at `target` (first, middle or last), which holds it in 2 of 20 and is the only one
+       * tagged topic=fish. 202 matches, four times the budget: whichever bounded subset of them
+       * a cut keeps (newest rows or first rows in table order), the target's 2 are a sliver.
+       */
+      async function salmonOrg(target: number) {
+        let targetDoc: NewDocument | null = null;
+        for (let d = 0; d < 11; d++) {
+          const isTarget = d === target;
+          const texts = Array.from({ length: 20 }, (_, i) =>
+            isTarget && i > 1 ? `river notes ${d}-${i}` : `salmon run ${d}-${i} upstream`,
+          );
+          const doc = await indexedIn(orgA, texts, { metadata: { topic: isTarget ? 'fish' : 'other' } });
+          if (isTarget) targetDoc = doc;
+        }
+        await indexedIn(orgB, ['salmon of the other org', 'zebra of the other org']);
+        return targetDoc as unknown as NewDocument;
+      }
+
+      it('answers a document restriction or a filter that few documents pass from all their matches', async () => {
+        for (const target of [0, 5, 10]) {
+          const doc = await salmonOrg(target);
+          const theirs = new Set([`${doc.id}:0`, `${doc.id}:1`]);
+          const restrictions: Partial<SearchQuery>[] = [
+            { documentIds: [doc.id] },
+            { filter: { topic: ['fish'] } },
+            { documentIds: [doc.id], filter: { topic: ['fish'] } },
+          ];
+          for (const over of restrictions) {
+            const label = `target ${target}: ${JSON.stringify(Object.keys(over))}`;
+            // "zebra" matches nothing in orgA and "river" only the target's other chunks: the
+            // restriction, not the org's counts, decides which words are affordable.
+            for (const text of ['salmon', 'salmon zebra', 'zebra salmon upstream']) {
+              const hits = await budgeted.store.search(query(orgA, text, { ...over, topK: 10 }));
+              expect(new Set(hits.map(keyOf)), `${label} ${text}`).toEqual(theirs);
+            }
+            const both = await budgeted.store.search(query(orgA, 'salmon river', { ...over, topK: 100 }));
+            expect(both, label).toHaveLength(20);
+            for (const hit of both) expect(hit.documentId, label).toBe(doc.id);
+          }
+          // A filter every document passes still ranks no more than the budget.
+          const loose = await budgeted.store.search(
+            query(orgA, 'salmon', { filter: { topic: ['fish', 'other'] }, topK: 1000 }),
+          );
+          expect(loose.length).toBeGreaterThan(0);
+          expect(loose.length).toBeLessThanOrEqual(BUDGET);
+          for (const hit of loose) expect(hit.text).toContain('salmon');
+          orgA = `org_${randomUUID()}`;
+          orgB = `org_${randomUUID()}`;
+        }
+      });
+
+      it('keeps the rarest of more than 64 query words, not the first 64', async () => {
+        const doc = await indexedIn(orgA, [
+          ...Array.from(
+            { length: 60 },
+            (_, i) => `${Array.from({ length: 69 }, (_, w) => `word${w}`).join(' ')} ${i}`,
+          ),
+          'the narwhal surfaced near the ice',
+        ]);
+        const unknown = Array.from({ length: 69 }, (_, i) => `nosuchword${i}`).join(' ');
+        expect((await budgeted.store.search(query(orgA, `${unknown} narwhal`))).map(keyOf)).toEqual([
+          `${doc.id}:60`,
+        ]);
+        // 69 words in 60 chunks each, then the one rare word: it is the one kept and ranked.
+        const common = Array.from({ length: 69 }, (_, w) => `word${w}`).join(' ');
+        const hits = await budgeted.store.search(query(orgA, `${common} narwhal`, { topK: 3 }));
+        expect(hits[0]).toMatchObject({ documentId: doc.id, chunkIndex: 60 });
+      });
     });
   });
 }

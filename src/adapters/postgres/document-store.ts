@@ -86,8 +86,14 @@ const RECORD_COLUMNS = `id, org_id, status, source_type, filename, source_url, c
   chunk_size, chunk_overlap, tokenizer, chunk_count, token_count, content_sha256, error_code, error_message,
   attempts, created_at, updated_at`;
 
-/** Distinct query words beyond this are ignored: each one is another posting list to merge. */
+/** A query ranks with at most this many distinct words, the rarest: each is another posting list. */
 const MAX_QUERY_TERMS = 64;
+/** How far a long query's words are counted to pick its MAX_QUERY_TERMS rarest ones. */
+const RAREST_PRECOUNT = 100;
+/** A filter passed by at most this many documents ranks all their chunks (document_ids' limit). */
+const MAX_FILTER_DOCUMENTS = 1000;
+/** A looser filter looks for the budget's worth of passing matches among this many × budget. */
+const LOOSE_FILTER_SCAN_FACTOR = 4;
 /** Rows per INSERT when saving chunks: bounds the size of one statement's parameters. */
 const CHUNK_BATCH = 2000;
 
@@ -374,34 +380,44 @@ export class PgDocumentStore implements DocumentStore {
   }
 
   /**
-   * The query's words (at most MAX_QUERY_TERMS, in query order) as quoted tsquery literals, each
-   * with how many of the org's chunks hold it, counted up to searchRowBudget + 1 only: the LIMIT
-   * stops reading rows once a word is known to be over the budget. The word of a one-word query
-   * is not counted: its plan is the same whatever the count.
+   * The query's words as quoted tsquery literals, each with how many of the org's chunks hold it,
+   * counted up to searchRowBudget + 1 only: the LIMIT stops reading rows once a word is known to
+   * be over the budget. Of a query with more than MAX_QUERY_TERMS distinct words, the rarest
+   * MAX_QUERY_TERMS that match anything are kept (each word first counted up to RAREST_PRECOUNT
+   * only; ties keep query order). The word of a one-word query is counted only with `countOne`:
+   * without filters its plan is the same whatever the count.
    */
-  private async countWords(orgId: string, text: string): Promise<WordCount[]> {
+  private async countWords(orgId: string, text: string, countOne: boolean): Promise<WordCount[]> {
     // The query text goes through the same parser and 'simple' dictionary as the chunks, so a
     // query word matches exactly the lexemes the index holds (compound tokens such as e-mail
     // addresses, hosts and version numbers included). Each lexeme becomes a quoted literal: user
     // input never reaches tsquery syntax, so no string can make it throw. Quoting rules of
     // tsquery input: a quote is doubled, a backslash escaped.
+    const capped = (literal: string, cap: string) => `(SELECT count(*)::int FROM (
+        SELECT FROM ${this.chunks} AS c WHERE c.org_id = $1 AND c.tsv @@ ${literal}::tsquery LIMIT ${cap}
+      ) AS capped)`;
     const { rows } = await this.db.query<WordCount>(
       `WITH words AS (
          SELECT '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''' AS literal,
                 positions[1] AS position
          FROM unnest(to_tsvector('simple'::regconfig, $2))
-         ORDER BY positions[1] LIMIT $3
+       ),
+       kept AS (
+         SELECT literal, position FROM words WHERE (SELECT count(*) FROM words) <= $3
+         UNION ALL
+         SELECT literal, position FROM (
+           SELECT literal, position FROM (
+             SELECT w.literal, w.position, ${capped('w.literal', '$6')} AS few
+             FROM words AS w WHERE (SELECT count(*) FROM words) > $3
+           ) AS precounted
+           WHERE few > 0 ORDER BY few, position LIMIT $3
+         ) AS rarest
        )
-       SELECT w.literal,
-              CASE WHEN (SELECT count(*) FROM words) > 1 THEN (
-                SELECT count(*)::int FROM (
-                  SELECT FROM ${this.chunks} AS c
-                  WHERE c.org_id = $1 AND c.tsv @@ w.literal::tsquery LIMIT $4
-                ) AS capped
-              ) END AS rows
-       FROM words AS w
-       ORDER BY w.position`,
-      [storable(orgId), text, MAX_QUERY_TERMS, this.searchRowBudget + 1],
+       SELECT k.literal,
+              CASE WHEN $5 OR (SELECT count(*) FROM kept) > 1 THEN ${capped('k.literal', '$4')} END AS rows
+       FROM kept AS k
+       ORDER BY k.position`,
+      [storable(orgId), text, MAX_QUERY_TERMS, this.searchRowBudget + 1, countOne, RAREST_PRECOUNT],
     );
     return rows;
   }
@@ -412,11 +428,15 @@ export class PgDocumentStore implements DocumentStore {
    * matches fit the budget; a word too common to fit is dropped — in a large org it would cost
    * seconds of ranking and, being that common, barely moves the scores. A query whose rarest word
    * alone exceeds the budget (only very common words) is ranked among a bounded subset of that
-   * word's matches. The tsquery to rank with; null when no word matches anything.
+   * word's matches. `query` is the tsquery to rank with, `every` ORs every word that matches
+   * anything, and `exact` says whether `query` is all of them with every match within the
+   * budget. null when no word matches anything.
    */
-  private planSearch(words: WordCount[]): string | null {
+  private planSearch(words: WordCount[]): { query: string; every: string; exact: boolean } | null {
     const [only] = words;
-    if (words.length === 1 && only) return only.literal;
+    if (words.length === 1 && only && only.rows === null) {
+      return { query: only.literal, every: only.literal, exact: false };
+    }
     const counted = words
       .map((w) => ({ literal: w.literal, rows: w.rows ?? 0 }))
       .filter((w) => w.rows > 0)
@@ -430,55 +450,112 @@ export class PgDocumentStore implements DocumentStore {
       chosen.push(w.literal);
       rows += w.rows;
     }
-    return chosen.join(' | ');
+    return {
+      query: chosen.join(' | '),
+      every: counted.map((w) => w.literal).join(' | '),
+      exact: rows <= this.searchRowBudget && chosen.length === counted.length,
+    };
+  }
+
+  /**
+   * The documents a filtered query may answer from, found from the documents side: null when
+   * they are too many to rank all their chunks (more than MAX_FILTER_DOCUMENTS documents, or
+   * more chunks than the row budget), so the query must start from the index instead. A filter
+   * that few documents pass reads the org's document rows once: a twentieth of its chunks.
+   * `filters` test a document `d`; their parameters are $2 on.
+   */
+  private async allowedDocuments(
+    orgId: string,
+    filters: string[],
+    params: unknown[],
+  ): Promise<string[] | null> {
+    const { rows } = await this.db.query<{ id: string; chunk_count: number }>(
+      `SELECT d.id, d.chunk_count FROM ${this.documents} AS d
+       WHERE d.org_id = $1 AND d.chunk_count > 0 AND ${filters.join(' AND ')}
+       LIMIT ${MAX_FILTER_DOCUMENTS + 1}`,
+      [storable(orgId), ...params],
+    );
+    const chunks = rows.reduce((n, r) => n + r.chunk_count, 0);
+    if (rows.length > MAX_FILTER_DOCUMENTS || chunks > this.searchRowBudget) return null;
+    return rows.map((r) => r.id);
   }
 
   async search(q: SearchQuery): Promise<SearchHit[]> {
     const topK = Math.floor(q.topK);
     const text = cleanText(q.query);
     if (topK <= 0 || q.documentIds?.length === 0 || text.trim() === '') return [];
-    const query = this.planSearch(await this.countWords(q.orgId, text));
-    if (query === null) return [];
+    const filtered = q.documentIds !== null || Object.keys(q.filter).length > 0;
+    const plan = this.planSearch(await this.countWords(q.orgId, text, filtered));
+    if (plan === null) return [];
 
-    const params: unknown[] = [storable(q.orgId), query, this.searchRowBudget];
+    // The filters, on a document `d`; their values are parameters $2 on.
+    const filterParams: unknown[] = [];
+    const filterParam = (value: unknown) => {
+      filterParams.push(value);
+      return `$${filterParams.length + 1}`;
+    };
+    const filters: string[] = [];
+    if (q.documentIds !== null) {
+      filters.push(`d.id = ANY(${filterParam(q.documentIds.map((id) => cleanText(id)))}::text[])`);
+    }
+    for (const [key, values] of Object.entries(q.filter)) {
+      // ->> takes the key as a plain string (no JSON-path parsing), so a key may hold '.', '"',
+      // '$' or '[' without changing what is matched; string equality is exact and case-sensitive.
+      filters.push(
+        `(d.metadata ->> ${filterParam(cleanText(key))}) = ANY(${filterParam(values.map((v) => cleanText(v)))}::text[])`,
+      );
+    }
+    const overBudget = filtered && !plan.exact;
+    const allowed = overBudget ? await this.allowedDocuments(q.orgId, filters, filterParams) : null;
+
+    const params: unknown[] = [storable(q.orgId), allowed !== null ? plan.every : plan.query];
     const param = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
     };
-    const where: string[] = [];
-    if (q.documentIds !== null) {
-      where.push(`m.document_id = ANY(${param(q.documentIds.map((id) => cleanText(id)))}::text[])`);
-    }
-    const metadata: string[] = [];
-    for (const [key, values] of Object.entries(q.filter)) {
-      // ->> takes the key as a plain string (no JSON-path parsing), so a key may hold '.', '"',
-      // '$' or '[' without changing what is matched; string equality is exact and case-sensitive.
-      metadata.push(
-        `(d.metadata ->> ${param(cleanText(key))}) = ANY(${param(values.map((v) => cleanText(v)))}::text[])`,
-      );
-    }
-    if (metadata.length > 0) {
-      where.push(
-        `EXISTS (SELECT FROM ${this.documents} AS d WHERE d.id = m.document_id AND ${metadata.join(' AND ')})`,
-      );
+    // The same filters, renumbered after this statement's first two parameters (documents already
+    // chosen by them need no more filtering, and an unused parameter would have no type).
+    const shift = params.length - 1;
+    if (filtered && allowed === null) params.push(...filterParams);
+    const passes = filters.map((f) => f.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`));
+    const passing = (alias: string) =>
+      `EXISTS (SELECT FROM ${this.documents} AS d WHERE d.id = ${alias}.document_id AND ${passes.join(' AND ')})`;
+    const budget = param(this.searchRowBudget);
+    const matches = (limit: string) => `SELECT document_id, chunk_index, tsv FROM ${this.chunks}
+      WHERE org_id = $1 AND tsv @@ (SELECT query FROM q) LIMIT ${limit}`;
+
+    // At most searchRowBudget matches are ranked. Without filters, or with every match within the
+    // budget, they are the words' matches (over the budget, the first ones in table order) and
+    // the filters apply to them afterwards. Over the budget, the filters choose the candidates
+    // instead, so they never come after the cut: documents few enough to rank all their chunks
+    // are read by key and every match among them ranked (exact); with a looser filter, the first
+    // matches that pass among LOOSE_FILTER_SCAN_FACTOR × budget. The LIMITs also fence the
+    // matches off from the filters; left free, the planner may walk the org's documents and probe
+    // the full-text index once per document, seconds in a large org. The tsquery comes in
+    // through a sub-select, so the planner does not read its words' frequencies and always takes
+    // the GIN index: a plan that scans the table expecting to stop early would, on a wrong
+    // estimate, read the whole org. Ranking reads only the tsvector; text and metadata are
+    // fetched for the top hits alone.
+    let candidates: string;
+    if (allowed !== null) {
+      candidates = `SELECT r.document_id, r.chunk_index, r.tsv FROM (
+          SELECT document_id, chunk_index, tsv FROM ${this.chunks}
+          WHERE document_id = ANY(${param(allowed)}::text[]) AND org_id = $1 LIMIT ${budget}
+        ) AS r WHERE r.tsv @@ (SELECT query FROM q)`;
+    } else if (overBudget) {
+      candidates = `SELECT r.document_id, r.chunk_index, r.tsv
+        FROM (${matches(param(this.searchRowBudget * LOOSE_FILTER_SCAN_FACTOR))}) AS r
+        WHERE ${passing('r')} LIMIT ${budget}`;
+    } else {
+      candidates = `SELECT r.document_id, r.chunk_index, r.tsv FROM (${matches(budget)}) AS r
+        ${filtered ? `WHERE ${passing('r')}` : ''}`;
     }
     const limit = param(topK);
-
-    // At most searchRowBudget matches are ranked: a no-op when the chosen words fit the budget,
-    // the bounded subset otherwise (the first matches in table order). The LIMIT also fences the
-    // matches off from the filters, which apply to them afterwards; left free, the planner may
-    // walk the org's documents and probe the full-text index once per document, seconds in a
-    // large org. The tsquery comes in through a sub-select, so the planner does not read its
-    // words' frequencies and always takes the GIN index: a plan that scans the table expecting to
-    // stop early would, on a wrong estimate, read the whole org. Ranking reads only the tsvector;
-    // text and metadata are fetched for the top hits alone.
     const { rows } = await this.db.query<HitRow>(
       `WITH q AS (SELECT $2::tsquery AS query)
        SELECT c.document_id, c.chunk_index, c.text, c.page_start, c.page_end, d.metadata, top.score
        FROM (SELECT m.document_id, m.chunk_index, ts_rank_cd(m.tsv, (SELECT query FROM q), 1) AS score
-             FROM (SELECT document_id, chunk_index, tsv FROM ${this.chunks}
-                   WHERE org_id = $1 AND tsv @@ (SELECT query FROM q) LIMIT $3) AS m
-             ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+             FROM (${candidates}) AS m
              ORDER BY score DESC, m.document_id, m.chunk_index
              LIMIT ${limit}) AS top
        JOIN ${this.chunks} AS c ON c.document_id = top.document_id AND c.chunk_index = top.chunk_index

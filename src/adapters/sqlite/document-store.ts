@@ -23,7 +23,7 @@ import type {
   SourceType,
 } from '../../domain/types.js';
 import type { Database } from './database.js';
-import { indexTerms, queryTerms } from './fts-terms.js';
+import { indexTerms, MAX_QUERY_TERMS, queryTerms } from './fts-terms.js';
 import { GroupCommit } from './group-commit.js';
 import { startProcessingSet } from './start-processing.js';
 import { StatementCache } from './statements.js';
@@ -73,6 +73,13 @@ interface ReadyIndex extends IndexTotals {
   chunkCount: number;
   result: IndexResult;
 }
+
+/** How far a long query's terms are counted to pick its MAX_QUERY_TERMS rarest ones. */
+const RAREST_PRECOUNT = 100;
+/** A filter passed by at most this many documents ranks all their chunks (document_ids' limit). */
+const MAX_FILTER_DOCUMENTS = 1000;
+/** A looser filter looks for the budget's worth of passing matches among this many × budget. */
+const LOOSE_FILTER_SCAN_FACTOR = 4;
 
 export interface SqliteDocumentStoreOptions {
   clock?: Clock;
@@ -554,20 +561,43 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   /**
+   * A query's terms cut to MAX_QUERY_TERMS, keeping the rarest: each term is first counted up to
+   * RAREST_PRECOUNT matches only (a few thousand terms cost milliseconds), those that match
+   * nothing are dropped, and the fewest-matching come first; ties keep query order.
+   */
+  private rarestTerms(terms: string[]): string[] {
+    if (terms.length <= MAX_QUERY_TERMS) return terms;
+    const countCapped = this.countCapped();
+    return terms
+      .map((term, position) => ({ term, position, rows: countCapped.get(term, RAREST_PRECOUNT) ?? 0 }))
+      .filter((t) => t.rows > 0)
+      .sort((a, b) => a.rows - b.rows || a.position - b.position)
+      .slice(0, MAX_QUERY_TERMS)
+      .map((t) => t.term);
+  }
+
+  private countCapped() {
+    return this.sql
+      .get<[string, number], number>(
+        'SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)',
+      )
+      .pluck();
+  }
+
+  /**
    * Chooses which query terms to rank with, so one query ranks at most searchRowBudget rows (the
    * idea of Elasticsearch's cutoff_frequency): terms are taken rarest first while their matches
    * fit the budget; a term too common to fit is dropped — in a large org it would cost hundreds
    * of milliseconds and, being that common, barely moves BM25 scores. A query whose rarest term
    * alone exceeds the budget (only very common words) is ranked among that term's newest matches.
-   * null when no term matches anything.
+   * `every` ORs all the terms that match anything; `exact` says whether `match` is all of them,
+   * every match counted (no term dropped, no cut). null when no term matches anything.
    */
-  private planMatch(terms: string[]): { match: string; minRowid: number } | null {
+  private planMatch(
+    terms: string[],
+  ): { match: string; minRowid: number; every: string; exact: boolean } | null {
     const cap = this.searchRowBudget + 1;
-    const countCapped = this.sql
-      .get<[string, number], number>(
-        'SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)',
-      )
-      .pluck();
+    const countCapped = this.countCapped();
     const counted = terms
       .map((term) => ({ term, rows: countCapped.get(term, cap) ?? 0 }))
       .filter((t) => t.rows > 0)
@@ -582,22 +612,94 @@ export class SqliteDocumentStore implements DocumentStore {
       rows += t.rows;
     }
     const match = chosen.join(' OR ');
-    if (rows <= this.searchRowBudget) return { match, minRowid: 0 };
+    const every = counted.map((t) => t.term).join(' OR ');
+    if (rows <= this.searchRowBudget) {
+      return { match, minRowid: 0, every, exact: chosen.length === counted.length };
+    }
     const edge = this.sql
       .get<[string, number], number>(
         'SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?',
       )
       .pluck()
       .get(match, this.searchRowBudget - 1);
-    return { match, minRowid: edge ?? 0 };
+    return { match, minRowid: edge ?? 0, every, exact: false };
+  }
+
+  /**
+   * The documents a filtered query may answer from, found from the documents side: null when
+   * they are too many to rank all their chunks (more than MAX_FILTER_DOCUMENTS documents, or
+   * more chunks than the row budget), so the query must start from the index instead. The scan
+   * stops as soon as either bound is passed; a filter that few documents pass reads the org's
+   * document rows once (no chunk, no posting), a twentieth of what the index side would.
+   */
+  private allowedDocuments(q: SearchQuery, where: string[], params: (string | number)[]): string[] | null {
+    // With document ids, `+org_id` makes SQLite look the ids up by primary key rather than walk
+    // the org's index (as in listDocuments).
+    const org = q.documentIds !== null ? '+d.org_id' : 'd.org_id';
+    const rows = this.sql
+      .get<(string | number)[], { id: string; chunk_count: number | null }>(
+        `SELECT d.id, d.chunk_count FROM documents AS d
+         WHERE ${org} = ? AND d.chunk_count > 0 ${where.map((w) => `AND ${w}`).join(' ')}`,
+      )
+      .iterate(q.orgId, ...params);
+    const ids: string[] = [];
+    let chunks = 0;
+    for (const row of rows) {
+      ids.push(row.id);
+      chunks += row.chunk_count ?? 0;
+      if (ids.length > MAX_FILTER_DOCUMENTS || chunks > this.searchRowBudget) return null;
+    }
+    return ids;
+  }
+
+  /**
+   * The rowids of chunks a filtered query over budget ranks, at most searchRowBudget of them:
+   * from few documents, all their chunks (every match among them is ranked, so the answer is
+   * exact); otherwise the newest matches that pass the filters, among at most
+   * LOOSE_FILTER_SCAN_FACTOR × budget newest matches, so a loose filter still bounds the work.
+   */
+  private filteredCandidates(
+    q: SearchQuery,
+    plan: { match: string; every: string },
+    where: string[],
+    params: (string | number)[],
+  ): { match: string; rowids: number[] } {
+    const allowed = this.allowedDocuments(q, where, params);
+    if (allowed !== null) {
+      const rowids = this.sql
+        .get<[string, number], number>(
+          'SELECT id FROM chunks WHERE document_id IN (SELECT value FROM json_each(?)) LIMIT ?',
+        )
+        .pluck()
+        .all(JSON.stringify(allowed), this.searchRowBudget);
+      return { match: plan.every, rowids };
+    }
+    // CROSS JOIN pins the order: newest matches first, then their chunk and document by key.
+    const rowids = this.sql
+      .get<(string | number)[], number>(
+        `SELECT c.id FROM (SELECT rowid AS id FROM chunks_fts WHERE chunks_fts MATCH ?
+                           ORDER BY rowid DESC LIMIT ?) AS f
+         CROSS JOIN chunks AS c ON c.id = f.id CROSS JOIN documents AS d ON d.id = c.document_id
+         WHERE d.org_id = ? ${where.map((w) => `AND ${w}`).join(' ')}
+         LIMIT ?`,
+      )
+      .pluck()
+      .all(
+        plan.match,
+        this.searchRowBudget * LOOSE_FILTER_SCAN_FACTOR,
+        q.orgId,
+        ...params,
+        this.searchRowBudget,
+      );
+    return { match: plan.match, rowids };
   }
 
   async search(q: SearchQuery): Promise<SearchHit[]> {
     const topK = Math.floor(q.topK);
     const orgKey = this.orgKey(q.orgId, false);
     // An org that has never indexed a chunk has no terms to match.
-    if (orgKey === null || topK <= 0) return [];
-    const plan = this.planMatch(queryTerms(orgKey, q.query));
+    if (orgKey === null || topK <= 0 || q.documentIds?.length === 0) return [];
+    const plan = this.planMatch(this.rarestTerms(queryTerms(orgKey, q.query)));
     if (plan === null) return [];
     const { match, minRowid } = plan;
 
@@ -606,7 +708,7 @@ export class SqliteDocumentStore implements DocumentStore {
     const where: string[] = ["d.status = 'ready'"];
     const params: (string | number)[] = [];
     if (q.documentIds !== null) {
-      where.push('c.document_id IN (SELECT value FROM json_each(?))');
+      where.push('d.id IN (SELECT value FROM json_each(?))');
       params.push(JSON.stringify(q.documentIds));
     }
     for (const [key, values] of Object.entries(q.filter)) {
@@ -637,23 +739,61 @@ export class SqliteDocumentStore implements DocumentStore {
            ORDER BY f.bm25_score, f.chunk_id`,
         )
         .all(match, minRowid, topK);
-    }
-    // With filters, or when the top-k taken in the index held chunks that are not to be shown (of
-    // a document not ready yet, or of one deleted whose chunks are still being removed): matches
-    // are materialised in score order and the outer ORDER BY is the same, so SQLite walks them
-    // best first and stops at topK: filters run only until enough rows pass.
-    if (where.length > 1 || rows.some((r) => r.status !== 'ready' || r.org_id !== q.orgId)) {
+      // The top-k taken in the index held chunks that are not to be shown (of a document not
+      // ready yet, or of one deleted whose chunks are still being removed): the same matches
+      // again, materialised in score order and filtered, so SQLite walks them best first and
+      // stops at topK.
+      if (rows.some((r) => r.status !== 'ready' || r.org_id !== q.orgId)) {
+        rows = this.sql
+          .get<(string | number)[], HitRow>(
+            `WITH f AS MATERIALIZED (
+               SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
+               WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid)
+             ${joined}
+             WHERE d.org_id = ? AND ${where.join(' AND ')}
+             ORDER BY f.bm25_score, f.chunk_id
+             LIMIT ?`,
+          )
+          .all(match, minRowid, q.orgId, ...params, topK);
+      }
+    } else if (plan.exact) {
+      // Every match of every term is within the budget: all are ranked and the filters applied
+      // to them. Matches are materialised in score order and the outer ORDER BY is the same, so
+      // SQLite walks them best first and stops at topK: filters run only until enough rows pass.
       rows = this.sql
         .get<(string | number)[], HitRow>(
           `WITH f AS MATERIALIZED (
              SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
-             WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid)
+             WHERE chunks_fts MATCH ? ORDER BY bm25_score, rowid)
            ${joined}
            WHERE d.org_id = ? AND ${where.join(' AND ')}
            ORDER BY f.bm25_score, f.chunk_id
            LIMIT ?`,
         )
-        .all(match, minRowid, q.orgId, ...params, topK);
+        .all(match, q.orgId, ...params, topK);
+    } else {
+      // Over the budget the filters choose the candidates, so they never come after the cut.
+      // One FTS scan over the candidates' rowid span ranks them: bm25() counts each term's
+      // matches once per scan, so one scan per document would cost that count per document.
+      // `+rowid` keeps the IN list out of the FTS query plan for the same reason.
+      const candidates = this.filteredCandidates(q, plan, where, params);
+      if (candidates.rowids.length === 0) return [];
+      const span = candidates.rowids.reduce((r, id) => ({ lo: Math.min(r.lo, id), hi: Math.max(r.hi, id) }), {
+        lo: Number.POSITIVE_INFINITY,
+        hi: 0,
+      });
+      rows = this.sql
+        .get<(string | number)[], HitRow>(
+          `WITH f AS MATERIALIZED (
+             SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
+             WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?
+               AND +rowid IN (SELECT value FROM json_each(?))
+             ORDER BY bm25_score, rowid LIMIT ?)
+           ${joined}
+           WHERE d.org_id = ? AND ${where.join(' AND ')}
+           ORDER BY f.bm25_score, f.chunk_id`,
+        )
+        .all(candidates.match, span.lo, span.hi, JSON.stringify(candidates.rowids), topK, q.orgId, ...params);
     }
     return rows.map((r) => ({
       documentId: r.document_id,

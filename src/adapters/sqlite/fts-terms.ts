@@ -6,7 +6,10 @@
 // spaces, so the prefix can never be cut off a word.
 import { wordsOf } from '../../domain/search-words.js';
 
-/** Distinct query words beyond this are ignored: each one is another doclist to merge. */
+/**
+ * A query ranks with at most this many of its distinct words, each one another doclist to merge:
+ * the store keeps the rarest ones (see SqliteDocumentStore.rarestTerms).
+ */
 export const MAX_QUERY_TERMS = 64;
 
 /** The key of an org inside terms: its fts_orgs row id in base 36. */
@@ -25,16 +28,14 @@ export function indexTerms(orgKey: number, words: string): string {
 }
 
 /**
- * The distinct terms of a free-text query, each double-quoted so FTS5 reads it as a plain string,
- * never as syntax (AND, NEAR, *, column filters…): OR-ing them can never be a malformed MATCH.
+ * The distinct terms of a free-text query in query order, each double-quoted so FTS5 reads it as a
+ * plain string, never as syntax (AND, NEAR, *, column filters…): OR-ing them can never be a
+ * malformed MATCH. All of them: which ones a search ranks with is the store's choice.
  */
 export function queryTerms(orgKey: number, query: string): string[] {
   const prefix = termPrefix(orgKey);
   const terms = new Set<string>();
-  for (const word of wordsOf(query)) {
-    terms.add(`"${prefix}${word}"`);
-    if (terms.size >= MAX_QUERY_TERMS) break;
-  }
+  for (const word of wordsOf(query)) terms.add(`"${prefix}${word}"`);
   return [...terms];
 }
 
