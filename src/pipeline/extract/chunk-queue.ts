@@ -5,7 +5,7 @@
 import type { ChunkRow, ChunkStream, IndexTotals } from '../../domain/types.js';
 
 export class ChunkQueue {
-  private readonly waiting: (readonly ChunkRow[])[] = [];
+  private readonly waiting: { batch: readonly ChunkRow[]; onRead: () => void }[] = [];
   private wake: (() => void) | null = null;
   private outcome: { totals: IndexTotals } | { error: unknown } | null = null;
 
@@ -20,9 +20,9 @@ export class ChunkQueue {
     );
   }
 
-  push(batch: readonly ChunkRow[]): void {
-    if (batch.length === 0) return;
-    this.waiting.push(batch);
+  /** Queues a batch; `onRead` is told when the reader takes it. */
+  push(batch: readonly ChunkRow[], onRead: () => void): void {
+    this.waiting.push({ batch, onRead });
     this.wakeReader();
   }
 
@@ -48,8 +48,11 @@ export class ChunkQueue {
 
   private async next(): Promise<IteratorResult<readonly ChunkRow[]>> {
     for (;;) {
-      const batch = this.waiting.shift();
-      if (batch) return { done: false, value: batch };
+      const next = this.waiting.shift();
+      if (next) {
+        next.onRead();
+        return { done: false, value: next.batch };
+      }
       if (this.outcome) {
         if ('error' in this.outcome) throw this.outcome.error;
         return { done: true, value: undefined };

@@ -424,11 +424,25 @@ class WorkerPoolExtractor implements Extractor {
         });
         break;
       }
-      case 'chunkSpans':
-        if (job.sink) job.sink.push(message.spans.map((span) => chunkRowOf(job, span, job.nextIndex++)));
-        else for (const span of message.spans) job.spans.push(span);
+      case 'chunkSpans': {
+        // The thread sends more only as its messages are read: a streamed job's when its reader
+        // takes them, any other's at once (they are kept here until the job ends).
+        const read = () => {
+          if (!slot.dead)
+            slot.worker.postMessage({ type: 'spansRead', jobId: job.id } satisfies WorkerRequest);
+        };
+        if (job.sink) {
+          job.sink.push(
+            message.spans.map((span) => chunkRowOf(job, span, job.nextIndex++)),
+            read,
+          );
+        } else {
+          for (const span of message.spans) job.spans.push(span);
+          read();
+        }
         // More follow from the same thread: it stays the job's.
         return;
+      }
       case 'chunks':
         this.release(slot);
         this.settle(job, null, indexPlanOf(job, message));

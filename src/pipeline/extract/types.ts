@@ -104,7 +104,9 @@ export type WorkerRequest =
     }
   /** The pages (1-based, inclusive) the worker that reported the page count should extract. */
   | { type: 'pdfPlan'; jobId: number; from: number; to: number }
-  | { type: 'chunk'; jobId: number; text: string; options: ChunkOptions };
+  | { type: 'chunk'; jobId: number; text: string; options: ChunkOptions }
+  /** A `chunkSpans` message of the job has been passed on to its reader: the thread may send one more. */
+  | { type: 'spansRead'; jobId: number };
 
 /**
  * One chunk as a thread reports it. Its text is left out when the caller sent the text (it has it

@@ -46,19 +46,52 @@ function reply(message: WorkerReply): void {
   port!.postMessage(message);
 }
 
+/**
+ * `chunkSpans` messages of the current job the pool has not yet passed on to their reader. The
+ * thread stops sending at MAX_UNREAD_SPANS until the reader catches up: were it to send all of a
+ * large text's chunks at once, they would wait in memory, and the event loop would decode the
+ * whole pile in one go when it next looked, holding up every request meanwhile.
+ */
+const MAX_UNREAD_SPANS = 4;
+const unread = { jobId: -1, count: 0, wake: null as (() => void) | null };
+/** One document at a time: a text queued in the thread waits until the one before it is done. */
+let work: Promise<void> = Promise.resolve();
+
 port.on('message', (request: WorkerRequest) => {
   clearTimeout(preload);
-  if (request.type === 'pdfPlan') {
-    awaitingPlan.get(request.jobId)?.({ from: request.from, to: request.to });
-    awaitingPlan.delete(request.jobId);
-    return;
+  switch (request.type) {
+    case 'pdfPlan':
+      awaitingPlan.get(request.jobId)?.({ from: request.from, to: request.to });
+      awaitingPlan.delete(request.jobId);
+      return;
+    case 'spansRead':
+      if (request.jobId !== unread.jobId) return;
+      unread.count--;
+      unread.wake?.();
+      unread.wake = null;
+      return;
+    case 'chunk':
+      work = work.then(() => handleChunk(request));
+      return;
+    default:
+      work = work.then(() => handleExtract(request));
   }
-  if (request.type === 'chunk') {
-    void handleChunk(request);
-    return;
-  }
-  void handleExtract(request);
 });
+
+/** Sends a message of spans once fewer than MAX_UNREAD_SPANS of the job's are unread. */
+async function sendSpans(jobId: number, spans: ChunkSpan[]): Promise<void> {
+  if (unread.jobId !== jobId) {
+    unread.jobId = jobId;
+    unread.count = 0;
+  }
+  while (unread.count >= MAX_UNREAD_SPANS) {
+    await new Promise<void>((resolve) => {
+      unread.wake = resolve;
+    });
+  }
+  unread.count++;
+  reply({ type: 'chunkSpans', jobId, spans });
+}
 
 /**
  * Characters of chunk text and words per `chunkSpans` message: decoding one such message takes the
@@ -94,12 +127,12 @@ async function chunkAndReply(
     });
     size += words.length + (withText ? c.text.length : 0);
     if (size >= SPANS_MESSAGE_CHARS) {
-      reply({ type: 'chunkSpans', jobId, spans });
+      await sendSpans(jobId, spans);
       spans = [];
       size = 0;
     }
   }
-  if (spans.length > 0) reply({ type: 'chunkSpans', jobId, spans });
+  if (spans.length > 0) await sendSpans(jobId, spans);
   reply({ type: 'chunks', jobId, tokenCount: plan.tokenCount, contentSha256: plan.contentSha256 });
 }
 
