@@ -163,6 +163,18 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE documents ADD COLUMN index_run TEXT;
     `,
   },
+  {
+    version: 5,
+    name: 'no merges for deletes alone',
+    sql: `
+      -- By default FTS5 rewrites a segment once a tenth of its rows are deleted. Deleting a large
+      -- document a slice at a time then rewrites its big segments again and again: 35,000 chunks
+      -- took 15.6 s, one slice up to 1.4 s on the event loop. With 100, deleted rows leave their
+      -- segments in the ordinary merges instead: 0.6 s in all, slices of at most ~150 ms
+      -- (bench/RESULTS.md, fifth session).
+      INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('deletemerge', 100);
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */
