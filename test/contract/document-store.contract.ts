@@ -1111,6 +1111,35 @@ export function documentStoreContract(
         }
       });
 
+      it('searches inside a named document that holds more chunks than the budget', async () => {
+        // The target (120 chunks, budget 50) comes first, then last, among 300 chunks of other
+        // documents that also hold "salmon": neither the budget's newest matches (SQLite) nor its
+        // first ones in table order (PostgreSQL) reach it in both cases.
+        for (const targetFirst of [true, false]) {
+          const others = async () => {
+            for (let d = 0; d < 6; d++) {
+              await indexedIn(
+                orgA,
+                Array.from({ length: 50 }, (_, i) => `salmon run ${d}-${i}`),
+              );
+            }
+          };
+          if (!targetFirst) await others();
+          const target = await indexedIn(
+            orgA,
+            Array.from({ length: 120 }, (_, i) => (i % 40 === 7 ? `salmon leap ${i}` : `quiet pool ${i}`)),
+          );
+          if (targetFirst) await others();
+          const hits = await budgeted.store.search(
+            query(orgA, 'salmon', { documentIds: [target.id], topK: 10 }),
+          );
+          expect(hits.map(keyOf).sort(), `target first: ${targetFirst}`).toEqual(
+            [7, 47, 87].map((i) => `${target.id}:${i}`).sort(),
+          );
+          orgA = `org_${randomUUID()}`;
+        }
+      });
+
       it('keeps the rarest of more than 64 query words, not the first 64', async () => {
         const doc = await indexedIn(orgA, [
           ...Array.from(

@@ -92,6 +92,12 @@ const MAX_QUERY_TERMS = 64;
 const RAREST_PRECOUNT = 100;
 /** A filter passed by at most this many documents ranks all their chunks (document_ids' limit). */
 const MAX_FILTER_DOCUMENTS = 1000;
+/**
+ * Named documents (`document_ids`) may hold this many times the row budget and still have all
+ * their chunks ranked: "search inside this document" stays exact for a document of up to 200,000
+ * chunks (at the default budget), more than the largest upload makes.
+ */
+const NAMED_DOCUMENTS_BUDGET_FACTOR = 10;
 /** A looser filter looks for the budget's worth of passing matches among this many × budget. */
 const LOOSE_FILTER_SCAN_FACTOR = 4;
 /** Rows per INSERT when saving chunks: bounds the size of one statement's parameters. */
@@ -468,6 +474,7 @@ export class PgDocumentStore implements DocumentStore {
     orgId: string,
     filters: string[],
     params: unknown[],
+    candidateBudget: number,
   ): Promise<string[] | null> {
     const { rows } = await this.db.query<{ id: string; chunk_count: number }>(
       `SELECT d.id, d.chunk_count FROM ${this.documents} AS d
@@ -476,7 +483,7 @@ export class PgDocumentStore implements DocumentStore {
       [storable(orgId), ...params],
     );
     const chunks = rows.reduce((n, r) => n + r.chunk_count, 0);
-    if (rows.length > MAX_FILTER_DOCUMENTS || chunks > this.searchRowBudget) return null;
+    if (rows.length > MAX_FILTER_DOCUMENTS || chunks > candidateBudget) return null;
     return rows.map((r) => r.id);
   }
 
@@ -506,7 +513,13 @@ export class PgDocumentStore implements DocumentStore {
       );
     }
     const overBudget = filtered && !plan.exact;
-    const allowed = overBudget ? await this.allowedDocuments(q.orgId, filters, filterParams) : null;
+    // Named documents may hold more chunks than the budget and still be ranked whole (see
+    // NAMED_DOCUMENTS_BUDGET_FACTOR); a metadata filter alone may not.
+    const candidateBudget =
+      q.documentIds === null ? this.searchRowBudget : this.searchRowBudget * NAMED_DOCUMENTS_BUDGET_FACTOR;
+    const allowed = overBudget
+      ? await this.allowedDocuments(q.orgId, filters, filterParams, candidateBudget)
+      : null;
 
     const params: unknown[] = [storable(q.orgId), allowed !== null ? plan.every : plan.query];
     const param = (value: unknown) => {
@@ -520,7 +533,8 @@ export class PgDocumentStore implements DocumentStore {
     const passes = filters.map((f) => f.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`));
     const passing = (alias: string) =>
       `EXISTS (SELECT FROM ${this.documents} AS d WHERE d.id = ${alias}.document_id AND ${passes.join(' AND ')})`;
-    const budget = param(this.searchRowBudget);
+    // A parameter the statement does not use would have no type: the budget is bound where used.
+    const budget = () => param(this.searchRowBudget);
     const matches = (limit: string) => `SELECT document_id, chunk_index, tsv FROM ${this.chunks}
       WHERE org_id = $1 AND tsv @@ (SELECT query FROM q) LIMIT ${limit}`;
 
@@ -540,14 +554,14 @@ export class PgDocumentStore implements DocumentStore {
     if (allowed !== null) {
       candidates = `SELECT r.document_id, r.chunk_index, r.tsv FROM (
           SELECT document_id, chunk_index, tsv FROM ${this.chunks}
-          WHERE document_id = ANY(${param(allowed)}::text[]) AND org_id = $1 LIMIT ${budget}
+          WHERE document_id = ANY(${param(allowed)}::text[]) AND org_id = $1 LIMIT ${param(candidateBudget)}
         ) AS r WHERE r.tsv @@ (SELECT query FROM q)`;
     } else if (overBudget) {
       candidates = `SELECT r.document_id, r.chunk_index, r.tsv
         FROM (${matches(param(this.searchRowBudget * LOOSE_FILTER_SCAN_FACTOR))}) AS r
-        WHERE ${passing('r')} LIMIT ${budget}`;
+        WHERE ${passing('r')} LIMIT ${budget()}`;
     } else {
-      candidates = `SELECT r.document_id, r.chunk_index, r.tsv FROM (${matches(budget)}) AS r
+      candidates = `SELECT r.document_id, r.chunk_index, r.tsv FROM (${matches(budget())}) AS r
         ${filtered ? `WHERE ${passing('r')}` : ''}`;
     }
     const limit = param(topK);

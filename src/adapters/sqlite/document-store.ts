@@ -78,6 +78,12 @@ interface ReadyIndex extends IndexTotals {
 const RAREST_PRECOUNT = 100;
 /** A filter passed by at most this many documents ranks all their chunks (document_ids' limit). */
 const MAX_FILTER_DOCUMENTS = 1000;
+/**
+ * Named documents (`document_ids`) may hold this many times the row budget and still have all
+ * their chunks ranked: "search inside this document" stays exact for a document of up to 200,000
+ * chunks (at the default budget), more than the largest upload makes.
+ */
+const NAMED_DOCUMENTS_BUDGET_FACTOR = 10;
 /** A looser filter looks for the budget's worth of passing matches among this many × budget. */
 const LOOSE_FILTER_SCAN_FACTOR = 4;
 
@@ -625,6 +631,13 @@ export class SqliteDocumentStore implements DocumentStore {
     return { match, minRowid: edge ?? 0, every, exact: false };
   }
 
+  /** How many chunks of the documents that pass a query's filters it may rank all of. */
+  private candidateBudget(q: SearchQuery): number {
+    return q.documentIds === null
+      ? this.searchRowBudget
+      : this.searchRowBudget * NAMED_DOCUMENTS_BUDGET_FACTOR;
+  }
+
   /**
    * The documents a filtered query may answer from, found from the documents side: null when
    * they are too many to rank all their chunks (more than MAX_FILTER_DOCUMENTS documents, or
@@ -647,7 +660,7 @@ export class SqliteDocumentStore implements DocumentStore {
     for (const row of rows) {
       ids.push(row.id);
       chunks += row.chunk_count ?? 0;
-      if (ids.length > MAX_FILTER_DOCUMENTS || chunks > this.searchRowBudget) return null;
+      if (ids.length > MAX_FILTER_DOCUMENTS || chunks > this.candidateBudget(q)) return null;
     }
     return ids;
   }
@@ -671,7 +684,7 @@ export class SqliteDocumentStore implements DocumentStore {
           'SELECT id FROM chunks WHERE document_id IN (SELECT value FROM json_each(?)) LIMIT ?',
         )
         .pluck()
-        .all(JSON.stringify(allowed), this.searchRowBudget);
+        .all(JSON.stringify(allowed), this.candidateBudget(q));
       return { match: plan.every, rowids };
     }
     // CROSS JOIN pins the order: newest matches first, then their chunk and document by key.
