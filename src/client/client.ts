@@ -88,7 +88,7 @@ export interface WaitOptions extends RequestOptions {
   intervalMs?: number;
 }
 
-/** Most ids one batch-status request may carry (DESIGN.md §3). */
+/** Most ids one batch-status request may carry (the API's limit, README). */
 export const MAX_IDS_PER_REQUEST = 100;
 const DEFAULT_MAX_RETRIES = 3;
 const DEFAULT_MAX_RETRY_DELAY_MS = 60_000;

@@ -5,7 +5,7 @@ export const DOCUMENT_STATUSES: readonly DocumentStatus[] = ['queued', 'processi
 
 export type SourceType = 'text' | 'file' | 'url';
 
-/** Codes a document can fail with after its 202 (DESIGN.md §3). */
+/** Codes a document can fail with after its 202 (the README lists them). */
 export type FailureCode =
   | 'url_unreachable'
   | 'url_blocked'

@@ -1,5 +1,5 @@
-// Word documents: first our own pass over the ZIP container, which enforces the archive limits of
-// DESIGN.md §5 by inflating every entry and counting the bytes that really come out (headers can
+// Word documents: first our own pass over the ZIP container, which enforces the archive limits
+// (README, failure codes) by inflating every entry and counting the bytes that really come out (headers can
 // claim anything), then mammoth for the text. mammoth (through JSZip) would inflate the whole
 // archive into memory before we could object, so it only ever sees archives that passed.
 import { open, readFile } from 'node:fs/promises';

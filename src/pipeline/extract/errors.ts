@@ -1,5 +1,5 @@
 // The one error type extraction throws for a document that cannot be turned into text; its code
-// is what the document's `error.code` shows (DESIGN.md §3). Anything else thrown by the extractor
+// is what the document's `error.code` shows (the README lists them). Anything else thrown by the extractor
 // (closed pool, a worker thread that could not start) is an infrastructure fault worth retrying.
 import type { ExtractionCode } from './types.js';
 

@@ -1,4 +1,4 @@
-// The JSON shape of a document status record (DESIGN.md §3).
+// The JSON shape of a document status record (README, "API overview").
 import type { DocumentRecord } from '../../../domain/types.js';
 
 export function toDocumentJson(doc: DocumentRecord) {
