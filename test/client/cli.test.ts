@@ -3,12 +3,13 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runCli, type ServerProcess, startServer, stopServer } from '../helpers/process.js';
+import { CORPUS_DIR, describeWithCorpus } from '../helpers/shared.js';
 
-const ENCRYPTED_PDF = '/work/shared/corpus/pdf/libreoffice-writer-password.pdf';
+const ENCRYPTED_PDF = path.join(CORPUS_DIR, 'pdf/libreoffice-writer-password.pdf');
 
-describe('docindex client commands', () => {
+describeWithCorpus('docindex client commands', () => {
   const root = mkdtempSync(path.join(tmpdir(), 'docindex-cli-client-'));
   const folder = path.join(root, 'library');
   let server: ServerProcess;

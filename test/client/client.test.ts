@@ -10,10 +10,11 @@ import { MemoryRateLimiter } from '../../src/adapters/ratelimit/memory.js';
 import { buildApp } from '../../src/app.js';
 import { DocindexClient, DocindexError, type WaitProgress, WaitTimeoutError } from '../../src/index.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { CORPUS_DIR, itWithCorpus } from '../helpers/shared.js';
 import { listen, recordingFetch } from './support.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const PDF = '/work/shared/corpus/pdf/pdflatex-4-pages.pdf';
+const PDF = path.join(CORPUS_DIR, 'pdf/pdflatex-4-pages.pdf');
 
 /** A loopback URL nothing listens on. */
 async function closedPortUrl(): Promise<string> {
@@ -107,31 +108,34 @@ describe('DocindexClient', () => {
     expect(usage.daily[0]!.count).toBe(4);
   });
 
-  it('uploads files by path (with pages for PDFs) and as Blobs, with metadata and a filename', async () => {
-    const notes = path.join(dir, 'field-notes.md');
-    writeFileSync(notes, '# Field notes\n\nThe heron waited motionless in the shallows.\n');
-    const fromPath = await client.ingestFile(notes, { metadata: { source: 'disk' } });
-    const fromBlob = await client.ingestFile(
-      new Blob(['Kingfishers dive for small fish.'], { type: 'text/plain' }),
-      {
-        filename: 'kingfisher.txt',
-      },
-    );
-    const pdf = await client.ingestFile(PDF);
-    const ids = [...fromPath.document_ids, ...fromBlob.document_ids, ...pdf.document_ids];
-    const docs = await client.waitForDocuments(ids, { timeoutMs: 30_000 });
-    expect(docs.map((d) => [d.status, d.source.type, d.source.filename])).toEqual([
-      ['ready', 'file', 'field-notes.md'],
-      ['ready', 'file', 'kingfisher.txt'],
-      ['ready', 'file', 'pdflatex-4-pages.pdf'],
-    ]);
-    expect(docs[0]!.metadata).toEqual({ source: 'disk' });
+  itWithCorpus(
+    'uploads files by path (with pages for PDFs) and as Blobs, with metadata and a filename',
+    async () => {
+      const notes = path.join(dir, 'field-notes.md');
+      writeFileSync(notes, '# Field notes\n\nThe heron waited motionless in the shallows.\n');
+      const fromPath = await client.ingestFile(notes, { metadata: { source: 'disk' } });
+      const fromBlob = await client.ingestFile(
+        new Blob(['Kingfishers dive for small fish.'], { type: 'text/plain' }),
+        {
+          filename: 'kingfisher.txt',
+        },
+      );
+      const pdf = await client.ingestFile(PDF);
+      const ids = [...fromPath.document_ids, ...fromBlob.document_ids, ...pdf.document_ids];
+      const docs = await client.waitForDocuments(ids, { timeoutMs: 30_000 });
+      expect(docs.map((d) => [d.status, d.source.type, d.source.filename])).toEqual([
+        ['ready', 'file', 'field-notes.md'],
+        ['ready', 'file', 'kingfisher.txt'],
+        ['ready', 'file', 'pdflatex-4-pages.pdf'],
+      ]);
+      expect(docs[0]!.metadata).toEqual({ source: 'disk' });
 
-    const hit = (await client.query({ query: 'Huardest gefburn', documentIds: pdf.document_ids, topK: 1 }))
-      .results[0];
-    expect(hit?.page_start).toBeGreaterThanOrEqual(1);
-    expect(hit?.page_end).toBeGreaterThanOrEqual(hit!.page_start!);
-  });
+      const hit = (await client.query({ query: 'Huardest gefburn', documentIds: pdf.document_ids, topK: 1 }))
+        .results[0];
+      expect(hit?.page_start).toBeGreaterThanOrEqual(1);
+      expect(hit?.page_end).toBeGreaterThanOrEqual(hit!.page_start!);
+    },
+  );
 
   it('sends a fresh Idempotency-Key with every ingest call, or the one given', async () => {
     const recorder = recordingFetch();

@@ -9,12 +9,14 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_CSP } from '../../src/http/routes/console.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { CORPUS_DIR, HAVE_CORPUS } from '../helpers/shared.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 const browserRequired = process.env.REQUIRE_BROWSER_TESTS === '1';
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
-const ENCRYPTED_PDF = '/work/shared/corpus/pdf/libreoffice-writer-password.pdf';
+// The browser test uploads an encrypted PDF from the shared corpus: without it, it is skipped.
+const ENCRYPTED_PDF = path.join(CORPUS_DIR, 'pdf/libreoffice-writer-password.pdf');
 
 describe('console static files', () => {
   let h: Harness;
@@ -76,7 +78,7 @@ if (!hasChromium) {
   }
 }
 
-describe.runIf(hasChromium)('console in a real browser', () => {
+describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
   let h: Harness;
   let baseUrl: string;
   let browser: Browser;

@@ -6,8 +6,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
-
-const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus');
+import { CORPUS_DIR as CORPUS, itWithCorpus } from '../helpers/shared.js';
 
 interface Part {
   name: string;
@@ -71,7 +70,7 @@ describe('POST /v1/ingest/file', () => {
     });
   });
 
-  it('extracts a real PDF with page numbers in query results', async () => {
+  itWithCorpus('extracts a real PDF with page numbers in query results', async () => {
     const pdf = readFileSync(path.join(CORPUS, 'pdf/pdflatex-4-pages.pdf'));
     const res = await upload([{ name: 'file', value: pdf, filename: 'four-pages.pdf' }]);
     expect(res.statusCode).toBe(202);
@@ -97,7 +96,7 @@ describe('POST /v1/ingest/file', () => {
     expect(pages.size).toBeGreaterThan(1);
   });
 
-  it('extracts a real DOCX', async () => {
+  itWithCorpus('extracts a real DOCX', async () => {
     const docx = readFileSync(path.join(CORPUS, 'docx/single-paragraph.docx'));
     const res = await upload([{ name: 'file', value: docx, filename: 'single.docx' }]);
     expect(res.statusCode).toBe(202);
@@ -115,7 +114,7 @@ describe('POST /v1/ingest/file', () => {
     expect(h.blobFiles().length).toBe(before);
   });
 
-  it('an encrypted PDF ends failed: encrypted, and other documents carry on', async () => {
+  itWithCorpus('an encrypted PDF ends failed: encrypted, and other documents carry on', async () => {
     const pdf = readFileSync(path.join(CORPUS, 'pdf/libreoffice-writer-password.pdf'));
     const bad = await upload([{ name: 'file', value: pdf, filename: 'secret.pdf' }]);
     const good = await upload([{ name: 'file', value: 'still fine', filename: 'ok.txt' }]);
@@ -125,7 +124,7 @@ describe('POST /v1/ingest/file', () => {
     expect(ok!.status).toBe('ready');
   });
 
-  it('a PDF truncated at half ends failed: corrupt', async () => {
+  itWithCorpus('a PDF truncated at half ends failed: corrupt', async () => {
     const pdf = readFileSync(path.join(CORPUS, 'pdf/pdflatex-4-pages.pdf'));
     const res = await upload([
       { name: 'file', value: pdf.subarray(0, pdf.length >> 1), filename: 'half.pdf' },

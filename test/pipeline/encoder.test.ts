@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { encodeText } from '../../src/pipeline/chunk/encoder.js';
+import { itWithCorpus } from '../helpers/shared.js';
 import { PDF_DIR, ROOT } from './extract-support.js';
 
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
@@ -62,7 +63,7 @@ function realTexts(): { name: string; text: string }[] {
 }
 
 describe('encodeText', () => {
-  it('gives gpt-tokenizer’s tokens on real text', () => {
+  itWithCorpus('gives gpt-tokenizer’s tokens on real text', () => {
     const texts = realTexts();
     expect(texts.length).toBeGreaterThan(8);
     for (const { name, text } of texts) {

@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectFormat } from '../../src/pipeline/extract/index.js';
+import { itWithCorpus } from '../helpers/shared.js';
 import {
   DOCX_DIR,
   documentXml,
@@ -37,7 +38,7 @@ async function detect(
 }
 
 describe('detectFormat on real files', () => {
-  it('accepts every corpus PDF and DOCX under its own name', async () => {
+  itWithCorpus('accepts every corpus PDF and DOCX under its own name', async () => {
     for (const name of [
       'minimal-document.pdf',
       'GeoTopo-komprimiert.pdf',
@@ -56,7 +57,7 @@ describe('detectFormat on real files', () => {
     }
   });
 
-  it('refuses a PDF named .docx and a DOCX named .pdf, saying what they are', async () => {
+  itWithCorpus('refuses a PDF named .docx and a DOCX named .pdf, saying what they are', async () => {
     const pdf = await readFile(path.join(PDF_DIR, 'minimal-document.pdf'));
     const docx = await readFile(path.join(DOCX_DIR, 'tables.docx'));
     expect(await detect('report.docx', pdf)).toEqual({
@@ -147,7 +148,7 @@ describe('detectFormat refusals', () => {
     });
   });
 
-  it('junk before %PDF- that is another format', async () => {
+  itWithCorpus('junk before %PDF- that is another format', async () => {
     const pdf = await readFile(path.join(PDF_DIR, 'minimal-document.pdf'));
     expect((await detect('polyglot.pdf', Buffer.concat([PNG, pdf]))).ok).toBe(false);
   });
@@ -184,7 +185,7 @@ describe('detectFormat acceptances', () => {
     });
   });
 
-  it('a PDF with a little leading junk (as Acrobat and pdf.js accept)', async () => {
+  itWithCorpus('a PDF with a little leading junk (as Acrobat and pdf.js accept)', async () => {
     const pdf = await readFile(path.join(PDF_DIR, 'minimal-document.pdf'));
     expect(await detect('junk.pdf', Buffer.concat([Buffer.from('\r\n\r\n'), pdf]))).toEqual({
       ok: true,
@@ -210,7 +211,7 @@ describe('detectFormat for URL downloads (no filename, a declared Content-Type)'
     expect(await detect('x', 'plain words', null, 'text/plain')).toEqual({ ok: true, format: 'txt' });
   });
 
-  it('lets the bytes decide when the type is generic or wrong', async () => {
+  itWithCorpus('lets the bytes decide when the type is generic or wrong', async () => {
     const pdf = await readFile(path.join(PDF_DIR, 'minimal-document.pdf'));
     const docx = await readFile(path.join(DOCX_DIR, 'tables.docx'));
     expect(await detect('x', pdf, null, 'application/octet-stream')).toEqual({ ok: true, format: 'pdf' });

@@ -8,6 +8,7 @@ import mammoth from 'mammoth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkDocxArchive, DOCX_LIMITS, extractDocxText } from '../../src/pipeline/extract/docx.js';
 import { createExtractor, ExtractionError, type Extractor } from '../../src/pipeline/extract/index.js';
+import { describeWithCorpus, itWithCorpus } from '../helpers/shared.js';
 import {
   type Canary,
   DOCX_DIR,
@@ -49,7 +50,7 @@ async function failure(promise: Promise<unknown>): Promise<ExtractionError> {
   return error as ExtractionError;
 }
 
-describe('corpus DOCX files (mammoth test data)', () => {
+describeWithCorpus('corpus DOCX files (mammoth test data)', () => {
   const expected: Record<string, string> = {
     'single-paragraph.docx': 'Walking on imported air',
     'simple-list.docx': 'Apple\n\nBanana',
@@ -76,7 +77,7 @@ describe('corpus DOCX files (mammoth test data)', () => {
 });
 
 describe('nothing is fetched', () => {
-  it('external-picture.docx opens no socket and resolves no name', async () => {
+  itWithCorpus('external-picture.docx opens no socket and resolves no name', async () => {
     // Run in this thread (the worker thread runs the same function) so the hook sees everything.
     const opened: string[] = [];
     const hook = createHook({
@@ -317,7 +318,7 @@ describe('not a Word document', () => {
     );
   });
 
-  it('a DOCX cut in half → corrupt', async () => {
+  itWithCorpus('a DOCX cut in half → corrupt', async () => {
     const bytes = await readFile(path.join(DOCX_DIR, 'tables.docx'));
     const file = await tmp.write('half.docx', bytes.subarray(0, bytes.length >> 1));
     expect((await failure(extractor.extract(file, 'docx'))).code).toBe('corrupt');

@@ -20,6 +20,7 @@ import {
   type PageRange,
   splitPages,
 } from '../../src/pipeline/extract/pool.js';
+import { describeWithCorpus, HAVE_CORPUS, itWithCorpus } from '../helpers/shared.js';
 import {
   FIXTURES,
   makeTempDir,
@@ -44,11 +45,13 @@ afterAll(async () => {
 });
 
 const pageCounts = new Map<string, number>(
-  (
-    JSON.parse(readFileSync(path.join(PDF_DIR, 'files.json'), 'utf8')) as {
-      data: { path: string; pages: number }[];
-    }
-  ).data.map((file) => [path.basename(file.path), file.pages]),
+  HAVE_CORPUS
+    ? (
+        JSON.parse(readFileSync(path.join(PDF_DIR, 'files.json'), 'utf8')) as {
+          data: { path: string; pages: number }[];
+        }
+      ).data.map((file) => [path.basename(file.path), file.pages])
+    : [],
 );
 const readable = [
   'minimal-document',
@@ -83,7 +86,7 @@ async function failure(promise: Promise<unknown>): Promise<ExtractionError> {
   return error as ExtractionError;
 }
 
-describe('corpus PDFs against poppler', () => {
+describeWithCorpus('corpus PDFs against poppler', () => {
   const results = new Map<string, ExtractedText>();
   beforeAll(async () => {
     for (const name of readable)
@@ -203,7 +206,7 @@ describe('fixture PDFs (test/fixtures/extract)', () => {
 });
 
 describe('PDF failures', () => {
-  it('a password-protected PDF → encrypted', async () => {
+  itWithCorpus('a password-protected PDF → encrypted', async () => {
     const error = await failure(
       extractor.extract(path.join(PDF_DIR, 'libreoffice-writer-password.pdf'), 'pdf'),
     );
@@ -211,7 +214,7 @@ describe('PDF failures', () => {
     expect(error.message).toBe('the PDF is password-protected');
   });
 
-  it('a PDF truncated at half → corrupt', async () => {
+  itWithCorpus('a PDF truncated at half → corrupt', async () => {
     for (const name of ['GeoTopo-komprimiert.pdf', 'pdflatex-4-pages.pdf']) {
       const bytes = await readFile(path.join(PDF_DIR, name));
       const file = await tmp.write(`half-${name}`, bytes.subarray(0, bytes.length >> 1));
@@ -226,7 +229,7 @@ describe('PDF failures', () => {
     expect((await failure(extractor.extract(file, 'pdf'))).code).toBe('corrupt');
   });
 
-  it('more pages than pdfMaxPages → too_large, before any page is read', async () => {
+  itWithCorpus('more pages than pdfMaxPages → too_large, before any page is read', async () => {
     const capped = createExtractor({ ...OPTIONS, maxWorkers: 1, pdfMaxPages: 3 });
     try {
       const error = await failure(capped.extract(path.join(PDF_DIR, 'pdflatex-4-pages.pdf'), 'pdf'));
@@ -240,7 +243,7 @@ describe('PDF failures', () => {
     }
   });
 
-  it('a PDF that takes longer than timeoutMs → timeout, and the pool carries on', async () => {
+  itWithCorpus('a PDF that takes longer than timeoutMs → timeout, and the pool carries on', async () => {
     const hasty = createExtractor({ ...OPTIONS, maxWorkers: 1, timeoutMs: 300 });
     try {
       const started = Date.now();
@@ -260,7 +263,7 @@ describe('PDF failures', () => {
 describe('a big PDF split across threads', () => {
   const headroom = (cpus: number) => ({ current: () => cpus, stop: () => {} });
 
-  it('with CPUs to spare: split in two, same text and spans as one thread', async () => {
+  itWithCorpus('with CPUs to spare: split in two, same text and spans as one thread', async () => {
     const file = path.join(PDF_DIR, 'GeoTopo-komprimiert.pdf');
     const plans: PageRange[][] = [];
     const idle = createWorkerPool(
@@ -284,7 +287,7 @@ describe('a big PDF split across threads', () => {
     }
   });
 
-  it('on a machine whose CPUs are busy, or for a short PDF: one thread', async () => {
+  itWithCorpus('on a machine whose CPUs are busy, or for a short PDF: one thread', async () => {
     const plans: PageRange[][] = [];
     const busy = createWorkerPool(
       { ...OPTIONS, maxWorkers: 2 },

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chunkForIndex } from '../../src/pipeline/chunk/for-index.js';
 import { createExtractor, ExtractionError } from '../../src/pipeline/extract/index.js';
 import { createWorkerPool } from '../../src/pipeline/extract/pool.js';
+import { itWithCorpus } from '../helpers/shared.js';
 import { DOCX_DIR, FIXTURES, makeTempDir, PDF_DIR, ROOT, type TempDir } from './extract-support.js';
 
 const OPTIONS = { maxWorkers: 2, timeoutMs: 30_000, maxHeapMb: 512, pdfMaxPages: 5_000 };
@@ -25,38 +26,40 @@ afterAll(async () => {
 });
 
 describe('built with tsc (dist/src/pipeline/extract/*.js)', () => {
-  it('starts threads from worker.js and extracts; idle threads let the process exit without close()', async () => {
-    // The same per-file emit tsc does for the modules the threads load, into the dist/ layout,
-    // without building (and type-checking) the rest of the project.
-    const out = path.join(tmp.dir, 'dist/src/pipeline/extract');
-    const modules = [
-      'src/pipeline/extract',
-      'src/pipeline/chunk',
-      'src/domain/search-words.ts',
-      'src/domain/chunk-batches.ts',
-    ];
-    for (const module of modules) {
-      const names = module.endsWith('.ts')
-        ? [path.basename(module)]
-        : (await readdir(path.join(ROOT, module))).filter((n) => n.endsWith('.ts') && !n.endsWith('.d.ts'));
-      const dir = module.endsWith('.ts') ? path.dirname(module) : module;
-      await mkdir(path.join(tmp.dir, 'dist', dir), { recursive: true });
-      for (const name of names) {
-        const { outputText } = ts.transpileModule(await readFile(path.join(ROOT, dir, name), 'utf8'), {
-          compilerOptions: {
-            module: ts.ModuleKind.ES2022,
-            target: ts.ScriptTarget.ES2022,
-            esModuleInterop: true,
-          },
-          fileName: name,
-        });
-        await writeFile(path.join(tmp.dir, 'dist', dir, name.replace(/\.ts$/, '.js')), outputText);
+  itWithCorpus(
+    'starts threads from worker.js and extracts; idle threads let the process exit without close()',
+    async () => {
+      // The same per-file emit tsc does for the modules the threads load, into the dist/ layout,
+      // without building (and type-checking) the rest of the project.
+      const out = path.join(tmp.dir, 'dist/src/pipeline/extract');
+      const modules = [
+        'src/pipeline/extract',
+        'src/pipeline/chunk',
+        'src/domain/search-words.ts',
+        'src/domain/chunk-batches.ts',
+      ];
+      for (const module of modules) {
+        const names = module.endsWith('.ts')
+          ? [path.basename(module)]
+          : (await readdir(path.join(ROOT, module))).filter((n) => n.endsWith('.ts') && !n.endsWith('.d.ts'));
+        const dir = module.endsWith('.ts') ? path.dirname(module) : module;
+        await mkdir(path.join(tmp.dir, 'dist', dir), { recursive: true });
+        for (const name of names) {
+          const { outputText } = ts.transpileModule(await readFile(path.join(ROOT, dir, name), 'utf8'), {
+            compilerOptions: {
+              module: ts.ModuleKind.ES2022,
+              target: ts.ScriptTarget.ES2022,
+              esModuleInterop: true,
+            },
+            fileName: name,
+          });
+          await writeFile(path.join(tmp.dir, 'dist', dir, name.replace(/\.ts$/, '.js')), outputText);
+        }
       }
-    }
-    await writeFile(path.join(tmp.dir, 'package.json'), '{"type":"module"}');
-    await symlink(path.join(ROOT, 'node_modules'), path.join(tmp.dir, 'node_modules'), 'dir');
+      await writeFile(path.join(tmp.dir, 'package.json'), '{"type":"module"}');
+      await symlink(path.join(ROOT, 'node_modules'), path.join(tmp.dir, 'node_modules'), 'dir');
 
-    const script = `
+      const script = `
       import { createExtractor } from './dist/src/pipeline/extract/index.js';
       import { workerEntry } from './dist/src/pipeline/extract/worker-entry.js';
       const extractor = createExtractor({ maxWorkers: 2, timeoutMs: 30000, maxHeapMb: 256, pdfMaxPages: 5000 });
@@ -66,20 +69,21 @@ describe('built with tsc (dist/src/pipeline/extract/*.js)', () => {
       console.log(JSON.stringify({ entry: workerEntry().href, pages: pdf.pages.length, pdf: pdf.text.slice(0, 18), docx: docx.text.slice(0, 5), chunks: plan.chunks.length, words: plan.chunks[0].words.slice(0, 12) }));
       // No close(): the idle threads must not keep this process alive.
     `;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
-      cwd: tmp.dir,
-      timeout: 30_000,
-    });
-    const report = JSON.parse(stdout.trim()) as { entry: string; chunks: number };
-    expect(report.entry).toBe(`file://${out}/worker.js`);
-    expect(report).toMatchObject({
-      pages: 3,
-      pdf: 'Extraction Fixture',
-      docx: 'Above',
-      words: 'cafe au lait',
-    });
-    expect(report.chunks).toBeGreaterThan(1);
-  });
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: tmp.dir,
+        timeout: 30_000,
+      });
+      const report = JSON.parse(stdout.trim()) as { entry: string; chunks: number };
+      expect(report.entry).toBe(`file://${out}/worker.js`);
+      expect(report).toMatchObject({
+        pages: 3,
+        pdf: 'Extraction Fixture',
+        docx: 'Above',
+        words: 'cafe au lait',
+      });
+      expect(report.chunks).toBeGreaterThan(1);
+    },
+  );
 });
 
 describe('a thread that runs out of heap', () => {
@@ -107,27 +111,30 @@ describe('a thread that runs out of heap', () => {
 });
 
 describe('abort and close', () => {
-  it('an abort signal ends the extraction at once with its reason; the pool carries on', async () => {
-    const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1 });
-    try {
-      const controller = new AbortController();
-      const reason = new Error('document deleted');
-      const pending = extractor.extract(GEOTOPO, 'pdf', controller.signal);
-      setTimeout(() => controller.abort(reason), 100);
-      const started = Date.now();
-      await expect(pending).rejects.toBe(reason);
-      expect(Date.now() - started).toBeLessThan(1_000);
+  itWithCorpus(
+    'an abort signal ends the extraction at once with its reason; the pool carries on',
+    async () => {
+      const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1 });
+      try {
+        const controller = new AbortController();
+        const reason = new Error('document deleted');
+        const pending = extractor.extract(GEOTOPO, 'pdf', controller.signal);
+        setTimeout(() => controller.abort(reason), 100);
+        const started = Date.now();
+        await expect(pending).rejects.toBe(reason);
+        expect(Date.now() - started).toBeLessThan(1_000);
 
-      const already = AbortSignal.abort(reason);
-      await expect(extractor.extract(GEOTOPO, 'pdf', already)).rejects.toBe(reason);
+        const already = AbortSignal.abort(reason);
+        await expect(extractor.extract(GEOTOPO, 'pdf', already)).rejects.toBe(reason);
 
-      expect((await extractor.extract(path.join(DOCX_DIR, 'single-paragraph.docx'), 'docx')).text).toBe(
-        'Walking on imported air',
-      );
-    } finally {
-      await extractor.close();
-    }
-  });
+        expect((await extractor.extract(path.join(DOCX_DIR, 'single-paragraph.docx'), 'docx')).text).toBe(
+          'Walking on imported air',
+        );
+      } finally {
+        await extractor.close();
+      }
+    },
+  );
 
   it('close() rejects running and queued documents, and later calls', async () => {
     const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1 });
@@ -147,7 +154,7 @@ describe('abort and close', () => {
 });
 
 describe('queueing', () => {
-  it('more documents than threads: each gets its own text', async () => {
+  itWithCorpus('more documents than threads: each gets its own text', async () => {
     const extractor = createExtractor({ ...OPTIONS, maxWorkers: 2 });
     try {
       const inputs = await Promise.all(
@@ -274,7 +281,7 @@ describe('chunking in threads', () => {
     }
   });
 
-  it('a chunk job waits its turn behind extraction and can be aborted like one', async () => {
+  itWithCorpus('a chunk job waits its turn behind extraction and can be aborted like one', async () => {
     const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1 });
     try {
       const pdf = extractor.extract(GEOTOPO, 'pdf');

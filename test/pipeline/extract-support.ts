@@ -7,10 +7,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants, crc32, deflateRawSync } from 'node:zlib';
+import { CORPUS_DIR } from '../helpers/shared.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(here, '../..');
-export const CORPUS = path.resolve(ROOT, '../shared/corpus');
+// The shared corpus (absent beside a clone on its own: see test/helpers/shared.ts).
+export const CORPUS = CORPUS_DIR;
 export const PDF_DIR = path.join(CORPUS, 'pdf');
 export const DOCX_DIR = path.join(CORPUS, 'docx');
 export const FIXTURES = path.join(ROOT, 'test/fixtures/extract');
