@@ -399,9 +399,10 @@ export class SqliteDocumentStore implements DocumentStore {
     const { batches, totals } = chunkBatchesOf(result);
     const slices = reslice(batches, INDEX_SLICE_CHARS);
     try {
+      // Up to one slice in all: the whole document in one shared transaction.
       const first = await slices.next();
-      const second = first.done ? first : await slices.next();
-      if (second.done) {
+      const second = first.done ? null : await slices.next();
+      if (first.done || !second || second.done) {
         const chunks = first.done ? [] : first.value;
         const ready = { ...totals(), chunkCount: chunks.length, result };
         return await this.commits.run(() => this.writeIndex(id, chunks, ready), Math.max(1, chunks.length));
@@ -418,25 +419,20 @@ export class SqliteDocumentStore implements DocumentStore {
         if (removed === null) return false;
         if (removed === 0) break;
       }
-      let chunkCount = 0;
-      for (let next: IteratorResult<ChunkRow[]> = first; !next.done; next = await slices.next()) {
-        const slice = next.value;
-        const written = await this.commits.run(
+      const write = async (slice: ChunkRow[]) =>
+        (await this.commits.run(
           () => this.inRun(id, run, (orgKey) => this.insertChunks(id, orgKey, slice)),
           slice.length,
-        );
-        if (written === null) return false;
+        )) !== null;
+      let chunkCount = 0;
+      // The two slices read ahead first, then the rest as it comes.
+      for (const slice of [first.value, second.value]) {
+        if (!(await write(slice))) return false;
         chunkCount += slice.length;
-        if (next === first) {
-          // The second slice was read ahead; it is written next, then the rest as it comes.
-          const ahead = second.value;
-          const wrote = await this.commits.run(
-            () => this.inRun(id, run, (orgKey) => this.insertChunks(id, orgKey, ahead)),
-            ahead.length,
-          );
-          if (wrote === null) return false;
-          chunkCount += ahead.length;
-        }
+      }
+      for await (const slice of slices) {
+        if (!(await write(slice))) return false;
+        chunkCount += slice.length;
       }
       const ready = { ...totals(), chunkCount, result };
       const finished = await this.commits.run(() => this.inRun(id, run, () => this.markReady(id, ready)));
