@@ -10,7 +10,7 @@ import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js
 import type { BlobStore, DocumentStore, JobContext, JobQueue } from '../../src/domain/ports.js';
 import type { ChunkRow, ChunkStream, NewDocument } from '../../src/domain/types.js';
 import { chunkForIndex, type IndexPlan } from '../../src/pipeline/chunk/for-index.js';
-import { type ChunkDocument, DocumentProcessor } from '../../src/pipeline/processor.js';
+import { type ChunkDocument, DocumentProcessor, ProcessingError } from '../../src/pipeline/processor.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
 
 interface Harness {
@@ -33,6 +33,22 @@ function processorOver(documents: DocumentStore, chunkDocument: ChunkDocument): 
     classifyError: () => null,
     logger: { warn() {}, error() {} },
   });
+}
+
+/** A stream whose reading fails with `error`, as when chunking or extraction fails. */
+function failingStream(error: Error): ChunkStream {
+  return {
+    chunks: {
+      [Symbol.asyncIterator]: () => ({
+        next: async (): Promise<IteratorResult<readonly ChunkRow[]>> => {
+          throw error;
+        },
+      }),
+    },
+    totals: () => {
+      throw error;
+    },
+  };
 }
 
 /** Chunks already made, as the stream the processor reads. */
@@ -107,6 +123,67 @@ function processorContract(name: string, make: () => Promise<Harness>): void {
       expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
         status: 'ready',
         attempts: 2,
+      });
+    });
+
+    it('retries a transient failure while attempts remain, then ends failed with its code', async () => {
+      h = await make();
+      const doc = textDocument(`org_${randomUUID()}`, 'a document whose chunking keeps failing');
+      await h.documents.createDocuments([doc]);
+      const job = (attempt: number): JobContext => ({
+        documentId: doc.id,
+        orgId: doc.orgId,
+        attempt,
+        maxAttempts: 3,
+        signal: new AbortController().signal,
+      });
+      // An error nobody classified (a database hiccup, a bug) is internal and transient.
+      const flaky = processorOver(h.documents, () => failingStream(new Error('connection reset')));
+      for (const attempt of [1, 2]) {
+        await expect(flaky.handle(job(attempt))).rejects.toMatchObject({ code: 'internal', transient: true });
+        expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
+          status: 'queued',
+          attempts: attempt,
+          error: { code: 'internal', message: 'processing failed: connection reset' },
+        });
+      }
+      // The last attempt records the failure instead of asking for another.
+      await flaky.handle(job(3));
+      expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
+        status: 'failed',
+        attempts: 3,
+        error: { code: 'internal', message: 'processing failed: connection reset' },
+      });
+    });
+
+    it('ends failed at once on a permanent failure, whatever attempts remain', async () => {
+      h = await make();
+      const doc = textDocument(`org_${randomUUID()}`, 'a document that cannot be read');
+      await h.documents.createDocuments([doc]);
+      const broken = new DocumentProcessor({
+        documents: h.documents,
+        processQueue: { enqueue: unused('the process queue') } as unknown as JobQueue,
+        blobs: {} as BlobStore,
+        indexFile: unused('extraction'),
+        chunkDocument: () => failingStream(new Error('bad bytes')),
+        downloadUrl: unused('download'),
+        classifyError: (error) =>
+          error instanceof Error && error.message === 'bad bytes'
+            ? new ProcessingError('corrupt', 'the file cannot be read')
+            : null,
+        logger: { warn() {}, error() {} },
+      });
+      await broken.handle({
+        documentId: doc.id,
+        orgId: doc.orgId,
+        attempt: 1,
+        maxAttempts: 5,
+        signal: new AbortController().signal,
+      });
+      expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
+        status: 'failed',
+        attempts: 1,
+        error: { code: 'corrupt', message: 'the file cannot be read' },
       });
     });
 
