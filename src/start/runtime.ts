@@ -202,6 +202,9 @@ export async function createRuntime(
       maxHeapMb: config.extractMaxHeapMb,
       pdfMaxPages: config.pdfMaxPages,
     });
+    // The first document should be as fast as the hundredth: a thread starts and loads the
+    // tokenizer now rather than when that document arrives.
+    extractor.warm();
     const processor = new DocumentProcessor({
       documents,
       processQueue: queue,

@@ -233,6 +233,10 @@ class WorkerPoolExtractor implements Extractor {
     });
   }
 
+  warm(): void {
+    if (!this.closed && this.slots.size === 0) this.spawn();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.deps.cpuHeadroom.stop();

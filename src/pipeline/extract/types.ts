@@ -60,6 +60,11 @@ export interface Extractor {
     options: FileChunkOptions,
     signal?: AbortSignal,
   ): ChunkStream;
+  /**
+   * Starts a thread now, if none runs, so the first document does not wait for one to load its
+   * modules and the tokenizer's tables (an idle thread loads them ahead).
+   */
+  warm(): void;
   /** Rejects documents still queued or running and stops every worker thread. */
   close(): Promise<void>;
 }
