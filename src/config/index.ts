@@ -95,6 +95,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
     problems.push('REDIS_URL must be a redis:// or rediss:// URL');
   }
+  if (redisUrl !== null && databaseUrl === null) {
+    problems.push(
+      'REDIS_URL is set but DATABASE_URL is not: scale-out keeps records and the full-text index in ' +
+        'PostgreSQL, and Redis only carries jobs and rate-limit counters. Set DATABASE_URL=postgres://… ' +
+        'as well, or unset REDIS_URL to run embedded on SQLite',
+    );
+  }
 
   const config: Config = {
     host: str('HOST', '127.0.0.1'),

@@ -63,4 +63,11 @@ describe('docindex CLI', () => {
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/PORT must be a whole number/);
   });
+
+  it('REDIS_URL without DATABASE_URL is a configuration error, not a stack trace', () => {
+    const result = runCli(['serve'], { ...env, DATABASE_URL: '', REDIS_URL: 'redis://127.0.0.1:6379' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/^invalid configuration:\n {2}- REDIS_URL is set but DATABASE_URL is not/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
 });
