@@ -18,7 +18,7 @@ import {
   SQLITE_SCHEMA_VERSION,
 } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
-import { indexTerms, matchExpression } from '../../src/adapters/sqlite/fts-terms.js';
+import { indexTerms, queryTerms } from '../../src/adapters/sqlite/fts-terms.js';
 import type { JobConsumer, JobContext } from '../../src/domain/ports.js';
 import { searchWords } from '../../src/domain/search-words.js';
 import type { JobRef, NewDocument } from '../../src/domain/types.js';
@@ -311,6 +311,12 @@ describe('SqliteDocumentStore group commit', () => {
     expect(documentCount(reader)).toBe(2500);
   });
 });
+
+/** A query's terms OR-ed, as the store's MATCH expression joins them; null when it has none. */
+function matchExpression(orgKey: number, query: string): string | null {
+  const terms = queryTerms(orgKey, query);
+  return terms.length === 0 ? null : terms.join(' OR ');
+}
 
 describe('FTS5 terms', () => {
   it('scopes every indexed word to its org, normalised', () => {

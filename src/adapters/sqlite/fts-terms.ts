@@ -38,9 +38,3 @@ export function queryTerms(orgKey: number, query: string): string[] {
   for (const word of wordsOf(query)) terms.add(`"${prefix}${word}"`);
   return [...terms];
 }
-
-/** A MATCH expression for free text: its terms OR-ed; null when the text holds no words. */
-export function matchExpression(orgKey: number, query: string): string | null {
-  const terms = queryTerms(orgKey, query);
-  return terms.length === 0 ? null : terms.join(' OR ');
-}
