@@ -129,7 +129,6 @@ export interface JobConsumer {
 }
 
 export interface JobQueue {
-  readonly name: string;
   /**
    * Idempotent: a document already queued is not queued twice. `created`: the documents were
    * created just now by DocumentStore.createDocuments, with nothing run yet; a queue whose jobs

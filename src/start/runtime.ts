@@ -108,8 +108,8 @@ export async function createAdapters(
         onError: (error) => logger.warn({ err: error }, 'WAL checkpoints moved back to the main thread'),
       });
   const queueOptions = { leaseMs: config.jobLeaseMs, maxAttempts: config.jobMaxAttempts };
-  const queue = new SqliteTableQueue(db, { ...queueOptions, name: 'process', lane: 'process' });
-  const downloadQueue = new SqliteTableQueue(db, { ...queueOptions, name: 'download', lane: 'download' });
+  const queue = new SqliteTableQueue(db, { ...queueOptions, lane: 'process' });
+  const downloadQueue = new SqliteTableQueue(db, { ...queueOptions, lane: 'download' });
   const rateLimiter = new MemoryRateLimiter();
   return {
     orgs: new SqliteOrgStore(db),

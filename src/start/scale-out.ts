@@ -133,7 +133,6 @@ export async function createScaleOutAdapters(
   } else {
     const lane = (name: 'process' | 'download') =>
       new PgTableQueue(db, {
-        name,
         lane: name,
         leaseMs: config.jobLeaseMs,
         maxAttempts: config.jobMaxAttempts,

@@ -28,7 +28,6 @@ const LANE_PREDICATE: Record<PgQueueLane, string> = {
 };
 
 export interface PgTableQueueOptions {
-  name?: string;
   lane?: PgQueueLane;
   /** How long a claim stays valid without a heartbeat (default 30 s). */
   leaseMs?: number;
@@ -97,7 +96,6 @@ const delay = (ms: number) =>
   });
 
 export class PgTableQueue implements JobQueue {
-  readonly name: string;
   readonly leaseMs: number;
   readonly heartbeatMs: number;
   readonly maxAttempts: number;
@@ -115,7 +113,6 @@ export class PgTableQueue implements JobQueue {
     private readonly db: PgDatabase,
     opts: PgTableQueueOptions = {},
   ) {
-    this.name = opts.name ?? 'documents';
     this.lanePredicate = LANE_PREDICATE[opts.lane ?? 'any'];
     this.leaseMs = opts.leaseMs ?? 30_000;
     this.heartbeatMs = opts.heartbeatMs ?? Math.max(1, Math.floor(this.leaseMs / 3));

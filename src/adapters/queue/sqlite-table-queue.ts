@@ -57,7 +57,6 @@ function oldestPendingSql(lane: QueueLane): string {
 }
 
 export interface SqliteTableQueueOptions {
-  name?: string;
   lane?: QueueLane;
   /** How long a claim stays valid without a heartbeat (default 30 s). */
   leaseMs?: number;
@@ -126,7 +125,6 @@ const delay = (ms: number) =>
   });
 
 export class SqliteTableQueue implements JobQueue {
-  readonly name: string;
   readonly leaseMs: number;
   readonly heartbeatMs: number;
   readonly maxAttempts: number;
@@ -144,7 +142,6 @@ export class SqliteTableQueue implements JobQueue {
   private readonly claimSql: string;
 
   constructor(db: Database, opts: SqliteTableQueueOptions = {}) {
-    this.name = opts.name ?? 'documents';
     const lane = opts.lane ?? 'any';
     this.lanePredicate = LANE_PREDICATE[lane];
     this.dueSql = dueSql(lane);
