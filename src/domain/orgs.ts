@@ -1,5 +1,6 @@
 // Organisation administration (used by the CLI and first start): create orgs, issue and revoke
 // keys, change rate limits. Key material is returned once and never stored.
+import { ApiError } from './errors.js';
 import { displayPrefix, generateApiKey, hashApiKey, newKeyId, newOrgId } from './keys.js';
 import type { Clock, OrgStore } from './ports.js';
 import type { Org } from './types.js';
@@ -31,7 +32,7 @@ export class OrgAdmin {
   /** Throws when the org does not exist. */
   async issueKey(orgId: string): Promise<IssuedKey> {
     const org = await this.orgs.getOrg(orgId);
-    if (!org) throw new Error(`no organisation with id ${orgId}`);
+    if (!org) throw new ApiError('not_found', `no organisation with id ${orgId}`);
     const apiKey = generateApiKey();
     const keyId = newKeyId();
     await this.orgs.createKey({

@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/index.js';
+import { ApiError } from '../domain/errors.js';
 import { RequestRate } from '../pipeline/yield-to-api.js';
 import { CLIENT_USAGE, isClientCommand, runClientCommand } from './cli-client.js';
 import { createLogger } from './logger.js';
@@ -72,7 +73,8 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`docindex: ${error.message}\n\n${USAGE}\n`);
       return 2;
     }
-    if (error instanceof Error && /^(no organisation|no key)/.test(error.message)) {
+    // Told apart by code, never by message text: an unknown org or key is the user's to fix.
+    if (error instanceof ApiError && error.code === 'not_found') {
       process.stderr.write(`docindex: ${error.message}\n`);
       return 1;
     }
@@ -155,7 +157,7 @@ async function admin(
       const { positionals } = parse(rest, {}, 2);
       const [orgId, rpm] = positionals;
       if (!(await runtime.admin.setRateLimit(orgId!, positiveInt(rpm!)))) {
-        throw new Error(`no organisation with id ${orgId}`);
+        throw new ApiError('not_found', `no organisation with id ${orgId}`);
       }
       process.stdout.write(`rate limit of ${orgId} set to ${rpm} requests per minute\n`);
       return 0;
@@ -169,7 +171,7 @@ async function admin(
     if (group === 'keys' && action === 'revoke') {
       const { positionals } = parse(rest, {}, 1);
       if (!(await runtime.admin.revokeKey(positionals[0]!))) {
-        throw new Error(`no key with id ${positionals[0]} (or it is already revoked)`);
+        throw new ApiError('not_found', `no key with id ${positionals[0]} (or it is already revoked)`);
       }
       process.stdout.write(`key ${positionals[0]} revoked\n`);
       return 0;

@@ -54,6 +54,13 @@ describe('docindex CLI', () => {
     const unknownOrg = runCli(['keys', 'create', '--org', 'org_nope'], env);
     expect(unknownOrg.status).toBe(1);
     expect(unknownOrg.stderr).toMatch(/no organisation/);
+    const unknownKey = runCli(['keys', 'revoke', 'key_nope'], env);
+    expect(unknownKey.status).toBe(1);
+    expect(unknownKey.stderr).toBe('docindex: no key with id key_nope (or it is already revoked)\n');
+    expect(runCli(['orgs', 'set-rate-limit', 'org_nope', '60'], env)).toMatchObject({
+      status: 1,
+      stderr: 'docindex: no organisation with id org_nope\n',
+    });
     expect(runCli(['orgs', 'set-rate-limit', 'org_nope', 'abc'], env).status).toBe(2);
     expect(runCli(['frobnicate'], env).status).toBe(2);
   });
