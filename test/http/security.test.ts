@@ -1,6 +1,8 @@
 // The same auth and tenancy checks on every /v1 route: no key, malformed key, unknown key,
 // revoked key, key in the query string, and another org's document.
 import { randomUUID } from 'node:crypto';
+import diagnostics from 'node:diagnostics_channel';
+import type { FastifyInstance, RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
 
@@ -15,12 +17,38 @@ const ROUTES: { method: 'GET' | 'POST' | 'DELETE'; url: string; body?: unknown }
   { method: 'GET', url: '/v1/usage' },
 ];
 
+/**
+ * Every route an app registers, seen as Fastify registers it: the channel hands over each new
+ * instance before its routes are added, so none can be missed.
+ */
+const registered: { method: string; url: string }[] = [];
+const onInit = ({ fastify }: { fastify: FastifyInstance }) => {
+  fastify.addHook('onRoute', (route: RouteOptions) => {
+    for (const method of [route.method].flat()) registered.push({ method, url: route.url });
+  });
+};
+
 describe('authentication on every route', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ worker: false });
+    diagnostics.subscribe('fastify.initialization', onInit as (message: unknown) => void);
+    try {
+      h = await startHarness({ worker: false });
+    } finally {
+      diagnostics.unsubscribe('fastify.initialization', onInit as (message: unknown) => void);
+    }
   });
   afterAll(() => h.close());
+
+  it('covers every /v1 route the app has: a new route must be added to ROUTES', () => {
+    const pattern = (url: string) => url.replace(/[0-9a-f-]{36}/, ':id');
+    const listed = new Set(ROUTES.map((r) => `${r.method} ${pattern(r.url)}`));
+    const v1 = registered
+      .filter((r) => r.url.startsWith('/v1/') && r.method !== 'HEAD' && r.method !== 'OPTIONS')
+      .map((r) => `${r.method} ${r.url}`);
+    expect(v1.length).toBeGreaterThanOrEqual(ROUTES.length);
+    expect(new Set(v1)).toEqual(listed);
+  });
 
   const badKeys: [string, string | null][] = [
     ['no Authorization header', null],
