@@ -1,8 +1,8 @@
 // GroupCommit: the writes of one event-loop turn share a transaction, yet each lands or fails on
 // its own, and what fails takes nothing of itself into the database.
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js';
-import { GroupCommit } from '../../src/adapters/sqlite/group-commit.js';
+import { type Database, openSqlite } from '../../../src/adapters/sqlite/database.js';
+import { GroupCommit } from '../../../src/adapters/sqlite/group-commit.js';
 
 const dbs: Database[] = [];
 afterEach(() => {

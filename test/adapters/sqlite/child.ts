@@ -1,9 +1,9 @@
 // A second OS process for the multi-process SQLite tests: opens the shared database file and
 // either consumes jobs or takes rate-limit decisions, reporting each event as a JSON line on
-// stdout. Bundled by sqlite-specific.test.ts with esbuild and run with plain node.
-import { SqliteTableQueue } from '../../src/adapters/queue/sqlite-table-queue.js';
-import { SqliteRateLimiter } from '../../src/adapters/ratelimit/sqlite.js';
-import { openSqlite } from '../../src/adapters/sqlite/database.js';
+// stdout. Bundled by specific.test.ts with esbuild and run with plain node.
+import { SqliteTableQueue } from '../../../src/adapters/queue/sqlite-table-queue.js';
+import { SqliteRateLimiter } from '../../../src/adapters/ratelimit/sqlite.js';
+import { openSqlite } from '../../../src/adapters/sqlite/database.js';
 
 const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(event)}\n`);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -16,7 +16,7 @@ const go = () =>
 
 async function main(): Promise<void> {
   const [mode, file, ...args] = process.argv.slice(2);
-  if (!mode || !file) throw new Error('usage: sqlite-child <consume|hold|ratelimit> <db file> …');
+  if (!mode || !file) throw new Error('usage: child <consume|hold|ratelimit> <db file> …');
   const db = openSqlite(file);
 
   if (mode === 'consume' || mode === 'hold') {

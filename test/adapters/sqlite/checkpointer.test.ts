@@ -5,9 +5,9 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCheckpointer } from '../../src/adapters/sqlite/checkpointer.js';
-import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js';
-import { sleep, waitFor } from './support.js';
+import { startCheckpointer } from '../../../src/adapters/sqlite/checkpointer.js';
+import { type Database, openSqlite } from '../../../src/adapters/sqlite/database.js';
+import { sleep, waitFor } from '../../contract/support.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -9,24 +9,24 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FsBlobStore } from '../../src/adapters/blob/fs-blob-store.js';
-import { SqliteTableQueue } from '../../src/adapters/queue/sqlite-table-queue.js';
+import { FsBlobStore } from '../../../src/adapters/blob/fs-blob-store.js';
+import { SqliteTableQueue } from '../../../src/adapters/queue/sqlite-table-queue.js';
 import {
   type Database,
   migrateSqlite,
   openSqlite,
   SQLITE_SCHEMA_VERSION,
-} from '../../src/adapters/sqlite/database.js';
-import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
-import { indexTerms, queryTerms } from '../../src/adapters/sqlite/fts-terms.js';
-import type { JobConsumer, JobContext } from '../../src/domain/ports.js';
-import { searchWords } from '../../src/domain/search-words.js';
-import type { JobRef, NewDocument } from '../../src/domain/types.js';
-import { jobDocument, urlDocument } from './job-document.js';
-import { sleep, waitFor } from './support.js';
+} from '../../../src/adapters/sqlite/database.js';
+import { SqliteDocumentStore } from '../../../src/adapters/sqlite/document-store.js';
+import { indexTerms, queryTerms } from '../../../src/adapters/sqlite/fts-terms.js';
+import type { JobConsumer, JobContext } from '../../../src/domain/ports.js';
+import { searchWords } from '../../../src/domain/search-words.js';
+import type { JobRef, NewDocument } from '../../../src/domain/types.js';
+import { jobDocument, urlDocument } from '../../contract/job-document.js';
+import { sleep, waitFor } from '../../contract/support.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, '../..');
+const repoRoot = path.resolve(here, '../../..');
 
 let work: string;
 let childScript: string;
@@ -39,7 +39,7 @@ beforeAll(async () => {
   childScript = path.join(work, 'sqlite-child.cjs');
   // Bundled to CommonJS so plain node runs it; packages stay external and resolve via NODE_PATH.
   await build({
-    entryPoints: [path.join(here, 'sqlite-child.ts')],
+    entryPoints: [path.join(here, 'child.ts')],
     outfile: childScript,
     bundle: true,
     platform: 'node',
@@ -78,7 +78,7 @@ interface ChildEvent {
   allowed?: number;
 }
 
-/** Starts sqlite-child.js; `events` fills as the child reports. */
+/** Starts child.ts (bundled); `events` fills as the child reports. */
 function startChild(args: string[]): {
   child: ChildProcess;
   events: ChildEvent[];
