@@ -1,0 +1,102 @@
+// The layering rule of docs/ARCHITECTURE.md, checked on every import in src/: domain and pipeline
+// know no framework, driver or configuration; HTTP knows no adapter; an adapter does not reach
+// into another adapter's folder. The exceptions still to remove are listed by name, and the list
+// fails as soon as one of them is gone, so it can only shrink.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const SRC = path.join(ROOT, 'src');
+
+/** Packages that are a framework or a driver. */
+const DRIVERS = [/^fastify$/, /^@fastify\//, /^better-sqlite3$/, /^pg$/, /^pg-/, /^ioredis$/, /^bullmq$/];
+
+/** Adapter modules that several adapters share on purpose (technology-neutral helpers). */
+const SHARED_ADAPTER_MODULES = ['adapters/ratelimit/fixed-window.ts'];
+
+/** Adapter → other adapter imports still to be removed (the table queues share their table). */
+const KNOWN_VIOLATIONS = [
+  'adapters/queue/sqlite-table-queue.ts → adapters/sqlite/database.ts',
+  'adapters/queue/sqlite-table-queue.ts → adapters/sqlite/start-processing.ts',
+  'adapters/queue/sqlite-table-queue.ts → adapters/sqlite/statements.ts',
+  'adapters/queue/postgres-table-queue.ts → adapters/postgres/database.ts',
+];
+
+interface Import {
+  /** The importing file, relative to src/. */
+  from: string;
+  /** A package name, or a file relative to src/ for relative imports. */
+  to: string;
+  relative: boolean;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(full);
+    return entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+function importsOf(file: string): Import[] {
+  const text = readFileSync(file, 'utf8');
+  const from = path.relative(SRC, file);
+  const specifiers = [
+    ...text.matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+'([^']+)'/gms),
+    ...text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g),
+  ].map((m) => m[1]!);
+  return specifiers.map((specifier) => {
+    if (!specifier.startsWith('.')) return { from, to: specifier, relative: false };
+    const target = path.relative(SRC, path.resolve(path.dirname(file), specifier)).replace(/\.js$/, '.ts');
+    return { from, to: target, relative: true };
+  });
+}
+
+const imports = sourceFiles(SRC).flatMap(importsOf);
+const within = (dir: string) => (p: string) => p.startsWith(`${dir}/`);
+
+describe('layering', () => {
+  it('reads the imports of every source file', () => {
+    expect(imports.length).toBeGreaterThan(200);
+    expect(imports).toContainEqual({ from: 'app.ts', to: 'fastify', relative: false });
+  });
+
+  it('domain and pipeline import no framework, driver, configuration, adapter, HTTP or start code', () => {
+    const offending = imports.filter(
+      (i) =>
+        (within('domain')(i.from) || within('pipeline')(i.from)) &&
+        (i.relative
+          ? ['config', 'adapters', 'http', 'start'].some((dir) => within(dir)(i.to))
+          : DRIVERS.some((driver) => driver.test(i.to))),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it('HTTP code imports no adapter and no composition root', () => {
+    const offending = imports.filter(
+      (i) =>
+        (within('http')(i.from) || i.from === 'app.ts') &&
+        i.relative &&
+        (within('adapters')(i.to) || within('start')(i.to) || within('config')(i.to)),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it('no adapter reaches into another adapter’s folder, beyond the listed exceptions', () => {
+    const folderOf = (p: string) => p.split('/').slice(0, 2).join('/');
+    const crossings = imports
+      .filter(
+        (i) =>
+          i.relative &&
+          within('adapters')(i.from) &&
+          within('adapters')(i.to) &&
+          folderOf(i.from) !== folderOf(i.to) &&
+          !SHARED_ADAPTER_MODULES.includes(i.to),
+      )
+      .map((i) => `${i.from} → ${i.to}`);
+    // Equal, not contained: an exception that is gone must leave the list too.
+    expect([...new Set(crossings)].sort()).toEqual([...KNOWN_VIOLATIONS].sort());
+  });
+});
