@@ -7,7 +7,6 @@ import path from 'node:path';
 import { FsBlobStore } from '../../src/adapters/blob/fs-blob-store.js';
 import { SqliteTableQueue } from '../../src/adapters/queue/sqlite-table-queue.js';
 import { MemoryRateLimiter } from '../../src/adapters/ratelimit/memory.js';
-import { SqliteRateLimiter } from '../../src/adapters/ratelimit/sqlite.js';
 import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import { SqliteIdempotencyStore } from '../../src/adapters/sqlite/idempotency-store.js';
@@ -106,18 +105,6 @@ jobQueueContract('SqliteTableQueue', async (opts) => {
 rateLimiterContract('MemoryRateLimiter', async ({ windowSeconds }) => {
   const limiter = new MemoryRateLimiter({ windowSeconds });
   return { limiter, close: () => limiter.close() };
-});
-
-rateLimiterContract('SqliteRateLimiter', async ({ windowSeconds }) => {
-  const { db, close } = fileDatabase();
-  const limiter = new SqliteRateLimiter(db, { windowSeconds });
-  return {
-    limiter,
-    async close() {
-      await limiter.close();
-      await close();
-    },
-  };
 });
 
 blobStoreContract('FsBlobStore', async () => {

@@ -2,21 +2,14 @@
 // either consumes jobs or takes rate-limit decisions, reporting each event as a JSON line on
 // stdout. Bundled by specific.test.ts with esbuild and run with plain node.
 import { SqliteTableQueue } from '../../../src/adapters/queue/sqlite-table-queue.js';
-import { SqliteRateLimiter } from '../../../src/adapters/ratelimit/sqlite.js';
 import { openSqlite } from '../../../src/adapters/sqlite/database.js';
 
 const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(event)}\n`);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Resolves when the parent writes a line to stdin: lines up the start of several children. */
-const go = () =>
-  new Promise<void>((resolve) => {
-    process.stdin.once('data', () => resolve());
-  });
-
 async function main(): Promise<void> {
   const [mode, file, ...args] = process.argv.slice(2);
-  if (!mode || !file) throw new Error('usage: child <consume|hold|ratelimit> <db file> …');
+  if (!mode || !file) throw new Error('usage: child <consume|hold> <db file> …');
   const db = openSqlite(file);
 
   if (mode === 'consume' || mode === 'hold') {
@@ -43,22 +36,6 @@ async function main(): Promise<void> {
     return;
   }
 
-  if (mode === 'ratelimit') {
-    const [key = 'k', count = '100', limit = '50'] = args;
-    const limiter = new SqliteRateLimiter(db, {});
-    say({ event: 'ready', pid: process.pid });
-    await go();
-    let allowed = 0;
-    for (let i = 0; i < Number(count); i++) {
-      if ((await limiter.consume(key, Number(limit))).allowed) allowed += 1;
-      // Yield between requests so the processes' writes interleave.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-    say({ event: 'done', allowed });
-    await limiter.close();
-    db.close();
-    process.exit(0);
-  }
   throw new Error(`unknown mode ${mode}`);
 }
 

@@ -1,6 +1,6 @@
 // Behaviour only the embedded-mode adapters have: migrations and pragmas, the FTS5 org token,
-// several OS processes sharing one database file (claims, dead-process lease recovery, exact
-// rate limits), the local wake-up on enqueue, and blob keys that cannot escape their folder.
+// several OS processes sharing one database file (claims, dead-process lease recovery), the
+// local wake-up on enqueue, and blob keys that cannot escape their folder.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
@@ -827,22 +827,6 @@ describe('several processes on one database file', () => {
     await waitFor('the job to resume', () => seen.length === 1, 2000);
     expect(Date.now() - t0).toBeLessThan(1000);
     expect(seen[0]?.attempt).toBe(2);
-  });
-
-  it('keeps a rate limit exact across processes', async () => {
-    const file = dbFile();
-    open(file);
-    const procs = [1, 2, 3, 4].map(() => startChild(['ratelimit', file, 'org:shared', '60', '100']));
-    await waitFor(
-      'children to start',
-      () => procs.every((p) => p.events.some((e) => e.event === 'ready')),
-      10_000,
-    );
-    for (const p of procs) p.child.stdin?.write('go\n');
-    const codes = await Promise.all(procs.map((p) => p.exited));
-    expect(codes).toEqual([0, 0, 0, 0]);
-    const allowed = procs.map((p) => p.events.find((e) => e.event === 'done')?.allowed ?? -1);
-    expect(allowed.reduce((s, n) => s + n, 0)).toBe(100);
   });
 });
 
