@@ -28,6 +28,9 @@ export interface Config {
   maxUploadBytes: number;
   maxQueuedDocuments: number;
   urlFetchAllow: string[];
+  urlFetchConnectTimeoutMs: number;
+  urlFetchTimeoutMs: number;
+  urlFetchMaxRedirects: number;
   jobLeaseMs: number;
   jobMaxAttempts: number;
   reconcileIntervalMs: number;
@@ -135,6 +138,9 @@ export function loadConfig(env: Env = process.env): Config {
       .split(',')
       .map((s) => s.trim())
       .filter((s) => s.length > 0),
+    urlFetchConnectTimeoutMs: int('URL_FETCH_CONNECT_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }),
+    urlFetchTimeoutMs: int('URL_FETCH_TIMEOUT_MS', 120_000, { min: 100, max: 3_600_000 }),
+    urlFetchMaxRedirects: int('URL_FETCH_MAX_REDIRECTS', 5, { min: 0, max: 20 }),
     jobLeaseMs: int('JOB_LEASE_MS', 30_000, { min: 1_000, max: 3_600_000 }),
     jobMaxAttempts: int('JOB_MAX_ATTEMPTS', 5, { min: 1, max: 100 }),
     reconcileIntervalMs: int('RECONCILE_INTERVAL_MS', 30_000, { min: 1_000, max: 3_600_000 }),

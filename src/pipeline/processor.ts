@@ -4,6 +4,7 @@
 import type { BlobStore, DocumentStore, JobContext, JobHandler, JobQueue } from '../domain/ports.js';
 import type { ChunkStream, DocumentError, FailureCode, JobInput } from '../domain/types.js';
 import type { ChunkOptions } from './chunk/chunker.js';
+import { PipelineError } from './errors.js';
 import { type Format, formatOf } from './formats.js';
 
 /**
@@ -30,18 +31,6 @@ export type DownloadUrl = (
   signal: AbortSignal,
 ) => Promise<{ blobKey: string; bytes: number; contentType: string }>;
 
-/** A failure with a code the user sees. `transient` failures are retried while attempts remain. */
-export class ProcessingError extends Error {
-  constructor(
-    readonly code: FailureCode,
-    message: string,
-    readonly transient = false,
-  ) {
-    super(message);
-    this.name = 'ProcessingError';
-  }
-}
-
 export interface ProcessorLogger {
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
@@ -60,8 +49,6 @@ export interface ProcessorDeps {
   indexFile: IndexFile;
   chunkDocument: ChunkDocument;
   downloadUrl: DownloadUrl;
-  /** Maps a thrown error from extraction/download to a ProcessingError, or null if unknown. */
-  classifyError: (error: unknown) => ProcessingError | null;
   logger: ProcessorLogger;
   /** Told how each processing run ended (for metrics). */
   onOutcome?: (outcome: ProcessingOutcome) => void;
@@ -122,7 +109,7 @@ export class DocumentProcessor {
     } catch (thrown) {
       // Abandoned (shutdown or a lost lease): hand the job back untouched; another run finishes it.
       if (job.signal.aborted) throw thrown;
-      const error = this.deps.classifyError(thrown) ?? internalError(thrown);
+      const error = thrown instanceof PipelineError ? thrown : internalError(thrown);
       const detail: DocumentError = { code: error.code, message: error.message };
       if (error.transient && job.attempt < job.maxAttempts) {
         await documents.markRetrying(job.documentId, detail);
@@ -144,7 +131,7 @@ export class DocumentProcessor {
   /** Downloads into the blob store and records it on the document; false if it was deleted meanwhile. */
   private async download(input: JobInput, job: JobContext): Promise<boolean> {
     const { documents, blobs } = this.deps;
-    if (input.fetchUrl === null) throw new ProcessingError('internal', 'document has no input');
+    if (input.fetchUrl === null) throw new PipelineError('internal', 'document has no input');
     const downloaded = await this.deps.downloadUrl(input.fetchUrl, job.signal);
     const attached = await documents.attachBlob(input.record.id, downloaded);
     if (!attached) await blobs.delete(downloaded.blobKey);
@@ -166,7 +153,7 @@ export class DocumentProcessor {
     } else if (input.blobKey !== null) {
       chunks = this.deps.indexFile(blobs.pathOf(input.blobKey), format, options, signal);
     } else {
-      throw new ProcessingError('internal', 'document has no input');
+      throw new PipelineError('internal', 'document has no input');
     }
 
     const saved = await documents.saveIndex(record.id, {
@@ -178,8 +165,8 @@ export class DocumentProcessor {
   }
 }
 
-function internalError(thrown: unknown): ProcessingError {
+function internalError(thrown: unknown): PipelineError {
   // Unknown errors (a database hiccup, a bug) are retried; the last attempt records them.
   const reason = thrown instanceof Error ? thrown.message : String(thrown);
-  return new ProcessingError('internal', `processing failed: ${reason}`, true);
+  return new PipelineError('internal', `processing failed: ${reason}`, true);
 }

@@ -28,22 +28,15 @@ import type {
   RateLimiter,
   UsageStore,
 } from '../domain/ports.js';
-import { BlobTooLargeError } from '../domain/ports.js';
 import { QueryService } from '../domain/query.js';
 import { QueueReconciler } from '../domain/reconciler.js';
 import { UsageService } from '../domain/usage.js';
 import type { AppDeps, ReadinessCheck } from '../http/deps.js';
 import { TOKENIZER_NAME } from '../pipeline/chunk/chunker.js';
-import { createExtractor, detectFormat, ExtractionError } from '../pipeline/extract/index.js';
-import {
-  checkSubmittedUrl,
-  createAddressPolicy,
-  downloadToSink,
-  FetchError,
-  redactUrl,
-} from '../pipeline/fetch/index.js';
+import { createExtractor, detectFormat } from '../pipeline/extract/index.js';
+import { checkSubmittedUrl, createAddressPolicy, redactUrl, urlDownloader } from '../pipeline/fetch/index.js';
 import { contentTypeOf } from '../pipeline/formats.js';
-import { DocumentProcessor, ProcessingError } from '../pipeline/processor.js';
+import { DocumentProcessor } from '../pipeline/processor.js';
 import { type RequestRate, yieldToApi } from '../pipeline/yield-to-api.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
@@ -213,52 +206,14 @@ export async function createRuntime(
       onOutcome: (outcome) => metrics.documentOutcome(outcome),
       indexFile: (file, format, options, signal) => extractor.indexStream(file, format, options, signal),
       chunkDocument: (text, options, signal) => extractor.chunkStream(text, options, signal),
-      downloadUrl: async (url, signal) => {
-        let blobKey: string | null = null;
-        const target = new URL(url);
-        const downloaded = await downloadToSink(
-          target,
-          {
-            policy,
-            maxBytes: config.maxUploadBytes,
-            connectTimeoutMs: 10_000,
-            totalTimeoutMs: 120_000,
-            maxRedirects: 5,
-            signal,
-          },
-          async (body) => {
-            const written = await blobs.put(body.stream, { maxBytes: config.maxUploadBytes });
-            blobKey = written.key;
-            return written.bytes;
-          },
-        );
-        const key = blobKey as string | null;
-        if (key === null) throw new ProcessingError('url_unreachable', 'the download produced no body');
-        const filename = path.posix.basename(downloaded.finalUrl.pathname) || null;
-        const format = await detectFormat({
-          path: blobs.pathOf(key),
-          filename,
-          declaredContentType: downloaded.contentType,
-        });
-        if (!format.ok) {
-          await blobs.delete(key);
-          throw new ProcessingError('unsupported_format', format.detail);
-        }
-        return { blobKey: key, bytes: downloaded.bytes, contentType: contentTypeOf(format.format) };
-      },
-      classifyError: (error) => {
-        if (error instanceof ProcessingError) return error;
-        if (error instanceof ExtractionError) return new ProcessingError(error.code, error.message);
-        if (error instanceof FetchError)
-          return new ProcessingError(error.code, error.message, error.transient);
-        if (error instanceof BlobTooLargeError) {
-          return new ProcessingError(
-            'too_large',
-            `the download is larger than ${config.maxUploadBytes} bytes`,
-          );
-        }
-        return null;
-      },
+      downloadUrl: urlDownloader({
+        policy,
+        blobs,
+        maxBytes: config.maxUploadBytes,
+        connectTimeoutMs: config.urlFetchConnectTimeoutMs,
+        totalTimeoutMs: config.urlFetchTimeoutMs,
+        maxRedirects: config.urlFetchMaxRedirects,
+      }),
     });
     const consumers: JobConsumer[] = [
       queue.consume(

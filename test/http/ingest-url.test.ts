@@ -58,13 +58,23 @@ describe('POST /v1/ingest/url', () => {
           res.writeHead(302, { location: 'http://127.0.0.2:9/' });
           return res.end();
         default:
+          {
+            // /hop/N redirects N times before the text.
+            const hops = /^\/hop\/(\d+)$/.exec(url.pathname);
+            if (hops) {
+              const left = Number(hops[1]);
+              if (left === 0) return send('text/plain', 'The tapir reached the river after the last hop.\n');
+              res.writeHead(302, { location: `/hop/${left - 1}` });
+              return res.end();
+            }
+          }
           return send('text/plain', 'not found', 404);
       }
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     origin = `http://127.0.0.1:${port}`;
-    h = await startHarness({ env: { URL_FETCH_ALLOW: `127.0.0.1:${port}` } });
+    h = await startHarness({ env: { URL_FETCH_ALLOW: `127.0.0.1:${port}`, URL_FETCH_MAX_REDIRECTS: '2' } });
   });
   afterAll(async () => {
     await h.close();
@@ -135,6 +145,15 @@ describe('POST /v1/ingest/url', () => {
     ['an image', '/image.png', 'unsupported_format'],
     ['a redirect to a blocked address', '/to-blocked', 'url_blocked'],
   ];
+  it('follows as many redirects as URL_FETCH_MAX_REDIRECTS allows, and fails past them', async () => {
+    const within = await ingestUrl(`${origin}/hop/2`);
+    const past = await ingestUrl(`${origin}/hop/3`);
+    const [ok] = await h.waitForDone(h.orgA, within.json().document_ids);
+    const [failed] = await h.waitForDone(h.orgA, past.json().document_ids);
+    expect(ok).toMatchObject({ status: 'ready' });
+    expect(failed).toMatchObject({ status: 'failed', error: { code: 'too_many_redirects' } });
+  });
+
   for (const [label, pathname, code] of failures) {
     it(`${label} ends failed: ${code}`, async () => {
       const res = await ingestUrl(`${origin}${pathname}`);

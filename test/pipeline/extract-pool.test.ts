@@ -37,6 +37,7 @@ describe('built with tsc (dist/src/pipeline/extract/*.js)', () => {
         'src/pipeline/chunk',
         'src/domain/search-words.ts',
         'src/domain/chunk-batches.ts',
+        'src/pipeline/errors.ts',
       ];
       for (const module of modules) {
         const names = module.endsWith('.ts')

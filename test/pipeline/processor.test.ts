@@ -10,7 +10,8 @@ import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js
 import type { BlobStore, DocumentStore, JobContext, JobQueue } from '../../src/domain/ports.js';
 import type { ChunkRow, ChunkStream, NewDocument } from '../../src/domain/types.js';
 import { chunkForIndex, type IndexPlan } from '../../src/pipeline/chunk/for-index.js';
-import { type ChunkDocument, DocumentProcessor, ProcessingError } from '../../src/pipeline/processor.js';
+import { PipelineError } from '../../src/pipeline/errors.js';
+import { type ChunkDocument, DocumentProcessor } from '../../src/pipeline/processor.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
 
 interface Harness {
@@ -30,7 +31,6 @@ function processorOver(documents: DocumentStore, chunkDocument: ChunkDocument): 
     indexFile: unused('extraction'),
     chunkDocument,
     downloadUrl: unused('download'),
-    classifyError: () => null,
     logger: { warn() {}, error() {} },
   });
 }
@@ -165,12 +165,8 @@ function processorContract(name: string, make: () => Promise<Harness>): void {
         processQueue: { enqueue: unused('the process queue') } as unknown as JobQueue,
         blobs: {} as BlobStore,
         indexFile: unused('extraction'),
-        chunkDocument: () => failingStream(new Error('bad bytes')),
+        chunkDocument: () => failingStream(new PipelineError('corrupt', 'the file cannot be read')),
         downloadUrl: unused('download'),
-        classifyError: (error) =>
-          error instanceof Error && error.message === 'bad bytes'
-            ? new ProcessingError('corrupt', 'the file cannot be read')
-            : null,
         logger: { warn() {}, error() {} },
       });
       await broken.handle({

@@ -1,14 +1,15 @@
-// The one error type extraction throws for a document that cannot be turned into text; its code
-// is what the document's `error.code` shows (the README lists them). Anything else thrown by the extractor
-// (closed pool, a worker thread that could not start) is an infrastructure fault worth retrying.
+// The error extraction throws for a document that cannot be turned into text: a PipelineError
+// (never transient: the same bytes fail the same way) with an extraction code. Anything else thrown
+// by the extractor (closed pool, a worker thread that could not start) is an infrastructure fault
+// worth retrying.
+import { PipelineError } from '../errors.js';
 import type { ExtractionCode } from './types.js';
 
-export class ExtractionError extends Error {
-  constructor(
-    readonly code: ExtractionCode,
-    message: string,
-  ) {
-    super(message);
+export class ExtractionError extends PipelineError {
+  declare readonly code: ExtractionCode;
+
+  constructor(code: ExtractionCode, message: string) {
+    super(code, message, false);
     this.name = 'ExtractionError';
   }
 }

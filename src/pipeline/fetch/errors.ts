@@ -1,6 +1,7 @@
 // The failures a URL download can end in. Their codes are the `error.code` a document shows when
 // its fetch stage fails, so they are part of the public API; `transient` tells the worker whether
 // trying again soon could succeed.
+import { PipelineError } from '../errors.js';
 
 export type FetchFailureCode =
   | 'url_unreachable'
@@ -10,15 +11,13 @@ export type FetchFailureCode =
   | 'too_many_redirects'
   | 'unsupported_format';
 
-export class FetchError extends Error {
+export class FetchError extends PipelineError {
+  declare readonly code: FetchFailureCode;
+
   // Messages end up on the document and in logs, so they are built from redactUrl() and never
   // from a raw URL: pre-signed query strings must not leak.
-  constructor(
-    readonly code: FetchFailureCode,
-    message: string,
-    readonly transient: boolean,
-  ) {
-    super(message);
+  constructor(code: FetchFailureCode, message: string, transient: boolean) {
+    super(code, message, transient);
     this.name = 'FetchError';
   }
 }

@@ -3,6 +3,7 @@
 // byte and time caps) for the worker's fetch stage.
 export { type AddressPolicy, createAddressPolicy, isPublicAddress } from './address-policy.js';
 export { downloadToSink } from './download-to-sink.js';
+export { type UrlDownloaderOptions, urlDownloader } from './download-url.js';
 export { FetchError, type FetchFailureCode } from './errors.js';
 export { type FetchedBody, type FetchOptions, openUrl } from './open-url.js';
 export { checkSubmittedUrl, redactUrl } from './url-check.js';
