@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { ERRORS } from './errors.js';
 import type { BlobStore, BlobWrite, Clock, DocumentStore, JobQueue } from './ports.js';
-import { BlobTooLargeError } from './ports.js';
+import { BlobTooLargeError, newBlobKey } from './ports.js';
 import { cleanMetadata, cleanText } from './text.js';
 import type { DocumentSource, Metadata, NewDocument } from './types.js';
 
@@ -95,7 +95,9 @@ export class IngestionService {
     await this.checkBackpressure(1);
     let blob: BlobWrite;
     try {
-      blob = await this.deps.blobs.put(upload.stream, { maxBytes: this.deps.limits.maxUploadBytes });
+      blob = await this.deps.blobs.put(newBlobKey(), upload.stream, {
+        maxBytes: this.deps.limits.maxUploadBytes,
+      });
     } catch (error) {
       if (error instanceof BlobTooLargeError) {
         throw ERRORS.payloadTooLarge(
@@ -107,10 +109,9 @@ export class IngestionService {
     try {
       const metadata = await readMetadata();
       if (blob.bytes === 0) throw ERRORS.unsupportedMediaType('The file is empty.');
-      const sniffed = await this.deps.sniffFormat({
-        path: this.deps.blobs.pathOf(blob.key),
-        filename: upload.filename,
-      });
+      const sniffed = await this.deps.blobs.withLocalFile(blob.key, (path) =>
+        this.deps.sniffFormat({ path, filename: upload.filename }),
+      );
       if (!sniffed.ok) throw ERRORS.unsupportedMediaType(sniffed.detail);
       return { blob, filename: upload.filename, metadata, contentType: sniffed.contentType };
     } catch (error) {

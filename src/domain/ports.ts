@@ -1,6 +1,7 @@
 // The ports: every side effect the domain needs, as interfaces. Adapters under src/adapters
 // implement them (SQLite and PostgreSQL stores, table-backed and BullMQ queues, memory and Redis
 // limiters, a filesystem blob store); test/contract runs one conformance suite per port.
+import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type {
   ApiKeyRecord,
@@ -148,14 +149,39 @@ export interface BlobWrite {
   sha256: string;
 }
 
+/**
+ * Uploaded and downloaded files. Streams in and out: no adapter ever holds a whole file in memory.
+ * Keys come from newBlobKey(); an adapter may refuse any other shape of key.
+ */
 export interface BlobStore {
-  /** Streams `source` to a new blob; removes any partial file if the stream fails. */
-  put(source: Readable, opts?: { maxBytes?: number }): Promise<BlobWrite>;
-  /** A local filesystem path to read the blob from (workers and extractor threads read it). */
-  pathOf(key: string): string;
-  exists(key: string): Promise<boolean>;
+  /**
+   * Streams `source` into a new blob under `key`. The blob appears complete or not at all: if the
+   * stream fails or passes maxBytes (BlobTooLargeError), nothing is left behind.
+   */
+  put(key: string, source: Readable, opts?: { maxBytes?: number }): Promise<BlobWrite>;
+  /** The blob's bytes; BlobNotFoundError when there is no blob under `key`. */
+  openRead(key: string): Promise<Readable>;
+  /**
+   * Runs `fn` with the path of a local file holding the blob, for parsers that need random
+   * access; the file stays valid until `fn` settles. BlobNotFoundError when there is no blob.
+   */
+  withLocalFile<T>(key: string, fn: (path: string) => Promise<T>): Promise<T>;
   /** Idempotent. */
   delete(key: string): Promise<void>;
+}
+
+/** A fresh blob key: `<2 hex>/<uuid v4>` (the two characters shard large folders). */
+export function newBlobKey(): string {
+  const id = randomUUID();
+  return `${id.slice(0, 2)}/${id}`;
+}
+
+/** Thrown by BlobStore.openRead and withLocalFile when there is no blob under the key. */
+export class BlobNotFoundError extends Error {
+  constructor(readonly key: string) {
+    super('no blob under this key');
+    this.name = 'BlobNotFoundError';
+  }
 }
 
 /** Thrown by BlobStore.put when the source exceeds maxBytes; nothing is left behind. */

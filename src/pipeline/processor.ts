@@ -1,7 +1,14 @@
 // The worker's job: take one document from `queued` to `ready` or `failed`. Every step can run
 // again after a crash: the index is replaced as a whole (never seen half-written), and a document deleted
 // meanwhile is left alone (the store refuses to write to it).
-import type { BlobStore, DocumentStore, JobContext, JobHandler, JobQueue } from '../domain/ports.js';
+import {
+  BlobNotFoundError,
+  type BlobStore,
+  type DocumentStore,
+  type JobContext,
+  type JobHandler,
+  type JobQueue,
+} from '../domain/ports.js';
 import type { ChunkStream, DocumentError, FailureCode, JobInput } from '../domain/types.js';
 import type { ChunkOptions } from './chunk/chunker.js';
 import { PipelineError } from './errors.js';
@@ -147,20 +154,28 @@ export class DocumentProcessor {
       chunkOverlap: record.chunkOverlap,
       markdown: format === 'md',
     };
-    let chunks: ChunkStream;
+    const save = (chunks: ChunkStream) =>
+      documents.saveIndex(record.id, {
+        ...chunks,
+        contentType: record.source.content_type,
+        bytes: record.source.bytes,
+      });
+    let saved: boolean;
     if (input.text !== null) {
-      chunks = this.deps.chunkDocument(input.text, { ...options, pages: null }, signal);
+      saved = await save(this.deps.chunkDocument(input.text, { ...options, pages: null }, signal));
     } else if (input.blobKey !== null) {
-      chunks = this.deps.indexFile(blobs.pathOf(input.blobKey), format, options, signal);
+      // The file stays at hand until its last chunk is written: the chunks stream from it.
+      saved = await blobs
+        .withLocalFile(input.blobKey, (file) => save(this.deps.indexFile(file, format, options, signal)))
+        .catch((error: unknown) => {
+          if (error instanceof BlobNotFoundError) {
+            throw new PipelineError('internal', 'the stored file of this document is missing');
+          }
+          throw error;
+        });
     } else {
       throw new PipelineError('internal', 'document has no input');
     }
-
-    const saved = await documents.saveIndex(record.id, {
-      ...chunks,
-      contentType: record.source.content_type,
-      bytes: record.source.bytes,
-    });
     if (saved) this.deps.onOutcome?.({ outcome: 'ready', code: null });
   }
 }

@@ -3,8 +3,9 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type BlobStore, BlobTooLargeError } from '../../src/domain/ports.js';
+import { BlobNotFoundError, type BlobStore, BlobTooLargeError, newBlobKey } from '../../src/domain/ports.js';
 
 export interface BlobStoreHarness {
   store: BlobStore;
@@ -55,74 +56,111 @@ export function blobStoreContract(name: string, make: () => Promise<BlobStoreHar
       await h.close();
     });
 
-    it('stores a stream and gives back the same bytes under a new key', async () => {
+    /** The blob's bytes, read both ways the port offers; they must agree. */
+    async function read(key: string): Promise<Buffer> {
+      const streamed = await buffer(await store.openRead(key));
+      const local = await store.withLocalFile(key, (file) => readFile(file));
+      expect(local.equals(streamed)).toBe(true);
+      return streamed;
+    }
+
+    const absent = async (key: string) => {
+      await expect(store.openRead(key)).rejects.toBeInstanceOf(BlobNotFoundError);
+      await expect(store.withLocalFile(key, async () => 'read')).rejects.toBeInstanceOf(BlobNotFoundError);
+    };
+
+    it('stores a stream under its key and gives back the same bytes, streamed or as a local file', async () => {
       const data = bytes(250_000);
-      const a = await store.put(streamOf(data));
-      const b = await store.put(streamOf(data));
+      const a = await store.put(newBlobKey(), streamOf(data));
+      const b = await store.put(newBlobKey(), streamOf(data));
       expect(a.bytes).toBe(data.length);
       expect(a.sha256).toBe(createHash('sha256').update(data).digest('hex'));
       expect(b.sha256).toBe(a.sha256);
       expect(a.key).not.toBe(b.key);
-      expect(await store.exists(a.key)).toBe(true);
-      expect((await readFile(store.pathOf(a.key))).equals(data)).toBe(true);
+      expect((await read(a.key)).equals(data)).toBe(true);
+    });
+
+    it('keeps the local file until the function settles, and passes on what it returns or throws', async () => {
+      const w = await store.put(newBlobKey(), streamOf(bytes(1000)));
+      const size = await store.withLocalFile(w.key, async (file) => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return (await readFile(file)).length;
+      });
+      expect(size).toBe(1000);
+      const boom = new Error('parser failed');
+      await expect(
+        store.withLocalFile(w.key, async () => {
+          throw boom;
+        }),
+      ).rejects.toBe(boom);
+      expect((await read(w.key)).length).toBe(1000);
     });
 
     it('stores an empty stream', async () => {
-      const w = await store.put(Readable.from([]));
+      const w = await store.put(newBlobKey(), Readable.from([]));
       expect(w.bytes).toBe(0);
-      expect((await readFile(store.pathOf(w.key))).length).toBe(0);
+      expect((await read(w.key)).length).toBe(0);
     });
 
     it('accepts exactly maxBytes', async () => {
       const data = bytes(10_000);
-      const w = await store.put(streamOf(data, 999), { maxBytes: 10_000 });
+      const w = await store.put(newBlobKey(), streamOf(data, 999), { maxBytes: 10_000 });
       expect(w.bytes).toBe(10_000);
-      expect((await readFile(store.pathOf(w.key))).equals(data)).toBe(true);
+      expect((await read(w.key)).equals(data)).toBe(true);
     });
 
     it('refuses maxBytes + 1 and leaves nothing behind', async () => {
       const before = await h.listAll();
+      const key = newBlobKey();
       const err = await store
-        .put(streamOf(bytes(10_001), 999), { maxBytes: 10_000 })
+        .put(key, streamOf(bytes(10_001), 999), { maxBytes: 10_000 })
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(BlobTooLargeError);
       expect((err as BlobTooLargeError).maxBytes).toBe(10_000);
       expect(await h.listAll()).toEqual(before);
+      await absent(key);
     });
 
     it('refuses an oversized stream that arrives as one chunk', async () => {
       const before = await h.listAll();
-      await expect(store.put(Readable.from([bytes(5000)]), { maxBytes: 4999 })).rejects.toBeInstanceOf(
-        BlobTooLargeError,
-      );
+      await expect(
+        store.put(newBlobKey(), Readable.from([bytes(5000)]), { maxBytes: 4999 }),
+      ).rejects.toBeInstanceOf(BlobTooLargeError);
       expect(await h.listAll()).toEqual(before);
     });
 
     it('leaves nothing behind when the source stream fails', async () => {
-      const kept = await store.put(streamOf(bytes(100)));
+      const kept = await store.put(newBlobKey(), streamOf(bytes(100)));
       const before = await h.listAll();
       const boom = new Error('client went away');
-      await expect(store.put(failingStream(64 * 1024, boom))).rejects.toBe(boom);
-      await expect(store.put(failingStream(0, boom))).rejects.toBe(boom);
+      await expect(store.put(newBlobKey(), failingStream(64 * 1024, boom))).rejects.toBe(boom);
+      await expect(store.put(newBlobKey(), failingStream(0, boom))).rejects.toBe(boom);
       expect(await h.listAll()).toEqual(before);
-      expect(await store.exists(kept.key)).toBe(true);
+      expect((await read(kept.key)).length).toBe(100);
     });
 
-    it('deletes idempotently', async () => {
-      const w = await store.put(streamOf(bytes(10)));
-      const other = await store.put(streamOf(bytes(10)));
-      await store.delete(w.key);
-      expect(await store.exists(w.key)).toBe(false);
-      await store.delete(w.key);
-      expect(await store.exists(other.key)).toBe(true);
+    it('never replaces a blob: a second put under the same key fails and the first stays', async () => {
+      const key = newBlobKey();
+      const first = bytes(300, 1);
+      await store.put(key, streamOf(first));
+      await expect(store.put(key, streamOf(bytes(500, 2)))).rejects.toThrow();
+      expect((await read(key)).equals(first)).toBe(true);
       expect(await h.listAll()).toHaveLength(1);
     });
 
-    it('reports keys it never issued as absent', async () => {
-      const w = await store.put(streamOf(bytes(10)));
+    it('deletes idempotently', async () => {
+      const w = await store.put(newBlobKey(), streamOf(bytes(10)));
+      const other = await store.put(newBlobKey(), streamOf(bytes(10)));
       await store.delete(w.key);
-      expect(await store.exists(w.key)).toBe(false);
-      expect(await store.exists('00/00000000-0000-4000-8000-000000000000')).toBe(false);
+      await absent(w.key);
+      await store.delete(w.key);
+      expect((await read(other.key)).length).toBe(10);
+      expect(await h.listAll()).toHaveLength(1);
+    });
+
+    it('reports keys it never stored as absent', async () => {
+      await absent(newBlobKey());
+      await absent('00/00000000-0000-4000-8000-000000000000');
     });
   });
 }

@@ -1,16 +1,16 @@
-// BlobStore on a local (or shared) folder: uploaded and downloaded files, read back by workers
-// and extractor threads through pathOf. A blob appears under its key only once it is complete:
-// bytes are streamed to a temporary name, flushed, then renamed.
+// BlobStore on a local (or shared) folder: uploaded and downloaded files. A blob appears under
+// its key only once it is complete: bytes are streamed to a temporary name, flushed, then
+// renamed. Parsers read the file in place (withLocalFile needs no copy here).
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { access, link, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type BlobStore, BlobTooLargeError, type BlobWrite } from '../../domain/ports.js';
+import { BlobNotFoundError, type BlobStore, BlobTooLargeError, type BlobWrite } from '../../domain/ports.js';
 
-// Keys are `<2 hex>/<uuid>`: generated here, never derived from user input, and checked before
-// any path is built from one, so a key read back from a database cannot point outside the folder.
+// Keys are `<2 hex>/<uuid>` (newBlobKey), never derived from user input, and checked before any
+// path is built from one, so a key read back from a database cannot point outside the folder.
 const KEY_PATTERN = /^[0-9a-f]{2}\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TEMP_DIR = '.incoming';
 
@@ -38,12 +38,10 @@ export class FsBlobStore implements BlobStore {
     this.root = path.resolve(root);
   }
 
-  async put(source: Readable, opts: { maxBytes?: number } = {}): Promise<BlobWrite> {
-    const id = randomUUID();
-    // Two-character shards keep any one directory small at millions of blobs.
-    const key = `${id.slice(0, 2)}/${id}`;
+  async put(key: string, source: Readable, opts: { maxBytes?: number } = {}): Promise<BlobWrite> {
+    const final = this.pathOf(key);
     const tempDir = path.join(this.root, TEMP_DIR);
-    const temp = path.join(tempDir, `${id}.part`);
+    const temp = path.join(tempDir, `${randomUUID()}.part`);
     const counter = new ByteLimit(opts.maxBytes ?? Number.POSITIVE_INFINITY);
     await mkdir(tempDir, { recursive: true });
     // flush: the data reaches the disk before the rename makes the blob visible, so a crash
@@ -51,9 +49,10 @@ export class FsBlobStore implements BlobStore {
     const sink = createWriteStream(temp, { flags: 'wx', flush: true });
     try {
       await pipeline(source, counter, sink);
-      const final = this.pathOf(key);
       await mkdir(path.dirname(final), { recursive: true });
-      await rename(temp, final);
+      // link, not rename: a key already in use is an error (EEXIST), never silently replaced.
+      await link(temp, final);
+      await rm(temp, { force: true });
     } catch (err) {
       // The file may still be opening when the pipeline fails; removing it before the stream has
       // closed could let the open recreate it afterwards.
@@ -64,19 +63,31 @@ export class FsBlobStore implements BlobStore {
     return { key, bytes: counter.bytes, sha256: counter.hash.digest('hex') };
   }
 
-  pathOf(key: string): string {
-    if (!KEY_PATTERN.test(key)) throw new Error('invalid blob key');
-    return path.join(this.root, key);
+  async openRead(key: string): Promise<Readable> {
+    const file = await this.existing(key);
+    return createReadStream(file);
   }
 
-  async exists(key: string): Promise<boolean> {
-    if (!KEY_PATTERN.test(key)) return false;
+  async withLocalFile<T>(key: string, fn: (path: string) => Promise<T>): Promise<T> {
+    return fn(await this.existing(key));
+  }
+
+  /** The path of the blob under `key`; BlobNotFoundError when there is none (or the key is not ours). */
+  private async existing(key: string): Promise<string> {
+    if (!KEY_PATTERN.test(key)) throw new BlobNotFoundError(key);
+    const file = this.pathOf(key);
     try {
-      return (await stat(this.pathOf(key))).isFile();
+      await access(file);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFoundError(key);
       throw err;
     }
+    return file;
+  }
+
+  private pathOf(key: string): string {
+    if (!KEY_PATTERN.test(key)) throw new Error('invalid blob key');
+    return path.join(this.root, key);
   }
 
   async delete(key: string): Promise<void> {

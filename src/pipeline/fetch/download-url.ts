@@ -2,7 +2,7 @@
 // SSRF-safe downloader, and its format is then checked from the bytes (with the name and type the
 // server gave as hints). Every failure is a PipelineError with the code the document shows.
 import path from 'node:path';
-import { type BlobStore, BlobTooLargeError } from '../../domain/ports.js';
+import { type BlobStore, BlobTooLargeError, newBlobKey } from '../../domain/ports.js';
 import { PipelineError } from '../errors.js';
 import { detectFormat } from '../extract/index.js';
 import { contentTypeOf } from '../formats.js';
@@ -36,7 +36,7 @@ export function urlDownloader(opts: UrlDownloaderOptions): DownloadUrl {
           signal,
         },
         async (body) => {
-          const written = await blobs.put(body.stream, { maxBytes });
+          const written = await blobs.put(newBlobKey(), body.stream, { maxBytes });
           blobKey = written.key;
           return written.bytes;
         },
@@ -49,11 +49,13 @@ export function urlDownloader(opts: UrlDownloaderOptions): DownloadUrl {
     }
     const key = blobKey as string | null;
     if (key === null) throw new PipelineError('url_unreachable', 'the download produced no body');
-    const format = await detectFormat({
-      path: blobs.pathOf(key),
-      filename: path.posix.basename(downloaded.finalUrl.pathname) || null,
-      declaredContentType: downloaded.contentType,
-    });
+    const format = await blobs.withLocalFile(key, (file) =>
+      detectFormat({
+        path: file,
+        filename: path.posix.basename(downloaded.finalUrl.pathname) || null,
+        declaredContentType: downloaded.contentType,
+      }),
+    );
     if (!format.ok) {
       await blobs.delete(key);
       throw new PipelineError('unsupported_format', format.detail);

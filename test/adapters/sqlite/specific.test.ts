@@ -2,10 +2,11 @@
 // several OS processes sharing one database file (claims, dead-process lease recovery), the
 // local wake-up on enqueue, and blob keys that cannot escape their folder.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +20,7 @@ import {
 } from '../../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../../src/adapters/sqlite/document-store.js';
 import { indexTerms, queryTerms } from '../../../src/adapters/sqlite/fts-terms.js';
-import type { JobConsumer, JobContext } from '../../../src/domain/ports.js';
+import { BlobNotFoundError, type JobConsumer, type JobContext } from '../../../src/domain/ports.js';
 import { searchWords } from '../../../src/domain/search-words.js';
 import type { JobRef, NewDocument } from '../../../src/domain/types.js';
 import { jobDocument, urlDocument } from '../../contract/job-document.js';
@@ -835,9 +836,16 @@ describe('FsBlobStore keys', () => {
     const dir = mkdtempSync(path.join(work, 'blobs-'));
     const store = new FsBlobStore(dir);
     for (const key of ['../../etc/passwd', '/etc/passwd', 'ab/../../x', '', 'ab\u0000/x']) {
-      expect(() => store.pathOf(key), key).toThrow();
-      expect(await store.exists(key)).toBe(false);
+      await expect(store.put(key, Readable.from([Buffer.from('x')])), key).rejects.toThrow(
+        'invalid blob key',
+      );
+      await expect(store.openRead(key), key).rejects.toBeInstanceOf(BlobNotFoundError);
+      await expect(
+        store.withLocalFile(key, async (file) => file),
+        key,
+      ).rejects.toBeInstanceOf(BlobNotFoundError);
       await store.delete(key);
     }
+    expect(readdirSync(dir)).toEqual([]);
   });
 });
