@@ -3,7 +3,7 @@
 // renamed. Parsers read the file in place (withLocalFile needs no copy here).
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { access, link, mkdir, rm } from 'node:fs/promises';
+import { access, link, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -31,6 +31,30 @@ class ByteLimit extends Transform {
   }
 }
 
+/** Filesystems without hard links (some network and FUSE mounts) answer link() with these. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
+
+/**
+ * Makes the finished temporary file the blob. link, not rename: a key already in use fails with
+ * EEXIST instead of being silently replaced. Where the filesystem has no hard links, a check and
+ * a rename do the same (keys are UUIDs, so only a caller's bug could reuse one).
+ */
+async function publish(temp: string, final: string): Promise<void> {
+  try {
+    await link(temp, final);
+  } catch (err) {
+    if (!NO_HARD_LINKS.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
+    const taken = await access(final).then(
+      () => true,
+      () => false,
+    );
+    if (taken) throw Object.assign(new Error(`blob key already in use: ${final}`), { code: 'EEXIST' });
+    await rename(temp, final);
+    return;
+  }
+  await rm(temp, { force: true });
+}
+
 export class FsBlobStore implements BlobStore {
   private readonly root: string;
 
@@ -50,9 +74,7 @@ export class FsBlobStore implements BlobStore {
     try {
       await pipeline(source, counter, sink);
       await mkdir(path.dirname(final), { recursive: true });
-      // link, not rename: a key already in use is an error (EEXIST), never silently replaced.
-      await link(temp, final);
-      await rm(temp, { force: true });
+      await publish(temp, final);
     } catch (err) {
       // The file may still be opening when the pipeline fails; removing it before the stream has
       // closed could let the open recreate it afterwards.
