@@ -70,6 +70,52 @@ describe('POST /v1/ingest/file', () => {
     });
   });
 
+  // Files made by real tools that live in this repository (test/fixtures/extract), so a clone
+  // without the shared corpus still runs a PDF and a DOCX through the whole service.
+  const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/extract');
+
+  it('takes a groff PDF to ready, each marker sentence found on its own page (in-repo fixture)', async () => {
+    const pdf = readFileSync(path.join(FIXTURES, 'hyphenation.pdf'));
+    const res = await upload([{ name: 'file', value: pdf, filename: 'hyphenation.pdf' }]);
+    expect(res.statusCode).toBe(202);
+    const [doc] = await h.waitForDone(h.orgA, res.json().document_ids);
+    expect(doc).toMatchObject({
+      status: 'ready',
+      source: { content_type: 'application/pdf', bytes: pdf.length },
+    });
+    // Small chunks would put each page in chunks of its own; the default size spans pages, so the
+    // page range of the best hit must include the marker's page.
+    for (const [words, page] of [
+      ['alpha bravo charlie', 1],
+      ['delta echo foxtrot', 2],
+      ['golf hotel india', 3],
+    ] as const) {
+      const [hit] = (
+        await h.request('POST', '/v1/query', { body: { query: words, document_ids: [doc!.id], top_k: 1 } })
+      ).json().results;
+      expect(hit.text, words).toMatch(new RegExp(words.replaceAll(' ', '\\s+')));
+      expect(hit.page_start, words).toBeLessThanOrEqual(page);
+      expect(hit.page_end, words).toBeGreaterThanOrEqual(page);
+    }
+  });
+
+  it('takes a pandoc DOCX to ready with its table and umlauts (in-repo fixture)', async () => {
+    const docx = readFileSync(path.join(FIXTURES, 'pandoc-notes.docx'));
+    const res = await upload([{ name: 'file', value: docx, filename: 'notes.docx' }]);
+    expect(res.statusCode).toBe(202);
+    const [doc] = await h.waitForDone(h.orgA, res.json().document_ids);
+    expect(doc).toMatchObject({
+      status: 'ready',
+      source: { content_type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' },
+    });
+    const [hit] = (
+      await h.request('POST', '/v1/query', { body: { query: 'Grüße Köln mammoth', document_ids: [doc!.id] } })
+    ).json().results;
+    expect(hit.text).toContain('Grüße aus Köln');
+    expect(hit.text).toContain('mammoth');
+    expect(hit.page_start).toBeNull();
+  });
+
   itWithCorpus('extracts a real PDF with page numbers in query results', async () => {
     const pdf = readFileSync(path.join(CORPUS, 'pdf/pdflatex-4-pages.pdf'));
     const res = await upload([{ name: 'file', value: pdf, filename: 'four-pages.pdf' }]);
