@@ -9,8 +9,6 @@ import type {
   ChunkRow,
   DocumentError,
   DocumentRecord,
-  DocumentStatus,
-  FailureCode,
   IndexResult,
   JobInput,
   JobRef,
@@ -19,9 +17,14 @@ import type {
   NewDocument,
   SearchHit,
   SearchQuery,
-  SourceType,
 } from '../../domain/types.js';
-import { type PgDatabase, toNumber } from './database.js';
+import {
+  RECORD_COLUMNS,
+  type RowReaders,
+  type DocumentRow as SharedDocumentRow,
+  toDocumentRecord,
+} from '../records/document-row.js';
+import type { PgDatabase } from './database.js';
 
 const systemClock: Clock = { now: () => new Date() };
 
@@ -36,28 +39,16 @@ export interface PgDocumentStoreOptions {
   searchRowBudget?: number;
 }
 
-interface DocumentRow {
-  id: string;
-  org_id: string;
-  status: DocumentStatus;
-  source_type: SourceType;
-  filename: string | null;
-  source_url: string | null;
-  content_type: string | null;
-  bytes: string | null;
-  metadata: Metadata;
-  chunk_size: number;
-  chunk_overlap: number;
-  tokenizer: string;
-  chunk_count: number | null;
-  token_count: string | null;
-  content_sha256: string | null;
-  error_code: string | null;
-  error_message: string | null;
-  attempts: number;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A record row as node-postgres returns it: bigints as strings, Dates, parsed JSON. */
+type DocumentRow = SharedDocumentRow<string, Date, Metadata>;
+
+const READ_ROW: RowReaders<string, Date, Metadata> = {
+  number: (value) => Number(value),
+  date: (value) => value,
+  metadata: (value) => value,
+};
+
+const toRecord = (row: DocumentRow): DocumentRecord => toDocumentRecord(row, READ_ROW);
 
 interface JobInputRow extends DocumentRow {
   input_text: string | null;
@@ -82,10 +73,6 @@ interface HitRow {
   score: number;
 }
 
-const RECORD_COLUMNS = `id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
-  chunk_size, chunk_overlap, tokenizer, chunk_count, token_count, content_sha256, error_code, error_message,
-  attempts, created_at, updated_at`;
-
 /** A query ranks with at most this many distinct words, the rarest: each is another posting list. */
 const MAX_QUERY_TERMS = 64;
 /** How far a long query's words are counted to pick its MAX_QUERY_TERMS rarest ones. */
@@ -108,35 +95,6 @@ function storable(s: string): string;
 function storable(s: string | null): string | null;
 function storable(s: string | null): string | null {
   return s === null ? null : cleanText(s);
-}
-
-function toRecord(row: DocumentRow): DocumentRecord {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    status: row.status,
-    source: {
-      type: row.source_type,
-      filename: row.filename,
-      url: row.source_url,
-      content_type: row.content_type,
-      bytes: toNumber(row.bytes),
-    },
-    metadata: row.metadata,
-    chunkSize: row.chunk_size,
-    chunkOverlap: row.chunk_overlap,
-    tokenizer: row.tokenizer,
-    chunkCount: row.chunk_count,
-    tokenCount: toNumber(row.token_count),
-    contentSha256: row.content_sha256,
-    error:
-      row.error_code === null
-        ? null
-        : { code: row.error_code as FailureCode, message: row.error_message ?? '' },
-    attempts: row.attempts,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
 }
 
 export class PgDocumentStore implements DocumentStore {

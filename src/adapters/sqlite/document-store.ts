@@ -10,7 +10,6 @@ import type {
   DocumentError,
   DocumentRecord,
   DocumentStatus,
-  FailureCode,
   IndexResult,
   IndexTotals,
   JobInput,
@@ -20,8 +19,13 @@ import type {
   NewDocument,
   SearchHit,
   SearchQuery,
-  SourceType,
 } from '../../domain/types.js';
+import {
+  RECORD_COLUMNS,
+  type RowReaders,
+  type DocumentRow as SharedDocumentRow,
+  toDocumentRecord,
+} from '../records/document-row.js';
 import type { Database } from './database.js';
 import { indexTerms, MAX_QUERY_TERMS, queryTerms } from './fts-terms.js';
 import { GroupCommit } from './group-commit.js';
@@ -92,28 +96,16 @@ export interface SqliteDocumentStoreOptions {
   searchRowBudget?: number;
 }
 
-interface DocumentRow {
-  id: string;
-  org_id: string;
-  status: DocumentStatus;
-  source_type: SourceType;
-  filename: string | null;
-  source_url: string | null;
-  content_type: string | null;
-  bytes: number | null;
-  metadata: string;
-  chunk_size: number;
-  chunk_overlap: number;
-  tokenizer: string;
-  chunk_count: number | null;
-  token_count: number | null;
-  content_sha256: string | null;
-  error_code: string | null;
-  error_message: string | null;
-  attempts: number;
-  created_at: number;
-  updated_at: number;
-}
+/** A record row as better-sqlite3 returns it: integers, epoch milliseconds, JSON text. */
+type DocumentRow = SharedDocumentRow<number, number, string>;
+
+const READ_ROW: RowReaders<number, number, string> = {
+  number: (value) => value,
+  date: (value) => new Date(value),
+  metadata: (value) => JSON.parse(value) as Metadata,
+};
+
+const toRecord = (row: DocumentRow): DocumentRecord => toDocumentRecord(row, READ_ROW);
 
 interface JobInputRow extends DocumentRow {
   input_text: string | null;
@@ -131,39 +123,6 @@ interface HitRow {
   org_id: string;
   status: DocumentStatus;
   score: number;
-}
-
-const RECORD_COLUMNS = `id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
-  chunk_size, chunk_overlap, tokenizer, chunk_count, token_count, content_sha256, error_code, error_message,
-  attempts, created_at, updated_at`;
-
-function toRecord(row: DocumentRow): DocumentRecord {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    status: row.status,
-    source: {
-      type: row.source_type,
-      filename: row.filename,
-      url: row.source_url,
-      content_type: row.content_type,
-      bytes: row.bytes,
-    },
-    metadata: JSON.parse(row.metadata) as Metadata,
-    chunkSize: row.chunk_size,
-    chunkOverlap: row.chunk_overlap,
-    tokenizer: row.tokenizer,
-    chunkCount: row.chunk_count,
-    tokenCount: row.token_count,
-    contentSha256: row.content_sha256,
-    error:
-      row.error_code === null
-        ? null
-        : { code: row.error_code as FailureCode, message: row.error_message ?? '' },
-    attempts: row.attempts,
-    createdAt: new Date(row.created_at),
-    updatedAt: new Date(row.updated_at),
-  };
 }
 
 export class SqliteDocumentStore implements DocumentStore {
