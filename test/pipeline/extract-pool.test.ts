@@ -8,6 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collectChunks } from '../../src/domain/chunk-batches.js';
 import { chunkForIndex } from '../../src/pipeline/chunk/for-index.js';
 import { createExtractor, ExtractionError } from '../../src/pipeline/extract/index.js';
 import { createWorkerPool } from '../../src/pipeline/extract/pool.js';
@@ -218,7 +219,20 @@ describe('chunking in threads', () => {
     }
   });
 
-  it('index() gives what extract() then chunk() give, for a text of many messages and for a PDF', async () => {
+  /** indexStream read to its end, as one plan. */
+  async function indexed(
+    extractor: ReturnType<typeof createExtractor>,
+    ...args: Parameters<ReturnType<typeof createExtractor>['indexStream']>
+  ) {
+    const { chunks, totals } = await collectChunks({
+      ...extractor.indexStream(...args),
+      contentType: null,
+      bytes: null,
+    });
+    return { chunks, ...totals };
+  }
+
+  it('indexStream() gives what extract() then chunk() give, for a text of many messages and for a PDF', async () => {
     const extractor = createExtractor(OPTIONS);
     try {
       // Over a megabyte of text: its chunks come back in several messages.
@@ -226,21 +240,24 @@ describe('chunking in threads', () => {
       const file = path.join(tmp.dir, 'long.md');
       await writeFile(file, text);
       const options = { chunkSize: 256, chunkOverlap: 32, markdown: true };
-      const indexed = await extractor.index(file, 'md', options);
-      expect(indexed).toEqual(chunkForIndex(text, options));
-      expect(indexed.chunks.length).toBeGreaterThan(500);
+      const plan = await indexed(extractor, file, 'md', options);
+      expect(plan).toEqual(chunkForIndex(text, options));
+      expect(plan.chunks.length).toBeGreaterThan(500);
 
       const pdf = path.join(FIXTURES, 'hyphenation.pdf');
       const extracted = await extractor.extract(pdf, 'pdf');
-      const pdfPlan = await extractor.index(pdf, 'pdf', { chunkSize: 64, chunkOverlap: 8 });
+      const pdfPlan = await indexed(extractor, pdf, 'pdf', { chunkSize: 64, chunkOverlap: 8 });
       expect(pdfPlan).toEqual(
         chunkForIndex(extracted.text, { chunkSize: 64, chunkOverlap: 8, pages: extracted.pages }),
       );
       expect(pdfPlan.chunks[0]!.pageStart).toBe(1);
 
-      const missing = await extractor.index(path.join(tmp.dir, 'absent.txt'), 'txt', options).catch((e) => e);
-      expect(missing).toBeInstanceOf(ExtractionError);
-      expect(missing.code).toBe('corrupt');
+      await expect(
+        indexed(extractor, path.join(tmp.dir, 'absent.txt'), 'txt', options),
+      ).rejects.toMatchObject({
+        name: 'ExtractionError',
+        code: 'corrupt',
+      });
     } finally {
       await extractor.close();
     }

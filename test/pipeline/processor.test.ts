@@ -12,6 +12,7 @@ import type { ChunkRow, ChunkStream, NewDocument } from '../../src/domain/types.
 import { chunkForIndex, type IndexPlan } from '../../src/pipeline/chunk/for-index.js';
 import { PipelineError } from '../../src/pipeline/errors.js';
 import { type ChunkDocument, DocumentProcessor } from '../../src/pipeline/processor.js';
+import { jobDocument } from '../contract/job-document.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
 
 interface Harness {
@@ -61,21 +62,24 @@ function streamOf(plan: IndexPlan): ChunkStream {
   };
 }
 
-function textDocument(orgId: string, text: string): NewDocument {
-  return {
-    id: randomUUID(),
-    orgId,
-    source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
-    metadata: {},
-    chunkSize: 512,
-    chunkOverlap: 64,
-    tokenizer: 'o200k_base',
-    text,
-    blobKey: null,
-    fetchUrl: null,
-    createdAt: new Date(),
-  };
+/** A text document in an org of its own, created in the store. */
+async function created(documents: DocumentStore, text: string): Promise<NewDocument> {
+  const doc = { ...jobDocument({ documentId: randomUUID(), orgId: `org_${randomUUID()}` }), text };
+  await documents.createDocuments([doc]);
+  return doc;
 }
+
+/** The queue's job for `doc`, on its `attempt`-th run. */
+function jobOf(
+  doc: NewDocument,
+  attempt: number,
+  maxAttempts = 5,
+  signal = new AbortController().signal,
+): JobContext {
+  return { documentId: doc.id, orgId: doc.orgId, attempt, maxAttempts, signal };
+}
+
+const chunked: ChunkDocument = (text, options) => streamOf(chunkForIndex(text, options));
 
 function processorContract(name: string, make: () => Promise<Harness>): void {
   describe(name, () => {
@@ -83,18 +87,11 @@ function processorContract(name: string, make: () => Promise<Harness>): void {
     afterEach(async () => {
       await h?.close();
     });
+    const shown = (doc: NewDocument) => h.documents.getDocument(doc.orgId, doc.id);
 
     it('counts a run that was cut off (its worker died) in the document’s attempts', async () => {
       h = await make();
-      const doc = textDocument(`org_${randomUUID()}`, 'the first run of this document never finished');
-      await h.documents.createDocuments([doc]);
-      const job = (attempt: number, signal: AbortSignal): JobContext => ({
-        documentId: doc.id,
-        orgId: doc.orgId,
-        attempt,
-        maxAttempts: 5,
-        signal,
-      });
+      const doc = await created(h.documents, 'the first run of this document never finished');
 
       // Run 1 stops half-way: its job is abandoned (as when a lease lapses) and never settles.
       const cutOff = new AbortController();
@@ -111,72 +108,40 @@ function processorContract(name: string, make: () => Promise<Harness>): void {
           throw new Error('never chunked');
         },
       }));
-      await expect(stuck.handle(job(1, cutOff.signal))).rejects.toThrow('the worker died');
-      expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
-        status: 'processing',
-        attempts: 1,
-      });
+      await expect(stuck.handle(jobOf(doc, 1, 5, cutOff.signal))).rejects.toThrow('the worker died');
+      expect(await shown(doc)).toMatchObject({ status: 'processing', attempts: 1 });
 
       // Run 2, the same job picked up again, finishes it.
-      const processor = processorOver(h.documents, (text, options) => streamOf(chunkForIndex(text, options)));
-      await processor.handle(job(2, new AbortController().signal));
-      expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
-        status: 'ready',
-        attempts: 2,
-      });
+      await processorOver(h.documents, chunked).handle(jobOf(doc, 2));
+      expect(await shown(doc)).toMatchObject({ status: 'ready', attempts: 2 });
     });
 
     it('retries a transient failure while attempts remain, then ends failed with its code', async () => {
       h = await make();
-      const doc = textDocument(`org_${randomUUID()}`, 'a document whose chunking keeps failing');
-      await h.documents.createDocuments([doc]);
-      const job = (attempt: number): JobContext => ({
-        documentId: doc.id,
-        orgId: doc.orgId,
-        attempt,
-        maxAttempts: 3,
-        signal: new AbortController().signal,
-      });
+      const doc = await created(h.documents, 'a document whose chunking keeps failing');
       // An error nobody classified (a database hiccup, a bug) is internal and transient.
       const flaky = processorOver(h.documents, () => failingStream(new Error('connection reset')));
+      const error = { code: 'internal', message: 'processing failed: connection reset' };
       for (const attempt of [1, 2]) {
-        await expect(flaky.handle(job(attempt))).rejects.toMatchObject({ code: 'internal', transient: true });
-        expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
-          status: 'queued',
-          attempts: attempt,
-          error: { code: 'internal', message: 'processing failed: connection reset' },
+        await expect(flaky.handle(jobOf(doc, attempt, 3))).rejects.toMatchObject({
+          code: 'internal',
+          transient: true,
         });
+        expect(await shown(doc)).toMatchObject({ status: 'queued', attempts: attempt, error });
       }
       // The last attempt records the failure instead of asking for another.
-      await flaky.handle(job(3));
-      expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
-        status: 'failed',
-        attempts: 3,
-        error: { code: 'internal', message: 'processing failed: connection reset' },
-      });
+      await flaky.handle(jobOf(doc, 3, 3));
+      expect(await shown(doc)).toMatchObject({ status: 'failed', attempts: 3, error });
     });
 
     it('ends failed at once on a permanent failure, whatever attempts remain', async () => {
       h = await make();
-      const doc = textDocument(`org_${randomUUID()}`, 'a document that cannot be read');
-      await h.documents.createDocuments([doc]);
-      const broken = new DocumentProcessor({
-        documents: h.documents,
-        processQueue: { enqueue: unused('the process queue') } as unknown as JobQueue,
-        blobs: {} as BlobStore,
-        indexFile: unused('extraction'),
-        chunkDocument: () => failingStream(new PipelineError('corrupt', 'the file cannot be read')),
-        downloadUrl: unused('download'),
-        logger: { warn() {}, error() {} },
-      });
-      await broken.handle({
-        documentId: doc.id,
-        orgId: doc.orgId,
-        attempt: 1,
-        maxAttempts: 5,
-        signal: new AbortController().signal,
-      });
-      expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
+      const doc = await created(h.documents, 'a document that cannot be read');
+      const broken = processorOver(h.documents, () =>
+        failingStream(new PipelineError('corrupt', 'the file cannot be read')),
+      );
+      await broken.handle(jobOf(doc, 1));
+      expect(await shown(doc)).toMatchObject({
         status: 'failed',
         attempts: 1,
         error: { code: 'corrupt', message: 'the file cannot be read' },
@@ -185,22 +150,11 @@ function processorContract(name: string, make: () => Promise<Harness>): void {
 
     it('counts one attempt for a run that the queue’s claim has already marked', async () => {
       h = await make();
-      const doc = textDocument(`org_${randomUUID()}`, 'a document processed once');
-      await h.documents.createDocuments([doc]);
+      const doc = await created(h.documents, 'a document processed once');
       // A claim that marks the document itself (the SQLite table queue does) comes first.
       await h.documents.markProcessing(doc.id);
-      const processor = processorOver(h.documents, (text, options) => streamOf(chunkForIndex(text, options)));
-      await processor.handle({
-        documentId: doc.id,
-        orgId: doc.orgId,
-        attempt: 1,
-        maxAttempts: 5,
-        signal: new AbortController().signal,
-      });
-      expect(await h.documents.getDocument(doc.orgId, doc.id)).toMatchObject({
-        status: 'ready',
-        attempts: 1,
-      });
+      await processorOver(h.documents, chunked).handle(jobOf(doc, 1));
+      expect(await shown(doc)).toMatchObject({ status: 'ready', attempts: 1 });
     });
   });
 }

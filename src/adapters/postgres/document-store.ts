@@ -4,6 +4,13 @@
 // statement.
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
 import { type Clock, DEFAULT_SEARCH_ROW_BUDGET, type DocumentStore } from '../../domain/ports.js';
+import {
+  candidateBudget,
+  LOOSE_FILTER_SCAN_FACTOR,
+  MAX_FILTER_DOCUMENTS,
+  MAX_QUERY_TERMS,
+  RAREST_PRECOUNT,
+} from '../../domain/search-limits.js';
 import { cleanMetadata, cleanText } from '../../domain/text.js';
 import type {
   ChunkRow,
@@ -73,20 +80,6 @@ interface HitRow {
   score: number;
 }
 
-/** A query ranks with at most this many distinct words, the rarest: each is another posting list. */
-const MAX_QUERY_TERMS = 64;
-/** How far a long query's words are counted to pick its MAX_QUERY_TERMS rarest ones. */
-const RAREST_PRECOUNT = 100;
-/** A filter passed by at most this many documents ranks all their chunks (document_ids' limit). */
-const MAX_FILTER_DOCUMENTS = 1000;
-/**
- * Named documents (`document_ids`) may hold this many times the row budget and still have all
- * their chunks ranked: "search inside this document" stays exact for a document of up to 200,000
- * chunks (at the default budget), more than the largest upload makes.
- */
-const NAMED_DOCUMENTS_BUDGET_FACTOR = 10;
-/** A looser filter looks for the budget's worth of passing matches among this many × budget. */
-const LOOSE_FILTER_SCAN_FACTOR = 4;
 /** Rows per INSERT when saving chunks: bounds the size of one statement's parameters. */
 const CHUNK_BATCH = 2000;
 
@@ -424,7 +417,7 @@ export class PgDocumentStore implements DocumentStore {
   /**
    * The documents a filtered query may answer from, found from the documents side: null when
    * they are too many to rank all their chunks (more than MAX_FILTER_DOCUMENTS documents, or
-   * more chunks than the row budget), so the query must start from the index instead. A filter
+   * more chunks than `budget`), so the query must start from the index instead. A filter
    * that few documents pass reads the org's document rows once: a twentieth of its chunks.
    * `filters` test a document `d`; their parameters are $2 on.
    */
@@ -432,7 +425,7 @@ export class PgDocumentStore implements DocumentStore {
     orgId: string,
     filters: string[],
     params: unknown[],
-    candidateBudget: number,
+    budget: number,
   ): Promise<string[] | null> {
     const { rows } = await this.db.query<{ id: string; chunk_count: number }>(
       `SELECT d.id, d.chunk_count FROM ${this.documents} AS d
@@ -441,7 +434,7 @@ export class PgDocumentStore implements DocumentStore {
       [storable(orgId), ...params],
     );
     const chunks = rows.reduce((n, r) => n + r.chunk_count, 0);
-    if (rows.length > MAX_FILTER_DOCUMENTS || chunks > candidateBudget) return null;
+    if (rows.length > MAX_FILTER_DOCUMENTS || chunks > budget) return null;
     return rows.map((r) => r.id);
   }
 
@@ -471,12 +464,11 @@ export class PgDocumentStore implements DocumentStore {
       );
     }
     const overBudget = filtered && !plan.exact;
-    // Named documents may hold more chunks than the budget and still be ranked whole (see
-    // NAMED_DOCUMENTS_BUDGET_FACTOR); a metadata filter alone may not.
-    const candidateBudget =
-      q.documentIds === null ? this.searchRowBudget : this.searchRowBudget * NAMED_DOCUMENTS_BUDGET_FACTOR;
+    // Named documents may hold more chunks than the budget and still be ranked whole; a metadata
+    // filter alone may not.
+    const budgetOfCandidates = candidateBudget(q, this.searchRowBudget);
     const allowed = overBudget
-      ? await this.allowedDocuments(q.orgId, filters, filterParams, candidateBudget)
+      ? await this.allowedDocuments(q.orgId, filters, filterParams, budgetOfCandidates)
       : null;
 
     const params: unknown[] = [storable(q.orgId), allowed !== null ? plan.every : plan.query];
@@ -512,7 +504,7 @@ export class PgDocumentStore implements DocumentStore {
     if (allowed !== null) {
       candidates = `SELECT r.document_id, r.chunk_index, r.tsv FROM (
           SELECT document_id, chunk_index, tsv FROM ${this.chunks}
-          WHERE document_id = ANY(${param(allowed)}::text[]) AND org_id = $1 LIMIT ${param(candidateBudget)}
+          WHERE document_id = ANY(${param(allowed)}::text[]) AND org_id = $1 LIMIT ${param(budgetOfCandidates)}
         ) AS r WHERE r.tsv @@ (SELECT query FROM q)`;
     } else if (overBudget) {
       candidates = `SELECT r.document_id, r.chunk_index, r.tsv

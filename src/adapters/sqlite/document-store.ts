@@ -4,6 +4,13 @@
 import { randomUUID } from 'node:crypto';
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
 import { type Clock, DEFAULT_SEARCH_ROW_BUDGET, type DocumentStore } from '../../domain/ports.js';
+import {
+  candidateBudget,
+  LOOSE_FILTER_SCAN_FACTOR,
+  MAX_FILTER_DOCUMENTS,
+  MAX_QUERY_TERMS,
+  RAREST_PRECOUNT,
+} from '../../domain/search-limits.js';
 import { searchWords } from '../../domain/search-words.js';
 import type {
   ChunkRow,
@@ -27,7 +34,7 @@ import {
   toDocumentRecord,
 } from '../records/document-row.js';
 import type { Database } from './database.js';
-import { indexTerms, MAX_QUERY_TERMS, queryTerms } from './fts-terms.js';
+import { indexTerms, queryTerms } from './fts-terms.js';
 import { GroupCommit } from './group-commit.js';
 import { startProcessingSet } from './start-processing.js';
 import { StatementCache } from './statements.js';
@@ -77,19 +84,6 @@ interface ReadyIndex extends IndexTotals {
   chunkCount: number;
   result: IndexResult;
 }
-
-/** How far a long query's terms are counted to pick its MAX_QUERY_TERMS rarest ones. */
-const RAREST_PRECOUNT = 100;
-/** A filter passed by at most this many documents ranks all their chunks (document_ids' limit). */
-const MAX_FILTER_DOCUMENTS = 1000;
-/**
- * Named documents (`document_ids`) may hold this many times the row budget and still have all
- * their chunks ranked: "search inside this document" stays exact for a document of up to 200,000
- * chunks (at the default budget), more than the largest upload makes.
- */
-const NAMED_DOCUMENTS_BUDGET_FACTOR = 10;
-/** A looser filter looks for the budget's worth of passing matches among this many × budget. */
-const LOOSE_FILTER_SCAN_FACTOR = 4;
 
 export interface SqliteDocumentStoreOptions {
   clock?: Clock;
@@ -586,17 +580,10 @@ export class SqliteDocumentStore implements DocumentStore {
     return { match, minRowid: edge ?? 0, every, exact: false };
   }
 
-  /** How many chunks of the documents that pass a query's filters it may rank all of. */
-  private candidateBudget(q: SearchQuery): number {
-    return q.documentIds === null
-      ? this.searchRowBudget
-      : this.searchRowBudget * NAMED_DOCUMENTS_BUDGET_FACTOR;
-  }
-
   /**
    * The documents a filtered query may answer from, found from the documents side: null when
    * they are too many to rank all their chunks (more than MAX_FILTER_DOCUMENTS documents, or
-   * more chunks than the row budget), so the query must start from the index instead. The scan
+   * more chunks than candidateBudget), so the query must start from the index instead. The scan
    * stops as soon as either bound is passed; a filter that few documents pass reads the org's
    * document rows once (no chunk, no posting), a twentieth of what the index side would.
    */
@@ -610,18 +597,19 @@ export class SqliteDocumentStore implements DocumentStore {
          WHERE ${org} = ? AND d.chunk_count > 0 ${where.map((w) => `AND ${w}`).join(' ')}`,
       )
       .iterate(q.orgId, ...params);
+    const budget = candidateBudget(q, this.searchRowBudget);
     const ids: string[] = [];
     let chunks = 0;
     for (const row of rows) {
       ids.push(row.id);
       chunks += row.chunk_count ?? 0;
-      if (ids.length > MAX_FILTER_DOCUMENTS || chunks > this.candidateBudget(q)) return null;
+      if (ids.length > MAX_FILTER_DOCUMENTS || chunks > budget) return null;
     }
     return ids;
   }
 
   /**
-   * The rowids of chunks a filtered query over budget ranks, at most searchRowBudget of them:
+   * The rowids of chunks a filtered query over budget ranks, at most candidateBudget of them:
    * from few documents, all their chunks (every match among them is ranked, so the answer is
    * exact); otherwise the newest matches that pass the filters, among at most
    * LOOSE_FILTER_SCAN_FACTOR × budget newest matches, so a loose filter still bounds the work.
@@ -639,7 +627,7 @@ export class SqliteDocumentStore implements DocumentStore {
           'SELECT id FROM chunks WHERE document_id IN (SELECT value FROM json_each(?)) LIMIT ?',
         )
         .pluck()
-        .all(JSON.stringify(allowed), this.candidateBudget(q));
+        .all(JSON.stringify(allowed), candidateBudget(q, this.searchRowBudget));
       return { match: plan.every, rowids };
     }
     // CROSS JOIN pins the order: newest matches first, then their chunk and document by key.
@@ -686,6 +674,7 @@ export class SqliteDocumentStore implements DocumentStore {
         WHERE m.key = ? AND m.type = 'text' AND m.value IN (SELECT value FROM json_each(?)))`);
       params.push(storableText(key), JSON.stringify(values.map(storableText)));
     }
+    const filtered = q.documentIds !== null || Object.keys(q.filter).length > 0;
 
     // bm25() rather than FTS5's `rank` column: its sorter is several times slower on large match
     // sets. CROSS JOIN pins the join order (matches → chunk → document, by primary key): left to
@@ -694,8 +683,22 @@ export class SqliteDocumentStore implements DocumentStore {
     const joined = `SELECT c.document_id, c.chunk_index, c.text, c.page_start, c.page_end, d.metadata,
         d.org_id, d.status, -f.bm25_score AS score
       FROM f CROSS JOIN chunks AS c ON c.id = f.chunk_id CROSS JOIN documents AS d ON d.id = c.document_id`;
-    let rows: HitRow[] = [];
-    if (where.length === 1) {
+    // The plan's matches (from minRowid on), materialised in score order; the outer ORDER BY is
+    // the same, so SQLite walks them best first and stops once topK rows pass the conditions.
+    const rankAndFilter = () =>
+      this.sql
+        .get<(string | number)[], HitRow>(
+          `WITH f AS MATERIALIZED (
+             SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
+             WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid)
+           ${joined}
+           WHERE d.org_id = ? AND ${where.join(' AND ')}
+           ORDER BY f.bm25_score, f.chunk_id
+           LIMIT ?`,
+        )
+        .all(match, minRowid, q.orgId, ...params, topK);
+    let rows: HitRow[];
+    if (!filtered) {
       // Terms are org-scoped, so every match is this org's: top-k is taken in the index before
       // any join.
       rows = this.sql
@@ -707,38 +710,13 @@ export class SqliteDocumentStore implements DocumentStore {
            ORDER BY f.bm25_score, f.chunk_id`,
         )
         .all(match, minRowid, topK);
-      // The top-k taken in the index held chunks that are not to be shown (of a document not
-      // ready yet, or of one deleted whose chunks are still being removed): the same matches
-      // again, materialised in score order and filtered, so SQLite walks them best first and
-      // stops at topK.
-      if (rows.some((r) => r.status !== 'ready' || r.org_id !== q.orgId)) {
-        rows = this.sql
-          .get<(string | number)[], HitRow>(
-            `WITH f AS MATERIALIZED (
-               SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
-               WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid)
-             ${joined}
-             WHERE d.org_id = ? AND ${where.join(' AND ')}
-             ORDER BY f.bm25_score, f.chunk_id
-             LIMIT ?`,
-          )
-          .all(match, minRowid, q.orgId, ...params, topK);
-      }
+      // Unless that top-k held chunks not to be shown: of a document not ready yet, or of one
+      // deleted whose chunks are still being removed.
+      if (rows.some((r) => r.status !== 'ready' || r.org_id !== q.orgId)) rows = rankAndFilter();
     } else if (plan.exact) {
-      // Every match of every term is within the budget: all are ranked and the filters applied
-      // to them. Matches are materialised in score order and the outer ORDER BY is the same, so
-      // SQLite walks them best first and stops at topK: filters run only until enough rows pass.
-      rows = this.sql
-        .get<(string | number)[], HitRow>(
-          `WITH f AS MATERIALIZED (
-             SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
-             WHERE chunks_fts MATCH ? ORDER BY bm25_score, rowid)
-           ${joined}
-           WHERE d.org_id = ? AND ${where.join(' AND ')}
-           ORDER BY f.bm25_score, f.chunk_id
-           LIMIT ?`,
-        )
-        .all(match, q.orgId, ...params, topK);
+      // Every match of every term is within the budget (minRowid is 0): all are ranked and the
+      // filters applied to them.
+      rows = rankAndFilter();
     } else {
       // Over the budget the filters choose the candidates, so they never come after the cut.
       // One FTS scan over the candidates' rowid span ranks them: bm25() counts each term's
@@ -746,10 +724,12 @@ export class SqliteDocumentStore implements DocumentStore {
       // `+rowid` keeps the IN list out of the FTS query plan for the same reason.
       const candidates = this.filteredCandidates(q, plan, where, params);
       if (candidates.rowids.length === 0) return [];
-      const span = candidates.rowids.reduce((r, id) => ({ lo: Math.min(r.lo, id), hi: Math.max(r.hi, id) }), {
-        lo: Number.POSITIVE_INFINITY,
-        hi: 0,
-      });
+      let lo = Number.POSITIVE_INFINITY;
+      let hi = 0;
+      for (const id of candidates.rowids) {
+        if (id < lo) lo = id;
+        if (id > hi) hi = id;
+      }
       rows = this.sql
         .get<(string | number)[], HitRow>(
           `WITH f AS MATERIALIZED (
@@ -761,7 +741,7 @@ export class SqliteDocumentStore implements DocumentStore {
            WHERE d.org_id = ? AND ${where.join(' AND ')}
            ORDER BY f.bm25_score, f.chunk_id`,
         )
-        .all(candidates.match, span.lo, span.hi, JSON.stringify(candidates.rowids), topK, q.orgId, ...params);
+        .all(candidates.match, lo, hi, JSON.stringify(candidates.rowids), topK, q.orgId, ...params);
     }
     return rows.map((r) => ({
       documentId: r.document_id,

@@ -6,12 +6,6 @@
 // spaces, so the prefix can never be cut off a word.
 import { wordsOf } from '../../domain/search-words.js';
 
-/**
- * A query ranks with at most this many of its distinct words, each one another doclist to merge:
- * the store keeps the rarest ones (see SqliteDocumentStore.rarestTerms).
- */
-export const MAX_QUERY_TERMS = 64;
-
 /** The key of an org inside terms: its fts_orgs row id in base 36. */
 export function termPrefix(orgKey: number): string {
   return `${orgKey.toString(36)}_`;

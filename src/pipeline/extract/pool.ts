@@ -7,7 +7,7 @@
 // a second core from helping.
 import { Worker } from 'node:worker_threads';
 import { collectChunks } from '../../domain/chunk-batches.js';
-import type { ChunkRow, ChunkStream } from '../../domain/types.js';
+import type { ChunkRow, ChunkStream, IndexTotals } from '../../domain/types.js';
 import type { ChunkOptions } from '../chunk/chunker.js';
 import type { IndexPlan } from '../chunk/for-index.js';
 import { ChunkQueue } from './chunk-queue.js';
@@ -78,7 +78,7 @@ type JobTask =
 interface Job {
   id: number;
   task: JobTask;
-  resolve: (result: ExtractedText | IndexPlan) => void;
+  resolve: (result: ExtractedText | IndexTotals) => void;
   reject: (error: unknown) => void;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | null;
@@ -86,9 +86,7 @@ interface Job {
   slots: Set<Slot>;
   /** PDF page texts by the first page of each range. */
   parts: Map<number, string[]>;
-  /** The chunks reported so far, in order (when nobody reads them as they come). */
-  spans: ChunkSpan[];
-  /** Where the chunks go as they come, for a streamed job; `spans` stays empty then. */
+  /** Where a chunking job's chunks go as they come; null for an extraction alone. */
   sink: ChunkQueue | null;
   /** The index of the next chunk handed to `sink`. */
   nextIndex: number;
@@ -140,18 +138,9 @@ class WorkerPoolExtractor implements Extractor {
     return this.submit({ type: 'extract', path, format }, signal) as Promise<ExtractedText>;
   }
 
-  chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<IndexPlan> {
-    return this.submit({ type: 'chunk', text, options }, signal) as Promise<IndexPlan>;
-  }
-
-  async index(
-    path: string,
-    format: SourceFormat,
-    options: FileChunkOptions,
-    signal?: AbortSignal,
-  ): Promise<IndexPlan> {
+  async chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<IndexPlan> {
     const { chunks, totals } = await collectChunks({
-      ...this.indexStream(path, format, options, signal),
+      ...this.chunkStream(text, options, signal),
       contentType: null,
       bytes: null,
     });
@@ -192,8 +181,8 @@ class WorkerPoolExtractor implements Extractor {
     const queue = new ChunkQueue((reason) => stop.abort(reason));
     const done = this.submit(task, both, (job) => {
       job.sink = queue;
-    }) as Promise<IndexPlan>;
-    queue.follow(done.then(({ tokenCount, contentSha256 }) => ({ tokenCount, contentSha256 })));
+    }) as Promise<IndexTotals>;
+    queue.follow(done);
     return queue.stream();
   }
 
@@ -201,10 +190,10 @@ class WorkerPoolExtractor implements Extractor {
     task: JobTask,
     signal: AbortSignal | undefined,
     prepare?: (job: Job) => void,
-  ): Promise<ExtractedText | IndexPlan> {
+  ): Promise<ExtractedText | IndexTotals> {
     if (this.closed) return Promise.reject(new Error('the extractor is closed'));
     if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<ExtractedText | IndexPlan>((resolve, reject) => {
+    return new Promise<ExtractedText | IndexTotals>((resolve, reject) => {
       const job: Job = {
         id: this.nextJobId++,
         task,
@@ -215,7 +204,6 @@ class WorkerPoolExtractor implements Extractor {
         timer: null,
         slots: new Set(),
         parts: new Map(),
-        spans: [],
         sink: null,
         nextIndex: 0,
         chars: task.type === 'chunk' ? task.text.length : 0,
@@ -429,27 +417,21 @@ class WorkerPoolExtractor implements Extractor {
         break;
       }
       case 'chunkSpans': {
-        // The thread sends more only as its messages are read: a streamed job's when its reader
-        // takes them, any other's at once (they are kept here until the job ends).
-        const read = () => {
-          if (!slot.dead)
-            slot.worker.postMessage({ type: 'spansRead', jobId: job.id } satisfies WorkerRequest);
-        };
-        if (job.sink) {
-          job.sink.push(
-            message.spans.map((span) => chunkRowOf(job, span, job.nextIndex++)),
-            read,
-          );
-        } else {
-          for (const span of message.spans) job.spans.push(span);
-          read();
-        }
+        // The thread sends more only as its reader takes these.
+        job.sink?.push(
+          message.spans.map((span) => chunkRowOf(job, span, job.nextIndex++)),
+          () => {
+            if (!slot.dead) {
+              slot.worker.postMessage({ type: 'spansRead', jobId: job.id } satisfies WorkerRequest);
+            }
+          },
+        );
         // More follow from the same thread: it stays the job's.
         return;
       }
       case 'chunks':
         this.release(slot);
-        this.settle(job, null, indexPlanOf(job, message));
+        this.settle(job, null, { tokenCount: message.tokenCount, contentSha256: message.contentSha256 });
         break;
       case 'failed':
         this.release(slot);
@@ -497,7 +479,7 @@ class WorkerPoolExtractor implements Extractor {
   }
 
   /** Ends a document once: clears its timer and listener, stops threads still working on it. */
-  private settle(job: Job, error: unknown, result?: ExtractedText | IndexPlan): void {
+  private settle(job: Job, error: unknown, result?: ExtractedText | IndexTotals): void {
     if (job.settled) return;
     job.settled = true;
     this.jobs.delete(job);
@@ -542,17 +524,6 @@ function crashError(error: Error, ready: boolean, maxHeapMb: number, task: JobTa
   // Our chunker crashing on a text is our bug, not a corrupt file: an untyped error is retried.
   if (task === 'chunk') return new Error(`the chunking thread crashed (${error.message})`);
   return new ExtractionError('corrupt', `the extraction thread crashed on this document (${error.message})`);
-}
-
-/**
- * The job's chunks as an IndexPlan: each chunk's text is the one its span carries, or the slice of
- * the text the job sent to be chunked.
- */
-function indexPlanOf(
-  job: Job,
-  { tokenCount, contentSha256 }: Extract<WorkerReply, { type: 'chunks' }>,
-): IndexPlan {
-  return { tokenCount, contentSha256, chunks: job.spans.map((span, index) => chunkRowOf(job, span, index)) };
 }
 
 /** A reported span as a chunk: its own text, or the slice of the text the job sent. */

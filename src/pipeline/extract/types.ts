@@ -40,20 +40,13 @@ export interface Extractor {
   extract(path: string, format: SourceFormat, signal?: AbortSignal): Promise<ExtractedText>;
   /** chunkForIndex in a thread: the chunks, their search words and the text's SHA-256. */
   chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<IndexPlan>;
-  /**
-   * extract, then chunk: the chunks of a stored file. The text stays in the thread that extracted
-   * it, which chunks it too (a PDF's pages, extracted by several threads, are joined first): a
-   * text of many megabytes never crosses the event loop, only its chunks do, a slice at a time.
-   */
-  index(
-    path: string,
-    format: SourceFormat,
-    options: FileChunkOptions,
-    signal?: AbortSignal,
-  ): Promise<IndexPlan>;
   /** chunk, with the chunks handed on as the thread reports them (never all held at once). */
   chunkStream(text: string, options: ChunkOptions, signal?: AbortSignal): ChunkStream;
-  /** index, with the chunks handed on as the thread reports them. */
+  /**
+   * extract, then chunk, with the chunks handed on as they come: the chunks of a stored file. The
+   * text stays in the thread that extracted it, which chunks it too (a PDF's pages, extracted by
+   * several threads, are joined first): a text of many megabytes never crosses the event loop.
+   */
   indexStream(
     path: string,
     format: SourceFormat,

@@ -22,7 +22,7 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
       schema: {
         summary: 'Ingest an uploaded file',
         description:
-          'multipart/form-data with one `file` part (.pdf, .docx, .txt or .md, at most 100 MB) and an optional `metadata` part: a JSON object of string values, encoded as a string. The format is decided from the bytes and must agree with the extension.',
+          'multipart/form-data with one `file` part (.pdf, .docx, .txt, .md or .html/.htm, at most 100 MB) and an optional `metadata` part: a JSON object of string values, encoded as a string. The format is decided from the bytes and must agree with the extension.',
         tags: ['ingest'],
         consumes: ['multipart/form-data'],
         response: {
