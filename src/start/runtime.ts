@@ -3,13 +3,13 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { FsBlobStore } from '../adapters/blob/fs-blob-store.js';
-import { SqliteTableQueue } from '../adapters/queue/sqlite-table-queue.js';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
 import { startCheckpointer } from '../adapters/sqlite/checkpointer.js';
 import { openSqlite } from '../adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../adapters/sqlite/document-store.js';
 import { SqliteIdempotencyStore } from '../adapters/sqlite/idempotency-store.js';
 import { SqliteOrgStore } from '../adapters/sqlite/org-store.js';
+import { SqliteTableQueue } from '../adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../adapters/sqlite/usage-store.js';
 import type { Config } from '../config/index.js';
 import { Authenticator } from '../domain/auth.js';

@@ -8,8 +8,8 @@ import { PgIdempotencyStore } from '../../src/adapters/postgres/idempotency-stor
 import { migratePostgres, PG_SCHEMA_VERSION } from '../../src/adapters/postgres/migrations.js';
 import { PgOrgStore } from '../../src/adapters/postgres/org-store.js';
 import { PgRateLimiter } from '../../src/adapters/postgres/rate-limiter.js';
+import { PgTableQueue } from '../../src/adapters/postgres/table-queue.js';
 import { PgUsageStore } from '../../src/adapters/postgres/usage-store.js';
-import { PgTableQueue } from '../../src/adapters/queue/postgres-table-queue.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
 import { documentStoreContract } from './document-store.contract.js';
@@ -73,7 +73,8 @@ describeScaleOut('PostgreSQL adapters', services, () => {
       queue,
       addJobs: (refs) => documents.createDocuments(refs.map(jobDocument)),
       // A consumer of another host that claims and then vanishes: no heartbeat, no outcome.
-      claimAndAbandon: async () => (await queue.claim('vanished-host/4242/deadbeef/1'))?.id ?? null,
+      claimAndAbandon: async () =>
+        (await queue.rows.claim('vanished-host/4242/deadbeef/1', queue.leaseMs))?.id ?? null,
       async close() {
         await queue.close();
         await close();
@@ -85,8 +86,8 @@ describeScaleOut('PostgreSQL adapters', services, () => {
     const { db, close } = await freshDatabase();
     return {
       store: new PgDocumentStore(db),
-      downloads: new PgTableQueue(db, { lane: 'download' }),
-      processing: new PgTableQueue(db, { lane: 'process' }),
+      downloads: new PgTableQueue(db, { lane: 'download' }).rows,
+      processing: new PgTableQueue(db, { lane: 'process' }).rows,
       close,
     };
   });

@@ -5,12 +5,12 @@ import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FsBlobStore } from '../../src/adapters/blob/fs-blob-store.js';
-import { SqliteTableQueue } from '../../src/adapters/queue/sqlite-table-queue.js';
 import { MemoryRateLimiter } from '../../src/adapters/ratelimit/memory.js';
 import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import { SqliteIdempotencyStore } from '../../src/adapters/sqlite/idempotency-store.js';
 import { SqliteOrgStore } from '../../src/adapters/sqlite/org-store.js';
+import { SqliteTableQueue } from '../../src/adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../../src/adapters/sqlite/usage-store.js';
 import { blobStoreContract } from './blob-store.contract.js';
 import { documentStoreContract } from './document-store.contract.js';
@@ -69,8 +69,8 @@ tableQueueLanesContract('SqliteTableQueue lanes', async () => {
   const { db, close } = fileDatabase();
   return {
     store: new SqliteDocumentStore(db),
-    downloads: new SqliteTableQueue(db, { lane: 'download' }),
-    processing: new SqliteTableQueue(db, { lane: 'process' }),
+    downloads: new SqliteTableQueue(db, { lane: 'download' }).rows,
+    processing: new SqliteTableQueue(db, { lane: 'process' }).rows,
     close,
   };
 });
@@ -94,7 +94,7 @@ jobQueueContract('SqliteTableQueue', async (opts) => {
     queue,
     addJobs: (refs) => documents.createDocuments(refs.map(jobDocument)),
     // A consumer of another host that claims and then vanishes: no heartbeat, no outcome.
-    claimAndAbandon: async () => queue.claim('vanished-host/4242/deadbeef/1')?.id ?? null,
+    claimAndAbandon: async () => queue.rows.claim('vanished-host/4242/deadbeef/1', queue.leaseMs)?.id ?? null,
     async close() {
       await queue.close();
       await close();

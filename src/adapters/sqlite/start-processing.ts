@@ -1,5 +1,5 @@
 // What a document's start of processing sets, in one place. DocumentStore.markProcessing sets
-// it; SqliteTableQueue's claim sets it too, for a queued document: in SQLite a job is its
+// it; SqliteTableQueue's claim (table-queue.ts) sets it too, for a queued document: in SQLite a job is its
 // document's row, so the claim saves the processor that separate commit. Both build their SQL
 // from this list, so the two cannot drift apart.
 const STARTED: readonly (readonly [column: string, value: string])[] = [

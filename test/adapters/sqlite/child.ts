@@ -1,8 +1,9 @@
 // A second OS process for the multi-process SQLite tests: opens the shared database file and
 // either consumes jobs or takes rate-limit decisions, reporting each event as a JSON line on
 // stdout. Bundled by specific.test.ts with esbuild and run with plain node.
-import { SqliteTableQueue } from '../../../src/adapters/queue/sqlite-table-queue.js';
+
 import { openSqlite } from '../../../src/adapters/sqlite/database.js';
+import { SqliteTableQueue } from '../../../src/adapters/sqlite/table-queue.js';
 
 const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(event)}\n`);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

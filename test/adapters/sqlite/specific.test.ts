@@ -11,7 +11,6 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FsBlobStore } from '../../../src/adapters/blob/fs-blob-store.js';
-import { SqliteTableQueue } from '../../../src/adapters/queue/sqlite-table-queue.js';
 import {
   type Database,
   migrateSqlite,
@@ -20,6 +19,7 @@ import {
 } from '../../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../../src/adapters/sqlite/document-store.js';
 import { indexTerms, queryTerms } from '../../../src/adapters/sqlite/fts-terms.js';
+import { SqliteTableQueue } from '../../../src/adapters/sqlite/table-queue.js';
 import { BlobNotFoundError, type JobConsumer, type JobContext } from '../../../src/domain/ports.js';
 import { searchWords } from '../../../src/domain/search-words.js';
 import type { JobRef, NewDocument } from '../../../src/domain/types.js';
@@ -178,7 +178,7 @@ describe('openSqlite / migrateSqlite', () => {
       const queue = new SqliteTableQueue(db, { lane });
       let claimed: string | undefined;
       const plan = plansOf(db, () => {
-        claimed = queue.claim('host/1/token/1')?.id;
+        claimed = queue.rows.claim('host/1/token/1', queue.leaseMs)?.id;
       });
       return { claimed, plan: plan.join('\n') };
     };
@@ -607,7 +607,7 @@ describe('SqliteTableQueue in one process', () => {
       at(urlDocument(newUrl), 1000),
       at(urlDocument(oldUrl), 3000),
     ]);
-    const order = [1, 2, 3, 4].map(() => queue.claim('host/1/token/1')?.id ?? null);
+    const order = [1, 2, 3, 4].map(() => queue.rows.claim('host/1/token/1', queue.leaseMs)?.id ?? null);
     expect(order).toEqual([oldUrl.documentId, midText.documentId, newUrl.documentId, null]);
   });
 
@@ -688,7 +688,10 @@ describe('SqliteTableQueue in one process', () => {
     await documents.markRetrying(retried.documentId, { code: 'url_unreachable', message: 'try again' });
     db.prepare(`UPDATE documents SET status = 'ready' WHERE id = ?`).run(finished.documentId);
     const before = Date.now();
-    const claimed = [queue.claim('host/1/token/1'), queue.claim('host/1/token/1')];
+    const claimed = [
+      queue.rows.claim('host/1/token/1', queue.leaseMs),
+      queue.rows.claim('host/1/token/1', queue.leaseMs),
+    ];
     expect(claimed.map((c) => c?.id).sort()).toEqual([retried.documentId, finished.documentId].sort());
 
     const again = await documents.getDocument(retried.orgId, retried.documentId);
@@ -706,7 +709,7 @@ describe('SqliteTableQueue in one process', () => {
     const queue = new SqliteTableQueue(db);
     const [job] = refs(1) as [JobRef];
     await documents.createDocuments([jobDocument(job)]);
-    const row = queue.claim('host/1/token/1')!;
+    const row = queue.rows.claim('host/1/token/1', queue.leaseMs)!;
     expect(await queue.has(job.documentId)).toBe(true);
     await documents.saveIndex(job.documentId, {
       chunks: [],
@@ -718,7 +721,7 @@ describe('SqliteTableQueue in one process', () => {
     expect(await queue.has(job.documentId)).toBe(false);
     const frames = walFrames(db);
     // Even a stale run asking for a retry cannot bring the finished job back.
-    queue.settle('host/1/token/1', row, { state: 'pending', runAt: Date.now() });
+    queue.rows.settle('host/1/token/1', row, { state: 'pending', delayMs: 0 });
     expect(walFrames(db)).toBe(frames);
     expect(await queue.has(job.documentId)).toBe(false);
     expect(await documents.getDocument(job.orgId, job.documentId)).toMatchObject({ status: 'ready' });

@@ -1,0 +1,132 @@
+// JobQueue for a scale-out deployment without Redis: the job of a document is its row in the
+// PostgreSQL documents table (job_* columns), leased on the shared lease-queue engine as in the
+// embedded SQLite queue. Claims use FOR UPDATE SKIP LOCKED (never the same row twice, never
+// waiting on each other). Lease times come from the database clock, so hosts with skewed clocks
+// agree on when a lease has ended.
+//
+// Two lanes share the rows, as in embedded mode: URL documents waiting for their download, and
+// the rest. PgDocumentStore.attachBlob turns a finished download into a pending job of the
+// process lane in the same statement, so the hand-over can neither be lost nor run twice.
+import {
+  type JobRows,
+  type LeasedJob,
+  LeaseQueue,
+  type LeaseQueueOptions,
+  type QueueLane,
+  type Settlement,
+} from '../lease-queue/engine.js';
+import type { PgDatabase } from './database.js';
+
+const LANE_PREDICATE: Record<QueueLane, string> = {
+  download: ' AND fetch_url IS NOT NULL',
+  process: ' AND fetch_url IS NULL',
+  any: '',
+};
+
+class PgJobRows implements JobRows {
+  private readonly documents: string;
+  private readonly lanePredicate: string;
+
+  constructor(
+    private readonly db: PgDatabase,
+    lane: QueueLane,
+  ) {
+    this.documents = db.table('documents');
+    this.lanePredicate = LANE_PREDICATE[lane];
+  }
+
+  async claim(owner: string, leaseMs: number): Promise<LeasedJob | null> {
+    // SKIP LOCKED: rows another consumer is claiming at this instant are passed over rather than
+    // waited for, so concurrent claimers each get a different row. The two candidate lists use
+    // the two partial indexes; each stays a short index scan however long the backlog is.
+    const lane = this.lanePredicate;
+    const { rows } = await this.db.query<LeasedJob>(
+      `WITH lapsed AS (
+         SELECT id FROM ${this.documents} WHERE job_state = 'leased' AND lease_until < now()${lane}
+         ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED
+       ), due AS (
+         SELECT id FROM ${this.documents} WHERE job_state = 'pending' AND run_at <= now()${lane}
+         ORDER BY run_at LIMIT 1 FOR UPDATE SKIP LOCKED
+       ), next AS (
+         SELECT id FROM (SELECT id, 0 AS rank FROM lapsed UNION ALL SELECT id, 1 FROM due) AS candidates
+         ORDER BY rank LIMIT 1
+       )
+       UPDATE ${this.documents} AS d
+       SET job_state = 'leased', lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond',
+           job_attempts = d.job_attempts + 1
+       FROM next WHERE d.id = next.id
+       RETURNING d.id, d.org_id AS "orgId", d.job_attempts AS attempt`,
+      [owner, leaseMs],
+    );
+    return rows[0] ?? null;
+  }
+
+  async renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): Promise<Set<string>> {
+    const { rows } = await this.db.query<{ id: string }>(
+      `UPDATE ${this.documents} AS d SET lease_until = now() + $1 * interval '1 millisecond'
+       FROM unnest($2::text[], $3::int[]) AS held (id, attempts)
+       WHERE d.id = held.id AND d.job_attempts = held.attempts
+         AND d.job_state = 'leased' AND d.lease_owner = $4
+       RETURNING d.id`,
+      [leaseMs, jobs.map((j) => j.id), jobs.map((j) => j.attempt), owner],
+    );
+    const held = new Set(rows.map((r) => r.id));
+    return new Set(jobs.map((j) => j.id).filter((id) => !held.has(id)));
+  }
+
+  async settle(owner: string, job: LeasedJob, next: Settlement): Promise<void> {
+    await this.db.query(
+      `UPDATE ${this.documents}
+       SET job_state = $1,
+           run_at = CASE WHEN $2::int IS NULL THEN run_at ELSE now() + $2::int * interval '1 millisecond' END,
+           lease_owner = NULL, lease_until = NULL
+       WHERE id = $3 AND job_state = 'leased' AND lease_owner = $4 AND job_attempts = $5`,
+      [next.state, next.state === 'pending' ? next.delayMs : null, job.id, owner, job.attempt],
+    );
+  }
+
+  async revive(documentIds: readonly string[]): Promise<void> {
+    await this.db.query(
+      `UPDATE ${this.documents} SET job_state = 'pending', run_at = now(), job_attempts = 0,
+         lease_owner = NULL, lease_until = NULL
+       WHERE id = ANY($1::text[]) AND job_state = 'done' AND status = 'queued'`,
+      [documentIds],
+    );
+  }
+
+  async waiting(documentId: string): Promise<boolean> {
+    const { rows } = await this.db.query<{ job_state: string }>(
+      `SELECT job_state FROM ${this.documents} WHERE id = $1`,
+      [documentId],
+    );
+    const state = rows[0]?.job_state;
+    return state === 'pending' || state === 'leased';
+  }
+
+  async leasesStartingWith(prefix: string): Promise<Array<{ id: string; owner: string }>> {
+    const { rows } = await this.db.query<{ id: string; owner: string }>(
+      `SELECT id, lease_owner AS owner FROM ${this.documents}
+       WHERE job_state = 'leased' AND starts_with(lease_owner, $1)${this.lanePredicate}`,
+      [prefix],
+    );
+    return rows;
+  }
+
+  async release(id: string, owner: string): Promise<void> {
+    await this.db.query(
+      `UPDATE ${this.documents} SET job_state = 'pending', run_at = now(), lease_owner = NULL, lease_until = NULL
+       WHERE id = $1 AND job_state = 'leased' AND lease_owner = $2`,
+      [id, owner],
+    );
+  }
+}
+
+export interface PgTableQueueOptions extends LeaseQueueOptions {
+  lane?: QueueLane;
+}
+
+export class PgTableQueue extends LeaseQueue {
+  constructor(db: PgDatabase, opts: PgTableQueueOptions = {}) {
+    super(new PgJobRows(db, opts.lane ?? 'any'), opts);
+  }
+}

@@ -1,0 +1,192 @@
+// JobQueue for embedded mode: the job of a document is its row in the documents table (job_*
+// columns), leased on the shared lease-queue engine. Claims are single UPDATE … RETURNING
+// statements, which SQLite runs under its one write lock, so consumers in several processes
+// sharing the database file never take the same job. Times are the injected clock's, in ms.
+import type { Clock } from '../../domain/ports.js';
+import {
+  type JobRows,
+  type LeasedJob,
+  LeaseQueue,
+  type LeaseQueueOptions,
+  type QueueLane,
+  type Settlement,
+} from '../lease-queue/engine.js';
+import type { Database } from './database.js';
+import { startProcessingSet } from './start-processing.js';
+import { StatementCache } from './statements.js';
+
+export type { QueueLane } from '../lease-queue/engine.js';
+
+const LANE_PREDICATE: Record<QueueLane, string> = {
+  download: ' AND fetch_url IS NOT NULL',
+  process: ' AND fetch_url IS NULL',
+  any: '',
+};
+
+/**
+ * Pending jobs sit in one partial index per lane (migration 3), so a lane's claim walks only its
+ * own jobs, not the other lane's backlog. SQLite uses a partial index only for a query whose WHERE
+ * repeats the index's WHERE, hence these exact terms; 'any' looks in both.
+ */
+const PENDING_PARTITIONS: Record<QueueLane, readonly string[]> = {
+  download: ['fetch_url IS NOT NULL'],
+  process: ['fetch_url IS NULL'],
+  any: ['fetch_url IS NULL', 'fetch_url IS NOT NULL'],
+};
+
+const pendingDue = (partition: string) =>
+  `FROM documents WHERE job_state = 'pending' AND run_at <= @now AND ${partition}`;
+
+/** Whether the lane has a due job: a lapsed lease or a pending job whose time has come. */
+function dueSql(lane: QueueLane): string {
+  // Leased jobs are few (at most every consumer's concurrency), so one index serves every lane.
+  const leased = `EXISTS (SELECT 1 FROM documents WHERE job_state = 'leased' AND lease_until < @now${LANE_PREDICATE[lane]})`;
+  const pending = PENDING_PARTITIONS[lane].map((p) => `EXISTS (SELECT 1 ${pendingDue(p)})`);
+  return `SELECT ${[leased, ...pending].join(' OR ')}`;
+}
+
+/** The id of the lane's oldest due pending job. */
+function oldestPendingSql(lane: QueueLane): string {
+  const [only, ...more] = PENDING_PARTITIONS[lane];
+  if (only !== undefined && more.length === 0) return `SELECT id ${pendingDue(only)} ORDER BY run_at LIMIT 1`;
+  // The oldest of each partition, read from its own index, then the older of those.
+  const heads = PENDING_PARTITIONS[lane].map(
+    (p) => `SELECT * FROM (SELECT id, run_at ${pendingDue(p)} ORDER BY run_at LIMIT 1)`,
+  );
+  return `SELECT id FROM (${heads.join(' UNION ALL ')}) ORDER BY run_at LIMIT 1`;
+}
+
+const systemClock: Clock = { now: () => new Date() };
+
+/** Guards every write to a held job: still leased, by this owner, for this attempt. */
+const HELD = `job_state = 'leased' AND lease_owner = @owner AND job_attempts = @attempt`;
+
+/** Synchronous, as better-sqlite3 is: the engine awaits nothing but its own pauses. */
+export class SqliteJobRows implements JobRows {
+  private readonly sql: StatementCache;
+  private readonly lanePredicate: string;
+  private readonly dueSql: string;
+  private readonly claimSql: string;
+
+  constructor(
+    db: Database,
+    lane: QueueLane,
+    private readonly clock: Clock,
+  ) {
+    this.sql = new StatementCache(db);
+    this.lanePredicate = LANE_PREDICATE[lane];
+    this.dueSql = dueSql(lane);
+    // The job is its document's row, so the claim also does what the processor's first step
+    // would (DocumentStore.markProcessing) to a queued document: one commit per document fewer.
+    this.claimSql = `UPDATE documents
+      SET job_state = 'leased', lease_owner = @owner, lease_until = @leaseUntil, job_attempts = job_attempts + 1,
+        ${startProcessingSet(true)}
+      WHERE id = coalesce(
+        (SELECT id FROM documents WHERE job_state = 'leased' AND lease_until < @now${this.lanePredicate}
+         ORDER BY lease_until LIMIT 1),
+        (${oldestPendingSql(lane)}))
+      RETURNING id, org_id AS orgId, job_attempts AS attempt`;
+  }
+
+  private now(): number {
+    return this.clock.now().getTime();
+  }
+
+  claim(owner: string, leaseMs: number): LeasedJob | null {
+    const now = this.now();
+    // A read first: idle polling then never takes the write lock other processes need.
+    const due = this.sql.get<[{ now: number }], number>(this.dueSql).pluck().get({ now });
+    if (!due) return null;
+    const row = this.sql
+      .get<[{ owner: string; leaseUntil: number; now: number }], LeasedJob>(this.claimSql)
+      .get({ owner, leaseUntil: now + leaseMs, now });
+    return row ?? null;
+  }
+
+  renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): Set<string> {
+    const renew = this.sql.get(`UPDATE documents SET lease_until = @leaseUntil WHERE id = @id AND ${HELD}`);
+    const leaseUntil = this.now() + leaseMs;
+    const lost = new Set<string>();
+    for (const job of jobs) {
+      if (renew.run({ leaseUntil, id: job.id, owner, attempt: job.attempt }).changes === 0) lost.add(job.id);
+    }
+    return lost;
+  }
+
+  settle(owner: string, job: LeasedJob, next: Settlement): void {
+    this.sql
+      .get(
+        `UPDATE documents SET job_state = @state, run_at = coalesce(@runAt, run_at), lease_owner = NULL,
+           lease_until = NULL
+         WHERE id = @id AND ${HELD}`,
+      )
+      .run({
+        state: next.state,
+        runAt: next.state === 'pending' ? this.now() + next.delayMs : null,
+        id: job.id,
+        owner,
+        attempt: job.attempt,
+      });
+  }
+
+  revive(documentIds: readonly string[]): void {
+    const ids = JSON.stringify(documentIds);
+    const condition = `id IN (SELECT value FROM json_each(?)) AND job_state = 'done' AND status = 'queued'`;
+    // A read first: a fresh document's job is already pending, and an UPDATE finding nothing
+    // would still cost every ingest a write transaction, waiting for the lock like one.
+    const revivable = this.sql
+      .get<[string], number>(`SELECT EXISTS (SELECT 1 FROM documents WHERE ${condition})`)
+      .pluck()
+      .get(ids);
+    if (!revivable) return;
+    this.sql
+      .get(
+        `UPDATE documents SET job_state = 'pending', run_at = ?, job_attempts = 0,
+           lease_owner = NULL, lease_until = NULL
+         WHERE ${condition}`,
+      )
+      .run(this.now(), ids);
+  }
+
+  waiting(documentId: string): boolean {
+    const state = this.sql
+      .get<[string], string>('SELECT job_state FROM documents WHERE id = ?')
+      .pluck()
+      .get(documentId);
+    return state === 'pending' || state === 'leased';
+  }
+
+  leasesStartingWith(prefix: string): Array<{ id: string; owner: string }> {
+    return this.sql
+      .get<[number, string], { id: string; owner: string }>(
+        `SELECT id, lease_owner AS owner FROM documents
+         WHERE job_state = 'leased' AND substr(lease_owner, 1, ?) = ?${this.lanePredicate}`,
+      )
+      .all(prefix.length, prefix);
+  }
+
+  release(id: string, owner: string): void {
+    this.sql
+      .get(
+        `UPDATE documents SET job_state = 'pending', run_at = ?, lease_owner = NULL, lease_until = NULL
+         WHERE id = ? AND job_state = 'leased' AND lease_owner = ?`,
+      )
+      .run(this.now(), id, owner);
+  }
+}
+
+export interface SqliteTableQueueOptions extends LeaseQueueOptions {
+  lane?: QueueLane;
+  clock?: Clock;
+}
+
+export class SqliteTableQueue extends LeaseQueue {
+  declare readonly rows: SqliteJobRows;
+
+  constructor(db: Database, opts: SqliteTableQueueOptions = {}) {
+    super(new SqliteJobRows(db, opts.lane ?? 'any', opts.clock ?? systemClock), {
+      ...opts,
+      pollMs: opts.pollMs ?? 200,
+    });
+  }
+}
