@@ -266,7 +266,7 @@ class QueryCorpus {
   /** One query straight on the store; returns milliseconds. */
   async timeStore(tenant: Tenant, query: string): Promise<{ ms: number; hits: number }> {
     const start = performance.now();
-    const hits = await this.runtime.documents.search({
+    const hits = await this.runtime.search.search({
       orgId: tenant.orgId,
       query,
       topK: TOP_K,

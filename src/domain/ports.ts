@@ -72,8 +72,19 @@ export interface DocumentStore {
    * for the queue reconciler; `needsDownload` marks URL documents whose download has not finished.
    */
   listStaleQueued(olderThan: Date, limit: number): Promise<(JobRef & { needsDownload: boolean })[]>;
+}
 
-  /** BM25 hits; each query ranks at most the store's search row budget of matching chunks. */
+/**
+ * The keyword index over chunks. It finds only chunks of `ready` documents of the query's org.
+ * A keyword index lives in the records' database: its writes are part of DocumentStore.saveIndex
+ * and deleteDocument (a document turns ready with its last chunk, and stops matching the moment
+ * it is deleted), so the port the domain sees is the search. docs/ARCHITECTURE.md has why.
+ */
+export interface SearchIndex {
+  /**
+   * BM25 hits, best first; each query ranks at most the index's row budget of matching chunks
+   * (planned by domain/search-plan.ts), filters and document_ids choosing inside it.
+   */
   search(q: SearchQuery): Promise<SearchHit[]>;
 }
 

@@ -1,6 +1,6 @@
 // Answering queries: BM25-ranked chunks of one org's documents. A successful query counts one
 // towards the org's usage for the current UTC day; a rejected one never reaches here.
-import type { DocumentStore } from './ports.js';
+import type { SearchIndex } from './ports.js';
 import { cleanText } from './text.js';
 import type { SearchHit } from './types.js';
 import type { UsageService } from './usage.js';
@@ -14,7 +14,7 @@ export interface QueryInput {
 
 export class QueryService {
   constructor(
-    private readonly documents: DocumentStore,
+    private readonly index: SearchIndex,
     private readonly usage: UsageService,
   ) {}
 
@@ -23,7 +23,7 @@ export class QueryService {
     for (const [key, value] of Object.entries(input.filter)) {
       filter[cleanText(key)] = (Array.isArray(value) ? value : [value]).map(cleanText);
     }
-    const hits = await this.documents.search({
+    const hits = await this.index.search({
       orgId,
       query: cleanText(input.query),
       topK: input.topK,

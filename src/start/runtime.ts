@@ -8,6 +8,7 @@ import { startCheckpointer } from '../adapters/sqlite/checkpointer.js';
 import { openSqlite } from '../adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../adapters/sqlite/document-store.js';
 import { SqliteIdempotencyStore } from '../adapters/sqlite/idempotency-store.js';
+import { SqliteKeywordIndex } from '../adapters/sqlite/keyword-index.js';
 import { SqliteOrgStore } from '../adapters/sqlite/org-store.js';
 import { SqliteTableQueue } from '../adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../adapters/sqlite/usage-store.js';
@@ -26,6 +27,7 @@ import type {
   JobQueue,
   OrgStore,
   RateLimiter,
+  SearchIndex,
   UsageStore,
 } from '../domain/ports.js';
 import { QueryService } from '../domain/query.js';
@@ -49,6 +51,8 @@ const YIELD_FLOOR_SPACING_MS = 50;
 export interface Adapters {
   orgs: OrgStore;
   documents: DocumentStore;
+  /** The keyword index the documents' saveIndex writes. */
+  search: SearchIndex;
   usage: UsageStore;
   /** The process lane: extraction, chunking, indexing. */
   queue: JobQueue;
@@ -104,9 +108,11 @@ export async function createAdapters(
   const queue = new SqliteTableQueue(db, { ...queueOptions, lane: 'process' });
   const downloadQueue = new SqliteTableQueue(db, { ...queueOptions, lane: 'download' });
   const rateLimiter = new MemoryRateLimiter();
+  const search = new SqliteKeywordIndex(db);
   return {
     orgs: new SqliteOrgStore(db),
-    documents: new SqliteDocumentStore(db),
+    documents: new SqliteDocumentStore(db, { index: search }),
+    search,
     usage: new SqliteUsageStore(db),
     queue,
     downloadQueue,
@@ -172,7 +178,7 @@ export async function createRuntime(
     ingestion,
     idempotency: new IdempotencyService(adapters.idempotency, clock),
     documents: new DocumentService(documents, blobs),
-    query: new QueryService(documents, usageService),
+    query: new QueryService(adapters.search, usageService),
     usage: usageService,
     readiness: adapters.readiness,
     metrics,

@@ -9,6 +9,7 @@ import { FsBlobStore } from '../adapters/blob/fs-blob-store.js';
 import { PgDatabase } from '../adapters/postgres/database.js';
 import { PgDocumentStore } from '../adapters/postgres/document-store.js';
 import { PgIdempotencyStore } from '../adapters/postgres/idempotency-store.js';
+import { PgKeywordIndex } from '../adapters/postgres/keyword-index.js';
 import { migratePostgres } from '../adapters/postgres/migrations.js';
 import { PgOrgStore } from '../adapters/postgres/org-store.js';
 import { PgRateLimiter } from '../adapters/postgres/rate-limiter.js';
@@ -146,9 +147,11 @@ export async function createScaleOutAdapters(
     rateLimiter = new PgRateLimiter(db);
   }
 
+  const search = new PgKeywordIndex(db);
   return {
     orgs: new PgOrgStore(db),
-    documents: new PgDocumentStore(db, clock, { tableQueue: config.redisUrl === null }),
+    documents: new PgDocumentStore(db, clock, { tableQueue: config.redisUrl === null, index: search }),
+    search,
     usage: new PgUsageStore(db),
     queue,
     downloadQueue,

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PgDatabase } from '../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
 import { PgIdempotencyStore } from '../../src/adapters/postgres/idempotency-store.js';
+import { PgKeywordIndex } from '../../src/adapters/postgres/keyword-index.js';
 import { migratePostgres, PG_SCHEMA_VERSION } from '../../src/adapters/postgres/migrations.js';
 import { PgOrgStore } from '../../src/adapters/postgres/org-store.js';
 import { PgRateLimiter } from '../../src/adapters/postgres/rate-limiter.js';
@@ -12,12 +13,14 @@ import { PgTableQueue } from '../../src/adapters/postgres/table-queue.js';
 import { PgUsageStore } from '../../src/adapters/postgres/usage-store.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
+import type { DocumentStoreOptions } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
 import { jobDocument } from './job-document.js';
 import { jobQueueContract } from './job-queue.contract.js';
 import { orgStoreContract } from './org-store.contract.js';
 import { rateLimiterContract } from './rate-limiter.contract.js';
+import { searchIndexContract } from './search-index.contract.js';
 import { tableQueueLanesContract } from './table-queue-lanes.contract.js';
 import { usageStoreContract } from './usage-store.contract.js';
 
@@ -44,10 +47,13 @@ describeScaleOut('PostgreSQL adapters', services, () => {
     return { store: new PgOrgStore(db), close };
   });
 
-  documentStoreContract('PgDocumentStore', async ({ searchRowBudget }) => {
+  const stores = async (options: DocumentStoreOptions) => {
     const { db, close } = await freshDatabase();
-    return { store: new PgDocumentStore(db, undefined, { searchRowBudget }), close };
-  });
+    const index = new PgKeywordIndex(db, options);
+    return { store: new PgDocumentStore(db, undefined, { index }), index, close };
+  };
+  documentStoreContract('PgDocumentStore', stores);
+  searchIndexContract('PgKeywordIndex', stores);
 
   idempotencyStoreContract('PgIdempotencyStore', async () => {
     const { db, close } = await freshDatabase();

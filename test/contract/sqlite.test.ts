@@ -9,16 +9,19 @@ import { MemoryRateLimiter } from '../../src/adapters/ratelimit/memory.js';
 import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import { SqliteIdempotencyStore } from '../../src/adapters/sqlite/idempotency-store.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
 import { SqliteOrgStore } from '../../src/adapters/sqlite/org-store.js';
 import { SqliteTableQueue } from '../../src/adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../../src/adapters/sqlite/usage-store.js';
 import { blobStoreContract } from './blob-store.contract.js';
+import type { DocumentStoreOptions } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
 import { jobDocument } from './job-document.js';
 import { jobQueueContract } from './job-queue.contract.js';
 import { orgStoreContract } from './org-store.contract.js';
 import { rateLimiterContract } from './rate-limiter.contract.js';
+import { searchIndexContract } from './search-index.contract.js';
 import { tableQueueLanesContract } from './table-queue-lanes.contract.js';
 import { usageStoreContract } from './usage-store.contract.js';
 
@@ -50,15 +53,23 @@ orgStoreContract('SqliteOrgStore', async () => {
   return { store: new SqliteOrgStore(db), close };
 });
 
-documentStoreContract('SqliteDocumentStore (file)', async (options) => {
-  const { db, close } = fileDatabase();
-  return { store: new SqliteDocumentStore(db, options), close };
-});
+/** A record store and the keyword index its saveIndex writes, on one database. */
+function sqliteStores(db: Database, options: DocumentStoreOptions) {
+  const index = new SqliteKeywordIndex(db, options);
+  return { store: new SqliteDocumentStore(db, { index }), index };
+}
 
-documentStoreContract('SqliteDocumentStore (:memory:)', async (options) => {
-  const { db, close } = memoryDatabase();
-  return { store: new SqliteDocumentStore(db, options), close };
-});
+for (const [kind, open] of [
+  ['file', fileDatabase],
+  [':memory:', memoryDatabase],
+] as const) {
+  const make = async (options: DocumentStoreOptions) => {
+    const { db, close } = open();
+    return { ...sqliteStores(db, options), close };
+  };
+  documentStoreContract(`SqliteDocumentStore (${kind})`, make);
+  searchIndexContract(`SqliteKeywordIndex (${kind})`, make);
+}
 
 idempotencyStoreContract('SqliteIdempotencyStore', async () => {
   const { db, close } = memoryDatabase();

@@ -19,6 +19,7 @@ import {
 } from '../../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../../src/adapters/sqlite/document-store.js';
 import { indexTerms, queryTerms } from '../../../src/adapters/sqlite/fts-terms.js';
+import { SqliteKeywordIndex } from '../../../src/adapters/sqlite/keyword-index.js';
 import { SqliteTableQueue } from '../../../src/adapters/sqlite/table-queue.js';
 import { BlobNotFoundError, type JobConsumer, type JobContext } from '../../../src/domain/ports.js';
 import { searchWords } from '../../../src/domain/search-words.js';
@@ -414,7 +415,7 @@ describe('FTS5 terms', () => {
       db.prepare('SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?').pluck().get(expression);
     for (const word of ['creme', 'brulee', 'at', 'the', 'cafe']) expect(matching(`"1_${word}"`)).toBe(2);
     expect(matching('"1_crème"')).toBe(0);
-    const hits = await store.search({
+    const hits = await store.index.search({
       orgId: 'org_w',
       query: 'brulee',
       topK: 10,
@@ -521,7 +522,7 @@ describe('search row budget', () => {
 
   async function storeWith(texts: string[]) {
     const db = open(':memory:');
-    const store = new SqliteDocumentStore(db, { searchRowBudget: 5 });
+    const store = new SqliteDocumentStore(db, { index: new SqliteKeywordIndex(db, { searchRowBudget: 5 }) });
     const doc = jobDocument({ documentId: crypto.randomUUID(), orgId: 'org_budget' });
     await store.createDocuments([doc]);
     await store.saveIndex(doc.id, {
@@ -534,7 +535,7 @@ describe('search row budget', () => {
     return store;
   }
   const search = (store: SqliteDocumentStore, query: string) =>
-    store.search({ orgId: 'org_budget', query, topK: 50, filter: {}, documentIds: null });
+    store.index.search({ orgId: 'org_budget', query, topK: 50, filter: {}, documentIds: null });
 
   it('drops a query word too common to rank within the budget when rarer words match', async () => {
     const commons = Array.from({ length: 10 }, (_, i) => `common filler ${i}`);

@@ -1,0 +1,338 @@
+// The keyword index on SQLite: chunks, their FTS5 rows with per-organisation terms
+// (fts-terms.ts), and BM25 search over the chunks of `ready` documents. Its writes run inside the
+// record store's transactions (SqliteDocumentStore.saveIndex and deleteDocument), so a document
+// turns ready with its last chunk and stops matching the moment it is deleted.
+import { DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
+import {
+  candidateBudget,
+  LOOSE_FILTER_SCAN_FACTOR,
+  MAX_FILTER_DOCUMENTS,
+  MAX_QUERY_TERMS,
+  RAREST_PRECOUNT,
+} from '../../domain/search-limits.js';
+import { planTerms, rarestTerms } from '../../domain/search-plan.js';
+import { searchWords } from '../../domain/search-words.js';
+import type { ChunkRow, DocumentStatus, Metadata, SearchHit, SearchQuery } from '../../domain/types.js';
+import type { Database } from './database.js';
+import { indexTerms, queryTerms } from './fts-terms.js';
+import { StatementCache } from './statements.js';
+import { storableText } from './text.js';
+
+export interface SqliteKeywordIndexOptions {
+  /** Most matching chunks one query may rank (default DEFAULT_SEARCH_ROW_BUDGET). */
+  searchRowBudget?: number;
+}
+
+interface HitRow {
+  document_id: string;
+  chunk_index: number;
+  text: string;
+  page_start: number | null;
+  page_end: number | null;
+  metadata: string;
+  org_id: string;
+  status: DocumentStatus;
+  score: number;
+}
+
+export class SqliteKeywordIndex implements SearchIndex {
+  private readonly sql: StatementCache;
+  private readonly orgKeys = new Map<string, number>();
+  private readonly searchRowBudget: number;
+
+  constructor(
+    private readonly db: Database,
+    opts: SqliteKeywordIndexOptions = {},
+  ) {
+    this.sql = new StatementCache(db);
+    this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
+  }
+
+  /**
+   * The org's key inside FTS terms; with `create`, assigns one inside the caller's transaction.
+   * Only keys read outside a transaction are cached: a key assigned in a transaction that then
+   * rolls back could be handed to another org, and a stale cache would mix the two orgs' terms.
+   */
+  private orgKey(orgId: string, create: boolean): number | null {
+    const cached = this.orgKeys.get(orgId);
+    if (cached !== undefined) return cached;
+    if (create) {
+      this.sql.get('INSERT INTO fts_orgs (org_id) VALUES (?) ON CONFLICT (org_id) DO NOTHING').run(orgId);
+    }
+    const key = this.sql.get<[string], number>('SELECT id FROM fts_orgs WHERE org_id = ?').pluck().get(orgId);
+    if (key === undefined) return null;
+    if (!this.db.inTransaction) this.orgKeys.set(orgId, key);
+    return key;
+  }
+
+  /**
+   * Writes the document's chunks and their FTS rows, inside the caller's transaction (the record
+   * store's: a document turns ready with its last chunk). They are found once it is `ready`.
+   */
+  writeChunks(id: string, orgId: string, chunks: readonly ChunkRow[]): void {
+    const orgKey = this.orgKey(orgId, true) as number;
+    const insertChunk = this.sql.get(`INSERT INTO chunks
+      (document_id, chunk_index, text, token_count, char_start, char_end, page_start, page_end)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
+    const insertFts = this.sql.get('INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)');
+    for (const c of chunks) {
+      const text = storableText(c.text);
+      const { lastInsertRowid } = insertChunk.run(
+        id,
+        c.index,
+        text,
+        c.tokenCount,
+        c.charStart,
+        c.charEnd,
+        c.pageStart,
+        c.pageEnd,
+      );
+      insertFts.run(lastInsertRowid, indexTerms(orgKey, c.words ?? searchWords(text)));
+    }
+  }
+
+  /**
+   * Deletes the document's chunks (their trigger drops the FTS rows), or up to `limit` of them;
+   * how many it deleted.
+   */
+  deleteChunks(id: string, limit?: number): number {
+    if (limit === undefined) return this.sql.get('DELETE FROM chunks WHERE document_id = ?').run(id).changes;
+    return this.sql
+      .get('DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE document_id = ? LIMIT ?)')
+      .run(id, limit).changes;
+  }
+
+  /** How many chunks the document has, counted up to `cap`. */
+  countChunks(id: string, cap: number): number {
+    return (
+      this.sql
+        .get<[string, number], number>(
+          'SELECT count(*) FROM (SELECT 1 FROM chunks WHERE document_id = ? LIMIT ?)',
+        )
+        .pluck()
+        .get(id, cap) ?? 0
+    );
+  }
+
+  /**
+   * A query's terms cut to MAX_QUERY_TERMS, keeping the rarest (domain/search-plan.ts): each term
+   * is first counted up to RAREST_PRECOUNT matches only.
+   */
+  private rarestTerms(terms: string[]): string[] {
+    if (terms.length <= MAX_QUERY_TERMS) return terms;
+    const countCapped = this.countCapped();
+    return rarestTerms(
+      terms.map((term) => ({ term, rows: countCapped.get(term, RAREST_PRECOUNT) ?? 0 })),
+      MAX_QUERY_TERMS,
+    );
+  }
+
+  private countCapped() {
+    return this.sql
+      .get<[string, number], number>(
+        'SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)',
+      )
+      .pluck();
+  }
+
+  /**
+   * The terms to rank with (domain/search-plan.ts) as FTS5 MATCH expressions. A query whose
+   * rarest term alone exceeds the budget is ranked among that term's newest matches, from
+   * `minRowid` on. `every` ORs all the terms that match anything; `exact` says whether `match`
+   * is all of them, every match counted. null when no term matches anything.
+   */
+  private planMatch(
+    terms: string[],
+  ): { match: string; minRowid: number; every: string; exact: boolean } | null {
+    const countCapped = this.countCapped();
+    const plan = planTerms(
+      terms.map((term) => ({ term, rows: countCapped.get(term, this.searchRowBudget + 1) ?? 0 })),
+      this.searchRowBudget,
+    );
+    if (plan === null) return null;
+    const match = plan.chosen.join(' OR ');
+    const every = plan.every.join(' OR ');
+    if (plan.rows <= this.searchRowBudget) return { match, minRowid: 0, every, exact: plan.exact };
+    const edge = this.sql
+      .get<[string, number], number>(
+        'SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?',
+      )
+      .pluck()
+      .get(match, this.searchRowBudget - 1);
+    return { match, minRowid: edge ?? 0, every, exact: false };
+  }
+
+  /**
+   * The documents a filtered query may answer from, found from the documents side: null when
+   * they are too many to rank all their chunks (more than MAX_FILTER_DOCUMENTS documents, or
+   * more chunks than candidateBudget), so the query must start from the index instead. The scan
+   * stops as soon as either bound is passed; a filter that few documents pass reads the org's
+   * document rows once (no chunk, no posting), a twentieth of what the index side would.
+   */
+  private allowedDocuments(q: SearchQuery, where: string[], params: (string | number)[]): string[] | null {
+    // With document ids, `+org_id` makes SQLite look the ids up by primary key rather than walk
+    // the org's index (as in listDocuments).
+    const org = q.documentIds !== null ? '+d.org_id' : 'd.org_id';
+    const rows = this.sql
+      .get<(string | number)[], { id: string; chunk_count: number | null }>(
+        `SELECT d.id, d.chunk_count FROM documents AS d
+         WHERE ${org} = ? AND d.chunk_count > 0 ${where.map((w) => `AND ${w}`).join(' ')}`,
+      )
+      .iterate(q.orgId, ...params);
+    const budget = candidateBudget(q, this.searchRowBudget);
+    const ids: string[] = [];
+    let chunks = 0;
+    for (const row of rows) {
+      ids.push(row.id);
+      chunks += row.chunk_count ?? 0;
+      if (ids.length > MAX_FILTER_DOCUMENTS || chunks > budget) return null;
+    }
+    return ids;
+  }
+
+  /**
+   * The rowids of chunks a filtered query over budget ranks, at most candidateBudget of them:
+   * from few documents, all their chunks (every match among them is ranked, so the answer is
+   * exact); otherwise the newest matches that pass the filters, among at most
+   * LOOSE_FILTER_SCAN_FACTOR × budget newest matches, so a loose filter still bounds the work.
+   */
+  private filteredCandidates(
+    q: SearchQuery,
+    plan: { match: string; every: string },
+    where: string[],
+    params: (string | number)[],
+  ): { match: string; rowids: number[] } {
+    const allowed = this.allowedDocuments(q, where, params);
+    if (allowed !== null) {
+      const rowids = this.sql
+        .get<[string, number], number>(
+          'SELECT id FROM chunks WHERE document_id IN (SELECT value FROM json_each(?)) LIMIT ?',
+        )
+        .pluck()
+        .all(JSON.stringify(allowed), candidateBudget(q, this.searchRowBudget));
+      return { match: plan.every, rowids };
+    }
+    // CROSS JOIN pins the order: newest matches first, then their chunk and document by key.
+    const rowids = this.sql
+      .get<(string | number)[], number>(
+        `SELECT c.id FROM (SELECT rowid AS id FROM chunks_fts WHERE chunks_fts MATCH ?
+                           ORDER BY rowid DESC LIMIT ?) AS f
+         CROSS JOIN chunks AS c ON c.id = f.id CROSS JOIN documents AS d ON d.id = c.document_id
+         WHERE d.org_id = ? ${where.map((w) => `AND ${w}`).join(' ')}
+         LIMIT ?`,
+      )
+      .pluck()
+      .all(
+        plan.match,
+        this.searchRowBudget * LOOSE_FILTER_SCAN_FACTOR,
+        q.orgId,
+        ...params,
+        this.searchRowBudget,
+      );
+    return { match: plan.match, rowids };
+  }
+
+  async search(q: SearchQuery): Promise<SearchHit[]> {
+    const topK = Math.floor(q.topK);
+    const orgKey = this.orgKey(q.orgId, false);
+    // An org that has never indexed a chunk has no terms to match.
+    if (orgKey === null || topK <= 0 || q.documentIds?.length === 0) return [];
+    const plan = this.planMatch(this.rarestTerms(queryTerms(orgKey, q.query)));
+    if (plan === null) return [];
+    const { match, minRowid } = plan;
+
+    // Only chunks of ready documents are found: a large document being indexed in slices, or
+    // one whose indexing was cut off, has some of its chunks in the index already.
+    const where: string[] = ["d.status = 'ready'"];
+    const params: (string | number)[] = [];
+    if (q.documentIds !== null) {
+      where.push('d.id IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(q.documentIds));
+    }
+    for (const [key, values] of Object.entries(q.filter)) {
+      // json_each compares keys as plain strings: no JSON-path parsing, so a key may hold
+      // '.', '"', '$' or '[' without changing what is matched.
+      where.push(`EXISTS (SELECT 1 FROM json_each(d.metadata) AS m
+        WHERE m.key = ? AND m.type = 'text' AND m.value IN (SELECT value FROM json_each(?)))`);
+      params.push(storableText(key), JSON.stringify(values.map(storableText)));
+    }
+    const filtered = q.documentIds !== null || Object.keys(q.filter).length > 0;
+
+    // bm25() rather than FTS5's `rank` column: its sorter is several times slower on large match
+    // sets. CROSS JOIN pins the join order (matches → chunk → document, by primary key): left to
+    // itself the planner may walk every chunk of a large org and probe the index per chunk.
+    // Ties are broken by chunk rowid so equal scores come back in a stable order.
+    const joined = `SELECT c.document_id, c.chunk_index, c.text, c.page_start, c.page_end, d.metadata,
+        d.org_id, d.status, -f.bm25_score AS score
+      FROM f CROSS JOIN chunks AS c ON c.id = f.chunk_id CROSS JOIN documents AS d ON d.id = c.document_id`;
+    // The plan's matches (from minRowid on), materialised in score order; the outer ORDER BY is
+    // the same, so SQLite walks them best first and stops once topK rows pass the conditions.
+    const rankAndFilter = () =>
+      this.sql
+        .get<(string | number)[], HitRow>(
+          `WITH f AS MATERIALIZED (
+             SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
+             WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid)
+           ${joined}
+           WHERE d.org_id = ? AND ${where.join(' AND ')}
+           ORDER BY f.bm25_score, f.chunk_id
+           LIMIT ?`,
+        )
+        .all(match, minRowid, q.orgId, ...params, topK);
+    let rows: HitRow[];
+    if (!filtered) {
+      // Terms are org-scoped, so every match is this org's: top-k is taken in the index before
+      // any join.
+      rows = this.sql
+        .get<(string | number)[], HitRow>(
+          `WITH f AS MATERIALIZED (
+             SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
+             WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid LIMIT ?)
+           ${joined}
+           ORDER BY f.bm25_score, f.chunk_id`,
+        )
+        .all(match, minRowid, topK);
+      // Unless that top-k held chunks not to be shown: of a document not ready yet, or of one
+      // deleted whose chunks are still being removed.
+      if (rows.some((r) => r.status !== 'ready' || r.org_id !== q.orgId)) rows = rankAndFilter();
+    } else if (plan.exact) {
+      // Every match of every term is within the budget (minRowid is 0): all are ranked and the
+      // filters applied to them.
+      rows = rankAndFilter();
+    } else {
+      // Over the budget the filters choose the candidates, so they never come after the cut.
+      // One FTS scan over the candidates' rowid span ranks them: bm25() counts each term's
+      // matches once per scan, so one scan per document would cost that count per document.
+      // `+rowid` keeps the IN list out of the FTS query plan for the same reason.
+      const candidates = this.filteredCandidates(q, plan, where, params);
+      if (candidates.rowids.length === 0) return [];
+      let lo = Number.POSITIVE_INFINITY;
+      let hi = 0;
+      for (const id of candidates.rowids) {
+        if (id < lo) lo = id;
+        if (id > hi) hi = id;
+      }
+      rows = this.sql
+        .get<(string | number)[], HitRow>(
+          `WITH f AS MATERIALIZED (
+             SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
+             WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?
+               AND +rowid IN (SELECT value FROM json_each(?))
+             ORDER BY bm25_score, rowid LIMIT ?)
+           ${joined}
+           WHERE d.org_id = ? AND ${where.join(' AND ')}
+           ORDER BY f.bm25_score, f.chunk_id`,
+        )
+        .all(candidates.match, lo, hi, JSON.stringify(candidates.rowids), topK, q.orgId, ...params);
+    }
+    return rows.map((r) => ({
+      documentId: r.document_id,
+      chunkIndex: r.chunk_index,
+      text: r.text,
+      score: r.score,
+      metadata: JSON.parse(r.metadata) as Metadata,
+      pageStart: r.page_start,
+      pageEnd: r.page_end,
+    }));
+  }
+}

@@ -1,0 +1,448 @@
+// Conformance suite for SearchIndex, the keyword index: BM25 ranking, query parsing that no input
+// can break, metadata filters and document_ids, tenant isolation, and the row budget that bounds
+// one query's work (planned once, in domain/search-plan.ts). Run against SQLite FTS5 and
+// PostgreSQL full-text search, fed through each backend's DocumentStore.saveIndex.
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DocumentStore, SearchIndex } from '../../src/domain/ports.js';
+import type { ChunkRow, NewDocument, SearchHit, SearchQuery } from '../../src/domain/types.js';
+import {
+  type DocumentStoreHarness,
+  type DocumentStoreOptions,
+  FILLER,
+  HOSTILE_QUERIES,
+  indexedInto,
+  indexResult,
+  newDoc,
+  query,
+} from './document-fixtures.js';
+
+export function searchIndexContract(
+  name: string,
+  make: (options: DocumentStoreOptions) => Promise<DocumentStoreHarness>,
+): void {
+  describe(name, () => {
+    let h: DocumentStoreHarness;
+    let store: DocumentStore;
+    let index: SearchIndex;
+    let orgA: string;
+    let orgB: string;
+
+    beforeEach(async () => {
+      h = await make({});
+      store = h.store;
+      index = h.index;
+      orgA = `org_${randomUUID()}`;
+      orgB = `org_${randomUUID()}`;
+    });
+    afterEach(async () => {
+      await h.close();
+    });
+
+    const indexed = (orgId: string, texts: string[], over: Partial<NewDocument> = {}) =>
+      indexedInto(store, orgId, texts, over);
+
+    describe('search', () => {
+      it('ranks the chunk that uses the query words more often first, best score first', async () => {
+        const doc = await indexed(orgA, [
+          'a quokka was seen near the river',
+          'quokka quokka quokka: the quokka habitat survey counted every quokka in its habitat',
+          'nothing relevant here at all',
+          ...FILLER,
+        ]);
+        const hits = await index.search(query(orgA, 'Quokka habitat'));
+        expect(hits.map((hit) => hit.chunkIndex)).toEqual([1, 0]);
+        expect(hits[0]).toMatchObject({ documentId: doc.id, pageStart: null, pageEnd: null, metadata: {} });
+        expect(hits[0]?.text).toContain('habitat survey');
+        for (const hit of hits) expect(Number.isFinite(hit.score)).toBe(true);
+        expect(hits[0]?.score).toBeGreaterThan(hits[1]?.score ?? Number.POSITIVE_INFINITY);
+      });
+
+      it('returns only chunks that contain a query word, at most topK of them', async () => {
+        const texts = Array.from({ length: 30 }, (_, i) => `capybara number ${i} swims`);
+        await indexed(orgA, [...texts, ...FILLER]);
+        const hits = await index.search(query(orgA, 'capybara', { topK: 7 }));
+        expect(hits).toHaveLength(7);
+        for (const hit of hits) expect(hit.text).toContain('capybara');
+        const scores = hits.map((hit) => hit.score);
+        expect(scores).toEqual([...scores].sort((x, y) => y - x));
+        expect(await index.search(query(orgA, 'zzzunknownword'))).toEqual([]);
+      });
+
+      it('carries the page range and metadata of each hit', async () => {
+        const doc = newDoc(orgA, { metadata: { lang: 'en' } });
+        await store.createDocuments([doc]);
+        const result = indexResult(['tapir page one', 'tapir page two', ...FILLER]);
+        (result.chunks[0] as ChunkRow).pageStart = 1;
+        (result.chunks[0] as ChunkRow).pageEnd = 1;
+        (result.chunks[1] as ChunkRow).pageStart = 2;
+        (result.chunks[1] as ChunkRow).pageEnd = 3;
+        await store.saveIndex(doc.id, result);
+        const hits = await index.search(query(orgA, 'tapir'));
+        const byIndex = new Map(hits.map((hit) => [hit.chunkIndex, hit]));
+        expect(byIndex.get(0)).toMatchObject({ pageStart: 1, pageEnd: 1, metadata: { lang: 'en' } });
+        expect(byIndex.get(1)).toMatchObject({ pageStart: 2, pageEnd: 3, text: 'tapir page two' });
+      });
+
+      it('never shows another org’s chunks, whatever the query or restriction', async () => {
+        const mine = await indexed(orgA, ['shared word lemur', ...FILLER], { metadata: { tag: 'x' } });
+        const theirs = await indexed(orgB, ['shared word lemur lemur lemur', ...FILLER], {
+          metadata: { tag: 'x' },
+        });
+
+        const a = await index.search(query(orgA, 'lemur'));
+        expect(a.map((hit) => hit.documentId)).toEqual([mine.id]);
+        expect(await index.search(query(orgA, 'lemur', { documentIds: [theirs.id] }))).toEqual([]);
+        expect(
+          (await index.search(query(orgA, 'lemur', { filter: { tag: ['x'] } }))).map((hit) => hit.documentId),
+        ).toEqual([mine.id]);
+        expect((await index.search(query(orgB, 'lemur'))).map((hit) => hit.documentId)).toEqual([theirs.id]);
+        expect(await index.search(query(`org_${randomUUID()}`, 'lemur'))).toEqual([]);
+      });
+
+      it('is not crowded out by another org’s many better matches', async () => {
+        // An adapter that ranked across all orgs and filtered afterwards would return nothing here.
+        const loud = Array.from({ length: 60 }, () => 'meerkat meerkat meerkat meerkat');
+        await indexed(orgB, [...loud, ...FILLER]);
+        const mine = await indexed(orgA, [
+          'one quiet meerkat among many other words in a long sentence',
+          ...FILLER,
+        ]);
+        const hits = await index.search(query(orgA, 'meerkat', { topK: 1 }));
+        expect(hits.map((hit) => hit.documentId)).toEqual([mine.id]);
+      });
+
+      it('restricts to the given documents', async () => {
+        const d1 = await indexed(orgA, ['ibis wading', ...FILLER]);
+        const d2 = await indexed(orgA, ['ibis flying']);
+        const d3 = await indexed(orgA, ['ibis nesting']);
+        const ids = async (documentIds: string[] | null) =>
+          new Set((await index.search(query(orgA, 'ibis', { documentIds }))).map((hit) => hit.documentId));
+        expect(await ids([d1.id, d3.id])).toEqual(new Set([d1.id, d3.id]));
+        expect(await ids(null)).toEqual(new Set([d1.id, d2.id, d3.id]));
+        expect(await ids([])).toEqual(new Set());
+        expect(await ids([randomUUID()])).toEqual(new Set());
+      });
+
+      it('filters on metadata: every key must match one of its values, any characters in keys', async () => {
+        const keys = ['a.b', 'we"ird', '$root', 'arr[0]', "it's", 'sp ace', '__proto__'];
+        const meta = (v: string) => Object.fromEntries(keys.map((k) => [k, v]));
+        const d1 = await indexed(orgA, ['heron one', ...FILLER], {
+          metadata: { ...meta('v1'), team: 'red' },
+        });
+        const d2 = await indexed(orgA, ['heron two'], { metadata: { ...meta('v2'), team: 'blue' } });
+        const d3 = await indexed(orgA, ['heron three'], { metadata: { team: 'red' } });
+        // Looks like d1's dotted key read as a path; must not match the key "a.b".
+        const d4 = await indexed(orgA, ['heron four'], { metadata: { a: 'v1' } });
+
+        const ids = async (filter: Record<string, string[]>) =>
+          new Set((await index.search(query(orgA, 'heron', { filter }))).map((hit) => hit.documentId));
+        expect(await ids({})).toEqual(new Set([d1.id, d2.id, d3.id, d4.id]));
+        expect(await ids({ team: ['red'] })).toEqual(new Set([d1.id, d3.id]));
+        expect(await ids({ team: ['red', 'blue'] })).toEqual(new Set([d1.id, d2.id, d3.id]));
+        expect(await ids({ team: ['red'], 'a.b': ['v1'] })).toEqual(new Set([d1.id]));
+        expect(await ids({ team: ['blue'], 'a.b': ['v1'] })).toEqual(new Set());
+        expect(await ids({ team: [] })).toEqual(new Set());
+        expect(await ids({ missing: ['red'] })).toEqual(new Set());
+        for (const key of keys) {
+          expect(await ids({ [key]: ['v2'] }), key).toEqual(new Set([d2.id]));
+        }
+        expect(await ids({ a: ['v1'] })).toEqual(new Set([d4.id]));
+        expect(await ids({ 'a.b': ['v1', "v1' OR '1'='1"] })).toEqual(new Set([d1.id]));
+        expect(await ids({ 'a.b': ['V1'] })).toEqual(new Set());
+      });
+
+      it('returns nothing for a query without words', async () => {
+        await indexed(orgA, ['gecko climbing walls', ...FILLER]);
+        for (const q of ['', '   ', '!!!', '*', '"', '\u0000', '😀', '(-)', '\uD800']) {
+          expect(await index.search(query(orgA, q)), JSON.stringify(q)).toEqual([]);
+        }
+      });
+
+      it('never throws on hostile query strings, and still finds the words in them', async () => {
+        await indexed(orgA, ['quokka habitat near the zoo', ...FILLER]);
+        await indexed(orgB, ['quokka habitat of the other org', ...FILLER]);
+        for (const q of HOSTILE_QUERIES) {
+          const hits = await index.search(query(orgA, q));
+          expect(Array.isArray(hits), JSON.stringify(q.slice(0, 40))).toBe(true);
+          for (const hit of hits) expect(hit.text).not.toContain('other org');
+        }
+        for (const q of [
+          '"quokka',
+          'quokka*',
+          'NEAR(quokka habitat, 2)',
+          'text:quokka',
+          '((quokka)',
+          '😀 quokka 🦘',
+        ]) {
+          expect((await index.search(query(orgA, q))).length, q).toBe(1);
+        }
+      });
+
+      it('never throws on arbitrary strings (property)', async () => {
+        await indexed(orgA, ['quokka habitat near the zoo', ...FILLER]);
+        const syntax = fc.constantFrom(
+          '"',
+          '*',
+          '^',
+          ':',
+          '(',
+          ')',
+          '{',
+          '}',
+          'NEAR(',
+          ' AND ',
+          ' OR ',
+          ' NOT ',
+          '-',
+          '+',
+          '&',
+          '|',
+          '!',
+          '<->',
+          "'",
+          '\\',
+          '\u0000',
+          '\uD800',
+          '\uDFFF',
+          '😀',
+          'quokka',
+          ' ',
+        );
+        const hostile = fc.oneof(
+          fc.string({ unit: 'binary', maxLength: 64 }),
+          fc.array(syntax, { maxLength: 24 }).map((parts) => parts.join('')),
+          fc
+            .array(fc.oneof(syntax, fc.string({ unit: 'grapheme', maxLength: 6 })), { maxLength: 16 })
+            .map((p) => p.join('')),
+        );
+        await fc.assert(
+          fc.asyncProperty(hostile, async (q) => {
+            const hits = await index.search(query(orgA, q, { filter: { [q]: [q] } }));
+            expect(hits).toEqual([]);
+            const unfiltered = await index.search(query(orgA, q, { documentIds: null }));
+            expect(Array.isArray(unfiltered)).toBe(true);
+          }),
+          { numRuns: 300 },
+        );
+      });
+    });
+
+    describe('search with a row budget', () => {
+      // A budget as small as a test corpus stands for the default one in an org of millions of
+      // chunks: a word in every chunk is over it, a word in a few chunks is not.
+      const BUDGET = 50;
+      let budgeted: DocumentStoreHarness;
+
+      beforeEach(async () => {
+        budgeted = await make({ searchRowBudget: BUDGET });
+      });
+      afterEach(async () => {
+        await budgeted.close();
+      });
+
+      const indexedIn = (orgId: string, texts: string[], over: Partial<NewDocument> = {}) =>
+        indexedInto(budgeted.store, orgId, texts, over);
+
+      /**
+       * Three documents of 40 chunks in orgA, every chunk holding "report", one chunk of each
+       * also "aurora"; orgB holds "report" and "aurora" too.
+       */
+      async function commonAndRare() {
+        const docs: NewDocument[] = [];
+        const rare = new Set<string>();
+        for (const [d, team] of ['red', 'blue', 'red'].entries()) {
+          const texts = Array.from({ length: 40 }, (_, i) => `report ${d}-${i} on the figures of week ${i}`);
+          texts[7 + d] = `report ${d}-${7 + d} on the aurora seen in week ${7 + d}`;
+          const doc = await indexedIn(orgA, texts, { metadata: { team } });
+          docs.push(doc);
+          rare.add(`${doc.id}:${7 + d}`);
+        }
+        await indexedIn(orgB, [
+          ...Array.from({ length: 60 }, (_, i) => `report report from the other org ${i}`),
+          'aurora aurora report of the other org',
+        ]);
+        return { docs, rare };
+      }
+
+      const keyOf = (hit: SearchHit) => `${hit.documentId}:${hit.chunkIndex}`;
+
+      it('still ranks the chunks of a rare query word first when another word is in every chunk', async () => {
+        const { rare } = await commonAndRare();
+        for (const q of ['report aurora', 'aurora report', 'the report on aurora']) {
+          const hits = await budgeted.index.search(query(orgA, q, { topK: 10 }));
+          expect(new Set(hits.slice(0, 3).map(keyOf)), q).toEqual(rare);
+          for (const hit of hits) expect(hit.text, q).not.toContain('other org');
+        }
+        const top = await budgeted.index.search(query(orgA, 'report aurora', { topK: 3 }));
+        expect(new Set(top.map(keyOf))).toEqual(rare);
+      });
+
+      it('answers a query of only words in every chunk with top_k of their chunks, best first', async () => {
+        const { docs } = await commonAndRare();
+        const mine = new Set(docs.map((d) => d.id));
+        for (const q of ['report', 'the report', 'report on the figures of week']) {
+          const hits = await budgeted.index.search(query(orgA, q, { topK: 10 }));
+          expect(hits, q).toHaveLength(10);
+          for (const hit of hits) {
+            expect(mine.has(hit.documentId), q).toBe(true);
+            expect(hit.text, q).toContain('report');
+            expect(Number.isFinite(hit.score), q).toBe(true);
+          }
+          const scores = hits.map((hit) => hit.score);
+          expect(scores, q).toEqual([...scores].sort((x, y) => y - x));
+        }
+        for (const q of HOSTILE_QUERIES) {
+          const hits = await budgeted.index.search(query(orgA, `report ${q}`));
+          for (const hit of hits) expect(mine.has(hit.documentId), JSON.stringify(q.slice(0, 40))).toBe(true);
+        }
+      });
+
+      it('ranks no more matches than the budget when every query word is over it', async () => {
+        const texts = Array.from({ length: BUDGET + 20 }, (_, i) => `common filler ${i}`);
+        await indexedIn(orgA, texts);
+        for (const q of ['common', 'common filler']) {
+          const hits = await budgeted.index.search(query(orgA, q, { topK: 1000 }));
+          expect(hits, q).toHaveLength(BUDGET);
+          for (const hit of hits) expect(hit.text, q).toContain('common filler');
+        }
+      });
+
+      it('ranks with every query word while their matches fit the budget', async () => {
+        // 20 chunks hold "alpha", 20 hold "beta" (one holds both): 40 matches, within the budget,
+        // in an org whose 60 other chunks put the org as a whole over it.
+        const texts = [
+          'alpha and beta together',
+          ...Array.from({ length: 19 }, (_, i) => `alpha only ${i}`),
+          ...Array.from({ length: 19 }, (_, i) => `beta only ${i}`),
+          ...Array.from({ length: 60 }, (_, i) => `filler line ${i}`),
+        ];
+        const doc = await indexedIn(orgA, texts);
+        const hits = await budgeted.index.search(query(orgA, 'alpha beta', { topK: 100 }));
+        expect(hits).toHaveLength(39);
+        expect(hits[0]).toMatchObject({ documentId: doc.id, chunkIndex: 0 });
+        expect(hits.filter((hit) => hit.text.startsWith('beta only'))).toHaveLength(19);
+      });
+
+      it('applies filters and document restrictions under the budget', async () => {
+        const { docs } = await commonAndRare();
+        const [red1, blue, red2] = docs as [NewDocument, NewDocument, NewDocument];
+        const byTeam = await budgeted.index.search(
+          query(orgA, 'report aurora', { filter: { team: ['blue'] }, topK: 5 }),
+        );
+        expect(byTeam[0]).toMatchObject({ documentId: blue.id, chunkIndex: 8 });
+        for (const hit of byTeam) expect(hit.documentId).toBe(blue.id);
+
+        const byId = await budgeted.index.search(
+          query(orgA, 'report aurora', { documentIds: [red1.id, red2.id], topK: 5 }),
+        );
+        expect(new Set(byId.slice(0, 2).map(keyOf))).toEqual(new Set([`${red1.id}:7`, `${red2.id}:9`]));
+        for (const hit of byId) expect([red1.id, red2.id]).toContain(hit.documentId);
+        expect(
+          await budgeted.index.search(query(orgA, 'report aurora', { filter: { team: ['green'] } })),
+        ).toEqual([]);
+      });
+
+      /**
+       * orgA: 11 documents in a row, each holding "salmon" in 20 of its 20 chunks, except the
+       * one at `target` (first, middle or last), which holds it in 2 of 20 and is the only one
+       * tagged topic=fish. 202 matches, four times the budget: whichever bounded subset of them
+       * a cut keeps (newest rows or first rows in table order), the target's 2 are a sliver.
+       */
+      async function salmonOrg(target: number) {
+        let targetDoc: NewDocument | null = null;
+        for (let d = 0; d < 11; d++) {
+          const isTarget = d === target;
+          const texts = Array.from({ length: 20 }, (_, i) =>
+            isTarget && i > 1 ? `river notes ${d}-${i}` : `salmon run ${d}-${i} upstream`,
+          );
+          const doc = await indexedIn(orgA, texts, { metadata: { topic: isTarget ? 'fish' : 'other' } });
+          if (isTarget) targetDoc = doc;
+        }
+        await indexedIn(orgB, ['salmon of the other org', 'zebra of the other org']);
+        return targetDoc as unknown as NewDocument;
+      }
+
+      it('answers a document restriction or a filter that few documents pass from all their matches', async () => {
+        for (const target of [0, 5, 10]) {
+          const doc = await salmonOrg(target);
+          const theirs = new Set([`${doc.id}:0`, `${doc.id}:1`]);
+          const restrictions: Partial<SearchQuery>[] = [
+            { documentIds: [doc.id] },
+            { filter: { topic: ['fish'] } },
+            { documentIds: [doc.id], filter: { topic: ['fish'] } },
+          ];
+          for (const over of restrictions) {
+            const label = `target ${target}: ${JSON.stringify(Object.keys(over))}`;
+            // "zebra" matches nothing in orgA and "river" only the target's other chunks: the
+            // restriction, not the org's counts, decides which words are affordable.
+            for (const text of ['salmon', 'salmon zebra', 'zebra salmon upstream']) {
+              const hits = await budgeted.index.search(query(orgA, text, { ...over, topK: 10 }));
+              expect(new Set(hits.map(keyOf)), `${label} ${text}`).toEqual(theirs);
+            }
+            const both = await budgeted.index.search(query(orgA, 'salmon river', { ...over, topK: 100 }));
+            expect(both, label).toHaveLength(20);
+            for (const hit of both) expect(hit.documentId, label).toBe(doc.id);
+          }
+          // A filter every document passes still ranks no more than the budget.
+          const loose = await budgeted.index.search(
+            query(orgA, 'salmon', { filter: { topic: ['fish', 'other'] }, topK: 1000 }),
+          );
+          expect(loose.length).toBeGreaterThan(0);
+          expect(loose.length).toBeLessThanOrEqual(BUDGET);
+          for (const hit of loose) expect(hit.text).toContain('salmon');
+          orgA = `org_${randomUUID()}`;
+          orgB = `org_${randomUUID()}`;
+        }
+      });
+
+      it('searches inside a named document that holds more chunks than the budget', async () => {
+        // The target (120 chunks, budget 50) comes first, then last, among 300 chunks of other
+        // documents that also hold "salmon": neither the budget's newest matches (SQLite) nor its
+        // first ones in table order (PostgreSQL) reach it in both cases.
+        for (const targetFirst of [true, false]) {
+          const others = async () => {
+            for (let d = 0; d < 6; d++) {
+              await indexedIn(
+                orgA,
+                Array.from({ length: 50 }, (_, i) => `salmon run ${d}-${i}`),
+              );
+            }
+          };
+          if (!targetFirst) await others();
+          const target = await indexedIn(
+            orgA,
+            Array.from({ length: 120 }, (_, i) => (i % 40 === 7 ? `salmon leap ${i}` : `quiet pool ${i}`)),
+          );
+          if (targetFirst) await others();
+          const hits = await budgeted.index.search(
+            query(orgA, 'salmon', { documentIds: [target.id], topK: 10 }),
+          );
+          expect(hits.map(keyOf).sort(), `target first: ${targetFirst}`).toEqual(
+            [7, 47, 87].map((i) => `${target.id}:${i}`).sort(),
+          );
+          orgA = `org_${randomUUID()}`;
+        }
+      });
+
+      it('keeps the rarest of more than 64 query words, not the first 64', async () => {
+        const doc = await indexedIn(orgA, [
+          ...Array.from(
+            { length: 60 },
+            (_, i) => `${Array.from({ length: 69 }, (_, w) => `word${w}`).join(' ')} ${i}`,
+          ),
+          'the narwhal surfaced near the ice',
+        ]);
+        const unknown = Array.from({ length: 69 }, (_, i) => `nosuchword${i}`).join(' ');
+        expect((await budgeted.index.search(query(orgA, `${unknown} narwhal`))).map(keyOf)).toEqual([
+          `${doc.id}:60`,
+        ]);
+        // 69 words in 60 chunks each, then the one rare word: it is the one kept and ranked.
+        const common = Array.from({ length: 69 }, (_, w) => `word${w}`).join(' ');
+        const hits = await budgeted.index.search(query(orgA, `${common} narwhal`, { topK: 3 }));
+        expect(hits[0]).toMatchObject({ documentId: doc.id, chunkIndex: 60 });
+      });
+    });
+  });
+}
