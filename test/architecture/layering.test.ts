@@ -17,6 +17,7 @@ const DRIVERS = [/^fastify$/, /^@fastify\//, /^better-sqlite3$/, /^pg$/, /^pg-/,
 const SHARED_ADAPTER_MODULES = [
   'adapters/lease-queue/engine.ts',
   'adapters/ratelimit/fixed-window.ts',
+  'adapters/records/org-row.ts',
   'adapters/records/document-row.ts',
 ];
 

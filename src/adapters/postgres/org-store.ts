@@ -2,38 +2,18 @@
 import type { OrgStore } from '../../domain/ports.js';
 import { cleanText } from '../../domain/text.js';
 import type { ApiKeyRecord, Org } from '../../domain/types.js';
+import {
+  ACTIVE_KEY_COLUMNS,
+  type ActiveKeyRow,
+  type OrgRow as SharedOrgRow,
+  toActiveKey,
+  toOrg,
+} from '../records/org-row.js';
 import type { PgDatabase } from './database.js';
 
-interface OrgRow {
-  id: string;
-  name: string;
-  rate_limit_rpm: number;
-  created_at: Date;
-}
+type OrgRow = SharedOrgRow<Date>;
 
-interface KeyRow {
-  id: string;
-  org_id: string;
-  hash: string;
-  prefix: string;
-  created_at: Date;
-  revoked_at: Date | null;
-}
-
-function toOrg(row: OrgRow): Org {
-  return { id: row.id, name: row.name, rateLimitRpm: row.rate_limit_rpm, createdAt: row.created_at };
-}
-
-function toKey(row: KeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    hash: row.hash,
-    prefix: row.prefix,
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-  };
-}
+const asDate = (d: Date) => d;
 
 export class PgOrgStore implements OrgStore {
   private readonly orgs: string;
@@ -56,7 +36,7 @@ export class PgOrgStore implements OrgStore {
       `SELECT id, name, rate_limit_rpm, created_at FROM ${this.orgs} WHERE id = $1`,
       [cleanText(id)],
     );
-    return rows[0] ? toOrg(rows[0]) : null;
+    return rows[0] ? toOrg(rows[0], asDate) : null;
   }
 
   async countOrgs(): Promise<number> {
@@ -87,24 +67,15 @@ export class PgOrgStore implements OrgStore {
   }
 
   async findActiveKey(hash: string): Promise<{ key: ApiKeyRecord; org: Org } | null> {
-    const { rows } = await this.db.query<KeyRow & { o_name: string; o_rpm: number; o_created_at: Date }>(
-      `SELECT k.id, k.org_id, k.hash, k.prefix, k.created_at, k.revoked_at,
-              o.name AS o_name, o.rate_limit_rpm AS o_rpm, o.created_at AS o_created_at
+    const { rows } = await this.db.query<ActiveKeyRow<Date>>(
+      `SELECT ${ACTIVE_KEY_COLUMNS}
        FROM ${this.keys} AS k JOIN ${this.orgs} AS o ON o.id = k.org_id
        WHERE k.hash = $1 AND k.revoked_at IS NULL`,
       [cleanText(hash)],
     );
     const row = rows[0];
     if (!row) return null;
-    return {
-      key: toKey(row),
-      org: toOrg({
-        id: row.org_id,
-        name: row.o_name,
-        rate_limit_rpm: row.o_rpm,
-        created_at: row.o_created_at,
-      }),
-    };
+    return toActiveKey(row, asDate);
   }
 
   async revokeKey(keyId: string, at: Date): Promise<boolean> {

@@ -6,6 +6,7 @@
 import { hostname } from 'node:os';
 import { type Job, Queue, type RedisOptions, WaitingError, Worker } from 'bullmq';
 import type { JobConsumer, JobContext, JobHandler, JobQueue } from '../../domain/ports.js';
+import { withTimeout } from '../../domain/timeout.js';
 import type { JobRef } from '../../domain/types.js';
 
 export interface BullmqJobQueueOptions {
@@ -271,21 +272,4 @@ class BullmqConsumer implements JobConsumer {
     await this.worker.close(abandoned);
     this.onStopped();
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
-    timer.unref();
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }

@@ -1,5 +1,6 @@
 // Operational endpoints, outside /v1 and without auth: liveness, readiness, the OpenAPI document.
 import type { FastifyInstance } from 'fastify';
+import { withTimeout } from '../../domain/timeout.js';
 import type { AppDeps } from '../deps.js';
 
 const READINESS_TIMEOUT_MS = 2_000;
@@ -13,7 +14,7 @@ export function operationsRoutes(app: FastifyInstance, deps: AppDeps): void {
     await Promise.all(
       deps.readiness.map(async ({ name, check }) => {
         try {
-          await withTimeout(check(), READINESS_TIMEOUT_MS);
+          await withTimeout(check(), READINESS_TIMEOUT_MS, 'no answer');
           checks[name] = 'ok';
         } catch (error) {
           ready = false;
@@ -38,20 +39,4 @@ export function operationsRoutes(app: FastifyInstance, deps: AppDeps): void {
       metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     });
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }

@@ -1,0 +1,54 @@
+// The orgs and api_keys rows as both SQL backends read them, and their mapping to domain records.
+// Each backend says how its driver returns a timestamp (epoch milliseconds or a Date).
+import type { ApiKeyRecord, Org } from '../../domain/types.js';
+
+export interface OrgRow<D> {
+  id: string;
+  name: string;
+  rate_limit_rpm: number;
+  created_at: D;
+}
+
+export interface KeyRow<D> {
+  id: string;
+  org_id: string;
+  hash: string;
+  prefix: string;
+  created_at: D;
+  revoked_at: D | null;
+}
+
+/** A key row joined with its org's columns (findActiveKey's SELECT). */
+export type ActiveKeyRow<D> = KeyRow<D> & { o_name: string; o_rpm: number; o_created_at: D };
+
+/** The columns findActiveKey selects, given the two tables' aliases k and o. */
+export const ACTIVE_KEY_COLUMNS = `k.id, k.org_id, k.hash, k.prefix, k.created_at, k.revoked_at,
+  o.name AS o_name, o.rate_limit_rpm AS o_rpm, o.created_at AS o_created_at`;
+
+export function toOrg<D>(row: OrgRow<D>, date: (value: D) => Date): Org {
+  return { id: row.id, name: row.name, rateLimitRpm: row.rate_limit_rpm, createdAt: date(row.created_at) };
+}
+
+export function toKey<D>(row: KeyRow<D>, date: (value: D) => Date): ApiKeyRecord {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    hash: row.hash,
+    prefix: row.prefix,
+    createdAt: date(row.created_at),
+    revokedAt: row.revoked_at === null ? null : date(row.revoked_at),
+  };
+}
+
+export function toActiveKey<D>(
+  row: ActiveKeyRow<D>,
+  date: (value: D) => Date,
+): { key: ApiKeyRecord; org: Org } {
+  return {
+    key: toKey(row, date),
+    org: toOrg(
+      { id: row.org_id, name: row.o_name, rate_limit_rpm: row.o_rpm, created_at: row.o_created_at },
+      date,
+    ),
+  };
+}
