@@ -1,6 +1,7 @@
 // The layering rule of docs/ARCHITECTURE.md, checked on every import in src/: domain and pipeline
-// know no framework, driver or configuration; HTTP knows no adapter; an adapter does not reach
-// into another adapter's folder. The exceptions still to remove are listed by name, and the list
+// know no framework, driver or configuration; HTTP and the command line know no adapter; only the
+// composition roots (start/) use the command line; an adapter does not reach into another
+// adapter's folder. The exceptions still to remove are listed by name, and the list
 // fails as soon as one of them is gone, so it can only shrink.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -68,7 +69,7 @@ describe('layering', () => {
       (i) =>
         (within('domain')(i.from) || within('pipeline')(i.from)) &&
         (i.relative
-          ? ['config', 'adapters', 'http', 'start'].some((dir) => within(dir)(i.to))
+          ? ['config', 'adapters', 'http', 'cli', 'start'].some((dir) => within(dir)(i.to))
           : DRIVERS.some((driver) => driver.test(i.to))),
     );
     expect(offending).toEqual([]);
@@ -79,9 +80,31 @@ describe('layering', () => {
       (i) =>
         (within('http')(i.from) || i.from === 'app.ts') &&
         i.relative &&
-        (within('adapters')(i.to) || within('start')(i.to) || within('config')(i.to)),
+        (within('adapters')(i.to) || within('start')(i.to) || within('config')(i.to) || within('cli')(i.to)),
     );
     expect(offending).toEqual([]);
+  });
+
+  it('the command line imports no adapter, server code, framework or driver: start/ hands it what it runs', () => {
+    // cli/ may use the client, domain types and errors, and config's ConfigError; serving and the
+    // runtime are reached only through what start/cli.ts passes in.
+    const offending = imports.filter(
+      (i) =>
+        within('cli')(i.from) &&
+        (i.relative
+          ? ['adapters', 'http', 'pipeline', 'start'].some((dir) => within(dir)(i.to)) || i.to === 'app.ts'
+          : DRIVERS.some((driver) => driver.test(i.to))),
+    );
+    expect(offending).toEqual([]);
+    expect(imports.filter((i) => within('cli')(i.from)).length).toBeGreaterThan(10);
+  });
+
+  it('only the composition roots import the command line', () => {
+    const offending = imports.filter(
+      (i) => i.relative && within('cli')(i.to) && !within('cli')(i.from) && !within('start')(i.from),
+    );
+    expect(offending).toEqual([]);
+    expect(imports).toContainEqual({ from: 'start/cli.ts', to: 'cli/main.ts', relative: true });
   });
 
   it('no adapter reaches into another adapter’s folder, beyond the listed exceptions', () => {

@@ -3,10 +3,20 @@
 // Results go to stdout (`--json`: the API's JSON body); progress and problems go to stderr.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { DocindexClient, type WaitProgress } from '../client/client.js';
 import { DocindexError, WaitTimeoutError } from '../client/errors.js';
-import type { DocumentRecord, DocumentStatus, Metadata, QueryFilter, UsageReport } from '../client/types.js';
+import type { DocumentRecord, DocumentStatus, Metadata, QueryFilter } from '../client/types.js';
+import { keyValues, type OptionSpec, parseArguments, UsageError, wholeNumber } from './args.js';
+import { reportFailure, SetupError } from './exit.js';
+import {
+  bar,
+  documentName,
+  ProgressLine,
+  renderDocumentTable,
+  renderQueryResults,
+  renderUsage,
+  type TerminalIO,
+} from './render.js';
 
 export const CLIENT_COMMANDS = ['ingest', 'status', 'ls', 'rm', 'query', 'usage'] as const;
 export type ClientCommand = (typeof CLIENT_COMMANDS)[number];
@@ -28,17 +38,6 @@ const SUPPORTED_EXTENSIONS = new Set(['.pdf', '.docx', '.txt', '.md', '.html', '
 // The file endpoint has no chunk settings, so with --chunk-size/--chunk-overlap these go as text.
 const TEXT_EXTENSIONS = new Set(['.txt', '.md']);
 const STATUSES: readonly DocumentStatus[] = ['queued', 'processing', 'ready', 'failed'];
-
-/** Where the commands write; process.stdout/stderr unless a caller passes others. */
-export interface TerminalIO {
-  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
-  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
-}
-
-/** The command line is wrong: the message and the usage text, exit 2. */
-class UsageError extends Error {}
-/** Something to set up before the command can run (no key, bad URL): the message alone, exit 2. */
-class SetupError extends Error {}
 
 export function isClientCommand(command: string): command is ClientCommand {
   return (CLIENT_COMMANDS as readonly string[]).includes(command);
@@ -70,19 +69,7 @@ export async function runClientCommand(
         return await usageCommand(args, env, io);
     }
   } catch (error) {
-    if (error instanceof UsageError) {
-      io.stderr.write(`docindex ${command}: ${error.message}\n\n${CLIENT_USAGE}\n`);
-      return 2;
-    }
-    if (error instanceof SetupError) {
-      io.stderr.write(`docindex ${command}: ${error.message}\n`);
-      return 2;
-    }
-    if (error instanceof DocindexError) {
-      io.stderr.write(`docindex ${command}: ${describeError(error)}\n`);
-      return 1;
-    }
-    throw error;
+    return reportFailure(error, { name: `docindex ${command}`, usage: CLIENT_USAGE, stderr: io.stderr });
   }
 }
 
@@ -94,19 +81,8 @@ const CONNECTION_OPTIONS = {
   'api-key': { type: 'string' },
 } as const;
 
-type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
-
 function parse<T extends OptionSpec>(args: string[], options: T) {
-  try {
-    return parseArgs({
-      args,
-      options: { ...CONNECTION_OPTIONS, ...options },
-      allowPositionals: true,
-      strict: true,
-    });
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
+  return parseArguments(args, { ...CONNECTION_OPTIONS, ...options });
 }
 
 function connect(
@@ -124,34 +100,6 @@ function connect(
     throw new SetupError(`the server URL must be http(s)://…, got ${JSON.stringify(baseUrl)}`);
   }
   return new DocindexClient({ baseUrl, apiKey });
-}
-
-function wholeNumber(raw: string | undefined, flag: string, min: number, max: number): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
-  }
-  return Number(raw);
-}
-
-function keyValues(pairs: string[] | undefined, flag: string): Array<[string, string]> {
-  return (pairs ?? []).map((pair) => {
-    const eq = pair.indexOf('=');
-    if (eq < 1) throw new UsageError(`${flag} takes key=value, got ${JSON.stringify(pair)}`);
-    return [pair.slice(0, eq), pair.slice(eq + 1)];
-  });
-}
-
-function describeError(error: DocindexError): string {
-  const lines = [error.detail];
-  for (const field of error.errors) lines.push(`  ${field.pointer || '/'}: ${field.message}`);
-  const context = [error.status ? String(error.status) : null, error.code, error.requestId]
-    .filter((part) => part)
-    .join(', ');
-  let text = `${lines.join('\n')}${context ? ` (${context})` : ''}`;
-  if (error.code === 'network_error') text += '\nIs the server running? Set DOCINDEX_URL or pass --url.';
-  if (error.code === 'unauthorized') text += '\nCheck DOCINDEX_API_KEY (or --api-key).';
-  return text;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -460,33 +408,6 @@ async function removeCommand(args: string[], env: Record<string, string | undefi
   return failed > 0 ? 1 : 0;
 }
 
-function documentName(doc: Pick<DocumentRecord, 'source' | 'metadata'>): string {
-  return doc.source.filename ?? doc.source.url ?? doc.metadata.filename ?? doc.metadata.title ?? '(text)';
-}
-
-function renderDocumentTable(docs: DocumentRecord[]): string {
-  const rows = docs.map((doc) => [
-    doc.id,
-    doc.status,
-    doc.created_at.slice(0, 16).replace('T', ' '),
-    doc.chunk_count === null ? '-' : String(doc.chunk_count),
-    documentName(doc),
-    doc.error ? `${doc.error.code}: ${doc.error.message}` : '',
-  ]);
-  const header = ['ID', 'STATUS', 'CREATED (UTC)', 'CHUNKS', 'SOURCE', 'ERROR'];
-  const showError = rows.some((row) => row[5] !== '');
-  const table = [header, ...rows].map((row) => (showError ? row : row.slice(0, 5)));
-  const widths = table[0]!.map((_, col) => Math.max(...table.map((row) => row[col]!.length)));
-  return `${table
-    .map((row) =>
-      row
-        .map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]!)))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n')}\n`;
-}
-
 // ---------------------------------------------------------------------------------------------
 // docindex query
 
@@ -529,40 +450,8 @@ async function queryCommand(args: string[], env: Record<string, string | undefin
     if (!(error instanceof DocindexError)) throw error;
   }
   const width = Math.min(Math.max((io.stdout.columns ?? 100) - 1, 40), 120);
-  const out: string[] = [];
-  answer.results.forEach((hit, index) => {
-    const pages =
-      hit.page_start === null
-        ? null
-        : hit.page_end !== null && hit.page_end !== hit.page_start
-          ? `pages ${hit.page_start}–${hit.page_end}`
-          : `page ${hit.page_start}`;
-    const where = [names.get(hit.document_id) ?? hit.document_id, pages, `chunk ${hit.chunk_index}`]
-      .filter((part) => part !== null)
-      .join(' · ');
-    out.push(`${String(index + 1).padStart(2)}. ${where}  (score ${hit.score.toFixed(3)})`);
-    out.push(`    document ${hit.document_id}`);
-    const text = hit.text.replace(/\s+/g, ' ').trim();
-    const excerpt = text.length > 480 ? `${text.slice(0, 479)}…` : text;
-    for (const line of wrap(excerpt, width - 4)) out.push(`    ${line}`);
-    out.push('');
-  });
-  io.stdout.write(`${out.join('\n')}`);
+  io.stdout.write(renderQueryResults(answer.results, names, width));
   return 0;
-}
-
-function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line.length > 0 && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = '';
-    }
-    line = line ? `${line} ${word}` : word;
-  }
-  if (line) lines.push(line);
-  return lines;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -576,81 +465,8 @@ async function usageCommand(args: string[], env: Record<string, string | undefin
   return 0;
 }
 
-const EIGHTHS = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
-
-/** A bar chart of queries per day, oldest on the left and today on the right, then the totals. */
-export function renderUsage(report: UsageReport, rows = 8): string {
-  const days = [...report.daily].reverse();
-  const max = Math.max(1, ...days.map((day) => day.count));
-  const eighths = days.map((day) =>
-    day.count === 0 ? 0 : Math.max(1, Math.round((day.count / max) * rows * 8)),
-  );
-  const labelWidth = String(max).length;
-  const lines = [`Queries per day, last ${report.period_days} days (UTC)`, ''];
-  for (let row = rows - 1; row >= 0; row--) {
-    const label =
-      row === rows - 1
-        ? String(max)
-        : row === Math.floor((rows - 1) / 2) && max >= 4
-          ? String(Math.round(max / 2))
-          : '';
-    const cells = eighths.map((e) => EIGHTHS[Math.min(8, Math.max(0, e - row * 8))]!).join(' ');
-    lines.push(`${label.padStart(labelWidth)} ┤ ${cells}`.trimEnd());
-  }
-  lines.push(`${'0'.padStart(labelWidth)} ┼${'─'.repeat(days.length * 2)}`);
-  const first = days[0]?.date.slice(5) ?? '';
-  const last = days.at(-1)?.date.slice(5) ?? '';
-  const axisWidth = days.length * 2 - 1;
-  lines.push(
-    `${' '.repeat(labelWidth + 3)}${first}${' '.repeat(Math.max(1, axisWidth - first.length - last.length))}${last}`,
-  );
-  const today = report.daily[0]?.count ?? 0;
-  lines.push(
-    '',
-    `Total queries (${report.period_days} days): ${report.total_queries.toLocaleString('en-US')}   today: ${today.toLocaleString('en-US')}`,
-    `Rate limit: ${report.rate_limit_rpm.toLocaleString('en-US')} requests per minute`,
-  );
-  return `${lines.join('\n')}\n`;
-}
-
 // ---------------------------------------------------------------------------------------------
-// Terminal helpers
-
-/** One self-overwriting status line on a TTY (redrawn at most ~10 times a second); silent otherwise. */
-class ProgressLine {
-  #last = 0;
-  #pending: string | null = null;
-  #shown = false;
-  constructor(private readonly stream: TerminalIO['stderr']) {}
-
-  update(text: string): void {
-    if (!this.stream.isTTY) return;
-    this.#pending = text;
-    const now = Date.now();
-    if (now - this.#last < 100) return;
-    this.#draw(now);
-  }
-
-  done(): void {
-    if (!this.stream.isTTY) return;
-    if (this.#pending !== null) this.#draw(Date.now());
-    if (this.#shown) this.stream.write('\n');
-  }
-
-  #draw(now: number): void {
-    const width = (this.stream.columns ?? 80) - 1;
-    const text = this.#pending ?? '';
-    this.stream.write(`\r\x1b[2K${text.length > width ? text.slice(0, width) : text}`);
-    this.#pending = null;
-    this.#last = now;
-    this.#shown = true;
-  }
-}
-
-function bar(fraction: number, width: number): string {
-  const filled = Math.round(Math.min(1, Math.max(0, fraction)) * width);
-  return `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}]`;
-}
+// Helpers
 
 async function forEachConcurrently<T>(items: T[], limit: number, task: (item: T) => Promise<void>) {
   let next = 0;

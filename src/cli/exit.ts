@@ -1,0 +1,74 @@
+// The one mapping from an error to what the user sees and the exit code, told apart by class and
+// code, never by message text: 2 when the command cannot run as typed or configured (usage,
+// setup, configuration), 1 when it ran and the server or the data said no. Anything else is a
+// bug: it is rethrown, and bin/docindex.js prints its stack and exits 1.
+import { DocindexError } from '../client/errors.js';
+import { ConfigError } from '../config/index.js';
+import { ApiError } from '../domain/errors.js';
+import { UsageError } from './args.js';
+
+export const EXIT_OK = 0;
+/** The command ran and something failed: a document, a request, an unknown id. */
+export const EXIT_FAILED = 1;
+/** The command could not run: wrong arguments, missing setup, invalid configuration. */
+export const EXIT_USAGE = 2;
+
+/** Something to set up before the command can run (no key, bad URL): the message alone, exit 2. */
+export class SetupError extends Error {
+  override readonly name = 'SetupError';
+}
+
+interface Failure {
+  exitCode: number;
+  message: string;
+  /** Follow the message with the command's usage text. */
+  withUsage: boolean;
+  /** Start the message with the command's name (`docindex ingest: …`). */
+  named: boolean;
+}
+
+function failureOf(error: unknown): Failure | null {
+  if (error instanceof UsageError) {
+    return { exitCode: EXIT_USAGE, message: error.message, withUsage: true, named: true };
+  }
+  if (error instanceof SetupError) {
+    return { exitCode: EXIT_USAGE, message: error.message, withUsage: false, named: true };
+  }
+  // The message lists every bad variable under its own heading.
+  if (error instanceof ConfigError) {
+    return { exitCode: EXIT_USAGE, message: error.message, withUsage: false, named: false };
+  }
+  if (error instanceof DocindexError) {
+    return { exitCode: EXIT_FAILED, message: describeClientError(error), withUsage: false, named: true };
+  }
+  // An unknown organisation or key (admin commands) is the user's to fix.
+  if (error instanceof ApiError && error.code === 'not_found') {
+    return { exitCode: EXIT_FAILED, message: error.message, withUsage: false, named: true };
+  }
+  return null;
+}
+
+/** Writes what the user should see about `error` to `stderr` and returns the exit code; rethrows a bug. */
+export function reportFailure(
+  error: unknown,
+  context: { name: string; usage: string; stderr: NodeJS.WritableStream },
+): number {
+  const failure = failureOf(error);
+  if (failure === null) throw error;
+  const usage = failure.withUsage ? `\n\n${context.usage}` : '';
+  context.stderr.write(`${failure.named ? `${context.name}: ` : ''}${failure.message}${usage}\n`);
+  return failure.exitCode;
+}
+
+/** A failed API call as the user reads it: the detail, per-field problems, status, code and request id. */
+export function describeClientError(error: DocindexError): string {
+  const lines = [error.detail];
+  for (const field of error.errors) lines.push(`  ${field.pointer || '/'}: ${field.message}`);
+  const context = [error.status ? String(error.status) : null, error.code, error.requestId]
+    .filter((part) => part)
+    .join(', ');
+  let text = `${lines.join('\n')}${context ? ` (${context})` : ''}`;
+  if (error.code === 'network_error') text += '\nIs the server running? Set DOCINDEX_URL or pass --url.';
+  if (error.code === 'unauthorized') text += '\nCheck DOCINDEX_API_KEY (or --api-key).';
+  return text;
+}

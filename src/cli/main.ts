@@ -1,0 +1,39 @@
+// The `docindex` command line: help, then the client commands (which need nothing but a server's
+// URL and key), then the admin commands (which need the server's configuration, opened by the
+// composition root only when one of them runs). Every failure goes through exit.ts.
+import { ADMIN_USAGE, runAdminCommand, type ServerSide } from './admin-commands.js';
+import { CLIENT_USAGE, isClientCommand, runClientCommand } from './client-commands.js';
+import { reportFailure } from './exit.js';
+import type { TerminalIO } from './render.js';
+
+export const USAGE = `docindex — document ingestion, indexing and retrieval
+
+${ADMIN_USAGE}
+
+${CLIENT_USAGE}
+
+Configuration is read from the environment; see README.md.`;
+
+export interface CommandLineDeps {
+  /** The client commands' DOCINDEX_URL and DOCINDEX_API_KEY. */
+  env: Record<string, string | undefined>;
+  io: TerminalIO;
+  /** Reads the server's configuration (a ConfigError when it is invalid). */
+  openServer(): Promise<ServerSide>;
+}
+
+export async function runCommandLine(argv: string[], deps: CommandLineDeps): Promise<number> {
+  const [command, ...rest] = argv;
+  const { io } = deps;
+  if (!command || command === 'help' || command === '--help' || command === '-h') {
+    io.stdout.write(`${USAGE}\n`);
+    return command ? 0 : 1;
+  }
+  if (isClientCommand(command)) return runClientCommand(command, rest, deps.env, io);
+  try {
+    // Even an unknown command reads the configuration first: a bad environment is reported as such.
+    return await runAdminCommand(command, rest, await deps.openServer(), io);
+  } catch (error) {
+    return reportFailure(error, { name: 'docindex', usage: USAGE, stderr: io.stderr });
+  }
+}

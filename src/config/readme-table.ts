@@ -1,0 +1,36 @@
+// The README's configuration table, written from the variables in schema.ts. `npm run
+// docs:config` puts it between the markers in README.md; test/config/readme-table.test.ts fails
+// when the README's copy differs.
+import { VARIABLES, type Variable } from './schema.js';
+
+export const TABLE_START = '<!-- config:start -->';
+export const TABLE_END = '<!-- config:end -->';
+
+function defaultColumn(variable: Variable): string {
+  if (variable.defaultText !== undefined) return variable.defaultText;
+  if (variable.type === 'url' || variable.type === 'list') return '—';
+  if (typeof variable.default === 'function') {
+    throw new Error(`${variable.env}: a computed default needs a defaultText for the README`);
+  }
+  return `\`${variable.default}\``;
+}
+
+/** The Markdown table, one row per variable, in declaration order. */
+export function renderConfigTable(): string {
+  const rows = Object.values(VARIABLES as Record<string, Variable>).map(
+    (variable) => `| \`${variable.env}\` | ${defaultColumn(variable)} | ${variable.description} |`,
+  );
+  return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** `readme` with the text between the markers replaced by the table. */
+export function withConfigTable(readme: string): string {
+  const start = readme.indexOf(TABLE_START);
+  const end = readme.indexOf(TABLE_END);
+  if (start < 0 || end < start) {
+    throw new Error(
+      `README.md needs the markers ${TABLE_START} and ${TABLE_END} around the configuration table`,
+    );
+  }
+  return `${readme.slice(0, start + TABLE_START.length)}\n${renderConfigTable()}\n${readme.slice(end)}`;
+}

@@ -1,0 +1,365 @@
+// Every environment variable docindex reads, declared once: its name, type, default, limits and
+// the sentence the README's configuration table shows. loadConfig (index.ts) reads the
+// environment from this list and readme-table.ts writes the table from it, so the two cannot
+// disagree.
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  blobDir: string;
+  databaseUrl: string | null;
+  /** PostgreSQL schema that holds docindex's tables (scale-out). */
+  databaseSchema: string;
+  redisUrl: string | null;
+  /** Prefix of docindex's Redis keys and BullMQ queue names (scale-out). */
+  redisPrefix: string;
+  defaultRateLimitRpm: number;
+  unauthenticatedRateLimitRpm: number;
+  workerConcurrency: number;
+  downloadConcurrency: number;
+  workerYieldIngestRps: number;
+  extractWorkers: number;
+  extractTimeoutMs: number;
+  extractMaxHeapMb: number;
+  pdfMaxPages: number;
+  maxJsonBodyBytes: number;
+  maxUploadBytes: number;
+  maxQueuedDocuments: number;
+  urlFetchAllow: string[];
+  urlFetchConnectTimeoutMs: number;
+  urlFetchTimeoutMs: number;
+  urlFetchMaxRedirects: number;
+  jobLeaseMs: number;
+  jobMaxAttempts: number;
+  reconcileIntervalMs: number;
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  trustProxy: boolean;
+  logLevel: string;
+}
+
+interface Described {
+  /** The environment variable. */
+  env: string;
+  /** The README table's "meaning" column (Markdown). */
+  description: string;
+  /** The README table's "default" column when the default is not a plain value (Markdown). */
+  defaultText?: string;
+}
+
+/** A whole number within [min, max]. */
+export interface IntVariable extends Described {
+  type: 'int';
+  /** A function when the default depends on the machine. */
+  default: number | (() => number);
+  min: number;
+  max: number;
+}
+
+/** Text; empty means unset. */
+export interface StringVariable extends Described {
+  type: 'string';
+  /** A function when the default depends on variables read before this one. */
+  default: string | ((read: Partial<Config>) => string);
+  /** A file-system path, made absolute against the working directory. */
+  path?: boolean;
+  /** The value must match, or `invalid` is the problem reported. */
+  pattern?: { test: RegExp; invalid: string };
+  /** The value must be one of these. */
+  oneOf?: readonly string[];
+}
+
+/** An optional URL (null when unset) whose scheme must match. */
+export interface UrlVariable extends Described {
+  type: 'url';
+  scheme: RegExp;
+  invalid: string;
+}
+
+/** true/yes/1 or false/no/0, in any case. */
+export interface BoolVariable extends Described {
+  type: 'bool';
+  default: boolean;
+}
+
+/** A comma-separated list; blank items are dropped. Unset is the empty list. */
+export interface ListVariable extends Described {
+  type: 'list';
+}
+
+export type Variable = IntVariable | StringVariable | UrlVariable | BoolVariable | ListVariable;
+
+/** The kind of variable each Config field can be, so a field cannot be declared with the wrong type. */
+type VariableFor<T> = [T] extends [number]
+  ? IntVariable
+  : [T] extends [boolean]
+    ? BoolVariable
+    : [T] extends [string[]]
+      ? ListVariable
+      : [T] extends [string]
+        ? StringVariable
+        : UrlVariable;
+
+/**
+ * One entry per Config field, in the README table's order (also the order in which problems are
+ * listed). Variables whose default depends on another come after it.
+ */
+export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
+  host: { env: 'HOST', type: 'string', default: '127.0.0.1', description: 'address to listen on' },
+  port: {
+    env: 'PORT',
+    type: 'int',
+    default: 8080,
+    min: 0,
+    max: 65535,
+    description: 'port to listen on (`0` picks a free one)',
+  },
+  dataDir: {
+    env: 'DATA_DIR',
+    type: 'string',
+    default: './data',
+    path: true,
+    description: 'embedded mode: the SQLite file `docindex.db` and uploaded files',
+  },
+  blobDir: {
+    env: 'BLOB_DIR',
+    type: 'string',
+    default: (read) => path.join(read.dataDir ?? '', 'blobs'),
+    defaultText: '`$DATA_DIR/blobs`',
+    path: true,
+    description: 'where uploaded and downloaded files are kept (a shared volume in scale-out)',
+  },
+  databaseUrl: {
+    env: 'DATABASE_URL',
+    type: 'url',
+    scheme: /^postgres(ql)?:\/\//,
+    invalid: 'DATABASE_URL must be a postgres:// or postgresql:// URL (leave it unset for embedded SQLite)',
+    description: '`postgres://…` selects PostgreSQL',
+  },
+  databaseSchema: {
+    env: 'DATABASE_SCHEMA',
+    type: 'string',
+    default: 'public',
+    pattern: {
+      test: /^[a-z_][a-z0-9_]{0,62}$/,
+      invalid: 'DATABASE_SCHEMA must be a lower-case SQL identifier (letters, digits, underscore)',
+    },
+    description: "PostgreSQL schema for docindex's tables",
+  },
+  redisUrl: {
+    env: 'REDIS_URL',
+    type: 'url',
+    scheme: /^rediss?:\/\//,
+    invalid: 'REDIS_URL must be a redis:// or rediss:// URL',
+    description: '`redis://…` selects BullMQ for jobs and Redis for the rate limiter',
+  },
+  redisPrefix: {
+    env: 'REDIS_PREFIX',
+    type: 'string',
+    default: 'docindex',
+    pattern: {
+      test: /^[A-Za-z0-9_.-]{1,64}$/,
+      invalid: 'REDIS_PREFIX must be 1-64 characters of letters, digits, `_`, `.` or `-`',
+    },
+    description: 'prefix of Redis keys and queue names',
+  },
+  defaultRateLimitRpm: {
+    env: 'DEFAULT_RATE_LIMIT_RPM',
+    type: 'int',
+    default: 600,
+    min: 1,
+    max: 10_000_000,
+    description: 'rate limit of new organisations',
+  },
+  unauthenticatedRateLimitRpm: {
+    env: 'UNAUTHENTICATED_RATE_LIMIT_RPM',
+    type: 'int',
+    default: 120,
+    min: 1,
+    max: 10_000_000,
+    description: 'limit per client address for requests without a valid key',
+  },
+  // Measured on 2 cores (bench/RESULTS.md, section 2): with 4 documents in flight the pipeline
+  // threads stay busy while the event loop writes finished documents' indexes.
+  workerConcurrency: {
+    env: 'WORKER_CONCURRENCY',
+    type: 'int',
+    default: 4,
+    min: 1,
+    max: 256,
+    description: 'documents processed at once per worker process',
+  },
+  downloadConcurrency: {
+    env: 'DOWNLOAD_CONCURRENCY',
+    type: 'int',
+    default: 8,
+    min: 1,
+    max: 256,
+    description: 'URL downloads at once per worker process',
+  },
+  // Reads and queries are not counted: they never hold documents back.
+  workerYieldIngestRps: {
+    env: 'WORKER_YIELD_INGEST_RPS',
+    type: 'int',
+    default: 500,
+    min: 0,
+    max: 10_000_000,
+    description:
+      'when `serve` runs the workers too: at this many ingest requests (`POST /v1/ingest…`) per second or more, they process one document at a time, at most 20 per second, so bursts of ingests are accepted at full speed; reads and queries are not counted; `0` never yields. `docindex worker` processes never yield',
+  },
+  // One CPU is left to the event loop, which answers the API and writes every index: on 2 cores
+  // a second pipeline thread made ingest slower, not faster (bench/RESULTS.md, section 2).
+  extractWorkers: {
+    env: 'EXTRACT_WORKERS',
+    type: 'int',
+    default: () => Math.max(1, availableParallelism() - 1),
+    defaultText: 'CPUs − 1 (at least 1)',
+    min: 1,
+    max: 64,
+    description:
+      'pipeline threads per worker process: they extract files and chunk every document; one CPU is left to the event loop, which answers the API and writes the indexes',
+  },
+  extractTimeoutMs: {
+    env: 'EXTRACT_TIMEOUT_MS',
+    type: 'int',
+    default: 120_000,
+    min: 100,
+    max: 3_600_000,
+    description: "time cap per file extraction, and per document's chunking",
+  },
+  extractMaxHeapMb: {
+    env: 'EXTRACT_MAX_HEAP_MB',
+    type: 'int',
+    default: 512,
+    min: 32,
+    max: 16_384,
+    description: 'heap cap of each pipeline thread (a document that needs more fails `too_large`)',
+  },
+  pdfMaxPages: {
+    env: 'PDF_MAX_PAGES',
+    type: 'int',
+    default: 5_000,
+    min: 1,
+    max: 1_000_000,
+    description: 'PDFs with more pages fail with `too_large`',
+  },
+  maxJsonBodyBytes: {
+    env: 'MAX_JSON_BODY_BYTES',
+    type: 'int',
+    default: 10 * 1024 * 1024,
+    min: 1024,
+    max: 1024 * 1024 * 1024,
+    description: 'JSON request body limit (413 above)',
+  },
+  maxUploadBytes: {
+    env: 'MAX_UPLOAD_BYTES',
+    type: 'int',
+    default: 104_857_600,
+    min: 1,
+    max: 10 * 1024 * 1024 * 1024,
+    description: 'file upload and URL download limit',
+  },
+  maxQueuedDocuments: {
+    env: 'MAX_QUEUED_DOCUMENTS',
+    type: 'int',
+    default: 50_000,
+    min: 1,
+    max: 100_000_000,
+    description: 'past this many waiting documents, ingest answers 503 with `Retry-After`',
+  },
+  urlFetchAllow: {
+    env: 'URL_FETCH_ALLOW',
+    type: 'list',
+    description: 'comma-separated `host`, `host:port` or CIDRs exempt from the public-address rule',
+  },
+  urlFetchConnectTimeoutMs: {
+    env: 'URL_FETCH_CONNECT_TIMEOUT_MS',
+    type: 'int',
+    default: 10_000,
+    min: 100,
+    max: 600_000,
+    description: "time to connect to a URL document's server (each hop)",
+  },
+  urlFetchTimeoutMs: {
+    env: 'URL_FETCH_TIMEOUT_MS',
+    type: 'int',
+    default: 120_000,
+    min: 100,
+    max: 3_600_000,
+    description: 'time for a whole URL download, redirects included',
+  },
+  urlFetchMaxRedirects: {
+    env: 'URL_FETCH_MAX_REDIRECTS',
+    type: 'int',
+    default: 5,
+    min: 0,
+    max: 20,
+    description: 'redirects a URL download follows (more → `too_many_redirects`)',
+  },
+  jobLeaseMs: {
+    env: 'JOB_LEASE_MS',
+    type: 'int',
+    default: 30_000,
+    min: 1_000,
+    max: 3_600_000,
+    description: 'a job whose worker stops heartbeating is taken over after this',
+  },
+  jobMaxAttempts: {
+    env: 'JOB_MAX_ATTEMPTS',
+    type: 'int',
+    default: 5,
+    min: 1,
+    max: 100,
+    description: 'tries before a transient failure becomes `failed`',
+  },
+  reconcileIntervalMs: {
+    env: 'RECONCILE_INTERVAL_MS',
+    type: 'int',
+    default: 30_000,
+    min: 1_000,
+    max: 3_600_000,
+    description: 'how often queued documents without a job are re-enqueued',
+  },
+  requestTimeoutMs: {
+    env: 'REQUEST_TIMEOUT_MS',
+    type: 'int',
+    default: 300_000,
+    min: 1_000,
+    max: 3_600_000,
+    description: 'whole-request time cap',
+  },
+  headersTimeoutMs: {
+    env: 'HEADERS_TIMEOUT_MS',
+    type: 'int',
+    default: 10_000,
+    min: 500,
+    max: 600_000,
+    description: 'time cap for a client to send its headers (slow-loris)',
+  },
+  trustProxy: {
+    env: 'TRUST_PROXY',
+    type: 'bool',
+    default: false,
+    description: 'take the client address from `X-Forwarded-For`',
+  },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    type: 'string',
+    default: 'info',
+    oneOf: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    description: '`fatal` … `trace`, or `silent`',
+  },
+};
+
+/** Rules that involve several variables, checked once each variable has been read. */
+export const RULES: Array<(config: Config) => string | null> = [
+  (config) =>
+    config.redisUrl !== null && config.databaseUrl === null
+      ? 'REDIS_URL is set but DATABASE_URL is not: scale-out keeps records and the full-text index in ' +
+        'PostgreSQL, and Redis only carries jobs and rate-limit counters. Set DATABASE_URL=postgres://… ' +
+        'as well, or unset REDIS_URL to run embedded on SQLite'
+      : null,
+];

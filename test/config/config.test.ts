@@ -1,0 +1,161 @@
+// The environment as loadConfig reads it: defaults, limits and the exact messages a user sees
+// when a variable is wrong (all of them at once, exit 2 from the command).
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('has a default for every variable', () => {
+    expect(loadConfig({})).toEqual({
+      host: '127.0.0.1',
+      port: 8080,
+      dataDir: path.resolve('./data'),
+      databaseUrl: null,
+      redisUrl: null,
+      databaseSchema: 'public',
+      redisPrefix: 'docindex',
+      blobDir: path.resolve('./data/blobs'),
+      defaultRateLimitRpm: 600,
+      unauthenticatedRateLimitRpm: 120,
+      logLevel: 'info',
+      workerConcurrency: 4,
+      downloadConcurrency: 8,
+      workerYieldIngestRps: 500,
+      extractWorkers: Math.max(1, availableParallelism() - 1),
+      extractTimeoutMs: 120_000,
+      extractMaxHeapMb: 512,
+      pdfMaxPages: 5_000,
+      maxJsonBodyBytes: 10_485_760,
+      maxUploadBytes: 104_857_600,
+      maxQueuedDocuments: 50_000,
+      urlFetchAllow: [],
+      urlFetchConnectTimeoutMs: 10_000,
+      urlFetchTimeoutMs: 120_000,
+      urlFetchMaxRedirects: 5,
+      jobLeaseMs: 30_000,
+      jobMaxAttempts: 5,
+      reconcileIntervalMs: 30_000,
+      trustProxy: false,
+      requestTimeoutMs: 300_000,
+      headersTimeoutMs: 10_000,
+    });
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ PORT: '', HOST: '', TRUST_PROXY: '', DATABASE_URL: '' })).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      trustProxy: false,
+      databaseUrl: null,
+    });
+  });
+
+  it('reads every kind of variable', () => {
+    const config = loadConfig({
+      HOST: '0.0.0.0',
+      PORT: ' 0 ',
+      DATA_DIR: '/srv/docindex',
+      DATABASE_URL: 'postgresql://u:p@db/docs',
+      REDIS_URL: 'rediss://cache:6380',
+      DATABASE_SCHEMA: 'tenant_a',
+      REDIS_PREFIX: 'di.prod-1',
+      TRUST_PROXY: 'YES',
+      URL_FETCH_ALLOW: ' 10.0.0.0/8, files.local:8443 ,,',
+      LOG_LEVEL: 'silent',
+      EXTRACT_WORKERS: '64',
+      URL_FETCH_MAX_REDIRECTS: '0',
+    });
+    expect(config).toMatchObject({
+      host: '0.0.0.0',
+      port: 0,
+      dataDir: '/srv/docindex',
+      blobDir: '/srv/docindex/blobs',
+      databaseUrl: 'postgresql://u:p@db/docs',
+      redisUrl: 'rediss://cache:6380',
+      databaseSchema: 'tenant_a',
+      redisPrefix: 'di.prod-1',
+      trustProxy: true,
+      urlFetchAllow: ['10.0.0.0/8', 'files.local:8443'],
+      logLevel: 'silent',
+      extractWorkers: 64,
+      urlFetchMaxRedirects: 0,
+    });
+    expect(loadConfig({ BLOB_DIR: 'shared/blobs', TRUST_PROXY: 'no' })).toMatchObject({
+      blobDir: path.resolve('shared/blobs'),
+      trustProxy: false,
+    });
+  });
+
+  it('names every bad variable, with its limits, in one error', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: 'eighty', JOB_MAX_ATTEMPTS: '101' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toBe(
+      'invalid configuration:\n' +
+        '  - PORT must be a whole number, got "eighty"\n' +
+        '  - JOB_MAX_ATTEMPTS must be between 1 and 100, got 101',
+    );
+  });
+
+  it.each([
+    ['PORT', '-1', 'PORT must be a whole number, got "-1"'],
+    ['PORT', '65536', 'PORT must be between 0 and 65535, got 65536'],
+    ['DEFAULT_RATE_LIMIT_RPM', '0', 'DEFAULT_RATE_LIMIT_RPM must be between 1 and 10000000, got 0'],
+    ['EXTRACT_WORKERS', '65', 'EXTRACT_WORKERS must be between 1 and 64, got 65'],
+    ['EXTRACT_MAX_HEAP_MB', '31', 'EXTRACT_MAX_HEAP_MB must be between 32 and 16384, got 31'],
+    ['MAX_JSON_BODY_BYTES', '1023', 'MAX_JSON_BODY_BYTES must be between 1024 and 1073741824, got 1023'],
+    [
+      'MAX_UPLOAD_BYTES',
+      '10737418241',
+      'MAX_UPLOAD_BYTES must be between 1 and 10737418240, got 10737418241',
+    ],
+    ['URL_FETCH_MAX_REDIRECTS', '21', 'URL_FETCH_MAX_REDIRECTS must be between 0 and 20, got 21'],
+    ['HEADERS_TIMEOUT_MS', '499', 'HEADERS_TIMEOUT_MS must be between 500 and 600000, got 499'],
+    ['WORKER_CONCURRENCY', '1.5', 'WORKER_CONCURRENCY must be a whole number, got "1.5"'],
+    ['TRUST_PROXY', 'maybe', 'TRUST_PROXY must be true or false, got "maybe"'],
+    [
+      'DATABASE_URL',
+      'mysql://db',
+      'DATABASE_URL must be a postgres:// or postgresql:// URL (leave it unset for embedded SQLite)',
+    ],
+    [
+      'DATABASE_SCHEMA',
+      'Tenant',
+      'DATABASE_SCHEMA must be a lower-case SQL identifier (letters, digits, underscore)',
+    ],
+    ['REDIS_PREFIX', 'a b', 'REDIS_PREFIX must be 1-64 characters of letters, digits, `_`, `.` or `-`'],
+    [
+      'LOG_LEVEL',
+      'loud',
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+    ],
+  ])('%s=%s is refused', (name, value, problem) => {
+    expect(problemsOf({ [name]: value })).toEqual([problem]);
+  });
+
+  it('refuses REDIS_URL without DATABASE_URL, and a REDIS_URL that is not redis://', () => {
+    expect(problemsOf({ REDIS_URL: 'redis://cache' })).toEqual([
+      'REDIS_URL is set but DATABASE_URL is not: scale-out keeps records and the full-text index in ' +
+        'PostgreSQL, and Redis only carries jobs and rate-limit counters. Set DATABASE_URL=postgres://… ' +
+        'as well, or unset REDIS_URL to run embedded on SQLite',
+    ]);
+    expect(problemsOf({ DATABASE_URL: 'postgres://db', REDIS_URL: 'http://cache' })).toEqual([
+      'REDIS_URL must be a redis:// or rediss:// URL',
+    ]);
+  });
+});
