@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { DocindexClient, type WaitProgress } from '../client/client.js';
 import { DocindexError, WaitTimeoutError } from '../client/errors.js';
 import type { DocumentRecord, DocumentStatus, Metadata, QueryFilter, UsageReport } from '../client/types.js';
+import { ADVERTISED_EXTENSIONS } from '../domain/formats.js';
 
 export const CLIENT_COMMANDS = ['ingest', 'status', 'ls', 'rm', 'query', 'usage'] as const;
 export type ClientCommand = (typeof CLIENT_COMMANDS)[number];
@@ -24,7 +25,7 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
 
 const DEFAULT_URL = 'http://127.0.0.1:8080';
 const UPLOAD_CONCURRENCY = 4;
-const SUPPORTED_EXTENSIONS = new Set(['.pdf', '.docx', '.txt', '.md', '.html', '.htm']);
+const SUPPORTED_EXTENSIONS: ReadonlySet<string> = new Set(ADVERTISED_EXTENSIONS);
 // The file endpoint has no chunk settings, so with --chunk-size/--chunk-overlap these go as text.
 const TEXT_EXTENSIONS = new Set(['.txt', '.md']);
 const STATUSES: readonly DocumentStatus[] = ['queued', 'processing', 'ready', 'failed'];
