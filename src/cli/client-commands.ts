@@ -6,6 +6,7 @@ import path from 'node:path';
 import { DocindexClient, type WaitProgress } from '../client/client.js';
 import { DocindexError, WaitTimeoutError } from '../client/errors.js';
 import type { DocumentRecord, DocumentStatus, Metadata, QueryFilter } from '../client/types.js';
+import { ADVERTISED_EXTENSIONS, listInProse } from '../domain/formats.js';
 import { keyValues, type OptionSpec, parseArguments, UsageError, wholeNumber } from './args.js';
 import { reportFailure, SetupError } from './exit.js';
 import {
@@ -24,7 +25,7 @@ export type ClientCommand = (typeof CLIENT_COMMANDS)[number];
 export const CLIENT_USAGE = `Client (talks to a running server; DOCINDEX_URL, default http://127.0.0.1:8080, and
 DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
   docindex ingest <files|folders|urls…> [--metadata k=v …] [--chunk-size N] [--chunk-overlap N] [--wait]
-                                   upload files (folders are searched for .pdf .docx .txt .md),
+                                   upload files (folders are searched for ${ADVERTISED_EXTENSIONS.join(' ')}),
                                    queue URLs; --wait follows them to ready or failed
   docindex status <id…> [--json]   processing status of documents
   docindex ls [--status S] [--limit N] [--cursor C] [--json]
@@ -34,7 +35,9 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
 
 const DEFAULT_URL = 'http://127.0.0.1:8080';
 const UPLOAD_CONCURRENCY = 4;
-const SUPPORTED_EXTENSIONS = new Set(['.pdf', '.docx', '.txt', '.md', '.html', '.htm']);
+const SUPPORTED_EXTENSIONS: ReadonlySet<string> = new Set(ADVERTISED_EXTENSIONS);
+/** ".pdf, .docx, .txt, .md, .html or .htm", for messages about what a folder held. */
+const SUPPORTED_LIST = listInProse(ADVERTISED_EXTENSIONS);
 // The file endpoint has no chunk settings, so with --chunk-size/--chunk-overlap these go as text.
 const TEXT_EXTENSIONS = new Set(['.txt', '.md']);
 const STATUSES: readonly DocumentStatus[] = ['queued', 'processing', 'ready', 'failed'];
@@ -131,7 +134,7 @@ async function ingestCommand(args: string[], env: Record<string, string | undefi
 
   const items = await collectItems(positionals, io);
   if (items.length === 0) {
-    io.stderr.write('docindex ingest: nothing to ingest (no .pdf, .docx, .txt or .md files found)\n');
+    io.stderr.write(`docindex ingest: nothing to ingest (no ${SUPPORTED_LIST} files found)\n`);
     return 1;
   }
   if (
@@ -246,7 +249,7 @@ async function collectItems(targets: string[], io: TerminalIO): Promise<IngestIt
     }
     if (info.isDirectory()) {
       const files = await walkFolder(target);
-      if (files.length === 0) io.stderr.write(`note: no .pdf, .docx, .txt or .md files in ${target}\n`);
+      if (files.length === 0) io.stderr.write(`note: no ${SUPPORTED_LIST} files in ${target}\n`);
       for (const file of files) add(file, { kind: 'file', path: file });
     } else {
       // A file named explicitly is sent whatever its extension: the server decides and says why.

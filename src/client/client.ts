@@ -3,6 +3,9 @@
 // (the same key on that call's retries, so a retried ingest never queues a document twice), and
 // turns problem+json answers into DocindexError. It uses only fetch, so it runs in Node and in
 // browsers; reading a file by path loads node:fs on demand.
+// The format registry is pure data (no parser, no Node API), so the client stays light and
+// browser-safe while naming the same extensions and media types as the server.
+import { SUPPORTED_FORMATS } from '../domain/formats.js';
 import { DocindexError, WaitTimeoutError } from './errors.js';
 import type {
   DocumentPage,
@@ -94,14 +97,12 @@ const DEFAULT_MAX_RETRIES = 3;
 const DEFAULT_MAX_RETRY_DELAY_MS = 60_000;
 const MAX_POLL_INTERVAL_MS = 2_000;
 
-const FILE_TYPES: Record<string, string> = {
-  '.pdf': 'application/pdf',
-  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  '.txt': 'text/plain',
-  '.md': 'text/markdown',
-  '.html': 'text/html',
-  '.htm': 'text/html',
-};
+/** Extension → the media type an upload is labelled with: `.pdf` → `application/pdf`, …, `.htm`. */
+const FILE_TYPES: Record<string, string> = Object.fromEntries(
+  SUPPORTED_FORMATS.flatMap((format) =>
+    format.extensions.map((extension) => [extension, format.mediaTypes[0]]),
+  ),
+);
 
 interface CallOptions {
   query?: Record<string, string | number | undefined>;

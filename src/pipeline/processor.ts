@@ -1,6 +1,8 @@
 // The worker's job: take one document from `queued` to `ready` or `failed`. Every step can run
 // again after a crash: the index is replaced as a whole (never seen half-written), and a document deleted
 // meanwhile is left alone (the store refuses to write to it).
+
+import { type FormatId, formatOfContentType } from '../domain/formats.js';
 import {
   BlobNotFoundError,
   type BlobStore,
@@ -12,7 +14,6 @@ import {
 import type { ChunkStream, DocumentError, FailureCode, JobInput } from '../domain/types.js';
 import type { ChunkOptions } from './chunk/chunker.js';
 import { PipelineError } from './errors.js';
-import { type Format, formatOf } from './formats.js';
 
 /**
  * Extracts a stored file's text and chunks it, as chunkDocument does; in production both happen in
@@ -20,7 +21,7 @@ import { type Format, formatOf } from './formats.js';
  */
 export type IndexFile = (
   path: string,
-  format: Format,
+  format: FormatId,
   options: Omit<ChunkOptions, 'pages'>,
   signal: AbortSignal,
 ) => ChunkStream;
@@ -148,7 +149,7 @@ export class DocumentProcessor {
   private async process(input: JobInput, signal: AbortSignal): Promise<void> {
     const { documents, blobs } = this.deps;
     const { record } = input;
-    const format: Format = formatOf(record.source.content_type) ?? 'txt';
+    const format: FormatId = formatOfContentType(record.source.content_type) ?? 'txt';
     const options = {
       chunkSize: record.chunkSize,
       chunkOverlap: record.chunkOverlap,

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSOLE_CSP } from '../../src/http/routes/console.js';
+import { ADVERTISED_EXTENSIONS } from '../../src/domain/formats.js';
+import { CONSOLE_CSP, fillConsolePage } from '../../src/http/routes/console.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { CORPUS_DIR, HAVE_CORPUS } from '../helpers/shared.js';
 
@@ -51,6 +52,15 @@ describe('console static files', () => {
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/\sstyle=|<style/);
     expect(html).toMatch(/<label[^>]*for="api-key"/);
+  });
+
+  it('offers the formats the service accepts, from the format registry', async () => {
+    const html = (await h.request('GET', '/console', { key: null })).body;
+    expect(html).toContain('accept=".pdf,.docx,.txt,.md,.html,.htm"');
+    expect(html).toContain('PDF, DOCX, TXT, Markdown or HTML · up to 100 MB each');
+    expect(html.match(/\baccept="([^"]*)"/)?.[1]?.split(',')).toEqual(ADVERTISED_EXTENSIONS);
+    expect(html).not.toContain('{{');
+    expect(() => fillConsolePage('<p>{{no-such-value}}</p>')).toThrow(/unknown placeholder/);
   });
 
   it('answers 304 to a matching ETag and 404 for files it does not have', async () => {

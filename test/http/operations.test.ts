@@ -40,6 +40,16 @@ describe('operations', () => {
     );
   });
 
+  it('the ingest routes name the supported formats (built from the format registry)', async () => {
+    const doc = (await h.request('GET', '/openapi.json', { key: null })).json();
+    expect(doc.paths['/v1/ingest/file'].post.description).toContain(
+      'one `file` part (.pdf, .docx, .txt, .md or .html/.htm, at most 100 MB)',
+    );
+    expect(doc.paths['/v1/ingest/url'].post.description).toBe(
+      'Queues a public or pre-signed http(s) URL for download (PDF, DOCX, text, Markdown or an HTML page). Non-public addresses are refused.',
+    );
+  });
+
   it('serves a docs page', async () => {
     const page = await h.request('GET', '/docs/', { key: null });
     expect(page.statusCode).toBe(200);

@@ -6,8 +6,9 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import mammoth from 'mammoth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkDocxArchive, DOCX_LIMITS, extractDocxText } from '../../src/pipeline/extract/docx.js';
 import { createExtractor, ExtractionError, type Extractor } from '../../src/pipeline/extract/index.js';
+import { checkDocxArchive, extractDocxText } from '../../src/pipeline/formats/docx/extract.js';
+import { DOCX_LIMITS } from '../../src/pipeline/formats/docx/limits.js';
 import { describeWithCorpus, itWithCorpus } from '../helpers/shared.js';
 import {
   type Canary,

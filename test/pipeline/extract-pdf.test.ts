@@ -13,13 +13,13 @@ import {
   ExtractionError,
   type Extractor,
 } from '../../src/pipeline/extract/index.js';
-import { layoutPageText, type PdfTextItem } from '../../src/pipeline/extract/pdf.js';
 import {
-  assemblePdf,
+  assemblePages,
   createWorkerPool,
   type PageRange,
   splitPages,
 } from '../../src/pipeline/extract/pool.js';
+import { layoutPageText, type PdfTextItem } from '../../src/pipeline/formats/pdf/extract.js';
 import { describeWithCorpus, HAVE_CORPUS, itWithCorpus } from '../helpers/shared.js';
 import {
   FIXTURES,
@@ -336,12 +336,13 @@ describe('a big PDF split across threads', () => {
     expect(splitPages(0, 1)).toEqual([{ from: 1, to: 0 }]);
   });
 
-  it('assemblePdf: empty pages (a scan without text layer) get empty spans and no extra blank lines', () => {
-    const result = assemblePdf(
+  it('assemblePages: empty pages (a scan without text layer) get empty spans and no extra blank lines', () => {
+    const result = assemblePages(
       new Map([
         [1, ['one', '']],
         [3, ['three', '']],
       ]),
+      'pdf',
     );
     expect(result.text).toBe('one\n\nthree');
     expect(result.pages).toEqual([
@@ -350,7 +351,7 @@ describe('a big PDF split across threads', () => {
       { page: 3, charStart: 5, charEnd: 10 },
       { page: 4, charStart: 10, charEnd: 10 },
     ]);
-    expect(assemblePdf(new Map([[1, ['', '']]])).text).toBe('');
+    expect(assemblePages(new Map([[1, ['', '']]]), 'pdf').text).toBe('');
   });
 });
 

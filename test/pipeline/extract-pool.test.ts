@@ -35,6 +35,11 @@ describe('built with tsc (dist/src/pipeline/extract/*.js)', () => {
       const out = path.join(tmp.dir, 'dist/src/pipeline/extract');
       const modules = [
         'src/pipeline/extract',
+        ...(await readdir(path.join(ROOT, 'src/pipeline/formats'), { withFileTypes: true }))
+          .filter((entry) => entry.isDirectory())
+          .map((entry) => `src/pipeline/formats/${entry.name}`),
+        'src/pipeline/formats',
+        'src/domain/formats.ts',
         'src/pipeline/chunk',
         'src/domain/search-words.ts',
         'src/domain/chunk-batches.ts',

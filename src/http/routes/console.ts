@@ -1,9 +1,11 @@
 // GET /console — the web console: a fixed set of static files from console/ (no build step),
 // read once at start and served with a self-only Content-Security-Policy. Outside /v1 and without
-// auth: the page asks for an API key and calls the API itself.
+// auth: the page asks for an API key and calls the API itself. The page's list of formats (the
+// file input's `accept`, the caption under it) is filled in from the format registry when read.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ADVERTISED_EXTENSIONS, listInProse, SUPPORTED_FORMATS } from '../../domain/formats.js';
 
 const FILES: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
@@ -24,6 +26,25 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** `{{name}}` in index.html → its text (HTML-escaped when filled in). */
+const PAGE_VALUES: ReadonlyMap<string, string> = new Map([
+  ['file-extensions', ADVERTISED_EXTENSIONS.join(',')],
+  ['file-formats', listInProse(SUPPORTED_FORMATS.map((format) => format.name))],
+]);
+
+/** Fills in index.html's `{{name}}` placeholders; one the map does not know is a bug, found at start. */
+export function fillConsolePage(html: string): string {
+  return html.replace(/\{\{([a-z-]+)\}\}/g, (_match, name: string) => {
+    const value = PAGE_VALUES.get(name);
+    if (value === undefined) throw new Error(`console/index.html: unknown placeholder {{${name}}}`);
+    return escapeHtml(value);
+  });
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
 interface StaticFile {
   body: Buffer;
   type: string;
@@ -36,7 +57,8 @@ export async function consoleRoutes(app: FastifyInstance): Promise<void> {
   if (dir === null) return; // a build without the console files serves the API alone
   const files = new Map<string, StaticFile>();
   for (const [name, type] of Object.entries(FILES)) {
-    const body = readFileSync(new URL(name, dir));
+    const raw = readFileSync(new URL(name, dir));
+    const body = name === 'index.html' ? Buffer.from(fillConsolePage(raw.toString('utf8'))) : raw;
     files.set(name, {
       body,
       type,

@@ -4,12 +4,11 @@
 export { type DetectInput, type DetectResult, detectFormat } from './detect.js';
 export { ExtractionError } from './errors.js';
 export { createExtractor } from './pool.js';
-export {
-  CONTENT_TYPES,
-  type ExtractedText,
-  type ExtractionCode,
-  type Extractor,
-  type ExtractorOptions,
-  type PageSpan,
-  type SourceFormat,
+export type {
+  ExtractedText,
+  ExtractionCode,
+  Extractor,
+  ExtractorOptions,
+  PageSpan,
+  SourceFormat,
 } from './types.js';

@@ -7,23 +7,23 @@
 // a second core from helping.
 import { Worker } from 'node:worker_threads';
 import { collectChunks } from '../../domain/chunk-batches.js';
+import { contentTypeOf, formatSpec } from '../../domain/formats.js';
 import type { ChunkRow, ChunkStream, IndexTotals } from '../../domain/types.js';
 import type { ChunkOptions } from '../chunk/chunker.js';
 import type { IndexPlan } from '../chunk/for-index.js';
 import { ChunkQueue } from './chunk-queue.js';
 import { type CpuHeadroom, sampleCpuHeadroom } from './cpu-headroom.js';
 import { ExtractionError } from './errors.js';
-import {
-  type ChunkSpan,
-  CONTENT_TYPES,
-  type ExtractedText,
-  type Extractor,
-  type ExtractorOptions,
-  type FileChunkOptions,
-  type PageSpan,
-  type SourceFormat,
-  type WorkerReply,
-  type WorkerRequest,
+import type {
+  ChunkSpan,
+  ExtractedText,
+  Extractor,
+  ExtractorOptions,
+  FileChunkOptions,
+  PageSpan,
+  SourceFormat,
+  WorkerReply,
+  WorkerRequest,
 } from './types.js';
 import { workerEntry } from './worker-entry.js';
 
@@ -157,8 +157,10 @@ class WorkerPoolExtractor implements Extractor {
     options: FileChunkOptions,
     signal?: AbortSignal,
   ): ChunkStream {
-    if (format !== 'pdf') return this.stream({ type: 'extract', path, format, chunk: options }, signal);
-    // A PDF's pages may come from several threads: they are joined here, then chunked.
+    if (!formatSpec(format).paged) {
+      return this.stream({ type: 'extract', path, format, chunk: options }, signal);
+    }
+    // A paged file's (a PDF's) pages may come from several threads: they are joined here, then chunked.
     let chunked: ChunkStream | null = null;
     const chunks = async function* (this: WorkerPoolExtractor) {
       const extracted = await this.extract(path, format, signal);
@@ -403,7 +405,14 @@ class WorkerPoolExtractor implements Extractor {
       case 'pdfPages':
         this.release(slot);
         job.parts.set(message.from, message.texts);
-        if (job.parts.size === job.partsExpected) this.settle(job, null, assemblePdf(job.parts));
+        if (job.parts.size === job.partsExpected) {
+          // Only an extraction asks for pages; the fallback keeps the compiler content.
+          this.settle(
+            job,
+            null,
+            assemblePages(job.parts, job.task.type === 'extract' ? job.task.format : 'pdf'),
+          );
+        }
         break;
       case 'text': {
         this.release(slot);
@@ -412,7 +421,7 @@ class WorkerPoolExtractor implements Extractor {
           text: message.text,
           pages: null,
           format,
-          contentType: CONTENT_TYPES[format],
+          contentType: contentTypeOf(format),
         });
         break;
       }
@@ -463,7 +472,7 @@ class WorkerPoolExtractor implements Extractor {
         type: 'extract',
         jobId: job.id,
         path: job.task.path,
-        format: 'pdf',
+        format: job.task.format,
         pdfMaxPages: this.opts.pdfMaxPages,
         pdfPart: range,
       });
@@ -575,7 +584,7 @@ export function splitPages(numPages: number, parts: number): PageRange[] {
 }
 
 /** Pages joined by a blank line; an empty page gets an empty span and adds no separator. */
-export function assemblePdf(parts: Map<number, string[]>): ExtractedText {
+export function assemblePages(parts: Map<number, string[]>, format: SourceFormat): ExtractedText {
   const pageTexts = [...parts.entries()].sort((a, b) => a[0] - b[0]).flatMap(([, texts]) => texts);
   const pieces: string[] = [];
   const pages: PageSpan[] = [];
@@ -593,5 +602,5 @@ export function assemblePdf(parts: Map<number, string[]>): ExtractedText {
     pieces.push(text);
     offset += text.length;
   });
-  return { text: pieces.join(''), pages, format: 'pdf', contentType: CONTENT_TYPES.pdf };
+  return { text: pieces.join(''), pages, format, contentType: contentTypeOf(format) };
 }

@@ -1,11 +1,13 @@
 // The shapes extraction hands to the rest of the pipeline, and the messages the pool and its
 // worker threads exchange. Kept apart from the code so the worker and the pool agree on one list.
 
+import type { FormatId } from '../../domain/formats.js';
 import type { ChunkStream } from '../../domain/types.js';
 import type { ChunkOptions } from '../chunk/chunker.js';
 import type { IndexPlan } from '../chunk/for-index.js';
 
-export type SourceFormat = 'pdf' | 'docx' | 'txt' | 'md' | 'html';
+/** A format the pipeline extracts: one of domain/formats.ts's SUPPORTED_FORMATS. */
+export type SourceFormat = FormatId;
 
 /** Where one page's text sits in `ExtractedText.text`: 1-based page, UTF-16 offsets, end exclusive. */
 export interface PageSpan {
@@ -64,14 +66,6 @@ export interface Extractor {
 
 /** How to chunk a file's text; its pages, if any, come from extraction. */
 export type FileChunkOptions = Omit<ChunkOptions, 'pages'>;
-
-export const CONTENT_TYPES: Readonly<Record<SourceFormat, string>> = {
-  pdf: 'application/pdf',
-  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  txt: 'text/plain',
-  md: 'text/markdown',
-  html: 'text/html',
-};
 
 export type ExtractionCode =
   | 'unsupported_format'

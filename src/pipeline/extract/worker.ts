@@ -1,15 +1,12 @@
 // Entry point of an extraction worker thread. It takes one document (or one page range of a PDF)
 // at a time from the pool in pool.ts and answers with text or a failure code. Everything that
 // parses untrusted bytes runs here, under the heap cap and wall-time cap the pool enforces.
-import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { extractDocxText } from './docx.js';
+import { FORMAT_IDS, type FormatId, formatSpec } from '../../domain/formats.js';
+import type { FormatExtractor } from '../formats/handler.js';
+import { FORMAT_HANDLERS } from '../formats/handlers.js';
 import { ExtractionError } from './errors.js';
-import { extractHtmlText } from './html.js';
-import { extractPdfPages, openPdf } from './pdf.js';
-import { decodeText } from './text.js';
 import type { ChunkSpan, WorkerReply, WorkerRequest } from './types.js';
 
 const port = parentPort;
@@ -27,6 +24,17 @@ try {
 } catch {
   // Not permitted or not supported here: the same priority as the API, as before.
 }
+
+/**
+ * Every format's extractor, loaded before the thread reports ready, as a thread loads its modules:
+ * the time cap never counts a parser's loading. pdf.js is the exception: the PDF extractor loads
+ * it with the first PDF (see schedulePreload).
+ */
+const extractors: ReadonlyMap<FormatId, FormatExtractor> = new Map(
+  await Promise.all(
+    FORMAT_IDS.map(async (format) => [format, await FORMAT_HANDLERS[format].loadExtractor()] as const),
+  ),
+);
 
 type ExtractRequest = Extract<WorkerRequest, { type: 'extract' }>;
 type ChunkRequest = Extract<WorkerRequest, { type: 'chunk' }>;
@@ -160,33 +168,22 @@ async function handleChunk(request: ChunkRequest): Promise<void> {
   }
 }
 
-/** The text of a file that is not a PDF. */
-async function extractText(request: ExtractRequest): Promise<string> {
-  switch (request.format) {
-    case 'docx':
-      return extractDocxText(request.path);
-    case 'txt':
-    case 'md':
-      return decodeText(await readFile(request.path));
-    case 'html':
-      return extractHtmlText(await readFile(request.path));
-    default:
-      throw new ExtractionError(
-        'unsupported_format',
-        `cannot extract text from format ${String(request.format)}`,
-      );
-  }
-}
-
 async function handleExtract(request: ExtractRequest): Promise<void> {
   const { jobId } = request;
   busy = true;
   try {
-    if (request.format === 'pdf') {
-      await extractPdf(request);
+    const extractor = extractors.get(request.format);
+    if (!extractor) {
+      throw new ExtractionError(
+        'unsupported_format',
+        `cannot extract text from format ${String(request.format)}`,
+      );
+    }
+    if (extractor.paged) {
+      await extractPages(request, extractor);
       return;
     }
-    const text = await extractText(request);
+    const text = await extractor.extractText(request.path);
     if (request.chunk) await chunkOrReportError(jobId, text, request.chunk, true);
     else reply({ type: 'text', jobId, text });
   } catch (error) {
@@ -208,12 +205,17 @@ async function handleExtract(request: ExtractRequest): Promise<void> {
   }
 }
 
-async function extractPdf(request: ExtractRequest): Promise<void> {
+/**
+ * A paged file (a PDF): the thread that opens it first reports its page count and is told which
+ * pages are its own; helper threads are sent their range with the request.
+ */
+async function extractPages(
+  request: ExtractRequest,
+  extractor: Extract<FormatExtractor, { paged: true }>,
+): Promise<void> {
   const { jobId } = request;
-  // Read synchronously: this thread has nothing else to do meanwhile, and in A/B runs in one
-  // thread the whole extraction of GeoTopo-komprimiert.pdf took about a tenth less CPU (median)
-  // than after fs/promises readFile; the cause was not pinned down.
-  const doc = await openPdf(new Uint8Array(readFileSync(request.path)));
+  const { name } = formatSpec(request.format);
+  const doc = await extractor.openPaged(request.path);
   try {
     let range = request.pdfPart;
     if (!range) {
@@ -221,19 +223,19 @@ async function extractPdf(request: ExtractRequest): Promise<void> {
       if (doc.numPages > request.pdfMaxPages) {
         throw new ExtractionError(
           'too_large',
-          `the PDF has ${doc.numPages} pages; at most ${request.pdfMaxPages} are allowed`,
+          `the ${name} has ${doc.numPages} pages; at most ${request.pdfMaxPages} are allowed`,
         );
       }
       const plan = new Promise<{ from: number; to: number }>((resolve) => awaitingPlan.set(jobId, resolve));
       reply({ type: 'pdfPageCount', jobId, numPages: doc.numPages });
       range = await plan;
     } else if (range.to > doc.numPages) {
-      throw new ExtractionError('corrupt', `the PDF has ${doc.numPages} pages, not ${range.to}`);
+      throw new ExtractionError('corrupt', `the ${name} has ${doc.numPages} pages, not ${range.to}`);
     }
-    const texts = await extractPdfPages(doc, range.from, range.to);
+    const texts = await doc.pageTexts(range.from, range.to);
     reply({ type: 'pdfPages', jobId, from: range.from, texts });
   } finally {
-    await doc.destroy().catch(() => {});
+    await doc.close().catch(() => {});
   }
 }
 

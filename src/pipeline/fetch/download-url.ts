@@ -2,10 +2,10 @@
 // SSRF-safe downloader, and its format is then checked from the bytes (with the name and type the
 // server gave as hints). Every failure is a PipelineError with the code the document shows.
 import path from 'node:path';
+import { contentTypeOf } from '../../domain/formats.js';
 import { type BlobStore, BlobTooLargeError, newBlobKey } from '../../domain/ports.js';
 import { PipelineError } from '../errors.js';
 import { detectFormat } from '../extract/index.js';
-import { contentTypeOf } from '../formats.js';
 import type { DownloadUrl } from '../processor.js';
 import type { AddressPolicy } from './address-policy.js';
 import { downloadToSink } from './download-to-sink.js';

@@ -3,6 +3,7 @@ import type { MultipartFile, MultipartValue } from '@fastify/multipart';
 import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
 import { ApiError, ERRORS } from '../../../domain/errors.js';
+import { listInProse, SUPPORTED_FORMATS } from '../../../domain/formats.js';
 import type { Metadata as MetadataRecord } from '../../../domain/types.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
@@ -11,6 +12,9 @@ import { COMMON_ERRORS, IngestAck, Metadata, problemResponses } from '../../sche
 const validateMetadata = new Ajv({ allErrors: false, strict: false }).compile(Metadata);
 
 type Part = MultipartFile | MultipartValue;
+
+/** ".pdf, .docx, .txt, .md or .html/.htm": each format's extensions, from the registry. */
+const FILE_EXTENSIONS = listInProse(SUPPORTED_FORMATS.map((format) => format.extensions.join('/')));
 
 /** The `metadata` part's cap: far above what valid metadata can take (64 keys of 128 + 2 KB). */
 export const MAX_METADATA_PART_BYTES = 256 * 1024;
@@ -21,8 +25,7 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
     {
       schema: {
         summary: 'Ingest an uploaded file',
-        description:
-          'multipart/form-data with one `file` part (.pdf, .docx, .txt, .md or .html/.htm, at most 100 MB) and an optional `metadata` part: a JSON object of string values, encoded as a string. The format is decided from the bytes and must agree with the extension.',
+        description: `multipart/form-data with one \`file\` part (${FILE_EXTENSIONS}, at most 100 MB) and an optional \`metadata\` part: a JSON object of string values, encoded as a string. The format is decided from the bytes and must agree with the extension.`,
         tags: ['ingest'],
         consumes: ['multipart/form-data'],
         response: {

@@ -1,8 +1,12 @@
 // POST /v1/ingest/url — a URL the service downloads itself.
 import type { FastifyInstance } from 'fastify';
+import { listInProse, SUPPORTED_FORMATS } from '../../../domain/formats.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently } from '../../idempotent.js';
 import { COMMON_ERRORS, IngestAck, IngestUrlBody, problemResponses } from '../../schemas.js';
+
+/** "PDF, DOCX, text, Markdown or an HTML page", from the registry. */
+const DOWNLOADABLE = listInProse(SUPPORTED_FORMATS.map((format) => format.aDownload));
 
 export function ingestUrlRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: IngestUrlBody }>(
@@ -10,8 +14,7 @@ export function ingestUrlRoute(app: FastifyInstance, deps: AppDeps): void {
     {
       schema: {
         summary: 'Ingest a document from a URL',
-        description:
-          'Queues a public or pre-signed http(s) URL for download (PDF, DOCX, text, Markdown or an HTML page). Non-public addresses are refused.',
+        description: `Queues a public or pre-signed http(s) URL for download (${DOWNLOADABLE}). Non-public addresses are refused.`,
         tags: ['ingest'],
         body: IngestUrlBody,
         response: {

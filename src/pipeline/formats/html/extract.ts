@@ -3,7 +3,7 @@
 // stylesheet, image or frame, so nothing on the page can reach the network or our process.
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import { bomOf, normalizeText } from './text.js';
+import { bomOf, normalizeText } from '../text/decode.js';
 
 /** The part of the DOM this module reads; linkedom's nodes have it, so do browsers'. */
 interface DomNode {

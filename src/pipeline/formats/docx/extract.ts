@@ -7,31 +7,11 @@ import type { Readable } from 'node:stream';
 import { createInflateRaw } from 'node:zlib';
 import mammoth from 'mammoth';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
-import { ExtractionError } from './errors.js';
-import { isEncryptedOoxml, isOleFile } from './office.js';
-import { normalizeText } from './text.js';
-import { nextEntry } from './zip.js';
-
-export interface ArchiveLimits {
-  maxEntries: number;
-  /** Inflated bytes per compressed byte, per entry. */
-  maxEntryRatio: number;
-  /**
-   * Entries that inflate to less than this are not held to the ratio: no bomb fits in it, and
-   * small, very repetitive XML parts legitimately compress beyond 100×. Apache POI's
-   * ZipSecureFile uses the same 100 KiB grace for the same reason. The total cap still counts
-   * every byte.
-   */
-  ratioGraceBytes: number;
-  maxTotalBytes: number;
-}
-
-export const DOCX_LIMITS: ArchiveLimits = {
-  maxEntries: 1_000,
-  maxEntryRatio: 100,
-  ratioGraceBytes: 100 * 1024,
-  maxTotalBytes: 200 * 1024 * 1024,
-};
+import { ExtractionError } from '../../extract/errors.js';
+import { isEncryptedOoxml, isOleFile } from '../shared/office.js';
+import { nextEntry } from '../shared/zip.js';
+import { normalizeText } from '../text/decode.js';
+import { type ArchiveLimits, DOCX_LIMITS } from './limits.js';
 
 const MB = 1024 * 1024;
 

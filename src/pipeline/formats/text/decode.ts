@@ -1,5 +1,5 @@
-// Plain text and Markdown: bytes to a string the chunker can trust. Markdown stays as written,
-// because its headings are what the chunker splits on.
+// Bytes to a string the chunker can trust, for every format that starts from text (txt, md, html)
+// and for extracted text (DOCX): BOM detection, decoding, NULs and line endings.
 
 /** The byte-order mark a file starts with, if any, and how long it is. */
 export function bomOf(

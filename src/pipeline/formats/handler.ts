@@ -1,0 +1,47 @@
+// What a format's folder provides to the rest of the pipeline: how detection recognises and
+// checks its files (pipeline/extract/detect.ts, on the API's event loop, so only light code), and
+// how a worker thread extracts its text (pipeline/extract/worker.ts, loaded there alone).
+
+/** The start of a stored file, read once by detection and shown to every format it asks. */
+export interface Probe {
+  /** The file's first bytes (64 KiB, or the whole file when shorter). */
+  head: Buffer;
+  /** The file is longer than `head`. */
+  truncated: boolean;
+  /** Where the whole file is, for checks that need more than its head (a ZIP's directory). */
+  path: string;
+}
+
+export interface FormatHandler {
+  /**
+   * 'binary': the bytes alone tell the format (a signature). 'text': they do not tell it from the
+   * other text formats, so a name or a declared media type must, and only binary content is refused.
+   */
+  readonly kind: 'binary' | 'text';
+  /**
+   * For a file without a usable extension: do the bytes show this format? Binary formats are asked
+   * first, in registry order; text formats only when no signature was found and no media type was
+   * declared. `declaredText`: a server declared one of the text formats.
+   */
+  sniff?(probe: Probe, hints: { declaredText: boolean }): boolean;
+  /**
+   * Null when the file is of this format as far as detection can tell, else why not, as the end
+   * of "report.pdf is not a PDF (…)".
+   */
+  validate(probe: Probe): Promise<string | null>;
+  /** The format's extractor; imported on first call, so detection never loads a parser. */
+  loadExtractor(): Promise<FormatExtractor>;
+}
+
+/** A format's text, extracted inside a worker thread. Throws ExtractionError for a bad file. */
+export type FormatExtractor =
+  | { readonly paged: false; extractText(path: string): Promise<string> }
+  | { readonly paged: true; openPaged(path: string): Promise<PagedDocument> };
+
+/** An opened paged document: its page count first, then the text of any range of its pages. */
+export interface PagedDocument {
+  readonly numPages: number;
+  /** Text of pages `from`..`to` (1-based, inclusive), one string per page. */
+  pageTexts(from: number, to: number): Promise<string[]>;
+  close(): Promise<void>;
+}
