@@ -28,18 +28,24 @@ const DOC_CHARS = 2_000;
 const GOAL_RPS = 5_000;
 const GOAL_P99_MS = 25;
 
-interface AcceptFigures {
+export interface AcceptFigures {
   docsPerRequest: number;
   workers: boolean;
   bodyBytes: number;
   result: AutocannonResult;
 }
 
-async function measure(docsPerRequest: number, seconds: number, workers = true): Promise<AcceptFigures> {
+/** One case on a fresh server; `env` adds to (or overrides) the server's environment. */
+export async function measureAccept(
+  docsPerRequest: number,
+  seconds: number,
+  workers = true,
+  env: Record<string, string> = {},
+): Promise<AcceptFigures> {
   // Nobody drains the queue at this rate: lift the backpressure limit, or the figure would be
   // the 503 rate once 50,000 documents wait.
   const server = await startDocindex({
-    env: { MAX_QUEUED_DOCUMENTS: '100000000' },
+    env: { MAX_QUEUED_DOCUMENTS: '100000000', ...env },
     args: workers ? [] : ['--no-worker'],
   });
   try {
@@ -77,9 +83,9 @@ function statusCounts(result: AutocannonResult): string {
 
 export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSection> => {
   const seconds = options?.quick ? 5 : 10;
-  const one = await measure(1, seconds);
-  const fifty = await measure(50, seconds);
-  const apiOnly = await measure(1, seconds, false);
+  const one = await measureAccept(1, seconds);
+  const fifty = await measureAccept(50, seconds);
+  const apiOnly = await measureAccept(1, seconds, false);
   const rps = (f: AcceptFigures) => f.result.latency.totalCount / f.result.duration;
   const line = (f: AcceptFigures) =>
     `| ${f.workers ? 'running' : 'none (`serve --no-worker`)'} | ${f.docsPerRequest} | ${fmt(f.bodyBytes / 1024)} KB | ${fmt(rps(f), 0)} | ${fmt(rps(f) * f.docsPerRequest, 0)} | ${fmt(f.result.latency.p50, 0)} | ${fmt(f.result.latency.p99, 0)} | ${fmt(f.result.latency.max, 0)} | ${f.result.non2xx.toLocaleString('en-US')} | ${f.result.errors + f.result.timeouts} |`;

@@ -43,6 +43,7 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'peer.bench.js',
     title: 'Peer pipeline: LangChain.js splitter + in-memory BM25 vs docindex',
   },
+  { id: 'mechanisms', module: 'mechanisms.bench.js', title: 'Mechanisms: what each still earns' },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

@@ -9,6 +9,7 @@ import {
   DOCX_DIR,
   documentXml,
   docxEntries,
+  FIXTURES,
   makeTempDir,
   makeZip,
   oleFile,
@@ -37,7 +38,22 @@ async function detect(
   return detectFormat({ path: file, filename, declaredContentType: declared ?? null });
 }
 
+/** A PDF and a DOCX made by real tools that live in the repository (test/fixtures/extract). */
+const FIXTURE_PDF = path.join(FIXTURES, 'hyphenation.pdf');
+const FIXTURE_DOCX = path.join(FIXTURES, 'pandoc-notes.docx');
+
 describe('detectFormat on real files', () => {
+  it('accepts the repository’s groff PDF and pandoc DOCX under their own names', async () => {
+    expect(await detectFormat({ path: FIXTURE_PDF, filename: 'hyphenation.pdf' })).toEqual({
+      ok: true,
+      format: 'pdf',
+    });
+    expect(await detectFormat({ path: FIXTURE_DOCX, filename: 'pandoc-notes.docx' })).toEqual({
+      ok: true,
+      format: 'docx',
+    });
+  });
+
   itWithCorpus('accepts every corpus PDF and DOCX under its own name', async () => {
     for (const name of [
       'minimal-document.pdf',
@@ -57,9 +73,9 @@ describe('detectFormat on real files', () => {
     }
   });
 
-  itWithCorpus('refuses a PDF named .docx and a DOCX named .pdf, saying what they are', async () => {
-    const pdf = await readFile(path.join(PDF_DIR, 'minimal-document.pdf'));
-    const docx = await readFile(path.join(DOCX_DIR, 'tables.docx'));
+  it('refuses a PDF named .docx and a DOCX named .pdf, saying what they are', async () => {
+    const pdf = await readFile(FIXTURE_PDF);
+    const docx = await readFile(FIXTURE_DOCX);
     expect(await detect('report.docx', pdf)).toEqual({
       ok: false,
       detail: 'report.docx is not a DOCX (starts with PDF signature)',
@@ -148,8 +164,8 @@ describe('detectFormat refusals', () => {
     });
   });
 
-  itWithCorpus('junk before %PDF- that is another format', async () => {
-    const pdf = await readFile(path.join(PDF_DIR, 'minimal-document.pdf'));
+  it('junk before %PDF- that is another format', async () => {
+    const pdf = await readFile(FIXTURE_PDF);
     expect((await detect('polyglot.pdf', Buffer.concat([PNG, pdf]))).ok).toBe(false);
   });
 });
@@ -185,8 +201,8 @@ describe('detectFormat acceptances', () => {
     });
   });
 
-  itWithCorpus('a PDF with a little leading junk (as Acrobat and pdf.js accept)', async () => {
-    const pdf = await readFile(path.join(PDF_DIR, 'minimal-document.pdf'));
+  it('a PDF with a little leading junk (as Acrobat and pdf.js accept)', async () => {
+    const pdf = await readFile(FIXTURE_PDF);
     expect(await detect('junk.pdf', Buffer.concat([Buffer.from('\r\n\r\n'), pdf]))).toEqual({
       ok: true,
       format: 'pdf',
@@ -211,9 +227,9 @@ describe('detectFormat for URL downloads (no filename, a declared Content-Type)'
     expect(await detect('x', 'plain words', null, 'text/plain')).toEqual({ ok: true, format: 'txt' });
   });
 
-  itWithCorpus('lets the bytes decide when the type is generic or wrong', async () => {
-    const pdf = await readFile(path.join(PDF_DIR, 'minimal-document.pdf'));
-    const docx = await readFile(path.join(DOCX_DIR, 'tables.docx'));
+  it('lets the bytes decide when the type is generic or wrong', async () => {
+    const pdf = await readFile(FIXTURE_PDF);
+    const docx = await readFile(FIXTURE_DOCX);
     expect(await detect('x', pdf, null, 'application/octet-stream')).toEqual({ ok: true, format: 'pdf' });
     expect(await detect('x', pdf, null, 'text/html')).toEqual({ ok: true, format: 'pdf' });
     expect(await detect('x', docx, null, 'application/octet-stream')).toEqual({ ok: true, format: 'docx' });
