@@ -6,7 +6,7 @@ import path from 'node:path';
 import { DocindexClient, type WaitProgress } from '../client/client.js';
 import { DocindexError, WaitTimeoutError } from '../client/errors.js';
 import type { DocumentRecord, DocumentStatus, Metadata, QueryFilter } from '../client/types.js';
-import { ADVERTISED_EXTENSIONS, listInProse } from '../domain/formats.js';
+import { ADVERTISED_EXTENSIONS, listInProse, SUPPORTED_FORMATS } from '../domain/formats.js';
 import { keyValues, type OptionSpec, parseArguments, UsageError, wholeNumber } from './args.js';
 import { reportFailure, SetupError } from './exit.js';
 import {
@@ -39,7 +39,9 @@ const SUPPORTED_EXTENSIONS: ReadonlySet<string> = new Set(ADVERTISED_EXTENSIONS)
 /** ".pdf, .docx, .txt, .md, .html or .htm", for messages about what a folder held. */
 const SUPPORTED_LIST = listInProse(ADVERTISED_EXTENSIONS);
 // The file endpoint has no chunk settings, so with --chunk-size/--chunk-overlap these go as text.
-const TEXT_EXTENSIONS = new Set(['.txt', '.md']);
+const TEXT_EXTENSIONS: ReadonlySet<string> = new Set(
+  SUPPORTED_FORMATS.filter((f) => f.plainText).flatMap((f) => f.extensions),
+);
 const STATUSES: readonly DocumentStatus[] = ['queued', 'processing', 'ready', 'failed'];
 
 export function isClientCommand(command: string): command is ClientCommand {

@@ -24,6 +24,10 @@ export interface FormatSpec {
   readonly otherExtensions: readonly string[];
   /** Its text comes page by page (chunks carry page numbers; threads may share one file). */
   readonly paged: boolean;
+  /** The chunker splits its text at Markdown headings first. */
+  readonly headings: boolean;
+  /** A file of it is plain text a client may send as a JSON text document instead. */
+  readonly plainText: boolean;
 }
 
 export const SUPPORTED_FORMATS = [
@@ -36,6 +40,8 @@ export const SUPPORTED_FORMATS = [
     extensions: ['.pdf'],
     otherExtensions: [],
     paged: true,
+    headings: false,
+    plainText: false,
   },
   {
     id: 'docx',
@@ -46,6 +52,8 @@ export const SUPPORTED_FORMATS = [
     extensions: ['.docx'],
     otherExtensions: [],
     paged: false,
+    headings: false,
+    plainText: false,
   },
   {
     id: 'txt',
@@ -56,6 +64,8 @@ export const SUPPORTED_FORMATS = [
     extensions: ['.txt'],
     otherExtensions: ['.text'],
     paged: false,
+    headings: false,
+    plainText: true,
   },
   {
     id: 'md',
@@ -66,6 +76,8 @@ export const SUPPORTED_FORMATS = [
     extensions: ['.md'],
     otherExtensions: ['.markdown'],
     paged: false,
+    headings: true,
+    plainText: true,
   },
   {
     id: 'html',
@@ -76,6 +88,8 @@ export const SUPPORTED_FORMATS = [
     extensions: ['.html', '.htm'],
     otherExtensions: [],
     paged: false,
+    headings: false,
+    plainText: false,
   },
 ] as const satisfies readonly FormatSpec[];
 

@@ -2,7 +2,7 @@
 // again after a crash: the index is replaced as a whole (never seen half-written), and a document deleted
 // meanwhile is left alone (the store refuses to write to it).
 
-import { type FormatId, formatOfContentType } from '../domain/formats.js';
+import { type FormatId, formatOfContentType, formatSpec } from '../domain/formats.js';
 import {
   BlobNotFoundError,
   type BlobStore,
@@ -153,7 +153,7 @@ export class DocumentProcessor {
     const options = {
       chunkSize: record.chunkSize,
       chunkOverlap: record.chunkOverlap,
-      markdown: format === 'md',
+      markdown: formatSpec(format).headings,
     };
     const save = (chunks: ChunkStream) =>
       documents.saveIndex(record.id, {
