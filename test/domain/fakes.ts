@@ -1,0 +1,146 @@
+// In-memory stand-ins for the ports the domain services use, for testing the services' own rules
+// (what is committed, enqueued, refused or cleaned up) apart from any backend. Each records what
+// was asked of it and can be told to fail. The adapters themselves are tested for real in
+// test/contract/.
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type {
+  BlobStore,
+  BlobWrite,
+  Clock,
+  DocumentStore,
+  JobQueue,
+  SearchIndex,
+  UsageStore,
+} from '../../src/domain/ports.js';
+import { BlobNotFoundError, BlobTooLargeError } from '../../src/domain/ports.js';
+import type { JobRef, NewDocument, SearchHit, SearchQuery } from '../../src/domain/types.js';
+
+export class FixedClock implements Clock {
+  constructor(public at: Date) {}
+  now(): Date {
+    return this.at;
+  }
+}
+
+/** The part of DocumentStore ingestion and the reconciler use; the rest throws if reached. */
+export class FakeDocuments {
+  readonly created: NewDocument[] = [];
+  pending = 0;
+  failCreate: Error | null = null;
+  stale: (JobRef & { needsDownload: boolean })[] = [];
+
+  async createDocuments(docs: NewDocument[]): Promise<void> {
+    if (this.failCreate) throw this.failCreate;
+    this.created.push(...docs);
+    this.pending += docs.length;
+  }
+
+  async countPending(): Promise<number> {
+    return this.pending;
+  }
+
+  async listStaleQueued(): Promise<(JobRef & { needsDownload: boolean })[]> {
+    return this.stale;
+  }
+
+  asPort(): DocumentStore {
+    return new Proxy(this, {
+      get: (target, name) => {
+        if (name in target) return Reflect.get(target, name);
+        throw new Error(`DocumentStore.${String(name)} is not expected here`);
+      },
+    }) as unknown as DocumentStore;
+  }
+}
+
+export class FakeQueue implements JobQueue {
+  readonly enqueued: { jobs: JobRef[]; created: boolean }[] = [];
+  readonly known = new Set<string>();
+  failEnqueue: Error | null = null;
+
+  async enqueue(jobs: JobRef[], opts: { created?: boolean } = {}): Promise<void> {
+    if (this.failEnqueue) throw this.failEnqueue;
+    this.enqueued.push({ jobs, created: opts.created === true });
+    for (const job of jobs) this.known.add(job.documentId);
+  }
+
+  consume(): never {
+    throw new Error('not used by the services under test');
+  }
+
+  async has(documentId: string): Promise<boolean> {
+    return this.known.has(documentId);
+  }
+
+  async close(): Promise<void> {}
+
+  ids(): string[] {
+    return this.enqueued.flatMap((e) => e.jobs.map((j) => j.documentId));
+  }
+}
+
+export class MemoryBlobs implements BlobStore {
+  readonly blobs = new Map<string, Buffer>();
+  readonly deleted: string[] = [];
+
+  async put(key: string, source: Readable, opts: { maxBytes?: number } = {}): Promise<BlobWrite> {
+    const parts: Buffer[] = [];
+    let bytes = 0;
+    for await (const part of source) {
+      const buffer = Buffer.from(part as Uint8Array);
+      bytes += buffer.length;
+      if (opts.maxBytes !== undefined && bytes > opts.maxBytes) throw new BlobTooLargeError(opts.maxBytes);
+      parts.push(buffer);
+    }
+    const data = Buffer.concat(parts);
+    this.blobs.set(key, data);
+    return { key, bytes, sha256: createHash('sha256').update(data).digest('hex') };
+  }
+
+  async openRead(key: string): Promise<Readable> {
+    const data = this.blobs.get(key);
+    if (!data) throw new BlobNotFoundError(key);
+    return Readable.from([data]);
+  }
+
+  async withLocalFile<T>(key: string, fn: (path: string) => Promise<T>): Promise<T> {
+    if (!this.blobs.has(key)) throw new BlobNotFoundError(key);
+    return fn(`/memory/${key}`);
+  }
+
+  async delete(key: string): Promise<void> {
+    this.blobs.delete(key);
+    this.deleted.push(key);
+  }
+}
+
+export class MemoryUsage implements UsageStore {
+  readonly counts = new Map<string, number>();
+
+  async increment(orgId: string, day: string): Promise<void> {
+    const key = `${orgId} ${day}`;
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+
+  async countsBetween(orgId: string, fromDay: string, toDay: string): Promise<Map<string, number>> {
+    const result = new Map<string, number>();
+    for (const [key, count] of this.counts) {
+      const [org, day] = key.split(' ') as [string, string];
+      if (org === orgId && day >= fromDay && day <= toDay) result.set(day, count);
+    }
+    return result;
+  }
+}
+
+export class FakeSearch implements SearchIndex {
+  readonly queries: SearchQuery[] = [];
+  hits: SearchHit[] = [];
+  fail: Error | null = null;
+
+  async search(q: SearchQuery): Promise<SearchHit[]> {
+    this.queries.push(q);
+    if (this.fail) throw this.fail;
+    return this.hits;
+  }
+}
