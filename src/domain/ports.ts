@@ -91,10 +91,9 @@ export interface SearchIndex {
 /**
  * How many matching chunks one query may rank, in every store: words are taken rarest first while
  * their matches fit, so a common word cannot make a query rank an org's every chunk. Orgs with
- * fewer matches than this get exact ranking over every query word. Measured at 1M chunks:
- * SQLite's bm25() costs ~0.5 µs per matching row, so 20,000 rows keep ranking near 10 ms;
- * PostgreSQL's ts_rank_cd a few µs per row (the tsvector is read from the heap), so ranking every
- * match of a common word there took seconds.
+ * fewer matches than this get exact ranking over every query word. Ranking costs per matching
+ * row (SQLite's bm25(), PostgreSQL's ts_rank_cd reading the tsvector from the heap) set the size;
+ * bench/RESULTS.md, "Design measurements", has the figures.
  */
 export const DEFAULT_SEARCH_ROW_BUDGET = 20_000;
 

@@ -1,8 +1,7 @@
 // WAL checkpoints off the event loop. SQLite runs a checkpoint inside whichever commit takes the
 // WAL past 1,000 pages, on the connection that committed: in the embedded server that is the
-// event loop, which then copies pages into the database file and waits for its fsync. Measured on
-// 1,000 documents of ~10 KB (ingest and index writes): 926 ms with those checkpoints, 768 ms
-// without. Here a thread with a connection of its own checkpoints every few hundred milliseconds
+// event loop, which then copies pages into the database file and waits for its fsync (what that
+// costs is in bench/RESULTS.md, section 10, "Mechanisms"). Here a thread with a connection of its own checkpoints every few hundred milliseconds
 // (PASSIVE: it never waits for, or blocks, a writer), and the event loop's connection stops
 // checkpointing. Should the thread fail, the connection checkpoints again as before.
 import { createRequire } from 'node:module';
@@ -12,10 +11,9 @@ import type { Database } from './database.js';
 /** SQLite's own default: a commit that takes the WAL past this many pages checkpoints. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 /**
- * 65,536 frames of 4 KB pages: a WAL file of about 256 MB at most. Each restart holds writers back.
- * Under a non-stop stream of 50-document ingests (~140 MB of WAL a second) restarts at this limit
- * took the p99 from ~90 to ~165 ms; emptying the file (TRUNCATE) at 16,384 frames had cost 1,000
- * ingests of ~10 KB (194 MB of WAL) 0.3 s of ~2 s. So only a WAL well past a burst is restarted.
+ * 65,536 frames of 4 KB pages: a WAL file of about 256 MB at most. Each restart holds writers
+ * back, so only a WAL well past a burst is restarted (the measurements behind the limit are in
+ * bench/RESULTS.md, "Design measurements").
  */
 const DEFAULT_RESTART_FRAMES = 65_536;
 
@@ -32,8 +30,8 @@ const checkpoint = () => {
     // so no writer ever starts the WAL over and it grows without end. Past the limit, RESTART
     // holds writers back (they wait in their busy handler) while it copies what is left, and the
     // next commit writes at the start of the file again. More PASSIVE passes first keep what is
-    // left small. (TRUNCATE, which also shrinks the file, held writers back longer: p99 ~262 ms
-    // against ~165 ms in the case described at DEFAULT_RESTART_FRAMES.)
+    // left small. (TRUNCATE, which also shrinks the file, held writers back longer: see
+    // bench/RESULTS.md, "Design measurements".)
     if (!pass || pass.log < workerData.restartFrames) return;
     for (let i = 0; i < 8 && pass && pass.log - pass.checkpointed > 1024; i++) {
       [pass] = db.pragma('wal_checkpoint(PASSIVE)');

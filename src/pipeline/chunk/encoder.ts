@@ -10,9 +10,8 @@
 // (95% of the 40,311 distinct pieces of the bench's 10 MB of Markdown) are byte-pair merged here,
 // on the string, against the library's own vocabulary (see `mergeAscii`). For ASCII a character is
 // a byte, so this is the library's algorithm without its UTF-8 encoding and decoding of every
-// pair: a fresh process encodes those 10 MB in 598-632 ms instead of 741-927 ms (warm: 320-450 ms
-// either way). bench/chunk.bench.ts measures this against the library;
-// test/pipeline/encoder.test.ts checks both give the same tokens.
+// pair. What it saves, cold and warm, is measured against the library in bench/RESULTS.md
+// (section 10, "Mechanisms"); test/pipeline/encoder.test.ts checks both give the same tokens.
 import o200kPieces from 'gpt-tokenizer/bpeRanks/o200k_base';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/esm/encodingParams/constants';
