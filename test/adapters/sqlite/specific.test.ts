@@ -765,16 +765,17 @@ describe('several processes on one database file', () => {
       10_000,
     );
 
-    // A consumer in this process competes too. Its jobs take 20 ms, so alone it would need
-    // ~750 ms for all of them: a child that the machine's load keeps off the CPU for a while
-    // (they poll every 10 ms) still finds work.
+    // A consumer in this process competes too. Its jobs take 50 ms, so alone it would need
+    // ~1.9 s for all of them: a child that the machine's load keeps off the CPU for a while
+    // (they poll every 10 ms; a loaded CI run once kept one away for the whole of 750 ms) still
+    // finds work.
     const local: string[] = [];
     const queue = new SqliteTableQueue(db, { pollMs: 10 });
     consumers.push(
       queue.consume(
         async (ctx) => {
           local.push(ctx.documentId);
-          await sleep(20);
+          await sleep(50);
         },
         { concurrency: 4 },
       ),
