@@ -343,13 +343,23 @@ describe('SSRF: destinations are refused before any connection', () => {
     expect(canaryV6.connections).toBe(0);
   });
 
-  it('http://localhost.:Q/ resolves to loopback and is blocked at connect time', async () => {
+  it('http://localhost.:Q/ is refused before any DNS lookup, canary untouched', async () => {
     const dns = stubDns((hostname) => (hostname === 'localhost.' ? ['127.0.0.1', '::1'] : null));
     const err = await failure(
       openUrl(new URL(`http://localhost.:${canaryQ.port}/`), options({ lookup: dns.lookup })),
     );
     expect(err.code).toBe('url_blocked');
-    expect(dns.calls).toEqual(['localhost.']);
+    expect(dns.calls).toEqual([]);
+    expect(canaryQ.connections).toBe(0);
+  });
+
+  it('a name that resolves to loopback is still blocked at connect time', async () => {
+    const dns = stubDns((hostname) => (hostname === 'sneaky.example.' ? ['127.0.0.1', '::1'] : null));
+    const err = await failure(
+      openUrl(new URL(`http://sneaky.example.:${canaryQ.port}/`), options({ lookup: dns.lookup })),
+    );
+    expect(err.code).toBe('url_blocked');
+    expect(dns.calls).toEqual(['sneaky.example.']);
     expect(canaryQ.connections).toBe(0);
   });
 

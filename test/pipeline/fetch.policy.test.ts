@@ -133,6 +133,15 @@ describe('checkSubmittedUrl', () => {
     ['not a url', 'not a valid absolute URL'],
     ['/relative/path', 'not a valid absolute URL'],
     ['http://', 'not a valid absolute URL'],
+    // Names that always mean this machine or a metadata service, in any spelling, before any DNS.
+    ['http://localhost/', 'names this machine'],
+    ['http://localhost.:8080/', 'names this machine'],
+    ['http://LOCALHOST../x', 'names this machine'],
+    ['http://api.localhost/', 'names this machine'],
+    ['http://a.b.LocalHost./', 'names this machine'],
+    ['http://metadata.google.internal/computeMetadata/v1/', 'metadata service'],
+    ['http://metadata.google.internal./', 'metadata service'],
+    ['http://metadata/', 'metadata service'],
   ])('%s is refused (%s)', (raw, reason) => {
     const result = checkSubmittedUrl(raw, noAllowList);
     expect(result.ok).toBe(false);
@@ -144,9 +153,10 @@ describe('checkSubmittedUrl', () => {
     'HTTP://Example.COM:8080/a/b?c=d',
     'http://8.8.8.8/',
     'https://[2606:4700:4700::1111]/',
-    // Hostnames are decided at connect time, against every address they resolve to.
-    'http://localhost./',
+    // Other hostnames are decided at connect time, against every address they resolve to.
     'http://internal.corp/',
+    'http://localhost.example.com/',
+    'http://bücher.test/',
   ])('%s passes the submit check', (raw) => {
     const result = checkSubmittedUrl(raw, noAllowList);
     expect(result.ok).toBe(true);
@@ -165,6 +175,14 @@ describe('checkSubmittedUrl', () => {
     expect(checkSubmittedUrl('http://127.0.0.1:8081/x', policy).ok).toBe(false);
     expect(checkSubmittedUrl('http://127.0.0.1/x', policy).ok).toBe(false);
     expect(checkSubmittedUrl('http://127.0.0.2:8080/x', policy).ok).toBe(false);
+  });
+
+  it('lets an allow-listed local name through by name and port, in any spelling', () => {
+    const policy = createAddressPolicy({ allow: ['localhost:8080'] });
+    expect(checkSubmittedUrl('http://localhost:8080/x', policy).ok).toBe(true);
+    expect(checkSubmittedUrl('http://LocalHost.:8080/x', policy).ok).toBe(true);
+    expect(checkSubmittedUrl('http://localhost:8081/x', policy).ok).toBe(false);
+    expect(checkSubmittedUrl('http://api.localhost:8080/x', policy).ok).toBe(false);
   });
 
   it('uses the scheme default port when matching the allow list', () => {

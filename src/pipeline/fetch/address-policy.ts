@@ -2,6 +2,7 @@
 // destinations an operator allow-lists (URL_FETCH_ALLOW) for internal object storage or tests.
 // Everything here is pure — no DNS, no sockets — so each SSRF case is testable without a network.
 import { isIP } from 'node:net';
+import { domainToASCII } from 'node:url';
 import ipaddr from 'ipaddr.js';
 
 type IPAddress = ipaddr.IPv4 | ipaddr.IPv6;
@@ -10,6 +11,8 @@ type AddressRange = [IPAddress, number];
 export interface AddressPolicy {
   /** true = the fetcher may connect to `address` on `port` for a URL whose host is `hostname`. */
   isAllowed(address: string, port: number, hostname: string): boolean;
+  /** true = a URL_FETCH_ALLOW host entry names `hostname` (normalised) on `port`. */
+  allowsName(hostname: string, port: number): boolean;
 }
 
 // Only 64:ff9b::/96 has a fixed place for the embedded IPv4 address; the local-use NAT64 prefix
@@ -74,11 +77,35 @@ type AllowEntry =
   | { kind: 'range'; range: AddressRange; port: number | null }
   | { kind: 'host'; host: string; port: number | null };
 
-/** Lower-case, without IPv6 brackets or the trailing dot of a fully qualified name. */
+/**
+ * One spelling per name: ASCII (IDNA, as the URL parser writes it: "bücher.test" →
+ * "xn--bcher-kva.test"), lower-case, without IPv6 brackets or the trailing dots of a fully
+ * qualified name ("localhost." and "LOCALHOST.." are "localhost").
+ */
 export function normaliseHostname(hostname: string): string {
   let host = hostname.toLowerCase();
-  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
-  return host.endsWith('.') ? host.slice(0, -1) : host;
+  if (host.startsWith('[') && host.endsWith(']')) return host.slice(1, -1);
+  host = host.replace(/\.+$/, '');
+  if (/[\u0080-\uffff]/.test(host)) host = domainToASCII(host) || host;
+  return host;
+}
+
+/**
+ * Names that mean this machine (RFC 6761: "localhost" and every name under it) or a cloud
+ * metadata service, whatever DNS says: refused before any lookup, so such a URL fails at submit
+ * instead of at its download (or after minutes of retries where DNS is unreachable).
+ */
+const METADATA_NAMES = new Set([
+  'metadata',
+  'metadata.google.internal',
+  'metadata.goog',
+  'instance-data',
+  'instance-data.ec2.internal',
+]);
+
+export function isLocalName(hostname: string): boolean {
+  const host = normaliseHostname(hostname);
+  return host === 'localhost' || host.endsWith('.localhost') || METADATA_NAMES.has(host);
 }
 
 function invalidEntry(entry: string, why: string): Error {
@@ -166,6 +193,12 @@ export function createAddressPolicy(opts: { allow: string[] }): AddressPolicy {
         }
       }
       return isPublicAddress(address);
+    },
+    allowsName(hostname: string, port: number): boolean {
+      const host = normaliseHostname(hostname);
+      return entries.some(
+        (e) => e.kind === 'host' && e.host === host && (e.port === null || e.port === port),
+      );
     },
   };
 }

@@ -3,7 +3,7 @@
 // never reach an error message or a log line.
 import { isIP } from 'node:net';
 import type { AddressPolicy } from './address-policy.js';
-import { normaliseHostname } from './address-policy.js';
+import { isLocalName, normaliseHostname } from './address-policy.js';
 
 const REDACTED_URL_MAX_LENGTH = 300;
 
@@ -16,8 +16,9 @@ export function effectivePort(url: URL): number {
 /**
  * The reason `url` must not be fetched, or null. Decides everything that does not need DNS: an
  * IP-literal host is judged here (the WHATWG parser has already turned 127.1, 0x7f.1, 2130706433
- * and friends into dotted decimal), hostnames are judged at connect time against every address
- * they resolve to.
+ * and friends into dotted decimal), and so is a name that always means this machine or a metadata
+ * service (localhost., *.localhost, metadata.google.internal…) unless allow-listed by name; other
+ * hostnames are judged at connect time against every address they resolve to.
  */
 export function urlRefusal(url: URL, policy: AddressPolicy): string | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -30,6 +31,9 @@ export function urlRefusal(url: URL, policy: AddressPolicy): string | null {
   if (host === '') return 'the URL has no host';
   if (isIP(host) !== 0 && !policy.isAllowed(host, effectivePort(url), host)) {
     return `${host} is not a public address`;
+  }
+  if (isIP(host) === 0 && isLocalName(host) && !policy.allowsName(host, effectivePort(url))) {
+    return `${host} names this machine or a metadata service, not a public address`;
   }
   return null;
 }
