@@ -15,6 +15,7 @@ import { consoleRoutes } from './http/routes/console.js';
 import { deleteDocumentRoute } from './http/routes/documents/delete.js';
 import { getDocumentRoute } from './http/routes/documents/get.js';
 import { listDocumentsRoute } from './http/routes/documents/list.js';
+import { patchDocumentRoute } from './http/routes/documents/patch.js';
 import { ingestFileRoute, MAX_METADATA_PART_BYTES } from './http/routes/ingest/file.js';
 import { ingestTextRoute } from './http/routes/ingest/text.js';
 import { ingestUrlRoute } from './http/routes/ingest/url.js';
@@ -128,6 +129,7 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       ingestUrlRoute(v1, deps);
       getDocumentRoute(v1, deps);
       listDocumentsRoute(v1, deps);
+      patchDocumentRoute(v1, deps);
       deleteDocumentRoute(v1, deps);
       queryRoute(v1, deps);
       usageRoute(v1, deps);

@@ -240,6 +240,21 @@ export class DocindexClient {
     });
   }
 
+  /**
+   * Sets metadata keys (a string) and removes them (null); keys not named stay. Query filters see
+   * the change at once. Resolves to the document's status record afterwards.
+   */
+  updateMetadata(
+    id: string,
+    metadata: Record<string, string | null>,
+    options: RequestOptions = {},
+  ): Promise<DocumentRecord> {
+    return this.#call<DocumentRecord>('PATCH', `/v1/documents/${encodeURIComponent(id)}`, {
+      ...options,
+      json: { metadata },
+    });
+  }
+
   deleteDocument(id: string, options: RequestOptions = {}): Promise<void> {
     return this.#call<void>('DELETE', `/v1/documents/${encodeURIComponent(id)}`, options);
   }
@@ -311,7 +326,8 @@ export class DocindexClient {
     if (options.json !== undefined) headers['content-type'] = 'application/json';
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
     // Safe to resend after a lost answer: reads, and writes the server can recognise by key.
-    const resendable = method === 'GET' || options.idempotencyKey !== undefined;
+    // A merge patch applied twice leaves what applying it once does.
+    const resendable = method === 'GET' || method === 'PATCH' || options.idempotencyKey !== undefined;
 
     for (let attempt = 0; ; attempt++) {
       const body = options.json !== undefined ? JSON.stringify(options.json) : options.form?.();

@@ -1,6 +1,7 @@
 // Reading and deleting an org's documents. Another org's document is indistinguishable from a
 // missing one: every lookup is scoped by org id in the store itself.
 import { ERRORS } from './errors.js';
+import { type MetadataPatch, mergeMetadata } from './metadata.js';
 import type { BlobStore, DocumentStore } from './ports.js';
 import type { DocumentRecord, DocumentStatus } from './types.js';
 
@@ -43,6 +44,13 @@ export class DocumentService {
     const last = page[page.length - 1];
     const nextCursor = documents.length > options.limit && last ? encodeCursor(last) : null;
     return { documents: page, nextCursor };
+  }
+
+  /** Sets and removes metadata keys (null removes); the record as it is afterwards. */
+  async updateMetadata(orgId: string, id: string, patch: MetadataPatch): Promise<DocumentRecord> {
+    const doc = await this.documents.updateMetadata(orgId, id, (current) => mergeMetadata(current, patch));
+    if (!doc) throw ERRORS.documentNotFound(id);
+    return doc;
   }
 
   async delete(orgId: string, id: string): Promise<void> {

@@ -11,6 +11,7 @@ import type {
   JobInput,
   JobRef,
   ListQuery,
+  Metadata,
   NewDocument,
   Org,
   SearchHit,
@@ -46,6 +47,16 @@ export interface DocumentStore {
    * Returns the blob key to remove, or null when there was no such document for this org.
    */
   deleteDocument(orgId: string, id: string): Promise<{ blobKey: string | null } | null>;
+  /**
+   * Replaces the document's metadata with `update(current)` in one transaction (no concurrent
+   * change is lost; a throw from `update` changes nothing) and returns the record as it is now;
+   * null when there is no such document for this org. Search filters see it at once.
+   */
+  updateMetadata(
+    orgId: string,
+    id: string,
+    update: (current: Metadata) => Metadata,
+  ): Promise<DocumentRecord | null>;
 
   // Worker side. Each returns false / null when the document no longer exists (deleted).
   loadJobInput(id: string): Promise<JobInput | null>;

@@ -3,11 +3,15 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { ErrorCode } from '../domain/errors.js';
 import { statusOf } from '../domain/errors.js';
+import {
+  METADATA_MAX_KEY_LENGTH,
+  METADATA_MAX_KEYS,
+  METADATA_MAX_VALUE_LENGTH,
+  type MetadataPatch,
+} from '../domain/metadata.js';
 import { DOCUMENT_STATUSES } from '../domain/types.js';
 
-export const METADATA_MAX_KEYS = 64;
-export const METADATA_MAX_KEY_LENGTH = 128;
-export const METADATA_MAX_VALUE_LENGTH = 2048;
+export { METADATA_MAX_KEY_LENGTH, METADATA_MAX_KEYS, METADATA_MAX_VALUE_LENGTH };
 
 /** Keys are kept as sent: a NUL in one could not be stored apart from the key without it. */
 const METADATA_KEY = { minLength: 1, maxLength: METADATA_MAX_KEY_LENGTH, pattern: '^[^\\u0000]*$' };
@@ -19,6 +23,22 @@ export const Metadata = Type.Unsafe<Record<string, string>>({
   propertyNames: METADATA_KEY,
   additionalProperties: { type: 'string', maxLength: METADATA_MAX_VALUE_LENGTH },
 });
+
+/** PATCH /v1/documents/{id}: a string sets a key, null removes it, other keys stay. */
+export const MetadataPatchBody = Type.Object(
+  {
+    metadata: Type.Unsafe<MetadataPatch>({
+      type: 'object',
+      description: `Keys to set (string) or remove (null); keys not named stay as they are. At most ${METADATA_MAX_KEYS} keys in the request and on the document after the merge.`,
+      maxProperties: METADATA_MAX_KEYS,
+      propertyNames: METADATA_KEY,
+      additionalProperties: {
+        anyOf: [{ type: 'string', maxLength: METADATA_MAX_VALUE_LENGTH }, { type: 'null' }],
+      },
+    }),
+  },
+  { additionalProperties: false },
+);
 
 const DocumentId = Type.String({ format: 'uuid', description: 'Document ID (UUID).' });
 

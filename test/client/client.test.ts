@@ -96,6 +96,14 @@ describe('DocindexClient', () => {
     expect(all).toEqual(expect.arrayContaining(ack.document_ids));
     expect(new Set(all).size).toBe(all.length);
 
+    const patched = await client.updateMetadata(ack.document_ids[1]!, { reviewed: 'yes' });
+    expect(patched.metadata).toMatchObject({ reviewed: 'yes' });
+    const reviewed = await client.query({ query: 'owls', filter: { reviewed: 'yes' } });
+    expect(reviewed.results.map((r) => r.document_id)).toEqual([ack.document_ids[1]]);
+    expect(
+      (await client.updateMetadata(ack.document_ids[1]!, { reviewed: null })).metadata,
+    ).not.toHaveProperty('reviewed');
+
     await client.deleteDocument(ack.document_ids[0]!);
     const gone = await rejection(client.getDocument(ack.document_ids[0]!));
     expect(gone).toMatchObject({ status: 404, code: 'not_found' });
@@ -104,8 +112,8 @@ describe('DocindexClient', () => {
     const usage = await client.usage();
     expect(usage).toMatchObject({ org_id: h.orgA.orgId, period_days: 30, rate_limit_rpm: 1_000_000 });
     expect(usage.daily).toHaveLength(30);
-    expect(usage.total_queries).toBe(4);
-    expect(usage.daily[0]!.count).toBe(4);
+    expect(usage.total_queries).toBe(5);
+    expect(usage.daily[0]!.count).toBe(5);
   });
 
   itWithCorpus(

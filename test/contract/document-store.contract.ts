@@ -548,6 +548,55 @@ export function documentStoreContract(
       });
     });
 
+    describe('metadata update', () => {
+      it('replaces the metadata with what the update makes of it, stamps updated_at, and filters see it', async () => {
+        const doc = await indexed(orgA, ['a quokka in the metadata test'], { metadata: { team: 'red' } });
+        const before = await store.getDocument(orgA, doc.id);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        const seen: unknown[] = [];
+        const updated = await store.updateMetadata(orgA, doc.id, (current) => {
+          seen.push({ ...current });
+          return { team: 'blue', 'we"ird.key': 'v\u0000al' };
+        });
+        expect(seen).toEqual([{ team: 'red' }]);
+        expect(updated).toMatchObject({
+          id: doc.id,
+          status: 'ready',
+          metadata: { team: 'blue', 'we"ird.key': 'val' },
+        });
+        expect(updated!.updatedAt.getTime()).toBeGreaterThan(before!.updatedAt.getTime());
+        expect(await store.getDocument(orgA, doc.id)).toEqual(updated);
+        expect(await index.search(query(orgA, 'quokka', { filter: { team: ['red'] } }))).toEqual([]);
+        expect(await index.search(query(orgA, 'quokka', { filter: { team: ['blue'] } }))).toHaveLength(1);
+      });
+
+      it('answers null for another org’s or a missing document and changes nothing; a throwing update changes nothing', async () => {
+        const doc = newDoc(orgA, { metadata: { keep: 'me' } });
+        await store.createDocuments([doc]);
+        expect(await store.updateMetadata(orgB, doc.id, () => ({ stolen: 'yes' }))).toBeNull();
+        expect(await store.updateMetadata(orgA, randomUUID(), () => ({}))).toBeNull();
+        await expect(
+          store.updateMetadata(orgA, doc.id, () => {
+            throw new Error('refused');
+          }),
+        ).rejects.toThrow('refused');
+        expect((await store.getDocument(orgA, doc.id))?.metadata).toEqual({ keep: 'me' });
+      });
+
+      it('applies concurrent updates one after the other: none is lost', async () => {
+        const doc = newDoc(orgA);
+        await store.createDocuments([doc]);
+        await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            store.updateMetadata(orgA, doc.id, (current) => ({ ...current, [`k${i}`]: String(i) })),
+          ),
+        );
+        expect(Object.keys((await store.getDocument(orgA, doc.id))!.metadata).sort()).toEqual(
+          Array.from({ length: 10 }, (_, i) => `k${i}`).sort(),
+        );
+      });
+    });
+
     describe('delete', () => {
       it('removes the document and its chunks at once, and returns the blob to remove', async () => {
         const file = await indexed(orgA, ['pangolin scales', ...FILLER], {

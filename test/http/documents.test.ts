@@ -155,3 +155,72 @@ describe('delete while queued', () => {
     }
   });
 });
+
+describe('PATCH /v1/documents/{id} (metadata)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.close());
+
+  const patch = (id: string, metadata: unknown, key = h.orgA.apiKey) =>
+    h.request('PATCH', `/v1/documents/${id}`, { body: { metadata }, key });
+  const hitsFor = async (filter: Record<string, string>) =>
+    (await h.request('POST', '/v1/query', { body: { query: 'wombat', filter } }))
+      .json()
+      .results.map((r: { document_id: string }) => r.document_id);
+
+  it('sets, replaces and removes keys, keeps the others, and query filters see it at once', async () => {
+    const [id] = await h.ingest(h.orgA, ['a wombat digs a burrow'], {});
+    await h.waitForDone(h.orgA, [id!]);
+    const first = await patch(id!, { team: 'red', stage: 'draft' });
+    expect(first.statusCode).toBe(200);
+    expect(first.json()).toMatchObject({ id, status: 'ready', metadata: { team: 'red', stage: 'draft' } });
+    expect(await hitsFor({ team: 'red' })).toEqual([id]);
+
+    const second = await patch(id!, { team: 'blue', stage: null });
+    expect(second.json().metadata).toEqual({ team: 'blue' });
+    expect(await hitsFor({ team: 'red' })).toEqual([]);
+    expect(await hitsFor({ team: 'blue' })).toEqual([id]);
+    expect((await h.request('GET', `/v1/documents/${id}`)).json().metadata).toEqual({ team: 'blue' });
+  });
+
+  it('is a 404 for a missing document or one of another org, which stays unchanged', async () => {
+    const [id] = await h.ingest(h.orgA, ['owned by org a'], {});
+    expect((await patch(randomUUID(), { a: 'b' })).statusCode).toBe(404);
+    const other = await patch(id!, { stolen: 'yes' }, h.orgB.apiKey);
+    expect(other.statusCode).toBe(404);
+    expect(other.json()).toMatchObject({ code: 'not_found' });
+    expect((await h.request('GET', `/v1/documents/${id}`)).json().metadata).toEqual({});
+  });
+
+  it('refuses bad bodies with a 400 that points at the problem, and more than 64 keys after the merge', async () => {
+    const [id] = await h.ingest(h.orgA, ['limits'], {});
+    for (const body of [
+      {},
+      { metadata: { n: 1 } },
+      { metadata: { k: 'x'.repeat(2049) } },
+      { metadata: [] },
+    ]) {
+      const res = await h.request('PATCH', `/v1/documents/${id}`, { body });
+      expect(res.statusCode, JSON.stringify(body)).toBe(400);
+      expect(res.json()).toMatchObject({ code: 'invalid_request' });
+    }
+    const sixty = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`k${i}`, 'v']));
+    expect((await patch(id!, sixty)).statusCode).toBe(200);
+    const over = await patch(id!, Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`n${i}`, 'v'])));
+    expect(over.statusCode).toBe(400);
+    expect(over.json().errors).toEqual([
+      { pointer: '/metadata', message: 'at most 64 keys after the merge' },
+    ]);
+    const doc = (await h.request('GET', `/v1/documents/${id}`)).json();
+    expect(Object.keys(doc.metadata)).toHaveLength(60);
+    // Removing some while adding others counts what is left.
+    const swap = {
+      ...Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`k${i}`, null])),
+      n0: 'v',
+      n1: 'v',
+    };
+    expect((await patch(id!, swap)).json().metadata).toMatchObject({ n0: 'v', n1: 'v' });
+  });
+});

@@ -6,12 +6,13 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
 
-const ROUTES: { method: 'GET' | 'POST' | 'DELETE'; url: string; body?: unknown }[] = [
+const ROUTES: { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; body?: unknown }[] = [
   { method: 'POST', url: '/v1/ingest', body: { documents: [{ text: 'hello' }] } },
   { method: 'POST', url: '/v1/ingest/url', body: { url: 'https://example.com/a.pdf' } },
   { method: 'POST', url: '/v1/ingest/file' },
   { method: 'GET', url: `/v1/documents/${randomUUID()}` },
   { method: 'GET', url: '/v1/documents' },
+  { method: 'PATCH', url: `/v1/documents/${randomUUID()}`, body: { metadata: { team: 'x' } } },
   { method: 'DELETE', url: `/v1/documents/${randomUUID()}` },
   { method: 'POST', url: '/v1/query', body: { query: 'hello' } },
   { method: 'GET', url: '/v1/usage' },

@@ -163,6 +163,28 @@ export class PgDocumentStore implements DocumentStore {
     return rows[0] ? { blobKey: rows[0].blob_key } : null;
   }
 
+  async updateMetadata(
+    orgId: string,
+    id: string,
+    update: (current: Metadata) => Metadata,
+  ): Promise<DocumentRecord | null> {
+    return this.db.transaction(async (tx) => {
+      // The row lock makes concurrent updates of one document apply one after the other.
+      const { rows } = await tx.query<{ metadata: Metadata }>(
+        `SELECT metadata FROM ${this.documents} WHERE id = $1 AND org_id = $2 FOR UPDATE`,
+        [storable(id), storable(orgId)],
+      );
+      const current = rows[0];
+      if (!current) return null;
+      const metadata = cleanMetadata(update(current.metadata));
+      const updated = await tx.query<DocumentRow>(
+        `UPDATE ${this.documents} SET metadata = $1, updated_at = $2 WHERE id = $3 RETURNING ${RECORD_COLUMNS}`,
+        [JSON.stringify(metadata), this.clock.now(), storable(id)],
+      );
+      return updated.rows[0] ? toRecord(updated.rows[0]) : null;
+    });
+  }
+
   async loadJobInput(id: string): Promise<JobInput | null> {
     const { rows } = await this.db.query<JobInputRow>(
       `SELECT ${RECORD_COLUMNS}, input_text, blob_key, fetch_url FROM ${this.documents} WHERE id = $1`,

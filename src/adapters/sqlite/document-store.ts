@@ -236,6 +236,30 @@ export class SqliteDocumentStore implements DocumentStore {
     return { blobKey: deleted.blobKey };
   }
 
+  async updateMetadata(
+    orgId: string,
+    id: string,
+    update: (current: Metadata) => Metadata,
+  ): Promise<DocumentRecord | null> {
+    return this.db
+      .transaction(() => {
+        const current = this.sql
+          .get<[string, string], string>('SELECT metadata FROM documents WHERE id = ? AND org_id = ?')
+          .pluck()
+          .get(id, orgId);
+        if (current === undefined) return null;
+        const metadata = update(JSON.parse(current) as Metadata);
+        this.sql
+          .get('UPDATE documents SET metadata = ?, updated_at = ? WHERE id = ?')
+          .run(JSON.stringify(storableMetadata(metadata)), this.now(), id);
+        const row = this.sql
+          .get<[string], DocumentRow>(`SELECT ${RECORD_COLUMNS} FROM documents WHERE id = ?`)
+          .get(id);
+        return row ? toRecord(row) : null;
+      })
+      .immediate();
+  }
+
   /** Deletes a document handed to PURGED_ORG: its chunks a slice at a time, then its row. */
   private async purge(id: string): Promise<void> {
     try {
