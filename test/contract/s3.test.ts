@@ -12,6 +12,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3BlobStore } from '../../src/adapters/blob/s3-blob-store.js';
 import { BlobNotFoundError, newBlobKey } from '../../src/domain/ports.js';
+import { startHarness } from '../helpers/harness.js';
 import { describeS3, type S3rverProcess, startS3rver } from '../helpers/s3rver.js';
 import { blobStoreContract } from './blob-store.contract.js';
 
@@ -105,6 +106,39 @@ describeS3('S3 blob store (s3rver)', () => {
       expect(await listKeys(bucket)).toEqual([]);
       await expect(store.openRead(key)).rejects.toBeInstanceOf(BlobNotFoundError);
       store.close();
+    });
+
+    it('is what the runtime stores uploads in with BLOB_STORE=s3, from ingest to delete', async () => {
+      const bucket = `t-${randomUUID()}`;
+      await admin.send(new CreateBucketCommand({ Bucket: bucket }));
+      const h = await startHarness({
+        env: {
+          BLOB_STORE: 's3',
+          S3_ENDPOINT: server.endpoint,
+          S3_BUCKET: bucket,
+          S3_FORCE_PATH_STYLE: 'true',
+          S3_ACCESS_KEY_ID: credentials.accessKeyId,
+          S3_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+        },
+      });
+      try {
+        const boundary = 'docindex-s3-boundary';
+        const payload =
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="otters.txt"\r\n` +
+          `Content-Type: text/plain\r\n\r\nSea otters hold hands while they sleep.\r\n--${boundary}--\r\n`;
+        const res = await h.request('POST', '/v1/ingest/file', {
+          payload,
+          headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+        });
+        expect(res.statusCode).toBe(202);
+        const [doc] = await h.waitForDone(h.orgA, res.json().document_ids);
+        expect(doc).toMatchObject({ status: 'ready', chunk_count: 1 });
+        expect(await listKeys(bucket)).toHaveLength(1);
+        expect((await h.request('DELETE', `/v1/documents/${doc!.id}`)).statusCode).toBe(204);
+        expect(await listKeys(bucket)).toEqual([]);
+      } finally {
+        await h.close();
+      }
     });
 
     it('reads the bucket it was given, and only that one', async () => {
