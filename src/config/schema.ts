@@ -5,6 +5,11 @@
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 
+/** Where uploaded and downloaded files are kept (BLOB_STORE). */
+export type BlobStoreKind = 'fs' | 'postgres' | 's3';
+
+export const BLOB_STORES: readonly BlobStoreKind[] = ['fs', 'postgres', 's3'];
+
 export interface Config {
   host: string;
   port: number;
@@ -14,6 +19,16 @@ export interface Config {
   /** PostgreSQL schema that holds docindex's tables (scale-out). */
   databaseSchema: string;
   redisUrl: string | null;
+  blobStore: BlobStoreKind;
+  /** S3 endpoint URL; null means AWS S3 itself (the SDK picks it from the region). */
+  s3Endpoint: string | null;
+  /** '' when unset (a configuration error with BLOB_STORE=s3). */
+  s3Bucket: string;
+  s3Region: string;
+  /** '' when unset: the AWS SDK's default credential chain is used. */
+  s3AccessKeyId: string;
+  s3SecretAccessKey: string;
+  s3ForcePathStyle: boolean;
   /** Prefix of docindex's Redis keys and BullMQ queue names (scale-out). */
   redisPrefix: string;
   defaultRateLimitRpm: number;
@@ -130,7 +145,8 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     default: (read) => path.join(read.dataDir ?? '', 'blobs'),
     defaultText: '`$DATA_DIR/blobs`',
     path: true,
-    description: 'where uploaded and downloaded files are kept (a shared volume in scale-out)',
+    description:
+      'with `BLOB_STORE=fs`: where uploaded and downloaded files are kept (a volume every process mounts in scale-out)',
   },
   databaseUrl: {
     env: 'DATABASE_URL',
@@ -155,6 +171,57 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     scheme: /^rediss?:\/\//,
     invalid: 'REDIS_URL must be a redis:// or rediss:// URL',
     description: '`redis://…` selects BullMQ for jobs and Redis for the rate limiter',
+  },
+  blobStore: {
+    env: 'BLOB_STORE',
+    type: 'string',
+    default: (read) => (read.databaseUrl ? 'postgres' : 'fs'),
+    defaultText: '`fs`; `postgres` when `DATABASE_URL` is set',
+    oneOf: BLOB_STORES,
+    description:
+      'where uploaded and downloaded files are kept: `fs` (the folder `BLOB_DIR`), `postgres` (in chunks in the database of `DATABASE_URL`, so scale-out needs no shared folder) or `s3` (an S3-compatible bucket, `S3_*` below)',
+  },
+  s3Endpoint: {
+    env: 'S3_ENDPOINT',
+    type: 'url',
+    scheme: /^https?:\/\//,
+    invalid: 'S3_ENDPOINT must be an http:// or https:// URL (leave it unset for AWS S3)',
+    description: 'with `BLOB_STORE=s3`: the S3 endpoint (MinIO, R2, …); unset for AWS S3',
+  },
+  s3Bucket: {
+    env: 'S3_BUCKET',
+    type: 'string',
+    default: '',
+    defaultText: '—',
+    description: 'with `BLOB_STORE=s3`: the bucket (required; it must exist)',
+  },
+  s3Region: {
+    env: 'S3_REGION',
+    type: 'string',
+    default: 'us-east-1',
+    description: "with `BLOB_STORE=s3`: the bucket's region",
+  },
+  s3AccessKeyId: {
+    env: 'S3_ACCESS_KEY_ID',
+    type: 'string',
+    default: '',
+    defaultText: '—',
+    description:
+      "with `BLOB_STORE=s3`: access key id; unset, the AWS SDK's default credential chain (environment, profile, instance role) is used",
+  },
+  s3SecretAccessKey: {
+    env: 'S3_SECRET_ACCESS_KEY',
+    type: 'string',
+    default: '',
+    defaultText: '—',
+    description: 'with `BLOB_STORE=s3`: the secret of `S3_ACCESS_KEY_ID` (set both or neither)',
+  },
+  s3ForcePathStyle: {
+    env: 'S3_FORCE_PATH_STYLE',
+    type: 'bool',
+    default: false,
+    description:
+      'with `BLOB_STORE=s3`: address the bucket as `endpoint/bucket/key` rather than `bucket.endpoint/key` (MinIO and most self-hosted servers need it)',
   },
   redisPrefix: {
     env: 'REDIS_PREFIX',
@@ -361,5 +428,18 @@ export const RULES: Array<(config: Config) => string | null> = [
       ? 'REDIS_URL is set but DATABASE_URL is not: scale-out keeps records and the full-text index in ' +
         'PostgreSQL, and Redis only carries jobs and rate-limit counters. Set DATABASE_URL=postgres://… ' +
         'as well, or unset REDIS_URL to run embedded on SQLite'
+      : null,
+  (config) =>
+    config.blobStore === 'postgres' && config.databaseUrl === null
+      ? 'BLOB_STORE=postgres keeps files in the PostgreSQL database of DATABASE_URL, which is not set. ' +
+        'Set DATABASE_URL=postgres://…, or choose BLOB_STORE=fs or BLOB_STORE=s3'
+      : null,
+  (config) =>
+    config.blobStore === 's3' && config.s3Bucket === ''
+      ? 'BLOB_STORE=s3 needs S3_BUCKET (the name of an existing bucket)'
+      : null,
+  (config) =>
+    (config.s3AccessKeyId === '') !== (config.s3SecretAccessKey === '')
+      ? 'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither to use the AWS SDK default credential chain'
       : null,
 ];

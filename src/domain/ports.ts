@@ -1,6 +1,6 @@
 // The ports: every side effect the domain needs, as interfaces. Adapters under src/adapters
 // implement them (SQLite and PostgreSQL stores, table-backed and BullMQ queues, memory and Redis
-// limiters, a filesystem blob store); test/contract runs one conformance suite per port.
+// limiters, filesystem, PostgreSQL and S3 blob stores); test/contract runs one conformance suite per port.
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type {

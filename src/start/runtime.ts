@@ -2,7 +2,6 @@
 // PostgreSQL/Redis), and wires the domain services, the worker and the HTTP dependencies.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { FsBlobStore } from '../adapters/blob/fs-blob-store.js';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
 import { startCheckpointer } from '../adapters/sqlite/checkpointer.js';
 import { openSqlite } from '../adapters/sqlite/database.js';
@@ -40,6 +39,7 @@ import { createExtractor, detectFormat } from '../pipeline/extract/index.js';
 import { checkSubmittedUrl, createAddressPolicy, redactUrl, urlDownloader } from '../pipeline/fetch/index.js';
 import { DocumentProcessor } from '../pipeline/processor.js';
 import { type RequestRate, yieldToApi } from '../pipeline/yield-to-api.js';
+import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 
@@ -109,6 +109,14 @@ export async function createAdapters(
   const downloadQueue = new SqliteTableQueue(db, { ...queueOptions, lane: 'download' });
   const rateLimiter = new MemoryRateLimiter();
   const search = new SqliteKeywordIndex(db);
+  let blobStore: BlobStoreHandle;
+  try {
+    blobStore = await createBlobStore(config, null);
+  } catch (error) {
+    await checkpointer?.close();
+    db.close();
+    throw error;
+  }
   return {
     orgs: new SqliteOrgStore(db),
     documents: new SqliteDocumentStore(db, { index: search }),
@@ -117,7 +125,7 @@ export async function createAdapters(
     queue,
     downloadQueue,
     rateLimiter,
-    blobs: new FsBlobStore(config.blobDir),
+    blobs: blobStore.blobs,
     idempotency: new SqliteIdempotencyStore(db),
     readiness: [
       {
@@ -131,6 +139,7 @@ export async function createAdapters(
       await queue.close();
       await downloadQueue.close();
       await rateLimiter.close();
+      await blobStore.close();
       await checkpointer?.close();
       db.close();
     },

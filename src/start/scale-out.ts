@@ -4,8 +4,8 @@
 //   DATABASE_URL only         PostgreSQL stores, PgTableQueue (documents rows are the jobs) and a
 //                             PostgreSQL limiter: fewer moving parts, exact limits all the same
 //   REDIS_URL only            refused: Redis holds no records, and SQLite cannot be shared by hosts
-// Uploaded files stay on FsBlobStore at BLOB_DIR, a folder every API and worker process mounts.
-import { FsBlobStore } from '../adapters/blob/fs-blob-store.js';
+// Uploaded files (BLOB_STORE) go to PostgreSQL by default, so the processes share nothing but
+// PostgreSQL and Redis; `s3` puts them in a bucket, `fs` in BLOB_DIR, a folder all of them mount.
 import { PgDatabase } from '../adapters/postgres/database.js';
 import { PgDocumentStore } from '../adapters/postgres/document-store.js';
 import { PgIdempotencyStore } from '../adapters/postgres/idempotency-store.js';
@@ -20,6 +20,7 @@ import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
 import type { Config } from '../config/index.js';
 import type { Clock, JobQueue, RateLimiter } from '../domain/ports.js';
 import type { ReadinessCheck } from '../http/deps.js';
+import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
 import type { Logger } from './logger.js';
 import type { Adapters } from './runtime.js';
 
@@ -78,6 +79,14 @@ export async function createScaleOutAdapters(
   try {
     const { applied } = await migratePostgres(db);
     if (applied.length > 0) logger.info({ applied, schema: config.databaseSchema }, 'database migrated');
+  } catch (error) {
+    await db.close().catch(() => {});
+    throw error;
+  }
+
+  let blobStore: BlobStoreHandle;
+  try {
+    blobStore = await createBlobStore(config, db);
   } catch (error) {
     await db.close().catch(() => {});
     throw error;
@@ -156,12 +165,13 @@ export async function createScaleOutAdapters(
     queue,
     downloadQueue,
     rateLimiter,
-    blobs: new FsBlobStore(config.blobDir),
+    blobs: blobStore.blobs,
     idempotency: new PgIdempotencyStore(db),
     readiness,
     async close() {
       await Promise.all([queue.close(), downloadQueue.close()]);
       await rateLimiter.close();
+      await blobStore.close();
       await db.close();
     },
   };

@@ -16,6 +16,8 @@ const DRIVERS = [/^fastify$/, /^@fastify\//, /^better-sqlite3$/, /^pg$/, /^pg-/,
 
 /** Adapter modules that several adapters share on purpose (technology-neutral helpers). */
 const SHARED_ADAPTER_MODULES = [
+  'adapters/blob/byte-limit.ts',
+  'adapters/blob/local-copy.ts',
   'adapters/lease-queue/engine.ts',
   'adapters/ratelimit/fixed-window.ts',
   'adapters/records/org-row.ts',

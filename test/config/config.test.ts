@@ -23,6 +23,13 @@ describe('loadConfig', () => {
       dataDir: path.resolve('./data'),
       databaseUrl: null,
       redisUrl: null,
+      blobStore: 'fs',
+      s3Endpoint: null,
+      s3Bucket: '',
+      s3Region: 'us-east-1',
+      s3AccessKeyId: '',
+      s3SecretAccessKey: '',
+      s3ForcePathStyle: false,
       databaseSchema: 'public',
       redisPrefix: 'docindex',
       blobDir: path.resolve('./data/blobs'),
@@ -138,6 +145,13 @@ describe('loadConfig', () => {
       'Tenant',
       'DATABASE_SCHEMA must be a lower-case SQL identifier (letters, digits, underscore)',
     ],
+    ['BLOB_STORE', 'nfs', 'BLOB_STORE must be one of fs, postgres, s3, got "nfs"'],
+    [
+      'S3_ENDPOINT',
+      'minio:9000',
+      'S3_ENDPOINT must be an http:// or https:// URL (leave it unset for AWS S3)',
+    ],
+    ['S3_FORCE_PATH_STYLE', 'sometimes', 'S3_FORCE_PATH_STYLE must be true or false, got "sometimes"'],
     ['REDIS_PREFIX', 'a b', 'REDIS_PREFIX must be 1-64 characters of letters, digits, `_`, `.` or `-`'],
     [
       'LOG_LEVEL',
@@ -156,6 +170,48 @@ describe('loadConfig', () => {
     ]);
     expect(problemsOf({ DATABASE_URL: 'postgres://db', REDIS_URL: 'http://cache' })).toEqual([
       'REDIS_URL must be a redis:// or rediss:// URL',
+    ]);
+  });
+
+  it('keeps files in PostgreSQL by default once DATABASE_URL is set, and in a folder otherwise', () => {
+    expect(loadConfig({}).blobStore).toBe('fs');
+    expect(loadConfig({ DATABASE_URL: 'postgres://db' }).blobStore).toBe('postgres');
+    expect(loadConfig({ DATABASE_URL: 'postgres://db', BLOB_STORE: 'fs' }).blobStore).toBe('fs');
+    expect(loadConfig({ BLOB_STORE: 's3', S3_BUCKET: 'docs' }).blobStore).toBe('s3');
+  });
+
+  it('reads the S3 settings', () => {
+    expect(
+      loadConfig({
+        BLOB_STORE: 's3',
+        S3_ENDPOINT: 'http://127.0.0.1:9000',
+        S3_BUCKET: 'docs',
+        S3_REGION: 'eu-west-3',
+        S3_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+        S3_SECRET_ACCESS_KEY: 'secret',
+        S3_FORCE_PATH_STYLE: 'true',
+      }),
+    ).toMatchObject({
+      blobStore: 's3',
+      s3Endpoint: 'http://127.0.0.1:9000',
+      s3Bucket: 'docs',
+      s3Region: 'eu-west-3',
+      s3AccessKeyId: 'AKIDEXAMPLE',
+      s3SecretAccessKey: 'secret',
+      s3ForcePathStyle: true,
+    });
+  });
+
+  it('refuses a blob store that lacks what it needs', () => {
+    expect(problemsOf({ BLOB_STORE: 'postgres' })).toEqual([
+      'BLOB_STORE=postgres keeps files in the PostgreSQL database of DATABASE_URL, which is not set. ' +
+        'Set DATABASE_URL=postgres://…, or choose BLOB_STORE=fs or BLOB_STORE=s3',
+    ]);
+    expect(problemsOf({ BLOB_STORE: 's3' })).toEqual([
+      'BLOB_STORE=s3 needs S3_BUCKET (the name of an existing bucket)',
+    ]);
+    expect(problemsOf({ BLOB_STORE: 's3', S3_BUCKET: 'docs', S3_ACCESS_KEY_ID: 'AKIDEXAMPLE' })).toEqual([
+      'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither to use the AWS SDK default credential chain',
     ]);
   });
 });

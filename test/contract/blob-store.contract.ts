@@ -1,5 +1,7 @@
-// Conformance suite for BlobStore: the filesystem store (and any object-store adapter later) runs
-// these same tests. The promise that matters: a blob exists completely or not at all.
+// Conformance suite for BlobStore: the filesystem, PostgreSQL and S3 stores run these same tests.
+// The promise that matters: a blob exists completely or not at all. Some tests stream several MB,
+// so that a store that works in pieces (PostgreSQL's chunk rows, S3's multipart parts of 5 MiB)
+// crosses its piece boundaries while writing, reading and failing.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
@@ -29,19 +31,26 @@ function streamOf(data: Buffer, piece = 1000): Readable {
   return Readable.from(parts);
 }
 
+/** Sends `afterBytes` bytes (in pieces of at most 64 KiB), then fails with `error`. */
 function failingStream(afterBytes: number, error: Error): Readable {
-  let sent = false;
+  const data = bytes(afterBytes);
+  let sent = 0;
   return new Readable({
     read() {
-      if (!sent) {
-        sent = true;
-        this.push(bytes(afterBytes));
+      if (sent < data.length || (sent === 0 && data.length === 0)) {
+        const piece = data.subarray(sent, sent + 64 * 1024);
+        sent += Math.max(piece.length, 1);
+        this.push(piece);
       } else {
         this.destroy(error);
       }
     },
   });
 }
+
+const MiB = 1024 * 1024;
+/** More than two S3 parts and a dozen PostgreSQL chunk rows; not a round number of either. */
+const LARGE = 12 * MiB + 12_345;
 
 export function blobStoreContract(name: string, make: () => Promise<BlobStoreHarness>): void {
   describe(name, () => {
@@ -139,6 +148,48 @@ export function blobStoreContract(name: string, make: () => Promise<BlobStoreHar
       expect((await read(kept.key)).length).toBe(100);
     });
 
+    it('streams a blob of several MB back whole and in order', async () => {
+      const data = bytes(LARGE, 3);
+      const w = await store.put(newBlobKey(), streamOf(data, 64 * 1024));
+      expect(w.bytes).toBe(LARGE);
+      expect(w.sha256).toBe(createHash('sha256').update(data).digest('hex'));
+      expect((await read(w.key)).equals(data)).toBe(true);
+    });
+
+    it('refuses a stream that passes maxBytes after several MB, and leaves nothing behind', async () => {
+      const before = await h.listAll();
+      const key = newBlobKey();
+      await expect(
+        store.put(key, streamOf(bytes(LARGE), 64 * 1024), { maxBytes: 7 * MiB }),
+      ).rejects.toBeInstanceOf(BlobTooLargeError);
+      expect(await h.listAll()).toEqual(before);
+      await absent(key);
+    });
+
+    it('leaves nothing behind when the source fails after several MB', async () => {
+      const before = await h.listAll();
+      const key = newBlobKey();
+      const boom = new Error('connection reset mid-upload');
+      await expect(store.put(key, failingStream(11 * MiB, boom))).rejects.toBe(boom);
+      expect(await h.listAll()).toEqual(before);
+      await absent(key);
+    });
+
+    it('lets a reader stop early, and the blob can still be read and deleted', async () => {
+      const data = bytes(3 * MiB, 5);
+      const w = await store.put(newBlobKey(), streamOf(data, 64 * 1024));
+      const stream = await store.openRead(w.key);
+      const first = await new Promise<Buffer>((resolve, reject) => {
+        stream.once('data', resolve);
+        stream.once('error', reject);
+      });
+      stream.destroy();
+      expect(first.equals(data.subarray(0, first.length))).toBe(true);
+      expect((await read(w.key)).equals(data)).toBe(true);
+      await store.delete(w.key);
+      await absent(w.key);
+    });
+
     it('never replaces a blob: a second put under the same key fails and the first stays', async () => {
       const key = newBlobKey();
       const first = bytes(300, 1);
@@ -156,6 +207,13 @@ export function blobStoreContract(name: string, make: () => Promise<BlobStoreHar
       await store.delete(w.key);
       expect((await read(other.key)).length).toBe(10);
       expect(await h.listAll()).toHaveLength(1);
+    });
+
+    it('deletes a key it never stored without complaint', async () => {
+      const kept = await store.put(newBlobKey(), streamOf(bytes(10)));
+      await store.delete(newBlobKey());
+      await store.delete('00/00000000-0000-4000-8000-000000000000');
+      expect((await read(kept.key)).length).toBe(10);
     });
 
     it('reports keys it never stored as absent', async () => {

@@ -1,7 +1,9 @@
-// Runs every port contract against the PostgreSQL adapters (stores, PgTableQueue, PgRateLimiter),
+// Runs every port contract against the PostgreSQL adapters (stores, PgTableQueue, PgRateLimiter,
+// PgBlobStore),
 // each test in a schema of its own that is dropped afterwards; plus what only PostgreSQL has:
 // concurrent migrations, the full-text index layout, and an unreachable server answering 503.
 import { afterEach, describe, expect, it } from 'vitest';
+import { PgBlobStore } from '../../src/adapters/postgres/blob-store.js';
 import { PgDatabase } from '../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
 import { PgIdempotencyStore } from '../../src/adapters/postgres/idempotency-store.js';
@@ -13,6 +15,7 @@ import { PgTableQueue } from '../../src/adapters/postgres/table-queue.js';
 import { PgUsageStore } from '../../src/adapters/postgres/usage-store.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
+import { blobStoreContract } from './blob-store.contract.js';
 import type { DocumentStoreOptions } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
@@ -110,6 +113,27 @@ describeScaleOut('PostgreSQL adapters', services, () => {
     };
   });
 
+  // Default chunk rows of 1 MiB, and small ones so that every test crosses many row boundaries.
+  for (const [label, chunkBytes] of [
+    ['1 MiB chunks', undefined],
+    ['64 KiB chunks', 64 * 1024],
+  ] as const) {
+    blobStoreContract(`PgBlobStore (${label})`, async () => {
+      const { db, close } = await freshDatabase();
+      return {
+        store: new PgBlobStore(db, { chunkBytes }),
+        // One entry per blob row, complete or not (chunk rows cannot outlive theirs: a foreign key).
+        async listAll() {
+          const { rows } = await db.query<{ key: string; complete: boolean }>(
+            `SELECT key, complete FROM ${db.table('blobs')} ORDER BY key`,
+          );
+          return rows.map((r) => (r.complete ? r.key : `${r.key} (incomplete)`));
+        },
+        close,
+      };
+    });
+  }
+
   describe('PostgreSQL specifics', () => {
     const cleanups: (() => Promise<void>)[] = [];
     afterEach(async () => {
@@ -127,11 +151,12 @@ describeScaleOut('PostgreSQL adapters', services, () => {
         await dropSchema(url, schema);
       });
       const results = await Promise.all(dbs.map((db) => migratePostgres(db)));
-      expect(results.flatMap((r) => r.applied)).toEqual([PG_SCHEMA_VERSION]);
+      const versions = Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1);
+      expect(results.flatMap((r) => r.applied)).toEqual(versions);
       const { rows } = await dbs[0]!.query<{ version: number }>(
-        `SELECT version FROM ${dbs[0]!.table('schema_migrations')}`,
+        `SELECT version FROM ${dbs[0]!.table('schema_migrations')} ORDER BY version`,
       );
-      expect(rows.map((r) => r.version)).toEqual([PG_SCHEMA_VERSION]);
+      expect(rows.map((r) => r.version)).toEqual(versions);
       expect((await migratePostgres(dbs[1]!)).applied).toEqual([]);
     });
 

@@ -2,10 +2,11 @@
 // inject) for HTTP tests. With TEST_BACKEND=scale-out and DATABASE_URL/REDIS_URL set, the same
 // tests run against PostgreSQL (a fresh schema) and Redis (a fresh prefix).
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
 import type { Clock } from '../../src/domain/ports.js';
@@ -50,8 +51,14 @@ export interface Harness {
   ): Promise<LightMyRequestResponse>;
   /** Ingests text documents as `org` and returns their ids. */
   ingest(org: TestOrg, texts: string[], extra?: Record<string, unknown>): Promise<string[]>;
-  /** Every file under the blob folder, temporary ones included (to check nothing is left behind). */
-  blobFiles(): string[];
+  /**
+   * Everything the blob store holds, unfinished uploads included (to check nothing is left
+   * behind): files under the blob folder (`.part` ones are uploads in progress), or the blob rows
+   * of PostgreSQL with the bytes of their chunk rows.
+   */
+  blobObjects(): Promise<{ name: string; bytes: number; complete: boolean }[]>;
+  /** The names of blobObjects(). */
+  blobFiles(): Promise<string[]>;
   /** Polls until every document is ready or failed; returns their records. */
   waitForDone(org: TestOrg, ids: string[], timeoutMs?: number): Promise<Record<string, unknown>[]>;
   close(): Promise<void>;
@@ -100,6 +107,7 @@ export async function startHarness(
     return app.inject(inject);
   };
 
+  let blobDb: pg.Pool | undefined;
   const harness: Harness = {
     app,
     runtime,
@@ -107,7 +115,19 @@ export async function startHarness(
     orgB,
     dataDir,
     request,
-    blobFiles() {
+    async blobObjects() {
+      if (config.blobStore === 'postgres') {
+        blobDb ??= new pg.Pool({ connectionString: config.databaseUrl ?? '', max: 1 });
+        const schema = `"${config.databaseSchema}"`;
+        const { rows } = await blobDb.query<{ key: string; complete: boolean; bytes: string }>(
+          `SELECT b.key, b.complete, COALESCE(SUM(octet_length(c.data)), 0) AS bytes
+           FROM ${schema}.blobs b LEFT JOIN ${schema}.blob_chunks c USING (key)
+           GROUP BY b.key, b.complete ORDER BY b.key`,
+        );
+        return rows.map((r) => ({ name: r.key, bytes: Number(r.bytes), complete: r.complete }));
+      }
+      if (config.blobStore !== 'fs')
+        throw new Error(`the harness cannot list BLOB_STORE=${config.blobStore}`);
       const walk = (dir: string): string[] => {
         try {
           return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -117,7 +137,14 @@ export async function startHarness(
           return [];
         }
       };
-      return walk(config.blobDir);
+      return walk(config.blobDir).map((file) => ({
+        name: file,
+        bytes: statSync(file, { throwIfNoEntry: false })?.size ?? 0,
+        complete: !file.endsWith('.part'),
+      }));
+    },
+    async blobFiles() {
+      return (await harness.blobObjects()).map((o) => o.name);
     },
     async ingest(org, texts, extra = {}) {
       const res = await request('POST', '/v1/ingest', {
@@ -152,6 +179,7 @@ export async function startHarness(
       await app.close();
       await worker?.stop();
       await runtime.close();
+      await blobDb?.end();
       if (scaleOutBackend) await dropScaleOutState(env.DATABASE_SCHEMA!, env.REDIS_PREFIX!);
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -59,7 +59,7 @@ describe('edges', () => {
         expectProblem(res, 400);
         expect(res.json().detail).toMatch(/multipart/i);
         expect(await documentCount()).toBe(before);
-        expect(h.blobFiles()).toEqual([]);
+        expect(await h.blobFiles()).toEqual([]);
       });
       it(`${name} (socket, body ends with the connection)`, async () => {
         const answer = await rawExchange(
@@ -70,7 +70,7 @@ describe('edges', () => {
         );
         expect(answer).toMatch(/^HTTP\/1\.1 400 /);
         expect(answer).toMatch(/application\/problem\+json/);
-        expect(h.blobFiles()).toEqual([]);
+        expect(await h.blobFiles()).toEqual([]);
       });
     }
   });

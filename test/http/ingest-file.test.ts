@@ -152,12 +152,12 @@ describe('POST /v1/ingest/file', () => {
   });
 
   it('deleting a document removes its stored file', async () => {
-    const before = h.blobFiles().length;
+    const before = (await h.blobFiles()).length;
     const res = await upload([{ name: 'file', value: 'a file to delete', filename: 'delete-me.txt' }]);
     const [doc] = await h.waitForDone(h.orgA, res.json().document_ids);
-    expect(h.blobFiles().length).toBe(before + 1);
+    expect((await h.blobFiles()).length).toBe(before + 1);
     expect((await h.request('DELETE', `/v1/documents/${doc!.id}`)).statusCode).toBe(204);
-    expect(h.blobFiles().length).toBe(before);
+    expect((await h.blobFiles()).length).toBe(before);
   });
 
   itWithCorpus('an encrypted PDF ends failed: encrypted, and other documents carry on', async () => {
@@ -196,12 +196,12 @@ describe('POST /v1/ingest/file', () => {
   ];
   for (const [label, part] of unsupported) {
     it(`415 for ${label}, and nothing is stored`, async () => {
-      const before = h.blobFiles().length;
+      const before = (await h.blobFiles()).length;
       const res = await upload([part]);
       expect(res.statusCode).toBe(415);
       expect(res.json()).toMatchObject({ code: 'unsupported_media_type' });
       expect(res.json().detail.length).toBeGreaterThan(10);
-      expect(h.blobFiles().length).toBe(before);
+      expect((await h.blobFiles()).length).toBe(before);
     });
   }
 
@@ -245,12 +245,12 @@ describe('POST /v1/ingest/file', () => {
   ];
   for (const [label, parts] of invalid) {
     it(`400 for ${label}, and nothing is stored`, async () => {
-      const before = h.blobFiles().length;
+      const before = (await h.blobFiles()).length;
       const listBefore = (await h.request('GET', '/v1/documents?limit=100')).json().documents.length;
       const res = await upload(parts);
       expect(res.statusCode).toBe(400);
       expect(res.json().code).toBe('invalid_request');
-      expect(h.blobFiles().length).toBe(before);
+      expect((await h.blobFiles()).length).toBe(before);
       expect((await h.request('GET', '/v1/documents?limit=100')).json().documents.length).toBe(listBefore);
     });
   }
@@ -264,11 +264,11 @@ describe('POST /v1/ingest/file', () => {
     const limit = 1024 * 1024;
     const exact = await upload([{ name: 'file', value: Buffer.alloc(limit, 'a'), filename: 'exact.txt' }]);
     expect(exact.statusCode).toBe(202);
-    const before = h.blobFiles().length;
+    const before = (await h.blobFiles()).length;
     const over = await upload([{ name: 'file', value: Buffer.alloc(limit + 1, 'a'), filename: 'over.txt' }]);
     expect(over.statusCode).toBe(413);
     expect(over.json().code).toBe('payload_too_large');
-    expect(h.blobFiles().length).toBe(before);
+    expect((await h.blobFiles()).length).toBe(before);
   });
 });
 
@@ -337,23 +337,23 @@ describe('streamed uploads over a real socket', () => {
     const limit = 104_857_600;
     const exact = await streamUpload(limit);
     expect(exact.status).toBe(202);
-    const stored = h.blobFiles().length;
+    const stored = (await h.blobFiles()).length;
     const over = await streamUpload(limit + 1);
     expect(over.status).toBe(413);
-    expect(h.blobFiles().length).toBe(stored);
+    expect((await h.blobFiles()).length).toBe(stored);
     const docs = (await h.request('GET', '/v1/documents?limit=100')).json().documents;
     expect(docs).toHaveLength(1);
   });
 
   it('a client that aborts mid-upload leaves nothing behind', async () => {
-    const storedBefore = h.blobFiles().length;
+    const storedBefore = (await h.blobFiles()).length;
     const docsBefore = (await h.request('GET', '/v1/documents?limit=100')).json().documents.length;
     await streamUpload(50 * 1024 * 1024, 20 * 1024 * 1024);
     // Give the server a moment to notice the reset and clean up.
     const deadline = Date.now() + 5_000;
-    while (h.blobFiles().length !== storedBefore && Date.now() < deadline)
+    while ((await h.blobFiles()).length !== storedBefore && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
-    expect(h.blobFiles().length).toBe(storedBefore);
+    expect((await h.blobFiles()).length).toBe(storedBefore);
     expect((await h.request('GET', '/v1/documents?limit=100')).json().documents.length).toBe(docsBefore);
   });
 });

@@ -1,35 +1,19 @@
 // BlobStore on a local (or shared) folder: uploaded and downloaded files. A blob appears under
 // its key only once it is complete: bytes are streamed to a temporary name, flushed, then
 // renamed. Parsers read the file in place (withLocalFile needs no copy here).
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { access, link, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { type Readable, Transform, type TransformCallback } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BlobNotFoundError, type BlobStore, BlobTooLargeError, type BlobWrite } from '../../domain/ports.js';
+import { BlobNotFoundError, type BlobStore, type BlobWrite } from '../../domain/ports.js';
+import { ByteLimit } from './byte-limit.js';
 
 // Keys are `<2 hex>/<uuid>` (newBlobKey), never derived from user input, and checked before any
 // path is built from one, so a key read back from a database cannot point outside the folder.
 const KEY_PATTERN = /^[0-9a-f]{2}\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TEMP_DIR = '.incoming';
-
-/** Counts (and hashes) bytes as they pass, failing as soon as the limit is crossed. */
-class ByteLimit extends Transform {
-  bytes = 0;
-  readonly hash = createHash('sha256');
-
-  constructor(private readonly maxBytes: number) {
-    super();
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.bytes += chunk.length;
-    this.hash.update(chunk);
-    if (this.bytes > this.maxBytes) callback(new BlobTooLargeError(this.maxBytes));
-    else callback(null, chunk);
-  }
-}
 
 /** Filesystems without hard links (some network and FUSE mounts) answer link() with these. */
 const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);

@@ -162,6 +162,38 @@ const MIGRATIONS: readonly Migration[] = [
       }
     },
   },
+  {
+    version: 2,
+    name: 'blobs',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // PgBlobStore (BLOB_STORE=postgres): a blob is a row that turns `complete` after its last
+      // chunk row, so readers never see a partial file while the upload holds no transaction (or
+      // connection) open for its whole duration. Rows left incomplete by a process that died are
+      // swept after a day.
+      await tx.query(`
+        CREATE TABLE ${t('blobs')} (
+          key text COLLATE "C" PRIMARY KEY,
+          complete boolean NOT NULL DEFAULT false,
+          bytes bigint,
+          sha256 text,
+          chunks integer,
+          created_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX blobs_incomplete ON ${t('blobs')} (created_at) WHERE NOT complete;
+
+        CREATE TABLE ${t('blob_chunks')} (
+          key text COLLATE "C" NOT NULL REFERENCES ${t('blobs')} (key) ON DELETE CASCADE,
+          seq integer NOT NULL,
+          data bytea NOT NULL,
+          PRIMARY KEY (key, seq)
+        );
+        -- Out of line and uncompressed: PDFs and Office files are compressed already, and pglz
+        -- would spend CPU on every chunk to save nothing.
+        ALTER TABLE ${t('blob_chunks')} ALTER COLUMN data SET STORAGE EXTERNAL;
+      `);
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */
