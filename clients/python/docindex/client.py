@@ -79,10 +79,12 @@ class _Answer:
 class Client:
     """A docindex API client.
 
-    >>> client = Client(base_url="http://127.0.0.1:8080", api_key="dix_…")
-    >>> ack = client.ingest_text(["Salmon swim upstream."])
-    >>> client.wait_for_documents(ack.document_ids)
-    >>> client.query("salmon", top_k=5).results
+    ::
+
+        client = Client(base_url="http://127.0.0.1:8080", api_key="dix_…")
+        ack = client.ingest_text(["Salmon swim upstream."])
+        client.wait_for_documents(ack.document_ids)
+        client.query("salmon", top_k=5).results
     """
 
     def __init__(
@@ -337,7 +339,9 @@ class Client:
         if top_k is not None:
             body["top_k"] = top_k
         if filter is not None:
-            body["filter"] = {key: (value if isinstance(value, str) else list(value)) for key, value in filter.items()}
+            body["filter"] = {
+                key: value if isinstance(value, str) else list(value) for key, value in filter.items()
+            }
         if document_ids is not None:
             body["document_ids"] = list(document_ids)
         return QueryResponse.from_json(self._json(self._call("POST", "/v1/query", json_body=body)))
@@ -384,7 +388,10 @@ class Client:
 
         attempt = 0
         while True:
-            request = urllib.request.Request(url, data=data, headers=headers, method=method)  # type: ignore[arg-type]
+            # An iterable body is what urllib streams; its stubs only name bytes.
+            request = urllib.request.Request(
+                url, data=data, headers=headers, method=method  # type: ignore[arg-type]
+            )
             try:
                 answer = self._send(request)
             except (OSError, http.client.HTTPException) as error:
@@ -432,11 +439,13 @@ class Client:
 
 
 def _ack(answer: _Answer) -> IngestAck:
+    """An ingest's acknowledgement, marked replayed when the server says it was."""
     replayed = (answer.headers.get("Idempotent-Replayed") or "").lower() == "true"
     return IngestAck.from_json(Client._json(answer), replayed=replayed)
 
 
 def _text_document(doc: TextInput) -> Dict[str, Any]:
+    """One entry of ``documents`` in the ingest body."""
     if isinstance(doc, str):
         return {"text": doc}
     if isinstance(doc, TextDocument):
@@ -445,10 +454,12 @@ def _text_document(doc: TextInput) -> Dict[str, Any]:
 
 
 def _document_path(document_id: str) -> str:
+    """The path of one document; the id is escaped, so it can never name another route."""
     return "/v1/documents/" + urllib.parse.quote(document_id, safe="")
 
 
 def _new_key() -> str:
+    """A fresh Idempotency-Key for one ingest call (and all its retries)."""
     return str(uuid.uuid4())
 
 
@@ -474,10 +485,12 @@ def _backoff(attempt: int) -> float:
 
 
 def _jitter() -> float:
+    """Up to a quarter second added to every wait, so clients do not retry in step."""
     return random.uniform(0.0, 0.25)
 
 
 def _describe(error: BaseException) -> str:
+    """The useful part of a network failure (``ConnectionRefusedError: …``, ``timed out``)."""
     reason = getattr(error, "reason", None)
     if isinstance(error, urllib.error.URLError) and reason is not None:
         error_reason: Any = reason

@@ -41,16 +41,19 @@ USAGE = json.dumps(
 
 
 def rate_limited(seconds: str = "1") -> Reply:
+    """A 429 as docindex sends it, asking for a wait of ``seconds``."""
     return 429, [("Content-Type", "application/problem+json"), ("Retry-After", seconds)], problem(
         429, "rate_limited", "Rate limit exceeded."
     )
 
 
 def ok(body: bytes, status: int = 200) -> Reply:
+    """A JSON success."""
     return status, [("Content-Type", "application/json")], body
 
 
 def document(doc_id: str, status: str) -> Dict[str, Any]:
+    """A document status record in the API's JSON shape."""
     return {
         "id": doc_id,
         "org_id": "org_1",
@@ -179,7 +182,8 @@ class ErrorTest(unittest.TestCase):
         self.assertEqual(error.request_id, "req_local")
 
     def test_an_error_without_problem_json_is_an_invalid_response(self) -> None:
-        reply: Reply = (502, [("Content-Type", "text/html"), ("X-Request-Id", "gw-1")], b"<h1>Bad gateway</h1>")
+        headers = [("Content-Type", "text/html"), ("X-Request-Id", "gw-1")]
+        reply: Reply = (502, headers, b"<h1>Bad gateway</h1>")
         with ScriptedServer([reply]) as server:
             with self.assertRaises(DocindexError) as caught:
                 Client(base_url=server.url, api_key="dix_test").usage()
@@ -197,7 +201,8 @@ class ErrorTest(unittest.TestCase):
 
 class WaitTest(unittest.TestCase):
     def test_a_timeout_lists_the_documents_still_pending(self) -> None:
-        page = json.dumps({"documents": [document("a", "ready"), document("b", "processing")], "next_cursor": None})
+        docs = [document("a", "ready"), document("b", "processing")]
+        page = json.dumps({"documents": docs, "next_cursor": None})
         with ScriptedServer([ok(page.encode())] * 10) as server:
             client = Client(base_url=server.url, api_key="dix_test")
             with self.assertRaises(WaitTimeoutError) as caught:
@@ -235,7 +240,9 @@ class MultipartTest(unittest.TestCase):
             with open(path, "wb") as out:
                 out.write(payload)
             open_file, size, close_after = file_body_source(path)
-            body = MultipartBody([("metadata", '{"a":"b"}')], "file", "big \"report\".txt", "text/plain", open_file, size, close_after)
+            fields = [("metadata", '{"a":"b"}')]
+            name = os.path.basename(path)
+            body = MultipartBody(fields, "file", name, "text/plain", open_file, size, close_after)
             pieces = list(body)
             self.assertEqual(sum(len(piece) for piece in pieces), len(body))
             self.assertLessEqual(max(len(piece) for piece in pieces[1:-1]), CHUNK_BYTES)
@@ -253,7 +260,8 @@ class MultipartTest(unittest.TestCase):
         self.assertEqual(parts[-1], b"--\r\n")
         metadata_part, file_part = parts[1], parts[2]
         self.assertIn(b'name="metadata"\r\n\r\n{"team": "hr"}\r\n', metadata_part)
-        self.assertIn(b'name="file"; filename="big %22report%22.txt"\r\nContent-Type: text/plain\r\n\r\n', file_part)
+        head = b'name="file"; filename="big %22report%22.txt"\r\nContent-Type: text/plain\r\n\r\n'
+        self.assertIn(head, file_part)
         self.assertTrue(file_part.endswith(payload + b"\r\n"))
 
     def test_content_types_come_from_the_extension(self) -> None:
