@@ -1,0 +1,502 @@
+"""Client: a typed client for every docindex endpoint, on the standard library only.
+
+It mirrors the TypeScript client (``src/client/client.ts``): answers 429 and 503 are retried
+after the wait the server asks for (Retry-After, bounded); every ingest sends an Idempotency-Key
+(the same key on that call's retries, so a retried ingest never queues a document twice); reads,
+and ingests carrying a key, are also retried after a network failure; problem+json answers become
+:class:`~docindex.errors.DocindexError`. Uploads stream from disk.
+"""
+
+import http.client
+import json
+import os
+import random
+import socket
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from email.utils import parsedate_to_datetime
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
+
+from .errors import DocindexError, NetworkError, NotFoundError, WaitTimeoutError, error_from_response
+from .formats import content_type_for
+from .multipart import FileSource, MultipartBody, file_body_source
+from .types import (
+    Document,
+    DocumentPage,
+    IngestAck,
+    Metadata,
+    QueryFilter,
+    QueryResponse,
+    TextDocument,
+    UsageReport,
+    WaitProgress,
+)
+
+__all__ = ["Client", "MAX_IDS_PER_REQUEST"]
+
+#: Most ids one batch-status request may carry (the API's limit).
+MAX_IDS_PER_REQUEST = 100
+DEFAULT_MAX_RETRIES = 3
+DEFAULT_MAX_RETRY_DELAY = 60.0
+DEFAULT_TIMEOUT = 60.0
+MAX_POLL_INTERVAL = 2.0
+
+TextInput = Union[str, TextDocument, Mapping[str, Any]]
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """The API never redirects; following one would hand the API key to wherever it points."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        return None
+
+
+class _Answer:
+    """A response that arrived: its status, headers and whole body."""
+
+    def __init__(self, status: int, reason: str, headers: Mapping[str, str], body: bytes) -> None:
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+        self.body = body
+
+
+class Client:
+    """A docindex API client.
+
+    ::
+
+        client = Client(base_url="http://127.0.0.1:8080", api_key="dix_…")
+        ack = client.ingest_text(["Salmon swim upstream."])
+        client.wait_for_documents(ack.document_ids)
+        client.query("salmon", top_k=5).results
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retry_delay: float = DEFAULT_MAX_RETRY_DELAY,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        :param base_url: where the API is, e.g. ``http://127.0.0.1:8080`` (without ``/v1``).
+        :param api_key: an API key (``dix_…``).
+        :param max_retries: retries after a 429 or 503 (and after network errors on safe
+            requests); 3 by default.
+        :param max_retry_delay: the longest wait, in seconds, the client accepts before a retry;
+            a longer Retry-After fails at once. 60 by default.
+        :param timeout: seconds a connection may stay silent before the request fails.
+        """
+        if not api_key:
+            raise ValueError("Client needs an api_key")
+        parsed = urllib.parse.urlsplit(base_url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError("base_url must be an http(s) URL, got {!r}".format(base_url))
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self.max_retries = max_retries
+        self.max_retry_delay = max_retry_delay
+        self.timeout = timeout
+        self._opener = urllib.request.build_opener(_NoRedirects())
+
+    def __repr__(self) -> str:
+        # Never the key.
+        return "Client(base_url={!r})".format(self.base_url)
+
+    # Ingest -------------------------------------------------------------------------------------
+
+    def ingest_text(
+        self,
+        documents: Sequence[TextInput],
+        *,
+        chunk_size: Optional[int] = None,
+        chunk_overlap: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> IngestAck:
+        """Queues up to 50 text documents (``POST /v1/ingest``).
+
+        Each document is a string, a :class:`TextDocument`, or a ``{"text", "metadata"}`` dict.
+        ``chunk_size`` is 128–4096 tokens (server default 512), ``chunk_overlap`` 0–512 and below
+        ``chunk_size`` (default 64). ``idempotency_key`` defaults to a random UUID.
+        """
+        body: Dict[str, Any] = {"documents": [_text_document(doc) for doc in documents]}
+        if chunk_size is not None:
+            body["chunk_size"] = chunk_size
+        if chunk_overlap is not None:
+            body["chunk_overlap"] = chunk_overlap
+        answer = self._call(
+            "POST", "/v1/ingest", json_body=body, idempotency_key=idempotency_key or _new_key()
+        )
+        return _ack(answer)
+
+    def ingest_file(
+        self,
+        file: FileSource,
+        *,
+        metadata: Optional[Metadata] = None,
+        filename: Optional[str] = None,
+        content_type: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> IngestAck:
+        """Uploads one file (``POST /v1/ingest/file``), streamed from disk, not read into memory.
+
+        ``file`` is a path or a seekable binary file object. ``filename`` (the name the server
+        records) defaults to the path's basename; ``content_type`` to the one its extension
+        names (.pdf, .docx, .txt, .md, .html/.htm).
+        """
+        if filename is None:
+            name = os.fspath(file) if isinstance(file, (str, os.PathLike)) else getattr(file, "name", None)
+            if not isinstance(name, str) or not name:
+                raise ValueError("ingest_file needs a filename for a file object without a name")
+            filename = os.path.basename(name)
+        open_file, size, close_after = file_body_source(file)
+        fields: List[Tuple[str, str]] = []
+        if metadata is not None:
+            fields.append(("metadata", json.dumps(dict(metadata), ensure_ascii=False)))
+        body = MultipartBody(
+            fields,
+            "file",
+            filename,
+            content_type or content_type_for(filename),
+            open_file,
+            size,
+            close_after,
+        )
+        answer = self._call(
+            "POST", "/v1/ingest/file", body=body, idempotency_key=idempotency_key or _new_key()
+        )
+        return _ack(answer)
+
+    def ingest_url(
+        self,
+        url: str,
+        metadata: Optional[Metadata] = None,
+        *,
+        idempotency_key: Optional[str] = None,
+    ) -> IngestAck:
+        """Queues a public or pre-signed http(s) URL for the service to download (``POST /v1/ingest/url``).
+
+        Non-public addresses (loopback, private networks) are refused with a 400.
+        """
+        body: Dict[str, Any] = {"url": url}
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
+        answer = self._call(
+            "POST", "/v1/ingest/url", json_body=body, idempotency_key=idempotency_key or _new_key()
+        )
+        return _ack(answer)
+
+    # Documents ----------------------------------------------------------------------------------
+
+    def get_document(self, document_id: str) -> Document:
+        """A document's status record (``GET /v1/documents/{id}``); 404 NotFoundError if unknown."""
+        return Document.from_json(self._json(self._call("GET", _document_path(document_id))))
+
+    def list_documents(
+        self,
+        *,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+        status: Optional[str] = None,
+        ids: Optional[Sequence[str]] = None,
+        content_sha256: Optional[str] = None,
+    ) -> DocumentPage:
+        """One page of documents, newest first (``GET /v1/documents``).
+
+        ``limit`` 1–100 (server default 20); ``cursor`` is a previous page's ``next_cursor``;
+        ``status`` one of queued, processing, ready, failed; ``ids`` the batch status of up to
+        100 documents (unknown ids are absent); ``content_sha256`` finds documents with the same
+        extracted text.
+        """
+        if ids is not None and not 0 < len(ids) <= MAX_IDS_PER_REQUEST:
+            raise ValueError(
+                "ids must list 1 to {} documents; use get_documents for more".format(MAX_IDS_PER_REQUEST)
+            )
+        query: Dict[str, Optional[str]] = {
+            "limit": None if limit is None else str(limit),
+            "cursor": cursor,
+            "status": status,
+            "ids": None if ids is None else ",".join(ids),
+            "content_sha256": content_sha256,
+        }
+        return DocumentPage.from_json(self._json(self._call("GET", "/v1/documents", query=query)))
+
+    def iterate_documents(
+        self,
+        *,
+        status: Optional[str] = None,
+        page_size: int = MAX_IDS_PER_REQUEST,
+    ) -> Iterator[Document]:
+        """Every document (optionally of one status), newest first, following cursors page by page."""
+        cursor: Optional[str] = None
+        while True:
+            page = self.list_documents(limit=page_size, cursor=cursor, status=status)
+            for doc in page.documents:
+                yield doc
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    def get_documents(self, ids: Iterable[str]) -> List[Document]:
+        """The status of any number of documents, in the order asked, one request per 100 ids.
+
+        Unknown ids (or another organisation's) are left out.
+        """
+        unique = list(dict.fromkeys(ids))
+        found: Dict[str, Document] = {}
+        for start in range(0, len(unique), MAX_IDS_PER_REQUEST):
+            batch = unique[start : start + MAX_IDS_PER_REQUEST]
+            for doc in self.list_documents(ids=batch, limit=MAX_IDS_PER_REQUEST).documents:
+                found[doc.id] = doc
+        return [found[doc_id] for doc_id in unique if doc_id in found]
+
+    def delete_document(self, document_id: str) -> None:
+        """Deletes a document (``DELETE /v1/documents/{id}``); its chunks stop matching at once."""
+        self._call("DELETE", _document_path(document_id))
+
+    def wait_for_documents(
+        self,
+        ids: Iterable[str],
+        *,
+        timeout: float = 600.0,
+        poll_interval: float = 0.25,
+        on_progress: Optional[Callable[[WaitProgress], None]] = None,
+    ) -> List[Document]:
+        """Polls batch status until every document is ``ready`` or ``failed``; returns their records.
+
+        One request per 100 documents per poll; the interval starts at ``poll_interval`` seconds
+        and grows to 2 s. Raises :class:`WaitTimeoutError` (listing the pending ids) after
+        ``timeout`` seconds, and a 404 :class:`NotFoundError` if a document is unknown or is
+        deleted while waiting. ``on_progress`` is called after every poll.
+        """
+        deadline = time.monotonic() + timeout
+        unique = list(dict.fromkeys(ids))
+        latest: Dict[str, Document] = {}
+        interval = poll_interval
+        while True:
+            pending = [doc_id for doc_id in unique if doc_id not in latest or not latest[doc_id].done]
+            records = self.get_documents(pending)
+            for doc in records:
+                latest[doc.id] = doc
+            seen = {doc.id for doc in records}
+            missing = [doc_id for doc_id in pending if doc_id not in seen]
+            if missing:
+                raise NotFoundError(
+                    status=404,
+                    code="not_found",
+                    title="Not Found",
+                    detail="No document with id {} (unknown, or deleted while waiting).".format(
+                        ", ".join(missing)
+                    ),
+                )
+            documents = [latest[doc_id] for doc_id in unique]
+            if on_progress is not None:
+                on_progress(WaitProgress.of(documents))
+            if all(doc.done for doc in documents):
+                return documents
+            if time.monotonic() + interval > deadline:
+                raise WaitTimeoutError([doc.id for doc in documents if not doc.done], documents, timeout)
+            time.sleep(interval)
+            interval = min(MAX_POLL_INTERVAL, interval * 1.5)
+
+    #: The name the task list and docs use for ``wait_for_documents``.
+    wait_ready = wait_for_documents
+
+    # Query and usage ----------------------------------------------------------------------------
+
+    def query(
+        self,
+        text: str,
+        *,
+        top_k: Optional[int] = None,
+        filter: Optional[QueryFilter] = None,
+        document_ids: Optional[Sequence[str]] = None,
+    ) -> QueryResponse:
+        """BM25-ranked chunks (``POST /v1/query``); each successful query counts towards usage.
+
+        ``top_k`` 1–100 (server default 10); ``filter`` maps a metadata key to a value or a list
+        of accepted values (every key must match); ``document_ids`` limits the search.
+        """
+        body: Dict[str, Any] = {"query": text}
+        if top_k is not None:
+            body["top_k"] = top_k
+        if filter is not None:
+            body["filter"] = {
+                key: value if isinstance(value, str) else list(value) for key, value in filter.items()
+            }
+        if document_ids is not None:
+            body["document_ids"] = list(document_ids)
+        return QueryResponse.from_json(self._json(self._call("POST", "/v1/query", json_body=body)))
+
+    def usage(self) -> UsageReport:
+        """Queries per UTC day for the last 30 days (today first) and the rate limit (``GET /v1/usage``)."""
+        return UsageReport.from_json(self._json(self._call("GET", "/v1/usage")))
+
+    # Transport ----------------------------------------------------------------------------------
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Optional[Mapping[str, Optional[str]]] = None,
+        json_body: Any = None,
+        body: Optional[MultipartBody] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> _Answer:
+        url = self.base_url + path
+        params = [(name, value) for name, value in (query or {}).items() if value is not None]
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        headers = {
+            "Authorization": "Bearer " + self._api_key,
+            "Accept": "application/json, application/problem+json",
+            "User-Agent": "docindex-python/0.1",
+        }
+        data: Optional[Union[bytes, MultipartBody]] = None
+        if json_body is not None:
+            data = json.dumps(json_body, ensure_ascii=False).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        elif body is not None:
+            data = body
+            headers["Content-Type"] = body.content_type
+        if data is not None:
+            headers["Content-Length"] = str(len(data))
+        if idempotency_key is not None:
+            headers["Idempotency-Key"] = idempotency_key
+        # Safe to resend after a lost answer: reads, and writes the server recognises by key.
+        resendable = method == "GET" or idempotency_key is not None
+        where = self.base_url + path
+
+        attempt = 0
+        while True:
+            # An iterable body is what urllib streams; its stubs only name bytes.
+            request = urllib.request.Request(
+                url, data=data, headers=headers, method=method  # type: ignore[arg-type]
+            )
+            try:
+                answer = self._send(request)
+            except (OSError, http.client.HTTPException) as error:
+                if resendable and attempt < self.max_retries:
+                    time.sleep(_backoff(attempt))
+                    attempt += 1
+                    continue
+                raise NetworkError(where, _describe(error)) from error
+            if 200 <= answer.status < 300:
+                return answer
+            retry_after = parse_retry_after(answer.headers.get("Retry-After"))
+            if answer.status in (429, 503) and attempt < self.max_retries:
+                wait = _backoff(attempt) if retry_after is None else retry_after + _jitter()
+                if wait <= self.max_retry_delay:
+                    time.sleep(wait)
+                    attempt += 1
+                    continue
+            raise error_from_response(answer.status, answer.reason, answer.body, answer.headers, retry_after)
+
+    def _send(self, request: urllib.request.Request) -> _Answer:
+        try:
+            with self._opener.open(request, timeout=self.timeout) as response:
+                return _Answer(response.status, response.reason, response.headers, response.read())
+        except urllib.error.HTTPError as error:
+            # An error status is an answer, not a failure to reach the server.
+            try:
+                body = error.read()
+            except (OSError, http.client.HTTPException):
+                body = b""
+            finally:
+                error.close()
+            return _Answer(error.code, str(error.reason), error.headers, body)
+
+    @staticmethod
+    def _json(answer: _Answer) -> Any:
+        try:
+            return json.loads(answer.body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as error:
+            raise DocindexError(
+                status=answer.status,
+                code="invalid_response",
+                title="Invalid response",
+                detail="The server answered {} with a body that is not JSON.".format(answer.status),
+            ) from error
+
+
+def _ack(answer: _Answer) -> IngestAck:
+    """An ingest's acknowledgement, marked replayed when the server says it was."""
+    replayed = (answer.headers.get("Idempotent-Replayed") or "").lower() == "true"
+    return IngestAck.from_json(Client._json(answer), replayed=replayed)
+
+
+def _text_document(doc: TextInput) -> Dict[str, Any]:
+    """One entry of ``documents`` in the ingest body."""
+    if isinstance(doc, str):
+        return {"text": doc}
+    if isinstance(doc, TextDocument):
+        return doc.to_json()
+    return dict(doc)
+
+
+def _document_path(document_id: str) -> str:
+    """The path of one document; the id is escaped, so it can never name another route."""
+    return "/v1/documents/" + urllib.parse.quote(document_id, safe="")
+
+
+def _new_key() -> str:
+    """A fresh Idempotency-Key for one ingest call (and all its retries)."""
+    return str(uuid.uuid4())
+
+
+def parse_retry_after(value: Optional[str]) -> Optional[float]:
+    """Retry-After as seconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3); None if absent."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        at = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if at is None:
+        return None
+    return max(0.0, at.timestamp() - time.time())
+
+
+def _backoff(attempt: int) -> float:
+    """Without Retry-After: 0.5 s, 1 s, 2 s… (at most 8 s) with jitter, so clients do not retry in step."""
+    return min(8.0, 0.5 * 2**attempt) + _jitter()
+
+
+def _jitter() -> float:
+    """Up to a quarter second added to every wait, so clients do not retry in step."""
+    return random.uniform(0.0, 0.25)
+
+
+def _describe(error: BaseException) -> str:
+    """The useful part of a network failure (``ConnectionRefusedError: …``, ``timed out``)."""
+    reason = getattr(error, "reason", None)
+    if isinstance(error, urllib.error.URLError) and reason is not None:
+        error_reason: Any = reason
+        if isinstance(error_reason, BaseException):
+            return _describe(error_reason)
+        return str(error_reason)
+    if isinstance(error, socket.timeout):
+        return "timed out"
+    return "{}: {}".format(type(error).__name__, error) if str(error) else type(error).__name__

@@ -1,0 +1,275 @@
+"""The API's answers as typed dataclasses, parsed from the JSON the server returns.
+
+Each ``from_json`` reads the fields it knows and ignores the rest, so a newer server that adds
+fields does not break an older client. Field names are the API's own (snake_case already).
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Union
+
+# The four processing states of a document: queued → processing → ready | failed.
+DocumentStatus = str
+Metadata = Dict[str, str]
+#: Metadata key → accepted value, or a list of accepted values; every key must match.
+QueryFilter = Mapping[str, Union[str, List[str]]]
+
+DONE_STATUSES = ("ready", "failed")
+
+
+def _opt_str(value: Any) -> Optional[str]:
+    return None if value is None else str(value)
+
+
+def _opt_int(value: Any) -> Optional[int]:
+    return None if value is None else int(value)
+
+
+def _metadata(value: Any) -> Metadata:
+    if not isinstance(value, dict):
+        return {}
+    return {str(key): str(item) for key, item in value.items()}
+
+
+@dataclass(frozen=True)
+class TextDocument:
+    """One document of a JSON text ingest (``POST /v1/ingest``)."""
+
+    text: str
+    metadata: Metadata = field(default_factory=dict)
+
+    def to_json(self) -> Dict[str, Any]:
+        """The request body's form of this document."""
+        body: Dict[str, Any] = {"text": self.text}
+        if self.metadata:
+            body["metadata"] = dict(self.metadata)
+        return body
+
+
+@dataclass(frozen=True)
+class IngestAck:
+    """The 202 answer of every ingest operation."""
+
+    status: str
+    org_id: str
+    queued: int
+    document_ids: List[str]
+    #: True when the server replayed the first answer to this Idempotency-Key.
+    replayed: bool = False
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], replayed: bool = False) -> "IngestAck":
+        """Parses the acknowledgement; ``replayed`` comes from the Idempotent-Replayed header."""
+        return cls(
+            status=str(data.get("status", "")),
+            org_id=str(data.get("org_id", "")),
+            queued=int(data.get("queued", 0)),
+            document_ids=[str(item) for item in data.get("document_ids", [])],
+            replayed=replayed,
+        )
+
+
+@dataclass(frozen=True)
+class DocumentSource:
+    """Where a document came from: ``text``, ``file`` or ``url``."""
+
+    type: str
+    filename: Optional[str] = None
+    #: The URL without its query string.
+    url: Optional[str] = None
+    content_type: Optional[str] = None
+    bytes: Optional[int] = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "DocumentSource":
+        """Parses a document's ``source`` object."""
+        return cls(
+            type=str(data.get("type", "")),
+            filename=_opt_str(data.get("filename")),
+            url=_opt_str(data.get("url")),
+            content_type=_opt_str(data.get("content_type")),
+            bytes=_opt_int(data.get("bytes")),
+        )
+
+
+@dataclass(frozen=True)
+class DocumentError:
+    """Why a document ended ``failed`` (``url_unreachable``, ``corrupt``, …)."""
+
+    code: str
+    message: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "DocumentError":
+        """Parses a document's ``error`` object."""
+        return cls(code=str(data.get("code", "")), message=str(data.get("message", "")))
+
+
+@dataclass(frozen=True)
+class Document:
+    """A document's status record (``GET /v1/documents/{id}``)."""
+
+    id: str
+    org_id: str
+    status: DocumentStatus
+    source: DocumentSource
+    metadata: Metadata
+    chunk_size: int
+    chunk_overlap: int
+    tokenizer: str
+    chunk_count: Optional[int]
+    token_count: Optional[int]
+    #: SHA-256 of the extracted text, once ready.
+    content_sha256: Optional[str]
+    error: Optional[DocumentError]
+    attempts: int
+    #: ISO 8601 timestamps, as the server sent them.
+    created_at: str
+    updated_at: str
+
+    @property
+    def done(self) -> bool:
+        """True once the document is ``ready`` or ``failed``: it will not change by itself."""
+        return self.status in DONE_STATUSES
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Document":
+        """Parses a status record."""
+        error = data.get("error")
+        return cls(
+            id=str(data.get("id", "")),
+            org_id=str(data.get("org_id", "")),
+            status=str(data.get("status", "")),
+            source=DocumentSource.from_json(data.get("source") or {}),
+            metadata=_metadata(data.get("metadata")),
+            chunk_size=int(data.get("chunk_size", 0)),
+            chunk_overlap=int(data.get("chunk_overlap", 0)),
+            tokenizer=str(data.get("tokenizer", "")),
+            chunk_count=_opt_int(data.get("chunk_count")),
+            token_count=_opt_int(data.get("token_count")),
+            content_sha256=_opt_str(data.get("content_sha256")),
+            error=DocumentError.from_json(error) if isinstance(error, dict) else None,
+            attempts=int(data.get("attempts", 0)),
+            created_at=str(data.get("created_at", "")),
+            updated_at=str(data.get("updated_at", "")),
+        )
+
+
+@dataclass(frozen=True)
+class DocumentPage:
+    """One page of ``GET /v1/documents``; ``next_cursor`` is None on the last page."""
+
+    documents: List[Document]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "DocumentPage":
+        """Parses a page of documents."""
+        return cls(
+            documents=[Document.from_json(item) for item in data.get("documents", [])],
+            next_cursor=_opt_str(data.get("next_cursor")),
+        )
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """One ranked chunk of a query's answer; page numbers only for paged formats (PDF)."""
+
+    document_id: str
+    chunk_index: int
+    text: str
+    score: float
+    metadata: Metadata
+    page_start: Optional[int] = None
+    page_end: Optional[int] = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "QueryResult":
+        """Parses one result."""
+        return cls(
+            document_id=str(data.get("document_id", "")),
+            chunk_index=int(data.get("chunk_index", 0)),
+            text=str(data.get("text", "")),
+            score=float(data.get("score", 0.0)),
+            metadata=_metadata(data.get("metadata")),
+            page_start=_opt_int(data.get("page_start")),
+            page_end=_opt_int(data.get("page_end")),
+        )
+
+
+@dataclass(frozen=True)
+class QueryResponse:
+    """The answer of ``POST /v1/query``: BM25-ranked chunks, best first."""
+
+    org_id: str
+    results: List[QueryResult]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "QueryResponse":
+        """Parses a query's answer."""
+        return cls(
+            org_id=str(data.get("org_id", "")),
+            results=[QueryResult.from_json(item) for item in data.get("results", [])],
+        )
+
+
+@dataclass(frozen=True)
+class UsageDay:
+    """Queries on one UTC day (``date`` is YYYY-MM-DD)."""
+
+    date: str
+    count: int
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    """``GET /v1/usage``: queries per UTC day over 30 days (today first) and the rate limit."""
+
+    org_id: str
+    period_days: int
+    total_queries: int
+    daily: List[UsageDay]
+    rate_limit_rpm: int
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "UsageReport":
+        """Parses a usage report."""
+        return cls(
+            org_id=str(data.get("org_id", "")),
+            period_days=int(data.get("period_days", 0)),
+            total_queries=int(data.get("total_queries", 0)),
+            daily=[
+                UsageDay(date=str(day.get("date", "")), count=int(day.get("count", 0)))
+                for day in data.get("daily", [])
+            ],
+            rate_limit_rpm=int(data.get("rate_limit_rpm", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One validation problem: a JSON Pointer into the request and what is wrong there."""
+
+    pointer: str
+    message: str
+
+
+@dataclass(frozen=True)
+class WaitProgress:
+    """What ``wait_for_documents`` reports after every poll."""
+
+    total: int
+    queued: int
+    processing: int
+    ready: int
+    failed: int
+    #: The latest status of every document, in the order asked.
+    documents: List[Document]
+
+    @classmethod
+    def of(cls, documents: List[Document]) -> "WaitProgress":
+        """Counts the documents by status."""
+        counts = {"queued": 0, "processing": 0, "ready": 0, "failed": 0}
+        for doc in documents:
+            if doc.status in counts:
+                counts[doc.status] += 1
+        return cls(total=len(documents), documents=documents, **counts)

@@ -1,0 +1,324 @@
+"""The client against a real docindex server (DOCINDEX_URL, DOCINDEX_API_KEY).
+
+Every test tags what it ingests with its own metadata value, so tests sharing the organisation
+do not see each other's documents in queries.
+"""
+
+import os
+import tempfile
+import time
+import unittest
+import uuid
+from typing import Optional
+
+from docindex import (
+    Client,
+    DocindexError,
+    Document,
+    InvalidRequestError,
+    NotFoundError,
+    RateLimitedError,
+    TextDocument,
+    UnauthorizedError,
+)
+
+from .support import REPO_ROOT, live_client, run_tag
+
+WAIT_SECONDS = 60.0
+# More than twice the rate-limited organisation's allowance (the CI script gives it 3 a minute).
+MAX_LIMITED_REQUESTS = 25
+
+
+class IngestAndQueryTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = live_client()
+
+    def test_ingested_text_is_found_by_query_once_ready(self) -> None:
+        tag = run_tag()
+        ack = self.client.ingest_text(
+            [
+                TextDocument("Salmon swim upstream to spawn in the river of their birth.", {"run": tag}),
+                {"text": "Barn owls hunt voles at night over open fields.", "metadata": {"run": tag}},
+            ],
+            chunk_size=256,
+            chunk_overlap=32,
+        )
+        self.assertEqual(ack.status, "accepted")
+        self.assertEqual(ack.queued, 2)
+        self.assertEqual(len(ack.document_ids), 2)
+        self.assertFalse(ack.replayed)
+
+        docs = self.client.wait_ready(ack.document_ids, timeout=WAIT_SECONDS, poll_interval=0.1)
+        self.assertEqual([doc.id for doc in docs], ack.document_ids)
+        self.assertEqual({doc.status for doc in docs}, {"ready"})
+        self.assertEqual(docs[0].chunk_size, 256)
+        self.assertEqual(docs[0].chunk_overlap, 32)
+        self.assertEqual(docs[0].source.type, "text")
+        self.assertEqual(docs[0].metadata, {"run": tag})
+        self.assertEqual(len(docs[0].content_sha256 or ""), 64)
+
+        answer = self.client.query("salmon spawn", top_k=5, filter={"run": tag})
+        self.assertEqual(answer.org_id, ack.org_id)
+        self.assertEqual([hit.document_id for hit in answer.results], [ack.document_ids[0]])
+        hit = answer.results[0]
+        self.assertIn("Salmon swim upstream", hit.text)
+        self.assertGreater(hit.score, 0)
+        self.assertEqual(hit.metadata, {"run": tag})
+
+        # A filter with a list of values, and document_ids, narrow the same search.
+        both = self.client.query("owls salmon", filter={"run": [tag, "other"]})
+        self.assertEqual({hit.document_id for hit in both.results}, set(ack.document_ids))
+        only_owls = self.client.query("owls salmon", document_ids=[ack.document_ids[1]])
+        self.assertEqual([hit.document_id for hit in only_owls.results], [ack.document_ids[1]])
+
+    def test_wait_reports_progress(self) -> None:
+        ack = self.client.ingest_text(["progress " + run_tag()])
+        seen = []
+        docs = self.client.wait_for_documents(ack.document_ids, timeout=WAIT_SECONDS, on_progress=seen.append)
+        self.assertEqual(docs[0].status, "ready")
+        self.assertEqual((seen[-1].total, seen[-1].ready), (1, 1))
+        self.assertEqual(seen[-1].documents, docs)
+
+    def test_waiting_for_an_unknown_document_is_a_404(self) -> None:
+        with self.assertRaises(NotFoundError) as caught:
+            self.client.wait_for_documents([str(uuid.uuid4())], timeout=5)
+        self.assertEqual(caught.exception.status, 404)
+
+
+class FileUploadTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = live_client()
+
+    def _upload(self, path: str, tag: str, **options: str) -> Document:
+        ack = self.client.ingest_file(path, metadata={"run": tag}, **options)
+        self.assertEqual(ack.queued, 1)
+        (doc,) = self.client.wait_ready(ack.document_ids, timeout=WAIT_SECONDS)
+        return doc
+
+    def test_text_and_markdown_files_are_uploaded_and_searchable(self) -> None:
+        tag = run_tag()
+        with tempfile.TemporaryDirectory() as folder:
+            txt = os.path.join(folder, "kestrels.txt")
+            with open(txt, "w", encoding="utf-8") as out:
+                # Larger than one streamed chunk, so the body really goes out in pieces.
+                out.write("Kestrels hover over motorway verges. " * 20000)
+            md = os.path.join(folder, "Notes ü.md")
+            with open(md, "w", encoding="utf-8") as out:
+                out.write("# Herons\n\nGrey herons stand still in shallow water.\n")
+
+            doc = self._upload(txt, tag)
+            self.assertEqual(doc.status, "ready", doc.error)
+            self.assertEqual(doc.source.type, "file")
+            self.assertEqual(doc.source.filename, "kestrels.txt")
+            self.assertEqual(doc.source.content_type, "text/plain")
+            self.assertEqual(doc.source.bytes, os.path.getsize(txt))
+            self.assertEqual(doc.metadata, {"run": tag})
+
+            doc = self._upload(md, tag)
+            self.assertEqual(doc.status, "ready", doc.error)
+            self.assertEqual(doc.source.filename, "Notes ü.md")
+            self.assertEqual(doc.source.content_type, "text/markdown")
+
+        hits = self.client.query("grey herons", filter={"run": tag}).results
+        self.assertEqual([hit.document_id for hit in hits], [doc.id])
+
+    def test_the_repository_pdf_is_extracted_with_pages(self) -> None:
+        tag = run_tag()
+        pdf = os.path.join(REPO_ROOT, "test", "fixtures", "extract", "hyphenation.pdf")
+        if not os.path.exists(pdf):
+            self.skipTest("not in a docindex checkout: {} is missing".format(pdf))
+        doc = self._upload(pdf, tag)
+        self.assertEqual(doc.status, "ready", doc.error)
+        self.assertEqual(doc.source.content_type, "application/pdf")
+        self.assertEqual(doc.source.bytes, os.path.getsize(pdf))
+        self.assertGreater(doc.chunk_count or 0, 0)
+        # The fixture's marker sentence for its second page (test/fixtures/extract/hyphenation.ms).
+        hits = self.client.query("delta echo foxtrot", filter={"run": tag}).results
+        self.assertEqual([hit.document_id for hit in hits], [doc.id])
+        self.assertIn("foxtrot", hits[0].text)
+        self.assertLessEqual(hits[0].page_start or 0, 2)
+        self.assertGreaterEqual(hits[0].page_end or 0, 2)
+
+    def test_a_file_object_is_uploaded_under_the_name_given(self) -> None:
+        tag = run_tag()
+        with tempfile.TemporaryFile() as handle:
+            handle.write(b"Puffins nest in burrows on sea cliffs.")
+            handle.seek(0)
+            ack = self.client.ingest_file(handle, filename="puffins.txt", metadata={"run": tag})
+        (doc,) = self.client.wait_ready(ack.document_ids, timeout=WAIT_SECONDS)
+        self.assertEqual(doc.status, "ready", doc.error)
+        self.assertEqual(doc.source.filename, "puffins.txt")
+
+    def test_an_unsupported_file_is_refused(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "data.bin")
+            with open(path, "wb") as out:
+                out.write(b"\x00\x01\x02 not a document")
+            with self.assertRaises(DocindexError) as caught:
+                self.client.ingest_file(path)
+        self.assertEqual(caught.exception.status, 415)
+        self.assertEqual(caught.exception.code, "unsupported_media_type")
+
+
+class UrlIngestTest(unittest.TestCase):
+    def test_a_loopback_url_is_refused_by_the_ssrf_policy(self) -> None:
+        client = live_client()
+        with self.assertRaises(InvalidRequestError) as caught:
+            client.ingest_url("http://127.0.0.1:9/report.pdf", {"run": run_tag()})
+        error = caught.exception
+        self.assertIsInstance(error, DocindexError)
+        self.assertEqual(error.status, 400)
+        self.assertEqual(error.code, "invalid_request")
+        self.assertEqual([field.pointer for field in error.errors], ["/url"])
+        self.assertTrue((error.request_id or "").startswith("req_"), error.request_id)
+        self.assertIn("public", error.detail)
+
+
+class DocumentsTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = live_client()
+
+    def test_list_pages_through_documents_newest_first(self) -> None:
+        ack = self.client.ingest_text(["page {} {}".format(n, run_tag()) for n in range(5)])
+        self.client.wait_ready(ack.document_ids, timeout=WAIT_SECONDS)
+
+        first = self.client.list_documents(limit=2)
+        self.assertEqual(len(first.documents), 2)
+        self.assertIsNotNone(first.next_cursor)
+        second = self.client.list_documents(limit=2, cursor=first.next_cursor)
+        self.assertEqual(len(second.documents), 2)
+        self.assertFalse({d.id for d in first.documents} & {d.id for d in second.documents})
+
+        listed = [doc.id for doc in self.client.iterate_documents(page_size=3)]
+        self.assertEqual(len(listed), len(set(listed)))
+        self.assertTrue(set(ack.document_ids) <= set(listed))
+        # One request ingested them together; newest first keeps them next to each other.
+        positions = sorted(listed.index(doc_id) for doc_id in ack.document_ids)
+        self.assertEqual(positions, list(range(positions[0], positions[0] + 5)))
+
+        ready = self.client.list_documents(status="ready", limit=100).documents
+        self.assertTrue(all(doc.status == "ready" for doc in ready))
+
+    def test_get_batch_status_and_content_hash(self) -> None:
+        text = "batch status " + run_tag()
+        ack = self.client.ingest_text([text, text + " other"])
+        docs = self.client.wait_ready(ack.document_ids, timeout=WAIT_SECONDS)
+
+        doc = self.client.get_document(ack.document_ids[0])
+        self.assertEqual(doc, docs[0])
+
+        # More ids than one request may carry: two requests, order kept, unknown ids left out.
+        unknown = [str(uuid.uuid4()) for _ in range(150)]
+        asked = unknown[:70] + [ack.document_ids[1]] + unknown[70:] + [ack.document_ids[0]]
+        found = self.client.get_documents(asked)
+        self.assertEqual([d.id for d in found], [ack.document_ids[1], ack.document_ids[0]])
+
+        page = self.client.list_documents(ids=ack.document_ids)
+        self.assertEqual({d.id for d in page.documents}, set(ack.document_ids))
+        with self.assertRaises(ValueError):
+            self.client.list_documents(ids=unknown[:101])
+
+        same = self.client.list_documents(content_sha256=docs[0].content_sha256)
+        self.assertEqual([d.id for d in same.documents], [ack.document_ids[0]])
+
+    def test_a_deleted_document_is_a_404_with_a_request_id(self) -> None:
+        ack = self.client.ingest_text(["to be deleted " + run_tag()])
+        self.client.wait_ready(ack.document_ids, timeout=WAIT_SECONDS)
+        self.assertIsNone(self.client.delete_document(ack.document_ids[0]))
+        with self.assertRaises(NotFoundError) as caught:
+            self.client.get_document(ack.document_ids[0])
+        error = caught.exception
+        self.assertEqual(error.status, 404)
+        self.assertEqual(error.code, "not_found")
+        self.assertTrue((error.request_id or "").startswith("req_"), error.request_id)
+        self.assertIn("404 not_found", str(error))
+        with self.assertRaises(NotFoundError):
+            self.client.delete_document(ack.document_ids[0])
+
+
+class UsageTest(unittest.TestCase):
+    def test_usage_counts_todays_queries(self) -> None:
+        client = live_client()
+        before = client.usage()
+        client.query("usage " + run_tag())
+        after = client.usage()
+        self.assertEqual(after.period_days, 30)
+        self.assertEqual(len(after.daily), 30)
+        self.assertEqual(after.daily[0].date, time.strftime("%Y-%m-%d", time.gmtime()))
+        self.assertGreater(after.rate_limit_rpm, 0)
+        # Other tests may query meanwhile; ours counts at least once.
+        self.assertGreaterEqual(after.total_queries, before.total_queries + 1)
+        self.assertGreaterEqual(after.daily[0].count, before.daily[0].count + 1)
+
+
+class IdempotencyTest(unittest.TestCase):
+    def test_the_same_key_replays_the_same_ids(self) -> None:
+        client = live_client()
+        key = "py-test-" + uuid.uuid4().hex
+        text = ["idempotent " + run_tag()]
+        first = client.ingest_text(text, idempotency_key=key)
+        second = client.ingest_text(text, idempotency_key=key)
+        self.assertEqual(second.document_ids, first.document_ids)
+        self.assertFalse(first.replayed)
+        self.assertTrue(second.replayed)
+
+        with self.assertRaises(DocindexError) as caught:
+            client.ingest_text(["something else"], idempotency_key=key)
+        self.assertEqual(caught.exception.status, 422)
+        self.assertEqual(caught.exception.code, "idempotency_key_reused")
+
+        # Without a key of the caller's, every call gets its own: two documents, not one.
+        third = client.ingest_text(text)
+        fourth = client.ingest_text(text)
+        self.assertNotEqual(third.document_ids, fourth.document_ids)
+
+
+class AuthenticationTest(unittest.TestCase):
+    def test_a_bad_api_key_is_a_401(self) -> None:
+        good = live_client()
+        client = Client(base_url=good.base_url, api_key="dix_not_a_real_key")
+        with self.assertRaises(UnauthorizedError) as caught:
+            client.usage()
+        self.assertEqual(caught.exception.status, 401)
+        self.assertEqual(caught.exception.code, "unauthorized")
+        self.assertTrue((caught.exception.request_id or "").startswith("req_"))
+
+
+class RateLimitTest(unittest.TestCase):
+    """Needs a second key whose organisation allows a few requests a minute
+    (DOCINDEX_RATE_LIMITED_API_KEY; the CI script creates one)."""
+
+    def test_a_spent_rate_limit_is_a_429_with_retry_after(self) -> None:
+        base = live_client()
+        key = os.environ.get("DOCINDEX_RATE_LIMITED_API_KEY")
+        if not key:
+            if os.environ.get("REQUIRE_PYTHON_CLIENT_TESTS") == "1":
+                self.fail("DOCINDEX_RATE_LIMITED_API_KEY is not set (REQUIRE_PYTHON_CLIENT_TESTS=1)")
+            self.skipTest("DOCINDEX_RATE_LIMITED_API_KEY is not set: no rate-limited organisation")
+        client = Client(base_url=base.base_url, api_key=key, max_retries=0)
+        error: Optional[RateLimitedError] = None
+        # A few requests a minute, in fixed windows: a run crossing a window's edge gets a fresh
+        # allowance once, and an earlier run may have spent this window's already.
+        for _ in range(MAX_LIMITED_REQUESTS):
+            try:
+                client.usage()
+            except RateLimitedError as caught:
+                error = caught
+                break
+        self.assertIsNotNone(error, "no 429 after {} requests".format(MAX_LIMITED_REQUESTS))
+        assert error is not None
+        self.assertEqual(error.status, 429)
+        self.assertEqual(error.code, "rate_limited")
+        self.assertIsNotNone(error.retry_after_seconds)
+        self.assertTrue(0 < (error.retry_after_seconds or 0) <= 60, error.retry_after_seconds)
+
+        # A wait longer than the client accepts fails at once instead of sleeping.
+        patient = Client(base_url=base.base_url, api_key=key, max_retries=3, max_retry_delay=0.2)
+        started = time.monotonic()
+        with self.assertRaises(RateLimitedError):
+            patient.usage()
+        self.assertLess(time.monotonic() - started, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
