@@ -268,6 +268,13 @@ class Client:
                 found[doc.id] = doc
         return [found[doc_id] for doc_id in unique if doc_id in found]
 
+    def update_metadata(self, document_id: str, metadata: Mapping[str, Optional[str]]) -> Document:
+        """Sets metadata keys (a string) and removes them (``None``); keys not named stay
+        (``PATCH /v1/documents/{id}``). Query filters see the change at once. Returns the record.
+        """
+        answer = self._call("PATCH", _document_path(document_id), json_body={"metadata": dict(metadata)})
+        return Document.from_json(self._json(answer))
+
     def delete_document(self, document_id: str) -> None:
         """Deletes a document (``DELETE /v1/documents/{id}``); its chunks stop matching at once."""
         self._call("DELETE", _document_path(document_id))
@@ -382,8 +389,9 @@ class Client:
             headers["Content-Length"] = str(len(data))
         if idempotency_key is not None:
             headers["Idempotency-Key"] = idempotency_key
-        # Safe to resend after a lost answer: reads, and writes the server recognises by key.
-        resendable = method == "GET" or idempotency_key is not None
+        # Safe to resend after a lost answer: reads, merge patches (applying one twice leaves what
+        # applying it once does), and writes the server recognises by key.
+        resendable = method in ("GET", "PATCH") or idempotency_key is not None
         where = self.base_url + path
 
         attempt = 0

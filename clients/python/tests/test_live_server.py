@@ -71,6 +71,19 @@ class IngestAndQueryTest(unittest.TestCase):
         only_owls = self.client.query("owls salmon", document_ids=[ack.document_ids[1]])
         self.assertEqual([hit.document_id for hit in only_owls.results], [ack.document_ids[1]])
 
+    def test_metadata_is_updated_and_filters_see_it_at_once(self) -> None:
+        tag = run_tag()
+        ack = self.client.ingest_text([TextDocument("Wombats dig long burrows.", {"run": tag, "stage": "draft"})])
+        self.client.wait_ready(ack.document_ids, timeout=WAIT_SECONDS, poll_interval=0.1)
+        doc = self.client.update_metadata(ack.document_ids[0], {"stage": None, "reviewed": tag})
+        self.assertEqual(doc.metadata, {"run": tag, "reviewed": tag})
+        found = self.client.query("wombats", filter={"reviewed": tag})
+        self.assertEqual([hit.document_id for hit in found.results], ack.document_ids)
+        self.assertEqual(self.client.query("wombats", filter={"stage": "draft", "run": tag}).results, [])
+        with self.assertRaises(DocindexError) as raised:
+            self.client.update_metadata(ack.document_ids[0], {"n": 1})  # type: ignore[dict-item]
+        self.assertEqual((raised.exception.status, raised.exception.code), (400, "invalid_request"))
+
     def test_wait_reports_progress(self) -> None:
         ack = self.client.ingest_text(["progress " + run_tag()])
         seen = []
