@@ -12,6 +12,7 @@ import type { AppDeps } from './http/deps.js';
 import { authenticatedScope } from './http/plugins/authenticated.js';
 import { handleError, sendProblem } from './http/problem.js';
 import { consoleRoutes } from './http/routes/console.js';
+import { documentChunksRoute } from './http/routes/documents/chunks.js';
 import { deleteDocumentRoute } from './http/routes/documents/delete.js';
 import { getDocumentRoute } from './http/routes/documents/get.js';
 import { listDocumentsRoute } from './http/routes/documents/list.js';
@@ -129,6 +130,7 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       ingestUrlRoute(v1, deps);
       getDocumentRoute(v1, deps);
       listDocumentsRoute(v1, deps);
+      documentChunksRoute(v1, deps);
       patchDocumentRoute(v1, deps);
       deleteDocumentRoute(v1, deps);
       queryRoute(v1, deps);

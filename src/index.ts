@@ -14,6 +14,7 @@ export {
 } from './client/client.js';
 export { DocindexError, WaitTimeoutError } from './client/errors.js';
 export type {
+  ChunkPage,
   DocindexErrorCode,
   DocumentPage,
   DocumentRecord,

@@ -8,6 +8,7 @@
 import { SUPPORTED_FORMATS } from '../domain/formats.js';
 import { DocindexError, WaitTimeoutError } from './errors.js';
 import type {
+  ChunkPage,
   DocumentPage,
   DocumentRecord,
   DocumentStatus,
@@ -237,6 +238,17 @@ export class DocindexClient {
     return unique.flatMap((id) => {
       const doc = found.get(id);
       return doc ? [doc] : [];
+    });
+  }
+
+  /** One page of a ready document's chunks, in order (409 `not_ready` before it is ready). */
+  listChunks(
+    id: string,
+    options: RequestOptions & { limit?: number; cursor?: string } = {},
+  ): Promise<ChunkPage> {
+    return this.#call<ChunkPage>('GET', `/v1/documents/${encodeURIComponent(id)}/chunks`, {
+      ...options,
+      query: { limit: options.limit, cursor: options.cursor },
     });
   }
 

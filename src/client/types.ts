@@ -41,3 +41,15 @@ export type DocindexErrorCode =
   | 'invalid_response'
   // A newer server may send codes this client does not know yet.
   | (string & Record<never, never>);
+
+/** GET /v1/documents/{id}/chunks: the chunks a ready document was indexed as. */
+export interface ChunkPage {
+  chunks: {
+    index: number;
+    text: string;
+    token_count: number;
+    page_start: number | null;
+    page_end: number | null;
+  }[];
+  next_cursor: string | null;
+}

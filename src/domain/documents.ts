@@ -3,7 +3,7 @@
 import { ERRORS } from './errors.js';
 import { type MetadataPatch, mergeMetadata } from './metadata.js';
 import type { BlobStore, DocumentStore } from './ports.js';
-import type { DocumentRecord, DocumentStatus } from './types.js';
+import type { DocumentRecord, DocumentStatus, StoredChunk } from './types.js';
 
 export interface ListOptions {
   limit: number;
@@ -46,6 +46,23 @@ export class DocumentService {
     return { documents: page, nextCursor };
   }
 
+  /** A page of a ready document's chunks in index order; 409 not_ready before it is ready. */
+  async chunks(
+    orgId: string,
+    id: string,
+    options: { limit: number; cursor: string | null },
+  ): Promise<{ chunks: StoredChunk[]; nextCursor: string | null }> {
+    const doc = await this.get(orgId, id);
+    if (doc.status !== 'ready') throw ERRORS.notReady(id, doc.status);
+    const afterIndex = options.cursor === null ? -1 : decodeChunkCursor(options.cursor);
+    const found = await this.documents.listChunks(orgId, id, { afterIndex, limit: options.limit + 1 });
+    if (found === null) throw ERRORS.documentNotFound(id);
+    const chunks = found.slice(0, options.limit);
+    const last = chunks[chunks.length - 1];
+    const nextCursor = found.length > options.limit && last ? encodeChunkCursor(last.index) : null;
+    return { chunks, nextCursor };
+  }
+
   /** Sets and removes metadata keys (null removes); the record as it is afterwards. */
   async updateMetadata(orgId: string, id: string, patch: MetadataPatch): Promise<DocumentRecord> {
     const doc = await this.documents.updateMetadata(orgId, id, (current) => mergeMetadata(current, patch));
@@ -85,4 +102,28 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
     throw invalid();
   }
   return { createdAt: new Date(parsed[0] as number), id: parsed[1] };
+}
+
+function encodeChunkCursor(index: number): string {
+  return Buffer.from(JSON.stringify(['chunk', index])).toString('base64url');
+}
+
+function decodeChunkCursor(cursor: string): number {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    parsed = null;
+  }
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 2 ||
+    parsed[0] !== 'chunk' ||
+    !Number.isSafeInteger(parsed[1])
+  ) {
+    throw ERRORS.invalid('cursor is not a value returned as next_cursor.', [
+      { pointer: '/query/cursor', message: 'unrecognised cursor' },
+    ]);
+  }
+  return parsed[1] as number;
 }

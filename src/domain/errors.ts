@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'idempotency_key_reused'
   | 'idempotency_key_in_use'
+  | 'not_ready'
   | 'rate_limited'
   | 'headers_too_large'
   | 'overloaded'
@@ -36,6 +37,7 @@ const STATUS: Record<ErrorCode, number> = {
   uri_too_long: 414,
   unsupported_media_type: 415,
   idempotency_key_in_use: 409,
+  not_ready: 409,
   idempotency_key_reused: 422,
   rate_limited: 429,
   headers_too_large: 431,
@@ -55,6 +57,7 @@ const TITLE: Record<ErrorCode, string> = {
   uri_too_long: 'URI too long',
   unsupported_media_type: 'Unsupported media type',
   idempotency_key_in_use: 'Idempotency key in use',
+  not_ready: 'Not ready',
   idempotency_key_reused: 'Idempotency key reused',
   rate_limited: 'Too many requests',
   headers_too_large: 'Request headers too large',
@@ -84,6 +87,8 @@ export const ERRORS = {
   unauthorized: (detail = 'A valid API key is required: send `Authorization: Bearer <key>`.') =>
     new ApiError('unauthorized', detail),
   documentNotFound: (id: string) => new ApiError('not_found', `No document with id ${id}.`),
+  notReady: (id: string, status: string) =>
+    new ApiError('not_ready', `Document ${id} is ${status}; its chunks can be read once it is ready.`),
   routeNotFound: (method: string, url: string) =>
     new ApiError('route_not_found', `No route for ${method} ${url.split('?')[0]}.`),
   payloadTooLarge: (detail: string) => new ApiError('payload_too_large', detail),

@@ -16,6 +16,7 @@ import type {
   Org,
   SearchHit,
   SearchQuery,
+  StoredChunk,
 } from './types.js';
 
 export interface Clock {
@@ -47,6 +48,15 @@ export interface DocumentStore {
    * Returns the blob key to remove, or null when there was no such document for this org.
    */
   deleteDocument(orgId: string, id: string): Promise<{ blobKey: string | null } | null>;
+  /**
+   * Up to `limit` of the document's chunks with an index above `afterIndex`, in index order; null
+   * when there is no such document for this org.
+   */
+  listChunks(
+    orgId: string,
+    id: string,
+    page: { afterIndex: number; limit: number },
+  ): Promise<StoredChunk[] | null>;
   /**
    * Replaces the document's metadata with `update(current)` in one transaction (no concurrent
    * change is lost; a throw from `update` changes nothing) and returns the record as it is now;

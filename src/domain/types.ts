@@ -179,3 +179,12 @@ export interface JobRef {
   documentId: string;
   orgId: string;
 }
+
+/** A chunk as stored, read back (GET /v1/documents/{id}/chunks). */
+export interface StoredChunk {
+  index: number;
+  text: string;
+  tokenCount: number;
+  pageStart: number | null;
+  pageEnd: number | null;
+}

@@ -135,6 +135,28 @@ export const DocumentList = Type.Object({
   next_cursor: Nullable(Type.String()),
 });
 
+export const ChunkListQuery = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  },
+  { additionalProperties: false },
+);
+export type ChunkListQuery = Static<typeof ChunkListQuery>;
+
+export const ChunkList = Type.Object({
+  chunks: Type.Array(
+    Type.Object({
+      index: Type.Integer({ description: '0-based position of the chunk in the document.' }),
+      text: Type.String(),
+      token_count: Type.Integer(),
+      page_start: Nullable(Type.Integer()),
+      page_end: Nullable(Type.Integer()),
+    }),
+  ),
+  next_cursor: Nullable(Type.String()),
+});
+
 export const QueryBody = Type.Object(
   {
     query: Type.String({ minLength: 1, maxLength: 4096 }),

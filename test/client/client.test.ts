@@ -96,6 +96,10 @@ describe('DocindexClient', () => {
     expect(all).toEqual(expect.arrayContaining(ack.document_ids));
     expect(new Set(all).size).toBe(all.length);
 
+    const chunkPage = await client.listChunks(ack.document_ids[1]!, { limit: 1 });
+    expect(chunkPage.chunks).toEqual([
+      expect.objectContaining({ index: 0, text: expect.stringContaining('Owls hunt'), page_start: null }),
+    ]);
     const patched = await client.updateMetadata(ack.document_ids[1]!, { reviewed: 'yes' });
     expect(patched.metadata).toMatchObject({ reviewed: 'yes' });
     const reviewed = await client.query({ query: 'owls', filter: { reviewed: 'yes' } });

@@ -548,6 +548,23 @@ export function documentStoreContract(
       });
     });
 
+    describe('chunks read back', () => {
+      it('lists a document’s chunks in index order from a position, only for its org', async () => {
+        const doc = await indexed(orgA, ['zero', 'one', 'two', 'three', 'four']);
+        const first = await store.listChunks(orgA, doc.id, { afterIndex: -1, limit: 2 });
+        expect(first).toEqual([
+          { index: 0, text: 'zero', tokenCount: 1, pageStart: null, pageEnd: null },
+          { index: 1, text: 'one', tokenCount: 1, pageStart: null, pageEnd: null },
+        ]);
+        expect(
+          (await store.listChunks(orgA, doc.id, { afterIndex: 1, limit: 10 }))?.map((c) => c.text),
+        ).toEqual(['two', 'three', 'four']);
+        expect(await store.listChunks(orgA, doc.id, { afterIndex: 4, limit: 10 })).toEqual([]);
+        expect(await store.listChunks(orgB, doc.id, { afterIndex: -1, limit: 10 })).toBeNull();
+        expect(await store.listChunks(orgA, randomUUID(), { afterIndex: -1, limit: 10 })).toBeNull();
+      });
+    });
+
     describe('metadata update', () => {
       it('replaces the metadata with what the update makes of it, stamps updated_at, and filters see it', async () => {
         const doc = await indexed(orgA, ['a quokka in the metadata test'], { metadata: { team: 'red' } });

@@ -224,3 +224,63 @@ describe('PATCH /v1/documents/{id} (metadata)', () => {
     expect((await patch(id!, swap)).json().metadata).toMatchObject({ n0: 'v', n1: 'v' });
   });
 });
+
+describe('GET /v1/documents/{id}/chunks', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.close());
+
+  it('pages through a ready document’s chunks in order, each once, as they were indexed', async () => {
+    const words = Array.from({ length: 900 }, (_, i) => `word${i}`).join(' ');
+    const [id] = await h.ingest(h.orgA, [words], { chunk_size: 128, chunk_overlap: 0 });
+    const [doc] = await h.waitForDone(h.orgA, [id!]);
+    const chunkCount = doc!.chunk_count as number;
+    expect(chunkCount).toBeGreaterThan(5);
+    const seen: { index: number; text: string; token_count: number }[] = [];
+    let cursor: string | null = null;
+    do {
+      const url: string = `/v1/documents/${id}/chunks?limit=2${cursor ? `&cursor=${cursor}` : ''}`;
+      const res = await h.request('GET', url);
+      expect(res.statusCode).toBe(200);
+      const body = res.json();
+      expect(body.chunks.length).toBeLessThanOrEqual(2);
+      seen.push(...body.chunks);
+      cursor = body.next_cursor;
+    } while (cursor);
+    expect(seen.map((c) => c.index)).toEqual(Array.from({ length: chunkCount }, (_, i) => i));
+    expect(seen.reduce((n, c) => n + c.token_count, 0)).toBe(doc!.token_count);
+    expect(seen[0]).toMatchObject({ page_start: null, page_end: null });
+    // No overlap: the chunks put back together are the text.
+    expect(seen.map((c) => c.text).join('')).toBe(words);
+  });
+
+  it('answers 404 for another org’s document, 409 not_ready before ready, 400 for a bad cursor', async () => {
+    const [id] = await h.ingest(h.orgA, ['a small text'], {});
+    await h.waitForDone(h.orgA, [id!]);
+    expect((await h.request('GET', `/v1/documents/${id}/chunks`, { key: h.orgB.apiKey })).statusCode).toBe(
+      404,
+    );
+    expect((await h.request('GET', `/v1/documents/${randomUUID()}/chunks`)).statusCode).toBe(404);
+    const bad = await h.request('GET', `/v1/documents/${id}/chunks?cursor=nonsense`);
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().errors).toEqual([{ pointer: '/query/cursor', message: 'unrecognised cursor' }]);
+    expect((await h.request('GET', `/v1/documents/${id}/chunks?limit=101`)).statusCode).toBe(400);
+  });
+});
+
+describe('GET /v1/documents/{id}/chunks before ready', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ worker: false });
+  });
+  afterAll(() => h.close());
+
+  it('is a 409 not_ready problem while the document waits', async () => {
+    const [id] = await h.ingest(h.orgA, ['still queued'], {});
+    const res = await h.request('GET', `/v1/documents/${id}/chunks`);
+    expect(res.statusCode).toBe(409);
+    expect(res.json()).toMatchObject({ code: 'not_ready', status: 409 });
+  });
+});

@@ -12,6 +12,7 @@ const ROUTES: { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; body?:
   { method: 'POST', url: '/v1/ingest/file' },
   { method: 'GET', url: `/v1/documents/${randomUUID()}` },
   { method: 'GET', url: '/v1/documents' },
+  { method: 'GET', url: `/v1/documents/${randomUUID()}/chunks` },
   { method: 'PATCH', url: `/v1/documents/${randomUUID()}`, body: { metadata: { team: 'x' } } },
   { method: 'DELETE', url: `/v1/documents/${randomUUID()}` },
   { method: 'POST', url: '/v1/query', body: { query: 'hello' } },

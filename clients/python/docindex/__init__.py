@@ -24,6 +24,8 @@ from .errors import (
 )
 from .formats import UPLOAD_CONTENT_TYPES, content_type_for
 from .types import (
+    Chunk,
+    ChunkPage,
     Document,
     DocumentError,
     DocumentPage,
@@ -43,6 +45,8 @@ __version__ = "0.1.0"
 __all__ = [
     "MAX_IDS_PER_REQUEST",
     "UPLOAD_CONTENT_TYPES",
+    "Chunk",
+    "ChunkPage",
     "Client",
     "DocindexError",
     "Document",

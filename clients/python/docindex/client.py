@@ -36,6 +36,7 @@ from .errors import DocindexError, NetworkError, NotFoundError, WaitTimeoutError
 from .formats import content_type_for
 from .multipart import FileSource, MultipartBody, file_body_source
 from .types import (
+    ChunkPage,
     Document,
     DocumentPage,
     IngestAck,
@@ -267,6 +268,15 @@ class Client:
             for doc in self.list_documents(ids=batch, limit=MAX_IDS_PER_REQUEST).documents:
                 found[doc.id] = doc
         return [found[doc_id] for doc_id in unique if doc_id in found]
+
+    def list_chunks(self, document_id: str, *, limit: int = 20, cursor: Optional[str] = None) -> ChunkPage:
+        """One page of a ready document's chunks, in order (``GET /v1/documents/{id}/chunks``).
+
+        A 409 :class:`DocindexError` (code ``not_ready``) while the document is not ready.
+        """
+        query = {"limit": str(limit), "cursor": cursor}
+        answer = self._call("GET", _document_path(document_id) + "/chunks", query=query)
+        return ChunkPage.from_json(self._json(answer))
 
     def update_metadata(self, document_id: str, metadata: Mapping[str, Optional[str]]) -> Document:
         """Sets metadata keys (a string) and removes them (``None``); keys not named stay

@@ -171,6 +171,44 @@ class DocumentPage:
 
 
 @dataclass(frozen=True)
+class Chunk:
+    """One chunk a ready document was indexed as; page numbers only for paged formats (PDF)."""
+
+    index: int
+    text: str
+    token_count: int
+    page_start: Optional[int] = None
+    page_end: Optional[int] = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Chunk":
+        """Parses one chunk of ``GET /v1/documents/{id}/chunks``."""
+        return cls(
+            index=int(data["index"]),
+            text=str(data["text"]),
+            token_count=int(data["token_count"]),
+            page_start=_opt_int(data.get("page_start")),
+            page_end=_opt_int(data.get("page_end")),
+        )
+
+
+@dataclass(frozen=True)
+class ChunkPage:
+    """One page of ``GET /v1/documents/{id}/chunks``; ``next_cursor`` is None on the last page."""
+
+    chunks: List[Chunk]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "ChunkPage":
+        """Parses a page of chunks."""
+        return cls(
+            chunks=[Chunk.from_json(item) for item in data.get("chunks", [])],
+            next_cursor=_opt_str(data.get("next_cursor")),
+        )
+
+
+@dataclass(frozen=True)
 class QueryResult:
     """One ranked chunk of a query's answer; page numbers only for paged formats (PDF)."""
 

@@ -15,6 +15,7 @@ import type {
   ListQuery,
   Metadata,
   NewDocument,
+  StoredChunk,
 } from '../../domain/types.js';
 import {
   RECORD_COLUMNS,
@@ -161,6 +162,19 @@ export class PgDocumentStore implements DocumentStore {
       [storable(id), storable(orgId)],
     );
     return rows[0] ? { blobKey: rows[0].blob_key } : null;
+  }
+
+  async listChunks(
+    orgId: string,
+    id: string,
+    page: { afterIndex: number; limit: number },
+  ): Promise<StoredChunk[] | null> {
+    const { rows } = await this.db.query(`SELECT 1 FROM ${this.documents} WHERE id = $1 AND org_id = $2`, [
+      storable(id),
+      storable(orgId),
+    ]);
+    if (rows.length === 0) return null;
+    return this.index.readChunks(storable(id), page.afterIndex, Math.max(0, Math.floor(page.limit)));
   }
 
   async updateMetadata(

@@ -12,7 +12,7 @@ import {
 } from '../../domain/search-limits.js';
 import { planTerms } from '../../domain/search-plan.js';
 import { cleanText } from '../../domain/text.js';
-import type { ChunkRow, Metadata, SearchHit, SearchQuery } from '../../domain/types.js';
+import type { ChunkRow, Metadata, SearchHit, SearchQuery, StoredChunk } from '../../domain/types.js';
 import type { PgDatabase, Queryable } from './database.js';
 
 export interface PgKeywordIndexOptions {
@@ -52,6 +52,17 @@ export class PgKeywordIndex implements SearchIndex {
     this.documents = db.table('documents');
     this.chunks = db.table('chunks');
     this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
+  }
+
+  /** Up to `limit` of the document's chunks after index `afterIndex`, in index order. */
+  async readChunks(documentId: string, afterIndex: number, limit: number): Promise<StoredChunk[]> {
+    const { rows } = await this.db.query<StoredChunk>(
+      `SELECT chunk_index AS "index", text, token_count AS "tokenCount", page_start AS "pageStart",
+              page_end AS "pageEnd"
+       FROM ${this.chunks} WHERE document_id = $1 AND chunk_index > $2 ORDER BY chunk_index LIMIT $3`,
+      [documentId, afterIndex, limit],
+    );
+    return rows;
   }
 
   /** Deletes the document's chunks, in the caller's transaction. */

@@ -16,6 +16,7 @@ import type {
   ListQuery,
   Metadata,
   NewDocument,
+  StoredChunk,
 } from '../../domain/types.js';
 import {
   RECORD_COLUMNS,
@@ -234,6 +235,19 @@ export class SqliteDocumentStore implements DocumentStore {
     if (!deleted) return null;
     if (deleted.purge) void this.purge(id);
     return { blobKey: deleted.blobKey };
+  }
+
+  async listChunks(
+    orgId: string,
+    id: string,
+    page: { afterIndex: number; limit: number },
+  ): Promise<StoredChunk[] | null> {
+    const exists = this.sql
+      .get<[string, string], number>('SELECT 1 FROM documents WHERE id = ? AND org_id = ?')
+      .pluck()
+      .get(id, orgId);
+    if (exists === undefined) return null;
+    return this.index.readChunks(id, page.afterIndex, Math.max(0, Math.floor(page.limit)));
   }
 
   async updateMetadata(

@@ -12,7 +12,14 @@ import {
 } from '../../domain/search-limits.js';
 import { planTerms, rarestTerms } from '../../domain/search-plan.js';
 import { searchWords } from '../../domain/search-words.js';
-import type { ChunkRow, DocumentStatus, Metadata, SearchHit, SearchQuery } from '../../domain/types.js';
+import type {
+  ChunkRow,
+  DocumentStatus,
+  Metadata,
+  SearchHit,
+  SearchQuery,
+  StoredChunk,
+} from '../../domain/types.js';
 import type { Database } from './database.js';
 import { indexTerms, queryTerms } from './fts-terms.js';
 import { StatementCache } from './statements.js';
@@ -100,6 +107,17 @@ export class SqliteKeywordIndex implements SearchIndex {
     return this.sql
       .get('DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE document_id = ? LIMIT ?)')
       .run(id, limit).changes;
+  }
+
+  /** Up to `limit` of the document's chunks after index `afterIndex`, in index order. */
+  readChunks(id: string, afterIndex: number, limit: number): StoredChunk[] {
+    return this.sql
+      .get<[string, number, number], StoredChunk>(
+        `SELECT chunk_index AS "index", text, token_count AS tokenCount, page_start AS pageStart,
+                page_end AS pageEnd
+         FROM chunks WHERE document_id = ? AND chunk_index > ? ORDER BY chunk_index LIMIT ?`,
+      )
+      .all(id, afterIndex, limit);
   }
 
   /** How many chunks the document has, counted up to `cap`. */

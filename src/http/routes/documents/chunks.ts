@@ -1,0 +1,37 @@
+// GET /v1/documents/{id}/chunks — what was indexed: a ready document's chunks, in order.
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../../deps.js';
+import { ChunkList, ChunkListQuery, COMMON_ERRORS, DocumentParams, problemResponses } from '../../schemas.js';
+
+export function documentChunksRoute(app: FastifyInstance, deps: AppDeps): void {
+  app.get<{ Params: { id: string }; Querystring: ChunkListQuery }>(
+    '/documents/:id/chunks',
+    {
+      schema: {
+        summary: 'List a document’s chunks',
+        description:
+          'The chunks a ready document was indexed as, in order, with their token counts and page ranges; `next_cursor` pages on. 409 `not_ready` while the document is queued, processing or failed.',
+        tags: ['documents'],
+        params: DocumentParams,
+        querystring: ChunkListQuery,
+        response: { 200: ChunkList, ...problemResponses(...COMMON_ERRORS, 'not_found', 'not_ready') },
+      },
+    },
+    async (request) => {
+      const page = await deps.documents.chunks(request.principal.org.id, request.params.id, {
+        limit: request.query.limit,
+        cursor: request.query.cursor ?? null,
+      });
+      return {
+        chunks: page.chunks.map((c) => ({
+          index: c.index,
+          text: c.text,
+          token_count: c.tokenCount,
+          page_start: c.pageStart,
+          page_end: c.pageEnd,
+        })),
+        next_cursor: page.nextCursor,
+      };
+    },
+  );
+}
