@@ -794,8 +794,17 @@ describe('several processes on one database file', () => {
     ];
     expect(started).toHaveLength(jobs.length);
     expect(new Set(started)).toEqual(new Set(jobs.map((j) => j.documentId)));
-    // Every process got work, so the claims really did contend.
-    for (const p of procs) expect(p.events.some((e) => e.event === 'start')).toBe(true);
+    // Jobs were claimed by more than one process, so the claims really did contend. (Which
+    // processes win is the scheduler's business: under a loaded CI run one child has been kept
+    // off the CPU until the others had taken everything.)
+    const perProcess = [
+      ...procs.map((p) => p.events.filter((e) => e.event === 'start').length),
+      local.length,
+    ];
+    expect(
+      perProcess.filter((n) => n > 0).length,
+      `jobs per process: ${perProcess.join(', ')}`,
+    ).toBeGreaterThanOrEqual(2);
     expect(db.prepare(`SELECT count(*) FROM documents WHERE job_state != 'done'`).pluck().get()).toBe(0);
 
     for (const p of procs) p.child.kill('SIGTERM');
