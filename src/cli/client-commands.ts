@@ -1,11 +1,11 @@
-// The `docindex` client commands (ingest, status, ls, rm, query, usage): they talk to a running
+// The `docindex` client commands (ingest, status, ls, rm, chunks, query, usage): they talk to a running
 // server over HTTP with DocindexClient, configured by DOCINDEX_URL / DOCINDEX_API_KEY or flags.
 // Results go to stdout (`--json`: the API's JSON body); progress and problems go to stderr.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DocindexClient, type WaitProgress } from '../client/client.js';
 import { DocindexError, WaitTimeoutError } from '../client/errors.js';
-import type { DocumentRecord, DocumentStatus, Metadata, QueryFilter } from '../client/types.js';
+import type { ChunkPage, DocumentRecord, DocumentStatus, Metadata, QueryFilter } from '../client/types.js';
 import { ADVERTISED_EXTENSIONS, listInProse, SUPPORTED_FORMATS } from '../domain/formats.js';
 import { keyValues, type OptionSpec, parseArguments, UsageError, wholeNumber } from './args.js';
 import { reportFailure, SetupError } from './exit.js';
@@ -19,7 +19,7 @@ import {
   type TerminalIO,
 } from './render.js';
 
-export const CLIENT_COMMANDS = ['ingest', 'status', 'ls', 'rm', 'query', 'usage'] as const;
+export const CLIENT_COMMANDS = ['ingest', 'status', 'ls', 'rm', 'chunks', 'query', 'usage'] as const;
 export type ClientCommand = (typeof CLIENT_COMMANDS)[number];
 
 export const CLIENT_USAGE = `Client (talks to a running server; DOCINDEX_URL, default http://127.0.0.1:8080, and
@@ -30,6 +30,7 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
   docindex status <id…> [--json]   processing status of documents
   docindex ls [--status S] [--limit N] [--cursor C] [--json]
   docindex rm <id…>                delete documents
+  docindex chunks <id> [--json]    the chunks a ready document was indexed as, in order
   docindex query "text" [--top-k N] [--filter k=v …] [--document-id ID …] [--json]
   docindex usage [--json]          queries per day over 30 days, totals and the rate limit`;
 
@@ -68,6 +69,8 @@ export async function runClientCommand(
         return await listCommand(args, env, io);
       case 'rm':
         return await removeCommand(args, env, io);
+      case 'chunks':
+        return await chunksCommand(args, env, io);
       case 'query':
         return await queryCommand(args, env, io);
       case 'usage':
@@ -392,6 +395,34 @@ async function listCommand(args: string[], env: Record<string, string | undefine
   }
   io.stdout.write(renderDocumentTable(docs));
   if (cursor !== undefined) io.stderr.write(`more: docindex ls --cursor ${cursor}\n`);
+  return 0;
+}
+
+/** Every chunk of one ready document, following the cursor (`--json`: the array the API pages). */
+async function chunksCommand(args: string[], env: Record<string, string | undefined>, io: TerminalIO) {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } });
+  if (positionals.length !== 1) throw new UsageError('chunks needs exactly one document id');
+  const client = connect(values, env);
+  const chunks: ChunkPage['chunks'] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listChunks(positionals[0]!, { limit: 100, ...(cursor ? { cursor } : {}) });
+    chunks.push(...page.chunks);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  if (values.json) {
+    io.stdout.write(`${JSON.stringify(chunks, null, 2)}\n`);
+    return 0;
+  }
+  for (const chunk of chunks) {
+    const pages =
+      chunk.page_start === null
+        ? ''
+        : chunk.page_start === chunk.page_end
+          ? `, page ${chunk.page_start}`
+          : `, pages ${chunk.page_start}–${chunk.page_end}`;
+    io.stdout.write(`── chunk ${chunk.index} (${chunk.token_count} tokens${pages})\n${chunk.text}\n`);
+  }
   return 0;
 }
 

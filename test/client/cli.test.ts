@@ -97,6 +97,25 @@ describeWithCorpus('docindex client commands', () => {
     expect(removed.stderr).toMatch(new RegExp(`${unknownId}: No document with id`));
   });
 
+  it('chunks prints a ready document’s chunks in order; --json is the list; an unknown id exits 1', () => {
+    const page = JSON.parse(cli('ls', '--status', 'ready', '--json').stdout);
+    const salmon = page.documents.find(
+      (d: { source: { filename: string } }) => d.source.filename === 'salmon.txt',
+    );
+    const human = cli('chunks', salmon.id);
+    expect(human.status).toBe(0);
+    expect(human.stdout).toMatch(/^── chunk 0 \(\d+ tokens\)\n/);
+    const json = JSON.parse(cli('chunks', salmon.id, '--json').stdout);
+    expect(json.map((c: { index: number }) => c.index)).toEqual(
+      Array.from({ length: salmon.chunk_count }, (_, i) => i),
+    );
+    expect(human.stdout).toContain(json[0].text);
+    const unknown = cli('chunks', '00000000-0000-4000-8000-000000000000');
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toMatch(/No document with id .*\(404, not_found/);
+    expect(cli('chunks').status).toBe(2);
+  });
+
   it('query prints ranked chunks with their document; --filter and --json work', () => {
     const human = cli('query', 'herons', 'shallow', 'water');
     expect(human.status).toBe(0);
