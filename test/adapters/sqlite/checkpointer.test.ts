@@ -58,10 +58,11 @@ describe('startCheckpointer', () => {
       await sleep(1);
     }
     expect(db.prepare('SELECT count(*) AS n FROM blobs').get()).toEqual({ n: 1_000 });
-    // Past 256 frames (1 MB) the thread restarts it: the file stays a fraction of what went through
-    // (without restarts it holds ~49.6 MB). How far past the limit it gets depends on when the
-    // thread gets a CPU: 4.5-6.4 MB in five runs on a quiet machine, 11.9 MB once in CI.
-    expect(statSync(`${file}-wal`).size).toBeLessThan(25_000_000);
+    // Past 256 frames (1 MB) the thread restarts it, so the file never holds all that went through
+    // (without restarts it holds ~49.6 MB). How far past the limit it gets between restarts
+    // depends on when the thread gets a CPU: 4.5-6.4 MB on a quiet machine, 11.9 and 28.2 MB in
+    // loaded CI runs. Under 40 MB means the WAL was started over at least once mid-stream.
+    expect(statSync(`${file}-wal`).size).toBeLessThan(40_000_000);
   });
 
   it('gives checkpointing back to the connection when closed', async () => {
