@@ -14,6 +14,16 @@ import type { JobRef } from '../../domain/types.js';
  */
 export type QueueLane = 'download' | 'process' | 'any';
 
+/**
+ * A lane's jobs, as SQL both backends' documents tables understand: a URL document waits for its
+ * download while `fetch_url` is set.
+ */
+export const LANE_PREDICATE: Readonly<Record<QueueLane, string>> = {
+  download: ' AND fetch_url IS NOT NULL',
+  process: ' AND fetch_url IS NULL',
+  any: '',
+};
+
 /** A job this consumer holds: its document, and the attempt the claim counted. */
 export interface LeasedJob {
   id: string;

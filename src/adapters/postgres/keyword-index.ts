@@ -20,9 +20,6 @@ export interface PgKeywordIndexOptions {
   searchRowBudget?: number;
 }
 
-/** Text as stored: NUL removed (PostgreSQL refuses it), lone surrogates replaced by U+FFFD. */
-const storable = (s: string): string => cleanText(s);
-
 interface WordCount {
   /** The word as a quoted tsquery literal. */
   literal: string;
@@ -136,7 +133,7 @@ export class PgKeywordIndex implements SearchIndex {
               CASE WHEN $5 OR (SELECT count(*) FROM kept) > 1 THEN ${capped('k.literal', '$4')} END AS rows
        FROM kept AS k
        ORDER BY k.position`,
-      [storable(orgId), text, MAX_QUERY_TERMS, this.searchRowBudget + 1, countOne, RAREST_PRECOUNT],
+      [cleanText(orgId), text, MAX_QUERY_TERMS, this.searchRowBudget + 1, countOne, RAREST_PRECOUNT],
     );
     return rows;
   }
@@ -177,7 +174,7 @@ export class PgKeywordIndex implements SearchIndex {
       `SELECT d.id, d.chunk_count FROM ${this.documents} AS d
        WHERE d.org_id = $1 AND d.chunk_count > 0 AND ${filters.join(' AND ')}
        LIMIT ${MAX_FILTER_DOCUMENTS + 1}`,
-      [storable(orgId), ...params],
+      [cleanText(orgId), ...params],
     );
     const chunks = rows.reduce((n, r) => n + r.chunk_count, 0);
     if (rows.length > MAX_FILTER_DOCUMENTS || chunks > budget) return null;
@@ -217,7 +214,7 @@ export class PgKeywordIndex implements SearchIndex {
       ? await this.allowedDocuments(q.orgId, filters, filterParams, budgetOfCandidates)
       : null;
 
-    const params: unknown[] = [storable(q.orgId), allowed !== null ? plan.every : plan.query];
+    const params: unknown[] = [cleanText(q.orgId), allowed !== null ? plan.every : plan.query];
     const param = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;

@@ -9,6 +9,7 @@
 // process lane in the same statement, so the hand-over can neither be lost nor run twice.
 import {
   type JobRows,
+  LANE_PREDICATE,
   type LeasedJob,
   LeaseQueue,
   type LeaseQueueOptions,
@@ -16,12 +17,6 @@ import {
   type Settlement,
 } from '../lease-queue/engine.js';
 import type { PgDatabase } from './database.js';
-
-const LANE_PREDICATE: Record<QueueLane, string> = {
-  download: ' AND fetch_url IS NOT NULL',
-  process: ' AND fetch_url IS NULL',
-  any: '',
-};
 
 class PgJobRows implements JobRows {
   private readonly documents: string;

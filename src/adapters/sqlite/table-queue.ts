@@ -5,6 +5,7 @@
 import type { Clock } from '../../domain/ports.js';
 import {
   type JobRows,
+  LANE_PREDICATE,
   type LeasedJob,
   LeaseQueue,
   type LeaseQueueOptions,
@@ -16,12 +17,6 @@ import { startProcessingSet } from './start-processing.js';
 import { StatementCache } from './statements.js';
 
 export type { QueueLane } from '../lease-queue/engine.js';
-
-const LANE_PREDICATE: Record<QueueLane, string> = {
-  download: ' AND fetch_url IS NOT NULL',
-  process: ' AND fetch_url IS NULL',
-  any: '',
-};
 
 /**
  * Pending jobs sit in one partial index per lane (migration 3), so a lane's claim walks only its
