@@ -15,6 +15,7 @@ import { startCheckpointer } from '../src/adapters/sqlite/checkpointer.js';
 import { openSqlite } from '../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../src/adapters/sqlite/document-store.js';
 import { SqliteTableQueue } from '../src/adapters/sqlite/table-queue.js';
+import { analyzer } from '../src/domain/search-words.js';
 import type { NewDocument } from '../src/domain/types.js';
 import { chunkForIndex, type IndexPlan } from '../src/pipeline/chunk/for-index.js';
 import { type AcceptFigures, measureAccept } from './accept.bench.js';
@@ -152,7 +153,7 @@ async function writeAll(texts: string[], plans: IndexPlan[], thread: boolean): P
 async function checkpointSection(quick: boolean): Promise<string[]> {
   const texts = corpusDocuments(quick ? 200 : 1_000, 10_000);
   const plans = texts.map((text) =>
-    chunkForIndex(text, { chunkSize: 512, chunkOverlap: 64, markdown: true }),
+    chunkForIndex(text, { chunkSize: 512, chunkOverlap: 64, markdown: true }, analyzer('english')),
   );
   const repeats = quick ? 1 : 3;
   const runs = { thread: [] as WriteRun[], loop: [] as WriteRun[] };

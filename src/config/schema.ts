@@ -4,6 +4,7 @@
 // disagree.
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { SEARCH_LANGUAGES, type SearchLanguage } from '../domain/search-words.js';
 
 /** Where uploaded and downloaded files are kept (BLOB_STORE). */
 export type BlobStoreKind = 'fs' | 'postgres' | 's3';
@@ -33,6 +34,7 @@ export interface Config {
   redisPrefix: string;
   defaultRateLimitRpm: number;
   unauthenticatedRateLimitRpm: number;
+  searchLanguage: SearchLanguage;
   workerConcurrency: number;
   downloadConcurrency: number;
   workerYieldIngestRps: number;
@@ -248,6 +250,14 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     min: 1,
     max: 10_000_000,
     description: 'limit per client address for requests without a valid key',
+  },
+  searchLanguage: {
+    env: 'SEARCH_LANGUAGE',
+    type: 'string',
+    default: 'english',
+    oneOf: SEARCH_LANGUAGES,
+    description:
+      'how text and queries become searchable words: `english` (case and accents folded, English words stemmed: "running" finds "runs") or `none` (folded only). Every process of a deployment must use the same; after changing it, `docindex reindex` rewrites the index online',
   },
   // Measured on 2 cores (bench/RESULTS.md, section 2): with 4 documents in flight the pipeline
   // threads stay busy while the event loop writes finished documents' indexes.

@@ -3,6 +3,7 @@
 // limiters, filesystem, PostgreSQL and S3 blob stores); test/contract runs one conformance suite per port.
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import type { SearchLanguage } from './search-words.js';
 import type {
   ApiKeyRecord,
   DocumentError,
@@ -107,6 +108,33 @@ export interface SearchIndex {
    * (planned by domain/search-plan.ts), filters and document_ids choosing inside it.
    */
   search(q: SearchQuery): Promise<SearchHit[]>;
+  /**
+   * Records the configured analysis as the index's own when the index has none yet (a new
+   * database); every process calls it at start.
+   */
+  adoptAnalysis(): Promise<void>;
+  /** Which analysis the index's words were written with, and any rewrite under way. */
+  analysisState(): Promise<AnalysisState>;
+  /**
+   * Rewrites the words of up to `limit` chunks, the next ones in the index's order, with the
+   * configured analysis, in one short transaction; its progress is kept, so a rewrite cut off
+   * resumes where it stopped. `done` once no chunk is left, when the configured analysis becomes
+   * the index's own. Searches run meanwhile find words written either way.
+   */
+  reindexBatch(limit: number): Promise<{ rewritten: number; done: boolean }>;
+}
+
+/** The analyses of a keyword index (domain/search-words.ts). */
+export interface AnalysisState {
+  /** SEARCH_LANGUAGE of this process. */
+  configured: SearchLanguage;
+  /**
+   * The analysis the index's words were written with: null before any process recorded one,
+   * 'legacy' for PostgreSQL chunks written before docindex computed the words itself.
+   */
+  written: SearchLanguage | 'legacy' | null;
+  /** Whether the index's words must be rewritten (`docindex reindex`) for `configured`. */
+  reindexNeeded: boolean;
 }
 
 /**

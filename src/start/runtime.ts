@@ -108,7 +108,7 @@ export async function createAdapters(
   const queue = new SqliteTableQueue(db, { ...queueOptions, lane: 'process' });
   const downloadQueue = new SqliteTableQueue(db, { ...queueOptions, lane: 'download' });
   const rateLimiter = new MemoryRateLimiter();
-  const search = new SqliteKeywordIndex(db);
+  const search = new SqliteKeywordIndex(db, { language: config.searchLanguage });
   let blobStore: BlobStoreHandle;
   try {
     blobStore = await createBlobStore(config, null);
@@ -153,6 +153,14 @@ export async function createRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   const adapters = await createAdapters(config, logger, clock, options);
+  await adapters.search.adoptAnalysis();
+  const analysis = await adapters.search.analysisState();
+  if (analysis.reindexNeeded) {
+    logger.warn(
+      { configured: analysis.configured, written: analysis.written },
+      'the keyword index was written with another SEARCH_LANGUAGE: run `docindex reindex` to rewrite it (online; until then queries look for the words of both)',
+    );
+  }
   const { orgs, documents, usage, queue, downloadQueue, rateLimiter, blobs } = adapters;
   const policy = createAddressPolicy({ allow: config.urlFetchAllow });
   const usageService = new UsageService(usage, clock);
@@ -209,6 +217,7 @@ export async function createRuntime(
       timeoutMs: config.extractTimeoutMs,
       maxHeapMb: config.extractMaxHeapMb,
       pdfMaxPages: config.pdfMaxPages,
+      searchLanguage: config.searchLanguage,
     });
     // The first document should be as fast as the hundredth: a thread starts and loads the
     // tokenizer now rather than when that document arrives.

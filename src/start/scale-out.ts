@@ -156,7 +156,7 @@ export async function createScaleOutAdapters(
     rateLimiter = new PgRateLimiter(db);
   }
 
-  const search = new PgKeywordIndex(db);
+  const search = new PgKeywordIndex(db, { language: config.searchLanguage });
   return {
     orgs: new PgOrgStore(db),
     documents: new PgDocumentStore(db, clock, { tableQueue: config.redisUrl === null, index: search }),

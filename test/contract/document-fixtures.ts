@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { DocumentStore, SearchIndex } from '../../src/domain/ports.js';
+import type { SearchLanguage } from '../../src/domain/search-words.js';
 import type {
   ChunkList,
   ChunkRow,
@@ -16,6 +17,8 @@ export interface DocumentStoreHarness {
   store: DocumentStore;
   /** The keyword index `store.saveIndex` writes. */
   index: SearchIndex;
+  /** Another store and index on the same database, with other options: as another process. */
+  reopen(options: DocumentStoreOptions): { store: DocumentStore; index: SearchIndex };
   close(): Promise<void>;
 }
 
@@ -23,6 +26,8 @@ export interface DocumentStoreHarness {
 export interface DocumentStoreOptions {
   /** Most matching chunks one query may rank (the adapters default to 20,000). */
   searchRowBudget?: number;
+  /** SEARCH_LANGUAGE (the adapters default to 'english'). */
+  language?: SearchLanguage;
 }
 
 /**

@@ -52,8 +52,11 @@ describeScaleOut('PostgreSQL adapters', services, () => {
 
   const stores = async (options: DocumentStoreOptions) => {
     const { db, close } = await freshDatabase();
-    const index = new PgKeywordIndex(db, options);
-    return { store: new PgDocumentStore(db, undefined, { index }), index, close };
+    const open = (opts: DocumentStoreOptions) => {
+      const index = new PgKeywordIndex(db, opts);
+      return { store: new PgDocumentStore(db, undefined, { index }), index };
+    };
+    return { ...open(options), reopen: open, close };
   };
   documentStoreContract('PgDocumentStore', stores);
   searchIndexContract('PgKeywordIndex', stores);

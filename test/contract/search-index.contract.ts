@@ -229,6 +229,118 @@ export function searchIndexContract(
       });
     });
 
+    describe('analysis', () => {
+      const ids = async (i: SearchIndex, orgId: string, q: string) =>
+        new Set((await i.search(query(orgId, q))).map((hit) => hit.documentId));
+
+      it('stems English words: a query finds the other forms of its words', async () => {
+        const run = await indexed(orgA, ['The runner kept running while the others ran', ...FILLER]);
+        const cells = await indexed(orgA, ['Cells connected by a connection']);
+        for (const q of ['runs', 'RUNNING', 'run'])
+          expect(await ids(index, orgA, q), q).toEqual(new Set([run.id]));
+        for (const q of ['cell', 'connecting', 'connections']) {
+          expect(await ids(index, orgA, q), q).toEqual(new Set([cells.id]));
+        }
+        // Porter leaves irregular forms alone, as Lucene's English analysis does.
+        expect(await ids(index, orgA, 'ran')).toEqual(new Set([run.id]));
+        expect(await ids(index, orgA, 'runnings')).toEqual(new Set([run.id]));
+      });
+
+      it('finds words of other scripts, numbers and codes exactly as written', async () => {
+        const texts = [
+          'Привет мир',
+          '東京タワー',
+          'Naïve café in Straße',
+          'ελληνικά γράμματα',
+          'error E1234 v2',
+        ];
+        const docs = [];
+        for (const text of texts) docs.push(await indexed(orgA, [text, ...FILLER]));
+        const expectations: [string, number][] = [
+          ['привет', 0],
+          ['東京タワー', 1],
+          ['naive', 2],
+          ['CAFÉ', 2],
+          ['STRASSE', -1],
+          ['straße', 2],
+          ['ελληνικα', 3],
+          ['e1234', 4],
+          ['V2', 4],
+        ];
+        for (const [q, i] of expectations) {
+          expect(await ids(index, orgA, q), q).toEqual(new Set(i < 0 ? [] : [docs[i]?.id]));
+        }
+        expect(await ids(index, orgA, 'мира')).toEqual(new Set());
+      });
+
+      it('with SEARCH_LANGUAGE=none, matches words exactly as folded', async () => {
+        const plain = h.reopen({ language: 'none' });
+        const doc = await indexedInto(plain.store, orgA, ['The runner kept running', ...FILLER]);
+        expect(await ids(plain.index, orgA, 'running')).toEqual(new Set([doc.id]));
+        expect(await ids(plain.index, orgA, 'run')).toEqual(new Set());
+      });
+
+      it('rewrites an index written with another language online, resuming where a run stopped', async () => {
+        const before = h.reopen({ language: 'none' });
+        await before.index.adoptAnalysis();
+        const docs = [];
+        for (let i = 0; i < 5; i++) {
+          docs.push(await indexedInto(before.store, orgA, [`runners number ${i} were running`, ...FILLER]));
+        }
+        const total = 5 * (1 + FILLER.length);
+        expect(await index.analysisState()).toEqual({
+          configured: 'english',
+          written: 'none',
+          reindexNeeded: true,
+        });
+        // Until the rewrite is done, a query looks for its words in either form.
+        expect(await ids(index, orgA, 'running')).toEqual(new Set(docs.map((d) => d.id)));
+
+        let rewritten = 0;
+        const first = await index.reindexBatch(7);
+        expect(first).toEqual({ rewritten: 7, done: false });
+        rewritten += first.rewritten;
+        // Written meanwhile, with the new analysis.
+        const during = await indexed(orgA, ['a runner arrives running']);
+        // Another process carries on from where the first stopped.
+        const other = h.reopen({});
+        for (;;) {
+          expect(await ids(other.index, orgA, 'running')).toEqual(
+            new Set([...docs.map((d) => d.id), during.id]),
+          );
+          const batch = await other.index.reindexBatch(7);
+          rewritten += batch.rewritten;
+          if (batch.done) break;
+        }
+        expect(rewritten).toBeGreaterThanOrEqual(total);
+        expect(rewritten).toBeLessThanOrEqual(total + 1);
+        expect(await index.analysisState()).toEqual({
+          configured: 'english',
+          written: 'english',
+          reindexNeeded: false,
+        });
+        expect(await ids(index, orgA, 'runs')).toEqual(new Set([...docs.map((d) => d.id), during.id]));
+        expect(await index.reindexBatch(7)).toEqual({ rewritten: 0, done: true });
+        expect((await before.index.analysisState()).reindexNeeded).toBe(true);
+      });
+
+      it('adopts the configured analysis on a new index, and never overwrites a recorded one', async () => {
+        await index.adoptAnalysis();
+        expect(await index.analysisState()).toEqual({
+          configured: 'english',
+          written: 'english',
+          reindexNeeded: false,
+        });
+        const plain = h.reopen({ language: 'none' });
+        await plain.index.adoptAnalysis();
+        expect(await plain.index.analysisState()).toEqual({
+          configured: 'none',
+          written: 'english',
+          reindexNeeded: true,
+        });
+      });
+    });
+
     describe('search with a row budget', () => {
       // A budget as small as a test corpus stands for the default one in an org of millions of
       // chunks: a word in every chunk is over it, a word in a few chunks is not.

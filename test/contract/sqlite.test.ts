@@ -65,7 +65,11 @@ for (const [kind, open] of [
 ] as const) {
   const make = async (options: DocumentStoreOptions) => {
     const { db, close } = open();
-    return { ...sqliteStores(db, options), close };
+    return {
+      ...sqliteStores(db, options),
+      reopen: (other: DocumentStoreOptions) => sqliteStores(db, other),
+      close,
+    };
   };
   documentStoreContract(`SqliteDocumentStore (${kind})`, make);
   searchIndexContract(`SqliteKeywordIndex (${kind})`, make);

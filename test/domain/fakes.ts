@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type {
+  AnalysisState,
   BlobStore,
   BlobWrite,
   Clock,
@@ -142,5 +143,15 @@ export class FakeSearch implements SearchIndex {
     this.queries.push(q);
     if (this.fail) throw this.fail;
     return this.hits;
+  }
+
+  async adoptAnalysis(): Promise<void> {}
+
+  async analysisState(): Promise<AnalysisState> {
+    return { configured: 'english', written: 'english', reindexNeeded: false };
+  }
+
+  async reindexBatch(): Promise<{ rewritten: number; done: boolean }> {
+    return { rewritten: 0, done: true };
   }
 }

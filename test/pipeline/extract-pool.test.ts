@@ -9,11 +9,14 @@ import { promisify } from 'node:util';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectChunks } from '../../src/domain/chunk-batches.js';
+import { analyzer } from '../../src/domain/search-words.js';
 import { chunkForIndex } from '../../src/pipeline/chunk/for-index.js';
 import { createExtractor, ExtractionError } from '../../src/pipeline/extract/index.js';
 import { createWorkerPool } from '../../src/pipeline/extract/pool.js';
 import { itWithCorpus } from '../helpers/shared.js';
 import { DOCX_DIR, FIXTURES, makeTempDir, PDF_DIR, ROOT, type TempDir } from './extract-support.js';
+
+const english = analyzer('english');
 
 const OPTIONS = { maxWorkers: 2, timeoutMs: 30_000, maxHeapMb: 512, pdfMaxPages: 5_000 };
 const GEOTOPO = path.join(PDF_DIR, 'GeoTopo-komprimiert.pdf');
@@ -211,11 +214,9 @@ describe('chunking in threads', () => {
         extractor.chunk(markdown, options),
         extractor.chunk('', options),
       ]);
-      expect(threaded).toEqual(chunkForIndex(markdown, options));
+      expect(threaded).toEqual(chunkForIndex(markdown, options, english));
       expect(threaded.chunks.length).toBeGreaterThan(10);
-      expect(threaded.chunks[0]!.words).toMatch(
-        /^section 0 the æsir cafe served creme brulee number 0 words/,
-      );
+      expect(threaded.chunks[0]!.words).toMatch(/^section 0 the æsir cafe serv creme brule number 0 word/);
       expect(threaded.chunks.at(-1)!.pageEnd).toBe(2);
       expect(threaded.contentSha256).toBe(createHash('sha256').update(markdown).digest('hex'));
       expect(again).toEqual({ chunks: [], tokenCount: 0, contentSha256: createHash('sha256').digest('hex') });
@@ -246,14 +247,14 @@ describe('chunking in threads', () => {
       await writeFile(file, text);
       const options = { chunkSize: 256, chunkOverlap: 32, markdown: true };
       const plan = await indexed(extractor, file, 'md', options);
-      expect(plan).toEqual(chunkForIndex(text, options));
+      expect(plan).toEqual(chunkForIndex(text, options, english));
       expect(plan.chunks.length).toBeGreaterThan(500);
 
       const pdf = path.join(FIXTURES, 'hyphenation.pdf');
       const extracted = await extractor.extract(pdf, 'pdf');
       const pdfPlan = await indexed(extractor, pdf, 'pdf', { chunkSize: 64, chunkOverlap: 8 });
       expect(pdfPlan).toEqual(
-        chunkForIndex(extracted.text, { chunkSize: 64, chunkOverlap: 8, pages: extracted.pages }),
+        chunkForIndex(extracted.text, { chunkSize: 64, chunkOverlap: 8, pages: extracted.pages }, english),
       );
       expect(pdfPlan.chunks[0]!.pageStart).toBe(1);
 
@@ -281,7 +282,7 @@ describe('chunking in threads', () => {
         batches.push(batch.length);
         chunks.push(...batch);
       }
-      const inline = chunkForIndex(text, options);
+      const inline = chunkForIndex(text, options, english);
       expect(batches.length).toBeGreaterThan(2);
       expect(chunks).toEqual(inline.chunks);
       expect(stream.totals()).toEqual({ tokenCount: inline.tokenCount, contentSha256: inline.contentSha256 });
@@ -304,6 +305,22 @@ describe('chunking in threads', () => {
     }
   });
 
+  it('threads compute the words of the configured SEARCH_LANGUAGE', async () => {
+    const text = 'Running cells were counted';
+    for (const [language, words] of [
+      ['english', 'run cell were count'],
+      ['none', 'running cells were counted'],
+    ] as const) {
+      const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1, searchLanguage: language });
+      try {
+        const plan = await extractor.chunk(text, { chunkSize: 64, chunkOverlap: 0 });
+        expect(plan.chunks.map((c) => c.words)).toEqual([words]);
+      } finally {
+        await extractor.close();
+      }
+    }
+  });
+
   itWithCorpus('a chunk job waits its turn behind extraction and can be aborted like one', async () => {
     const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1 });
     try {
@@ -315,7 +332,7 @@ describe('chunking in threads', () => {
       await expect(chunked).rejects.toBe(reason);
       expect((await pdf).pages).toHaveLength(117);
       const plan = await extractor.chunk('one two three', { chunkSize: 64, chunkOverlap: 0 });
-      expect(plan.chunks.map((c) => c.words)).toEqual(['one two three']);
+      expect(plan.chunks.map((c) => c.words)).toEqual(['on two three']);
     } finally {
       await extractor.close();
     }
@@ -347,7 +364,7 @@ describe('chunking in threads', () => {
         const texts = [long, 'second text', 'third text', markdown];
         const plans = await Promise.all(texts.map((t) => pool.chunk(t, options)));
         expect(queued()).toBeGreaterThanOrEqual(1);
-        expect(plans).toEqual(texts.map((t) => chunkForIndex(t, options)));
+        expect(plans).toEqual(texts.map((t) => chunkForIndex(t, options, english)));
       }));
 
     it('never waits behind a long text: it stays in the pool for the first thread to come free', () =>
@@ -367,9 +384,9 @@ describe('chunking in threads', () => {
         expect(queued()).toBe(1);
         controller.abort(reason);
         await expect(cancelled).rejects.toBe(reason);
-        expect(await first).toEqual(chunkForIndex(long, options));
+        expect(await first).toEqual(chunkForIndex(long, options, english));
         expect((await pool.chunk('one two three', options)).chunks.map((c) => c.words)).toEqual([
-          'one two three',
+          'on two three',
         ]);
       }));
 

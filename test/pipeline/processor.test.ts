@@ -8,12 +8,15 @@ import { migratePostgres } from '../../src/adapters/postgres/migrations.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import type { BlobStore, DocumentStore, JobContext, JobQueue } from '../../src/domain/ports.js';
+import { analyzer } from '../../src/domain/search-words.js';
 import type { ChunkRow, ChunkStream, NewDocument } from '../../src/domain/types.js';
 import { chunkForIndex, type IndexPlan } from '../../src/pipeline/chunk/for-index.js';
 import { PipelineError } from '../../src/pipeline/errors.js';
 import { type ChunkDocument, DocumentProcessor } from '../../src/pipeline/processor.js';
 import { jobDocument } from '../contract/job-document.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
+
+const english = analyzer('english');
 
 interface Harness {
   documents: DocumentStore;
@@ -79,7 +82,7 @@ function jobOf(
   return { documentId: doc.id, orgId: doc.orgId, attempt, maxAttempts, signal };
 }
 
-const chunked: ChunkDocument = (text, options) => streamOf(chunkForIndex(text, options));
+const chunked: ChunkDocument = (text, options) => streamOf(chunkForIndex(text, options, english));
 
 function processorContract(name: string, make: () => Promise<Harness>): void {
   describe(name, () => {

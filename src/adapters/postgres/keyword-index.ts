@@ -1,8 +1,8 @@
-// The keyword index on PostgreSQL: the chunks table's tsvector column ('simple' configuration,
-// GIN index) and ts_rank_cd search over the chunks of `ready` documents. Its writes run inside the
+// The keyword index on PostgreSQL: the chunks table's tsvector column (the words of
+// domain/search-words.ts, written as they are; GIN index) and ts_rank_cd search over the chunks of `ready` documents. Its writes run inside the
 // record store's transactions (PgDocumentStore.saveIndex; a delete cascades from the document
 // row), so a document turns ready with its last chunk and stops matching the moment it goes.
-import { DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
+import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
 import {
   candidateBudget,
   LOOSE_FILTER_SCAN_FACTOR,
@@ -11,14 +11,39 @@ import {
   RAREST_PRECOUNT,
 } from '../../domain/search-limits.js';
 import { planTerms } from '../../domain/search-plan.js';
+import {
+  type Analyzer,
+  analyzer,
+  queryAnalyzers,
+  queryWordsOf,
+  type SearchLanguage,
+} from '../../domain/search-words.js';
 import { cleanText } from '../../domain/text.js';
 import type { ChunkRow, Metadata, SearchHit, SearchQuery, StoredChunk } from '../../domain/types.js';
 import type { PgDatabase, Queryable } from './database.js';
+import { tsvectorLiteral } from './tsvector.js';
 
 export interface PgKeywordIndexOptions {
   /** Most matching chunks one query may rank (default DEFAULT_SEARCH_ROW_BUDGET). */
   searchRowBudget?: number;
+  /** SEARCH_LANGUAGE: how chunks and queries become words (default 'english'). */
+  language?: SearchLanguage;
 }
+
+type Written = SearchLanguage | 'legacy' | null;
+
+interface AnalysisRow {
+  written: Written;
+  reindex_target: SearchLanguage | null;
+  reindex_after_document: string | null;
+  reindex_after_chunk: number | null;
+}
+
+/**
+ * How long a process trusts the analysis it last read before reading it again: a reindex run
+ * elsewhere finishing is seen within this time (until then queries also look for the old words).
+ */
+const ANALYSIS_TTL_MS = 5_000;
 
 interface WordCount {
   /** The word as a quoted tsquery literal. */
@@ -40,7 +65,10 @@ interface HitRow {
 export class PgKeywordIndex implements SearchIndex {
   private readonly documents: string;
   private readonly chunks: string;
+  private readonly analysisTable: string;
   private readonly searchRowBudget: number;
+  private readonly analyzer: Analyzer;
+  private written: { value: Written; at: number } | null = null;
 
   constructor(
     private readonly db: PgDatabase,
@@ -48,7 +76,85 @@ export class PgKeywordIndex implements SearchIndex {
   ) {
     this.documents = db.table('documents');
     this.chunks = db.table('chunks');
+    this.analysisTable = db.table('search_analysis');
     this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
+    this.analyzer = analyzer(opts.language ?? 'english');
+  }
+
+  private async writtenAnalysis(): Promise<Written> {
+    const now = Date.now();
+    if (this.written !== null && now - this.written.at < ANALYSIS_TTL_MS) return this.written.value;
+    const { rows } = await this.db.query<{ written: Written }>(`SELECT written FROM ${this.analysisTable}`);
+    this.written = { value: rows[0]?.written ?? null, at: now };
+    return this.written.value;
+  }
+
+  async adoptAnalysis(): Promise<void> {
+    await this.db.query(`UPDATE ${this.analysisTable} SET written = $1 WHERE written IS NULL`, [
+      this.analyzer.language,
+    ]);
+    this.written = null;
+  }
+
+  async analysisState(): Promise<AnalysisState> {
+    this.written = null;
+    const written = await this.writtenAnalysis();
+    const configured = this.analyzer.language;
+    return { configured, written, reindexNeeded: written !== null && written !== configured };
+  }
+
+  /**
+   * Rewrites the tsvectors of the next `limit` chunks in key order. The state row is locked for
+   * the batch, so two reindex runs take turns instead of rewriting the same chunks.
+   */
+  async reindexBatch(limit: number): Promise<{ rewritten: number; done: boolean }> {
+    const configured = this.analyzer.language;
+    const result = await this.db.transaction(async (tx) => {
+      const { rows: states } = await tx.query<AnalysisRow>(
+        `SELECT written, reindex_target, reindex_after_document, reindex_after_chunk
+         FROM ${this.analysisTable} FOR UPDATE`,
+      );
+      const state = states[0];
+      if (!state || state.written === null || state.written === configured) {
+        return { rewritten: 0, done: true };
+      }
+      const resume = state.reindex_target === configured && state.reindex_after_document !== null;
+      const { rows } = await tx.query<{ document_id: string; chunk_index: number; text: string }>(
+        `SELECT document_id, chunk_index, text FROM ${this.chunks}
+         WHERE (document_id, chunk_index) > ($1, $2) ORDER BY document_id, chunk_index LIMIT $3`,
+        [resume ? state.reindex_after_document : '', resume ? state.reindex_after_chunk : -1, limit],
+      );
+      if (rows.length > 0) {
+        await tx.query(
+          `UPDATE ${this.chunks} AS c SET tsv = v.tsv::tsvector
+           FROM unnest($1::text[], $2::int[], $3::text[]) AS v(document_id, chunk_index, tsv)
+           WHERE c.document_id = v.document_id AND c.chunk_index = v.chunk_index`,
+          [
+            rows.map((r) => r.document_id),
+            rows.map((r) => r.chunk_index),
+            rows.map((r) => tsvectorLiteral(this.analyzer.words(r.text))),
+          ],
+        );
+      }
+      const done = rows.length < limit;
+      const last = rows[rows.length - 1];
+      if (done) {
+        await tx.query(
+          `UPDATE ${this.analysisTable} SET written = $1, reindex_target = NULL,
+             reindex_after_document = NULL, reindex_after_chunk = NULL`,
+          [configured],
+        );
+      } else if (last) {
+        await tx.query(
+          `UPDATE ${this.analysisTable} SET reindex_target = $1, reindex_after_document = $2,
+             reindex_after_chunk = $3`,
+          [configured, last.document_id, last.chunk_index],
+        );
+      }
+      return { rewritten: rows.length, done };
+    });
+    if (result.done) this.written = null;
+    return result;
   }
 
   /** Up to `limit` of the document's chunks after index `afterIndex`, in index order. */
@@ -68,8 +174,9 @@ export class PgKeywordIndex implements SearchIndex {
   }
 
   /**
-   * Writes chunks of the document (their tsvector is computed by a generated column), in the
-   * caller's transaction: the record store's, which marks the document ready with its last chunk.
+   * Writes chunks of the document with their tsvector (their words, computed by the pipeline or
+   * here), in the caller's transaction: the record store's, which marks the document ready with
+   * its last chunk.
    */
   async writeChunks(
     tx: Queryable,
@@ -77,20 +184,24 @@ export class PgKeywordIndex implements SearchIndex {
     orgId: string,
     batch: readonly ChunkRow[],
   ): Promise<void> {
+    const texts = batch.map((c) => cleanText(c.text));
     await tx.query(
       `INSERT INTO ${this.chunks}
-         (document_id, org_id, chunk_index, text, token_count, char_start, char_end, page_start, page_end)
-       SELECT $1, $2, * FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::int[], $9::int[])`,
+         (document_id, org_id, chunk_index, text, token_count, char_start, char_end, page_start, page_end, tsv)
+       SELECT $1, $2, i, t, n, cs, ce, ps, pe, v::tsvector
+       FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
+         AS u(i, t, n, cs, ce, ps, pe, v)`,
       [
         documentId,
         orgId,
         batch.map((c) => c.index),
-        batch.map((c) => cleanText(c.text)),
+        texts,
         batch.map((c) => c.tokenCount),
         batch.map((c) => c.charStart),
         batch.map((c) => c.charEnd),
         batch.map((c) => c.pageStart),
         batch.map((c) => c.pageEnd),
+        batch.map((c, i) => tsvectorLiteral(c.words ?? this.analyzer.words(texts[i] as string))),
       ],
     );
   }
@@ -103,20 +214,18 @@ export class PgKeywordIndex implements SearchIndex {
    * only; ties keep query order). The word of a one-word query is counted only with `countOne`:
    * without filters its plan is the same whatever the count.
    */
-  private async countWords(orgId: string, text: string, countOne: boolean): Promise<WordCount[]> {
-    // The query text goes through the same parser and 'simple' dictionary as the chunks, so a
-    // query word matches exactly the lexemes the index holds (compound tokens such as e-mail
-    // addresses, hosts and version numbers included). Each lexeme becomes a quoted literal: user
-    // input never reaches tsquery syntax, so no string can make it throw. Quoting rules of
-    // tsquery input: a quote is doubled, a backslash escaped.
+  private async countWords(orgId: string, words: string[], countOne: boolean): Promise<WordCount[]> {
+    // The query's words come from the same analysis as the chunks' (domain/search-words.ts). Each
+    // becomes a quoted literal: user input never reaches tsquery syntax, so no string can make it
+    // throw. Quoting rules of tsquery input: a quote is doubled, a backslash escaped.
     const capped = (literal: string, cap: string) => `(SELECT count(*)::int FROM (
         SELECT FROM ${this.chunks} AS c WHERE c.org_id = $1 AND c.tsv @@ ${literal}::tsquery LIMIT ${cap}
       ) AS capped)`;
     const { rows } = await this.db.query<WordCount>(
       `WITH words AS (
          SELECT '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''' AS literal,
-                positions[1] AS position
-         FROM unnest(to_tsvector('simple'::regconfig, $2))
+                position
+         FROM unnest($2::text[]) WITH ORDINALITY AS w(lexeme, position)
        ),
        kept AS (
          SELECT literal, position FROM words WHERE (SELECT count(*) FROM words) <= $3
@@ -133,7 +242,7 @@ export class PgKeywordIndex implements SearchIndex {
               CASE WHEN $5 OR (SELECT count(*) FROM kept) > 1 THEN ${capped('k.literal', '$4')} END AS rows
        FROM kept AS k
        ORDER BY k.position`,
-      [cleanText(orgId), text, MAX_QUERY_TERMS, this.searchRowBudget + 1, countOne, RAREST_PRECOUNT],
+      [cleanText(orgId), words, MAX_QUERY_TERMS, this.searchRowBudget + 1, countOne, RAREST_PRECOUNT],
     );
     return rows;
   }
@@ -183,10 +292,12 @@ export class PgKeywordIndex implements SearchIndex {
 
   async search(q: SearchQuery): Promise<SearchHit[]> {
     const topK = Math.floor(q.topK);
-    const text = cleanText(q.query);
-    if (topK <= 0 || q.documentIds?.length === 0 || text.trim() === '') return [];
+    if (topK <= 0 || q.documentIds?.length === 0) return [];
+    const analyzers = queryAnalyzers(this.analyzer.language, await this.writtenAnalysis());
+    const words = queryWordsOf(q.query, analyzers);
+    if (words.length === 0) return [];
     const filtered = q.documentIds !== null || Object.keys(q.filter).length > 0;
-    const plan = this.planSearch(await this.countWords(q.orgId, text, filtered));
+    const plan = this.planSearch(await this.countWords(q.orgId, words, filtered));
     if (plan === null) return [];
 
     // The filters, on a document `d`; their values are parameters $2 on.

@@ -194,6 +194,29 @@ const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 3,
+    name: 'search analysis',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // The words of a chunk are now computed by docindex (domain/search-words.ts: folding and,
+      // by default, English stemming), exactly as the embedded index computes them, and written
+      // as the tsvector. Dropping the expression keeps every existing row's vector (no rewrite);
+      // those rows are 'legacy' until "docindex reindex" rewrites them.
+      await tx.query(`
+        ALTER TABLE ${t('chunks')} ALTER COLUMN tsv DROP EXPRESSION;
+        CREATE TABLE ${t('search_analysis')} (
+          id boolean PRIMARY KEY DEFAULT true CHECK (id),
+          written text,
+          reindex_target text,
+          reindex_after_document text COLLATE "C",
+          reindex_after_chunk integer
+        );
+        INSERT INTO ${t('search_analysis')} (written)
+          SELECT CASE WHEN EXISTS (SELECT FROM ${t('chunks')}) THEN 'legacy' END;
+      `);
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -175,6 +175,23 @@ const MIGRATIONS: readonly Migration[] = [
       INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('deletemerge', 100);
     `,
   },
+  {
+    version: 6,
+    name: 'search analysis',
+    sql: `
+      -- Which analysis (SEARCH_LANGUAGE) the index's words were written with, and how far
+      -- "docindex reindex" has rewritten them to another one. Chunks indexed before this version
+      -- were folded but not stemmed: 'none'. NULL until the first process records its own.
+      CREATE TABLE search_analysis (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        written TEXT,
+        reindex_target TEXT,
+        reindex_after INTEGER
+      ) STRICT;
+      INSERT INTO search_analysis (id, written)
+        SELECT 1, CASE WHEN EXISTS (SELECT 1 FROM chunks) THEN 'none' END;
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */

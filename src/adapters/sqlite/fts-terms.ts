@@ -1,10 +1,9 @@
-// How text becomes FTS5 terms. Every term is prefixed with its org's key ("<key>_<word>"), so each
+// How words become FTS5 terms. Every term is prefixed with its org's key ("<key>_<word>"), so each
 // org has its own doclists: a query touches only that org's postings, BM25 document frequencies
 // are counted within the org (nothing about other tenants' text leaks into scores, and no query
 // pays for another org's volume), and a query simply cannot name another org's terms.
-// Words are found here, in JS, not by the FTS tokenizer: the table's tokenizer only splits on
-// spaces, so the prefix can never be cut off a word.
-import { wordsOf } from '../../domain/search-words.js';
+// Words are found in JS (domain/search-words.ts), not by the FTS tokenizer: the table's tokenizer
+// only splits on spaces, so the prefix can never be cut off a word.
 
 /** The key of an org inside terms: its fts_orgs row id in base 36. */
 export function termPrefix(orgKey: number): string {
@@ -12,7 +11,7 @@ export function termPrefix(orgKey: number): string {
 }
 
 /**
- * The value written to the FTS table for one chunk, from its search words (`searchWords` of its
+ * The value written to the FTS table for one chunk, from its words (an analyzer's `words` of its
  * text, space-separated): each word gets the org's prefix.
  */
 export function indexTerms(orgKey: number, words: string): string {
@@ -22,13 +21,11 @@ export function indexTerms(orgKey: number, words: string): string {
 }
 
 /**
- * The distinct terms of a free-text query in query order, each double-quoted so FTS5 reads it as a
- * plain string, never as syntax (AND, NEAR, *, column filters…): OR-ing them can never be a
- * malformed MATCH. All of them: which ones a search ranks with is the store's choice.
+ * A query's distinct words as terms, each double-quoted so FTS5 reads it as a plain string, never
+ * as syntax (AND, NEAR, *, column filters…): OR-ing them can never be a malformed MATCH. All of
+ * them: which ones a search ranks with is the index's choice.
  */
-export function queryTerms(orgKey: number, query: string): string[] {
+export function queryTerms(orgKey: number, words: readonly string[]): string[] {
   const prefix = termPrefix(orgKey);
-  const terms = new Set<string>();
-  for (const word of wordsOf(query)) terms.add(`"${prefix}${word}"`);
-  return [...terms];
+  return words.map((word) => `"${prefix}${word}"`);
 }

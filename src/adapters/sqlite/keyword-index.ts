@@ -2,7 +2,7 @@
 // (fts-terms.ts), and BM25 search over the chunks of `ready` documents. Its writes run inside the
 // record store's transactions (SqliteDocumentStore.saveIndex and deleteDocument), so a document
 // turns ready with its last chunk and stops matching the moment it is deleted.
-import { DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
+import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
 import {
   candidateBudget,
   LOOSE_FILTER_SCAN_FACTOR,
@@ -11,7 +11,13 @@ import {
   RAREST_PRECOUNT,
 } from '../../domain/search-limits.js';
 import { planTerms, rarestTerms } from '../../domain/search-plan.js';
-import { searchWords } from '../../domain/search-words.js';
+import {
+  type Analyzer,
+  analyzer,
+  queryAnalyzers,
+  queryWordsOf,
+  type SearchLanguage,
+} from '../../domain/search-words.js';
 import type {
   ChunkRow,
   DocumentStatus,
@@ -28,6 +34,14 @@ import { storableText } from './text.js';
 export interface SqliteKeywordIndexOptions {
   /** Most matching chunks one query may rank (default DEFAULT_SEARCH_ROW_BUDGET). */
   searchRowBudget?: number;
+  /** SEARCH_LANGUAGE: how chunks and queries become words (default 'english'). */
+  language?: SearchLanguage;
+}
+
+interface AnalysisRow {
+  written: SearchLanguage | null;
+  reindex_target: SearchLanguage | null;
+  reindex_after: number | null;
 }
 
 interface HitRow {
@@ -46,6 +60,7 @@ export class SqliteKeywordIndex implements SearchIndex {
   private readonly sql: StatementCache;
   private readonly orgKeys = new Map<string, number>();
   private readonly searchRowBudget: number;
+  private readonly analyzer: Analyzer;
 
   constructor(
     private readonly db: Database,
@@ -53,6 +68,70 @@ export class SqliteKeywordIndex implements SearchIndex {
   ) {
     this.sql = new StatementCache(db);
     this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
+    this.analyzer = analyzer(opts.language ?? 'english');
+  }
+
+  private analysis(): AnalysisRow {
+    return (
+      this.sql
+        .get<[], AnalysisRow>(
+          'SELECT written, reindex_target, reindex_after FROM search_analysis WHERE id = 1',
+        )
+        .get() ?? { written: null, reindex_target: null, reindex_after: null }
+    );
+  }
+
+  async adoptAnalysis(): Promise<void> {
+    this.sql
+      .get('UPDATE search_analysis SET written = ? WHERE id = 1 AND written IS NULL')
+      .run(this.analyzer.language);
+  }
+
+  async analysisState(): Promise<AnalysisState> {
+    const { written } = this.analysis();
+    const configured = this.analyzer.language;
+    return { configured, written, reindexNeeded: written !== null && written !== configured };
+  }
+
+  /**
+   * Rewrites the FTS rows of the next `limit` chunks in rowid order (chunks written meanwhile
+   * already carry the configured analysis; rewriting one again changes nothing).
+   */
+  async reindexBatch(limit: number): Promise<{ rewritten: number; done: boolean }> {
+    const configured = this.analyzer.language;
+    return this.db.transaction(() => {
+      const state = this.analysis();
+      if (state.written === null || state.written === configured) return { rewritten: 0, done: true };
+      const after = state.reindex_target === configured ? (state.reindex_after ?? 0) : 0;
+      const rows = this.sql
+        .get<[number, number], { id: number; text: string; org_key: number }>(
+          `SELECT c.id, c.text, o.id AS org_key FROM chunks AS c
+           CROSS JOIN documents AS d ON d.id = c.document_id
+           CROSS JOIN fts_orgs AS o ON o.org_id = d.org_id
+           WHERE c.id > ? ORDER BY c.id LIMIT ?`,
+        )
+        .all(after, limit);
+      const drop = this.sql.get('DELETE FROM chunks_fts WHERE rowid = ?');
+      const insert = this.sql.get('INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)');
+      for (const row of rows) {
+        drop.run(row.id);
+        insert.run(row.id, indexTerms(row.org_key, this.analyzer.words(row.text)));
+      }
+      const done = rows.length < limit;
+      const last = rows[rows.length - 1];
+      if (done) {
+        this.sql
+          .get(
+            'UPDATE search_analysis SET written = ?, reindex_target = NULL, reindex_after = NULL WHERE id = 1',
+          )
+          .run(configured);
+      } else if (last) {
+        this.sql
+          .get('UPDATE search_analysis SET reindex_target = ?, reindex_after = ? WHERE id = 1')
+          .run(configured, last.id);
+      }
+      return { rewritten: rows.length, done };
+    })();
   }
 
   /**
@@ -94,7 +173,7 @@ export class SqliteKeywordIndex implements SearchIndex {
         c.pageStart,
         c.pageEnd,
       );
-      insertFts.run(lastInsertRowid, indexTerms(orgKey, c.words ?? searchWords(text)));
+      insertFts.run(lastInsertRowid, indexTerms(orgKey, c.words ?? this.analyzer.words(text)));
     }
   }
 
@@ -255,7 +334,8 @@ export class SqliteKeywordIndex implements SearchIndex {
     const orgKey = this.orgKey(q.orgId, false);
     // An org that has never indexed a chunk has no terms to match.
     if (orgKey === null || topK <= 0 || q.documentIds?.length === 0) return [];
-    const plan = this.planMatch(this.rarestTerms(queryTerms(orgKey, q.query)));
+    const words = queryWordsOf(q.query, queryAnalyzers(this.analyzer.language, this.analysis().written));
+    const plan = this.planMatch(this.rarestTerms(queryTerms(orgKey, words)));
     if (plan === null) return [];
     const { match, minRowid } = plan;
 

@@ -2,7 +2,7 @@
 // found by, and the text's SHA-256. All come from one pass in the same thread, so a chunking
 // thread does all the CPU work of indexing and the store only writes rows.
 import { createHash } from 'node:crypto';
-import { searchWords } from '../../domain/search-words.js';
+import type { Analyzer } from '../../domain/search-words.js';
 import { type ChunkOptions, type ChunkPlan, chunkText } from './chunker.js';
 
 export interface IndexPlan extends ChunkPlan {
@@ -10,8 +10,8 @@ export interface IndexPlan extends ChunkPlan {
   contentSha256: string;
 }
 
-export function chunkForIndex(text: string, options: ChunkOptions): IndexPlan {
+export function chunkForIndex(text: string, options: ChunkOptions, analyzer: Analyzer): IndexPlan {
   const plan = chunkText(text, options);
-  for (const chunk of plan.chunks) chunk.words = searchWords(chunk.text);
+  for (const chunk of plan.chunks) chunk.words = analyzer.words(chunk.text);
   return { ...plan, contentSha256: createHash('sha256').update(text, 'utf8').digest('hex') };
 }

@@ -22,6 +22,7 @@ import type {
   FileChunkOptions,
   PageSpan,
   SourceFormat,
+  WorkerData,
   WorkerReply,
   WorkerRequest,
 } from './types.js';
@@ -312,6 +313,7 @@ class WorkerPoolExtractor implements Extractor {
     const worker = new Worker(this.entry, {
       resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb },
       execArgv: workerExecArgv(),
+      workerData: { searchLanguage: this.opts.searchLanguage ?? 'english' } satisfies WorkerData,
     });
     const slot: Slot = {
       worker,

@@ -2,6 +2,7 @@
 // worker threads exchange. Kept apart from the code so the worker and the pool agree on one list.
 
 import type { FormatId } from '../../domain/formats.js';
+import type { SearchLanguage } from '../../domain/search-words.js';
 import type { ChunkStream } from '../../domain/types.js';
 import type { ChunkOptions } from '../chunk/chunker.js';
 import type { IndexPlan } from '../chunk/for-index.js';
@@ -32,6 +33,8 @@ export interface ExtractorOptions {
   /** V8 old-generation heap cap of each worker thread. */
   maxHeapMb: number;
   pdfMaxPages: number;
+  /** How the threads turn chunks into search words: the index's SEARCH_LANGUAGE (default 'english'). */
+  searchLanguage?: SearchLanguage;
 }
 
 /**
@@ -76,6 +79,11 @@ export type ExtractionCode =
   | 'timeout';
 
 /** Pool → worker. */
+/** What each thread is started with. */
+export interface WorkerData {
+  searchLanguage: SearchLanguage;
+}
+
 export type WorkerRequest =
   | {
       type: 'extract';

@@ -2,15 +2,17 @@
 // at a time from the pool in pool.ts and answers with text or a failure code. Everything that
 // parses untrusted bytes runs here, under the heap cap and wall-time cap the pool enforces.
 import { setPriority } from 'node:os';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { FORMAT_IDS, type FormatId, formatSpec } from '../../domain/formats.js';
+import { analyzer } from '../../domain/search-words.js';
 import type { FormatExtractor } from '../formats/handler.js';
 import { FORMAT_HANDLERS } from '../formats/handlers.js';
 import { ExtractionError } from './errors.js';
-import type { ChunkSpan, WorkerReply, WorkerRequest } from './types.js';
+import type { ChunkSpan, WorkerData, WorkerReply, WorkerRequest } from './types.js';
 
 const port = parentPort;
 if (!port) throw new Error('worker.ts runs only as a worker thread');
+const words = analyzer((workerData as WorkerData).searchLanguage);
 
 /**
  * This thread runs at a lower CPU priority than the process's event loop: on Linux a priority set
@@ -119,7 +121,7 @@ async function chunkAndReply(
   withText: boolean,
 ): Promise<void> {
   const { chunkForIndex } = await loadChunker();
-  const plan = chunkForIndex(text, options);
+  const plan = chunkForIndex(text, options, words);
   let spans: ChunkSpan[] = [];
   let size = 0;
   for (const c of plan.chunks) {
