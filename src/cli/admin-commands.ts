@@ -4,6 +4,7 @@
 
 import { ApiError } from '../domain/errors.js';
 import type { OrgAdmin } from '../domain/orgs.js';
+import type { ReindexProgress, ReindexReport } from '../domain/reindex.js';
 import { parseArguments, UsageError } from './args.js';
 import type { TerminalIO } from './render.js';
 
@@ -11,6 +12,7 @@ export const ADMIN_USAGE = `Server:
   docindex serve [--no-worker]     start the API (and, unless --no-worker, the workers)
   docindex worker                  start workers only
   docindex migrate                 create or upgrade the database schema
+  docindex reindex                 rewrite the keyword index for SEARCH_LANGUAGE (online; resumable)
 
 Administration (uses the same DATA_DIR / DATABASE_URL as the server):
   docindex orgs create --name NAME [--rate-limit-rpm N] [--json]
@@ -33,6 +35,8 @@ export interface ServerSide {
   /** Creates or upgrades the schema. */
   migrate(): Promise<void>;
   openAdmin(): Promise<AdminSession>;
+  /** Rewrites the keyword index with the configured analysis until done or SIGINT/SIGTERM. */
+  reindex(onProgress: (progress: ReindexProgress) => void): Promise<ReindexReport>;
 }
 
 export async function runAdminCommand(
@@ -52,6 +56,9 @@ export async function runAdminCommand(
       await server.migrate();
       io.stdout.write('migrations applied\n');
       return 0;
+    case 'reindex':
+      parseArguments(args, {}, 0);
+      return reindex(server, io);
     case 'orgs':
     case 'keys':
       return administer(command, args, server, io);
@@ -107,6 +114,31 @@ async function administer(
   } finally {
     await close();
   }
+}
+
+async function reindex(server: ServerSide, io: TerminalIO): Promise<number> {
+  let reported = 0;
+  const report = await server.reindex(({ rewritten }) => {
+    if (rewritten - reported >= 10_000) {
+      reported = rewritten;
+      io.stderr.write(`${rewritten} chunks rewritten\n`);
+    }
+  });
+  const { configured, written } = report.before;
+  if (!report.before.reindexNeeded && report.rewritten === 0) {
+    io.stdout.write(`the keyword index already uses SEARCH_LANGUAGE=${configured}; nothing to rewrite\n`);
+    return 0;
+  }
+  if (!report.done) {
+    io.stdout.write(
+      `stopped after ${report.rewritten} chunks; run \`docindex reindex\` again to carry on from there\n`,
+    );
+    return 1;
+  }
+  io.stdout.write(
+    `keyword index rewritten from SEARCH_LANGUAGE=${written} to ${configured}: ${report.rewritten} chunks\n`,
+  );
+  return 0;
 }
 
 function printIssued(

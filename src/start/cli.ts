@@ -6,9 +6,13 @@ import type { IncomingMessage } from 'node:http';
 import type { ServerSide } from '../cli/admin-commands.js';
 import { runCommandLine } from '../cli/main.js';
 import { type Config, loadConfig } from '../config/index.js';
+import { reindexSearch } from '../domain/reindex.js';
 import { RequestRate } from '../pipeline/yield-to-api.js';
 import { createLogger } from './logger.js';
 import type { Runtime } from './runtime.js';
+
+/** Chunks per reindex transaction: a few tens of milliseconds of database time each. */
+const REINDEX_BATCH_CHUNKS = 500;
 
 export function main(argv: string[]): Promise<number> {
   return runCommandLine(argv, {
@@ -34,6 +38,24 @@ function openServer(config: Config): ServerSide {
     openAdmin: async () => {
       const oneShot = await runtime(true);
       return { admin: oneShot.admin, close: () => oneShot.close() };
+    },
+    reindex: async (onProgress) => {
+      const oneShot = await runtime(true);
+      const stop = new AbortController();
+      const abort = () => stop.abort();
+      process.once('SIGINT', abort);
+      process.once('SIGTERM', abort);
+      try {
+        return await reindexSearch(oneShot.search, {
+          batchSize: REINDEX_BATCH_CHUNKS,
+          onProgress,
+          signal: stop.signal,
+        });
+      } finally {
+        process.off('SIGINT', abort);
+        process.off('SIGTERM', abort);
+        await oneShot.close();
+      }
     },
   };
 }

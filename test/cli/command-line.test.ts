@@ -21,6 +21,15 @@ function fakeServer(calls: string[] = []): ServerSide {
       return 0;
     },
     worker: async () => 0,
+    reindex: async (onProgress) => {
+      calls.push('reindex');
+      onProgress({ rewritten: 20_000 });
+      return {
+        before: { configured: 'english', written: 'none', reindexNeeded: true },
+        rewritten: 20_000,
+        done: true,
+      };
+    },
     migrate: async () => {
       calls.push('migrate');
     },

@@ -17,6 +17,28 @@ export function runCli(
   return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** runCli without blocking the event loop, so a test can use a server while the command runs. */
+export function runCliAsync(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ status: number; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  return new Promise((resolve) => {
+    child.on('close', (code) => resolve({ status: code ?? -1, stdout, stderr }));
+  });
+}
+
 export interface ServerProcess {
   child: ChildProcess;
   baseUrl: string;
