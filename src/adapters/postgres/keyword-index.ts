@@ -2,6 +2,8 @@
 // domain/search-words.ts, written as they are; GIN index) and ts_rank_cd search over the chunks of `ready` documents. Its writes run inside the
 // record store's transactions (PgDocumentStore.saveIndex; a delete cascades from the document
 // row), so a document turns ready with its last chunk and stops matching the moment it goes.
+
+import { BM25_B, BM25_K1, bm25Idf } from '../../domain/bm25.js';
 import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
 import {
   candidateBudget,
@@ -52,6 +54,34 @@ interface WordCount {
   rows: number | null;
 }
 
+interface RankedTerm {
+  /** The word as a quoted tsquery literal. */
+  literal: string;
+  /** The org's chunks that hold it (capped at the row budget + 1). */
+  rows: number;
+}
+
+interface SearchPlan {
+  /** The tsquery ranked: the chosen words OR-ed. */
+  query: string;
+  /** Every word that matches anything, OR-ed. */
+  every: string;
+  exact: boolean;
+  chosen: RankedTerm[];
+  all: RankedTerm[];
+}
+
+interface OrgStats {
+  chunks: number;
+  meanTokens: number;
+  at: number;
+}
+
+/** How long an org's chunk count and mean chunk length are reused before being read again. */
+const ORG_STATS_TTL_MS = 60_000;
+/** Orgs whose statistics are remembered at once (the map is cleared when full). */
+const ORG_STATS_CACHED = 10_000;
+
 interface HitRow {
   document_id: string;
   chunk_index: number;
@@ -69,6 +99,7 @@ export class PgKeywordIndex implements SearchIndex {
   private readonly searchRowBudget: number;
   private readonly analyzer: Analyzer;
   private written: { value: Written; at: number } | null = null;
+  private readonly stats = new Map<string, OrgStats>();
 
   constructor(
     private readonly db: PgDatabase,
@@ -253,17 +284,46 @@ export class PgKeywordIndex implements SearchIndex {
    * every match within the budget. A query whose rarest word alone exceeds the budget is ranked
    * among a bounded subset of that word's matches. null when no word matches anything.
    */
-  private planSearch(words: WordCount[]): { query: string; every: string; exact: boolean } | null {
+  private planSearch(words: WordCount[]): SearchPlan | null {
     const [only] = words;
     if (words.length === 1 && only && only.rows === null) {
-      return { query: only.literal, every: only.literal, exact: false };
+      const one = [{ literal: only.literal, rows: 1 }];
+      return { query: only.literal, every: only.literal, exact: false, chosen: one, all: one };
     }
     const plan = planTerms(
-      words.map((w) => ({ term: w.literal, rows: w.rows ?? 0 })),
+      words.map((w) => ({ term: w, rows: w.rows ?? 0 })),
       this.searchRowBudget,
     );
     if (plan === null) return null;
-    return { query: plan.chosen.join(' | '), every: plan.every.join(' | '), exact: plan.exact };
+    const counted = (w: WordCount) => ({ literal: w.literal, rows: w.rows ?? 0 });
+    return {
+      query: plan.chosen.map((w) => w.literal).join(' | '),
+      every: plan.every.map((w) => w.literal).join(' | '),
+      exact: plan.exact,
+      chosen: plan.chosen.map(counted),
+      all: plan.every.map(counted),
+    };
+  }
+
+  /**
+   * How many chunks the org's ready documents hold and their mean length in tokens, for BM25's
+   * document frequencies and length normalisation; read at most once a minute per org.
+   */
+  private async orgStats(orgId: string): Promise<OrgStats> {
+    const now = Date.now();
+    const cached = this.stats.get(orgId);
+    if (cached && now - cached.at < ORG_STATS_TTL_MS) return cached;
+    const { rows } = await this.db.query<{ chunks: number; tokens: number }>(
+      `SELECT coalesce(sum(chunk_count), 0)::float8 AS chunks, coalesce(sum(token_count), 0)::float8 AS tokens
+       FROM ${this.documents} WHERE org_id = $1 AND status = 'ready'`,
+      [cleanText(orgId)],
+    );
+    const chunks = rows[0]?.chunks ?? 0;
+    const tokens = rows[0]?.tokens ?? 0;
+    const stats = { chunks, meanTokens: chunks > 0 && tokens > 0 ? tokens / chunks : 1, at: now };
+    if (this.stats.size >= ORG_STATS_CACHED) this.stats.clear();
+    this.stats.set(orgId, stats);
+    return stats;
   }
 
   /**
@@ -339,7 +399,7 @@ export class PgKeywordIndex implements SearchIndex {
       `EXISTS (SELECT FROM ${this.documents} AS d WHERE d.id = ${alias}.document_id AND ${passes.join(' AND ')})`;
     // A parameter the statement does not use would have no type: the budget is bound where used.
     const budget = () => param(this.searchRowBudget);
-    const matches = (limit: string) => `SELECT document_id, chunk_index, tsv FROM ${this.chunks}
+    const matches = (limit: string) => `SELECT document_id, chunk_index, token_count, tsv FROM ${this.chunks}
       WHERE org_id = $1 AND tsv @@ (SELECT query FROM q) LIMIT ${limit}`;
 
     // At most searchRowBudget matches are ranked. Without filters, or with every match within the
@@ -356,24 +416,43 @@ export class PgKeywordIndex implements SearchIndex {
     // fetched for the top hits alone.
     let candidates: string;
     if (allowed !== null) {
-      candidates = `SELECT r.document_id, r.chunk_index, r.tsv FROM (
-          SELECT document_id, chunk_index, tsv FROM ${this.chunks}
+      candidates = `SELECT r.document_id, r.chunk_index, r.token_count, r.tsv FROM (
+          SELECT document_id, chunk_index, token_count, tsv FROM ${this.chunks}
           WHERE document_id = ANY(${param(allowed)}::text[]) AND org_id = $1 LIMIT ${param(budgetOfCandidates)}
         ) AS r WHERE r.tsv @@ (SELECT query FROM q)`;
     } else if (overBudget) {
-      candidates = `SELECT r.document_id, r.chunk_index, r.tsv
+      candidates = `SELECT r.document_id, r.chunk_index, r.token_count, r.tsv
         FROM (${matches(param(this.searchRowBudget * LOOSE_FILTER_SCAN_FACTOR))}) AS r
         WHERE ${passing('r')} LIMIT ${budget()}`;
     } else {
-      candidates = `SELECT r.document_id, r.chunk_index, r.tsv FROM (${matches(budget())}) AS r
+      candidates = `SELECT r.document_id, r.chunk_index, r.token_count, r.tsv FROM (${matches(budget())}) AS r
         ${filtered ? `WHERE ${passing('r')}` : ''}`;
     }
+    // BM25 as embedded (domain/bm25.ts) over the ranked words: a single-word tsquery's cover
+    // density without normalisation is 0.1 × the word's positions in the chunk, its term
+    // frequency; a chunk's length is its token count, against the org's mean. A chunk's tsvector
+    // is usually stored out of line (TOAST): `|| ''` reads it once per chunk into memory (OFFSET 0
+    // keeps that a step of its own), where each word's lookup would otherwise read it again,
+    // twice the time of the whole query with ten words (bench/RESULTS.md, section 11).
+    const ranked = allowed !== null ? plan.all : plan.chosen;
+    const stats = await this.orgStats(q.orgId);
+    const total = Math.max(stats.chunks, ...ranked.map((t) => t.rows));
+    const literals = param(ranked.map((t) => t.literal));
+    const idfs = param(ranked.map((t) => bm25Idf(total, t.rows)));
+    const meanTokens = param(stats.meanTokens);
     const limit = param(topK);
     const { rows } = await this.db.query<HitRow>(
-      `WITH q AS (SELECT $2::tsquery AS query)
+      `WITH q AS (SELECT $2::tsquery AS query),
+       terms AS (SELECT t.literal::tsquery AS query, t.idf
+                 FROM unnest(${literals}::text[], ${idfs}::float8[]) AS t(literal, idf))
        SELECT c.document_id, c.chunk_index, c.text, c.page_start, c.page_end, d.metadata, top.score
-       FROM (SELECT m.document_id, m.chunk_index, ts_rank_cd(m.tsv, (SELECT query FROM q), 1) AS score
+       FROM (SELECT m.document_id, m.chunk_index,
+               (SELECT coalesce(sum(t.idf * f.tf * ${BM25_K1 + 1}
+                  / (f.tf + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * m.token_count / ${meanTokens}::float8))), 0)
+                FROM terms AS t CROSS JOIN LATERAL (SELECT ts_rank_cd(v.tsv, t.query, 0) * 10 AS tf) AS f
+                WHERE f.tf > 0) AS score
              FROM (${candidates}) AS m
+             CROSS JOIN LATERAL (SELECT m.tsv || ''::tsvector AS tsv OFFSET 0) AS v
              ORDER BY score DESC, m.document_id, m.chunk_index
              LIMIT ${limit}) AS top
        JOIN ${this.chunks} AS c ON c.document_id = top.document_id AND c.chunk_index = top.chunk_index
