@@ -188,7 +188,7 @@ export class SqliteDocumentStore implements DocumentStore {
       params.push(q.contentSha256);
     }
     if (q.filter !== null) {
-      const condition = sqliteFilter(q.filter, 'metadata');
+      const condition = sqliteFilter(q.filter, 'documents.metadata');
       where.push(condition.sql);
       params.push(...condition.params);
     }
