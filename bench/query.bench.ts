@@ -270,7 +270,7 @@ class QueryCorpus {
       orgId: tenant.orgId,
       query,
       topK: TOP_K,
-      filter: {},
+      filter: null,
       documentIds: null,
     });
     return { ms: performance.now() - start, hits: hits.length };

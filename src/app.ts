@@ -14,6 +14,7 @@ import { handleError, sendProblem } from './http/problem.js';
 import { consoleRoutes } from './http/routes/console.js';
 import { documentChunksRoute } from './http/routes/documents/chunks.js';
 import { deleteDocumentRoute } from './http/routes/documents/delete.js';
+import { deleteDocumentsRoute } from './http/routes/documents/delete-many.js';
 import { getDocumentRoute } from './http/routes/documents/get.js';
 import { listDocumentsRoute } from './http/routes/documents/list.js';
 import { patchDocumentRoute } from './http/routes/documents/patch.js';
@@ -133,6 +134,7 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       documentChunksRoute(v1, deps);
       patchDocumentRoute(v1, deps);
       deleteDocumentRoute(v1, deps);
+      deleteDocumentsRoute(v1, deps);
       queryRoute(v1, deps);
       usageRoute(v1, deps);
     },

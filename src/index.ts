@@ -1,5 +1,6 @@
 // The package's public surface: the typed docindex client and its types.
 export {
+  type DeleteDocumentsOptions,
   DocindexClient,
   type DocindexClientOptions,
   type IngestFileOptions,
@@ -15,6 +16,7 @@ export {
 export { DocindexError, WaitTimeoutError } from './client/errors.js';
 export type {
   ChunkPage,
+  DeleteDocumentsResult,
   DocindexErrorCode,
   DocumentPage,
   DocumentRecord,

@@ -28,10 +28,14 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
                                    upload files (folders are searched for ${ADVERTISED_EXTENSIONS.join(' ')}),
                                    queue URLs; --wait follows them to ready or failed
   docindex status <id…> [--json]   processing status of documents
-  docindex ls [--status S] [--limit N] [--cursor C] [--json]
+  docindex ls [--status S] [--filter F …] [--limit N] [--cursor C] [--json]
   docindex rm <id…>                delete documents
+  docindex rm --filter F … [<id…>] [--json]
+                                   delete every document that passes the filter (and is among the ids)
   docindex chunks <id> [--json]    the chunks a ready document was indexed as, in order
-  docindex query "text" [--top-k N] [--filter k=v …] [--document-id ID …] [--json]
+  docindex query "text" [--top-k N] [--filter F …] [--document-id ID …] [--json]
+  A filter F is k=v, or a JSON filter such as '{"year": {"$gte": "2020"}, "lang": {"$in": ["en", "de"]}}'
+  (operators $eq $ne $gt $gte $lt $lte $in $nin $exists $and $or $not); several must all hold.
   docindex usage [--json]          queries per day over 30 days, totals and the rate limit`;
 
 const DEFAULT_URL = 'http://127.0.0.1:8080';
@@ -366,10 +370,12 @@ async function statusCommand(args: string[], env: Record<string, string | undefi
 async function listCommand(args: string[], env: Record<string, string | undefined>, io: TerminalIO) {
   const { values } = parse(args, {
     status: { type: 'string' },
+    filter: { type: 'string', multiple: true },
     limit: { type: 'string' },
     cursor: { type: 'string' },
     json: { type: 'boolean' },
   });
+  const filter = filterOf(values.filter);
   const status = values.status;
   if (status !== undefined && !STATUSES.includes(status as DocumentStatus)) {
     throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
@@ -383,6 +389,7 @@ async function listCommand(args: string[], env: Record<string, string | undefine
       limit: Math.min(100, limit - docs.length),
       ...(cursor === undefined ? {} : { cursor }),
       ...(status === undefined ? {} : { status: status as DocumentStatus }),
+      ...(filter === undefined ? {} : { filter }),
     });
     if (values.json) io.stdout.write(`${JSON.stringify(page)}\n`);
     docs.push(...page.documents);
@@ -390,7 +397,13 @@ async function listCommand(args: string[], env: Record<string, string | undefine
   } while (cursor !== undefined && docs.length < limit);
   if (values.json) return 0;
   if (docs.length === 0) {
-    io.stderr.write(status ? `no ${status} documents\n` : 'no documents yet: try `docindex ingest <file>`\n');
+    io.stderr.write(
+      filter !== undefined
+        ? 'no documents pass the filter\n'
+        : status
+          ? `no ${status} documents\n`
+          : 'no documents yet: try `docindex ingest <file>`\n',
+    );
     return 0;
   }
   io.stdout.write(renderDocumentTable(docs));
@@ -427,8 +440,13 @@ async function chunksCommand(args: string[], env: Record<string, string | undefi
 }
 
 async function removeCommand(args: string[], env: Record<string, string | undefined>, io: TerminalIO) {
-  const { values, positionals } = parse(args, {});
-  if (positionals.length === 0) throw new UsageError('rm needs at least one document id');
+  const { values, positionals } = parse(args, {
+    filter: { type: 'string', multiple: true },
+    json: { type: 'boolean' },
+  });
+  const filter = filterOf(values.filter);
+  if (filter !== undefined) return removeByFilter(filter, positionals, values, env, io);
+  if (positionals.length === 0) throw new UsageError('rm needs at least one document id, or --filter');
   const client = connect(values, env);
   let failed = 0;
   for (const id of new Set(positionals)) {
@@ -444,6 +462,76 @@ async function removeCommand(args: string[], env: Record<string, string | undefi
   return failed > 0 ? 1 : 0;
 }
 
+/**
+ * `rm --filter`: deletes what the filter selects (among the ids, when given), repeating the
+ * request while the server says more match. `--json` prints each answer.
+ */
+async function removeByFilter(
+  filter: QueryFilter,
+  ids: string[],
+  values: { json?: boolean | undefined; url?: string | undefined; 'api-key'?: string | undefined },
+  env: Record<string, string | undefined>,
+  io: TerminalIO,
+): Promise<number> {
+  const client = connect(values, env);
+  const unique = [...new Set(ids)];
+  const batches = unique.length === 0 ? [undefined] : chunked(unique, MAX_DELETE_IDS);
+  let deleted = 0;
+  for (const documentIds of batches) {
+    for (;;) {
+      const answer = await client.deleteDocuments({ filter, ...(documentIds ? { documentIds } : {}) });
+      if (values.json) io.stdout.write(`${JSON.stringify(answer)}\n`);
+      deleted += answer.deleted;
+      if (!answer.has_more) break;
+    }
+  }
+  if (!values.json) io.stdout.write(`deleted ${deleted} document${deleted === 1 ? '' : 's'}\n`);
+  return 0;
+}
+
+/** Most ids one delete request may name (the API's limit). */
+const MAX_DELETE_IDS = 1000;
+
+function chunked<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/**
+ * The filter of the --filter flags: each is `key=value` (the key equals the value; one key given
+ * several times accepts any of them) or a JSON filter object; all of them must hold. The server
+ * checks the language and points at the part it refuses.
+ */
+function filterOf(flags: string[] | undefined): QueryFilter | undefined {
+  if (flags === undefined || flags.length === 0) return undefined;
+  const parts: QueryFilter[] = [];
+  const pairs: Record<string, string | string[]> = Object.create(null);
+  for (const flag of flags) {
+    if (flag.trimStart().startsWith('{')) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(flag);
+      } catch {
+        throw new UsageError(`--filter ${JSON.stringify(flag)} is not valid JSON`);
+      }
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+        throw new UsageError('--filter takes key=value or a JSON object');
+      }
+      parts.push(parsed as QueryFilter);
+      continue;
+    }
+    for (const [key, value] of keyValues([flag], '--filter')) {
+      const previous = Object.hasOwn(pairs, key) ? pairs[key] : undefined;
+      pairs[key] =
+        previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value];
+    }
+  }
+  if (Object.keys(pairs).length > 0) parts.unshift(pairs);
+  const [only] = parts;
+  return parts.length === 1 && only ? only : { $and: parts };
+}
+
 // ---------------------------------------------------------------------------------------------
 // docindex query
 
@@ -455,18 +543,13 @@ async function queryCommand(args: string[], env: Record<string, string | undefin
     json: { type: 'boolean' },
   });
   if (positionals.length === 0) throw new UsageError('query needs the text to search for');
-  const filter: QueryFilter = {};
-  for (const [key, value] of keyValues(values.filter, '--filter')) {
-    const previous = filter[key];
-    filter[key] =
-      previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value];
-  }
+  const filter = filterOf(values.filter);
   const topK = wholeNumber(values['top-k'], '--top-k', 1, 100);
   const client = connect(values, env);
   const answer = await client.query({
     query: positionals.join(' '),
     ...(topK === undefined ? {} : { topK }),
-    ...(Object.keys(filter).length > 0 ? { filter } : {}),
+    ...(filter === undefined ? {} : { filter }),
     ...(values['document-id'] ? { documentIds: values['document-id'] } : {}),
   });
   if (values.json) {

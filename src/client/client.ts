@@ -9,6 +9,7 @@ import { SUPPORTED_FORMATS } from '../domain/formats.js';
 import { DocindexError, WaitTimeoutError } from './errors.js';
 import type {
   ChunkPage,
+  DeleteDocumentsResult,
   DocumentPage,
   DocumentRecord,
   DocumentStatus,
@@ -62,13 +63,22 @@ export interface ListDocumentsOptions extends RequestOptions {
   status?: DocumentStatus;
   /** Batch status of up to 100 documents; unknown ids are absent from the answer. */
   ids?: string[];
+  /** Only documents whose metadata passes this filter (sent as JSON in the query string). */
+  filter?: QueryFilter;
+}
+
+export interface DeleteDocumentsOptions extends RequestOptions {
+  /** Delete the documents whose metadata passes this filter (a non-empty one)… */
+  filter?: QueryFilter;
+  /** …and/or among these ids (at most 1,000). At least one of the two. */
+  documentIds?: string[];
 }
 
 export interface QueryOptions extends RequestOptions {
   query: string;
   /** 1–100 (server default 10). */
   topK?: number;
-  /** Metadata key → accepted value (or values); every key must match. */
+  /** Only chunks of documents whose metadata passes this filter. */
   filter?: QueryFilter;
   documentIds?: string[];
 }
@@ -201,14 +211,18 @@ export class DocindexClient {
         cursor: options.cursor,
         status: options.status,
         ids: options.ids?.join(','),
+        filter: options.filter === undefined ? undefined : JSON.stringify(options.filter),
       },
       signal: options.signal,
     });
   }
 
-  /** Every document (optionally of one status), newest first, following cursors page by page. */
+  /**
+   * Every document (optionally of one status, or passing a filter), newest first, following
+   * cursors page by page.
+   */
   async *iterateDocuments(
-    options: { status?: DocumentStatus; pageSize?: number } & RequestOptions = {},
+    options: { status?: DocumentStatus; filter?: QueryFilter; pageSize?: number } & RequestOptions = {},
   ): AsyncGenerator<DocumentRecord, void, undefined> {
     let cursor: string | undefined;
     do {
@@ -216,6 +230,7 @@ export class DocindexClient {
         limit: options.pageSize ?? MAX_IDS_PER_REQUEST,
         ...(cursor === undefined ? {} : { cursor }),
         ...(options.status === undefined ? {} : { status: options.status }),
+        ...(options.filter === undefined ? {} : { filter: options.filter }),
         ...(options.signal === undefined ? {} : { signal: options.signal }),
       });
       yield* page.documents;
@@ -269,6 +284,21 @@ export class DocindexClient {
 
   deleteDocument(id: string, options: RequestOptions = {}): Promise<void> {
     return this.#call<void>('DELETE', `/v1/documents/${encodeURIComponent(id)}`, options);
+  }
+
+  /**
+   * Deletes the documents a filter and/or ids select (`POST /v1/documents/delete`), each with its
+   * chunks and file, at most 10,000 per call: while `has_more` is true, call again.
+   */
+  deleteDocuments(options: DeleteDocumentsOptions): Promise<DeleteDocumentsResult> {
+    const body = {
+      ...(options.filter === undefined ? {} : { filter: options.filter }),
+      ...(options.documentIds === undefined ? {} : { document_ids: options.documentIds }),
+    };
+    return this.#call<DeleteDocumentsResult>('POST', '/v1/documents/delete', {
+      json: body,
+      signal: options.signal,
+    });
   }
 
   /** BM25-ranked chunks (`POST /v1/query`); each successful query counts towards usage. */

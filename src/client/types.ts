@@ -3,6 +3,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { ErrorCode } from '../domain/errors.js';
 import type {
+  DeleteDocumentsResponse,
   DocumentList,
   DocumentRecordSchema,
   IngestAck as IngestAckSchema,
@@ -32,7 +33,14 @@ type IngestBodyType = Static<typeof IngestBody>;
 /** One document of a JSON text ingest. */
 export type TextDocument = IngestBodyType['documents'][number];
 export type Metadata = NonNullable<TextDocument['metadata']>;
+/**
+ * A metadata filter (query, list, delete): `{key: "v"}`, `{key: ["a", "b"]}`, operator objects
+ * `{key: {$eq|$ne|$gt|$gte|$lt|$lte: "v", $in|$nin: [...], $exists: boolean}}`, and `$and`, `$or`,
+ * `$not`. The README's "Filters" section has the rules.
+ */
 export type QueryFilter = NonNullable<Static<typeof QueryBody>['filter']>;
+/** `POST /v1/documents/delete`: how many went, and whether more still match. */
+export type DeleteDocumentsResult = Static<typeof DeleteDocumentsResponse>;
 
 /** Error codes the API answers with, plus the client's own for failures without an answer. */
 export type DocindexErrorCode =

@@ -1,9 +1,15 @@
 // Reading and deleting an org's documents. Another org's document is indistinguishable from a
 // missing one: every lookup is scoped by org id in the store itself.
 import { ERRORS } from './errors.js';
+import { type Filter, type FilterJson, parseFilter, parseFilterText } from './filter.js';
 import { type MetadataPatch, mergeMetadata } from './metadata.js';
 import type { BlobStore, DocumentStore } from './ports.js';
 import type { DocumentRecord, DocumentStatus, StoredChunk } from './types.js';
+
+/** Most documents one delete-by-filter request deletes; `hasMore` tells the caller to repeat it. */
+export const MAX_DELETE_PER_REQUEST = 10_000;
+/** Documents looked up per step of a delete-by-filter (each then deleted as DELETE /{id} does). */
+const DELETE_SLICE = 100;
 
 export interface ListOptions {
   limit: number;
@@ -11,6 +17,19 @@ export interface ListOptions {
   status: DocumentStatus | null;
   ids: string[] | null;
   contentSha256: string | null;
+  /** The `filter` query parameter as sent (JSON text); parsed here, 400 at /query/filter if invalid. */
+  filter: string | null;
+}
+
+/** What POST /v1/documents/delete selects: documents passing `filter` and among `documentIds`. */
+export interface DeleteSelection {
+  filter: FilterJson | undefined;
+  documentIds: string[] | undefined;
+}
+
+export interface DocumentServiceOptions {
+  /** Most documents one deleteMany call deletes (default MAX_DELETE_PER_REQUEST). */
+  maxDeletePerRequest?: number;
 }
 
 export interface DocumentPage {
@@ -19,10 +38,15 @@ export interface DocumentPage {
 }
 
 export class DocumentService {
+  private readonly maxDeletePerRequest: number;
+
   constructor(
     private readonly documents: DocumentStore,
     private readonly blobs: BlobStore,
-  ) {}
+    options: DocumentServiceOptions = {},
+  ) {
+    this.maxDeletePerRequest = options.maxDeletePerRequest ?? MAX_DELETE_PER_REQUEST;
+  }
 
   async get(orgId: string, id: string): Promise<DocumentRecord> {
     const doc = await this.documents.getDocument(orgId, id);
@@ -32,6 +56,7 @@ export class DocumentService {
 
   async list(orgId: string, options: ListOptions): Promise<DocumentPage> {
     const after = options.cursor === null ? null : decodeCursor(options.cursor);
+    const filter = options.filter === null ? null : parseFilterText(options.filter, '/query/filter');
     const documents = await this.documents.listDocuments({
       orgId,
       limit: options.limit + 1,
@@ -39,6 +64,7 @@ export class DocumentService {
       status: options.status,
       ids: options.ids,
       contentSha256: options.contentSha256,
+      filter,
     });
     const page = documents.slice(0, options.limit);
     const last = page[page.length - 1];
@@ -71,9 +97,65 @@ export class DocumentService {
   }
 
   async delete(orgId: string, id: string): Promise<void> {
+    if (!(await this.deleteOne(orgId, id))) throw ERRORS.documentNotFound(id);
+  }
+
+  /**
+   * Deletes the org's documents that pass the filter and are among the ids (either may be left
+   * out, not both), each as `delete` does: record, chunks and stored file. At most
+   * maxDeletePerRequest of them; `hasMore` says whether others still match. Ids that are unknown
+   * or another org's are passed over, as GET /v1/documents?ids= does.
+   */
+  async deleteMany(
+    orgId: string,
+    selection: DeleteSelection,
+  ): Promise<{ deleted: number; hasMore: boolean }> {
+    const filter = this.deleteFilter(selection);
+    const ids = selection.documentIds === undefined ? null : [...new Set(selection.documentIds)];
+    const matching = (limit: number) =>
+      this.documents.listDocuments({
+        orgId,
+        limit,
+        after: null,
+        status: null,
+        ids,
+        contentSha256: null,
+        filter,
+      });
+    let deleted = 0;
+    // Each step lists the first documents still matching: those deleted are gone from the next
+    // list, so the steps are bounded by the request's limit even when another request deletes too.
+    for (let examined = 0; examined < this.maxDeletePerRequest; ) {
+      const want = Math.min(DELETE_SLICE, this.maxDeletePerRequest - examined);
+      const found = await matching(want);
+      examined += found.length;
+      for (const doc of found) if (await this.deleteOne(orgId, doc.id)) deleted += 1;
+      if (found.length < want) return { deleted, hasMore: false };
+    }
+    return { deleted, hasMore: (await matching(1)).length > 0 };
+  }
+
+  private deleteFilter(selection: DeleteSelection): Filter | null {
+    if (selection.filter === undefined && selection.documentIds === undefined) {
+      throw ERRORS.invalid('Send `filter`, `document_ids` or both to say which documents to delete.', [
+        { pointer: '', message: 'needs filter or document_ids' },
+      ]);
+    }
+    const filter = selection.filter === undefined ? null : parseFilter(selection.filter, '/filter');
+    if (filter === null && selection.documentIds === undefined) {
+      throw ERRORS.invalid(
+        'An empty filter matches every document; name at least one condition (or document_ids).',
+        [{ pointer: '/filter', message: 'an empty filter would delete every document' }],
+      );
+    }
+    return filter;
+  }
+
+  private async deleteOne(orgId: string, id: string): Promise<boolean> {
     const removed = await this.documents.deleteDocument(orgId, id);
-    if (!removed) throw ERRORS.documentNotFound(id);
+    if (!removed) return false;
     if (removed.blobKey) await this.blobs.delete(removed.blobKey);
+    return true;
   }
 }
 

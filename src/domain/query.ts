@@ -1,5 +1,6 @@
 // Answering queries: BM25-ranked chunks of one org's documents. A successful query counts one
 // towards the org's usage for the current UTC day; a rejected one never reaches here.
+import { type FilterJson, parseFilter } from './filter.js';
 import type { SearchIndex } from './ports.js';
 import { cleanText } from './text.js';
 import type { SearchHit } from './types.js';
@@ -8,7 +9,8 @@ import type { UsageService } from './usage.js';
 export interface QueryInput {
   query: string;
   topK: number;
-  filter: Record<string, string | string[]>;
+  /** The request's `filter` as sent: parsed here, refused (400, pointing into /filter) if invalid. */
+  filter: FilterJson | undefined;
   documentIds: string[] | null;
 }
 
@@ -19,10 +21,7 @@ export class QueryService {
   ) {}
 
   async query(orgId: string, input: QueryInput): Promise<SearchHit[]> {
-    const filter: Record<string, string[]> = Object.create(null);
-    for (const [key, value] of Object.entries(input.filter)) {
-      filter[cleanText(key)] = (Array.isArray(value) ? value : [value]).map(cleanText);
-    }
+    const filter = input.filter === undefined ? null : parseFilter(input.filter, '/filter');
     const hits = await this.index.search({
       orgId,
       query: cleanText(input.query),

@@ -1,4 +1,5 @@
 // The records the domain works with. Storage adapters map rows to these; HTTP maps these to JSON.
+import type { Filter } from './filter.js';
 
 export type DocumentStatus = 'queued' | 'processing' | 'ready' | 'failed';
 export const DOCUMENT_STATUSES: readonly DocumentStatus[] = ['queued', 'processing', 'ready', 'failed'];
@@ -131,8 +132,8 @@ export interface SearchQuery {
   orgId: string;
   query: string;
   topK: number;
-  /** metadata key → accepted values (any of). */
-  filter: Record<string, string[]>;
+  /** Only documents whose metadata passes it (domain/filter.ts); null: every document. */
+  filter: Filter | null;
   documentIds: string[] | null;
 }
 
@@ -155,6 +156,8 @@ export interface ListQuery {
   status: DocumentStatus | null;
   ids: string[] | null;
   contentSha256: string | null;
+  /** Only documents whose metadata passes it (domain/filter.ts); null: every document. */
+  filter: Filter | null;
 }
 
 export interface Org {

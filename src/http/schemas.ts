@@ -4,6 +4,12 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { ErrorCode } from '../domain/errors.js';
 import { statusOf } from '../domain/errors.js';
 import {
+  FILTER_MAX_CONDITIONS,
+  FILTER_MAX_DEPTH,
+  FILTER_MAX_LIST_VALUES,
+  type FilterJson,
+} from '../domain/filter.js';
+import {
   METADATA_MAX_KEY_LENGTH,
   METADATA_MAX_KEYS,
   METADATA_MAX_VALUE_LENGTH,
@@ -41,6 +47,14 @@ export const MetadataPatchBody = Type.Object(
 );
 
 const DocumentId = Type.String({ format: 'uuid', description: 'Document ID (UUID).' });
+
+const FILTER_LANGUAGE = `Metadata filter. \`{"key": "v"}\` (equal), \`{"key": ["a", "b"]}\` (any of), or an operator object \`{"key": {"$eq"|"$ne"|"$gt"|"$gte"|"$lt"|"$lte": "v", "$in"|"$nin": ["a"], "$exists": true|false}}\`; \`{"$and": [f, …]}\`, \`{"$or": [f, …]}\`, \`{"$not": f}\`. Several entries in one object must all hold. Values are strings and compare by Unicode code point (ISO-8601 dates order correctly). A comparison or $in on a missing key is false, so $ne, $nin and $not match documents without the key. At most ${FILTER_MAX_DEPTH} levels of nesting, ${FILTER_MAX_CONDITIONS} conditions and ${FILTER_MAX_LIST_VALUES} values per list; lists and $and/$or may not be empty. A filter outside the language is a 400 whose \`errors[].pointer\` names the bad part.`;
+
+/**
+ * The filter language. Checked by domain/filter.ts rather than here, so that every violation is
+ * answered with a pointer to the exact part and a message that names the rule.
+ */
+export const FilterSchema = Type.Unsafe<FilterJson>({ type: 'object', description: FILTER_LANGUAGE });
 
 export const IngestBody = Type.Object(
   {
@@ -125,6 +139,12 @@ export const ListDocumentsQuery = Type.Object(
       Type.String({ maxLength: 4000, description: 'Comma-separated document IDs (at most 100).' }),
     ),
     content_sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+    filter: Type.Optional(
+      Type.String({
+        maxLength: 16_384,
+        description: `A metadata filter as URL-encoded JSON. ${FILTER_LANGUAGE}`,
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -161,30 +181,34 @@ export const QueryBody = Type.Object(
   {
     query: Type.String({ minLength: 1, maxLength: 4096 }),
     top_k: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-    filter: Type.Optional(
-      Type.Unsafe<Record<string, string | string[]>>({
-        type: 'object',
-        description: 'Metadata key → value, or list of accepted values; every key must match.',
-        maxProperties: METADATA_MAX_KEYS,
-        propertyNames: METADATA_KEY,
-        additionalProperties: {
-          anyOf: [
-            { type: 'string', maxLength: METADATA_MAX_VALUE_LENGTH },
-            {
-              type: 'array',
-              minItems: 1,
-              maxItems: 100,
-              items: { type: 'string', maxLength: METADATA_MAX_VALUE_LENGTH },
-            },
-          ],
-        },
-      }),
-    ),
+    filter: Type.Optional(FilterSchema),
     document_ids: Type.Optional(Type.Array(DocumentId, { minItems: 1, maxItems: 1000 })),
   },
   { additionalProperties: false },
 );
 export type QueryBody = Static<typeof QueryBody>;
+
+export const DeleteDocumentsBody = Type.Object(
+  {
+    filter: Type.Optional(FilterSchema),
+    document_ids: Type.Optional(
+      Type.Array(DocumentId, {
+        minItems: 1,
+        maxItems: 1000,
+        description: 'Delete only these documents (with `filter`: those of them that pass it).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type DeleteDocumentsBody = Static<typeof DeleteDocumentsBody>;
+
+export const DeleteDocumentsResponse = Type.Object({
+  deleted: Type.Integer({ description: 'Documents deleted by this request.' }),
+  has_more: Type.Boolean({
+    description: 'Whether more documents still match (past the per-request limit): send the request again.',
+  }),
+});
 
 export const QueryResponse = Type.Object({
   org_id: Type.String(),

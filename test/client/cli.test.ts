@@ -195,4 +195,36 @@ describeWithCorpus('docindex client commands', () => {
     expect(wrongKey.status).toBe(1);
     expect(wrongKey.stderr).toMatch(/invalid or revoked.*\(401, unauthorized, req_/);
   });
+
+  it('--filter takes JSON with operators on query and ls; rm --filter deletes what matches', () => {
+    const notes = path.join(root, 'terns.txt');
+    writeFileSync(notes, 'Arctic terns fly from pole to pole every year.\n');
+    expect(cli('ingest', notes, '--metadata', 'bird=tern', '--metadata', 'year=2019', '--wait').status).toBe(
+      0,
+    );
+    expect(cli('ingest', notes, '--metadata', 'bird=tern', '--metadata', 'year=2023', '--wait').status).toBe(
+      0,
+    );
+
+    const listed = JSON.parse(cli('ls', '--filter', '{"year": {"$gte": "2020"}}', '--json').stdout);
+    expect(listed.documents.map((d: { metadata: { year: string } }) => d.metadata.year)).toEqual(['2023']);
+    const hits = JSON.parse(
+      cli('query', 'terns', '--filter', '{"year": {"$lt": "2020"}}', '--filter', 'bird=tern', '--json')
+        .stdout,
+    );
+    expect(hits.results.map((r: { metadata: { year: string } }) => r.metadata.year)).toEqual(['2019']);
+
+    const refused = cli('query', 'terns', '--filter', '{"year": {"$gt": 2020}}');
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/\/filter\/year\/\$gt.*\(400, invalid_request/);
+    const notJson = cli('ls', '--filter', '{year: 2020}');
+    expect(notJson.status).toBe(2);
+    expect(notJson.stderr).toMatch(/--filter .* is not valid JSON/);
+
+    const removed = cli('rm', '--filter', '{"year": "2019"}');
+    expect(removed.status).toBe(0);
+    expect(removed.stdout).toBe('deleted 1 document\n');
+    const left = JSON.parse(cli('ls', '--filter', 'bird=tern', '--json').stdout);
+    expect(left.documents.map((d: { metadata: { year: string } }) => d.metadata.year)).toEqual(['2023']);
+  });
 });

@@ -149,6 +149,42 @@ describe('DocindexClient', () => {
     },
   );
 
+  it('filters queries and lists with operators, and deletes by filter', async () => {
+    const key = (await h.runtime.admin.createOrg('filters')).api_key;
+    const mine = new DocindexClient({ baseUrl, apiKey: key });
+    const ack = await mine.ingestText([
+      { text: 'Puffins nest on cliffs.', metadata: { year: '2019', region: 'north' } },
+      { text: 'Puffins dive for sand eels.', metadata: { year: '2022', region: 'north' } },
+      { text: 'Puffins winter at sea.', metadata: { year: '2024' } },
+    ]);
+    const [y2019, y2022, y2024] = ack.document_ids as [string, string, string];
+    await mine.waitForDocuments(ack.document_ids, { intervalMs: 20 });
+
+    const recent = await mine.query({ query: 'puffins', filter: { year: { $gte: '2020' } } });
+    expect(recent.results.map((r) => r.document_id).sort()).toEqual([y2022, y2024].sort());
+    const noRegion = await mine.listDocuments({ filter: { region: { $ne: 'north' } } });
+    expect(noRegion.documents.map((d) => d.id)).toEqual([y2024]);
+    const iterated = [];
+    for await (const doc of mine.iterateDocuments({
+      filter: { $or: [{ year: '2019' }, { year: '2024' }] },
+    })) {
+      iterated.push(doc.id);
+    }
+    expect(iterated.sort()).toEqual([y2019, y2024].sort());
+
+    const invalid = await rejection(mine.query({ query: 'puffins', filter: { year: { $after: '2020' } } }));
+    expect(invalid).toMatchObject({ status: 400, code: 'invalid_request' });
+    expect(invalid.errors).toEqual([{ pointer: '/filter/year/$after', message: expect.any(String) }]);
+
+    expect(await mine.deleteDocuments({ filter: { region: 'north', year: { $lt: '2020' } } })).toEqual({
+      deleted: 1,
+      has_more: false,
+    });
+    expect(await mine.deleteDocuments({ documentIds: [y2024] })).toEqual({ deleted: 1, has_more: false });
+    const left = await mine.query({ query: 'puffins' });
+    expect(left.results.map((r) => r.document_id)).toEqual([y2022]);
+  });
+
   it('sends a fresh Idempotency-Key with every ingest call, or the one given', async () => {
     const recorder = recordingFetch();
     const recording = new DocindexClient({ baseUrl, apiKey: h.orgA.apiKey, fetch: recorder.fetch });

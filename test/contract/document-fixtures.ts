@@ -2,6 +2,7 @@
 // the keyword index its saveIndex writes) and document, chunk and query builders.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
+import { type Filter, type FilterJson, parseFilter } from '../../src/domain/filter.js';
 import type { DocumentStore, SearchIndex } from '../../src/domain/ports.js';
 import type { SearchLanguage } from '../../src/domain/search-words.js';
 import type {
@@ -120,11 +121,25 @@ export async function indexedInto(
 }
 
 export function query(orgId: string, text: string, over: Partial<SearchQuery> = {}): SearchQuery {
-  return { orgId, query: text, topK: 10, filter: {}, documentIds: null, ...over };
+  return { orgId, query: text, topK: 10, filter: null, documentIds: null, ...over };
+}
+
+/** A filter as the API would parse it from JSON. */
+export function where(json: FilterJson): Filter | null {
+  return parseFilter(json, '/filter');
 }
 
 export function list(orgId: string, over: Partial<ListQuery> = {}): ListQuery {
-  return { orgId, limit: 100, after: null, status: null, ids: null, contentSha256: null, ...over };
+  return {
+    orgId,
+    limit: 100,
+    after: null,
+    status: null,
+    ids: null,
+    contentSha256: null,
+    filter: null,
+    ...over,
+  };
 }
 
 export const FILLER = [

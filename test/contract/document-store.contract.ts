@@ -18,6 +18,7 @@ import {
   query,
   streamed,
   T0,
+  where,
 } from './document-fixtures.js';
 import { URL_INPUT } from './job-document.js';
 
@@ -158,7 +159,9 @@ export function documentStoreContract(
         expect(hits[0]?.text).toBe(canonicalText(chunkText));
         expect(hits[0]?.metadata).toEqual(canonicalMetadata);
         // Filters compare canonical forms.
-        expect(await index.search(query(orgA, 'gamma', { filter: { key: ['va\uFFFDl'] } }))).toHaveLength(1);
+        expect(
+          await index.search(query(orgA, 'gamma', { filter: where({ key: ['va\uFFFDl'] }) })),
+        ).toHaveLength(1);
         expect(await index.search(query(orgA, 'delta'))).toHaveLength(1);
       });
     });
@@ -517,7 +520,7 @@ export function documentStoreContract(
         expect(await store.getDocument(orgA, doc.id)).toBeNull();
         expect((await store.listDocuments(list(orgA))).map((d) => d.id)).toEqual([small.id]);
         expect(await store.listDocuments(list(orgA, { ids: [doc.id] }))).toEqual([]);
-        for (const over of [{}, { documentIds: [doc.id] }, { filter: { team: ['x'] } }]) {
+        for (const over of [{}, { documentIds: [doc.id] }, { filter: where({ team: ['x'] }) }]) {
           const hits = await index.search(query(orgA, 'manatee grazes', { topK: 100, ...over }));
           expect(hits.map((hit) => hit.documentId)).toEqual(
             'documentIds' in over || 'filter' in over ? [] : [small.id],
@@ -583,8 +586,10 @@ export function documentStoreContract(
         });
         expect(updated!.updatedAt.getTime()).toBeGreaterThan(before!.updatedAt.getTime());
         expect(await store.getDocument(orgA, doc.id)).toEqual(updated);
-        expect(await index.search(query(orgA, 'quokka', { filter: { team: ['red'] } }))).toEqual([]);
-        expect(await index.search(query(orgA, 'quokka', { filter: { team: ['blue'] } }))).toHaveLength(1);
+        expect(await index.search(query(orgA, 'quokka', { filter: where({ team: ['red'] }) }))).toEqual([]);
+        expect(await index.search(query(orgA, 'quokka', { filter: where({ team: ['blue'] }) }))).toHaveLength(
+          1,
+        );
       });
 
       it('answers null for another org’s or a missing document and changes nothing; a throwing update changes nothing', async () => {

@@ -18,6 +18,7 @@ import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../sca
 import { blobStoreContract } from './blob-store.contract.js';
 import type { DocumentStoreOptions } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
+import { filterContract } from './filter.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
 import { jobDocument } from './job-document.js';
 import { jobQueueContract } from './job-queue.contract.js';
@@ -60,6 +61,7 @@ describeScaleOut('PostgreSQL adapters', services, () => {
   };
   documentStoreContract('PgDocumentStore', stores);
   searchIndexContract('PgKeywordIndex', stores);
+  filterContract('PostgreSQL filters', stores);
 
   idempotencyStoreContract('PgIdempotencyStore', async () => {
     const { db, close } = await freshDatabase();

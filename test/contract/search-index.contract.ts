@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Filter } from '../../src/domain/filter.js';
 import type { DocumentStore, SearchIndex } from '../../src/domain/ports.js';
 import type { ChunkRow, NewDocument, SearchHit, SearchQuery } from '../../src/domain/types.js';
 import {
@@ -16,6 +17,7 @@ import {
   indexResult,
   newDoc,
   query,
+  where,
 } from './document-fixtures.js';
 
 export function searchIndexContract(
@@ -95,7 +97,9 @@ export function searchIndexContract(
         expect(a.map((hit) => hit.documentId)).toEqual([mine.id]);
         expect(await index.search(query(orgA, 'lemur', { documentIds: [theirs.id] }))).toEqual([]);
         expect(
-          (await index.search(query(orgA, 'lemur', { filter: { tag: ['x'] } }))).map((hit) => hit.documentId),
+          (await index.search(query(orgA, 'lemur', { filter: where({ tag: ['x'] }) }))).map(
+            (hit) => hit.documentId,
+          ),
         ).toEqual([mine.id]);
         expect((await index.search(query(orgB, 'lemur'))).map((hit) => hit.documentId)).toEqual([theirs.id]);
         expect(await index.search(query(`org_${randomUUID()}`, 'lemur'))).toEqual([]);
@@ -136,8 +140,13 @@ export function searchIndexContract(
         // Looks like d1's dotted key read as a path; must not match the key "a.b".
         const d4 = await indexed(orgA, ['heron four'], { metadata: { a: 'v1' } });
 
-        const ids = async (filter: Record<string, string[]>) =>
-          new Set((await index.search(query(orgA, 'heron', { filter }))).map((hit) => hit.documentId));
+        const ids = async (json: Record<string, string[]>) => {
+          // An empty list passes no document (the API refuses one; the stores must still agree).
+          const filter: Filter | null = Object.values(json).some((v) => v.length === 0)
+            ? { kind: 'list', op: '$in', key: 'team', values: [] }
+            : where(json);
+          return new Set((await index.search(query(orgA, 'heron', { filter }))).map((hit) => hit.documentId));
+        };
         expect(await ids({})).toEqual(new Set([d1.id, d2.id, d3.id, d4.id]));
         expect(await ids({ team: ['red'] })).toEqual(new Set([d1.id, d3.id]));
         expect(await ids({ team: ['red', 'blue'] })).toEqual(new Set([d1.id, d2.id, d3.id]));
@@ -219,7 +228,9 @@ export function searchIndexContract(
         );
         await fc.assert(
           fc.asyncProperty(hostile, async (q) => {
-            const hits = await index.search(query(orgA, q, { filter: { [q]: [q] } }));
+            const hits = await index.search(
+              query(orgA, q, { filter: { kind: 'list', op: '$in', key: q, values: [q] } }),
+            );
             expect(hits).toEqual([]);
             const unfiltered = await index.search(query(orgA, q, { documentIds: null }));
             expect(Array.isArray(unfiltered)).toBe(true);
@@ -441,7 +452,7 @@ export function searchIndexContract(
         const { docs } = await commonAndRare();
         const [red1, blue, red2] = docs as [NewDocument, NewDocument, NewDocument];
         const byTeam = await budgeted.index.search(
-          query(orgA, 'report aurora', { filter: { team: ['blue'] }, topK: 5 }),
+          query(orgA, 'report aurora', { filter: where({ team: ['blue'] }), topK: 5 }),
         );
         expect(byTeam[0]).toMatchObject({ documentId: blue.id, chunkIndex: 8 });
         for (const hit of byTeam) expect(hit.documentId).toBe(blue.id);
@@ -452,7 +463,7 @@ export function searchIndexContract(
         expect(new Set(byId.slice(0, 2).map(keyOf))).toEqual(new Set([`${red1.id}:7`, `${red2.id}:9`]));
         for (const hit of byId) expect([red1.id, red2.id]).toContain(hit.documentId);
         expect(
-          await budgeted.index.search(query(orgA, 'report aurora', { filter: { team: ['green'] } })),
+          await budgeted.index.search(query(orgA, 'report aurora', { filter: where({ team: ['green'] }) })),
         ).toEqual([]);
       });
 
@@ -482,8 +493,8 @@ export function searchIndexContract(
           const theirs = new Set([`${doc.id}:0`, `${doc.id}:1`]);
           const restrictions: Partial<SearchQuery>[] = [
             { documentIds: [doc.id] },
-            { filter: { topic: ['fish'] } },
-            { documentIds: [doc.id], filter: { topic: ['fish'] } },
+            { filter: where({ topic: ['fish'] }) },
+            { documentIds: [doc.id], filter: where({ topic: ['fish'] }) },
           ];
           for (const over of restrictions) {
             const label = `target ${target}: ${JSON.stringify(Object.keys(over))}`;
@@ -499,7 +510,7 @@ export function searchIndexContract(
           }
           // A filter every document passes still ranks no more than the budget.
           const loose = await budgeted.index.search(
-            query(orgA, 'salmon', { filter: { topic: ['fish', 'other'] }, topK: 1000 }),
+            query(orgA, 'salmon', { filter: where({ topic: ['fish', 'other'] }), topK: 1000 }),
           );
           expect(loose.length).toBeGreaterThan(0);
           expect(loose.length).toBeLessThanOrEqual(BUDGET);

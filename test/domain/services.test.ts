@@ -167,14 +167,14 @@ describe('IngestionService', () => {
 });
 
 describe('QueryService', () => {
-  it('searches with clean text and every filter value as a list, and counts the query for today', async () => {
+  it('searches with clean text and the parsed filter, and counts the query for today', async () => {
     const search = new FakeSearch();
     const usage = new MemoryUsage();
     const service = new QueryService(search, new UsageService(usage, new FixedClock(NOW)));
     await service.query(ORG, {
       query: 'q\u0000uokka',
       topK: 5,
-      filter: { team: 'a', lang: ['en', 'de'] },
+      filter: { team: 'a\u0000', lang: ['en', 'de'] },
       documentIds: null,
     });
     expect(search.queries).toEqual([
@@ -182,7 +182,13 @@ describe('QueryService', () => {
         orgId: ORG,
         query: 'quokka',
         topK: 5,
-        filter: { team: ['a'], lang: ['en', 'de'] },
+        filter: {
+          kind: 'and',
+          filters: [
+            { kind: 'compare', op: '$eq', key: 'team', value: 'a' },
+            { kind: 'list', op: '$in', key: 'lang', values: ['en', 'de'] },
+          ],
+        },
         documentIds: null,
       },
     ]);
@@ -195,7 +201,7 @@ describe('QueryService', () => {
     const usage = new MemoryUsage();
     const service = new QueryService(search, new UsageService(usage, new FixedClock(NOW)));
     await expect(
-      service.query(ORG, { query: 'x', topK: 1, filter: {}, documentIds: null }),
+      service.query(ORG, { query: 'x', topK: 1, filter: undefined, documentIds: null }),
     ).rejects.toThrow();
     expect(usage.counts.size).toBe(0);
   });

@@ -15,6 +15,7 @@ const ROUTES: { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; body?:
   { method: 'GET', url: `/v1/documents/${randomUUID()}/chunks` },
   { method: 'PATCH', url: `/v1/documents/${randomUUID()}`, body: { metadata: { team: 'x' } } },
   { method: 'DELETE', url: `/v1/documents/${randomUUID()}` },
+  { method: 'POST', url: '/v1/documents/delete', body: { filter: { team: 'x' } } },
   { method: 'POST', url: '/v1/query', body: { query: 'hello' } },
   { method: 'GET', url: '/v1/usage' },
 ];

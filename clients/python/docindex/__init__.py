@@ -26,6 +26,7 @@ from .formats import UPLOAD_CONTENT_TYPES, content_type_for
 from .types import (
     Chunk,
     ChunkPage,
+    DeleteResult,
     Document,
     DocumentError,
     DocumentPage,
@@ -48,6 +49,7 @@ __all__ = [
     "Chunk",
     "ChunkPage",
     "Client",
+    "DeleteResult",
     "DocindexError",
     "Document",
     "DocumentError",

@@ -37,6 +37,7 @@ from .formats import content_type_for
 from .multipart import FileSource, MultipartBody, file_body_source
 from .types import (
     ChunkPage,
+    DeleteResult,
     Document,
     DocumentPage,
     IngestAck,
@@ -219,13 +220,15 @@ class Client:
         status: Optional[str] = None,
         ids: Optional[Sequence[str]] = None,
         content_sha256: Optional[str] = None,
+        filter: Optional[QueryFilter] = None,
     ) -> DocumentPage:
         """One page of documents, newest first (``GET /v1/documents``).
 
         ``limit`` 1–100 (server default 20); ``cursor`` is a previous page's ``next_cursor``;
         ``status`` one of queued, processing, ready, failed; ``ids`` the batch status of up to
         100 documents (unknown ids are absent); ``content_sha256`` finds documents with the same
-        extracted text.
+        extracted text; ``filter`` keeps documents whose metadata passes it (the language of
+        :meth:`query`).
         """
         if ids is not None and not 0 < len(ids) <= MAX_IDS_PER_REQUEST:
             raise ValueError(
@@ -237,6 +240,7 @@ class Client:
             "status": status,
             "ids": None if ids is None else ",".join(ids),
             "content_sha256": content_sha256,
+            "filter": None if filter is None else json.dumps(_filter_json(filter)),
         }
         return DocumentPage.from_json(self._json(self._call("GET", "/v1/documents", query=query)))
 
@@ -244,12 +248,15 @@ class Client:
         self,
         *,
         status: Optional[str] = None,
+        filter: Optional[QueryFilter] = None,
         page_size: int = MAX_IDS_PER_REQUEST,
     ) -> Iterator[Document]:
-        """Every document (optionally of one status), newest first, following cursors page by page."""
+        """Every document (optionally of one status, or passing a filter), newest first, following
+        cursors page by page.
+        """
         cursor: Optional[str] = None
         while True:
-            page = self.list_documents(limit=page_size, cursor=cursor, status=status)
+            page = self.list_documents(limit=page_size, cursor=cursor, status=status, filter=filter)
             for doc in page.documents:
                 yield doc
             if page.next_cursor is None:
@@ -288,6 +295,24 @@ class Client:
     def delete_document(self, document_id: str) -> None:
         """Deletes a document (``DELETE /v1/documents/{id}``); its chunks stop matching at once."""
         self._call("DELETE", _document_path(document_id))
+
+    def delete_documents(
+        self,
+        filter: Optional[QueryFilter] = None,
+        document_ids: Optional[Sequence[str]] = None,
+    ) -> DeleteResult:
+        """Deletes the documents whose metadata passes ``filter`` and, when given, that are among
+        ``document_ids`` (at least one of the two; an empty filter alone is refused), each with its
+        chunks and stored file (``POST /v1/documents/delete``). At most 10,000 per call: while
+        ``has_more`` is true, call again.
+        """
+        body: Dict[str, Any] = {}
+        if filter is not None:
+            body["filter"] = _filter_json(filter)
+        if document_ids is not None:
+            body["document_ids"] = list(document_ids)
+        answer = self._call("POST", "/v1/documents/delete", json_body=body)
+        return DeleteResult.from_json(self._json(answer))
 
     def wait_for_documents(
         self,
@@ -349,16 +374,16 @@ class Client:
     ) -> QueryResponse:
         """BM25-ranked chunks (``POST /v1/query``); each successful query counts towards usage.
 
-        ``top_k`` 1–100 (server default 10); ``filter`` maps a metadata key to a value or a list
-        of accepted values (every key must match); ``document_ids`` limits the search.
+        ``top_k`` 1–100 (server default 10); ``filter`` keeps chunks of documents whose metadata
+        passes it: ``{"team": "hr"}``, ``{"lang": ["en", "de"]}``, operator objects such as
+        ``{"year": {"$gte": "2020"}}``, and ``$and``, ``$or``, ``$not``; ``document_ids`` limits
+        the search.
         """
         body: Dict[str, Any] = {"query": text}
         if top_k is not None:
             body["top_k"] = top_k
         if filter is not None:
-            body["filter"] = {
-                key: value if isinstance(value, str) else list(value) for key, value in filter.items()
-            }
+            body["filter"] = _filter_json(filter)
         if document_ids is not None:
             body["document_ids"] = list(document_ids)
         return QueryResponse.from_json(self._json(self._call("POST", "/v1/query", json_body=body)))
@@ -460,6 +485,16 @@ def _ack(answer: _Answer) -> IngestAck:
     """An ingest's acknowledgement, marked replayed when the server says it was."""
     replayed = (answer.headers.get("Idempotent-Replayed") or "").lower() == "true"
     return IngestAck.from_json(Client._json(answer), replayed=replayed)
+
+
+def _filter_json(value: Any) -> Any:
+    """A filter as JSON data: mappings as objects, tuples and other sequences as lists; strings and
+    booleans as they are. The server, not the client, decides what is valid."""
+    if isinstance(value, Mapping):
+        return {str(key): _filter_json(item) for key, item in value.items()}
+    if isinstance(value, (str, bool, int, float)) or value is None:
+        return value
+    return [_filter_json(item) for item in value]
 
 
 def _text_document(doc: TextInput) -> Dict[str, Any]:

@@ -5,13 +5,16 @@ fields does not break an older client. Field names are the API's own (snake_case
 """
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional
 
 # The four processing states of a document: queued → processing → ready | failed.
 DocumentStatus = str
 Metadata = Dict[str, str]
-#: Metadata key → accepted value, or a list of accepted values; every key must match.
-QueryFilter = Mapping[str, Union[str, List[str]]]
+#: A metadata filter, sent as JSON: ``{"key": "v"}``, ``{"key": ["a", "b"]}``, operator objects
+#: ``{"key": {"$gte": "2020", "$lt": "2022"}}`` ($eq $ne $gt $gte $lt $lte $in $nin $exists) and
+#: ``{"$and": [...]}``, ``{"$or": [...]}``, ``{"$not": {...}}``. The server checks it and answers a
+#: 400 whose field error points at the part it refuses.
+QueryFilter = Mapping[str, Any]
 
 DONE_STATUSES = ("ready", "failed")
 
@@ -168,6 +171,19 @@ class DocumentPage:
             documents=[Document.from_json(item) for item in data.get("documents", [])],
             next_cursor=_opt_str(data.get("next_cursor")),
         )
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    """``POST /v1/documents/delete``: documents deleted, and whether more still match."""
+
+    deleted: int
+    has_more: bool
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "DeleteResult":
+        """Parses a delete answer."""
+        return cls(deleted=int(data.get("deleted", 0)), has_more=bool(data.get("has_more", False)))
 
 
 @dataclass(frozen=True)

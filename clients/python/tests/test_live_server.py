@@ -252,6 +252,38 @@ class DocumentsTest(unittest.TestCase):
         with self.assertRaises(NotFoundError):
             self.client.delete_document(ack.document_ids[0])
 
+    def test_filters_with_operators_and_delete_by_filter(self) -> None:
+        tag = run_tag()
+        ack = self.client.ingest_text(
+            [
+                TextDocument("Gannets plunge into the sea.", {"run": tag, "year": "2019"}),
+                TextDocument("Gannets nest in colonies.", {"run": tag, "year": "2022"}),
+                TextDocument("Gannets fly far.", {"run": tag}),
+            ]
+        )
+        old, recent, undated = ack.document_ids
+        self.client.wait_ready(ack.document_ids, timeout=WAIT_SECONDS, poll_interval=0.1)
+
+        found = self.client.query("gannets", filter={"run": tag, "year": {"$gte": "2020"}})
+        self.assertEqual([hit.document_id for hit in found.results], [recent])
+        page = self.client.list_documents(filter={"run": tag, "year": {"$exists": False}})
+        self.assertEqual([doc.id for doc in page.documents], [undated])
+        either = self.client.iterate_documents(filter={"run": tag, "$or": [{"year": ("2019",)}, {"year": "2022"}]})
+        self.assertEqual({doc.id for doc in either}, {old, recent})
+
+        with self.assertRaises(InvalidRequestError) as caught:
+            self.client.query("gannets", filter={"year": {"$after": "2020"}})
+        self.assertEqual([error.pointer for error in caught.exception.errors], ["/filter/year/$after"])
+
+        deleted = self.client.delete_documents(filter={"run": tag, "year": {"$lt": "2020"}})
+        self.assertEqual((deleted.deleted, deleted.has_more), (1, False))
+        deleted = self.client.delete_documents(document_ids=[undated, str(uuid.uuid4())])
+        self.assertEqual((deleted.deleted, deleted.has_more), (1, False))
+        left = self.client.query("gannets", filter={"run": tag})
+        self.assertEqual([hit.document_id for hit in left.results], [recent])
+        with self.assertRaises(NotFoundError):
+            self.client.get_document(old)
+
 
 class UsageTest(unittest.TestCase):
     def test_usage_counts_todays_queries(self) -> None:

@@ -24,6 +24,7 @@ import {
   toDocumentRecord,
 } from '../records/document-row.js';
 import type { PgDatabase } from './database.js';
+import { postgresFilter } from './filter-sql.js';
 import { PgKeywordIndex } from './keyword-index.js';
 
 const systemClock: Clock = { now: () => new Date() };
@@ -140,6 +141,7 @@ export class PgDocumentStore implements DocumentStore {
     if (q.status !== null) where.push(`status = ${param(q.status)}`);
     if (q.ids !== null) where.push(`id = ANY(${param(q.ids.map((id) => cleanText(id)))}::text[])`);
     if (q.contentSha256 !== null) where.push(`content_sha256 = ${param(storable(q.contentSha256))}`);
+    if (q.filter !== null) where.push(postgresFilter(q.filter, 'metadata', param));
     if (q.after !== null) {
       where.push(
         `(created_at, id) < (${param(q.after.createdAt)}::timestamptz, ${param(storable(q.after.id))})`,

@@ -23,6 +23,7 @@ import {
 import { cleanText } from '../../domain/text.js';
 import type { ChunkRow, Metadata, SearchHit, SearchQuery, StoredChunk } from '../../domain/types.js';
 import type { PgDatabase, Queryable } from './database.js';
+import { postgresFilter } from './filter-sql.js';
 import { tsvectorLiteral } from './tsvector.js';
 
 export interface PgKeywordIndexOptions {
@@ -356,7 +357,7 @@ export class PgKeywordIndex implements SearchIndex {
     const analyzers = queryAnalyzers(this.analyzer.language, await this.writtenAnalysis());
     const words = queryWordsOf(q.query, analyzers);
     if (words.length === 0) return [];
-    const filtered = q.documentIds !== null || Object.keys(q.filter).length > 0;
+    const filtered = q.documentIds !== null || q.filter !== null;
     const plan = this.planSearch(await this.countWords(q.orgId, words, filtered));
     if (plan === null) return [];
 
@@ -370,13 +371,7 @@ export class PgKeywordIndex implements SearchIndex {
     if (q.documentIds !== null) {
       filters.push(`d.id = ANY(${filterParam(q.documentIds.map((id) => cleanText(id)))}::text[])`);
     }
-    for (const [key, values] of Object.entries(q.filter)) {
-      // ->> takes the key as a plain string (no JSON-path parsing), so a key may hold '.', '"',
-      // '$' or '[' without changing what is matched; string equality is exact and case-sensitive.
-      filters.push(
-        `(d.metadata ->> ${filterParam(cleanText(key))}) = ANY(${filterParam(values.map((v) => cleanText(v)))}::text[])`,
-      );
-    }
+    if (q.filter !== null) filters.push(postgresFilter(q.filter, 'd.metadata', filterParam));
     const overBudget = filtered && !plan.exact;
     // Named documents may hold more chunks than the budget and still be ranked whole; a metadata
     // filter alone may not.

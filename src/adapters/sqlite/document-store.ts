@@ -25,6 +25,7 @@ import {
   toDocumentRecord,
 } from '../records/document-row.js';
 import type { Database } from './database.js';
+import { sqliteFilter } from './filter-sql.js';
 import { GroupCommit } from './group-commit.js';
 import { SqliteKeywordIndex } from './keyword-index.js';
 import { startProcessingSet } from './start-processing.js';
@@ -185,6 +186,11 @@ export class SqliteDocumentStore implements DocumentStore {
     if (q.contentSha256 !== null) {
       where.push('content_sha256 = ?');
       params.push(q.contentSha256);
+    }
+    if (q.filter !== null) {
+      const condition = sqliteFilter(q.filter, 'documents.metadata');
+      where.push(condition.sql);
+      params.push(...condition.params);
     }
     if (q.after !== null) {
       where.push('(created_at, id) < (?, ?)');

@@ -27,6 +27,7 @@ import type {
   StoredChunk,
 } from '../../domain/types.js';
 import type { Database } from './database.js';
+import { sqliteFilter } from './filter-sql.js';
 import { indexTerms, queryTerms } from './fts-terms.js';
 import { StatementCache } from './statements.js';
 import { storableText } from './text.js';
@@ -347,14 +348,12 @@ export class SqliteKeywordIndex implements SearchIndex {
       where.push('d.id IN (SELECT value FROM json_each(?))');
       params.push(JSON.stringify(q.documentIds));
     }
-    for (const [key, values] of Object.entries(q.filter)) {
-      // json_each compares keys as plain strings: no JSON-path parsing, so a key may hold
-      // '.', '"', '$' or '[' without changing what is matched.
-      where.push(`EXISTS (SELECT 1 FROM json_each(d.metadata) AS m
-        WHERE m.key = ? AND m.type = 'text' AND m.value IN (SELECT value FROM json_each(?)))`);
-      params.push(storableText(key), JSON.stringify(values.map(storableText)));
+    if (q.filter !== null) {
+      const condition = sqliteFilter(q.filter, 'd.metadata');
+      where.push(condition.sql);
+      params.push(...condition.params);
     }
-    const filtered = q.documentIds !== null || Object.keys(q.filter).length > 0;
+    const filtered = q.documentIds !== null || q.filter !== null;
 
     // bm25() rather than FTS5's `rank` column: its sorter is several times slower on large match
     // sets. CROSS JOIN pins the join order (matches → chunk → document, by primary key): left to

@@ -422,7 +422,7 @@ describe('FTS5 terms', () => {
       orgId: 'org_w',
       query: 'brulee',
       topK: 10,
-      filter: {},
+      filter: null,
       documentIds: null,
     });
     expect(hits.map((h) => h.documentId).sort()).toEqual([given.id, computed.id].sort());
@@ -538,7 +538,7 @@ describe('search row budget', () => {
     return store;
   }
   const search = (store: SqliteDocumentStore, query: string) =>
-    store.index.search({ orgId: 'org_budget', query, topK: 50, filter: {}, documentIds: null });
+    store.index.search({ orgId: 'org_budget', query, topK: 50, filter: null, documentIds: null });
 
   it('drops a query word too common to rank within the budget when rarer words match', async () => {
     const commons = Array.from({ length: 10 }, (_, i) => `common filler ${i}`);

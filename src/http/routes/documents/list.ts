@@ -1,4 +1,4 @@
-// GET /v1/documents — cursor-paged list, status filter, and batch status by ids.
+// GET /v1/documents — cursor-paged list, status and metadata filters, and batch status by ids.
 import type { FastifyInstance } from 'fastify';
 import { ERRORS } from '../../../domain/errors.js';
 import type { AppDeps } from '../../deps.js';
@@ -14,14 +14,14 @@ export function listDocumentsRoute(app: FastifyInstance, deps: AppDeps): void {
       schema: {
         summary: 'List documents',
         description:
-          'Newest first. `ids=a,b,c` returns the status of up to 100 documents in one request; unknown ids are absent.',
+          'Newest first. `ids=a,b,c` returns the status of up to 100 documents in one request; unknown ids are absent. `filter` (URL-encoded JSON, the language of POST /v1/query) keeps the documents whose metadata passes it; every parameter given must hold.',
         tags: ['documents'],
         querystring: ListDocumentsQuery,
         response: { 200: DocumentList, ...problemResponses(...COMMON_ERRORS) },
       },
     },
     async (request) => {
-      const { limit, cursor, status, ids, content_sha256 } = request.query;
+      const { limit, cursor, status, ids, content_sha256, filter } = request.query;
       const idList = ids === undefined ? null : parseIds(ids);
       const page = await deps.documents.list(request.principal.org.id, {
         limit,
@@ -29,6 +29,7 @@ export function listDocumentsRoute(app: FastifyInstance, deps: AppDeps): void {
         status: status ?? null,
         ids: idList,
         contentSha256: content_sha256 ?? null,
+        filter: filter ?? null,
       });
       return { documents: page.documents.map(toDocumentJson), next_cursor: page.nextCursor };
     },

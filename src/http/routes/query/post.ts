@@ -23,7 +23,7 @@ export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
       const hits = await deps.query.query(orgId, {
         query: request.body.query,
         topK: request.body.top_k,
-        filter: request.body.filter ?? {},
+        filter: request.body.filter,
         documentIds: request.body.document_ids ?? null,
       });
       return {
