@@ -1,4 +1,5 @@
 // The records the domain works with. Storage adapters map rows to these; HTTP maps these to JSON.
+import type { Scope } from './scopes.js';
 
 export type DocumentStatus = 'queued' | 'processing' | 'ready' | 'failed';
 export const DOCUMENT_STATUSES: readonly DocumentStatus[] = ['queued', 'processing', 'ready', 'failed'];
@@ -171,6 +172,10 @@ export interface ApiKeyRecord {
   hash: string;
   /** First characters of the key, for display only. */
   prefix: string;
+  /** What the key may do (never empty; a key issued without a choice has every scope). */
+  scopes: Scope[];
+  /** After this instant the key is refused like a revoked one; null: it never expires. */
+  expiresAt: Date | null;
   createdAt: Date;
   revokedAt: Date | null;
 }

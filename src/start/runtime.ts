@@ -182,7 +182,7 @@ export async function createRuntime(
   });
 
   const appDeps: AppDeps = {
-    authenticator: new Authenticator(orgs),
+    authenticator: new Authenticator(orgs, clock),
     rateLimiter,
     ingestion,
     idempotency: new IdempotencyService(adapters.idempotency, clock),
@@ -272,7 +272,12 @@ export async function createRuntime(
     config,
     logger,
     clock,
-    admin: new OrgAdmin(orgs, clock, config.defaultRateLimitRpm),
+    admin: new OrgAdmin(
+      { orgs, documents, usage, idempotency: adapters.idempotency, blobs },
+      usageService,
+      clock,
+      config.defaultRateLimitRpm,
+    ),
     appDeps,
     startWorker,
   };
