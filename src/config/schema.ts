@@ -33,6 +33,8 @@ export interface Config {
   redisPrefix: string;
   defaultRateLimitRpm: number;
   unauthenticatedRateLimitRpm: number;
+  /** '' when unset: the admin API is off. */
+  adminToken: string;
   workerConcurrency: number;
   downloadConcurrency: number;
   workerYieldIngestRps: number;
@@ -248,6 +250,19 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     min: 1,
     max: 10_000_000,
     description: 'limit per client address for requests without a valid key',
+  },
+  adminToken: {
+    env: 'ADMIN_TOKEN',
+    type: 'string',
+    default: '',
+    defaultText: '— (admin API off)',
+    pattern: {
+      test: /^(?:[!-~]{32,512})?$/,
+      invalid:
+        'ADMIN_TOKEN must be 32 to 512 printable ASCII characters without spaces (e.g. `openssl rand -hex 32`)',
+    },
+    description:
+      'turns on the admin API under `/admin/v1` (orgs, keys, purge), for requests that send `Authorization: Bearer <ADMIN_TOKEN>`; unset, those routes do not exist (404)',
   },
   // Measured on 2 cores (bench/RESULTS.md, section 2): with 4 documents in flight the pipeline
   // threads stay busy while the event loop writes finished documents' indexes.

@@ -181,6 +181,13 @@ export async function createRuntime(
       logger.warn({ err: error }, 'enqueue after commit failed; the reconciler will retry'),
   });
 
+  const admin = new OrgAdmin(
+    { orgs, documents, usage, idempotency: adapters.idempotency, blobs },
+    usageService,
+    clock,
+    config.defaultRateLimitRpm,
+  );
+
   const appDeps: AppDeps = {
     authenticator: new Authenticator(orgs, clock),
     rateLimiter,
@@ -191,6 +198,7 @@ export async function createRuntime(
     usage: usageService,
     readiness: adapters.readiness,
     metrics,
+    ...(config.adminToken === '' ? {} : { admin: { token: config.adminToken, orgs: admin } }),
     limits: {
       maxJsonBodyBytes: config.maxJsonBodyBytes,
       maxUploadBytes: config.maxUploadBytes,
@@ -272,12 +280,7 @@ export async function createRuntime(
     config,
     logger,
     clock,
-    admin: new OrgAdmin(
-      { orgs, documents, usage, idempotency: adapters.idempotency, blobs },
-      usageService,
-      clock,
-      config.defaultRateLimitRpm,
-    ),
+    admin,
     appDeps,
     startWorker,
   };
