@@ -1,4 +1,6 @@
 // The package's public surface: the typed docindex client and its types.
+
+export { AdminClient, type AdminClientOptions, type CreateKeyOptions } from './client/admin-client.js';
 export {
   DocindexClient,
   type DocindexClientOptions,
@@ -14,15 +16,22 @@ export {
 } from './client/client.js';
 export { DocindexError, WaitTimeoutError } from './client/errors.js';
 export type {
+  AdminKey,
+  AdminOrg,
+  AdminOrgPage,
   ChunkPage,
+  CreatedOrg,
   DocindexErrorCode,
   DocumentPage,
   DocumentRecord,
   DocumentStatus,
   FieldError,
   IngestAck,
+  IssuedKey,
+  KeyScope,
   Metadata,
   Problem,
+  PurgeReceipt,
   QueryFilter,
   QueryResponse,
   QueryResult,
