@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       blobDir: path.resolve('./data/blobs'),
       defaultRateLimitRpm: 600,
       unauthenticatedRateLimitRpm: 120,
+      adminToken: '',
       logLevel: 'info',
       workerConcurrency: 4,
       downloadConcurrency: 8,

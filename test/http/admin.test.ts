@@ -281,6 +281,22 @@ describe('admin API', () => {
     ).toEqual([...bDocs].sort());
   });
 
+  it('the OpenAPI document shows the admin routes under their own tag, behind the admin token', async () => {
+    const doc = (await h.request('GET', '/openapi.json', { key: null })).json();
+    expect(doc.components.securitySchemes.adminToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+    for (const [path, method] of [
+      ['/admin/v1/orgs', 'post'],
+      ['/admin/v1/orgs', 'get'],
+      ['/admin/v1/orgs/{id}', 'delete'],
+      ['/admin/v1/orgs/{id}/keys', 'post'],
+      ['/admin/v1/keys/{key_id}', 'delete'],
+    ] as const) {
+      const operation = doc.paths[path][method];
+      expect(operation.tags, `${method} ${path}`).toEqual(['admin']);
+      expect(operation.security, `${method} ${path}`).toEqual([{ adminToken: [] }]);
+    }
+  });
+
   it('is not there at all without ADMIN_TOKEN (404), and refuses a short token', async () => {
     const { admin: _admin, ...deps } = h.runtime.appDeps;
     const app = await buildApp(deps);
