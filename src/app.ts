@@ -9,8 +9,17 @@ import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ERRORS } from './domain/errors.js';
 import type { AppDeps } from './http/deps.js';
+import { adminScope } from './http/plugins/admin.js';
 import { authenticatedScope } from './http/plugins/authenticated.js';
 import { handleError, sendProblem } from './http/problem.js';
+import { createKeyRoute } from './http/routes/admin/create-key.js';
+import { createOrgRoute } from './http/routes/admin/create-org.js';
+import { getOrgRoute } from './http/routes/admin/get-org.js';
+import { listKeysRoute } from './http/routes/admin/list-keys.js';
+import { listOrgsRoute } from './http/routes/admin/list-orgs.js';
+import { purgeOrgRoute } from './http/routes/admin/purge-org.js';
+import { revokeKeyRoute } from './http/routes/admin/revoke-key.js';
+import { updateOrgRoute } from './http/routes/admin/update-org.js';
 import { consoleRoutes } from './http/routes/console.js';
 import { documentChunksRoute } from './http/routes/documents/chunks.js';
 import { deleteDocumentRoute } from './http/routes/documents/delete.js';
@@ -100,9 +109,35 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
           'Multi-tenant document ingestion, indexing and retrieval. Every /v1 request needs `Authorization: Bearer <API key>`. Errors are RFC 9457 problem+json.',
       },
       components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (dix_…).' } },
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An API key (dix_…). Each operation names the key scope it needs (ingest, query, read, write, webhooks); a key without it gets 403 `insufficient_scope`.',
+          },
+          adminToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The ADMIN_TOKEN the server was started with (admin API only).',
+          },
+        },
       },
       security: [{ bearer: [] }],
+      tags: [
+        { name: 'ingest', description: 'Submit documents (scope `ingest`).' },
+        {
+          name: 'documents',
+          description: 'Read (scope `read`), change and delete (scope `write`) documents.',
+        },
+        { name: 'query', description: 'Search (scope `query`).' },
+        { name: 'usage', description: 'Query volume and rate limit (scope `read`).' },
+        {
+          name: 'admin',
+          description:
+            'Organisations and their API keys, behind `Authorization: Bearer <ADMIN_TOKEN>`. Present only when the server has ADMIN_TOKEN set.',
+        },
+      ],
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
@@ -140,6 +175,24 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
     },
     { prefix: '/v1' },
   );
+
+  const { admin } = deps;
+  if (admin) {
+    await app.register(
+      async (scope) => {
+        await adminScope(deps, admin.token)(scope);
+        createOrgRoute(scope, admin.orgs);
+        listOrgsRoute(scope, admin.orgs);
+        getOrgRoute(scope, admin.orgs);
+        updateOrgRoute(scope, admin.orgs);
+        purgeOrgRoute(scope, admin.orgs);
+        createKeyRoute(scope, admin.orgs);
+        listKeysRoute(scope, admin.orgs);
+        revokeKeyRoute(scope, admin.orgs);
+      },
+      { prefix: '/admin/v1' },
+    );
+  }
 
   return app;
 }

@@ -1,4 +1,6 @@
 // The package's public surface: the typed docindex client and its types.
+
+export { AdminClient, type AdminClientOptions, type CreateKeyOptions } from './client/admin-client.js';
 export {
   type DeleteDocumentsOptions,
   DocindexClient,
@@ -15,7 +17,11 @@ export {
 } from './client/client.js';
 export { DocindexError, WaitTimeoutError } from './client/errors.js';
 export type {
+  AdminKey,
+  AdminOrg,
+  AdminOrgPage,
   ChunkPage,
+  CreatedOrg,
   DeleteDocumentsResult,
   DocindexErrorCode,
   DocumentPage,
@@ -23,8 +29,11 @@ export type {
   DocumentStatus,
   FieldError,
   IngestAck,
+  IssuedKey,
+  KeyScope,
   Metadata,
   Problem,
+  PurgeReceipt,
   QueryFilter,
   QueryResponse,
   QueryResult,

@@ -1,11 +1,17 @@
-// The `docindex` commands that run the server or administer its data directly (serve, worker,
-// migrate, orgs, keys). What they act on comes from the composition root (start/cli.ts) as a
-// ServerSide: this layer parses and prints, and knows no adapter, database or Fastify.
+// The `docindex` commands that run the server or administer its data (serve, worker, migrate,
+// orgs, keys). The orgs and keys commands act either directly on the server's stores (what the
+// composition root, start/cli.ts, opens as a ServerSide) or, given an admin token, over the admin
+// HTTP API of a running server (client/AdminClient): the same commands, the same output. This
+// layer parses and prints, and knows no adapter, database or Fastify.
 
+import { AdminClient } from '../client/admin-client.js';
+import { DocindexError } from '../client/errors.js';
 import { ApiError } from '../domain/errors.js';
 import type { OrgAdmin } from '../domain/orgs.js';
 import type { ReindexProgress, ReindexReport } from '../domain/reindex.js';
+import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
 import { parseArguments, UsageError } from './args.js';
+import { SetupError } from './exit.js';
 import type { TerminalIO } from './render.js';
 
 export const ADMIN_USAGE = `Server:
@@ -14,15 +20,36 @@ export const ADMIN_USAGE = `Server:
   docindex migrate                 create or upgrade the database schema
   docindex reindex                 rewrite the keyword index for SEARCH_LANGUAGE (online; resumable)
 
-Administration (uses the same DATA_DIR / DATABASE_URL as the server):
+Administration (on the same DATA_DIR / DATABASE_URL as the server, or, with an admin token,
+over the admin API of a running server: --url URL --admin-token TOKEN, or DOCINDEX_URL and
+DOCINDEX_ADMIN_TOKEN):
   docindex orgs create --name NAME [--rate-limit-rpm N] [--json]
   docindex orgs set-rate-limit ORG_ID N
-  docindex keys create --org ORG_ID [--json]
+  docindex keys create --org ORG_ID [--scopes ${SCOPES.join(',')}] [--expires-at ISO-8601] [--json]
   docindex keys revoke KEY_ID`;
+
+/** A key as the orgs and keys commands print it. */
+export interface IssuedKeyLine {
+  org_id: string;
+  key_id: string;
+  api_key: string;
+  scopes?: readonly string[];
+  expires_at?: Date | string | null;
+}
+
+/** What the orgs and keys commands need, over the server's stores or over the admin API. */
+export interface OrgAdministration {
+  createOrg(name: string, rateLimitRpm?: number): Promise<IssuedKeyLine>;
+  issueKey(orgId: string, options?: { scopes?: Scope[]; expiresAt?: Date | null }): Promise<IssuedKeyLine>;
+  /** false when the org does not exist. */
+  setRateLimit(orgId: string, rpm: number): Promise<boolean>;
+  /** false when the key does not exist (or, on the stores, was already revoked). */
+  revokeKey(keyId: string): Promise<boolean>;
+}
 
 /** An organisation administrator over the server's stores, and how to let them go. */
 export interface AdminSession {
-  admin: Pick<OrgAdmin, 'createOrg' | 'setRateLimit' | 'issueKey' | 'revokeKey'>;
+  admin: OrgAdministration;
   close(): Promise<void>;
 }
 
@@ -42,78 +69,183 @@ export interface ServerSide {
 export async function runAdminCommand(
   command: string,
   args: string[],
-  server: ServerSide,
+  openServer: () => Promise<ServerSide>,
+  env: Record<string, string | undefined>,
   io: TerminalIO,
 ): Promise<number> {
   switch (command) {
     case 'serve': {
       const { values } = parseArguments(args, { 'no-worker': { type: 'boolean' } }, 0);
-      return server.serve({ worker: !values['no-worker'] });
+      return (await openServer()).serve({ worker: !values['no-worker'] });
     }
     case 'worker':
-      return server.worker();
+      return (await openServer()).worker();
     case 'migrate':
-      await server.migrate();
+      await (await openServer()).migrate();
       io.stdout.write('migrations applied\n');
       return 0;
     case 'reindex':
       parseArguments(args, {}, 0);
-      return reindex(server, io);
+      return reindex(await openServer(), io);
     case 'orgs':
-    case 'keys':
-      return administer(command, args, server, io);
+    case 'keys': {
+      const { remote, rest } = takeRemoteFlags(args, env);
+      const session = remote ? remoteSession(remote) : await (await openServer()).openAdmin();
+      try {
+        return await administer(command, rest, session.admin, io);
+      } catch (error) {
+        if (remote && error instanceof DocindexError && error.code === 'unauthorized') {
+          throw new SetupError(
+            `${remote.url} refused the admin token: check --admin-token or DOCINDEX_ADMIN_TOKEN (the server's ADMIN_TOKEN)`,
+          );
+        }
+        throw error;
+      } finally {
+        await session.close();
+      }
+    }
     default:
+      // Even an unknown command reads the configuration first: a bad environment is reported as such.
+      await openServer();
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);
   }
+}
+
+interface Remote {
+  url: string;
+  adminToken: string;
+}
+
+/**
+ * `--url` and `--admin-token` (anywhere after the command), else DOCINDEX_URL and
+ * DOCINDEX_ADMIN_TOKEN. Only an admin token selects the admin API: DOCINDEX_URL alone (set for
+ * the client commands) leaves the commands on the server's stores.
+ */
+function takeRemoteFlags(
+  args: string[],
+  env: Record<string, string | undefined>,
+): { remote: Remote | null; rest: string[] } {
+  const rest: string[] = [];
+  const flags: Record<string, string> = {};
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const match = /^--(url|admin-token)(?:=(.*))?$/.exec(arg);
+    if (!match) {
+      rest.push(arg);
+      continue;
+    }
+    const value = match[2] ?? args[++i];
+    if (value === undefined || value === '') throw new UsageError(`--${match[1]} needs a value`);
+    flags[match[1]!] = value;
+  }
+  const adminToken = flags['admin-token'] ?? env.DOCINDEX_ADMIN_TOKEN ?? '';
+  const url = flags.url ?? env.DOCINDEX_URL ?? '';
+  if (adminToken === '') {
+    if (flags.url !== undefined) {
+      throw new SetupError('--url needs an admin token too: --admin-token TOKEN or DOCINDEX_ADMIN_TOKEN');
+    }
+    return { remote: null, rest };
+  }
+  if (url === '') {
+    throw new SetupError("an admin token needs the server's address: --url URL or DOCINDEX_URL");
+  }
+  try {
+    new URL(url);
+  } catch {
+    throw new SetupError(`not a URL: ${JSON.stringify(url)}`);
+  }
+  return { remote: { url, adminToken }, rest };
+}
+
+/** The orgs and keys commands over the admin API. */
+function remoteSession(remote: Remote): AdminSession {
+  const client = new AdminClient({ baseUrl: remote.url, adminToken: remote.adminToken });
+  const missing = (error: unknown) => error instanceof DocindexError && error.status === 404;
+  const admin: OrgAdministration = {
+    createOrg: async (name, rateLimitRpm) => {
+      const org = await client.createOrg(name, rateLimitRpm === undefined ? {} : { rateLimitRpm });
+      return { org_id: org.org_id, key_id: org.key_id, api_key: org.api_key };
+    },
+    issueKey: async (orgId, options = {}) => {
+      const key = await client.createKey(orgId, {
+        ...(options.scopes === undefined ? {} : { scopes: options.scopes }),
+        ...(options.expiresAt ? { expiresAt: options.expiresAt } : {}),
+      });
+      return { org_id: orgId, ...key };
+    },
+    setRateLimit: async (orgId, rpm) =>
+      client.updateOrg(orgId, { rateLimitRpm: rpm }).then(
+        () => true,
+        (error: unknown) => (missing(error) ? false : Promise.reject(error)),
+      ),
+    revokeKey: async (keyId) =>
+      client.revokeKey(keyId).then(
+        () => true,
+        (error: unknown) => (missing(error) ? false : Promise.reject(error)),
+      ),
+  };
+  return { admin, close: async () => {} };
 }
 
 async function administer(
   group: 'orgs' | 'keys',
   args: string[],
-  server: ServerSide,
+  admin: OrgAdministration,
   io: TerminalIO,
 ): Promise<number> {
   const [action, ...rest] = args;
-  const { admin, close } = await server.openAdmin();
-  try {
-    if (group === 'orgs' && action === 'create') {
-      const { values } = parseArguments(
-        rest,
-        { name: { type: 'string' }, 'rate-limit-rpm': { type: 'string' }, json: { type: 'boolean' } },
-        0,
-      );
-      if (!values.name) throw new UsageError('orgs create needs --name NAME');
-      const rpm =
-        values['rate-limit-rpm'] === undefined ? undefined : requestsPerMinute(values['rate-limit-rpm']);
-      printIssued(io, await admin.createOrg(values.name, rpm), values.json === true);
-      return 0;
-    }
-    if (group === 'orgs' && action === 'set-rate-limit') {
-      const [orgId, rpm] = parseArguments(rest, {}, 2).positionals;
-      if (!(await admin.setRateLimit(orgId!, requestsPerMinute(rpm!)))) {
-        throw new ApiError('not_found', `no organisation with id ${orgId}`);
-      }
-      io.stdout.write(`rate limit of ${orgId} set to ${rpm} requests per minute\n`);
-      return 0;
-    }
-    if (group === 'keys' && action === 'create') {
-      const { values } = parseArguments(rest, { org: { type: 'string' }, json: { type: 'boolean' } }, 0);
-      if (!values.org) throw new UsageError('keys create needs --org ORG_ID');
-      printIssued(io, await admin.issueKey(values.org), values.json === true);
-      return 0;
-    }
-    if (group === 'keys' && action === 'revoke') {
-      const [keyId] = parseArguments(rest, {}, 1).positionals;
-      if (!(await admin.revokeKey(keyId!))) {
-        throw new ApiError('not_found', `no key with id ${keyId} (or it is already revoked)`);
-      }
-      io.stdout.write(`key ${keyId} revoked\n`);
-      return 0;
-    }
-    throw new UsageError(`unknown command ${group} ${action ?? ''}`.trim());
-  } finally {
-    await close();
+  if (group === 'orgs' && action === 'create') {
+    const { values } = parseArguments(
+      rest,
+      { name: { type: 'string' }, 'rate-limit-rpm': { type: 'string' }, json: { type: 'boolean' } },
+      0,
+    );
+    if (!values.name) throw new UsageError('orgs create needs --name NAME');
+    const rpm =
+      values['rate-limit-rpm'] === undefined ? undefined : requestsPerMinute(values['rate-limit-rpm']);
+    const issued = await admin.createOrg(values.name, rpm);
+    // One line of exactly these three fields (DESIGN: `orgs create --json`).
+    printIssued(io, { org_id: issued.org_id, key_id: issued.key_id, api_key: issued.api_key }, values.json);
+    return 0;
   }
+  if (group === 'orgs' && action === 'set-rate-limit') {
+    const [orgId, rpm] = parseArguments(rest, {}, 2).positionals;
+    if (!(await admin.setRateLimit(orgId!, requestsPerMinute(rpm!)))) {
+      throw new ApiError('not_found', `no organisation with id ${orgId}`);
+    }
+    io.stdout.write(`rate limit of ${orgId} set to ${rpm} requests per minute\n`);
+    return 0;
+  }
+  if (group === 'keys' && action === 'create') {
+    const { values } = parseArguments(
+      rest,
+      {
+        org: { type: 'string' },
+        scopes: { type: 'string' },
+        'expires-at': { type: 'string' },
+        json: { type: 'boolean' },
+      },
+      0,
+    );
+    if (!values.org) throw new UsageError('keys create needs --org ORG_ID');
+    const scopes = values.scopes === undefined ? undefined : parseScopes(values.scopes);
+    const expiresAt = values['expires-at'] === undefined ? undefined : parseExpiry(values['expires-at']);
+    const issued = await admin.issueKey(values.org, {
+      ...(scopes === undefined ? {} : { scopes }),
+      ...(expiresAt === undefined ? {} : { expiresAt }),
+    });
+    printIssued(io, issued, values.json);
+    return 0;
+  }
+  if (group === 'keys' && action === 'revoke') {
+    const [keyId] = parseArguments(rest, {}, 1).positionals;
+    if (!(await admin.revokeKey(keyId!))) {
+      throw new ApiError('not_found', `no key with id ${keyId} (or it is already revoked)`);
+    }
+    io.stdout.write(`key ${keyId} revoked\n`);
+    return 0;
+  }
+  throw new UsageError(`unknown command ${group} ${action ?? ''}`.trim());
 }
 
 async function reindex(server: ServerSide, io: TerminalIO): Promise<number> {
@@ -141,18 +273,48 @@ async function reindex(server: ServerSide, io: TerminalIO): Promise<number> {
   return 0;
 }
 
-function printIssued(
-  io: TerminalIO,
-  issued: { org_id: string; key_id: string; api_key: string },
-  json: boolean,
-): void {
+function printIssued(io: TerminalIO, issued: IssuedKeyLine, json: boolean | undefined): void {
+  const expiresAt =
+    issued.expires_at === undefined || issued.expires_at === null
+      ? issued.expires_at
+      : new Date(issued.expires_at).toISOString();
   if (json) {
-    io.stdout.write(`${JSON.stringify(issued)}\n`);
+    const line = {
+      org_id: issued.org_id,
+      key_id: issued.key_id,
+      api_key: issued.api_key,
+      ...(issued.scopes === undefined ? {} : { scopes: issued.scopes }),
+      ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
+    };
+    io.stdout.write(`${JSON.stringify(line)}\n`);
     return;
   }
-  io.stdout.write(
-    `org_id:  ${issued.org_id}\nkey_id:  ${issued.key_id}\napi_key: ${issued.api_key}\n(the key is shown once; store it now)\n`,
-  );
+  const lines = [`org_id:  ${issued.org_id}`, `key_id:  ${issued.key_id}`, `api_key: ${issued.api_key}`];
+  if (issued.scopes !== undefined) lines.push(`scopes:  ${issued.scopes.join(',')}`);
+  if (expiresAt !== undefined) lines.push(`expires: ${expiresAt ?? 'never'}`);
+  io.stdout.write(`${lines.join('\n')}\n(the key is shown once; store it now)\n`);
+}
+
+function parseScopes(raw: string): Scope[] {
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const unknown = names.filter((name) => !isScope(name));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new UsageError(
+      `--scopes takes a comma-separated list of ${SCOPES.join(', ')}${unknown.length > 0 ? `; unknown: ${unknown.join(', ')}` : ''}`,
+    );
+  }
+  return names as Scope[];
+}
+
+function parseExpiry(raw: string): Date {
+  const at = Date.parse(raw);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(at)) {
+    throw new UsageError(`--expires-at takes an ISO 8601 date or date-time, got ${JSON.stringify(raw)}`);
+  }
+  return new Date(at);
 }
 
 function requestsPerMinute(raw: string): number {

@@ -15,7 +15,7 @@ ${CLIENT_USAGE}
 Configuration is read from the environment; see README.md.`;
 
 export interface CommandLineDeps {
-  /** The client commands' DOCINDEX_URL and DOCINDEX_API_KEY. */
+  /** The client commands' DOCINDEX_URL and DOCINDEX_API_KEY; the admin commands' DOCINDEX_ADMIN_TOKEN. */
   env: Record<string, string | undefined>;
   io: TerminalIO;
   /** Reads the server's configuration (a ConfigError when it is invalid). */
@@ -31,8 +31,7 @@ export async function runCommandLine(argv: string[], deps: CommandLineDeps): Pro
   }
   if (isClientCommand(command)) return runClientCommand(command, rest, deps.env, io);
   try {
-    // Even an unknown command reads the configuration first: a bad environment is reported as such.
-    return await runAdminCommand(command, rest, await deps.openServer(), io);
+    return await runAdminCommand(command, rest, () => deps.openServer(), deps.env, io);
   } catch (error) {
     return reportFailure(error, { name: 'docindex', usage: USAGE, stderr: io.stderr });
   }

@@ -7,6 +7,7 @@
 // browser-safe while naming the same extensions and media types as the server.
 import { SUPPORTED_FORMATS } from '../domain/formats.js';
 import { DocindexError, WaitTimeoutError } from './errors.js';
+import { type CallOptions, callApi, sleep, type Transport, transportOf } from './transport.js';
 import type {
   ChunkPage,
   DeleteDocumentsResult,
@@ -104,8 +105,6 @@ export interface WaitOptions extends RequestOptions {
 
 /** Most ids one batch-status request may carry (the API's limit, README). */
 export const MAX_IDS_PER_REQUEST = 100;
-const DEFAULT_MAX_RETRIES = 3;
-const DEFAULT_MAX_RETRY_DELAY_MS = 60_000;
 const MAX_POLL_INTERVAL_MS = 2_000;
 
 /** Extension → the media type an upload is labelled with: `.pdf` → `application/pdf`, …, `.htm`. */
@@ -115,29 +114,14 @@ const FILE_TYPES: Record<string, string> = Object.fromEntries(
   ),
 );
 
-interface CallOptions {
-  query?: Record<string, string | number | undefined>;
-  json?: unknown;
-  /** Built again for each attempt, so a retried upload sends its whole body again. */
-  form?: () => FormData;
-  idempotencyKey?: string;
-  signal?: AbortSignal | undefined;
-}
-
 export class DocindexClient {
   readonly baseUrl: string;
-  readonly #apiKey: string;
-  readonly #fetch: typeof globalThis.fetch;
-  readonly #maxRetries: number;
-  readonly #maxRetryDelayMs: number;
+  readonly #transport: Transport;
 
   constructor(options: DocindexClientOptions) {
     if (!options.apiKey) throw new TypeError('DocindexClient needs an apiKey');
-    this.baseUrl = new URL(options.baseUrl).toString().replace(/\/+$/, '');
-    this.#apiKey = options.apiKey;
-    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-    this.#maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
-    this.#maxRetryDelayMs = options.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS;
+    this.#transport = transportOf({ ...options, token: options.apiKey });
+    this.baseUrl = this.#transport.baseUrl;
   }
 
   /** Queues up to 50 text documents (`POST /v1/ingest`). */
@@ -356,65 +340,8 @@ export class DocindexClient {
     }
   }
 
-  async #call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
-    const url = new URL(this.baseUrl + path);
-    for (const [name, value] of Object.entries(options.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(name, String(value));
-    }
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${this.#apiKey}`,
-      accept: 'application/json, application/problem+json',
-    };
-    if (options.json !== undefined) headers['content-type'] = 'application/json';
-    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
-    // Safe to resend after a lost answer: reads, and writes the server can recognise by key.
-    // A merge patch applied twice leaves what applying it once does.
-    const resendable = method === 'GET' || method === 'PATCH' || options.idempotencyKey !== undefined;
-
-    for (let attempt = 0; ; attempt++) {
-      const body = options.json !== undefined ? JSON.stringify(options.json) : options.form?.();
-      let response: Response;
-      try {
-        response = await this.#fetch(url, {
-          method,
-          headers,
-          ...(body === undefined ? {} : { body }),
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
-      } catch (error) {
-        if (options.signal?.aborted) throw error;
-        if (resendable && attempt < this.#maxRetries) {
-          await sleep(backoffMs(attempt), options.signal);
-          continue;
-        }
-        throw DocindexError.network(error, `${url.origin}${url.pathname}`);
-      }
-      if (response.ok) {
-        if (response.status === 204) return undefined as T;
-        const text = await response.text();
-        try {
-          return JSON.parse(text) as T;
-        } catch (cause) {
-          throw new DocindexError({
-            status: response.status,
-            code: 'invalid_response',
-            title: 'Invalid response',
-            detail: `The server answered ${response.status} with a body that is not JSON.`,
-            cause,
-          });
-        }
-      }
-      const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
-      if ((response.status === 429 || response.status === 503) && attempt < this.#maxRetries) {
-        const waitMs = retryAfter === null ? backoffMs(attempt) : retryAfter * 1000 + jitterMs();
-        if (waitMs <= this.#maxRetryDelayMs) {
-          await response.body?.cancel().catch(() => {});
-          await sleep(waitMs, options.signal);
-          continue;
-        }
-      }
-      throw await DocindexError.fromResponse(response, retryAfter);
-    }
+  #call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+    return callApi<T>(this.#transport, method, path, options);
   }
 }
 
@@ -442,37 +369,4 @@ function newIdempotencyKey(): string {
 function extensionOf(name: string): string {
   const dot = name.lastIndexOf('.');
   return dot < 0 ? '' : name.slice(dot).toLowerCase();
-}
-
-/** Retry-After as seconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3). */
-export function parseRetryAfter(value: string | null): number | null {
-  if (value === null || value.trim() === '') return null;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim());
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) return null;
-  return Math.max(0, Math.ceil((at - Date.now()) / 1000));
-}
-
-/** Without Retry-After: 0.5 s, 1 s, 2 s… with jitter, so clients do not retry in step. */
-function backoffMs(attempt: number): number {
-  return Math.min(8_000, 500 * 2 ** attempt) + jitterMs();
-}
-
-function jitterMs(): number {
-  return Math.floor(Math.random() * 250);
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -3,6 +3,15 @@
 import type { Static } from '@sinclair/typebox';
 import type { ErrorCode } from '../domain/errors.js';
 import type {
+  CreatedOrgSchema,
+  IssuedKeySchema,
+  KeySchema,
+  OrgList,
+  OrgSchema,
+  PurgeReceiptSchema,
+  ScopeSchema,
+} from '../http/admin-schemas.js';
+import type {
   DeleteDocumentsResponse,
   DocumentList,
   DocumentRecordSchema,
@@ -61,3 +70,17 @@ export interface ChunkPage {
   }[];
   next_cursor: string | null;
 }
+
+/** What an API key may do: `ingest`, `query`, `read`, `write`, `webhooks`. */
+export type KeyScope = Static<typeof ScopeSchema>;
+/** An organisation as the admin API shows it, with its usage. */
+export type AdminOrg = Static<typeof OrgSchema>;
+export type AdminOrgPage = Static<typeof OrgList>;
+/** `POST /admin/v1/orgs`: the org and its first key (shown once). */
+export type CreatedOrg = Static<typeof CreatedOrgSchema>;
+/** `POST /admin/v1/orgs/{id}/keys`: the key, shown once. */
+export type IssuedKey = Static<typeof IssuedKeySchema>;
+/** A key as listed: its display prefix, never the key. */
+export type AdminKey = Static<typeof KeySchema>;
+/** `DELETE /admin/v1/orgs/{id}`: what was removed. */
+export type PurgeReceipt = Static<typeof PurgeReceiptSchema>;

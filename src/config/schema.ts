@@ -35,6 +35,8 @@ export interface Config {
   defaultRateLimitRpm: number;
   unauthenticatedRateLimitRpm: number;
   searchLanguage: SearchLanguage;
+  /** '' when unset: the admin API is off. */
+  adminToken: string;
   workerConcurrency: number;
   downloadConcurrency: number;
   workerYieldIngestRps: number;
@@ -258,6 +260,19 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     oneOf: SEARCH_LANGUAGES,
     description:
       'how text and queries become searchable words: `english` (case and accents folded, English words stemmed: "running" finds "runs") or `none` (folded only). Every process of a deployment must use the same; after changing it, `docindex reindex` rewrites the index online',
+  },
+  adminToken: {
+    env: 'ADMIN_TOKEN',
+    type: 'string',
+    default: '',
+    defaultText: '— (admin API off)',
+    pattern: {
+      test: /^(?:[!-~]{32,512})?$/,
+      invalid:
+        'ADMIN_TOKEN must be 32 to 512 printable ASCII characters without spaces (e.g. `openssl rand -hex 32`)',
+    },
+    description:
+      'turns on the admin API under `/admin/v1` (orgs, keys, purge), for requests that send `Authorization: Bearer <ADMIN_TOKEN>`; unset, those routes do not exist (404)',
   },
   // Measured on 2 cores (bench/RESULTS.md, section 2): with 4 documents in flight the pipeline
   // threads stay busy while the event loop writes finished documents' indexes.

@@ -1,15 +1,21 @@
-// Resolves a bearer token to its organisation. Malformed tokens are refused before any lookup.
+// Resolves a bearer token to its organisation and what the key may do. Malformed tokens are
+// refused before any lookup; a revoked or expired key is refused alike.
 import { hashApiKey, isWellFormedKey, sameDigest } from './keys.js';
-import type { OrgStore } from './ports.js';
+import type { Clock, OrgStore } from './ports.js';
+import type { Scope } from './scopes.js';
 import type { Org } from './types.js';
 
 export interface Principal {
   org: Org;
   keyId: string;
+  scopes: ReadonlySet<Scope>;
 }
 
 export class Authenticator {
-  constructor(private readonly orgs: OrgStore) {}
+  constructor(
+    private readonly orgs: OrgStore,
+    private readonly clock: Clock,
+  ) {}
 
   async authenticate(authorization: string | undefined): Promise<Principal | null> {
     if (!authorization) return null;
@@ -20,6 +26,8 @@ export class Authenticator {
     const hash = hashApiKey(token);
     const found = await this.orgs.findActiveKey(hash);
     if (!found || !sameDigest(found.key.hash, hash)) return null;
-    return { org: found.org, keyId: found.key.id };
+    const { expiresAt } = found.key;
+    if (expiresAt !== null && expiresAt.getTime() <= this.clock.now().getTime()) return null;
+    return { org: found.org, keyId: found.key.id, scopes: new Set(found.key.scopes) };
   }
 }

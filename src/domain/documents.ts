@@ -3,6 +3,7 @@
 import { ERRORS } from './errors.js';
 import { type Filter, type FilterJson, parseFilter, parseFilterText } from './filter.js';
 import { type MetadataPatch, mergeMetadata } from './metadata.js';
+import { decodePageCursor, encodePageCursor } from './page-cursor.js';
 import type { BlobStore, DocumentStore } from './ports.js';
 import type { DocumentRecord, DocumentStatus, StoredChunk } from './types.js';
 
@@ -55,7 +56,7 @@ export class DocumentService {
   }
 
   async list(orgId: string, options: ListOptions): Promise<DocumentPage> {
-    const after = options.cursor === null ? null : decodeCursor(options.cursor);
+    const after = options.cursor === null ? null : decodePageCursor(options.cursor);
     const filter = options.filter === null ? null : parseFilterText(options.filter, '/query/filter');
     const documents = await this.documents.listDocuments({
       orgId,
@@ -68,7 +69,8 @@ export class DocumentService {
     });
     const page = documents.slice(0, options.limit);
     const last = page[page.length - 1];
-    const nextCursor = documents.length > options.limit && last ? encodeCursor(last) : null;
+    const nextCursor =
+      documents.length > options.limit && last ? encodePageCursor(last.createdAt, last.id) : null;
     return { documents: page, nextCursor };
   }
 
@@ -157,33 +159,6 @@ export class DocumentService {
     if (removed.blobKey) await this.blobs.delete(removed.blobKey);
     return true;
   }
-}
-
-function encodeCursor(doc: DocumentRecord): string {
-  return Buffer.from(JSON.stringify([doc.createdAt.getTime(), doc.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  const invalid = () =>
-    ERRORS.invalid('cursor is not a value returned as next_cursor.', [
-      { pointer: '/query/cursor', message: 'unrecognised cursor' },
-    ]);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid();
-  }
-  if (
-    !Array.isArray(parsed) ||
-    parsed.length !== 2 ||
-    !Number.isSafeInteger(parsed[0]) ||
-    typeof parsed[1] !== 'string' ||
-    parsed[1].length > 64
-  ) {
-    throw invalid();
-  }
-  return { createdAt: new Date(parsed[0] as number), id: parsed[1] };
 }
 
 function encodeChunkCursor(index: number): string {

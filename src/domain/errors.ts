@@ -4,6 +4,7 @@
 export type ErrorCode =
   | 'invalid_request'
   | 'unauthorized'
+  | 'insufficient_scope'
   | 'not_found'
   | 'route_not_found'
   | 'method_not_allowed'
@@ -29,6 +30,7 @@ export interface FieldError {
 const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
   unauthorized: 401,
+  insufficient_scope: 403,
   not_found: 404,
   route_not_found: 404,
   method_not_allowed: 405,
@@ -49,6 +51,7 @@ const STATUS: Record<ErrorCode, number> = {
 const TITLE: Record<ErrorCode, string> = {
   invalid_request: 'Invalid request',
   unauthorized: 'Unauthorized',
+  insufficient_scope: 'Insufficient scope',
   not_found: 'Not found',
   route_not_found: 'No such route',
   method_not_allowed: 'Method not allowed',
@@ -86,6 +89,18 @@ export const ERRORS = {
     new ApiError('invalid_request', detail, errors ? { errors } : {}),
   unauthorized: (detail = 'A valid API key is required: send `Authorization: Bearer <key>`.') =>
     new ApiError('unauthorized', detail),
+  adminUnauthorized: () =>
+    new ApiError(
+      'unauthorized',
+      'A valid admin token is required: send `Authorization: Bearer <ADMIN_TOKEN>`.',
+    ),
+  insufficientScope: (scope: string, method: string, route: string) =>
+    new ApiError(
+      'insufficient_scope',
+      `This API key lacks the \`${scope}\` scope, which ${method} ${route} needs; issue a key with that scope.`,
+    ),
+  orgNotFound: (id: string) => new ApiError('not_found', `No organisation with id ${id}.`),
+  keyNotFound: (id: string) => new ApiError('not_found', `No API key with id ${id}.`),
   documentNotFound: (id: string) => new ApiError('not_found', `No document with id ${id}.`),
   notReady: (id: string, status: string) =>
     new ApiError('not_ready', `Document ${id} is ${status}; its chunks can be read once it is ready.`),

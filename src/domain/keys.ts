@@ -35,3 +35,16 @@ export function newOrgId(): string {
 export function newKeyId(): string {
   return `key_${randomUUID().replaceAll('-', '')}`;
 }
+
+/** SHA-256 of a shared secret (the admin token), to compare against with sameSecret. */
+export function secretDigest(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
+/**
+ * Constant-time check of a presented secret against a digest: both are hashed to 32 bytes first,
+ * so neither the content nor the length of the secret shows in the time taken.
+ */
+export function sameSecret(presented: string, expected: Buffer): boolean {
+  return timingSafeEqual(secretDigest(presented), expected);
+}

@@ -1,24 +1,82 @@
-// Organisation administration (used by the CLI and first start): create orgs, issue and revoke
-// keys, change rate limits. Key material is returned once and never stored.
-import { ApiError } from './errors.js';
+// Organisation administration (the admin API, the CLI and first start): create, list, rename and
+// re-limit orgs, issue, list and revoke keys, and purge an org with everything it owns. Key
+// material is returned once and never stored.
+import { ERRORS } from './errors.js';
 import { displayPrefix, generateApiKey, hashApiKey, newKeyId, newOrgId } from './keys.js';
-import type { Clock, OrgStore } from './ports.js';
-import type { Org } from './types.js';
+import { decodePageCursor, encodePageCursor } from './page-cursor.js';
+import type { BlobStore, Clock, DocumentStore, IdempotencyStore, OrgStore, UsageStore } from './ports.js';
+import { normaliseScopes, type Scope } from './scopes.js';
+import type { ApiKeyRecord, Org } from './types.js';
+import type { UsageService } from './usage.js';
 
 export interface IssuedKey {
   org_id: string;
   key_id: string;
+  /** The key itself: shown once. */
   api_key: string;
+  scopes: Scope[];
+  expires_at: Date | null;
+}
+
+export interface CreatedOrg extends IssuedKey {
+  name: string;
+  rate_limit_rpm: number;
+}
+
+/** An org with its query count over the usage window, for the admin list. */
+export interface OrgSummary {
+  org: Org;
+  queries: number;
+}
+
+export interface OrgPage {
+  orgs: OrgSummary[];
+  nextCursor: string | null;
+}
+
+/** What purging an org removed, counted. Vectors and webhooks have no store yet: always 0. */
+export interface PurgeReceipt {
+  org_id: string;
+  documents: number;
+  chunks: number;
+  vectors: number;
+  blobs: number;
+  webhooks: number;
+  keys: number;
+  usage_days: number;
+  idempotency_keys: number;
+}
+
+export interface KeyOptions {
+  /** Every scope when absent or empty. */
+  scopes?: Scope[];
+  /** Must lie in the future. */
+  expiresAt?: Date | null;
+}
+
+/** Every store that keeps something per org, so a purge can reach all of them. */
+export interface OrgAdminStores {
+  orgs: OrgStore;
+  documents: DocumentStore;
+  usage: UsageStore;
+  idempotency: IdempotencyStore;
+  blobs: BlobStore;
 }
 
 export class OrgAdmin {
   constructor(
-    private readonly orgs: OrgStore,
+    private readonly stores: OrgAdminStores,
+    private readonly usage: UsageService,
     private readonly clock: Clock,
     private readonly defaultRateLimitRpm: number,
   ) {}
 
-  async createOrg(name: string, rateLimitRpm?: number): Promise<IssuedKey> {
+  private get orgs(): OrgStore {
+    return this.stores.orgs;
+  }
+
+  /** A new org and its first key (every scope, no expiry). */
+  async createOrg(name: string, rateLimitRpm?: number): Promise<CreatedOrg> {
     const org: Org = {
       id: newOrgId(),
       name,
@@ -26,37 +84,126 @@ export class OrgAdmin {
       createdAt: this.clock.now(),
     };
     await this.orgs.createOrg(org);
-    return this.issueKey(org.id);
+    const key = await this.issueKey(org.id);
+    return { ...key, name: org.name, rate_limit_rpm: org.rateLimitRpm };
   }
 
-  /** Throws when the org does not exist. */
-  async issueKey(orgId: string): Promise<IssuedKey> {
+  async getOrg(orgId: string): Promise<OrgSummary> {
     const org = await this.orgs.getOrg(orgId);
-    if (!org) throw new ApiError('not_found', `no organisation with id ${orgId}`);
+    if (!org) throw ERRORS.orgNotFound(orgId);
+    return { org, queries: await this.queriesOf(org.id) };
+  }
+
+  /** Newest first, with each org's queries over the usage window. */
+  async listOrgs(options: { limit: number; cursor: string | null }): Promise<OrgPage> {
+    const after = options.cursor === null ? null : decodePageCursor(options.cursor);
+    const found = await this.orgs.listOrgs({ limit: options.limit + 1, after });
+    const page = found.slice(0, options.limit);
+    const last = page[page.length - 1];
+    const nextCursor =
+      found.length > options.limit && last ? encodePageCursor(last.createdAt, last.id) : null;
+    const orgs = await Promise.all(page.map(async (org) => ({ org, queries: await this.queriesOf(org.id) })));
+    return { orgs, nextCursor };
+  }
+
+  /** Renames the org and/or changes its rate limit; the authenticated principal sees it at once. */
+  async updateOrg(orgId: string, changes: { name?: string; rateLimitRpm?: number }): Promise<OrgSummary> {
+    const org = await this.orgs.updateOrg(orgId, changes);
+    if (!org) throw ERRORS.orgNotFound(orgId);
+    return { org, queries: await this.queriesOf(org.id) };
+  }
+
+  /** false when the org does not exist. */
+  async setRateLimit(orgId: string, rpm: number): Promise<boolean> {
+    return (await this.orgs.updateOrg(orgId, { rateLimitRpm: rpm })) !== null;
+  }
+
+  /** Throws not_found when the org does not exist, invalid_request for an expiry in the past. */
+  async issueKey(orgId: string, options: KeyOptions = {}): Promise<IssuedKey> {
+    const org = await this.orgs.getOrg(orgId);
+    if (!org) throw ERRORS.orgNotFound(orgId);
+    const now = this.clock.now();
+    const expiresAt = options.expiresAt ?? null;
+    if (expiresAt !== null && expiresAt.getTime() <= now.getTime()) {
+      throw ERRORS.invalid('expires_at must lie in the future.', [
+        { pointer: '/expires_at', message: 'must be a future date-time' },
+      ]);
+    }
     const apiKey = generateApiKey();
-    const keyId = newKeyId();
-    await this.orgs.createKey({
-      id: keyId,
+    const record: ApiKeyRecord = {
+      id: newKeyId(),
       orgId,
       hash: hashApiKey(apiKey),
       prefix: displayPrefix(apiKey),
-      createdAt: this.clock.now(),
+      scopes: normaliseScopes(options.scopes),
+      expiresAt,
+      createdAt: now,
       revokedAt: null,
-    });
-    return { org_id: orgId, key_id: keyId, api_key: apiKey };
+    };
+    await this.orgs.createKey(record);
+    return {
+      org_id: orgId,
+      key_id: record.id,
+      api_key: apiKey,
+      scopes: record.scopes,
+      expires_at: record.expiresAt,
+    };
   }
 
+  /** Every key of the org (never the key itself: its display prefix), oldest first. */
+  async listKeys(orgId: string): Promise<ApiKeyRecord[]> {
+    if (!(await this.orgs.getOrg(orgId))) throw ERRORS.orgNotFound(orgId);
+    return this.orgs.listKeys(orgId);
+  }
+
+  /** false when the key does not exist or was already revoked. */
   revokeKey(keyId: string): Promise<boolean> {
     return this.orgs.revokeKey(keyId, this.clock.now());
   }
 
-  setRateLimit(orgId: string, rpm: number): Promise<boolean> {
-    return this.orgs.setRateLimit(orgId, rpm);
+  /** Revokes the key (revoking a revoked key changes nothing); the key as it is afterwards. */
+  async revokeKeyRecord(keyId: string): Promise<ApiKeyRecord> {
+    await this.orgs.revokeKey(keyId, this.clock.now());
+    const key = await this.orgs.getKey(keyId);
+    if (!key) throw ERRORS.keyNotFound(keyId);
+    return key;
+  }
+
+  /**
+   * Removes the org and everything it owns. Its keys are revoked first, so no new request of the
+   * org gets in while the rest goes; the org row goes last, so a purge cut off part-way can be
+   * run again. Documents are removed as single deletes are: a job still queued or running for one
+   * ends without writing anything (the pipeline finds its document gone).
+   */
+  async purgeOrg(orgId: string): Promise<PurgeReceipt> {
+    const { orgs, documents, usage, idempotency, blobs } = this.stores;
+    if (!(await orgs.getOrg(orgId))) throw ERRORS.orgNotFound(orgId);
+    await orgs.revokeKeys(orgId, this.clock.now());
+    const docs = await documents.purgeOrg(orgId);
+    for (const key of docs.blobKeys) await blobs.delete(key);
+    const usageDays = await usage.purgeOrg(orgId);
+    const idempotencyKeys = await idempotency.purgeOrg(orgId);
+    const { keys } = await orgs.purgeOrg(orgId);
+    return {
+      org_id: orgId,
+      documents: docs.documents,
+      chunks: docs.chunks,
+      vectors: 0,
+      blobs: docs.blobKeys.length,
+      webhooks: 0,
+      keys,
+      usage_days: usageDays,
+      idempotency_keys: idempotencyKeys,
+    };
   }
 
   /** On first start of an empty installation: creates an org and returns its key, else null. */
-  async bootstrapFirstOrg(): Promise<IssuedKey | null> {
+  async bootstrapFirstOrg(): Promise<CreatedOrg | null> {
     if ((await this.orgs.countOrgs()) > 0) return null;
     return this.createOrg('default');
+  }
+
+  private async queriesOf(orgId: string): Promise<number> {
+    return (await this.usage.report(orgId, 0)).total_queries;
   }
 }

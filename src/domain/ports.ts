@@ -24,17 +24,35 @@ export interface Clock {
   now(): Date;
 }
 
+/** A page of organisations: newest first, continuing strictly after `after`. */
+export interface OrgListQuery {
+  limit: number;
+  after: { createdAt: Date; id: string } | null;
+}
+
 export interface OrgStore {
   createOrg(org: Org): Promise<void>;
   getOrg(id: string): Promise<Org | null>;
+  /** Newest first (createdAt desc, id desc). */
+  listOrgs(q: OrgListQuery): Promise<Org[]>;
   countOrgs(): Promise<number>;
-  /** false when the org does not exist. */
-  setRateLimit(orgId: string, rpm: number): Promise<boolean>;
+  /** Sets the given fields; the org as it is afterwards, or null when it does not exist. */
+  updateOrg(orgId: string, changes: { name?: string; rateLimitRpm?: number }): Promise<Org | null>;
   createKey(key: ApiKeyRecord): Promise<void>;
-  /** The org of a key that exists and is not revoked. */
+  getKey(keyId: string): Promise<ApiKeyRecord | null>;
+  /** Every key of the org, revoked and expired ones included, oldest first. */
+  listKeys(orgId: string): Promise<ApiKeyRecord[]>;
+  /**
+   * The org of a key that exists and is not revoked (expiry is the caller's to check: the store
+   * has no clock).
+   */
   findActiveKey(hash: string): Promise<{ key: ApiKeyRecord; org: Org } | null>;
   /** false when the key does not exist or was already revoked. */
   revokeKey(keyId: string, at: Date): Promise<boolean>;
+  /** Revokes every active key of the org at once; how many were revoked. */
+  revokeKeys(orgId: string, at: Date): Promise<number>;
+  /** Deletes the org and all its keys; how many keys were deleted (0 when there was no org). */
+  purgeOrg(orgId: string): Promise<{ keys: number }>;
 }
 
 export interface DocumentStore {
@@ -87,6 +105,13 @@ export interface DocumentStore {
    * the detected content type and size, and forgets the full URL (with its signature).
    */
   attachBlob(id: string, blob: { blobKey: string; contentType: string; bytes: number }): Promise<boolean>;
+  /**
+   * Removes every document of the org with its chunks (and, in SQLite, the org's number inside
+   * the keyword index), as deleteDocument does for one: a job still queued or running for one of
+   * them ends without writing anything. Resolves once nothing of the org is left; the blob keys
+   * are the caller's to delete.
+   */
+  purgeOrg(orgId: string): Promise<{ documents: number; chunks: number; blobKeys: string[] }>;
   /** Documents not yet ready or failed (queued + processing), across all orgs: for backpressure. */
   countPending(): Promise<number>;
   /**
@@ -151,6 +176,8 @@ export interface UsageStore {
   increment(orgId: string, day: string): Promise<void>;
   /** Counts for days in [fromDay, toDay] inclusive; days without queries may be absent. */
   countsBetween(orgId: string, fromDay: string, toDay: string): Promise<Map<string, number>>;
+  /** Forgets every count of the org; how many day rows there were. */
+  purgeOrg(orgId: string): Promise<number>;
 }
 
 export interface RateDecision {
@@ -269,6 +296,8 @@ export interface IdempotencyStore {
   complete(orgId: string, key: string, status: number, body: string): Promise<void>;
   /** Forgets an in-flight key whose request failed, so the client may retry with it. */
   release(orgId: string, key: string): Promise<void>;
+  /** Forgets every record of the org, in flight or done; how many there were. */
+  purgeOrg(orgId: string): Promise<number>;
 }
 
 export interface IdempotencyRecord {

@@ -1,5 +1,6 @@
 // The records the domain works with. Storage adapters map rows to these; HTTP maps these to JSON.
 import type { Filter } from './filter.js';
+import type { Scope } from './scopes.js';
 
 export type DocumentStatus = 'queued' | 'processing' | 'ready' | 'failed';
 export const DOCUMENT_STATUSES: readonly DocumentStatus[] = ['queued', 'processing', 'ready', 'failed'];
@@ -174,6 +175,10 @@ export interface ApiKeyRecord {
   hash: string;
   /** First characters of the key, for display only. */
   prefix: string;
+  /** What the key may do (never empty; a key issued without a choice has every scope). */
+  scopes: Scope[];
+  /** After this instant the key is refused like a revoked one; null: it never expires. */
+  expiresAt: Date | null;
   createdAt: Date;
   revokedAt: Date | null;
 }

@@ -3,6 +3,7 @@ import type { Authenticator, Principal } from '../domain/auth.js';
 import type { DocumentService } from '../domain/documents.js';
 import type { IdempotencyService } from '../domain/idempotency.js';
 import type { IngestionService } from '../domain/ingestion.js';
+import type { OrgAdmin } from '../domain/orgs.js';
 import type { RateLimiter } from '../domain/ports.js';
 import type { QueryService } from '../domain/query.js';
 import type { UsageService } from '../domain/usage.js';
@@ -28,6 +29,8 @@ export interface AppDeps {
   usage: UsageService;
   readiness: ReadinessCheck[];
   metrics?: MetricsSink;
+  /** The admin API (/admin/v1); absent when ADMIN_TOKEN is unset, and then its routes do not exist. */
+  admin?: { token: string; orgs: OrgAdmin };
   limits: {
     maxJsonBodyBytes: number;
     maxUploadBytes: number;

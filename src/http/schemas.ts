@@ -257,6 +257,7 @@ export function problemResponses(...codes: ErrorCode[]): Record<number, typeof P
 export const COMMON_ERRORS: ErrorCode[] = [
   'invalid_request',
   'unauthorized',
+  'insufficient_scope',
   'rate_limited',
   'service_unavailable',
 ];

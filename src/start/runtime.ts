@@ -189,8 +189,15 @@ export async function createRuntime(
       logger.warn({ err: error }, 'enqueue after commit failed; the reconciler will retry'),
   });
 
+  const admin = new OrgAdmin(
+    { orgs, documents, usage, idempotency: adapters.idempotency, blobs },
+    usageService,
+    clock,
+    config.defaultRateLimitRpm,
+  );
+
   const appDeps: AppDeps = {
-    authenticator: new Authenticator(orgs),
+    authenticator: new Authenticator(orgs, clock),
     rateLimiter,
     ingestion,
     idempotency: new IdempotencyService(adapters.idempotency, clock),
@@ -199,6 +206,7 @@ export async function createRuntime(
     usage: usageService,
     readiness: adapters.readiness,
     metrics,
+    ...(config.adminToken === '' ? {} : { admin: { token: config.adminToken, orgs: admin } }),
     limits: {
       maxJsonBodyBytes: config.maxJsonBodyBytes,
       maxUploadBytes: config.maxUploadBytes,
@@ -281,7 +289,7 @@ export async function createRuntime(
     config,
     logger,
     clock,
-    admin: new OrgAdmin(orgs, clock, config.defaultRateLimitRpm),
+    admin,
     appDeps,
     startWorker,
   };

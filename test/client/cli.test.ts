@@ -193,7 +193,7 @@ describeWithCorpus('docindex client commands', () => {
 
     const wrongKey = runCli(['usage', '--api-key', 'dix_wrong', '--url', server.baseUrl], {});
     expect(wrongKey.status).toBe(1);
-    expect(wrongKey.stderr).toMatch(/invalid or revoked.*\(401, unauthorized, req_/);
+    expect(wrongKey.stderr).toMatch(/invalid, expired or revoked.*\(401, unauthorized, req_/);
   });
 
   it('--filter takes JSON with operators on query and ls; rm --filter deletes what matches', () => {

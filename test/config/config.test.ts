@@ -36,6 +36,7 @@ describe('loadConfig', () => {
       defaultRateLimitRpm: 600,
       unauthenticatedRateLimitRpm: 120,
       searchLanguage: 'english',
+      adminToken: '',
       logLevel: 'info',
       workerConcurrency: 4,
       downloadConcurrency: 8,

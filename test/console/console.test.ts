@@ -31,6 +31,8 @@ describe('console static files', () => {
       ['/console', 'text/html'],
       ['/console/', 'text/html'],
       ['/console/app.js', 'text/javascript'],
+      ['/console/admin.html', 'text/html'],
+      ['/console/admin.js', 'text/javascript'],
       ['/console/app.css', 'text/css'],
       ['/console/favicon.svg', 'image/svg+xml'],
     ] as const) {
@@ -52,6 +54,20 @@ describe('console static files', () => {
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/\sstyle=|<style/);
     expect(html).toMatch(/<label[^>]*for="api-key"/);
+  });
+
+  it('the admin page asks for the admin token, keeps it in sessionStorage only, and loads nothing inline', async () => {
+    const html = (await h.request('GET', '/console/admin.html', { key: null })).body;
+    for (const ref of [...html.matchAll(/\b(?:src|href)="([^"]*)"/g)].map((m) => m[1])) {
+      expect(ref).toMatch(/^(\/console\/|#)/);
+    }
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/\sstyle=|<style/);
+    expect(html).toMatch(/<label[^>]*for="admin-token"/);
+    const script = (await h.request('GET', '/console/admin.js', { key: null })).body;
+    expect(script).toContain('sessionStorage');
+    expect(script).not.toMatch(/localStorage|document\.cookie|innerHTML/);
+    expect(script).toContain('/admin/v1/orgs');
   });
 
   it('offers the formats the service accepts, from the format registry', async () => {

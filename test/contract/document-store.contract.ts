@@ -669,5 +669,46 @@ export function documentStoreContract(
         expect(await store.countPending()).toBe(0);
       });
     });
+
+    describe('purge an org', () => {
+      // More chunks than one slice of an adapter that deletes a large index in slices (SQLite).
+      const largeTexts = (word: string) =>
+        Array.from({ length: 600 }, (_, i) => `${word} part ${i} ${FILLER[i % FILLER.length]}`);
+
+      it('removes every document of the org with its chunks, large ones too, and nothing of another org', async () => {
+        const file = await indexed(orgA, ['quokka smiles', 'quokka hops'], {
+          text: null,
+          blobKey: 'ab/quokka',
+          source: { type: 'file', filename: 'q.txt', url: null, content_type: 'text/plain', bytes: 10 },
+        });
+        const large = await indexed(orgA, largeTexts('quokka'));
+        const queued = newDoc(orgA, { fetchUrl: 'https://example.com/q.pdf', text: null });
+        await store.createDocuments([queued]);
+        const kept = await indexed(orgB, ['quokka of another org']);
+
+        const receipt = await store.purgeOrg(orgA);
+        expect(receipt.documents).toBe(3);
+        expect(receipt.chunks).toBe(2 + largeTexts('quokka').length);
+        expect(receipt.blobKeys).toEqual(['ab/quokka']);
+
+        for (const doc of [file, large, queued]) expect(await store.getDocument(orgA, doc.id)).toBeNull();
+        expect(await store.listDocuments(list(orgA))).toEqual([]);
+        expect(await index.search(query(orgA, 'quokka', { topK: 100 }))).toEqual([]);
+        expect(await store.countPending()).toBe(0);
+        // A job still queued for one of them finds nothing to run and cannot bring it back.
+        expect(await store.loadJobInput(queued.id)).toBeNull();
+        expect(await store.markProcessing(queued.id)).toBe(false);
+        expect(await store.saveIndex(large.id, indexResult(['quokka again']))).toBe(false);
+        expect(await store.getDocument(orgA, large.id)).toBeNull();
+
+        expect((await index.search(query(orgB, 'quokka'))).map((hit) => hit.documentId)).toEqual([kept.id]);
+        expect(await store.listChunks(orgB, kept.id, { afterIndex: -1, limit: 10 })).toHaveLength(1);
+        expect(await store.purgeOrg(orgA)).toEqual({ documents: 0, chunks: 0, blobKeys: [] });
+
+        // The org's words are found again for a document it adds afterwards.
+        const again = await indexed(orgA, ['a new quokka']);
+        expect((await index.search(query(orgA, 'quokka'))).map((hit) => hit.documentId)).toEqual([again.id]);
+      });
+    });
   });
 }

@@ -53,6 +53,18 @@ export function idempotencyStoreContract(name: string, make: () => Promise<Idemp
       expect(await claim('shared', 'fp', T0, `org_${randomUUID()}`)).toBeNull();
     });
 
+    it('purges every record of one org, in flight or done, and nothing of another org', async () => {
+      const other = `org_${randomUUID()}`;
+      expect(await claim('done', 'fp', T0)).toBeNull();
+      await store.complete(org, 'done', 202, '{}');
+      expect(await claim('flying', 'fp', T0)).toBeNull();
+      expect(await claim('done', 'fp', T0, other)).toBeNull();
+      expect(await store.purgeOrg(org)).toBe(2);
+      expect(await claim('done', 'fp2', T0 + 1)).toBeNull();
+      expect(await claim('flying', 'fp2', T0 + 1)).toBeNull();
+      expect(await claim('done', 'fp2', T0 + 1, other)).toMatchObject({ fingerprint: 'fp' });
+    });
+
     it('release frees an in-flight key but never a completed one', async () => {
       expect(await claim('rel', 'fp', T0)).toBeNull();
       await store.release(org, 'rel');

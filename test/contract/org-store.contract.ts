@@ -28,6 +28,8 @@ function newKey(orgId: string, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
     orgId,
     hash: createHash('sha256').update(secret).digest('hex'),
     prefix: secret.slice(0, 8),
+    scopes: ['ingest', 'query', 'read', 'write', 'webhooks'],
+    expiresAt: null,
     createdAt: at('2025-01-03T00:00:00.001Z'),
     revokedAt: null,
     ...over,
@@ -67,16 +69,94 @@ export function orgStoreContract(name: string, make: () => Promise<OrgStoreHarne
       expect(await store.countOrgs()).toBe(1);
     });
 
-    it('changes an org rate limit, and reports an unknown org', async () => {
+    it('changes an org rate limit and name, and reports an unknown org', async () => {
       const a = newOrg();
       await store.createOrg(a);
       const key = newKey(a.id);
       await store.createKey(key);
-      expect(await store.setRateLimit(a.id, 42)).toBe(true);
+      expect(await store.updateOrg(a.id, { rateLimitRpm: 42 })).toEqual({ ...a, rateLimitRpm: 42 });
       expect((await store.getOrg(a.id))?.rateLimitRpm).toBe(42);
       // The authenticated principal carries the new limit at once.
       expect((await store.findActiveKey(key.hash))?.org.rateLimitRpm).toBe(42);
-      expect(await store.setRateLimit(`org_${randomUUID()}`, 42)).toBe(false);
+      expect(await store.updateOrg(a.id, { name: 'Renamed ✓' })).toEqual({
+        ...a,
+        name: 'Renamed ✓',
+        rateLimitRpm: 42,
+      });
+      expect(await store.updateOrg(a.id, {})).toEqual({ ...a, name: 'Renamed ✓', rateLimitRpm: 42 });
+      expect(await store.updateOrg(`org_${randomUUID()}`, { rateLimitRpm: 42 })).toBeNull();
+    });
+
+    it('lists orgs newest first, a page at a time', async () => {
+      const orgs = [0, 1, 2, 3, 4].map((i) =>
+        newOrg({ id: `org_${i}_${randomUUID()}`, createdAt: at(`2025-01-0${1 + (i % 3)}T00:00:00.000Z`) }),
+      );
+      for (const org of orgs) await store.createOrg(org);
+      const expected = [...orgs].sort(
+        (x, y) => y.createdAt.getTime() - x.createdAt.getTime() || (x.id < y.id ? 1 : -1),
+      );
+      const seen: Org[] = [];
+      let after: { createdAt: Date; id: string } | null = null;
+      for (;;) {
+        const page: Org[] = await store.listOrgs({ limit: 2, after });
+        seen.push(...page);
+        const last = page[page.length - 1];
+        if (page.length < 2 || !last) break;
+        after = { createdAt: last.createdAt, id: last.id };
+      }
+      expect(seen).toEqual(expected);
+    });
+
+    it('keeps each key’s scopes and expiry, and lists an org’s keys oldest first', async () => {
+      const a = newOrg();
+      const b = newOrg();
+      await store.createOrg(a);
+      await store.createOrg(b);
+      const narrow = newKey(a.id, {
+        scopes: ['query', 'read'],
+        expiresAt: at('2026-01-01T00:00:00.123Z'),
+        createdAt: at('2025-01-04T00:00:00.000Z'),
+      });
+      const full = newKey(a.id);
+      const other = newKey(b.id);
+      for (const key of [narrow, full, other]) await store.createKey(key);
+      expect(await store.getKey(narrow.id)).toEqual(narrow);
+      expect((await store.findActiveKey(narrow.hash))?.key).toEqual(narrow);
+      expect(await store.listKeys(a.id)).toEqual([full, narrow]);
+      expect(await store.getKey(`key_${randomUUID()}`)).toBeNull();
+      expect(await store.listKeys(`org_${randomUUID()}`)).toEqual([]);
+    });
+
+    it('revokes every key of one org at once', async () => {
+      const a = newOrg();
+      const b = newOrg();
+      await store.createOrg(a);
+      await store.createOrg(b);
+      const [a1, a2, b1] = [newKey(a.id), newKey(a.id), newKey(b.id)];
+      for (const key of [a1!, a2!, b1!]) await store.createKey(key);
+      await store.revokeKey(a1!.id, at('2025-02-01T00:00:00Z'));
+      expect(await store.revokeKeys(a.id, at('2025-03-01T00:00:00Z'))).toBe(1);
+      expect(await store.findActiveKey(a2!.hash)).toBeNull();
+      expect((await store.getKey(a1!.id))?.revokedAt).toEqual(at('2025-02-01T00:00:00Z'));
+      expect((await store.getKey(a2!.id))?.revokedAt).toEqual(at('2025-03-01T00:00:00Z'));
+      expect((await store.findActiveKey(b1!.hash))?.key.id).toBe(b1!.id);
+    });
+
+    it('purges an org with all its keys, and nothing of another org', async () => {
+      const a = newOrg();
+      const b = newOrg();
+      await store.createOrg(a);
+      await store.createOrg(b);
+      const keys = [newKey(a.id), newKey(a.id, { revokedAt: at('2025-01-05T00:00:00Z') }), newKey(b.id)];
+      for (const key of keys) await store.createKey(key);
+      expect(await store.purgeOrg(a.id)).toEqual({ keys: 2 });
+      expect(await store.getOrg(a.id)).toBeNull();
+      expect(await store.listKeys(a.id)).toEqual([]);
+      expect(await store.findActiveKey(keys[0]!.hash)).toBeNull();
+      expect(await store.getOrg(b.id)).toEqual(b);
+      expect(await store.listKeys(b.id)).toEqual([keys[2]]);
+      expect(await store.countOrgs()).toBe(1);
+      expect(await store.purgeOrg(a.id)).toEqual({ keys: 0 });
     });
 
     it('finds an active key by hash together with its own org', async () => {

@@ -47,6 +47,19 @@ export function usageStoreContract(name: string, make: () => Promise<UsageStoreH
       expect([...none.values()].reduce((s, n) => s + n, 0)).toBe(0);
     });
 
+    it('purges one org’s counts and nothing of another org', async () => {
+      const a = org();
+      const b = org();
+      await store.increment(a, '2025-03-01');
+      await store.increment(a, '2025-03-01');
+      await store.increment(a, '2025-03-02');
+      await store.increment(b, '2025-03-01');
+      expect(await store.purgeOrg(a)).toBe(2);
+      expect((await store.countsBetween(a, '2025-01-01', '2025-12-31')).size).toBe(0);
+      expect((await store.countsBetween(b, '2025-03-01', '2025-03-01')).get('2025-03-01')).toBe(1);
+      expect(await store.purgeOrg(a)).toBe(0);
+    });
+
     it('loses no increment under concurrency', async () => {
       const o = org();
       await Promise.all(Array.from({ length: 200 }, () => store.increment(o, '2025-05-05')));

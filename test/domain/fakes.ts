@@ -132,6 +132,17 @@ export class MemoryUsage implements UsageStore {
     }
     return result;
   }
+
+  async purgeOrg(orgId: string): Promise<number> {
+    let removed = 0;
+    for (const key of [...this.counts.keys()]) {
+      if (key.startsWith(`${orgId} `)) {
+        this.counts.delete(key);
+        removed += 1;
+      }
+    }
+    return removed;
+  }
 }
 
 export class FakeSearch implements SearchIndex {

@@ -46,8 +46,11 @@ describe('operations', () => {
       'one `file` part (.pdf, .docx, .txt, .md or .html/.htm, at most 100 MB)',
     );
     expect(doc.paths['/v1/ingest/url'].post.description).toBe(
-      'Queues a public or pre-signed http(s) URL for download (PDF, DOCX, text, Markdown or an HTML page). Non-public addresses are refused.',
+      'Queues a public or pre-signed http(s) URL for download (PDF, DOCX, text, Markdown or an HTML page). Non-public addresses are refused.\n\nNeeds an API key with the `ingest` scope.',
     );
+    // Every /v1 operation names its key scope, in the bearer requirement too.
+    expect(doc.paths['/v1/query'].post.security).toEqual([{ bearer: ['query'] }]);
+    expect(doc.paths['/v1/documents/{id}'].delete.security).toEqual([{ bearer: ['write'] }]);
   });
 
   it('serves a docs page', async () => {

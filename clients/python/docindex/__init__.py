@@ -14,6 +14,7 @@ Standard library only; Python 3.9 or newer.
 from .client import MAX_IDS_PER_REQUEST, Client, parse_retry_after
 from .errors import (
     DocindexError,
+    InsufficientScopeError,
     InvalidRequestError,
     NetworkError,
     NotFoundError,
@@ -57,6 +58,7 @@ __all__ = [
     "DocumentSource",
     "FieldError",
     "IngestAck",
+    "InsufficientScopeError",
     "InvalidRequestError",
     "NetworkError",
     "NotFoundError",

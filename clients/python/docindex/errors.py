@@ -46,7 +46,11 @@ class InvalidRequestError(DocindexError):
 
 
 class UnauthorizedError(DocindexError):
-    """401: the API key is missing, unknown or revoked."""
+    """401: the API key is missing, unknown, expired or revoked."""
+
+
+class InsufficientScopeError(DocindexError):
+    """403 ``insufficient_scope``: the API key lacks the scope the operation needs (``detail`` names it)."""
 
 
 class NotFoundError(DocindexError):
@@ -98,6 +102,7 @@ class WaitTimeoutError(DocindexError):
 _BY_STATUS: Dict[int, Type[DocindexError]] = {
     400: InvalidRequestError,
     401: UnauthorizedError,
+    403: InsufficientScopeError,
     404: NotFoundError,
     429: RateLimitedError,
     503: ServiceUnavailableError,

@@ -17,6 +17,7 @@ from typing import Any, Dict, List
 from docindex import (
     Client,
     DocindexError,
+    InsufficientScopeError,
     NetworkError,
     RateLimitedError,
     ServiceUnavailableError,
@@ -129,6 +130,20 @@ class RetryTest(unittest.TestCase):
                 client.usage()
         self.assertEqual(caught.exception.code, "service_unavailable")
         self.assertEqual(len(server.requests), 2)
+
+    def test_a_key_without_the_scope_is_an_insufficient_scope_error(self) -> None:
+        forbidden: Reply = (
+            403,
+            [("Content-Type", "application/problem+json")],
+            problem(403, "insufficient_scope", "This API key lacks the `ingest` scope."),
+        )
+        with ScriptedServer([forbidden]) as server:
+            client = Client(base_url=server.url, api_key="dix_test")
+            with self.assertRaises(InsufficientScopeError) as caught:
+                client.ingest_text(["hello"])
+        self.assertEqual((caught.exception.status, caught.exception.code), (403, "insufficient_scope"))
+        self.assertIn("`ingest`", caught.exception.detail)
+        self.assertEqual(len(server.requests), 1)
 
     def test_a_dropped_connection_is_retried_for_reads_and_keyed_ingests_only(self) -> None:
         with ScriptedServer([None, ok(USAGE)]) as server:

@@ -166,6 +166,30 @@ export class PgDocumentStore implements DocumentStore {
     return rows[0] ? { blobKey: rows[0].blob_key } : null;
   }
 
+  /**
+   * One transaction: the org's chunks are counted, then its documents deleted (their chunks with
+   * them, ON DELETE CASCADE). A worker indexing one of them holds its row (FOR UPDATE in saveIndex)
+   * until it commits, and then finds it gone; a job still queued finds nothing to load.
+   */
+  async purgeOrg(orgId: string): Promise<{ documents: number; chunks: number; blobKeys: string[] }> {
+    const chunks = this.db.table('chunks');
+    return this.db.transaction(async (tx) => {
+      const counted = await tx.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${chunks} WHERE org_id = $1`,
+        [storable(orgId)],
+      );
+      const { rows } = await tx.query<{ blob_key: string | null }>(
+        `DELETE FROM ${this.documents} WHERE org_id = $1 RETURNING blob_key`,
+        [storable(orgId)],
+      );
+      return {
+        documents: rows.length,
+        chunks: counted.rows[0]?.n ?? 0,
+        blobKeys: rows.flatMap((row) => (row.blob_key === null ? [] : [row.blob_key])),
+      };
+    });
+  }
+
   async listChunks(
     orgId: string,
     id: string,

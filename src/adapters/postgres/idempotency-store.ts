@@ -90,4 +90,9 @@ export class PgIdempotencyStore implements IdempotencyStore {
       cleanText(key),
     ]);
   }
+
+  async purgeOrg(orgId: string): Promise<number> {
+    const r = await this.db.query(`DELETE FROM ${this.table} WHERE org_id = $1`, [cleanText(orgId)]);
+    return r.rowCount ?? 0;
+  }
 }

@@ -217,10 +217,26 @@ const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 4,
+    name: 'key scopes and expiry',
+    async apply(tx, db) {
+      const keys = db.table('api_keys');
+      // Keys made before scopes existed keep every scope; new keys always name theirs.
+      await tx.query(`
+        ALTER TABLE ${keys} ADD COLUMN scopes text NOT NULL DEFAULT 'ingest,query,read,write,webhooks';
+        ALTER TABLE ${keys} ALTER COLUMN scopes DROP DEFAULT;
+        ALTER TABLE ${keys} ADD COLUMN expires_at timestamptz;
+      `);
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */
 export const PG_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+
+/** Every version this code applies, in order (not necessarily consecutive). */
+export const PG_SCHEMA_VERSIONS: readonly number[] = MIGRATIONS.map((m) => m.version);
 
 /** Creates the schema if needed and applies every migration not yet recorded. */
 export async function migratePostgres(db: PgDatabase): Promise<{ applied: number[] }> {

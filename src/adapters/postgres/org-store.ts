@@ -1,12 +1,16 @@
 // OrgStore on PostgreSQL: organisations and their API keys (only key hashes are stored).
-import type { OrgStore } from '../../domain/ports.js';
+import type { OrgListQuery, OrgStore } from '../../domain/ports.js';
 import { cleanText } from '../../domain/text.js';
 import type { ApiKeyRecord, Org } from '../../domain/types.js';
 import {
   ACTIVE_KEY_COLUMNS,
   type ActiveKeyRow,
+  type KeyRow,
+  keyColumns,
   type OrgRow as SharedOrgRow,
+  scopesColumn,
   toActiveKey,
+  toKey,
   toOrg,
 } from '../records/org-row.js';
 import type { PgDatabase } from './database.js';
@@ -14,6 +18,7 @@ import type { PgDatabase } from './database.js';
 type OrgRow = SharedOrgRow<Date>;
 
 const asDate = (d: Date) => d;
+const ORG_COLUMNS = 'id, name, rate_limit_rpm, created_at';
 
 export class PgOrgStore implements OrgStore {
   private readonly orgs: string;
@@ -32,11 +37,26 @@ export class PgOrgStore implements OrgStore {
   }
 
   async getOrg(id: string): Promise<Org | null> {
-    const { rows } = await this.db.query<OrgRow>(
-      `SELECT id, name, rate_limit_rpm, created_at FROM ${this.orgs} WHERE id = $1`,
-      [cleanText(id)],
-    );
+    const { rows } = await this.db.query<OrgRow>(`SELECT ${ORG_COLUMNS} FROM ${this.orgs} WHERE id = $1`, [
+      cleanText(id),
+    ]);
     return rows[0] ? toOrg(rows[0], asDate) : null;
+  }
+
+  async listOrgs(q: OrgListQuery): Promise<Org[]> {
+    const limit = Math.max(0, Math.floor(q.limit));
+    const { rows } =
+      q.after === null
+        ? await this.db.query<OrgRow>(
+            `SELECT ${ORG_COLUMNS} FROM ${this.orgs} ORDER BY created_at DESC, id DESC LIMIT $1`,
+            [limit],
+          )
+        : await this.db.query<OrgRow>(
+            `SELECT ${ORG_COLUMNS} FROM ${this.orgs} WHERE (created_at, id) < ($1, $2)
+             ORDER BY created_at DESC, id DESC LIMIT $3`,
+            [q.after.createdAt, cleanText(q.after.id), limit],
+          );
+    return rows.map((row) => toOrg(row, asDate));
   }
 
   async countOrgs(): Promise<number> {
@@ -44,26 +64,49 @@ export class PgOrgStore implements OrgStore {
     return rows[0]?.n ?? 0;
   }
 
-  async setRateLimit(orgId: string, rpm: number): Promise<boolean> {
-    const r = await this.db.query(`UPDATE ${this.orgs} SET rate_limit_rpm = $1 WHERE id = $2`, [
-      rpm,
-      cleanText(orgId),
-    ]);
-    return (r.rowCount ?? 0) > 0;
+  async updateOrg(orgId: string, changes: { name?: string; rateLimitRpm?: number }): Promise<Org | null> {
+    const { rows } = await this.db.query<OrgRow>(
+      `UPDATE ${this.orgs} SET name = coalesce($1, name), rate_limit_rpm = coalesce($2, rate_limit_rpm)
+       WHERE id = $3 RETURNING ${ORG_COLUMNS}`,
+      [
+        changes.name === undefined ? null : cleanText(changes.name),
+        changes.rateLimitRpm ?? null,
+        cleanText(orgId),
+      ],
+    );
+    return rows[0] ? toOrg(rows[0], asDate) : null;
   }
 
   async createKey(key: ApiKeyRecord): Promise<void> {
     await this.db.query(
-      `INSERT INTO ${this.keys} (id, org_id, hash, prefix, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+      `INSERT INTO ${this.keys} (${keyColumns()}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [
         cleanText(key.id),
         cleanText(key.orgId),
         key.hash,
         cleanText(key.prefix),
+        scopesColumn(key.scopes),
+        key.expiresAt,
         key.createdAt,
         key.revokedAt,
       ],
     );
+  }
+
+  async getKey(keyId: string): Promise<ApiKeyRecord | null> {
+    const { rows } = await this.db.query<KeyRow<Date>>(
+      `SELECT ${keyColumns()} FROM ${this.keys} WHERE id = $1`,
+      [cleanText(keyId)],
+    );
+    return rows[0] ? toKey(rows[0], asDate) : null;
+  }
+
+  async listKeys(orgId: string): Promise<ApiKeyRecord[]> {
+    const { rows } = await this.db.query<KeyRow<Date>>(
+      `SELECT ${keyColumns()} FROM ${this.keys} WHERE org_id = $1 ORDER BY created_at, id`,
+      [cleanText(orgId)],
+    );
+    return rows.map((row) => toKey(row, asDate));
   }
 
   async findActiveKey(hash: string): Promise<{ key: ApiKeyRecord; org: Org } | null> {
@@ -84,5 +127,21 @@ export class PgOrgStore implements OrgStore {
       [at, cleanText(keyId)],
     );
     return (r.rowCount ?? 0) > 0;
+  }
+
+  async revokeKeys(orgId: string, at: Date): Promise<number> {
+    const r = await this.db.query(
+      `UPDATE ${this.keys} SET revoked_at = $1 WHERE org_id = $2 AND revoked_at IS NULL`,
+      [at, cleanText(orgId)],
+    );
+    return r.rowCount ?? 0;
+  }
+
+  async purgeOrg(orgId: string): Promise<{ keys: number }> {
+    return this.db.transaction(async (tx) => {
+      const deleted = await tx.query(`DELETE FROM ${this.keys} WHERE org_id = $1`, [cleanText(orgId)]);
+      await tx.query(`DELETE FROM ${this.orgs} WHERE id = $1`, [cleanText(orgId)]);
+      return { keys: deleted.rowCount ?? 0 };
+    });
   }
 }

@@ -26,4 +26,9 @@ export class PgUsageStore implements UsageStore {
     );
     return new Map(rows.map((r) => [r.day, Number(r.count)]));
   }
+
+  async purgeOrg(orgId: string): Promise<number> {
+    const r = await this.db.query(`DELETE FROM ${this.usage} WHERE org_id = $1`, [cleanText(orgId)]);
+    return r.rowCount ?? 0;
+  }
 }

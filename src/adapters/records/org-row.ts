@@ -1,5 +1,6 @@
 // The orgs and api_keys rows as both SQL backends read them, and their mapping to domain records.
 // Each backend says how its driver returns a timestamp (epoch milliseconds or a Date).
+import { isScope, type Scope } from '../../domain/scopes.js';
 import type { ApiKeyRecord, Org } from '../../domain/types.js';
 
 export interface OrgRow<D> {
@@ -14,15 +15,29 @@ export interface KeyRow<D> {
   org_id: string;
   hash: string;
   prefix: string;
+  /** Comma-separated, in the canonical order. */
+  scopes: string;
+  expires_at: D | null;
   created_at: D;
   revoked_at: D | null;
+}
+
+/** The columns of a key row, in KeyRow's order (with an optional table alias). */
+export const keyColumns = (alias = '') =>
+  ['id', 'org_id', 'hash', 'prefix', 'scopes', 'expires_at', 'created_at', 'revoked_at']
+    .map((column) => alias + column)
+    .join(', ');
+
+/** How scopes are stored: one text column, comma-separated. */
+export function scopesColumn(scopes: readonly Scope[]): string {
+  return scopes.join(',');
 }
 
 /** A key row joined with its org's columns (findActiveKey's SELECT). */
 export type ActiveKeyRow<D> = KeyRow<D> & { o_name: string; o_rpm: number; o_created_at: D };
 
 /** The columns findActiveKey selects, given the two tables' aliases k and o. */
-export const ACTIVE_KEY_COLUMNS = `k.id, k.org_id, k.hash, k.prefix, k.created_at, k.revoked_at,
+export const ACTIVE_KEY_COLUMNS = `${keyColumns('k.')},
   o.name AS o_name, o.rate_limit_rpm AS o_rpm, o.created_at AS o_created_at`;
 
 export function toOrg<D>(row: OrgRow<D>, date: (value: D) => Date): Org {
@@ -35,6 +50,9 @@ export function toKey<D>(row: KeyRow<D>, date: (value: D) => Date): ApiKeyRecord
     orgId: row.org_id,
     hash: row.hash,
     prefix: row.prefix,
+    // A scope this version does not know (written by a newer one) grants nothing here.
+    scopes: row.scopes.split(',').filter(isScope),
+    expiresAt: row.expires_at === null ? null : date(row.expires_at),
     createdAt: date(row.created_at),
     revokedAt: row.revoked_at === null ? null : date(row.revoked_at),
   };

@@ -192,6 +192,25 @@ const MIGRATIONS: readonly Migration[] = [
         SELECT 1, CASE WHEN EXISTS (SELECT 1 FROM chunks) THEN 'none' END;
     `,
   },
+  {
+    version: 7,
+    name: 'key scopes and expiry; org purge',
+    sql: `
+      -- Keys made before scopes existed keep every scope.
+      ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT 'ingest,query,read,write,webhooks';
+      ALTER TABLE api_keys ADD COLUMN expires_at INTEGER;
+
+      -- Orgs can now be purged, and their fts_orgs row goes with them. AUTOINCREMENT keeps a purged
+      -- org's number from ever being handed to another org.
+      CREATE TABLE fts_orgs_numbered (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        org_id TEXT NOT NULL UNIQUE
+      ) STRICT;
+      INSERT INTO fts_orgs_numbered (id, org_id) SELECT id, org_id FROM fts_orgs;
+      DROP TABLE fts_orgs;
+      ALTER TABLE fts_orgs_numbered RENAME TO fts_orgs;
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */
@@ -241,3 +260,6 @@ export function migrateSqlite(db: Database): { applied: number[] } {
 
 /** The newest schema version this code knows. */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+
+/** Every version this code applies, in order (not necessarily consecutive). */
+export const SQLITE_SCHEMA_VERSIONS: readonly number[] = MIGRATIONS.map((m) => m.version);

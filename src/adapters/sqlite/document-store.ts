@@ -280,22 +280,65 @@ export class SqliteDocumentStore implements DocumentStore {
       .immediate();
   }
 
-  /** Deletes a document handed to PURGED_ORG: its chunks a slice at a time, then its row. */
+  /**
+   * Every document of the org is first handed to PURGED_ORG in one transaction (as deleteDocument
+   * does with a large one): from then on no read finds them, no job runs them and no index run
+   * writes them. Their chunks then go a slice at a time, each document's row after its chunks.
+   */
+  async purgeOrg(orgId: string): Promise<{ documents: number; chunks: number; blobKeys: string[] }> {
+    const handed = this.db
+      .transaction(() => {
+        const rows = this.sql
+          .get<[string], { id: string; blob_key: string | null }>(
+            'SELECT id, blob_key FROM documents WHERE org_id = ?',
+          )
+          .all(orgId);
+        const chunks =
+          this.sql
+            .get<[string], number>(
+              'SELECT count(*) FROM chunks WHERE document_id IN (SELECT id FROM documents WHERE org_id = ?)',
+            )
+            .pluck()
+            .get(orgId) ?? 0;
+        this.sql
+          .get(
+            `UPDATE documents SET org_id = ?, status = 'failed', index_run = NULL, input_text = NULL,
+               fetch_url = NULL, job_state = 'done', lease_owner = NULL, lease_until = NULL
+             WHERE org_id = ?`,
+          )
+          .run(PURGED_ORG, orgId);
+        return { rows, chunks };
+      })
+      .immediate();
+    for (const { id } of handed.rows) await this.purgeHanded(id);
+    await this.commits.run(() => this.index.forgetOrg(orgId));
+    return {
+      documents: handed.rows.length,
+      chunks: handed.chunks,
+      blobKeys: handed.rows.flatMap((row) => (row.blob_key === null ? [] : [row.blob_key])),
+    };
+  }
+
+  /** Deletes a document handed to PURGED_ORG, in the background: a failure is resumed at the next start. */
   private async purge(id: string): Promise<void> {
     try {
-      while (
-        (await this.commits.run(() => this.index.deleteChunks(id, INDEX_DELETE_SLICE), INDEX_DELETE_SLICE)) >
-        0
-      ) {
-        // Each slice is its own transaction; the event loop runs between them.
-      }
-      await this.commits.run(() =>
-        this.sql.get('DELETE FROM documents WHERE id = ? AND org_id = ?').run(id, PURGED_ORG),
-      );
+      await this.purgeHanded(id);
     } catch {
       // The database was closed (shutdown) or failed: what is left is invisible, and the next
       // start resumes it.
     }
+  }
+
+  /** Deletes a document handed to PURGED_ORG: its chunks a slice at a time, then its row. */
+  private async purgeHanded(id: string): Promise<void> {
+    while (
+      (await this.commits.run(() => this.index.deleteChunks(id, INDEX_DELETE_SLICE), INDEX_DELETE_SLICE)) > 0
+    ) {
+      // Each slice is its own transaction; the event loop runs between them.
+    }
+    await this.commits.run(() =>
+      this.sql.get('DELETE FROM documents WHERE id = ? AND org_id = ?').run(id, PURGED_ORG),
+    );
   }
 
   /** Resumes the purges a restart cut off. */

@@ -81,4 +81,8 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       .get(`DELETE FROM idempotency_keys WHERE org_id = ? AND key = ? AND state = 'in_flight'`)
       .run(orgId, key);
   }
+
+  async purgeOrg(orgId: string): Promise<number> {
+    return this.sql.get('DELETE FROM idempotency_keys WHERE org_id = ?').run(orgId).changes;
+  }
 }

@@ -189,6 +189,15 @@ export class SqliteKeywordIndex implements SearchIndex {
       .run(id, limit).changes;
   }
 
+  /**
+   * Forgets a purged org's number inside terms, once none of its chunks are left (the number is
+   * never handed out again: fts_orgs counts with AUTOINCREMENT).
+   */
+  forgetOrg(orgId: string): void {
+    this.sql.get('DELETE FROM fts_orgs WHERE org_id = ?').run(orgId);
+    this.orgKeys.delete(orgId);
+  }
+
   /** Up to `limit` of the document's chunks after index `afterIndex`, in index order. */
   readChunks(id: string, afterIndex: number, limit: number): StoredChunk[] {
     return this.sql

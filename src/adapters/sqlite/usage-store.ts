@@ -27,4 +27,8 @@ export class SqliteUsageStore implements UsageStore {
       .all(orgId, fromDay, toDay);
     return new Map(rows.map((r) => [r.day, r.count]));
   }
+
+  async purgeOrg(orgId: string): Promise<number> {
+    return this.sql.get('DELETE FROM usage_daily WHERE org_id = ?').run(orgId).changes;
+  }
 }

@@ -1,14 +1,42 @@
-// The authenticated scope for /v1: every route registered inside gets API-key auth and the
-// per-org rate limit (a Fastify encapsulated context, so a route cannot forget either).
-// Unauthenticated requests are limited per client address before they are refused.
+// The authenticated scope for /v1: every route registered inside gets API-key auth, the per-org
+// rate limit and its scope check (a Fastify encapsulated context, so a route cannot forget any
+// of them). Each route declares the one key scope it needs as `config: { scope }`; a route
+// without one stops the app from starting. Unauthenticated requests are limited per client
+// address before they are refused.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERRORS } from '../../domain/errors.js';
 import type { RateDecision } from '../../domain/ports.js';
+import { isScope, SCOPES, type Scope } from '../../domain/scopes.js';
 import type { AppDeps } from '../deps.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The API-key scope a /v1 route needs. */
+    scope?: Scope;
+  }
+}
 
 export function authenticatedScope(deps: AppDeps) {
   return async function scope(app: FastifyInstance): Promise<void> {
     app.decorateRequest('principal', null as unknown as FastifyRequest['principal']);
+
+    app.addHook('onRoute', (route) => {
+      const declared = (route.config as { scope?: unknown } | undefined)?.scope;
+      if (!isScope(declared)) {
+        throw new Error(
+          `${[route.method].flat().join(',')} ${route.url} declares no key scope: add config: { scope } (one of ${SCOPES.join(', ')})`,
+        );
+      }
+      // The OpenAPI document names the scope with the bearer requirement and in the description.
+      if (route.schema) {
+        const description = route.schema.description ? `${route.schema.description}\n\n` : '';
+        route.schema = {
+          ...route.schema,
+          description: `${description}Needs an API key with the \`${declared}\` scope.`,
+          security: [{ bearer: [declared] }],
+        };
+      }
+    });
 
     app.addHook('onRequest', async (request, reply) => {
       if (typeof request.query === 'object' && request.query !== null) {
@@ -28,7 +56,7 @@ export function authenticatedScope(deps: AppDeps) {
         setRateLimitHeaders(reply, decision, 'anonymous');
         if (!decision.allowed) throw ERRORS.rateLimited(decision.limit, decision.resetSeconds);
         throw ERRORS.unauthorized(
-          request.headers.authorization ? 'The API key is invalid or revoked.' : undefined,
+          request.headers.authorization ? 'The API key is invalid, expired or revoked.' : undefined,
         );
       }
       request.principal = principal;
@@ -36,12 +64,17 @@ export function authenticatedScope(deps: AppDeps) {
       const decision = await deps.rateLimiter.consume(`org:${principal.org.id}`, principal.org.rateLimitRpm);
       setRateLimitHeaders(reply, decision, 'org');
       if (!decision.allowed) throw ERRORS.rateLimited(decision.limit, decision.resetSeconds);
+      // Checked after the rate limit: a key that keeps calling what it may not still counts.
+      const needed = request.routeOptions.config.scope as Scope;
+      if (!principal.scopes.has(needed)) {
+        throw ERRORS.insufficientScope(needed, request.method, request.routeOptions.url ?? request.url);
+      }
     });
   };
 }
 
 /** IETF httpapi RateLimit header fields (draft-ietf-httpapi-ratelimit-headers). */
-function setRateLimitHeaders(reply: FastifyReply, decision: RateDecision, policy: string): void {
+export function setRateLimitHeaders(reply: FastifyReply, decision: RateDecision, policy: string): void {
   reply.header('ratelimit-policy', `"${policy}";q=${decision.limit};w=60`);
   reply.header('ratelimit', `"${policy}";r=${decision.remaining};t=${decision.resetSeconds}`);
 }

@@ -1,4 +1,5 @@
-// GET /console — the web console: a fixed set of static files from console/ (no build step),
+// GET /console — the web console (and its admin page, admin.html, which asks for the admin token
+// and uses /admin/v1): a fixed set of static files from console/ (no build step),
 // read once at start and served with a self-only Content-Security-Policy. Outside /v1 and without
 // auth: the page asks for an API key and calls the API itself. The page's list of formats (the
 // file input's `accept`, the caption under it) is filled in from the format registry when read.
@@ -10,6 +11,8 @@ import { ADVERTISED_EXTENSIONS, listInProse, SUPPORTED_FORMATS } from '../../dom
 const FILES: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
   'app.js': 'text/javascript; charset=utf-8',
+  'admin.html': 'text/html; charset=utf-8',
+  'admin.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 };

@@ -7,6 +7,7 @@ export function documentChunksRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Params: { id: string }; Querystring: ChunkListQuery }>(
     '/documents/:id/chunks',
     {
+      config: { scope: 'read' },
       schema: {
         summary: 'List a document’s chunks',
         description:

@@ -7,6 +7,7 @@ export function deleteDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
   app.delete<{ Params: { id: string } }>(
     '/documents/:id',
     {
+      config: { scope: 'write' },
       schema: {
         summary: 'Delete a document',
         description:

@@ -8,6 +8,7 @@ export function getDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Params: { id: string } }>(
     '/documents/:id',
     {
+      config: { scope: 'read' },
       schema: {
         summary: 'Get a document',
         description: 'Status of one document: queued → processing → ready | failed.',

@@ -11,6 +11,7 @@ export function listDocumentsRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Querystring: ListDocumentsQuery }>(
     '/documents',
     {
+      config: { scope: 'read' },
       schema: {
         summary: 'List documents',
         description:

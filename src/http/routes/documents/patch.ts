@@ -15,6 +15,7 @@ export function patchDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
   app.patch<{ Params: { id: string }; Body: { metadata: MetadataPatch } }>(
     '/documents/:id',
     {
+      config: { scope: 'write' },
       schema: {
         summary: 'Update a document’s metadata',
         description:

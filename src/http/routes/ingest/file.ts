@@ -23,6 +23,7 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post(
     '/ingest/file',
     {
+      config: { scope: 'ingest' },
       schema: {
         summary: 'Ingest an uploaded file',
         description: `multipart/form-data with one \`file\` part (${FILE_EXTENSIONS}, at most 100 MB) and an optional \`metadata\` part: a JSON object of string values, encoded as a string. The format is decided from the bytes and must agree with the extension.`,

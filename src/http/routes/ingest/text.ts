@@ -8,6 +8,7 @@ export function ingestTextRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: IngestBody }>(
     '/ingest',
     {
+      config: { scope: 'ingest' },
       schema: {
         summary: 'Ingest text documents',
         description:

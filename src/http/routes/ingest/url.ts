@@ -12,6 +12,7 @@ export function ingestUrlRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: IngestUrlBody }>(
     '/ingest/url',
     {
+      config: { scope: 'ingest' },
       schema: {
         summary: 'Ingest a document from a URL',
         description: `Queues a public or pre-signed http(s) URL for download (${DOWNLOADABLE}). Non-public addresses are refused.`,

@@ -7,6 +7,7 @@ export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: QueryBody }>(
     '/query',
     {
+      config: { scope: 'query' },
       schema: {
         summary: 'Query indexed chunks',
         description: 'Full-text (BM25) search over the organisation’s ready documents.',

@@ -7,6 +7,7 @@ export function usageRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get(
     '/usage',
     {
+      config: { scope: 'read' },
       schema: {
         summary: 'Usage report',
         description:

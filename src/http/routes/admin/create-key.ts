@@ -1,0 +1,35 @@
+// POST /admin/v1/orgs/{id}/keys — issues an API key with the scopes and expiry asked for.
+import type { FastifyInstance } from 'fastify';
+import type { OrgAdmin } from '../../../domain/orgs.js';
+import { ADMIN_ERRORS, CreateKeyBody, IssuedKeySchema, OrgParams } from '../../admin-schemas.js';
+import { problemResponses } from '../../schemas.js';
+
+export function createKeyRoute(app: FastifyInstance, orgs: OrgAdmin): void {
+  app.post<{ Params: { id: string }; Body: CreateKeyBody }>(
+    '/orgs/:id/keys',
+    {
+      schema: {
+        summary: 'Issue an API key',
+        description:
+          'A new key of the organisation with `scopes` (every scope when left out) and an optional `expires_at`. The key is in this answer only.',
+        tags: ['admin'],
+        params: OrgParams,
+        body: CreateKeyBody,
+        response: { 201: IssuedKeySchema, ...problemResponses(...ADMIN_ERRORS, 'not_found') },
+      },
+    },
+    async (request, reply) => {
+      const { scopes, expires_at } = request.body;
+      const issued = await orgs.issueKey(request.params.id, {
+        ...(scopes === undefined ? {} : { scopes }),
+        expiresAt: expires_at ? new Date(expires_at) : null,
+      });
+      return reply.code(201).send({
+        key_id: issued.key_id,
+        api_key: issued.api_key,
+        scopes: issued.scopes,
+        expires_at: issued.expires_at?.toISOString() ?? null,
+      });
+    },
+  );
+}

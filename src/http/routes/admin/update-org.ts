@@ -1,0 +1,32 @@
+// PATCH /admin/v1/orgs/{id} — renames an organisation and/or changes its rate limit (at once).
+import type { FastifyInstance } from 'fastify';
+import type { OrgAdmin } from '../../../domain/orgs.js';
+import { ADMIN_ERRORS, OrgParams, OrgSchema, UpdateOrgBody } from '../../admin-schemas.js';
+import { problemResponses } from '../../schemas.js';
+import { toOrgJson } from './json.js';
+
+export function updateOrgRoute(app: FastifyInstance, orgs: OrgAdmin): void {
+  app.patch<{ Params: { id: string }; Body: UpdateOrgBody }>(
+    '/orgs/:id',
+    {
+      schema: {
+        summary: 'Update an organisation',
+        description:
+          'Sets `name` and/or `rate_limit_rpm`; the new limit applies to the next request of the org.',
+        tags: ['admin'],
+        params: OrgParams,
+        body: UpdateOrgBody,
+        response: { 200: OrgSchema, ...problemResponses(...ADMIN_ERRORS, 'not_found') },
+      },
+    },
+    async (request) => {
+      const { name, rate_limit_rpm } = request.body;
+      return toOrgJson(
+        await orgs.updateOrg(request.params.id, {
+          ...(name === undefined ? {} : { name }),
+          ...(rate_limit_rpm === undefined ? {} : { rateLimitRpm: rate_limit_rpm }),
+        }),
+      );
+    },
+  );
+}
