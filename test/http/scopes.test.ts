@@ -35,6 +35,7 @@ function expectedScope(method: string, url: string): Scope | null {
   if (method === 'POST' && url === '/v1/query') return 'query';
   if (method === 'GET') return 'read';
   if (method === 'PATCH' || method === 'DELETE') return 'write';
+  if (method === 'POST' && url === '/v1/documents/delete') return 'write';
   return null;
 }
 
