@@ -7,7 +7,6 @@
 import { AdminClient } from '../client/admin-client.js';
 import { DocindexError } from '../client/errors.js';
 import { ApiError } from '../domain/errors.js';
-import type { OrgAdmin } from '../domain/orgs.js';
 import type { ReindexProgress, ReindexReport } from '../domain/reindex.js';
 import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
 import { parseArguments, UsageError } from './args.js';

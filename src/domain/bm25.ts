@@ -13,5 +13,5 @@ export const BM25_B = 0.75;
  */
 export function bm25Idf(total: number, matching: number): number {
   const idf = Math.log((total - matching + 0.5) / (matching + 0.5));
-  return idf > 1e-6 ? idf : 1e-6;
+  return Math.max(idf, 1e-6);
 }

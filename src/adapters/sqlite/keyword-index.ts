@@ -96,43 +96,47 @@ export class SqliteKeywordIndex implements SearchIndex {
 
   /**
    * Rewrites the FTS rows of the next `limit` chunks in rowid order (chunks written meanwhile
-   * already carry the configured analysis; rewriting one again changes nothing).
+   * already carry the configured analysis; rewriting one again changes nothing). IMMEDIATE takes
+   * the write lock first: a read transaction that turns into a write while a server process
+   * writes fails at once with SQLITE_BUSY instead of waiting its turn.
    */
   async reindexBatch(limit: number): Promise<{ rewritten: number; done: boolean }> {
     const configured = this.analyzer.language;
-    return this.db.transaction(() => {
-      const state = this.analysis();
-      if (state.written === null || state.written === configured) return { rewritten: 0, done: true };
-      const after = state.reindex_target === configured ? (state.reindex_after ?? 0) : 0;
-      const rows = this.sql
-        .get<[number, number], { id: number; text: string; org_key: number }>(
-          `SELECT c.id, c.text, o.id AS org_key FROM chunks AS c
+    return this.db
+      .transaction(() => {
+        const state = this.analysis();
+        if (state.written === null || state.written === configured) return { rewritten: 0, done: true };
+        const after = state.reindex_target === configured ? (state.reindex_after ?? 0) : 0;
+        const rows = this.sql
+          .get<[number, number], { id: number; text: string; org_key: number }>(
+            `SELECT c.id, c.text, o.id AS org_key FROM chunks AS c
            CROSS JOIN documents AS d ON d.id = c.document_id
            CROSS JOIN fts_orgs AS o ON o.org_id = d.org_id
            WHERE c.id > ? ORDER BY c.id LIMIT ?`,
-        )
-        .all(after, limit);
-      const drop = this.sql.get('DELETE FROM chunks_fts WHERE rowid = ?');
-      const insert = this.sql.get('INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)');
-      for (const row of rows) {
-        drop.run(row.id);
-        insert.run(row.id, indexTerms(row.org_key, this.analyzer.words(row.text)));
-      }
-      const done = rows.length < limit;
-      const last = rows[rows.length - 1];
-      if (done) {
-        this.sql
-          .get(
-            'UPDATE search_analysis SET written = ?, reindex_target = NULL, reindex_after = NULL WHERE id = 1',
           )
-          .run(configured);
-      } else if (last) {
-        this.sql
-          .get('UPDATE search_analysis SET reindex_target = ?, reindex_after = ? WHERE id = 1')
-          .run(configured, last.id);
-      }
-      return { rewritten: rows.length, done };
-    })();
+          .all(after, limit);
+        const drop = this.sql.get('DELETE FROM chunks_fts WHERE rowid = ?');
+        const insert = this.sql.get('INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)');
+        for (const row of rows) {
+          drop.run(row.id);
+          insert.run(row.id, indexTerms(row.org_key, this.analyzer.words(row.text)));
+        }
+        const done = rows.length < limit;
+        const last = rows[rows.length - 1];
+        if (done) {
+          this.sql
+            .get(
+              'UPDATE search_analysis SET written = ?, reindex_target = NULL, reindex_after = NULL WHERE id = 1',
+            )
+            .run(configured);
+        } else if (last) {
+          this.sql
+            .get('UPDATE search_analysis SET reindex_target = ?, reindex_after = ? WHERE id = 1')
+            .run(configured, last.id);
+        }
+        return { rewritten: rows.length, done };
+      })
+      .immediate();
   }
 
   /**
