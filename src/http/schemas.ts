@@ -597,10 +597,11 @@ function problemResponse(samples: ProblemSample[]): ProblemResponse {
   const schema = Type.Object(
     {
       ...PROBLEM_PROPERTIES,
-      code: Type.Union(
-        codes.map((code) => Type.Literal(code)),
-        { description: 'Stable, machine-readable error code.' },
-      ),
+      code: Type.Unsafe<ErrorCode>({
+        type: 'string',
+        enum: codes,
+        description: 'Stable, machine-readable error code.',
+      }),
     },
     { description: Problem.description },
   );
