@@ -9,6 +9,7 @@ import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ERRORS } from './domain/errors.js';
 import type { AppDeps } from './http/deps.js';
+import { shareProblemResponses } from './http/openapi.js';
 import { adminScope } from './http/plugins/admin.js';
 import { authenticatedScope } from './http/plugins/authenticated.js';
 import { handleError, sendProblem } from './http/problem.js';
@@ -100,6 +101,8 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
   });
 
   await app.register(swagger, {
+    transformObject: (document) =>
+      shareProblemResponses('openapiObject' in document ? document.openapiObject : document.swaggerObject),
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -107,7 +110,13 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
         version: '1.0.0',
         description:
           'Multi-tenant document ingestion, indexing and retrieval. Every /v1 request needs `Authorization: Bearer <API key>`. Errors are RFC 9457 problem+json.',
+        contact: { name: 'docindex', url: 'https://docindex.dev' },
+        // package.json says UNLICENSED: no licence is granted. OpenAPI 3.1 wants an SPDX identifier
+        // or a URL with the name; SPDX's LicenseRef- form names a licence outside its list.
+        license: { name: 'UNLICENSED (no licence is granted)', identifier: 'LicenseRef-UNLICENSED' },
       },
+      // Relative: the paths are served by the server that serves this document.
+      servers: [{ url: '/', description: 'This docindex server' }],
       components: {
         securitySchemes: {
           bearer: {

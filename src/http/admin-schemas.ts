@@ -1,8 +1,14 @@
 // Request and response schemas of the admin API (/admin/v1): organisations, their keys and the
 // purge receipt. One source for validation, serialisation, the OpenAPI document and the client.
 import { type Static, Type } from '@sinclair/typebox';
-import type { ErrorCode } from '../domain/errors.js';
+import { ERRORS, type ErrorCode } from '../domain/errors.js';
 import { SCOPE_MEANINGS, SCOPES } from '../domain/scopes.js';
+import { EXAMPLE_CURSOR, EXAMPLE_ORG_ID, type ProblemSample } from './schemas.js';
+
+export const EXAMPLE_KEY_ID = 'key_7c4e2a9b1d3f4e6a8b0c2d4e6f8a1b3c';
+const EXAMPLE_OTHER_KEY_ID = 'key_2e9d7b5a3c1f4e8d9a0b6c4e2f1d3a5b';
+/** Not a working key: the shape of one (`dix_` and 43 base64url characters). */
+const EXAMPLE_API_KEY = 'dix_EXAMPLEonlyNotARealKey0123456789abcdefghijk';
 
 const RATE_LIMIT = {
   minimum: 1,
@@ -18,9 +24,12 @@ export const ScopeSchema = Type.Union(
   },
 );
 
-export const OrgParams = Type.Object({ id: Type.String({ maxLength: 64 }) }, { additionalProperties: false });
+export const OrgParams = Type.Object(
+  { id: Type.String({ maxLength: 64, description: 'Organisation ID (org_…).', examples: [EXAMPLE_ORG_ID] }) },
+  { additionalProperties: false },
+);
 export const KeyParams = Type.Object(
-  { key_id: Type.String({ maxLength: 64 }) },
+  { key_id: Type.String({ maxLength: 64, description: 'API key ID (key_…).', examples: [EXAMPLE_KEY_ID] }) },
   { additionalProperties: false },
 );
 
@@ -29,7 +38,7 @@ export const CreateOrgBody = Type.Object(
     name: Type.String(ORG_NAME),
     rate_limit_rpm: Type.Optional(Type.Integer(RATE_LIMIT)),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'Acme Corp', rate_limit_rpm: 600 }] },
 );
 export type CreateOrgBody = Static<typeof CreateOrgBody>;
 
@@ -38,7 +47,7 @@ export const UpdateOrgBody = Type.Object(
     name: Type.Optional(Type.String(ORG_NAME)),
     rate_limit_rpm: Type.Optional(Type.Integer(RATE_LIMIT)),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, examples: [{ rate_limit_rpm: 1200 }] },
 );
 export type UpdateOrgBody = Static<typeof UpdateOrgBody>;
 
@@ -59,78 +68,182 @@ export const CreateKeyBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ scopes: ['query', 'read'], expires_at: '2027-01-01T00:00:00Z' }],
+  },
 );
 export type CreateKeyBody = Static<typeof CreateKeyBody>;
 
 export const ListOrgsQuery = Type.Object(
   {
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Organisations per page.' }),
+    cursor: Type.Optional(
+      Type.String({ maxLength: 512, description: 'The `next_cursor` of the previous page.' }),
+    ),
   },
   { additionalProperties: false },
 );
 export type ListOrgsQuery = Static<typeof ListOrgsQuery>;
 
-export const OrgSchema = Type.Object({
-  org_id: Type.String(),
-  name: Type.String(),
-  rate_limit_rpm: Type.Integer(),
-  created_at: Type.String({ format: 'date-time' }),
-  usage: Type.Object({
-    period_days: Type.Integer(),
-    total_queries: Type.Integer({ description: 'Queries over the last period_days days.' }),
-  }),
-});
+const EXAMPLE_ORG = {
+  org_id: EXAMPLE_ORG_ID,
+  name: 'Acme Corp',
+  rate_limit_rpm: 600,
+  created_at: '2026-01-05T09:30:00.000Z',
+  usage: { period_days: 30, total_queries: 1284 },
+};
 
-export const OrgList = Type.Object({
-  orgs: Type.Array(OrgSchema),
-  next_cursor: Type.Union([Type.String(), Type.Null()]),
-});
+const EXAMPLE_KEY = {
+  key_id: EXAMPLE_KEY_ID,
+  org_id: EXAMPLE_ORG_ID,
+  prefix: EXAMPLE_API_KEY.slice(0, 12),
+  scopes: ['query', 'read'],
+  expires_at: '2027-01-01T00:00:00.000Z',
+  created_at: '2026-03-15T12:00:00.000Z',
+  revoked_at: null,
+};
 
-export const CreatedOrgSchema = Type.Object({
-  org_id: Type.String(),
-  name: Type.String(),
-  rate_limit_rpm: Type.Integer(),
-  key_id: Type.String(),
-  api_key: Type.String({ description: 'The first key of the org, with every scope: shown once.' }),
-});
+export const OrgSchema = Type.Object(
+  {
+    org_id: Type.String(),
+    name: Type.String(),
+    rate_limit_rpm: Type.Integer({ description: RATE_LIMIT.description }),
+    created_at: Type.String({ format: 'date-time' }),
+    usage: Type.Object({
+      period_days: Type.Integer(),
+      total_queries: Type.Integer({ description: 'Queries over the last period_days days.' }),
+    }),
+  },
+  { description: 'An organisation with its usage.', examples: [EXAMPLE_ORG] },
+);
 
-export const IssuedKeySchema = Type.Object({
-  key_id: Type.String(),
-  api_key: Type.String({ description: 'The key itself: shown once, never again.' }),
-  scopes: Type.Array(ScopeSchema),
-  expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-});
+export const OrgList = Type.Object(
+  {
+    orgs: Type.Array(OrgSchema),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass as `cursor` for the next page; null on the last.',
+    }),
+  },
+  {
+    description: 'A page of organisations, newest first.',
+    examples: [{ orgs: [EXAMPLE_ORG], next_cursor: EXAMPLE_CURSOR }],
+  },
+);
 
-export const KeySchema = Type.Object({
-  key_id: Type.String(),
-  org_id: Type.String(),
-  prefix: Type.String({ description: 'The first characters of the key, to tell keys apart.' }),
-  scopes: Type.Array(ScopeSchema),
-  expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  created_at: Type.String({ format: 'date-time' }),
-  revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-});
+export const CreatedOrgSchema = Type.Object(
+  {
+    org_id: Type.String(),
+    name: Type.String(),
+    rate_limit_rpm: Type.Integer(),
+    key_id: Type.String(),
+    api_key: Type.String({ description: 'The first key of the org, with every scope: shown once.' }),
+  },
+  {
+    description: 'Created: the organisation and its first API key.',
+    examples: [
+      {
+        org_id: EXAMPLE_ORG_ID,
+        name: 'Acme Corp',
+        rate_limit_rpm: 600,
+        key_id: EXAMPLE_OTHER_KEY_ID,
+        api_key: EXAMPLE_API_KEY,
+      },
+    ],
+  },
+);
 
-export const KeyList = Type.Object({ keys: Type.Array(KeySchema) });
+export const IssuedKeySchema = Type.Object(
+  {
+    key_id: Type.String(),
+    api_key: Type.String({ description: 'The key itself: shown once, never again.' }),
+    scopes: Type.Array(ScopeSchema),
+    expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  {
+    description: 'Created: the new API key.',
+    examples: [
+      {
+        key_id: EXAMPLE_KEY_ID,
+        api_key: EXAMPLE_API_KEY,
+        scopes: ['query', 'read'],
+        expires_at: '2027-01-01T00:00:00.000Z',
+      },
+    ],
+  },
+);
 
-export const PurgeReceiptSchema = Type.Object({
-  org_id: Type.String(),
-  documents: Type.Integer(),
-  chunks: Type.Integer(),
-  vectors: Type.Integer(),
-  blobs: Type.Integer({ description: 'Stored original files removed from the blob store.' }),
-  webhooks: Type.Integer(),
-  keys: Type.Integer(),
-  usage_days: Type.Integer({ description: 'Daily usage counters removed.' }),
-  idempotency_keys: Type.Integer({ description: 'Idempotency-Key records removed.' }),
-});
+export const KeySchema = Type.Object(
+  {
+    key_id: Type.String(),
+    org_id: Type.String(),
+    prefix: Type.String({ description: 'The first characters of the key, to tell keys apart.' }),
+    scopes: Type.Array(ScopeSchema),
+    expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    created_at: Type.String({ format: 'date-time' }),
+    revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  {
+    description: 'An API key (never the key itself).',
+    examples: [{ ...EXAMPLE_KEY, revoked_at: '2026-03-20T08:15:00.000Z' }],
+  },
+);
 
-/** Errors every admin route can answer with. */
-export const ADMIN_ERRORS: ErrorCode[] = [
+export const KeyList = Type.Object(
+  { keys: Type.Array(KeySchema) },
+  {
+    description: 'The organisation’s keys, oldest first.',
+    examples: [
+      {
+        keys: [
+          {
+            ...EXAMPLE_KEY,
+            key_id: EXAMPLE_OTHER_KEY_ID,
+            scopes: [...SCOPES],
+            expires_at: null,
+            created_at: '2026-01-05T09:30:00.000Z',
+          },
+          EXAMPLE_KEY,
+        ],
+      },
+    ],
+  },
+);
+
+export const PurgeReceiptSchema = Type.Object(
+  {
+    org_id: Type.String(),
+    documents: Type.Integer(),
+    chunks: Type.Integer(),
+    vectors: Type.Integer(),
+    blobs: Type.Integer({ description: 'Stored original files removed from the blob store.' }),
+    webhooks: Type.Integer(),
+    keys: Type.Integer(),
+    usage_days: Type.Integer({ description: 'Daily usage counters removed.' }),
+    idempotency_keys: Type.Integer({ description: 'Idempotency-Key records removed.' }),
+  },
+  {
+    description: 'What the purge removed.',
+    examples: [
+      {
+        org_id: EXAMPLE_ORG_ID,
+        documents: 312,
+        chunks: 9540,
+        vectors: 0,
+        blobs: 57,
+        webhooks: 0,
+        keys: 3,
+        usage_days: 30,
+        idempotency_keys: 12,
+      },
+    ],
+  },
+);
+
+/** Errors every admin route can answer with (the 401's example is the admin token's). */
+export const ADMIN_ERRORS: Array<ErrorCode | ProblemSample> = [
   'invalid_request',
-  'unauthorized',
+  { name: 'AdminUnauthorized', error: ERRORS.adminUnauthorized() },
   'rate_limited',
   'service_unavailable',
 ];

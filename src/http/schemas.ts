@@ -1,8 +1,7 @@
 // Request and response schemas (TypeBox → JSON Schema): one source for validation, response
 // serialisation and the OpenAPI document.
 import { type Static, Type } from '@sinclair/typebox';
-import type { ErrorCode } from '../domain/errors.js';
-import { statusOf } from '../domain/errors.js';
+import { ApiError, ERRORS, type ErrorCode, titleOf } from '../domain/errors.js';
 import {
   FILTER_MAX_CONDITIONS,
   FILTER_MAX_DEPTH,
@@ -18,6 +17,14 @@ import {
 import { DOCUMENT_STATUSES } from '../domain/types.js';
 
 export { METADATA_MAX_KEY_LENGTH, METADATA_MAX_KEYS, METADATA_MAX_VALUE_LENGTH };
+
+// Sample values for the examples on the schemas below (and in admin-schemas.ts). Each example is
+// checked against its own schema by test/openapi/document.test.ts and by Spectral.
+export const EXAMPLE_ORG_ID = 'org_5d1f0c9e8b7a4e2f9c3d6a1b0e4f7c2d';
+export const EXAMPLE_DOCUMENT_ID = '3f8c1a52-9d4e-4b7a-8e21-6c0d5f9a7b13';
+export const EXAMPLE_OTHER_DOCUMENT_ID = 'b21e7d44-0c5a-4f3e-9a86-d1f27c3e5b90';
+export const EXAMPLE_REQUEST_ID = 'req_9b2f4c1d7e8a4f0b8c6d2e1f3a5b7c9d';
+export const EXAMPLE_CURSOR = 'eyJ0IjoiMjAyNi0wMy0xNVQxMjowMDowMC4wMDBaIiwiaSI6IjNmOGMxYTUyIn0';
 
 /** Keys are kept as sent: a NUL in one could not be stored apart from the key without it. */
 const METADATA_KEY = { minLength: 1, maxLength: METADATA_MAX_KEY_LENGTH, pattern: '^[^\\u0000]*$' };
@@ -43,10 +50,17 @@ export const MetadataPatchBody = Type.Object(
       },
     }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ metadata: { status: 'archived', draft: null } }],
+  },
 );
 
-const DocumentId = Type.String({ format: 'uuid', description: 'Document ID (UUID).' });
+const DocumentId = Type.String({
+  format: 'uuid',
+  description: 'Document ID (UUID).',
+  examples: [EXAMPLE_DOCUMENT_ID],
+});
 
 const FILTER_LANGUAGE = `Metadata filter. \`{"key": "v"}\` (equal), \`{"key": ["a", "b"]}\` (any of), or an operator object \`{"key": {"$eq"|"$ne"|"$gt"|"$gte"|"$lt"|"$lte": "v", "$in"|"$nin": ["a"], "$exists": true|false}}\`; \`{"$and": [f, …]}\`, \`{"$or": [f, …]}\`, \`{"$not": f}\`. Several entries in one object must all hold. Values are strings and compare by Unicode code point (ISO-8601 dates order correctly). A comparison or $in on a missing key is false, so $ne, $nin and $not match documents without the key. At most ${FILTER_MAX_DEPTH} levels of nesting, ${FILTER_MAX_CONDITIONS} conditions and ${FILTER_MAX_LIST_VALUES} values per list; lists and $and/$or may not be empty. A filter outside the language is a 400 whose \`errors[].pointer\` names the bad part.`;
 
@@ -76,7 +90,21 @@ export const IngestBody = Type.Object(
       description: 'Tokens shared by consecutive chunks; must be smaller than chunk_size.',
     }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        documents: [
+          {
+            text: 'Refunds are accepted within 30 days of purchase with the original receipt.',
+            metadata: { source: 'policies', team: 'support' },
+          },
+        ],
+        chunk_size: 512,
+        chunk_overlap: 64,
+      },
+    ],
+  },
 );
 export type IngestBody = Static<typeof IngestBody>;
 
@@ -85,60 +113,151 @@ export const IngestUrlBody = Type.Object(
     url: Type.String({ minLength: 1, maxLength: 8192, description: 'An http or https URL to download.' }),
     metadata: Type.Optional(Metadata),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        url: 'https://example.com/reports/annual-report-2025.pdf',
+        metadata: { source: 'website', year: '2025' },
+      },
+    ],
+  },
 );
 export type IngestUrlBody = Static<typeof IngestUrlBody>;
 
-export const IngestAck = Type.Object({
-  status: Type.Literal('accepted'),
-  org_id: Type.String(),
-  queued: Type.Integer(),
-  document_ids: Type.Array(Type.String()),
-});
+export const IngestAck = Type.Object(
+  {
+    status: Type.Literal('accepted'),
+    org_id: Type.String({ description: 'The calling organisation.' }),
+    queued: Type.Integer({ description: 'Documents queued by this request.' }),
+    document_ids: Type.Array(Type.String(), {
+      description: 'One ID per queued document, in the order sent; poll GET /v1/documents/{id}.',
+    }),
+  },
+  {
+    description: 'Accepted: the documents are stored and queued for processing.',
+    examples: [
+      {
+        status: 'accepted',
+        org_id: EXAMPLE_ORG_ID,
+        queued: 1,
+        document_ids: [EXAMPLE_DOCUMENT_ID],
+      },
+    ],
+  },
+);
+
+export const DocumentStatusSchema = Type.Union(
+  DOCUMENT_STATUSES.map((s) => Type.Literal(s)),
+  { description: 'Processing state: queued → processing → ready | failed.' },
+);
+
+/** A document that was processed: the first example of a document record. */
+const READY_DOCUMENT = {
+  id: EXAMPLE_DOCUMENT_ID,
+  org_id: EXAMPLE_ORG_ID,
+  status: 'ready',
+  source: {
+    type: 'file',
+    filename: 'employee-handbook.pdf',
+    url: null,
+    content_type: 'application/pdf',
+    bytes: 482_113,
+  },
+  metadata: { source: 'hr', year: '2026' },
+  chunk_size: 512,
+  chunk_overlap: 64,
+  tokenizer: 'o200k_base',
+  chunk_count: 37,
+  token_count: 16_420,
+  content_sha256: '9f2c6a0e51b84d7f3a6e2c19d0b5f87a4e3c1d2b6a9f08e7c5d4b3a2f1e0d9c8',
+  error: null,
+  attempts: 1,
+  created_at: '2026-03-15T12:00:00.000Z',
+  updated_at: '2026-03-15T12:00:04.812Z',
+};
+
+const FAILED_DOCUMENT = {
+  id: EXAMPLE_OTHER_DOCUMENT_ID,
+  org_id: EXAMPLE_ORG_ID,
+  status: 'failed',
+  source: {
+    type: 'url',
+    filename: null,
+    url: 'https://example.com/reports/annual-report-2025.pdf',
+    content_type: null,
+    bytes: null,
+  },
+  metadata: {},
+  chunk_size: 512,
+  chunk_overlap: 64,
+  tokenizer: 'o200k_base',
+  chunk_count: null,
+  token_count: null,
+  content_sha256: null,
+  error: { code: 'url_unreachable', message: 'The server answered 404 Not Found.' },
+  attempts: 1,
+  created_at: '2026-03-15T11:58:10.000Z',
+  updated_at: '2026-03-15T11:58:11.250Z',
+};
 
 const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(schema: T) =>
   Type.Union([schema, Type.Null()]);
 
-export const DocumentStatusSchema = Type.Union(DOCUMENT_STATUSES.map((s) => Type.Literal(s)));
-
-export const DocumentRecordSchema = Type.Object({
-  id: Type.String(),
-  org_id: Type.String(),
-  status: DocumentStatusSchema,
-  source: Type.Object({
-    type: Type.Union([Type.Literal('text'), Type.Literal('file'), Type.Literal('url')]),
-    filename: Nullable(Type.String()),
-    url: Nullable(Type.String({ description: 'The URL without its query string.' })),
-    content_type: Nullable(Type.String()),
-    bytes: Nullable(Type.Integer()),
-  }),
-  metadata: Type.Record(Type.String(), Type.String()),
-  chunk_size: Type.Integer(),
-  chunk_overlap: Type.Integer(),
-  tokenizer: Type.String(),
-  chunk_count: Nullable(Type.Integer()),
-  token_count: Nullable(Type.Integer()),
-  content_sha256: Nullable(Type.String({ description: 'SHA-256 of the extracted text, once ready.' })),
-  error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
-  attempts: Type.Integer(),
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-});
+export const DocumentRecordSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Document ID (UUID).' }),
+    org_id: Type.String(),
+    status: DocumentStatusSchema,
+    source: Type.Object({
+      type: Type.Union([Type.Literal('text'), Type.Literal('file'), Type.Literal('url')]),
+      filename: Nullable(Type.String()),
+      url: Nullable(Type.String({ description: 'The URL without its query string.' })),
+      content_type: Nullable(Type.String()),
+      bytes: Nullable(Type.Integer()),
+    }),
+    metadata: Type.Record(Type.String(), Type.String()),
+    chunk_size: Type.Integer(),
+    chunk_overlap: Type.Integer(),
+    tokenizer: Type.String(),
+    chunk_count: Nullable(Type.Integer()),
+    token_count: Nullable(Type.Integer()),
+    content_sha256: Nullable(Type.String({ description: 'SHA-256 of the extracted text, once ready.' })),
+    error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()], {
+      description: 'Why processing failed (status `failed`), else null.',
+    }),
+    attempts: Type.Integer({ description: 'Processing runs so far.' }),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { description: 'A document and its processing status.', examples: [READY_DOCUMENT, FAILED_DOCUMENT] },
+);
 
 export const DocumentParams = Type.Object(
-  { id: Type.String({ maxLength: 64 }) },
+  { id: Type.String({ maxLength: 64, description: 'Document ID (UUID).', examples: [EXAMPLE_DOCUMENT_ID] }) },
   { additionalProperties: false },
+);
+
+const PAGE_LIMIT = (what: string) =>
+  Type.Integer({ minimum: 1, maximum: 100, default: 20, description: `${what} per page.` });
+const PAGE_CURSOR = Type.Optional(
+  Type.String({ maxLength: 512, description: 'The `next_cursor` of the previous page.' }),
 );
 
 export const ListDocumentsQuery = Type.Object(
   {
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+    limit: PAGE_LIMIT('Documents'),
+    cursor: PAGE_CURSOR,
     status: Type.Optional(DocumentStatusSchema),
     ids: Type.Optional(
       Type.String({ maxLength: 4000, description: 'Comma-separated document IDs (at most 100).' }),
     ),
-    content_sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+    content_sha256: Type.Optional(
+      Type.String({
+        pattern: '^[0-9a-f]{64}$',
+        description: 'Only documents whose extracted text has this SHA-256 (lower-case hex).',
+      }),
+    ),
     filter: Type.Optional(
       Type.String({
         maxLength: 16_384,
@@ -150,41 +269,89 @@ export const ListDocumentsQuery = Type.Object(
 );
 export type ListDocumentsQuery = Static<typeof ListDocumentsQuery>;
 
-export const DocumentList = Type.Object({
-  documents: Type.Array(DocumentRecordSchema),
-  next_cursor: Nullable(Type.String()),
-});
+export const DocumentList = Type.Object(
+  {
+    documents: Type.Array(DocumentRecordSchema),
+    next_cursor: Nullable(
+      Type.String({ description: 'Pass as `cursor` for the next page; null on the last.' }),
+    ),
+  },
+  {
+    description: 'A page of documents, newest first.',
+    examples: [{ documents: [READY_DOCUMENT, FAILED_DOCUMENT], next_cursor: EXAMPLE_CURSOR }],
+  },
+);
 
 export const ChunkListQuery = Type.Object(
-  {
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-    cursor: Type.Optional(Type.String({ maxLength: 512 })),
-  },
+  { limit: PAGE_LIMIT('Chunks'), cursor: PAGE_CURSOR },
   { additionalProperties: false },
 );
 export type ChunkListQuery = Static<typeof ChunkListQuery>;
 
-export const ChunkList = Type.Object({
-  chunks: Type.Array(
-    Type.Object({
-      index: Type.Integer({ description: '0-based position of the chunk in the document.' }),
-      text: Type.String(),
-      token_count: Type.Integer(),
-      page_start: Nullable(Type.Integer()),
-      page_end: Nullable(Type.Integer()),
-    }),
-  ),
-  next_cursor: Nullable(Type.String()),
-});
+export const ChunkList = Type.Object(
+  {
+    chunks: Type.Array(
+      Type.Object({
+        index: Type.Integer({ description: '0-based position of the chunk in the document.' }),
+        text: Type.String(),
+        token_count: Type.Integer(),
+        page_start: Nullable(
+          Type.Integer({ description: 'First page (PDF, 1-based); null for other formats.' }),
+        ),
+        page_end: Nullable(
+          Type.Integer({ description: 'Last page (PDF, 1-based); null for other formats.' }),
+        ),
+      }),
+    ),
+    next_cursor: Nullable(
+      Type.String({ description: 'Pass as `cursor` for the next page; null on the last.' }),
+    ),
+  },
+  {
+    description: 'A page of the document’s chunks, in order.',
+    examples: [
+      {
+        chunks: [
+          {
+            index: 0,
+            text: 'Employee handbook. 1. Working hours. The core hours are 10:00 to 16:00…',
+            token_count: 512,
+            page_start: 1,
+            page_end: 2,
+          },
+          {
+            index: 1,
+            text: '…to 16:00. 2. Holidays. Each employee has 25 days of paid leave a year…',
+            token_count: 498,
+            page_start: 2,
+            page_end: 3,
+          },
+        ],
+        next_cursor: null,
+      },
+    ],
+  },
+);
 
 export const QueryBody = Type.Object(
   {
-    query: Type.String({ minLength: 1, maxLength: 4096 }),
-    top_k: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+    query: Type.String({ minLength: 1, maxLength: 4096, description: 'The words to search for.' }),
+    top_k: Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Chunks to return.' }),
     filter: Type.Optional(FilterSchema),
-    document_ids: Type.Optional(Type.Array(DocumentId, { minItems: 1, maxItems: 1000 })),
+    document_ids: Type.Optional(
+      Type.Array(DocumentId, {
+        minItems: 1,
+        maxItems: 1000,
+        description: 'Search only these documents.',
+      }),
+    ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      { query: 'how many days of paid leave', top_k: 5, filter: { source: 'hr', year: { $gte: '2025' } } },
+    ],
+  },
 );
 export type QueryBody = Static<typeof QueryBody>;
 
@@ -199,58 +366,259 @@ export const DeleteDocumentsBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ filter: { source: 'hr', year: { $lt: '2020' } } }, { document_ids: [EXAMPLE_DOCUMENT_ID] }],
+  },
 );
 export type DeleteDocumentsBody = Static<typeof DeleteDocumentsBody>;
 
-export const DeleteDocumentsResponse = Type.Object({
-  deleted: Type.Integer({ description: 'Documents deleted by this request.' }),
-  has_more: Type.Boolean({
-    description: 'Whether more documents still match (past the per-request limit): send the request again.',
-  }),
-});
-
-export const QueryResponse = Type.Object({
-  org_id: Type.String(),
-  results: Type.Array(
-    Type.Object({
-      document_id: Type.String(),
-      chunk_index: Type.Integer(),
-      text: Type.String(),
-      score: Type.Number(),
-      metadata: Type.Record(Type.String(), Type.String()),
-      page_start: Nullable(Type.Integer()),
-      page_end: Nullable(Type.Integer()),
+export const DeleteDocumentsResponse = Type.Object(
+  {
+    deleted: Type.Integer({ description: 'Documents deleted by this request.' }),
+    has_more: Type.Boolean({
+      description: 'Whether more documents still match (past the per-request limit): send the request again.',
     }),
-  ),
-});
+  },
+  { description: 'What this request deleted.', examples: [{ deleted: 42, has_more: false }] },
+);
 
-export const UsageResponse = Type.Object({
-  org_id: Type.String(),
-  period_days: Type.Integer(),
-  total_queries: Type.Integer(),
-  daily: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), count: Type.Integer() })),
-  rate_limit_rpm: Type.Integer(),
-});
+export const QueryResponse = Type.Object(
+  {
+    org_id: Type.String(),
+    results: Type.Array(
+      Type.Object({
+        document_id: Type.String(),
+        chunk_index: Type.Integer(),
+        text: Type.String(),
+        score: Type.Number({ description: 'BM25 score: higher is better; comparable within one answer.' }),
+        metadata: Type.Record(Type.String(), Type.String()),
+        page_start: Nullable(Type.Integer()),
+        page_end: Nullable(Type.Integer()),
+      }),
+      { description: 'Best first.' },
+    ),
+  },
+  {
+    description: 'The best-matching chunks.',
+    examples: [
+      {
+        org_id: EXAMPLE_ORG_ID,
+        results: [
+          {
+            document_id: EXAMPLE_DOCUMENT_ID,
+            chunk_index: 1,
+            text: '…to 16:00. 2. Holidays. Each employee has 25 days of paid leave a year…',
+            score: 7.4213,
+            metadata: { source: 'hr', year: '2026' },
+            page_start: 2,
+            page_end: 3,
+          },
+        ],
+      },
+    ],
+  },
+);
+
+export const UsageResponse = Type.Object(
+  {
+    org_id: Type.String(),
+    period_days: Type.Integer({ description: 'Length of the window in days (30).' }),
+    total_queries: Type.Integer({ description: 'Queries within the window.' }),
+    daily: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), count: Type.Integer() }), {
+      description: 'One entry per UTC day of the window, today first, days without queries included.',
+    }),
+    rate_limit_rpm: Type.Integer({ description: 'Requests per minute, across every endpoint.' }),
+  },
+  {
+    description: 'Query volume over the last 30 days and the rate limit.',
+    examples: [
+      {
+        org_id: EXAMPLE_ORG_ID,
+        period_days: 30,
+        total_queries: 1284,
+        daily: [
+          { date: '2026-03-15', count: 57 },
+          { date: '2026-03-14', count: 0 },
+          { date: '2026-03-13', count: 112 },
+        ],
+        rate_limit_rpm: 600,
+      },
+    ],
+  },
+);
+
+const PROBLEM_PROPERTIES = {
+  type: Type.String({ description: 'https://docindex.dev/problems/<code>' }),
+  title: Type.String(),
+  status: Type.Integer(),
+  detail: Type.String({ description: 'What went wrong, for a person to read.' }),
+  errors: Type.Optional(
+    Type.Array(
+      Type.Object({
+        pointer: Type.String({
+          description: 'JSON Pointer into the body, or `/query/<name>`, `/header/<name>`.',
+        }),
+        message: Type.String(),
+      }),
+      { description: 'Each invalid part of the request (validation errors).' },
+    ),
+  ),
+  request_id: Type.String({ description: 'Quote it when asking about a request; it is in the logs.' }),
+};
 
 export const Problem = Type.Object(
-  {
-    type: Type.String(),
-    title: Type.String(),
-    status: Type.Integer(),
-    detail: Type.String(),
-    code: Type.String(),
-    errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), message: Type.String() }))),
-    request_id: Type.String(),
-  },
+  { ...PROBLEM_PROPERTIES, code: Type.String({ description: 'Stable, machine-readable error code.' }) },
   { description: 'RFC 9457 problem details (application/problem+json).' },
 );
 
-/** Response schemas for the given error codes, keyed by status, for a route's `response`. */
-export function problemResponses(...codes: ErrorCode[]): Record<number, typeof Problem> {
-  const out: Record<number, typeof Problem> = {};
-  for (const code of codes) out[statusOf(code)] = Problem;
+/** What each error code means, for the OpenAPI document. */
+const PROBLEM_MEANINGS: Partial<Record<ErrorCode, string>> = {
+  invalid_request:
+    'The request breaks a rule (a field, query parameter or header); `errors[].pointer` names each part.',
+  unauthorized: 'No credentials, or credentials that are invalid, expired or revoked.',
+  insufficient_scope: 'The API key lacks the scope this operation needs.',
+  not_found: 'Nothing with this id (another organisation’s ids get the same answer).',
+  not_ready: 'The document is not ready: queued, processing or failed.',
+  payload_too_large: 'The body, the file or a form part is larger than the limit.',
+  unsupported_media_type: 'The Content-Type, Content-Encoding or file format is not accepted.',
+  idempotency_key_in_use: 'A request with this Idempotency-Key is still being handled.',
+  idempotency_key_reused: 'This Idempotency-Key was already used with a different request.',
+  rate_limited: 'Over the requests-per-minute limit.',
+  overloaded: 'Too many documents are waiting to be processed.',
+  service_unavailable: 'A backing service (database, queue) cannot be reached.',
+};
+
+/** The sample error of each code that the examples show, unless a route passes its own. */
+const SAMPLE_ERRORS: Partial<Record<ErrorCode, () => ApiError>> = {
+  invalid_request: () =>
+    ERRORS.invalid('Invalid request: /chunk_size must be <= 4096.', [
+      { pointer: '/chunk_size', message: 'must be <= 4096' },
+    ]),
+  unauthorized: () => ERRORS.unauthorized(),
+  insufficient_scope: () => ERRORS.insufficientScope('ingest', 'POST', '/v1/ingest'),
+  not_found: () => ERRORS.documentNotFound(EXAMPLE_DOCUMENT_ID),
+  not_ready: () => ERRORS.notReady(EXAMPLE_DOCUMENT_ID, 'processing'),
+  payload_too_large: () => ERRORS.payloadTooLarge('The request body is larger than the limit.'),
+  unsupported_media_type: () =>
+    ERRORS.unsupportedMediaType('Content-Type "text/plain" is not accepted here.'),
+  idempotency_key_in_use: () => ERRORS.idempotencyInUse(),
+  idempotency_key_reused: () => ERRORS.idempotencyReused(),
+  rate_limited: () => ERRORS.rateLimited(600, 42),
+  overloaded: () => ERRORS.overloaded(30),
+  service_unavailable: () => ERRORS.unavailable('The database'),
+};
+
+/** An error a route shows with its own example (and a name for the shared response it gets). */
+export interface ProblemSample {
+  /** PascalCase, unique per distinct sample: "OrgNotFound". */
+  name: string;
+  error: ApiError;
+}
+
+function sampleOf(entry: ErrorCode | ProblemSample): ProblemSample {
+  if (typeof entry !== 'string') return entry;
+  const error = SAMPLE_ERRORS[entry]?.() ?? new ApiError(entry, `${titleOf(entry)}.`);
+  const name = entry.replace(/(^|_)([a-z])/g, (_match, _sep: string, letter: string) => letter.toUpperCase());
+  return { name, error };
+}
+
+function problemExample(error: ApiError) {
+  return {
+    type: `https://docindex.dev/problems/${error.code}`,
+    title: error.title,
+    status: error.status,
+    detail: error.detail,
+    code: error.code,
+    ...(error.extra.errors ? { errors: error.extra.errors } : {}),
+    request_id: EXAMPLE_REQUEST_ID,
+  };
+}
+
+/**
+ * The error responses of a route, keyed by status, for its `response`: each is
+ * application/problem+json whose `code` is one of the codes given for that status, with an example
+ * of each, and `Retry-After` / `WWW-Authenticate` where those codes send them. Pass a ProblemSample
+ * instead of a code to show a route's own detail in the example (e.g. "No organisation with id …").
+ * The OpenAPI document shares each distinct response under components/responses (by its name).
+ */
+export function problemResponses(
+  ...errors: Array<ErrorCode | ProblemSample>
+): Record<number, ProblemResponse> {
+  const byStatus = new Map<number, ProblemSample[]>();
+  for (const entry of errors) {
+    const sample = sampleOf(entry);
+    const same = byStatus.get(sample.error.status) ?? [];
+    if (!same.some((s) => s.error.code === sample.error.code)) same.push(sample);
+    byStatus.set(sample.error.status, same);
+  }
+  const out: Record<number, ProblemResponse> = {};
+  for (const [status, samples] of byStatus) out[status] = problemResponse(samples);
   return out;
+}
+
+/** The extension naming a problem response; openapi.ts moves the response to components/responses. */
+export const PROBLEM_RESPONSE_NAME = 'x-docindex-response-name';
+
+export interface ProblemResponse {
+  description: string;
+  headers?: Record<string, { type: string; minimum?: number; description: string }>;
+  content: {
+    'application/problem+json': {
+      schema: ReturnType<typeof Type.Object>;
+      examples: Record<string, { summary: string; value: unknown }>;
+      [PROBLEM_RESPONSE_NAME]: string;
+    };
+  };
+}
+
+function problemResponse(samples: ProblemSample[]): ProblemResponse {
+  const codes = samples.map((s) => s.error.code);
+  const description = codes
+    .map((code) => `\`${code}\`: ${PROBLEM_MEANINGS[code] ?? titleOf(code)}`)
+    .join(' ');
+  const retrying = samples
+    .filter((s) => s.error.extra.retryAfterSeconds !== undefined)
+    .map((s) => s.error.code);
+  const headers: NonNullable<ProblemResponse['headers']> = {};
+  if (retrying.length > 0) {
+    headers['Retry-After'] = {
+      type: 'integer',
+      minimum: 0,
+      description: `Seconds to wait before retrying (with ${retrying.map((c) => `\`${c}\``).join(', ')}).`,
+    };
+  }
+  if (codes.includes('unauthorized')) {
+    headers['WWW-Authenticate'] = {
+      type: 'string',
+      description: 'The challenge: `Bearer realm="docindex"`.',
+    };
+  }
+  const schema = Type.Object(
+    {
+      ...PROBLEM_PROPERTIES,
+      code: Type.Unsafe<ErrorCode>({
+        type: 'string',
+        enum: codes,
+        description: 'Stable, machine-readable error code.',
+      }),
+    },
+    { description: Problem.description },
+  );
+  const examples = Object.fromEntries(
+    samples.map(({ error }) => [error.code, { summary: error.title, value: problemExample(error) }]),
+  );
+  return {
+    description,
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    content: {
+      'application/problem+json': {
+        schema,
+        examples,
+        [PROBLEM_RESPONSE_NAME]: `${samples.map((s) => s.name).join('Or')}Problem`,
+      },
+    },
+  };
 }
 
 /** Errors every authenticated /v1 route can answer with. */
@@ -260,4 +628,13 @@ export const COMMON_ERRORS: ErrorCode[] = [
   'insufficient_scope',
   'rate_limited',
   'service_unavailable',
+];
+
+/** Errors of the ingest operations beyond COMMON_ERRORS: sizes, formats, Idempotency-Key, backlog. */
+export const INGEST_ERRORS: ErrorCode[] = [
+  'payload_too_large',
+  'unsupported_media_type',
+  'idempotency_key_in_use',
+  'idempotency_key_reused',
+  'overloaded',
 ];

@@ -1,21 +1,29 @@
 // POST /admin/v1/orgs/{id}/keys — issues an API key with the scopes and expiry asked for.
 import type { FastifyInstance } from 'fastify';
+import { ERRORS } from '../../../domain/errors.js';
 import type { OrgAdmin } from '../../../domain/orgs.js';
 import { ADMIN_ERRORS, CreateKeyBody, IssuedKeySchema, OrgParams } from '../../admin-schemas.js';
-import { problemResponses } from '../../schemas.js';
+import { EXAMPLE_ORG_ID, problemResponses } from '../../schemas.js';
 
 export function createKeyRoute(app: FastifyInstance, orgs: OrgAdmin): void {
   app.post<{ Params: { id: string }; Body: CreateKeyBody }>(
     '/orgs/:id/keys',
     {
       schema: {
+        operationId: 'createKey',
         summary: 'Issue an API key',
         description:
           'A new key of the organisation with `scopes` (every scope when left out) and an optional `expires_at`. The key is in this answer only.',
         tags: ['admin'],
         params: OrgParams,
         body: CreateKeyBody,
-        response: { 201: IssuedKeySchema, ...problemResponses(...ADMIN_ERRORS, 'not_found') },
+        response: {
+          201: IssuedKeySchema,
+          ...problemResponses(...ADMIN_ERRORS, {
+            name: 'OrgNotFound',
+            error: ERRORS.orgNotFound(EXAMPLE_ORG_ID),
+          }),
+        },
       },
     },
     async (request, reply) => {

@@ -9,6 +9,7 @@ export function createOrgRoute(app: FastifyInstance, orgs: OrgAdmin): void {
     '/orgs',
     {
       schema: {
+        operationId: 'createOrg',
         summary: 'Create an organisation',
         description:
           'Creates an organisation (rate limit: `rate_limit_rpm`, else DEFAULT_RATE_LIMIT_RPM) and its first API key with every scope. The key is in this answer only.',

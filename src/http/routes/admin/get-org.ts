@@ -1,8 +1,9 @@
 // GET /admin/v1/orgs/{id} — one organisation with its usage.
 import type { FastifyInstance } from 'fastify';
+import { ERRORS } from '../../../domain/errors.js';
 import type { OrgAdmin } from '../../../domain/orgs.js';
 import { ADMIN_ERRORS, OrgParams, OrgSchema } from '../../admin-schemas.js';
-import { problemResponses } from '../../schemas.js';
+import { EXAMPLE_ORG_ID, problemResponses } from '../../schemas.js';
 import { toOrgJson } from './json.js';
 
 export function getOrgRoute(app: FastifyInstance, orgs: OrgAdmin): void {
@@ -10,10 +11,18 @@ export function getOrgRoute(app: FastifyInstance, orgs: OrgAdmin): void {
     '/orgs/:id',
     {
       schema: {
+        operationId: 'getOrg',
         summary: 'Get an organisation',
+        description: 'The organisation, its rate limit and its query count over the last 30 days.',
         tags: ['admin'],
         params: OrgParams,
-        response: { 200: OrgSchema, ...problemResponses(...ADMIN_ERRORS, 'not_found') },
+        response: {
+          200: OrgSchema,
+          ...problemResponses(...ADMIN_ERRORS, {
+            name: 'OrgNotFound',
+            error: ERRORS.orgNotFound(EXAMPLE_ORG_ID),
+          }),
+        },
       },
     },
     async (request) => toOrgJson(await orgs.getOrg(request.params.id)),

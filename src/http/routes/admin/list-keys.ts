@@ -1,8 +1,9 @@
 // GET /admin/v1/orgs/{id}/keys — an organisation's keys, revoked and expired ones included.
 import type { FastifyInstance } from 'fastify';
+import { ERRORS } from '../../../domain/errors.js';
 import type { OrgAdmin } from '../../../domain/orgs.js';
 import { ADMIN_ERRORS, KeyList, OrgParams } from '../../admin-schemas.js';
-import { problemResponses } from '../../schemas.js';
+import { EXAMPLE_ORG_ID, problemResponses } from '../../schemas.js';
 import { toKeyJson } from './json.js';
 
 export function listKeysRoute(app: FastifyInstance, orgs: OrgAdmin): void {
@@ -10,12 +11,19 @@ export function listKeysRoute(app: FastifyInstance, orgs: OrgAdmin): void {
     '/orgs/:id/keys',
     {
       schema: {
+        operationId: 'listKeys',
         summary: 'List an organisation’s API keys',
         description:
           'Oldest first, revoked and expired keys included. Never the key itself: its display prefix, scopes, expiry and dates.',
         tags: ['admin'],
         params: OrgParams,
-        response: { 200: KeyList, ...problemResponses(...ADMIN_ERRORS, 'not_found') },
+        response: {
+          200: KeyList,
+          ...problemResponses(...ADMIN_ERRORS, {
+            name: 'OrgNotFound',
+            error: ERRORS.orgNotFound(EXAMPLE_ORG_ID),
+          }),
+        },
       },
     },
     async (request) => ({ keys: (await orgs.listKeys(request.params.id)).map(toKeyJson) }),

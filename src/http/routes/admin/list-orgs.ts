@@ -10,6 +10,7 @@ export function listOrgsRoute(app: FastifyInstance, orgs: OrgAdmin): void {
     '/orgs',
     {
       schema: {
+        operationId: 'listOrgs',
         summary: 'List organisations',
         description: 'Newest first; pass `next_cursor` back as `cursor` for the next page.',
         tags: ['admin'],

@@ -1,7 +1,8 @@
 // DELETE /admin/v1/keys/{key_id} — revokes a key at once; answers the key as it is now.
 import type { FastifyInstance } from 'fastify';
+import { ERRORS } from '../../../domain/errors.js';
 import type { OrgAdmin } from '../../../domain/orgs.js';
-import { ADMIN_ERRORS, KeyParams, KeySchema } from '../../admin-schemas.js';
+import { ADMIN_ERRORS, EXAMPLE_KEY_ID, KeyParams, KeySchema } from '../../admin-schemas.js';
 import { problemResponses } from '../../schemas.js';
 import { toKeyJson } from './json.js';
 
@@ -10,12 +11,19 @@ export function revokeKeyRoute(app: FastifyInstance, orgs: OrgAdmin): void {
     '/keys/:key_id',
     {
       schema: {
+        operationId: 'revokeKey',
         summary: 'Revoke an API key',
         description:
           'The key is refused (401) from the next request on. Revoking a revoked key changes nothing; the answer shows `revoked_at`.',
         tags: ['admin'],
         params: KeyParams,
-        response: { 200: KeySchema, ...problemResponses(...ADMIN_ERRORS, 'not_found') },
+        response: {
+          200: KeySchema,
+          ...problemResponses(...ADMIN_ERRORS, {
+            name: 'KeyNotFound',
+            error: ERRORS.keyNotFound(EXAMPLE_KEY_ID),
+          }),
+        },
       },
     },
     async (request) => toKeyJson(await orgs.revokeKeyRecord(request.params.key_id)),

@@ -1,8 +1,9 @@
 // PATCH /admin/v1/orgs/{id} — renames an organisation and/or changes its rate limit (at once).
 import type { FastifyInstance } from 'fastify';
+import { ERRORS } from '../../../domain/errors.js';
 import type { OrgAdmin } from '../../../domain/orgs.js';
 import { ADMIN_ERRORS, OrgParams, OrgSchema, UpdateOrgBody } from '../../admin-schemas.js';
-import { problemResponses } from '../../schemas.js';
+import { EXAMPLE_ORG_ID, problemResponses } from '../../schemas.js';
 import { toOrgJson } from './json.js';
 
 export function updateOrgRoute(app: FastifyInstance, orgs: OrgAdmin): void {
@@ -10,13 +11,20 @@ export function updateOrgRoute(app: FastifyInstance, orgs: OrgAdmin): void {
     '/orgs/:id',
     {
       schema: {
+        operationId: 'updateOrg',
         summary: 'Update an organisation',
         description:
           'Sets `name` and/or `rate_limit_rpm`; the new limit applies to the next request of the org.',
         tags: ['admin'],
         params: OrgParams,
         body: UpdateOrgBody,
-        response: { 200: OrgSchema, ...problemResponses(...ADMIN_ERRORS, 'not_found') },
+        response: {
+          200: OrgSchema,
+          ...problemResponses(...ADMIN_ERRORS, {
+            name: 'OrgNotFound',
+            error: ERRORS.orgNotFound(EXAMPLE_ORG_ID),
+          }),
+        },
       },
     },
     async (request) => {

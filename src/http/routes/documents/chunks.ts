@@ -9,6 +9,7 @@ export function documentChunksRoute(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'listChunks',
         summary: 'List a document’s chunks',
         description:
           'The chunks a ready document was indexed as, in order, with their token counts and page ranges; `next_cursor` pages on. 409 `not_ready` while the document is queued, processing or failed.',

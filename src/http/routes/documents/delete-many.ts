@@ -15,6 +15,7 @@ export function deleteDocumentsRoute(app: FastifyInstance, deps: AppDeps): void 
     {
       config: { scope: 'write' },
       schema: {
+        operationId: 'deleteDocuments',
         summary: 'Delete documents by filter or ids',
         description: `Deletes the organisation's documents that pass \`filter\` and, when given, are among \`document_ids\` (at least one of the two; an empty filter alone is refused). Each goes as with DELETE /v1/documents/{id}: record, chunks and stored file, and it stops matching queries at once. At most ${MAX_DELETE_PER_REQUEST.toLocaleString('en')} documents per request: while \`has_more\` is true, send it again. Unknown ids and other organisations' documents are passed over.`,
         tags: ['documents'],

@@ -9,6 +9,7 @@ export function deleteDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { scope: 'write' },
       schema: {
+        operationId: 'deleteDocument',
         summary: 'Delete a document',
         description:
           'Deletes the document, its chunks and its stored file. A document being processed stays deleted.',

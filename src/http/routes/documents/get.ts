@@ -10,6 +10,7 @@ export function getDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'getDocument',
         summary: 'Get a document',
         description: 'Status of one document: queued → processing → ready | failed.',
         tags: ['documents'],

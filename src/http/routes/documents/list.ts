@@ -13,6 +13,7 @@ export function listDocumentsRoute(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'listDocuments',
         summary: 'List documents',
         description:
           'Newest first. `ids=a,b,c` returns the status of up to 100 documents in one request; unknown ids are absent. `filter` (URL-encoded JSON, the language of POST /v1/query) keeps the documents whose metadata passes it; every parameter given must hold.',

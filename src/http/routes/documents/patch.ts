@@ -17,6 +17,7 @@ export function patchDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { scope: 'write' },
       schema: {
+        operationId: 'updateMetadata',
         summary: 'Update a document’s metadata',
         description:
           'Merges `metadata` into the document’s: a string sets a key, null removes it, keys not named stay. Query filters see the change at once; the chunks are not processed again.',

@@ -1,5 +1,6 @@
 // POST /v1/ingest/file — one uploaded file (multipart), streamed to the blob store.
 import type { MultipartFile, MultipartValue } from '@fastify/multipart';
+import { Type } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
 import { ApiError, ERRORS } from '../../../domain/errors.js';
@@ -7,7 +8,8 @@ import { listInProse, SUPPORTED_FORMATS } from '../../../domain/formats.js';
 import type { Metadata as MetadataRecord } from '../../../domain/types.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
-import { COMMON_ERRORS, IngestAck, Metadata, problemResponses } from '../../schemas.js';
+import { documentOnly, idempotentIngest } from '../../openapi.js';
+import { COMMON_ERRORS, INGEST_ERRORS, IngestAck, Metadata, problemResponses } from '../../schemas.js';
 
 const validateMetadata = new Ajv({ allErrors: false, strict: false }).compile(Metadata);
 
@@ -19,19 +21,47 @@ const FILE_EXTENSIONS = listInProse(SUPPORTED_FORMATS.map((format) => format.ext
 /** The `metadata` part's cap: far above what valid metadata can take (64 keys of 128 + 2 KB). */
 export const MAX_METADATA_PART_BYTES = 256 * 1024;
 
+/** The form as the OpenAPI document shows it; the route reads and checks the parts itself. */
+const IngestFileForm = Type.Object(
+  {
+    file: Type.String({
+      format: 'binary',
+      description: `The file (${FILE_EXTENSIONS}, at most 100 MB), with its filename.`,
+    }),
+    metadata: Type.Optional(
+      Type.String({
+        maxLength: MAX_METADATA_PART_BYTES,
+        description: 'A JSON object of string values, encoded as a string.',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ file: '(the bytes of employee-handbook.pdf)', metadata: '{"source":"hr","year":"2026"}' }],
+  },
+);
+
 export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post(
     '/ingest/file',
     {
-      config: { scope: 'ingest' },
+      config: {
+        scope: 'ingest',
+        swaggerTransform: documentOnly({
+          ...idempotentIngest,
+          body: IngestFileForm,
+          consumes: ['multipart/form-data'],
+        }),
+      },
       schema: {
+        operationId: 'ingestFile',
         summary: 'Ingest an uploaded file',
         description: `multipart/form-data with one \`file\` part (${FILE_EXTENSIONS}, at most 100 MB) and an optional \`metadata\` part: a JSON object of string values, encoded as a string. The format is decided from the bytes and must agree with the extension.`,
         tags: ['ingest'],
         consumes: ['multipart/form-data'],
         response: {
           202: IngestAck,
-          ...problemResponses(...COMMON_ERRORS, 'payload_too_large', 'unsupported_media_type', 'overloaded'),
+          ...problemResponses(...COMMON_ERRORS, ...INGEST_ERRORS),
         },
       },
     },

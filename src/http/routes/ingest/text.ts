@@ -2,14 +2,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently } from '../../idempotent.js';
-import { COMMON_ERRORS, IngestAck, IngestBody, problemResponses } from '../../schemas.js';
+import { documentOnly, idempotentIngest } from '../../openapi.js';
+import { COMMON_ERRORS, INGEST_ERRORS, IngestAck, IngestBody, problemResponses } from '../../schemas.js';
 
 export function ingestTextRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: IngestBody }>(
     '/ingest',
     {
-      config: { scope: 'ingest' },
+      config: { scope: 'ingest', swaggerTransform: documentOnly(idempotentIngest) },
       schema: {
+        operationId: 'ingestText',
         summary: 'Ingest text documents',
         description:
           'Queues up to 50 text documents for chunking and indexing. Answers 202 once they are stored.',
@@ -17,7 +19,7 @@ export function ingestTextRoute(app: FastifyInstance, deps: AppDeps): void {
         body: IngestBody,
         response: {
           202: IngestAck,
-          ...problemResponses(...COMMON_ERRORS, 'payload_too_large', 'unsupported_media_type', 'overloaded'),
+          ...problemResponses(...COMMON_ERRORS, ...INGEST_ERRORS),
         },
       },
     },

@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { listInProse, SUPPORTED_FORMATS } from '../../../domain/formats.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently } from '../../idempotent.js';
-import { COMMON_ERRORS, IngestAck, IngestUrlBody, problemResponses } from '../../schemas.js';
+import { documentOnly, idempotentIngest } from '../../openapi.js';
+import { COMMON_ERRORS, INGEST_ERRORS, IngestAck, IngestUrlBody, problemResponses } from '../../schemas.js';
 
 /** "PDF, DOCX, text, Markdown or an HTML page", from the registry. */
 const DOWNLOADABLE = listInProse(SUPPORTED_FORMATS.map((format) => format.aDownload));
@@ -12,15 +13,16 @@ export function ingestUrlRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: IngestUrlBody }>(
     '/ingest/url',
     {
-      config: { scope: 'ingest' },
+      config: { scope: 'ingest', swaggerTransform: documentOnly(idempotentIngest) },
       schema: {
+        operationId: 'ingestUrl',
         summary: 'Ingest a document from a URL',
         description: `Queues a public or pre-signed http(s) URL for download (${DOWNLOADABLE}). Non-public addresses are refused.`,
         tags: ['ingest'],
         body: IngestUrlBody,
         response: {
           202: IngestAck,
-          ...problemResponses(...COMMON_ERRORS, 'payload_too_large', 'unsupported_media_type', 'overloaded'),
+          ...problemResponses(...COMMON_ERRORS, ...INGEST_ERRORS),
         },
       },
     },

@@ -9,6 +9,7 @@ export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { scope: 'query' },
       schema: {
+        operationId: 'query',
         summary: 'Query indexed chunks',
         description: 'Full-text (BM25) search over the organisation’s ready documents.',
         tags: ['query'],

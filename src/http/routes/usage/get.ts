@@ -9,6 +9,7 @@ export function usageRoute(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'usage',
         summary: 'Usage report',
         description:
           'Query volume for the last 30 days (today first, zero days included) and the rate limit.',
