@@ -317,4 +317,27 @@ describe('MCP over streamable HTTP (/mcp)', () => {
     expect(await refused.json()).toMatchObject({ code: 'rate_limited' });
     expect((await h.request('GET', '/v1/usage', { key: limited.api_key })).statusCode).toBe(429);
   });
+
+  it('refuses JSON-RPC batches, which would run many calls for one unit of the rate limit', async () => {
+    const call = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'search', arguments: { query: 'okapi' } },
+    });
+    const before = (await h.request('GET', '/v1/usage')).json().total_queries as number;
+    const res = await rpc(h.orgA.apiKey, [call(1), call(2), call(3)]);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      code: 'invalid_request',
+      detail: expect.stringMatching(/batch/),
+    });
+    expect((await h.request('GET', '/v1/usage')).json().total_queries).toBe(before);
+  });
+
+  it('stays out of the OpenAPI document: MCP describes itself', async () => {
+    const paths = Object.keys((await h.request('GET', '/openapi.json', { key: null })).json().paths);
+    expect(paths).toContain('/v1/query');
+    expect(paths.filter((p) => p.startsWith('/mcp'))).toEqual([]);
+  });
 });

@@ -6,7 +6,7 @@
 // DELETE (405, as the MCP specification asks of a server without them).
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../../domain/errors.js';
+import { ApiError, ERRORS } from '../../../domain/errors.js';
 import { createToolServer } from '../../../mcp/tools.js';
 import type { AppDeps } from '../../deps.js';
 import { PER_TOOL } from '../../plugins/authenticated.js';
@@ -17,6 +17,13 @@ export function mcpEndpoint(app: FastifyInstance, deps: AppDeps): void {
   const options = { config: { scope: PER_TOOL }, schema: { hide: true } } as const;
 
   app.post('/mcp', options, async (request, reply) => {
+    // The 2025-03-26 protocol allowed JSON-RPC batches and the SDK still reads them, but a batch
+    // would run many tool calls for one unit of the rate limit; later protocols removed them.
+    if (Array.isArray(request.body)) {
+      throw ERRORS.invalid(
+        'Send one JSON-RPC message per POST: batches are not accepted here (each message counts against the rate limit).',
+      );
+    }
     const { principal } = request;
     const server = createToolServer(serviceApi(deps, principal.org.id), {
       grantedScopes: principal.scopes,
