@@ -8,7 +8,9 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import Fastify from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { authenticatedScope, PER_TOOL } from '../../src/http/plugins/authenticated.js';
 import { listen } from '../client/support.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 
@@ -333,6 +335,18 @@ describe('MCP over streamable HTTP (/mcp)', () => {
       detail: expect.stringMatching(/batch/),
     });
     expect((await h.request('GET', '/v1/usage')).json().total_queries).toBe(before);
+  });
+
+  it('lets a route leave the scope to its tools only in the MCP context', async () => {
+    const app = Fastify();
+    const starting = app
+      .register(async (scope) => {
+        await authenticatedScope(h.runtime.appDeps)(scope);
+        scope.post('/v1/sneaky', { config: { scope: PER_TOOL } }, async () => 'ok');
+      })
+      .ready();
+    await expect(starting).rejects.toThrow(/POST \/v1\/sneaky declares no key scope/);
+    await app.close().catch(() => {});
   });
 
   it('stays out of the OpenAPI document: MCP describes itself', async () => {
