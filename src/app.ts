@@ -31,6 +31,7 @@ import { patchDocumentRoute } from './http/routes/documents/patch.js';
 import { ingestFileRoute, MAX_METADATA_PART_BYTES } from './http/routes/ingest/file.js';
 import { ingestTextRoute } from './http/routes/ingest/text.js';
 import { ingestUrlRoute } from './http/routes/ingest/url.js';
+import { mcpEndpoint } from './http/routes/mcp/endpoint.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { queryRoute } from './http/routes/query/post.js';
 import { usageRoute } from './http/routes/usage/get.js';
@@ -184,6 +185,12 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
     },
     { prefix: '/v1' },
   );
+
+  // The MCP tools over HTTP: the same keys and rate limit, with the scope checked per tool.
+  await app.register(async (mcp) => {
+    await authenticatedScope(deps, { perToolScopes: true })(mcp);
+    mcpEndpoint(mcp, deps);
+  });
 
   const { admin } = deps;
   if (admin) {

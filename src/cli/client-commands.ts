@@ -97,7 +97,7 @@ function parse<T extends OptionSpec>(args: string[], options: T) {
   return parseArguments(args, { ...CONNECTION_OPTIONS, ...options });
 }
 
-function connect(
+export function connect(
   values: { url?: string | undefined; 'api-key'?: string | undefined },
   env: Record<string, string | undefined>,
 ): DocindexClient {

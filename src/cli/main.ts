@@ -1,9 +1,11 @@
 // The `docindex` command line: help, then the client commands (which need nothing but a server's
 // URL and key), then the admin commands (which need the server's configuration, opened by the
 // composition root only when one of them runs). Every failure goes through exit.ts.
+import type { Readable, Writable } from 'node:stream';
 import { ADMIN_USAGE, runAdminCommand, type ServerSide } from './admin-commands.js';
 import { CLIENT_USAGE, isClientCommand, runClientCommand } from './client-commands.js';
 import { reportFailure } from './exit.js';
+import { MCP_USAGE, runMcpCommand } from './mcp-command.js';
 import type { TerminalIO } from './render.js';
 
 export const USAGE = `docindex — document ingestion, indexing and retrieval
@@ -12,12 +14,16 @@ ${ADMIN_USAGE}
 
 ${CLIENT_USAGE}
 
+${MCP_USAGE}
+
 Configuration is read from the environment; see README.md.`;
 
 export interface CommandLineDeps {
   /** The client commands' DOCINDEX_URL and DOCINDEX_API_KEY; the admin commands' DOCINDEX_ADMIN_TOKEN. */
   env: Record<string, string | undefined>;
   io: TerminalIO;
+  /** The streams `docindex mcp` speaks the protocol on; the process's stdin and stdout by default. */
+  stdio?: { stdin: Readable; stdout: Writable };
   /** Reads the server's configuration (a ConfigError when it is invalid). */
   openServer(): Promise<ServerSide>;
 }
@@ -30,6 +36,10 @@ export async function runCommandLine(argv: string[], deps: CommandLineDeps): Pro
     return command ? 0 : 1;
   }
   if (isClientCommand(command)) return runClientCommand(command, rest, deps.env, io);
+  if (command === 'mcp') {
+    const stdio = deps.stdio ?? { stdin: process.stdin, stdout: process.stdout };
+    return runMcpCommand(rest, deps.env, { ...stdio, stderr: io.stderr });
+  }
   try {
     return await runAdminCommand(command, rest, () => deps.openServer(), deps.env, io);
   } catch (error) {

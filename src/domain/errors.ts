@@ -84,6 +84,13 @@ export class ApiError extends Error {
   }
 }
 
+function insufficientScopeFor(scope: string, operation: string): ApiError {
+  return new ApiError(
+    'insufficient_scope',
+    `This API key lacks the \`${scope}\` scope, which ${operation} needs; issue a key with that scope.`,
+  );
+}
+
 export const ERRORS = {
   invalid: (detail: string, errors?: FieldError[]) =>
     new ApiError('invalid_request', detail, errors ? { errors } : {}),
@@ -95,10 +102,9 @@ export const ERRORS = {
       'A valid admin token is required: send `Authorization: Bearer <ADMIN_TOKEN>`.',
     ),
   insufficientScope: (scope: string, method: string, route: string) =>
-    new ApiError(
-      'insufficient_scope',
-      `This API key lacks the \`${scope}\` scope, which ${method} ${route} needs; issue a key with that scope.`,
-    ),
+    insufficientScopeFor(scope, `${method} ${route}`),
+  /** `operation` names what was refused, e.g. `the MCP tool \`search\``. */
+  insufficientScopeFor: (scope: string, operation: string) => insufficientScopeFor(scope, operation),
   orgNotFound: (id: string) => new ApiError('not_found', `No organisation with id ${id}.`),
   keyNotFound: (id: string) => new ApiError('not_found', `No API key with id ${id}.`),
   documentNotFound: (id: string) => new ApiError('not_found', `No document with id ${id}.`),

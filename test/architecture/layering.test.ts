@@ -1,6 +1,7 @@
 // The layering rule of docs/ARCHITECTURE.md, checked on every import in src/: domain and pipeline
-// know no framework, driver or configuration; HTTP and the command line know no adapter; only the
-// composition roots (start/) use the command line; an adapter does not reach into another
+// know no framework, driver, MCP SDK or configuration; HTTP and the command line know no adapter;
+// the MCP tools (mcp/) know the domain and the client but no server, adapter or command line; only
+// the composition roots (start/) use the command line; an adapter does not reach into another
 // adapter's folder. The exceptions still to remove are listed by name, and the list
 // fails as soon as one of them is gone, so it can only shrink.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -13,6 +14,9 @@ const SRC = path.join(ROOT, 'src');
 
 /** Packages that are a framework or a driver. */
 const DRIVERS = [/^fastify$/, /^@fastify\//, /^better-sqlite3$/, /^pg$/, /^pg-/, /^ioredis$/, /^bullmq$/];
+
+/** The MCP SDK and the schema library its tool definitions take. */
+const MCP_LIBRARIES = [/^@modelcontextprotocol\//, /^zod(\/|$)/];
 
 /** Adapter modules that several adapters share on purpose (technology-neutral helpers). */
 const SHARED_ADAPTER_MODULES = [
@@ -66,13 +70,43 @@ describe('layering', () => {
     expect(imports).toContainEqual({ from: 'app.ts', to: 'fastify', relative: false });
   });
 
-  it('domain and pipeline import no framework, driver, configuration, adapter, HTTP or start code', () => {
+  it('domain and pipeline import no framework, driver, MCP SDK, configuration, adapter, HTTP, MCP or start code', () => {
     const offending = imports.filter(
       (i) =>
         (within('domain')(i.from) || within('pipeline')(i.from)) &&
         (i.relative
-          ? ['config', 'adapters', 'http', 'cli', 'start'].some((dir) => within(dir)(i.to))
+          ? ['config', 'adapters', 'http', 'cli', 'start', 'mcp'].some((dir) => within(dir)(i.to))
+          : [...DRIVERS, ...MCP_LIBRARIES].some((library) => library.test(i.to))),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it('the MCP tools import no framework, driver, adapter, HTTP, pipeline, configuration, command line or start code', () => {
+    // mcp/ defines the tools once against DocindexApi and may use the domain (types, errors,
+    // scopes) and the client (the stdio server calls a docindex server with it). The HTTP endpoint
+    // (http/routes/mcp/) and the command (cli/mcp-command.ts) bring it to its two transports.
+    const offending = imports.filter(
+      (i) =>
+        within('mcp')(i.from) &&
+        (i.relative
+          ? ['adapters', 'http', 'pipeline', 'config', 'cli', 'start'].some((dir) => within(dir)(i.to)) ||
+            i.to === 'app.ts'
           : DRIVERS.some((driver) => driver.test(i.to))),
+    );
+    expect(offending).toEqual([]);
+    expect(
+      imports.filter((i) => within('mcp')(i.from) && MCP_LIBRARIES.some((l) => l.test(i.to))).length,
+    ).toBeGreaterThan(0);
+  });
+
+  it('only the HTTP layer and the command line import the MCP tools', () => {
+    const offending = imports.filter(
+      (i) =>
+        i.relative &&
+        within('mcp')(i.to) &&
+        !within('mcp')(i.from) &&
+        !within('http')(i.from) &&
+        !within('cli')(i.from),
     );
     expect(offending).toEqual([]);
   });

@@ -1,8 +1,10 @@
-// The authenticated scope for /v1: every route registered inside gets API-key auth, the per-org
-// rate limit and its scope check (a Fastify encapsulated context, so a route cannot forget any
-// of them). Each route declares the one key scope it needs as `config: { scope }`; a route
-// without one stops the app from starting. Unauthenticated requests are limited per client
-// address before they are refused.
+// The authenticated scope for /v1 and /mcp: every route registered inside gets API-key auth, the
+// per-org rate limit and its scope check (a Fastify encapsulated context, so a route cannot forget
+// any of them). Each route declares the one key scope it needs as `config: { scope }`; a route
+// without one stops the app from starting. Only in a context made with `perToolScopes` (the MCP
+// endpoint) may a route declare `'per_tool'` instead: any valid key gets in, and each tool it runs
+// checks its own scope. Unauthenticated requests are limited per client address before they are
+// refused.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERRORS } from '../../domain/errors.js';
 import type { RateDecision } from '../../domain/ports.js';
@@ -11,17 +13,21 @@ import type { AppDeps } from '../deps.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The API-key scope a /v1 route needs. */
-    scope?: Scope;
+    /** The API-key scope a route needs; `'per_tool'` only where the context allows it. */
+    scope?: Scope | typeof PER_TOOL;
   }
 }
 
-export function authenticatedScope(deps: AppDeps) {
+/** A route whose handler checks the scope of each operation it runs (the MCP tools). */
+export const PER_TOOL = 'per_tool';
+
+export function authenticatedScope(deps: AppDeps, options: { perToolScopes?: boolean } = {}) {
   return async function scope(app: FastifyInstance): Promise<void> {
     app.decorateRequest('principal', null as unknown as FastifyRequest['principal']);
 
     app.addHook('onRoute', (route) => {
       const declared = (route.config as { scope?: unknown } | undefined)?.scope;
+      if (declared === PER_TOOL && options.perToolScopes) return;
       if (!isScope(declared)) {
         throw new Error(
           `${[route.method].flat().join(',')} ${route.url} declares no key scope: add config: { scope } (one of ${SCOPES.join(', ')})`,
@@ -65,8 +71,8 @@ export function authenticatedScope(deps: AppDeps) {
       setRateLimitHeaders(reply, decision, 'org');
       if (!decision.allowed) throw ERRORS.rateLimited(decision.limit, decision.resetSeconds);
       // Checked after the rate limit: a key that keeps calling what it may not still counts.
-      const needed = request.routeOptions.config.scope as Scope;
-      if (!principal.scopes.has(needed)) {
+      const needed = request.routeOptions.config.scope as Scope | typeof PER_TOOL;
+      if (needed !== PER_TOOL && !principal.scopes.has(needed)) {
         throw ERRORS.insufficientScope(needed, request.method, request.routeOptions.url ?? request.url);
       }
     });

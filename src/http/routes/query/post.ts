@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { COMMON_ERRORS, problemResponses, QueryBody, QueryResponse } from '../../schemas.js';
+import { toQueryResultJson } from './json.js';
 
 export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: QueryBody }>(
@@ -30,15 +31,7 @@ export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
       });
       return {
         org_id: orgId,
-        results: hits.map((hit) => ({
-          document_id: hit.documentId,
-          chunk_index: hit.chunkIndex,
-          text: hit.text,
-          score: hit.score,
-          metadata: hit.metadata,
-          page_start: hit.pageStart,
-          page_end: hit.pageEnd,
-        })),
+        results: hits.map(toQueryResultJson),
       };
     },
   );

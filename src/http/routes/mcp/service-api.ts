@@ -1,0 +1,49 @@
+// DocindexApi on the domain services, for one organisation: what the /mcp endpoint's tools call.
+// Each method does what its /v1 route's handler does (after the schema has checked the input,
+// which the tools' own schemas do here), and answers the same JSON.
+import { DEFAULT_CHUNKS } from '../../../domain/ingestion.js';
+import type { DocindexApi } from '../../../mcp/tools.js';
+import type { AppDeps } from '../../deps.js';
+import { toDocumentJson } from '../documents/json.js';
+import { toQueryResultJson } from '../query/json.js';
+
+const DEFAULT_TOP_K = 10;
+const DEFAULT_PAGE_SIZE = 20;
+
+export function serviceApi(deps: AppDeps, orgId: string): DocindexApi {
+  return {
+    async search(input) {
+      const hits = await deps.query.query(orgId, {
+        query: input.query,
+        topK: input.topK ?? DEFAULT_TOP_K,
+        filter: input.filter,
+        documentIds: input.documentIds ?? null,
+      });
+      return { org_id: orgId, results: hits.map(toQueryResultJson) };
+    },
+    async getDocument(id) {
+      return toDocumentJson(await deps.documents.get(orgId, id));
+    },
+    async listDocuments(input) {
+      const page = await deps.documents.list(orgId, {
+        limit: input.limit ?? DEFAULT_PAGE_SIZE,
+        cursor: input.cursor ?? null,
+        status: input.status ?? null,
+        ids: input.ids ?? null,
+        contentSha256: null,
+        // The list service reads the filter as the query string carries it: JSON text.
+        filter: input.filter === undefined ? null : JSON.stringify(input.filter),
+      });
+      return { documents: page.documents.map(toDocumentJson), next_cursor: page.nextCursor };
+    },
+    ingestText(input) {
+      return deps.ingestion.ingestText(orgId, [{ text: input.text, metadata: input.metadata ?? {} }], {
+        chunkSize: input.chunkSize ?? DEFAULT_CHUNKS.chunkSize,
+        chunkOverlap: input.chunkOverlap ?? DEFAULT_CHUNKS.chunkOverlap,
+      });
+    },
+    ingestUrl(input) {
+      return deps.ingestion.ingestUrl(orgId, input.url, input.metadata ?? {});
+    },
+  };
+}

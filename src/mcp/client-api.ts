@@ -1,0 +1,32 @@
+// DocindexApi over HTTP with the TypeScript client: what `docindex mcp` (stdio) answers with. The
+// server it talks to checks the key's scopes and rate limit; its problems come back as
+// DocindexError, which the tools turn into tool errors.
+import type { DocindexClient } from '../client/client.js';
+import type { DocindexApi } from './tools.js';
+
+export function clientApi(client: DocindexClient): DocindexApi {
+  return {
+    search: (input) =>
+      client.query({
+        query: input.query,
+        ...(input.topK === undefined ? {} : { topK: input.topK }),
+        ...(input.filter === undefined ? {} : { filter: input.filter }),
+        ...(input.documentIds === undefined ? {} : { documentIds: input.documentIds }),
+      }),
+    getDocument: (id) => client.getDocument(id),
+    listDocuments: (input) => client.listDocuments(input),
+    ingestText: (input) =>
+      client.ingestText(
+        [
+          input.metadata === undefined
+            ? { text: input.text }
+            : { text: input.text, metadata: input.metadata },
+        ],
+        {
+          ...(input.chunkSize === undefined ? {} : { chunkSize: input.chunkSize }),
+          ...(input.chunkOverlap === undefined ? {} : { chunkOverlap: input.chunkOverlap }),
+        },
+      ),
+    ingestUrl: (input) => client.ingestUrl(input.url, input.metadata),
+  };
+}

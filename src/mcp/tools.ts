@@ -1,0 +1,409 @@
+// The docindex MCP tools (search, get_document, list_documents, ingest_text, ingest_url), defined
+// once for both transports against DocindexApi: `docindex mcp` (stdio) implements it with the
+// TypeScript client over HTTP, the server's /mcp endpoint with the domain services. Each tool
+// answers its result as JSON text and as structured content; a failure is a tool error that
+// starts with the API's problem code (`not_found: …`), never a protocol error or a crash.
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type {
+  DocumentPage,
+  DocumentRecord,
+  DocumentStatus,
+  IngestAck,
+  Metadata,
+  QueryFilter,
+  QueryResponse,
+} from '../client/types.js';
+import { ApiError, ERRORS } from '../domain/errors.js';
+import { FILTER_MAX_CONDITIONS, FILTER_MAX_DEPTH } from '../domain/filter.js';
+import { METADATA_MAX_KEY_LENGTH, METADATA_MAX_KEYS, METADATA_MAX_VALUE_LENGTH } from '../domain/metadata.js';
+import type { Scope } from '../domain/scopes.js';
+import { DOCUMENT_STATUSES } from '../domain/types.js';
+
+/** What the tools need from docindex; the answers are the JSON bodies of the /v1 API. */
+export interface DocindexApi {
+  search(input: {
+    query: string;
+    topK?: number;
+    filter?: QueryFilter;
+    documentIds?: string[];
+  }): Promise<QueryResponse>;
+  getDocument(id: string): Promise<DocumentRecord>;
+  listDocuments(input: {
+    status?: DocumentStatus;
+    limit?: number;
+    cursor?: string;
+    filter?: QueryFilter;
+    ids?: string[];
+  }): Promise<DocumentPage>;
+  ingestText(input: {
+    text: string;
+    metadata?: Metadata;
+    chunkSize?: number;
+    chunkOverlap?: number;
+  }): Promise<IngestAck>;
+  ingestUrl(input: { url: string; metadata?: Metadata }): Promise<IngestAck>;
+}
+
+export interface ToolServerOptions {
+  /**
+   * The calling key's scopes, when this side enforces them (the /mcp endpoint): a tool whose scope
+   * is missing answers `insufficient_scope`. Over stdio the API itself enforces them.
+   */
+  grantedScopes?: ReadonlySet<Scope>;
+  /** Told about failures that are not API answers (bugs), which the tool reports as `internal`. */
+  onUnexpectedError?: (error: unknown, tool: string) => void;
+}
+
+export const TOOL_NAMES = ['search', 'get_document', 'list_documents', 'ingest_text', 'ingest_url'] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+/** The key scope each tool needs: the scope of the /v1 route it stands for. */
+export const TOOL_SCOPES: Readonly<Record<ToolName, Scope>> = {
+  search: 'query',
+  get_document: 'read',
+  list_documents: 'read',
+  ingest_text: 'ingest',
+  ingest_url: 'ingest',
+};
+
+/** The version MCP clients are shown: the API's, as the OpenAPI document gives it. */
+const SERVER_VERSION = '1.0.0';
+
+/** Largest number of array elements and object members one call's arguments may hold. */
+const MAX_ARGUMENT_ELEMENTS = 5_000;
+
+// ---------------------------------------------------------------------------------------------
+// Input schemas: the bounds of the /v1 API, so a call the API would refuse is refused here with
+// the same rule, and descriptions a model can act on.
+
+const FILTER_DESCRIPTION = [
+  'Metadata filter (metadata values are strings). Forms:',
+  '{"key": "v"} equals; {"key": ["a", "b"]} any of;',
+  '{"key": {"$eq"|"$ne"|"$gt"|"$gte"|"$lt"|"$lte": "v"}}; {"key": {"$in"|"$nin": ["a", "b"]}};',
+  '{"key": {"$exists": true|false}}; {"$and": [f, …]}, {"$or": [f, …]}, {"$not": f}.',
+  'Several entries in one object must all hold. Comparisons are by Unicode code point, so ISO-8601',
+  'dates order correctly: {"date": {"$gte": "2024-01-01"}}. A comparison on a missing key is false.',
+  `At most ${FILTER_MAX_DEPTH} levels of nesting and ${FILTER_MAX_CONDITIONS} conditions.`,
+  'Example: {"lang": "en", "$or": [{"team": "search"}, {"year": {"$gte": "2023"}}]}.',
+].join(' ');
+
+const filterSchema = z.record(z.string(), z.unknown()).describe(FILTER_DESCRIPTION);
+
+const metadataSchema = z
+  .record(
+    z
+      .string()
+      .min(1)
+      .max(METADATA_MAX_KEY_LENGTH)
+      .refine((key) => !key.includes('\u0000'), 'must not contain NUL'),
+    z.string().max(METADATA_MAX_VALUE_LENGTH),
+  )
+  .refine((metadata) => Object.keys(metadata).length <= METADATA_MAX_KEYS, {
+    message: `at most ${METADATA_MAX_KEYS} keys`,
+  })
+  .describe(
+    `Key-value pairs stored with the document and usable in filters, e.g. {"source": "wiki", "lang": "en"}. String values only; at most ${METADATA_MAX_KEYS} keys, keys 1–${METADATA_MAX_KEY_LENGTH} characters, values at most ${METADATA_MAX_VALUE_LENGTH} characters.`,
+  );
+
+const documentId = z.uuid().describe('A document ID (UUID), as returned by the ingest tools.');
+
+const searchInput = {
+  query: z
+    .string()
+    .min(1)
+    .max(4096)
+    .describe(
+      'What to look for. Keyword search (BM25 with English stemming where configured): use the distinctive words the passage would contain, not a question.',
+    ),
+  top_k: z
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('How many chunks to return, 1–100 (default 10).'),
+  filter: filterSchema.optional(),
+  document_ids: z
+    .array(documentId)
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe('Search only within these documents (at most 1,000).'),
+};
+
+const getDocumentInput = { id: documentId };
+
+const listDocumentsInput = {
+  status: z
+    .enum(DOCUMENT_STATUSES as [DocumentStatus, ...DocumentStatus[]])
+    .optional()
+    .describe('Only documents in this state: queued, processing, ready or failed.'),
+  limit: z.number().int().min(1).max(100).optional().describe('Documents per page, 1–100 (default 20).'),
+  cursor: z
+    .string()
+    .min(1)
+    .max(512)
+    .optional()
+    .describe('The next_cursor of the previous page, to read the next one.'),
+  filter: filterSchema.optional(),
+  document_ids: z
+    .array(documentId)
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('The status of these documents (at most 100) in one call; unknown ids are left out.'),
+};
+
+const ingestTextInput = {
+  text: z.string().min(1).describe('The document text (plain text or Markdown).'),
+  metadata: metadataSchema.optional(),
+  chunk_size: z
+    .number()
+    .int()
+    .min(128)
+    .max(4096)
+    .optional()
+    .describe('Tokens per chunk, 128–4096 (default 512).'),
+  chunk_overlap: z
+    .number()
+    .int()
+    .min(0)
+    .max(512)
+    .optional()
+    .describe('Tokens shared by consecutive chunks, 0–512 and smaller than chunk_size (default 64).'),
+};
+
+const ingestUrlInput = {
+  url: z
+    .string()
+    .min(1)
+    .max(8192)
+    .describe(
+      'A public http(s) URL of a PDF, DOCX, text or Markdown file or an HTML page (pre-signed object-storage URLs work if valid for at least 60 s). Private and local addresses are refused.',
+    ),
+  metadata: metadataSchema.optional(),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Output schemas: what structured content holds. Document records are open objects, so fields
+// the API adds later pass through.
+
+const documentRecordOutput = z.looseObject({
+  id: z.string(),
+  status: z.enum(DOCUMENT_STATUSES as [DocumentStatus, ...DocumentStatus[]]),
+  metadata: z.record(z.string(), z.string()),
+  chunk_count: z.number().int().nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+});
+
+const searchOutput = {
+  org_id: z.string(),
+  results: z.array(
+    z.object({
+      document_id: z.string(),
+      chunk_index: z.number().int(),
+      text: z.string(),
+      score: z.number(),
+      metadata: z.record(z.string(), z.string()),
+      page_start: z.number().int().nullable(),
+      page_end: z.number().int().nullable(),
+    }),
+  ),
+};
+
+const listOutput = {
+  documents: z.array(documentRecordOutput),
+  next_cursor: z.string().nullable(),
+};
+
+const ingestOutput = {
+  status: z.literal('accepted'),
+  org_id: z.string(),
+  queued: z.number().int(),
+  document_ids: z.array(z.string()),
+};
+
+const WAIT_ADVICE =
+  'Processing is asynchronous: call get_document with the returned id until its status is ready (usually seconds; failed carries error.code and error.message) before searching for it.';
+
+/** An MCP server with the docindex tools, answering through `api`. One per connection. */
+export function createToolServer(api: DocindexApi, options: ToolServerOptions = {}): McpServer {
+  const server = new McpServer(
+    { name: 'docindex', title: 'docindex', version: SERVER_VERSION },
+    {
+      maxToolInputElements: MAX_ARGUMENT_ELEMENTS,
+      instructions:
+        'docindex indexes an organisation’s documents and searches them. Use search to find passages (each result names its document_id and chunk_index), get_document and list_documents to see documents and their processing status, and ingest_text or ingest_url to add documents; new documents become searchable once their status is ready.',
+    },
+  );
+
+  /** Runs a tool: checks its scope, answers JSON text and structured content, or a tool error. */
+  const run =
+    <A>(tool: ToolName, call: (args: A) => Promise<object>) =>
+    async (args: A): Promise<CallToolResult> => {
+      try {
+        const scope = TOOL_SCOPES[tool];
+        if (options.grantedScopes && !options.grantedScopes.has(scope)) {
+          throw ERRORS.insufficientScopeFor(scope, `the MCP tool \`${tool}\``);
+        }
+        const result = await call(args);
+        return {
+          content: [{ type: 'text', text: JSON.stringify(result) }],
+          structuredContent: result as Record<string, unknown>,
+        };
+      } catch (error) {
+        return toolError(error, tool, options.onUnexpectedError);
+      }
+    };
+
+  server.registerTool(
+    'search',
+    {
+      title: 'Search documents',
+      description: `Search the organisation’s ready documents and return the best-matching chunks (passages), best first, each with its text, score, document_id, chunk_index, metadata and page range (PDF pages, else null). Narrow with filter (metadata) and document_ids. Needs the \`${TOOL_SCOPES.search}\` key scope.`,
+      inputSchema: searchInput,
+      outputSchema: searchOutput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    run(
+      'search',
+      (args: { query: string; top_k?: number; filter?: Record<string, unknown>; document_ids?: string[] }) =>
+        api.search({
+          query: args.query,
+          ...(args.top_k === undefined ? {} : { topK: args.top_k }),
+          ...(args.filter === undefined ? {} : { filter: args.filter as QueryFilter }),
+          ...(args.document_ids === undefined ? {} : { documentIds: args.document_ids }),
+        }),
+    ),
+  );
+
+  server.registerTool(
+    'get_document',
+    {
+      title: 'Get a document’s status',
+      description: `The status record of one document: status (queued → processing → ready | failed), source, metadata, chunk_size, chunk_overlap, chunk_count, token_count, error {code, message} when failed, attempts and timestamps. Use it to wait for an ingested document to be ready. Needs the \`${TOOL_SCOPES.get_document}\` key scope.`,
+      inputSchema: getDocumentInput,
+      outputSchema: documentRecordOutput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    run('get_document', (args: { id: string }) => api.getDocument(args.id)),
+  );
+
+  server.registerTool(
+    'list_documents',
+    {
+      title: 'List documents',
+      description: `The organisation’s documents, newest first, one page at a time (status records as get_document gives them). Narrow by status, by a metadata filter, or ask for the status of many documents at once with document_ids. When next_cursor is not null, pass it as cursor to read the next page. Needs the \`${TOOL_SCOPES.list_documents}\` key scope.`,
+      inputSchema: listDocumentsInput,
+      outputSchema: listOutput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    run(
+      'list_documents',
+      (args: {
+        status?: DocumentStatus;
+        limit?: number;
+        cursor?: string;
+        filter?: Record<string, unknown>;
+        document_ids?: string[];
+      }) =>
+        api.listDocuments({
+          ...(args.status === undefined ? {} : { status: args.status }),
+          ...(args.limit === undefined ? {} : { limit: args.limit }),
+          ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
+          ...(args.filter === undefined ? {} : { filter: args.filter as QueryFilter }),
+          ...(args.document_ids === undefined ? {} : { ids: args.document_ids }),
+        }),
+    ),
+  );
+
+  server.registerTool(
+    'ingest_text',
+    {
+      title: 'Add a text document',
+      description: `Add one text document to the index, with optional metadata (for filtering later) and chunk settings. Returns the new document's id in document_ids. ${WAIT_ADVICE} Needs the \`${TOOL_SCOPES.ingest_text}\` key scope.`,
+      inputSchema: ingestTextInput,
+      outputSchema: ingestOutput,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+    },
+    run(
+      'ingest_text',
+      (args: { text: string; metadata?: Metadata; chunk_size?: number; chunk_overlap?: number }) =>
+        api.ingestText({
+          text: args.text,
+          ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
+          ...(args.chunk_size === undefined ? {} : { chunkSize: args.chunk_size }),
+          ...(args.chunk_overlap === undefined ? {} : { chunkOverlap: args.chunk_overlap }),
+        }),
+    ),
+  );
+
+  server.registerTool(
+    'ingest_url',
+    {
+      title: 'Add a document from a URL',
+      description: `Have docindex download a document from a URL and index it (PDF, DOCX, text, Markdown, or the main text of an HTML page), with optional metadata. Returns the new document's id in document_ids. A download that fails later (unreachable, unsupported format, too large) shows as status failed with error.code. ${WAIT_ADVICE} Needs the \`${TOOL_SCOPES.ingest_url}\` key scope.`,
+      inputSchema: ingestUrlInput,
+      outputSchema: ingestOutput,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      },
+    },
+    run('ingest_url', (args: { url: string; metadata?: Metadata }) =>
+      api.ingestUrl({ url: args.url, ...(args.metadata === undefined ? {} : { metadata: args.metadata }) }),
+    ),
+  );
+
+  return server;
+}
+
+/** The fields a problem carries, whichever side produced it (domain ApiError, client DocindexError). */
+interface ProblemLike {
+  code: string;
+  status: number;
+  detail: string;
+  errors?: { pointer: string; message: string }[];
+}
+
+function problemOf(error: unknown): ProblemLike | null {
+  if (error instanceof ApiError) {
+    return { code: error.code, status: error.status, detail: error.detail, errors: error.extra.errors ?? [] };
+  }
+  // The client's DocindexError (and anything shaped like it): a code, a status and a detail.
+  if (typeof error === 'object' && error !== null) {
+    const { code, status, detail, errors } = error as Partial<ProblemLike>;
+    if (typeof code === 'string' && typeof status === 'number' && typeof detail === 'string') {
+      return { code, status, detail, errors: Array.isArray(errors) ? errors : [] };
+    }
+  }
+  return null;
+}
+
+/** `code: detail`, then one line per field error: what a model needs to correct the call. */
+function toolError(
+  error: unknown,
+  tool: string,
+  onUnexpectedError: ToolServerOptions['onUnexpectedError'],
+): CallToolResult {
+  const problem = problemOf(error);
+  if (problem === null) {
+    onUnexpectedError?.(error, tool);
+    return {
+      isError: true,
+      content: [{ type: 'text', text: 'internal: An unexpected error occurred; it has been logged.' }],
+    };
+  }
+  const lines = [`${problem.code}: ${problem.detail}`];
+  for (const field of problem.errors ?? []) lines.push(`  ${field.pointer || '/'}: ${field.message}`);
+  return { isError: true, content: [{ type: 'text', text: lines.join('\n') }] };
+}
