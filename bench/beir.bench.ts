@@ -7,7 +7,7 @@
 // DATABASE_URL is set.
 import { randomUUID } from 'node:crypto';
 import { type BeirScores, type BeirSet, beirFolder, firstHits, loadBeir, score } from './beir.js';
-import { type Benchmark, type BenchSection, fmt, median, percentile } from './lib.js';
+import { type Benchmark, type BenchSection, dropPostgresSchema, fmt, median, percentile } from './lib.js';
 import { callApi, type DocindexServer, type IngestAck, startDocindex, waitUntilDone } from './server.js';
 
 const BATCH = 50;
@@ -118,16 +118,7 @@ function postgresVariant(): Variant | null {
   return {
     label: 'docindex keyword, PostgreSQL (`english`)',
     env: { DATABASE_URL: url, DATABASE_SCHEMA: schema },
-    cleanup: async () => {
-      const { default: pg } = await import('pg');
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      } finally {
-        await client.end();
-      }
-    },
+    cleanup: () => dropPostgresSchema(url, schema),
   };
 }
 

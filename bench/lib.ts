@@ -82,3 +82,15 @@ export function seededRandom(seed: number): () => number {
 export function megabytes(bytes: number, digits = 1): string {
   return `${fmt(bytes / 1e6, digits)} MB`;
 }
+
+/** Drops a benchmark's PostgreSQL schema and everything in it (pg is loaded only when used). */
+export async function dropPostgresSchema(url: string, schema: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}

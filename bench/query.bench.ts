@@ -21,6 +21,7 @@ import {
   type Benchmark,
   type BenchOptions,
   type BenchSection,
+  dropPostgresSchema,
   fmt,
   median,
   percentile,
@@ -142,14 +143,7 @@ async function postgresBackend(): Promise<Backend | null> {
     env: { DATABASE_URL: url, DATABASE_SCHEMA: schema, DATA_DIR: dir },
     size: () => null,
     cleanup: async () => {
-      const { default: pg } = await import('pg');
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      } finally {
-        await client.end();
-      }
+      await dropPostgresSchema(url, schema);
       rmSync(dir, { recursive: true, force: true });
     },
   };

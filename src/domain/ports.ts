@@ -166,7 +166,7 @@ export interface AnalysisState {
  * How many matching chunks one query may rank, in every store: words are taken rarest first while
  * their matches fit, so a common word cannot make a query rank an org's every chunk. Orgs with
  * fewer matches than this get exact ranking over every query word. Ranking costs per matching
- * row (SQLite's bm25(), PostgreSQL's ts_rank_cd reading the tsvector from the heap) set the size;
+ * row (SQLite's bm25(), PostgreSQL's BM25 reading each tsvector once from TOAST) set the size;
  * bench/RESULTS.md, "Design measurements", has the figures.
  */
 export const DEFAULT_SEARCH_ROW_BUDGET = 20_000;

@@ -11,11 +11,17 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('docindex reindex', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'docindex-reindex-'));
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  // A failed assertion must not leave a server running (stopServer is a no-op once stopped).
+  let running: ServerProcess | null = null;
+  afterAll(async () => {
+    if (running) await stopServer(running);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
 
   it('rewrites the index online: queries and ingests keep working, then stemmed words match', async () => {
     const env = { DATA_DIR: dataDir, DEFAULT_RATE_LIMIT_RPM: '1000000' };
-    let server: ServerProcess = await startServer(['serve'], { ...env, SEARCH_LANGUAGE: 'none' });
+    let server = await startServer(['serve'], { ...env, SEARCH_LANGUAGE: 'none' });
+    running = server;
     const key = /api_key: (\S+)/.exec(server.stdout())![1]!;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const post = async (pathname: string, body: unknown) =>
@@ -65,6 +71,7 @@ describe('docindex reindex', () => {
     await stopServer(server);
 
     server = await startServer(['serve'], env);
+    running = server;
     // Written without stemming, read with it: until the rewrite, a query looks for both forms.
     expect(await hits('running')).toBe(100);
     expect(await hits('runs')).toBe(0);

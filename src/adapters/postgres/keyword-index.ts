@@ -1,6 +1,6 @@
 // The keyword index on PostgreSQL: the chunks table's tsvector column (the words of
-// domain/search-words.ts, written as they are; GIN index) and ts_rank_cd search over the chunks of `ready` documents. Its writes run inside the
-// record store's transactions (PgDocumentStore.saveIndex; a delete cascades from the document
+// domain/search-words.ts, written as they are; GIN index) and BM25 search (domain/bm25.ts) over
+// the chunks of `ready` documents. Its writes run inside the record store's transactions (PgDocumentStore.saveIndex; a delete cascades from the document
 // row), so a document turns ready with its last chunk and stops matching the moment it goes.
 
 import { BM25_B, BM25_K1, bm25Idf } from '../../domain/bm25.js';
@@ -63,13 +63,12 @@ interface RankedTerm {
 }
 
 interface SearchPlan {
-  /** The tsquery ranked: the chosen words OR-ed. */
-  query: string;
-  /** Every word that matches anything, OR-ed. */
-  every: string;
-  exact: boolean;
+  /** The words to rank with, rarest first (OR-ed, they are the tsquery). */
   chosen: RankedTerm[];
-  all: RankedTerm[];
+  /** Every word that matches anything, rarest first. */
+  every: RankedTerm[];
+  /** Whether `chosen` is every word, with every match within the budget. */
+  exact: boolean;
 }
 
 interface OrgStats {
@@ -280,16 +279,15 @@ export class PgKeywordIndex implements SearchIndex {
   }
 
   /**
-   * The words to rank with (domain/search-plan.ts) as tsqueries: `query` to rank with, `every`
-   * ORs every word that matches anything, and `exact` says whether `query` is all of them with
-   * every match within the budget. A query whose rarest word alone exceeds the budget is ranked
-   * among a bounded subset of that word's matches. null when no word matches anything.
+   * The words to rank with (domain/search-plan.ts). A query whose rarest word alone exceeds the
+   * budget is ranked among a bounded subset of that word's matches. null when no word matches
+   * anything.
    */
   private planSearch(words: WordCount[]): SearchPlan | null {
     const [only] = words;
     if (words.length === 1 && only && only.rows === null) {
       const one = [{ literal: only.literal, rows: 1 }];
-      return { query: only.literal, every: only.literal, exact: false, chosen: one, all: one };
+      return { chosen: one, every: one, exact: false };
     }
     const plan = planTerms(
       words.map((w) => ({ term: w, rows: w.rows ?? 0 })),
@@ -297,13 +295,7 @@ export class PgKeywordIndex implements SearchIndex {
     );
     if (plan === null) return null;
     const counted = (w: WordCount) => ({ literal: w.literal, rows: w.rows ?? 0 });
-    return {
-      query: plan.chosen.map((w) => w.literal).join(' | '),
-      every: plan.every.map((w) => w.literal).join(' | '),
-      exact: plan.exact,
-      chosen: plan.chosen.map(counted),
-      all: plan.every.map(counted),
-    };
+    return { chosen: plan.chosen.map(counted), every: plan.every.map(counted), exact: plan.exact };
   }
 
   /**
@@ -380,7 +372,9 @@ export class PgKeywordIndex implements SearchIndex {
       ? await this.allowedDocuments(q.orgId, filters, filterParams, budgetOfCandidates)
       : null;
 
-    const params: unknown[] = [cleanText(q.orgId), allowed !== null ? plan.every : plan.query];
+    // Documents few enough to rank whole are ranked with every word; otherwise the chosen ones.
+    const ranked = allowed !== null ? plan.every : plan.chosen;
+    const params: unknown[] = [cleanText(q.orgId), ranked.map((t) => t.literal).join(' | ')];
     const param = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
@@ -429,7 +423,6 @@ export class PgKeywordIndex implements SearchIndex {
     // is usually stored out of line (TOAST): `|| ''` reads it once per chunk into memory (OFFSET 0
     // keeps that a step of its own), where each word's lookup would otherwise read it again,
     // twice the time of the whole query with ten words (bench/RESULTS.md, section 11).
-    const ranked = allowed !== null ? plan.all : plan.chosen;
     const stats = await this.orgStats(q.orgId);
     const total = Math.max(stats.chunks, ...ranked.map((t) => t.rows));
     const literals = param(ranked.map((t) => t.literal));
