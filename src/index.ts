@@ -24,6 +24,7 @@ export type {
   CreatedOrg,
   DeleteDocumentsResult,
   DocindexErrorCode,
+  DocumentFile,
   DocumentPage,
   DocumentRecord,
   DocumentStatus,

@@ -1,7 +1,7 @@
 // The `docindex` client commands (ingest, status, ls, rm, chunks, query, usage): they talk to a running
 // server over HTTP with DocindexClient, configured by DOCINDEX_URL / DOCINDEX_API_KEY or flags.
 // Results go to stdout (`--json`: the API's JSON body); progress and problems go to stderr.
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DocindexClient, type WaitProgress } from '../client/client.js';
 import { DocindexError, WaitTimeoutError } from '../client/errors.js';
@@ -19,7 +19,7 @@ import {
   type TerminalIO,
 } from './render.js';
 
-export const CLIENT_COMMANDS = ['ingest', 'status', 'ls', 'rm', 'chunks', 'query', 'usage'] as const;
+export const CLIENT_COMMANDS = ['ingest', 'status', 'ls', 'rm', 'chunks', 'cat', 'query', 'usage'] as const;
 export type ClientCommand = (typeof CLIENT_COMMANDS)[number];
 
 export const CLIENT_USAGE = `Client (talks to a running server; DOCINDEX_URL, default http://127.0.0.1:8080, and
@@ -33,6 +33,9 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
   docindex rm --filter F … [<id…>] [--json]
                                    delete every document that passes the filter (and is among the ids)
   docindex chunks <id> [--json]    the chunks a ready document was indexed as, in order
+  docindex cat <id>                the text a ready document was indexed from
+  docindex cat <id> --original [--output PATH]
+                                   the file it was uploaded as or downloaded from (to PATH, or stdout)
   docindex query "text" [--top-k N] [--filter F …] [--document-id ID …] [--json]
   A filter F is k=v, or a JSON filter such as '{"year": {"$gte": "2020"}, "lang": {"$in": ["en", "de"]}}'
   (operators $eq $ne $gt $gte $lt $lte $in $nin $exists $and $or $not); several must all hold.
@@ -75,6 +78,8 @@ export async function runClientCommand(
         return await removeCommand(args, env, io);
       case 'chunks':
         return await chunksCommand(args, env, io);
+      case 'cat':
+        return await catCommand(args, env, io);
       case 'query':
         return await queryCommand(args, env, io);
       case 'usage':
@@ -408,6 +413,33 @@ async function listCommand(args: string[], env: Record<string, string | undefine
   }
   io.stdout.write(renderDocumentTable(docs));
   if (cursor !== undefined) io.stderr.write(`more: docindex ls --cursor ${cursor}\n`);
+  return 0;
+}
+
+/** A document's extracted text, or with --original its original file (to --output or stdout). */
+async function catCommand(args: string[], env: Record<string, string | undefined>, io: TerminalIO) {
+  const { values, positionals } = parse(args, {
+    original: { type: 'boolean' },
+    output: { type: 'string', short: 'o' },
+  });
+  if (positionals.length !== 1) throw new UsageError('cat needs exactly one document id');
+  if (values.output !== undefined && !values.original) {
+    throw new UsageError('--output goes with --original (the text goes to stdout: redirect it)');
+  }
+  const client = connect(values, env);
+  if (!values.original) {
+    io.stdout.write(await client.getDocumentContent(positionals[0]!));
+    return 0;
+  }
+  const file = await client.getDocumentFile(positionals[0]!);
+  if (values.output === undefined) {
+    io.stdout.write(file.data);
+    return 0;
+  }
+  await writeFile(values.output, file.data);
+  io.stderr.write(
+    `${file.filename ?? positionals[0]} (${file.contentType}, ${file.data.length} bytes) → ${values.output}\n`,
+  );
   return 0;
 }
 

@@ -7,10 +7,11 @@
 // browser-safe while naming the same extensions and media types as the server.
 import { SUPPORTED_FORMATS } from '../domain/formats.js';
 import { DocindexError, WaitTimeoutError } from './errors.js';
-import { type CallOptions, callApi, sleep, type Transport, transportOf } from './transport.js';
+import { type CallOptions, callApi, exchange, sleep, type Transport, transportOf } from './transport.js';
 import type {
   ChunkPage,
   DeleteDocumentsResult,
+  DocumentFile,
   DocumentPage,
   DocumentRecord,
   DocumentStatus,
@@ -252,6 +253,39 @@ export class DocindexClient {
   }
 
   /**
+   * A ready document's extracted text, as it was chunked and indexed (409 `not_ready` before it
+   * is ready).
+   */
+  async getDocumentContent(id: string, options: RequestOptions = {}): Promise<string> {
+    const response = await exchange(
+      this.#transport,
+      'GET',
+      `/v1/documents/${encodeURIComponent(id)}/content`,
+      {
+        ...options,
+        accept: 'text/plain, application/problem+json',
+      },
+    );
+    return response.text();
+  }
+
+  /**
+   * The file a document was uploaded as or downloaded from, with its media type and file name
+   * (404 for a document sent as JSON text; 409 `not_ready` while its URL is being downloaded).
+   */
+  async getDocumentFile(id: string, options: RequestOptions = {}): Promise<DocumentFile> {
+    const response = await exchange(this.#transport, 'GET', `/v1/documents/${encodeURIComponent(id)}/file`, {
+      ...options,
+      accept: '*/*',
+    });
+    return {
+      data: new Uint8Array(await response.arrayBuffer()),
+      contentType: response.headers.get('content-type') ?? 'application/octet-stream',
+      filename: filenameOfDisposition(response.headers.get('content-disposition')),
+    };
+  }
+
+  /**
    * Sets metadata keys (a string) and removes them (null); keys not named stay. Query filters see
    * the change at once. Resolves to the document's status record afterwards.
    */
@@ -343,6 +377,21 @@ export class DocindexClient {
   #call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
     return callApi<T>(this.#transport, method, path, options);
   }
+}
+
+/** The file name of a Content-Disposition header: its `filename*` (RFC 5987) or else `filename`. */
+function filenameOfDisposition(header: string | null): string | null {
+  if (header === null) return null;
+  const extended = /filename\*=UTF-8''([^;]+)/i.exec(header);
+  if (extended?.[1]) {
+    try {
+      return decodeURIComponent(extended[1].trim());
+    } catch {
+      // Malformed: fall back to the plain form.
+    }
+  }
+  const plain = /filename="([^"]*)"/i.exec(header);
+  return plain?.[1] ?? null;
 }
 
 function isDone(doc: DocumentRecord | undefined): boolean {

@@ -29,6 +29,8 @@ export interface CallOptions {
   form?: () => FormData;
   idempotencyKey?: string;
   signal?: AbortSignal | undefined;
+  /** The Accept header, when the answer is not JSON. */
+  accept?: string;
 }
 
 const DEFAULT_MAX_RETRIES = 3;
@@ -50,13 +52,39 @@ export async function callApi<T>(
   path: string,
   options: CallOptions = {},
 ): Promise<T> {
+  const response = await exchange(transport, method, path, options);
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  try {
+    return JSON.parse(text) as T;
+  } catch (cause) {
+    throw new DocindexError({
+      status: response.status,
+      code: 'invalid_response',
+      title: 'Invalid response',
+      detail: `The server answered ${response.status} with a body that is not JSON.`,
+      cause,
+    });
+  }
+}
+
+/**
+ * One request, retried as callApi's are, resolving to the successful response with its body
+ * unread (for answers that are not JSON: text, files); a problem+json answer throws DocindexError.
+ */
+export async function exchange(
+  transport: Transport,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<Response> {
   const url = new URL(transport.baseUrl + path);
   for (const [name, value] of Object.entries(options.query ?? {})) {
     if (value !== undefined) url.searchParams.set(name, String(value));
   }
   const headers: Record<string, string> = {
     authorization: `Bearer ${transport.token}`,
-    accept: 'application/json, application/problem+json',
+    accept: options.accept ?? 'application/json, application/problem+json',
   };
   if (options.json !== undefined) headers['content-type'] = 'application/json';
   if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
@@ -82,21 +110,7 @@ export async function callApi<T>(
       }
       throw DocindexError.network(error, `${url.origin}${url.pathname}`);
     }
-    if (response.ok) {
-      if (response.status === 204) return undefined as T;
-      const text = await response.text();
-      try {
-        return JSON.parse(text) as T;
-      } catch (cause) {
-        throw new DocindexError({
-          status: response.status,
-          code: 'invalid_response',
-          title: 'Invalid response',
-          detail: `The server answered ${response.status} with a body that is not JSON.`,
-          cause,
-        });
-      }
-    }
+    if (response.ok) return response;
     const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
     if ((response.status === 429 || response.status === 503) && attempt < transport.maxRetries) {
       const waitMs = retryAfter === null ? backoffMs(attempt) : retryAfter * 1000 + jitterMs();

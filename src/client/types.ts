@@ -71,6 +71,15 @@ export interface ChunkPage {
   next_cursor: string | null;
 }
 
+/** A document's original file (`getDocumentFile`). */
+export interface DocumentFile {
+  data: Uint8Array;
+  /** The media type docindex detected, e.g. `application/pdf`. */
+  contentType: string;
+  /** The uploaded file's name (or the URL's last segment); null when there was none. */
+  filename: string | null;
+}
+
 /** What an API key may do: `ingest`, `query`, `read`, `write`, `webhooks`. */
 export type KeyScope = Static<typeof ScopeSchema>;
 /** An organisation as the admin API shows it, with its usage. */

@@ -1,11 +1,26 @@
 // Reading and deleting an org's documents. Another org's document is indistinguishable from a
 // missing one: every lookup is scoped by org id in the store itself.
+import type { Readable } from 'node:stream';
 import { ERRORS } from './errors.js';
 import { type Filter, type FilterJson, parseFilter, parseFilterText } from './filter.js';
 import { type MetadataPatch, mergeMetadata } from './metadata.js';
 import { decodePageCursor, encodePageCursor } from './page-cursor.js';
-import type { BlobStore, DocumentStore } from './ports.js';
+import { BlobNotFoundError, type BlobStore, type DocumentStore } from './ports.js';
+import { displayFilename } from './text.js';
 import type { DocumentRecord, DocumentStatus, StoredChunk } from './types.js';
+
+/** Chunks read per step while a document's text is streamed back. */
+const CONTENT_PAGE = 200;
+
+/** A document's original file, ready to stream. */
+export interface OriginalFile {
+  stream: Readable;
+  /** The detected format's media type. */
+  contentType: string;
+  /** The uploaded file's name, or a name made from the URL's last segment; null when neither. */
+  filename: string | null;
+  bytes: number | null;
+}
 
 /** Most documents one delete-by-filter request deletes; `hasMore` tells the caller to repeat it. */
 export const MAX_DELETE_PER_REQUEST = 10_000;
@@ -91,6 +106,65 @@ export class DocumentService {
     return { chunks, nextCursor };
   }
 
+  /**
+   * A ready document's extracted text, as its chunks hold it: each chunk adds what follows the
+   * previous one's end, so the overlaps appear once. Read a page of chunks at a time, so a large
+   * document is never held whole. 409 not_ready before it is ready; the text pieces come after.
+   */
+  async content(orgId: string, id: string): Promise<AsyncIterable<string>> {
+    const doc = await this.get(orgId, id);
+    if (doc.status !== 'ready')
+      throw ERRORS.notReady(id, doc.status, 'its text can be read once it is ready');
+    const documents = this.documents;
+    return {
+      async *[Symbol.asyncIterator]() {
+        let afterIndex = -1;
+        let end = 0;
+        for (;;) {
+          const page = await documents.listChunks(orgId, id, { afterIndex, limit: CONTENT_PAGE });
+          // Deleted while being read: the text simply ends.
+          if (page === null) return;
+          for (const chunk of page) {
+            const skip = Math.max(0, end - chunk.charStart);
+            if (skip < chunk.text.length) yield chunk.text.slice(skip);
+            end = Math.max(end, chunk.charEnd);
+            afterIndex = chunk.index;
+          }
+          if (page.length < CONTENT_PAGE) return;
+        }
+      },
+    };
+  }
+
+  /**
+   * The file a document was uploaded as or downloaded from its URL, byte for byte. A document sent
+   * as JSON text has none (404, saying so); a URL not yet downloaded answers 409 not_ready.
+   */
+  async file(orgId: string, id: string): Promise<OriginalFile> {
+    const doc = await this.get(orgId, id);
+    if (doc.source.type === 'text') throw ERRORS.noOriginalFile(id);
+    const input = await this.documents.loadJobInput(id);
+    if (!input) throw ERRORS.documentNotFound(id);
+    if (input.blobKey === null) {
+      if (doc.status === 'failed') throw ERRORS.noOriginalFile(id);
+      throw ERRORS.notReady(id, doc.status, 'its file can be read once it is downloaded');
+    }
+    let stream: Readable;
+    try {
+      stream = await this.blobs.openRead(input.blobKey);
+    } catch (error) {
+      // Deleted between the lookup and the read.
+      if (error instanceof BlobNotFoundError) throw ERRORS.documentNotFound(id);
+      throw error;
+    }
+    return {
+      stream,
+      contentType: doc.source.content_type ?? 'application/octet-stream',
+      filename: doc.source.filename ?? filenameOfUrl(doc.source.url),
+      bytes: doc.source.bytes,
+    };
+  }
+
   /** Sets and removes metadata keys (null removes); the record as it is afterwards. */
   async updateMetadata(orgId: string, id: string, patch: MetadataPatch): Promise<DocumentRecord> {
     const doc = await this.documents.updateMetadata(orgId, id, (current) => mergeMetadata(current, patch));
@@ -158,6 +232,17 @@ export class DocumentService {
     if (!removed) return false;
     if (removed.blobKey) await this.blobs.delete(removed.blobKey);
     return true;
+  }
+}
+
+/** The last path segment of a URL, decoded, as a file name; null when there is none. */
+function filenameOfUrl(url: string | null): string | null {
+  if (url === null || !URL.canParse(url)) return null;
+  const segment = new URL(url).pathname.split('/').pop() ?? '';
+  try {
+    return displayFilename(decodeURIComponent(segment));
+  } catch {
+    return displayFilename(segment);
   }
 }
 

@@ -108,8 +108,13 @@ export const ERRORS = {
   orgNotFound: (id: string) => new ApiError('not_found', `No organisation with id ${id}.`),
   keyNotFound: (id: string) => new ApiError('not_found', `No API key with id ${id}.`),
   documentNotFound: (id: string) => new ApiError('not_found', `No document with id ${id}.`),
-  notReady: (id: string, status: string) =>
-    new ApiError('not_ready', `Document ${id} is ${status}; its chunks can be read once it is ready.`),
+  notReady: (id: string, status: string, what = 'its chunks can be read once it is ready') =>
+    new ApiError('not_ready', `Document ${id} is ${status}; ${what}.`),
+  noOriginalFile: (id: string) =>
+    new ApiError(
+      'not_found',
+      `Document ${id} has no original file (it was sent as JSON text, or its download failed); GET /v1/documents/${id}/content returns its text once it is ready.`,
+    ),
   routeNotFound: (method: string, url: string) =>
     new ApiError('route_not_found', `No route for ${method} ${url.split('?')[0]}.`),
   payloadTooLarge: (detail: string) => new ApiError('payload_too_large', detail),

@@ -13,3 +13,14 @@ export function cleanMetadata(metadata: Metadata): Metadata {
   for (const [key, value] of Object.entries(metadata)) out[cleanText(key)] = cleanText(value);
   return out;
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** Display name only: basename, Unicode-normalised, control characters removed, bounded. */
+export function displayFilename(raw: string | undefined): string | null {
+  if (!raw) return null;
+  const base = raw.split(/[\\/]/).pop() ?? '';
+  const cleaned = base.normalize('NFC').replace(CONTROL_CHARACTERS, '').trim().slice(0, 255);
+  return cleaned.length > 0 ? cleaned : null;
+}

@@ -193,6 +193,9 @@ export interface StoredChunk {
   index: number;
   text: string;
   tokenCount: number;
+  /** Where the chunk lies in the extracted text (UTF-16 offsets; chunks overlap). */
+  charStart: number;
+  charEnd: number;
   pageStart: number | null;
   pageEnd: number | null;
 }

@@ -1,6 +1,6 @@
 // The `docindex` client commands, run as a user runs them (`node bin/docindex.js …`, built by
 // `npm test`) against a real `docindex serve` process.
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -114,6 +114,25 @@ describeWithCorpus('docindex client commands', () => {
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toMatch(/No document with id .*\(404, not_found/);
     expect(cli('chunks').status).toBe(2);
+  });
+
+  it('cat prints a document’s text; --original writes its file to --output or stdout', () => {
+    const page = JSON.parse(cli('ls', '--status', 'ready', '--json').stdout);
+    const herons = page.documents.find(
+      (d: { source: { filename: string } }) => d.source.filename === 'herons.md',
+    );
+    const original = readFileSync(path.join(folder, 'nested', 'herons.md'), 'utf8');
+    const text = cli('cat', herons.id);
+    expect(text.status).toBe(0);
+    expect(text.stdout).toBe(original);
+    const out = path.join(root, 'herons-copy.md');
+    const saved = cli('cat', herons.id, '--original', '--output', out);
+    expect(saved.status).toBe(0);
+    expect(saved.stderr).toMatch(/herons\.md \(text\/markdown, \d+ bytes\) → /);
+    expect(readFileSync(out, 'utf8')).toBe(original);
+    expect(cli('cat', herons.id, '--original').stdout).toBe(original);
+    expect(cli('cat', herons.id, '--output', out).status).toBe(2);
+    expect(cli('cat', '00000000-0000-4000-8000-000000000000').status).toBe(1);
   });
 
   it('query prints ranked chunks with their document; --filter and --json work', () => {

@@ -120,6 +120,25 @@ describe('DocindexClient', () => {
     expect(usage.daily[0]!.count).toBe(5);
   });
 
+  it('reads back a document’s extracted text and its original file', async () => {
+    const bytes = new TextEncoder().encode('Grebes carry their chicks on their backs.\n');
+    const ack = await client.ingestFile(new Blob([bytes], { type: 'text/plain' }), {
+      filename: 'grebe ✓.txt',
+    });
+    const text = await client.ingestText(['Cormorants dry their wings in the sun.']);
+    await client.waitForDocuments([...ack.document_ids, ...text.document_ids], { timeoutMs: 30_000 });
+    expect(await client.getDocumentContent(ack.document_ids[0]!)).toBe(
+      'Grebes carry their chicks on their backs.\n',
+    );
+    expect(await client.getDocumentContent(text.document_ids[0]!)).toBe(
+      'Cormorants dry their wings in the sun.',
+    );
+    const file = await client.getDocumentFile(ack.document_ids[0]!);
+    expect(file).toEqual({ data: bytes, contentType: 'text/plain', filename: 'grebe ✓.txt' });
+    const none = await rejection(client.getDocumentFile(text.document_ids[0]!));
+    expect(none).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
   itWithCorpus(
     'uploads files by path (with pages for PDFs) and as Blobs, with metadata and a filename',
     async () => {

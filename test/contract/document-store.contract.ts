@@ -556,8 +556,8 @@ export function documentStoreContract(
         const doc = await indexed(orgA, ['zero', 'one', 'two', 'three', 'four']);
         const first = await store.listChunks(orgA, doc.id, { afterIndex: -1, limit: 2 });
         expect(first).toEqual([
-          { index: 0, text: 'zero', tokenCount: 1, pageStart: null, pageEnd: null },
-          { index: 1, text: 'one', tokenCount: 1, pageStart: null, pageEnd: null },
+          { index: 0, text: 'zero', tokenCount: 1, charStart: 0, charEnd: 4, pageStart: null, pageEnd: null },
+          { index: 1, text: 'one', tokenCount: 1, charStart: 4, charEnd: 7, pageStart: null, pageEnd: null },
         ]);
         expect(
           (await store.listChunks(orgA, doc.id, { afterIndex: 1, limit: 10 }))?.map((c) => c.text),

@@ -13,6 +13,8 @@ const ROUTES: { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; body?:
   { method: 'GET', url: `/v1/documents/${randomUUID()}` },
   { method: 'GET', url: '/v1/documents' },
   { method: 'GET', url: `/v1/documents/${randomUUID()}/chunks` },
+  { method: 'GET', url: `/v1/documents/${randomUUID()}/content` },
+  { method: 'GET', url: `/v1/documents/${randomUUID()}/file` },
   { method: 'PATCH', url: `/v1/documents/${randomUUID()}`, body: { metadata: { team: 'x' } } },
   { method: 'DELETE', url: `/v1/documents/${randomUUID()}` },
   { method: 'POST', url: '/v1/documents/delete', body: { filter: { team: 'x' } } },

@@ -11,6 +11,7 @@ import http.client
 import json
 import os
 import random
+import re
 import socket
 import time
 import urllib.error
@@ -39,6 +40,7 @@ from .types import (
     ChunkPage,
     DeleteResult,
     Document,
+    DocumentFile,
     DocumentPage,
     IngestAck,
     Metadata,
@@ -284,6 +286,24 @@ class Client:
         query = {"limit": str(limit), "cursor": cursor}
         answer = self._call("GET", _document_path(document_id) + "/chunks", query=query)
         return ChunkPage.from_json(self._json(answer))
+
+    def get_document_content(self, document_id: str) -> str:
+        """A ready document's extracted text, as it was chunked and indexed
+        (``GET /v1/documents/{id}/content``); a 409 ``not_ready`` before it is ready.
+        """
+        answer = self._call("GET", _document_path(document_id) + "/content")
+        return answer.body.decode("utf-8")
+
+    def get_document_file(self, document_id: str) -> DocumentFile:
+        """The file a document was uploaded as or downloaded from (``GET /v1/documents/{id}/file``):
+        a 404 for a document sent as JSON text, a 409 ``not_ready`` while its URL downloads.
+        """
+        answer = self._call("GET", _document_path(document_id) + "/file")
+        return DocumentFile(
+            data=answer.body,
+            content_type=answer.headers.get("Content-Type") or "application/octet-stream",
+            filename=_disposition_filename(answer.headers.get("Content-Disposition")),
+        )
 
     def update_metadata(self, document_id: str, metadata: Mapping[str, Optional[str]]) -> Document:
         """Sets metadata keys (a string) and removes them (``None``); keys not named stay
@@ -553,3 +573,14 @@ def _describe(error: BaseException) -> str:
     if isinstance(error, socket.timeout):
         return "timed out"
     return "{}: {}".format(type(error).__name__, error) if str(error) else type(error).__name__
+
+
+def _disposition_filename(header: Optional[str]) -> Optional[str]:
+    """The file name of a Content-Disposition header: ``filename*`` (RFC 5987) or ``filename``."""
+    if not header:
+        return None
+    extended = re.search(r"filename\*=UTF-8''([^;]+)", header, re.IGNORECASE)
+    if extended:
+        return urllib.parse.unquote(extended.group(1).strip(), errors="strict")
+    plain = re.search(r'filename="([^"]*)"', header, re.IGNORECASE)
+    return plain.group(1) if plain else None

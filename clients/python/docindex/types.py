@@ -225,6 +225,15 @@ class ChunkPage:
 
 
 @dataclass(frozen=True)
+class DocumentFile:
+    """A document's original file (``GET /v1/documents/{id}/file``)."""
+
+    data: bytes
+    content_type: str
+    filename: Optional[str]
+
+
+@dataclass(frozen=True)
 class QueryResult:
     """One ranked chunk of a query's answer; page numbers only for paged formats (PDF)."""
 

@@ -166,6 +166,19 @@ class FileUploadTest(unittest.TestCase):
         self.assertEqual(doc.status, "ready", doc.error)
         self.assertEqual(doc.source.filename, "puffins.txt")
 
+    def test_text_and_original_file_are_read_back(self) -> None:
+        tag = run_tag()
+        with tempfile.TemporaryFile() as handle:
+            handle.write("Gannets dive from thirty metres. ✓\n".encode("utf-8"))
+            handle.seek(0)
+            ack = self.client.ingest_file(handle, filename="gannets ✓.txt", metadata={"run": tag})
+        self.client.wait_ready(ack.document_ids, timeout=WAIT_SECONDS)
+        self.assertEqual(self.client.get_document_content(ack.document_ids[0]), "Gannets dive from thirty metres. ✓\n")
+        original = self.client.get_document_file(ack.document_ids[0])
+        self.assertEqual(original.data, "Gannets dive from thirty metres. ✓\n".encode("utf-8"))
+        self.assertEqual(original.content_type, "text/plain")
+        self.assertEqual(original.filename, "gannets ✓.txt")
+
     def test_an_unsupported_file_is_refused(self) -> None:
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "data.bin")

@@ -206,8 +206,8 @@ export class SqliteKeywordIndex implements SearchIndex {
   readChunks(id: string, afterIndex: number, limit: number): StoredChunk[] {
     return this.sql
       .get<[string, number, number], StoredChunk>(
-        `SELECT chunk_index AS "index", text, token_count AS tokenCount, page_start AS pageStart,
-                page_end AS pageEnd
+        `SELECT chunk_index AS "index", text, token_count AS tokenCount, char_start AS charStart,
+                char_end AS charEnd, page_start AS pageStart, page_end AS pageEnd
          FROM chunks WHERE document_id = ? AND chunk_index > ? ORDER BY chunk_index LIMIT ?`,
       )
       .all(id, afterIndex, limit);

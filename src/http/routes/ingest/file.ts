@@ -5,6 +5,7 @@ import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
 import { ApiError, ERRORS } from '../../../domain/errors.js';
 import { listInProse, SUPPORTED_FORMATS } from '../../../domain/formats.js';
+import { displayFilename } from '../../../domain/text.js';
 import type { Metadata as MetadataRecord } from '../../../domain/types.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
@@ -217,15 +218,4 @@ function parseMetadata(raw: string | null): MetadataRecord {
     ]);
   }
   return value as MetadataRecord;
-}
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
-
-/** Display name only: basename, Unicode-normalised, control characters removed, bounded. */
-export function displayFilename(raw: string | undefined): string | null {
-  if (!raw) return null;
-  const base = raw.split(/[\\/]/).pop() ?? '';
-  const cleaned = base.normalize('NFC').replace(CONTROL_CHARACTERS, '').trim().slice(0, 255);
-  return cleaned.length > 0 ? cleaned : null;
 }

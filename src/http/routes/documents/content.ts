@@ -1,0 +1,41 @@
+// GET /v1/documents/{id}/content — the text a ready document was indexed from, streamed.
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../../deps.js';
+import { COMMON_ERRORS, DocumentParams, problemResponses } from '../../schemas.js';
+
+export function documentContentRoute(app: FastifyInstance, deps: AppDeps): void {
+  app.get<{ Params: { id: string } }>(
+    '/documents/:id/content',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'getDocumentContent',
+        summary: 'Read a document’s extracted text',
+        description:
+          'The text extracted from a ready document, as it was chunked and indexed (UTF-8 plain text; where chunks overlap, the text appears once). 409 `not_ready` while the document is queued, processing or failed.',
+        tags: ['documents'],
+        params: DocumentParams,
+        response: {
+          200: {
+            description: 'The extracted text.',
+            content: {
+              'text/plain': {
+                schema: { type: 'string' },
+                example: 'Capybaras are the largest living rodents.\n\nThey live in groups near water.',
+              },
+            },
+          },
+          ...problemResponses(...COMMON_ERRORS, 'not_found', 'not_ready'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const text = await deps.documents.content(request.principal.org.id, request.params.id);
+      return reply
+        .type('text/plain; charset=utf-8')
+        .header('x-content-type-options', 'nosniff')
+        .send(Readable.from(text, { objectMode: false, encoding: 'utf8' }));
+    },
+  );
+}

@@ -1,0 +1,52 @@
+// GET /v1/documents/{id}/file — the original upload or download of a document, byte for byte.
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../../deps.js';
+import { COMMON_ERRORS, DocumentParams, problemResponses } from '../../schemas.js';
+
+export function documentFileRoute(app: FastifyInstance, deps: AppDeps): void {
+  app.get<{ Params: { id: string } }>(
+    '/documents/:id/file',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'getDocumentFile',
+        summary: 'Download a document’s original file',
+        description:
+          'The file a document was uploaded as, or downloaded from its URL, with its detected media type and (as `Content-Disposition: attachment`) its file name. 404 for a document sent as JSON text, which has no file; 409 `not_ready` while a URL is still being downloaded.',
+        tags: ['documents'],
+        params: DocumentParams,
+        response: {
+          200: {
+            description: 'The original bytes.',
+            content: {
+              'application/octet-stream': {
+                schema: { type: 'string', format: 'binary' },
+                example: '%PDF-1.7 …',
+              },
+            },
+          },
+          ...problemResponses(...COMMON_ERRORS, 'not_found', 'not_ready'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const file = await deps.documents.file(request.principal.org.id, request.params.id);
+      reply.type(file.contentType).header('x-content-type-options', 'nosniff');
+      // Always a download: a stored HTML page must never render in the API's origin.
+      reply.header('content-disposition', contentDisposition(file.filename ?? `${request.params.id}`));
+      reply.header('content-security-policy', "default-src 'none'; sandbox");
+      if (file.bytes !== null) reply.header('content-length', String(file.bytes));
+      return reply.send(file.stream);
+    },
+  );
+}
+
+/** `attachment` with an ASCII fallback name and the exact one in RFC 5987 form (RFC 6266). */
+function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const exact = encodeURIComponent(filename).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
+}
