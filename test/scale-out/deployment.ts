@@ -1,5 +1,6 @@
 // A scale-out deployment of real processes for one test file: a fresh PostgreSQL schema and Redis
-// prefix, one blob folder shared by every process (as a shared volume would be), migrated, with
+// prefix, one blob folder shared by every process (as a shared volume would be) or, `isolated`,
+// an empty folder of each process's own (as on separate machines), migrated, with
 // `serve --no-worker` APIs and `docindex worker` processes started together (concurrent start-up
 // must be safe) and everything removed afterwards. Call it inside a describeScaleOut body.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -32,8 +33,16 @@ export class Deployment {
   db!: pg.Pool;
   /** A connection to the deployment's Redis, open from beforeAll to afterAll. */
   redis!: Redis;
+  /** With `isolated`: every process's own DATA_DIR (its BLOB_DIR is `<dir>/blobs`). */
+  readonly processDirs: string[] = [];
+  /** Where the deployment's folders are made; set in beforeAll. */
+  work = '';
 
-  constructor(services: ServiceStatus, extraEnv: Record<string, string>) {
+  constructor(
+    services: ServiceStatus,
+    extraEnv: Record<string, string>,
+    private readonly isolated = false,
+  ) {
     this.databaseUrl = services.urls.DATABASE_URL ?? '';
     this.redisUrl = services.urls.REDIS_URL ?? '';
     this.env = {
@@ -47,6 +56,17 @@ export class Deployment {
       DEFAULT_RATE_LIMIT_RPM: '1000000',
       ...extraEnv,
     };
+  }
+
+  /**
+   * The environment of one more process: the deployment's, with (when `isolated`) an empty
+   * DATA_DIR and BLOB_DIR of its own that no other process sees.
+   */
+  processEnv(): Record<string, string> {
+    if (!this.isolated) return this.env;
+    const dir = mkdtempSync(path.join(this.work, 'node-'));
+    this.processDirs.push(dir);
+    return { ...this.env, DATA_DIR: dir, BLOB_DIR: path.join(dir, 'blobs') };
   }
 
   /** A table of the deployment's schema, quoted for SQL. */
@@ -85,23 +105,25 @@ export class Deployment {
 /** Registers the hooks that start `apis` + `workers` processes before the file's tests and remove everything after. */
 export function useDeployment(
   services: ServiceStatus,
-  opts: { apis: number; workers: number; env?: Record<string, string> },
+  opts: { apis: number; workers: number; env?: Record<string, string>; isolated?: boolean },
 ): Deployment {
-  const deployment = new Deployment(services, opts.env ?? {});
+  const deployment = new Deployment(services, opts.env ?? {}, opts.isolated ?? false);
   const { env } = deployment;
-  let work = '';
 
   beforeAll(async () => {
-    work = mkdtempSync(path.join(tmpdir(), 'docindex-scale-out-'));
+    const work = mkdtempSync(path.join(tmpdir(), 'docindex-scale-out-'));
+    deployment.work = work;
     env.BLOB_DIR = path.join(work, 'blobs');
     env.DATA_DIR = path.join(work, 'data');
     const migrated = runCli(['migrate'], env);
     expect(migrated.status, migrated.stderr).toBe(0);
     deployment.db = new pg.Pool({ connectionString: deployment.databaseUrl, max: 2 });
     deployment.redis = new Redis(deployment.redisUrl);
-    const apis = Array.from({ length: opts.apis }, () => startServer(['serve', '--no-worker'], env));
+    const apis = Array.from({ length: opts.apis }, () =>
+      startServer(['serve', '--no-worker'], deployment.processEnv()),
+    );
     deployment.apis.push(...(await Promise.all(apis)));
-    const workers = Array.from({ length: opts.workers }, () => startWorker(env));
+    const workers = Array.from({ length: opts.workers }, () => startWorker(deployment.processEnv()));
     deployment.workers.push(...(await Promise.all(workers)));
   }, 120_000);
 
@@ -114,7 +136,7 @@ export function useDeployment(
     deployment.redis?.disconnect();
     await dropSchema(deployment.databaseUrl, deployment.schema);
     await deleteRedisPrefix(deployment.redisUrl, deployment.prefix);
-    if (work) rmSync(work, { recursive: true, force: true });
+    if (deployment.work) rmSync(deployment.work, { recursive: true, force: true });
   }, 60_000);
 
   return deployment;
