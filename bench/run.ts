@@ -29,7 +29,11 @@ const BENCHMARKS: readonly Entry[] = [
   { id: 'chunk', module: 'chunk.bench.js', title: 'Chunking throughput' },
   { id: 'ingest', module: 'ingest.bench.js', title: 'JSON ingest end to end (embedded)' },
   { id: 'accept', module: 'accept.bench.js', title: 'Accept rate: POST /v1/ingest under load' },
-  { id: 'query', module: 'query.bench.js', title: 'Query latency: BM25 at 100k and 1M chunks' },
+  {
+    id: 'query',
+    module: 'query.bench.js',
+    title: 'Query latency: BM25 at 100k and 1M chunks, short and long queries',
+  },
   { id: 'pdf', module: 'pdf.bench.js', title: 'PDF extraction: pages/s vs poppler pdftotext' },
   { id: 'url', module: 'url.bench.js', title: 'URL ingest: download start latency behind a PDF backlog' },
   { id: 'upload', module: 'upload.bench.js', title: 'Memory: server RSS during a 100 MB upload' },
