@@ -58,3 +58,35 @@ export function rarestTerms<T>(counts: readonly TermCount<T>[], max: number): T[
     .slice(0, max)
     .map((c) => c.term);
 }
+
+/**
+ * Which terms held more matches than the row budget, remembered for a while (per org: the keys
+ * name the org). Counting such a term reads a budget's worth of postings on every query, and the
+ * common words of natural-language queries are exactly these; a term that was over the budget a
+ * minute ago still is, or nearly (only deleting most of an org brings it under), and the plan
+ * treats a term over the budget the same whatever its exact count. Only "over" is remembered:
+ * a term that matched nothing or few chunks is counted again, so new documents are found at once.
+ */
+export class OverBudgetTerms {
+  private readonly until = new Map<string, number>();
+
+  /** ttlMs 0 remembers nothing. */
+  constructor(
+    private readonly ttlMs = 60_000,
+    private readonly max = 100_000,
+  ) {}
+
+  has(key: string, now = Date.now()): boolean {
+    const until = this.until.get(key);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.until.delete(key);
+    return false;
+  }
+
+  add(key: string, now = Date.now()): void {
+    if (this.ttlMs <= 0) return;
+    if (this.until.size >= this.max) this.until.clear();
+    this.until.set(key, now + this.ttlMs);
+  }
+}

@@ -10,7 +10,7 @@ import {
   MAX_QUERY_TERMS,
   RAREST_PRECOUNT,
 } from '../../domain/search-limits.js';
-import { planTerms, rarestTerms } from '../../domain/search-plan.js';
+import { OverBudgetTerms, planTerms, rarestTerms } from '../../domain/search-plan.js';
 import {
   type Analyzer,
   analyzer,
@@ -37,6 +37,8 @@ export interface SqliteKeywordIndexOptions {
   searchRowBudget?: number;
   /** SEARCH_LANGUAGE: how chunks and queries become words (default 'english'). */
   language?: SearchLanguage;
+  /** How long a term found over the row budget is not counted again (default 60 s; 0: always). */
+  overBudgetMemoMs?: number;
 }
 
 interface AnalysisRow {
@@ -62,12 +64,14 @@ export class SqliteKeywordIndex implements SearchIndex {
   private readonly orgKeys = new Map<string, number>();
   private readonly searchRowBudget: number;
   private readonly analyzer: Analyzer;
+  private readonly overBudget: OverBudgetTerms;
 
   constructor(
     private readonly db: Database,
     opts: SqliteKeywordIndexOptions = {},
   ) {
     this.sql = new StatementCache(db);
+    this.overBudget = new OverBudgetTerms(opts.overBudgetMemoMs);
     this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
     this.analyzer = analyzer(opts.language ?? 'english');
   }
@@ -256,8 +260,16 @@ export class SqliteKeywordIndex implements SearchIndex {
     terms: string[],
   ): { match: string; minRowid: number; every: string; exact: boolean } | null {
     const countCapped = this.countCapped();
+    const over = this.searchRowBudget + 1;
+    // Terms are org-scoped (fts-terms.ts), so a term is its own key.
+    const count = (term: string) => {
+      if (this.overBudget.has(term)) return over;
+      const rows = countCapped.get(term, over) ?? 0;
+      if (rows >= over) this.overBudget.add(term);
+      return rows;
+    };
     const plan = planTerms(
-      terms.map((term) => ({ term, rows: countCapped.get(term, this.searchRowBudget + 1) ?? 0 })),
+      terms.map((term) => ({ term, rows: count(term) })),
       this.searchRowBudget,
     );
     if (plan === null) return null;
