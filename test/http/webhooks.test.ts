@@ -166,7 +166,14 @@ describe('webhooks', () => {
     // The endpoint subscribed to document.failed only got that.
     expect(receiver.at(failedOnly.path).map((r) => r.body.type)).toEqual(['document.failed']);
     // And the other org's deliveries log shows them as delivered.
-    const log = await h.request('GET', `/v1/webhooks/${hook.id}/deliveries?limit=100`, { key: o.apiKey });
+    // The receiver records a request before its answer is settled: wait for the log to catch up.
+    const deliveries = () =>
+      h.request('GET', `/v1/webhooks/${hook.id}/deliveries?limit=100`, { key: o.apiKey });
+    await waitUntil(
+      'five logged deliveries',
+      async () => (await deliveries()).json().deliveries.length === 5,
+    );
+    const log = await deliveries();
     expect(log.json().pending).toBe(0);
     expect(log.json().deliveries).toHaveLength(5);
     expect(
@@ -226,7 +233,12 @@ describe('webhooks', () => {
     const attempts = receiver.at(hook.path);
     expect(attempts.map((r) => r.status)).toEqual([503, 500, 200]);
     expect(attempts.every((r) => r.id === messageId && r.verified)).toBe(true);
-    const log = (await h.request('GET', `/v1/webhooks/${hook.id}/deliveries`)).json();
+    const deliveries = async () => (await h.request('GET', `/v1/webhooks/${hook.id}/deliveries`)).json();
+    await waitUntil(
+      'the delivery logged',
+      async () => (await deliveries()).deliveries[0]?.outcome === 'delivered',
+    );
+    const log = await deliveries();
     expect(
       log.deliveries.map((d: { attempt: number; status_code: number | null; outcome: string }) => [
         d.attempt,
