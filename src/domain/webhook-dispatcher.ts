@@ -60,6 +60,7 @@ export class WebhookDispatcher {
   private readonly deliveries = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
   private readonly random: () => number;
+  private unsubscribe: (() => void) | null = null;
 
   constructor(
     private readonly store: WebhookStore,
@@ -73,12 +74,15 @@ export class WebhookDispatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.unsubscribe = this.store.onEnqueued?.(() => this.schedule(0)) ?? null;
     this.schedule(0);
   }
 
   /** Stops claiming and waits for the deliveries in flight (each bounded by the send timeout). */
   async stop(): Promise<void> {
     this.running = false;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await Promise.allSettled([...this.deliveries]);

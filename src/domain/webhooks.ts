@@ -108,6 +108,11 @@ export interface WebhookStore {
   getEndpoint(orgId: string, id: string): Promise<WebhookEndpoint | null>;
   /** Removes the endpoint, its outbox messages and its log; false when there was none for this org. */
   deleteEndpoint(orgId: string, id: string): Promise<boolean>;
+  /**
+   * Optional: calls `listener` when this process wrote new outbox messages (after they
+   * committed), so its dispatcher need not wait for the next poll. Returns an unsubscribe.
+   */
+  onEnqueued?(listener: () => void): () => void;
   /** Puts a test message for the endpoint in the outbox; its id, or null when there is no such endpoint. */
   enqueueTest(orgId: string, endpointId: string, at: Date): Promise<string | null>;
   /**

@@ -79,6 +79,21 @@ function toAttempt(row: AttemptRow): DeliveryAttempt {
 const NEW_MESSAGE_ID = `'msg_' || lower(hex(randomblob(16)))`;
 
 /**
+ * Listeners of each database connection's new outbox messages: a dispatcher in the process that
+ * wrote them starts at once instead of at its next poll. Called once the writing turn is over
+ * (setImmediate), by when the writer's transaction has committed.
+ */
+const enqueuedListeners = new WeakMap<Database, Set<() => void>>();
+
+function notifyEnqueued(db: Database): void {
+  const listeners = enqueuedListeners.get(db);
+  if (!listeners || listeners.size === 0) return;
+  setImmediate(() => {
+    for (const listener of listeners) listener();
+  });
+}
+
+/**
  * Writes outbox rows for a document's event: call `emit` inside the transaction that makes the
  * change (it runs synchronous statements only). One statement: a row per enabled endpoint of the
  * document's org subscribed to the event, none at all for orgs without one.
@@ -87,7 +102,10 @@ export class SqliteWebhookOutbox {
   private readonly sql: StatementCache;
   private readonly clock: Clock;
 
-  constructor(db: Database, clock: Clock = systemClock) {
+  constructor(
+    private readonly db: Database,
+    clock: Clock = systemClock,
+  ) {
     this.sql = new StatementCache(db);
     this.clock = clock;
   }
@@ -96,7 +114,7 @@ export class SqliteWebhookOutbox {
   emit(type: WebhookEventType, documentId: string): number {
     const now = this.clock.now().getTime();
     const snapshot = snapshotArguments('d', (column, ref) => (column === 'metadata' ? `json(${ref})` : ref));
-    return this.sql
+    const written = this.sql
       .get(
         `INSERT INTO webhook_messages (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
          SELECT ${NEW_MESSAGE_ID}, e.id, d.org_id, @type, d.id, json_object(${snapshot}), @now, @now
@@ -105,6 +123,8 @@ export class SqliteWebhookOutbox {
            AND instr(',' || e.events || ',', ',' || @type || ',') > 0`,
       )
       .run({ type, id: documentId, now }).changes;
+    if (written > 0) notifyEnqueued(this.db);
+    return written;
   }
 }
 
@@ -187,6 +207,16 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.sql.get(`DELETE FROM webhook_endpoints WHERE ${where}`).run(value).changes;
   }
 
+  onEnqueued(listener: () => void): () => void {
+    let listeners = enqueuedListeners.get(this.db);
+    if (!listeners) {
+      listeners = new Set();
+      enqueuedListeners.set(this.db, listeners);
+    }
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  }
+
   async enqueueTest(orgId: string, endpointId: string, at: Date): Promise<string | null> {
     const row = this.sql
       .get<[{ org: string; id: string; now: number }], { id: string }>(
@@ -196,6 +226,7 @@ export class SqliteWebhookStore implements WebhookStore {
          RETURNING id`,
       )
       .get({ org: orgId, id: endpointId, now: at.getTime() });
+    if (row) notifyEnqueued(this.db);
     return row?.id ?? null;
   }
 
