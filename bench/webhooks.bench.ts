@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import {
@@ -159,6 +160,10 @@ async function measure(
 export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSection> => {
   const docs = options?.quick ? 200 : 1_000;
   const title = 'Webhooks: delivery latency from ready to the receiver’s 2xx';
+  const loadBefore = os
+    .loadavg()
+    .map((n) => fmt(n, 2))
+    .join(' / ');
   const rows = [await measure('embedded (`serve`)', docs, {}, false)];
   const databaseUrl = process.env.DATABASE_URL;
   const redisUrl = process.env.REDIS_URL;
@@ -190,6 +195,10 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
       ...rows,
       '',
       scaleOutNote,
+      `- Machine load (1 / 5 / 15-minute load average, ${os.cpus().length} CPUs, shared with other work): ${loadBefore} before, ${os
+        .loadavg()
+        .map((n) => fmt(n, 2))
+        .join(' / ')} after.`,
     ],
   };
 };

@@ -355,6 +355,7 @@ describe('webhooks', () => {
     'http://localhost/hook',
     'http://localhost./hook',
     'http://LOCALHOST/hook',
+    'http://ＬＯＣＡＬＨＯＳＴ./hook',
     'http://api.localhost/hook',
     'http://metadata.google.internal/computeMetadata/v1/',
     'http://[::ffff:127.0.0.1]/hook',
