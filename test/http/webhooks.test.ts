@@ -284,6 +284,23 @@ describe('webhooks', () => {
     await waitUntil('nothing pending', async () => (await log()).pending === 0);
   });
 
+  it('a redirect is not followed: a 3xx is a failed attempt, retried like a 5xx', async () => {
+    const hook = await endpoint(h.orgA, {}, (n) => (n === 1 ? 307 : 200));
+    await h.request('POST', `/v1/webhooks/${hook.id}/test`);
+    const deliveries = async () => (await h.request('GET', `/v1/webhooks/${hook.id}/deliveries`)).json();
+    await waitUntil('delivered', async () => (await deliveries()).deliveries[0]?.outcome === 'delivered');
+    expect(
+      (await deliveries()).deliveries.map((d: { status_code: number; outcome: string }) => [
+        d.status_code,
+        d.outcome,
+      ]),
+    ).toEqual([
+      [200, 'delivered'],
+      [307, 'retrying'],
+    ]);
+    expect(receiver.at(hook.path)).toHaveLength(2);
+  });
+
   it('410 Gone disables the endpoint: no more events, and test is refused', async () => {
     const hook = await endpoint(h.orgA, {}, () => 410);
     await h.request('POST', `/v1/webhooks/${hook.id}/test`);
