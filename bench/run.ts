@@ -49,6 +49,11 @@ const BENCHMARKS: readonly Entry[] = [
   },
   { id: 'mechanisms', module: 'mechanisms.bench.js', title: 'Mechanisms: what each still earns' },
   { id: 'beir', module: 'beir.bench.js', title: 'Ranking quality: BEIR SciFact, nDCG@10 and Recall@100' },
+  {
+    id: 'webhooks',
+    module: 'webhooks.bench.js',
+    title: 'Webhooks: delivery latency from ready to the receiver’s 2xx',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

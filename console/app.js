@@ -90,6 +90,7 @@ async function signIn(key, { silent = false } = {}) {
     $('dashboard').hidden = false;
     renderUsage(usage);
     await loadDocuments({ reset: true });
+    loadWebhooks();
     $('main').focus();
   } catch (error) {
     sessionStorage.removeItem(KEY_STORAGE);
@@ -647,6 +648,103 @@ function relativeTime(iso) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Webhooks: endpoints, their secret (shown once), a test event and the delivery log
+
+async function loadWebhooks() {
+  try {
+    renderWebhooks((await api('GET', '/v1/webhooks')).webhooks);
+  } catch (error) {
+    // A key without the webhooks scope simply has no panel content.
+    if (error.status === 403) {
+      $('webhooks-empty').textContent = 'This key may not manage webhooks (scope `webhooks`).';
+      $('webhooks-empty').hidden = false;
+    } else if (error.status !== 401) toast(`Could not load webhooks: ${error.message}`, { error: true });
+  }
+}
+
+function renderWebhooks(hooks) {
+  const rows = hooks.map((hook) => {
+    const row = el('tr');
+    const url = el('td', { text: hook.url });
+    const events = el('td', { text: hook.events.length === 4 ? 'all' : hook.events.join(', ') });
+    const stateText = hook.enabled ? 'enabled' : `disabled (${hook.disabled_reason})`;
+    const stateCell = el('td');
+    stateCell.append(
+      el('span', { class: `badge badge-${hook.enabled ? 'ready' : 'failed'}`, text: stateText }),
+    );
+    const actions = el('td', { class: 'actions' });
+    const test = el('button', { class: 'button button-quiet', text: 'Send test' });
+    test.type = 'button';
+    test.addEventListener('click', () => testWebhook(hook));
+    const log = el('button', { class: 'button button-quiet', text: 'Deliveries' });
+    log.type = 'button';
+    log.addEventListener('click', () => showDeliveries(hook));
+    const remove = el('button', { class: 'button button-quiet', text: 'Delete' });
+    remove.type = 'button';
+    remove.setAttribute('aria-label', `Delete webhook ${hook.url}`);
+    remove.addEventListener('click', () => deleteWebhook(hook));
+    actions.append(test, log, remove);
+    row.append(url, events, stateCell, actions);
+    return row;
+  });
+  $('webhooks-body').replaceChildren(...rows);
+  $('webhooks-empty').textContent = 'No endpoints yet.';
+  $('webhooks-empty').hidden = hooks.length > 0;
+}
+
+async function createWebhook(event) {
+  event.preventDefault();
+  const url = $('webhook-url').value.trim();
+  try {
+    const created = await api('POST', '/v1/webhooks', { json: { url } });
+    $('webhook-url').value = '';
+    const note = $('webhook-secret');
+    note.textContent = `Signing secret for ${created.url} (shown only now, keep it): ${created.secret}`;
+    note.hidden = false;
+    await loadWebhooks();
+  } catch (error) {
+    toast(`Could not add the endpoint: ${error.message}`, { error: true });
+  }
+}
+
+async function testWebhook(hook) {
+  try {
+    const { message_id } = await api('POST', `/v1/webhooks/${encodeURIComponent(hook.id)}/test`);
+    toast(`Test event ${message_id} queued for ${hook.url}`);
+  } catch (error) {
+    toast(`Could not send a test event: ${error.message}`, { error: true });
+  }
+}
+
+async function showDeliveries(hook) {
+  try {
+    const log = await api('GET', `/v1/webhooks/${encodeURIComponent(hook.id)}/deliveries?limit=20`);
+    const items = log.deliveries.map((d) =>
+      el('li', {
+        class: 'result',
+        text: `${relativeTime(d.created_at)} · ${d.event_type} · attempt ${d.attempt} · ${d.status_code ?? 'no answer'} · ${d.duration_ms} ms · ${d.outcome}${d.error ? ` · ${d.error}` : ''}`,
+      }),
+    );
+    if (items.length === 0) items.push(el('li', { class: 'muted', text: 'No delivery attempts yet.' }));
+    items.push(el('li', { class: 'muted small', text: `${hook.url}: ${log.pending} message(s) waiting` }));
+    $('webhook-deliveries').replaceChildren(...items);
+  } catch (error) {
+    toast(`Could not load deliveries: ${error.message}`, { error: true });
+  }
+}
+
+async function deleteWebhook(hook) {
+  if (!confirm(`Delete the webhook endpoint ${hook.url}? Waiting events are dropped.`)) return;
+  try {
+    await api('DELETE', `/v1/webhooks/${encodeURIComponent(hook.id)}`);
+    $('webhook-deliveries').replaceChildren();
+    await loadWebhooks();
+  } catch (error) {
+    toast(`Could not delete the endpoint: ${error.message}`, { error: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Start
 
 function start() {
@@ -670,6 +768,7 @@ function start() {
     loadUsage();
   });
   $('documents-more').addEventListener('click', () => loadDocuments());
+  $('webhook-form').addEventListener('submit', createWebhook);
   const saved = sessionStorage.getItem(KEY_STORAGE);
   if (saved) signIn(saved, { silent: true });
   else $('api-key').focus();

@@ -37,6 +37,12 @@ import { mcpEndpoint } from './http/routes/mcp/endpoint.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { queryRoute } from './http/routes/query/post.js';
 import { usageRoute } from './http/routes/usage/get.js';
+import { createWebhookRoute } from './http/routes/webhooks/create.js';
+import { deleteWebhookRoute } from './http/routes/webhooks/delete.js';
+import { webhookDeliveriesRoute } from './http/routes/webhooks/deliveries.js';
+import { getWebhookRoute } from './http/routes/webhooks/get.js';
+import { listWebhooksRoute } from './http/routes/webhooks/list.js';
+import { testWebhookRoute } from './http/routes/webhooks/test.js';
 import {
   clientErrorHandler,
   frameworkErrorHandler,
@@ -145,6 +151,10 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
         { name: 'query', description: 'Search (scope `query`).' },
         { name: 'usage', description: 'Query volume and rate limit (scope `read`).' },
         {
+          name: 'webhooks',
+          description: 'Signed document events sent to your endpoints (scope `webhooks`).',
+        },
+        {
           name: 'admin',
           description:
             'Organisations and their API keys, behind `Authorization: Bearer <ADMIN_TOKEN>`. Present only when the server has ADMIN_TOKEN set.',
@@ -186,6 +196,12 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       deleteDocumentsRoute(v1, deps);
       queryRoute(v1, deps);
       usageRoute(v1, deps);
+      createWebhookRoute(v1, deps);
+      listWebhooksRoute(v1, deps);
+      getWebhookRoute(v1, deps);
+      deleteWebhookRoute(v1, deps);
+      testWebhookRoute(v1, deps);
+      webhookDeliveriesRoute(v1, deps);
     },
     { prefix: '/v1' },
   );

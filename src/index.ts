@@ -22,6 +22,7 @@ export type {
   AdminOrgPage,
   ChunkPage,
   CreatedOrg,
+  CreatedWebhook,
   DeleteDocumentsResult,
   DocindexErrorCode,
   DocumentFile,
@@ -40,4 +41,7 @@ export type {
   QueryResult,
   TextDocument,
   UsageReport,
+  Webhook,
+  WebhookDeliveries,
+  WebhookEvent,
 } from './client/types.js';

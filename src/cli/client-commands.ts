@@ -1,4 +1,4 @@
-// The `docindex` client commands (ingest, status, ls, rm, chunks, query, usage): they talk to a running
+// The `docindex` client commands (ingest, status, ls, rm, chunks, query, usage, webhooks): they talk to a running
 // server over HTTP with DocindexClient, configured by DOCINDEX_URL / DOCINDEX_API_KEY or flags.
 // Results go to stdout (`--json`: the API's JSON body); progress and problems go to stderr.
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
@@ -18,8 +18,19 @@ import {
   renderUsage,
   type TerminalIO,
 } from './render.js';
+import { WEBHOOKS_USAGE, webhooksCommand } from './webhook-commands.js';
 
-export const CLIENT_COMMANDS = ['ingest', 'status', 'ls', 'rm', 'chunks', 'cat', 'query', 'usage'] as const;
+export const CLIENT_COMMANDS = [
+  'ingest',
+  'status',
+  'ls',
+  'rm',
+  'chunks',
+  'cat',
+  'query',
+  'usage',
+  'webhooks',
+] as const;
 export type ClientCommand = (typeof CLIENT_COMMANDS)[number];
 
 export const CLIENT_USAGE = `Client (talks to a running server; DOCINDEX_URL, default http://127.0.0.1:8080, and
@@ -39,7 +50,8 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
   docindex query "text" [--top-k N] [--filter F …] [--document-id ID …] [--json]
   A filter F is k=v, or a JSON filter such as '{"year": {"$gte": "2020"}, "lang": {"$in": ["en", "de"]}}'
   (operators $eq $ne $gt $gte $lt $lte $in $nin $exists $and $or $not); several must all hold.
-  docindex usage [--json]          queries per day over 30 days, totals and the rate limit`;
+  docindex usage [--json]          queries per day over 30 days, totals and the rate limit
+${WEBHOOKS_USAGE}`;
 
 const DEFAULT_URL = 'http://127.0.0.1:8080';
 const UPLOAD_CONCURRENCY = 4;
@@ -84,6 +96,8 @@ export async function runClientCommand(
         return await queryCommand(args, env, io);
       case 'usage':
         return await usageCommand(args, env, io);
+      case 'webhooks':
+        return await webhooksCommand(args, (values) => connect(values, env), io);
     }
   } catch (error) {
     return reportFailure(error, { name: `docindex ${command}`, usage: CLIENT_USAGE, stderr: io.stderr });

@@ -10,6 +10,7 @@ import { DocindexError, WaitTimeoutError } from './errors.js';
 import { type CallOptions, callApi, exchange, sleep, type Transport, transportOf } from './transport.js';
 import type {
   ChunkPage,
+  CreatedWebhook,
   DeleteDocumentsResult,
   DocumentFile,
   DocumentPage,
@@ -21,6 +22,9 @@ import type {
   QueryResponse,
   TextDocument,
   UsageReport,
+  Webhook,
+  WebhookDeliveries,
+  WebhookEvent,
 } from './types.js';
 
 export interface DocindexClientOptions {
@@ -328,6 +332,51 @@ export class DocindexClient {
       ...(options.documentIds === undefined ? {} : { document_ids: options.documentIds }),
     };
     return this.#call<QueryResponse>('POST', '/v1/query', { json: body, signal: options.signal });
+  }
+
+  /**
+   * Registers a webhook endpoint (`POST /v1/webhooks`). The answer's `secret` is shown only now:
+   * keep it to verify `webhook-signature` (Standard Webhooks). Every event when `events` is absent.
+   */
+  createWebhook(
+    url: string,
+    options: RequestOptions & { events?: WebhookEvent[]; description?: string } = {},
+  ): Promise<CreatedWebhook> {
+    const body = {
+      url,
+      ...(options.events === undefined ? {} : { events: options.events }),
+      ...(options.description === undefined ? {} : { description: options.description }),
+    };
+    return this.#call<CreatedWebhook>('POST', '/v1/webhooks', { json: body, signal: options.signal });
+  }
+
+  async listWebhooks(options: RequestOptions = {}): Promise<Webhook[]> {
+    return (await this.#call<{ webhooks: Webhook[] }>('GET', '/v1/webhooks', options)).webhooks;
+  }
+
+  getWebhook(id: string, options: RequestOptions = {}): Promise<Webhook> {
+    return this.#call<Webhook>('GET', `/v1/webhooks/${encodeURIComponent(id)}`, options);
+  }
+
+  deleteWebhook(id: string, options: RequestOptions = {}): Promise<void> {
+    return this.#call<void>('DELETE', `/v1/webhooks/${encodeURIComponent(id)}`, options);
+  }
+
+  /** Queues a signed `webhook.test` message; resolves with its `webhook-id`. */
+  async testWebhook(id: string, options: RequestOptions = {}): Promise<string> {
+    const path = `/v1/webhooks/${encodeURIComponent(id)}/test`;
+    return (await this.#call<{ message_id: string }>('POST', path, options)).message_id;
+  }
+
+  /** The endpoint's newest delivery attempts (at most `limit`, 20 by default) and its waiting messages. */
+  listWebhookDeliveries(
+    id: string,
+    options: RequestOptions & { limit?: number } = {},
+  ): Promise<WebhookDeliveries> {
+    const query = options.limit === undefined ? '' : `?limit=${options.limit}`;
+    return this.#call<WebhookDeliveries>('GET', `/v1/webhooks/${encodeURIComponent(id)}/deliveries${query}`, {
+      signal: options.signal,
+    });
   }
 
   /** Queries per UTC day for the last 30 days (today first) and the rate limit. */

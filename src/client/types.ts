@@ -22,6 +22,7 @@ import type {
   QueryResponse as QueryResponseSchema,
   UsageResponse,
 } from '../http/schemas.js';
+import type { CreatedWebhookSchema, DeliveryList, WebhookSchema } from '../http/webhook-schemas.js';
 
 /** The 202 answer of every ingest operation. */
 export type IngestAck = Static<typeof IngestAckSchema>;
@@ -93,3 +94,12 @@ export type IssuedKey = Static<typeof IssuedKeySchema>;
 export type AdminKey = Static<typeof KeySchema>;
 /** `DELETE /admin/v1/orgs/{id}`: what was removed. */
 export type PurgeReceipt = Static<typeof PurgeReceiptSchema>;
+
+/** A webhook endpoint as listed (its secret is shown only by createWebhook). */
+export type Webhook = Static<typeof WebhookSchema>;
+/** `POST /v1/webhooks`: the endpoint and its signing secret (`whsec_…`), shown once. */
+export type CreatedWebhook = Static<typeof CreatedWebhookSchema>;
+/** `GET /v1/webhooks/{id}/deliveries`: the newest attempts and how many messages wait. */
+export type WebhookDeliveries = Static<typeof DeliveryList>;
+/** The document events an endpoint can subscribe to. */
+export type WebhookEvent = Webhook['events'][number];

@@ -108,6 +108,7 @@ export const ERRORS = {
   orgNotFound: (id: string) => new ApiError('not_found', `No organisation with id ${id}.`),
   keyNotFound: (id: string) => new ApiError('not_found', `No API key with id ${id}.`),
   documentNotFound: (id: string) => new ApiError('not_found', `No document with id ${id}.`),
+  webhookNotFound: (id: string) => new ApiError('not_found', `No webhook endpoint with id ${id}.`),
   notReady: (id: string, status: string, what = 'its chunks can be read once it is ready') =>
     new ApiError('not_ready', `Document ${id} is ${status}; ${what}.`),
   noOriginalFile: (id: string) =>

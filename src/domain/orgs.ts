@@ -8,6 +8,7 @@ import type { BlobStore, Clock, DocumentStore, IdempotencyStore, OrgStore, Usage
 import { normaliseScopes, type Scope } from './scopes.js';
 import type { ApiKeyRecord, Org } from './types.js';
 import type { UsageService } from './usage.js';
+import type { WebhookStore } from './webhooks.js';
 
 export interface IssuedKey {
   org_id: string;
@@ -34,7 +35,7 @@ export interface OrgPage {
   nextCursor: string | null;
 }
 
-/** What purging an org removed, counted. Vectors and webhooks have no store yet: always 0. */
+/** What purging an org removed, counted (`webhooks`: endpoints, with their outbox and log). Vectors have no store yet: always 0. */
 export interface PurgeReceipt {
   org_id: string;
   documents: number;
@@ -61,6 +62,7 @@ export interface OrgAdminStores {
   usage: UsageStore;
   idempotency: IdempotencyStore;
   blobs: BlobStore;
+  webhooks: WebhookStore;
 }
 
 export class OrgAdmin {
@@ -176,9 +178,11 @@ export class OrgAdmin {
    * ends without writing anything (the pipeline finds its document gone).
    */
   async purgeOrg(orgId: string): Promise<PurgeReceipt> {
-    const { orgs, documents, usage, idempotency, blobs } = this.stores;
+    const { orgs, documents, usage, idempotency, blobs, webhooks } = this.stores;
     if (!(await orgs.getOrg(orgId))) throw ERRORS.orgNotFound(orgId);
     await orgs.revokeKeys(orgId, this.clock.now());
+    // Endpoints first: documents purged afterwards produce no events, and none is sent.
+    const webhookCount = await webhooks.purgeOrg(orgId);
     const docs = await documents.purgeOrg(orgId);
     for (const key of docs.blobKeys) await blobs.delete(key);
     const usageDays = await usage.purgeOrg(orgId);
@@ -190,7 +194,7 @@ export class OrgAdmin {
       chunks: docs.chunks,
       vectors: 0,
       blobs: docs.blobKeys.length,
-      webhooks: 0,
+      webhooks: webhookCount,
       keys,
       usage_days: usageDays,
       idempotency_keys: idempotencyKeys,

@@ -7,6 +7,7 @@ import type { OrgAdmin } from '../domain/orgs.js';
 import type { RateLimiter } from '../domain/ports.js';
 import type { QueryService } from '../domain/query.js';
 import type { UsageService } from '../domain/usage.js';
+import type { WebhookService } from '../domain/webhooks.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -27,6 +28,7 @@ export interface AppDeps {
   documents: DocumentService;
   query: QueryService;
   usage: UsageService;
+  webhooks: WebhookService;
   readiness: ReadinessCheck[];
   metrics?: MetricsSink;
   /** The admin API (/admin/v1); absent when ADMIN_TOKEN is unset, and then its routes do not exist. */

@@ -75,6 +75,7 @@ async function serve(runtime: Runtime, withWorker: boolean): Promise<number> {
     });
   }
   const worker = withWorker ? runtime.startWorker({ ingestRequests }) : null;
+  const dispatcher = runtime.startDispatcher();
   const address = await app.listen({ host: config.host, port: config.port });
   logger.info({ address, worker: worker !== null }, 'docindex listening');
   if (firstKey) {
@@ -96,15 +97,18 @@ async function serve(runtime: Runtime, withWorker: boolean): Promise<number> {
   logger.info('shutting down');
   await app.close();
   await worker?.stop();
+  await dispatcher.stop();
   await runtime.close();
   return 0;
 }
 
 async function runWorker(runtime: Runtime): Promise<number> {
   const handle = runtime.startWorker();
+  const dispatcher = runtime.startDispatcher();
   runtime.logger.info('docindex worker started');
   await waitForSignal();
   await handle.stop();
+  await dispatcher.stop();
   await runtime.close();
   return 0;
 }

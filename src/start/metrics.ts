@@ -1,15 +1,17 @@
 // Prometheus metrics (prom-client): HTTP traffic by route and status, document outcomes, and the
 // backlog of waiting documents, served at /metrics.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { DocumentStore } from '../domain/ports.js';
+import type { Clock, DocumentStore } from '../domain/ports.js';
+import type { DeliveryOutcome, WebhookStore } from '../domain/webhooks.js';
 import type { MetricsSink } from '../http/deps.js';
 import type { ProcessingOutcome } from '../pipeline/processor.js';
 
 export interface Metrics extends MetricsSink {
   documentOutcome(outcome: ProcessingOutcome): void;
+  webhookAttempt(outcome: DeliveryOutcome, durationMs: number): void;
 }
 
-export function createMetrics(documents: DocumentStore): Metrics {
+export function createMetrics(documents: DocumentStore, webhooks: WebhookStore, clock: Clock): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'docindex_' });
   const requests = new Counter({
@@ -39,8 +41,49 @@ export function createMetrics(documents: DocumentStore): Metrics {
       this.set(await documents.countPending());
     },
   });
+  const deliveries = new Counter({
+    name: 'docindex_webhook_deliveries_total',
+    help: 'Webhook delivery attempts made by this process, by outcome (delivered, retrying, gave_up, endpoint_disabled).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const deliveryDuration = new Histogram({
+    name: 'docindex_webhook_delivery_duration_seconds',
+    help: 'Time from sending a webhook to its answer (or failure), per attempt.',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  // Both gauges read the shared outbox, so every process reports the same figure.
+  let outboxRead: Promise<{ depth: number; oldest: Date | null }> | null = null;
+  const outbox = () => {
+    outboxRead ??= webhooks.stats().finally(() => {
+      outboxRead = null;
+    });
+    return outboxRead;
+  };
+  new Gauge({
+    name: 'docindex_webhook_outbox_depth',
+    help: 'Webhook messages not yet delivered (waiting, retrying or in flight), across all organisations.',
+    registers: [registry],
+    async collect() {
+      this.set((await outbox()).depth);
+    },
+  });
+  new Gauge({
+    name: 'docindex_webhook_oldest_undelivered_seconds',
+    help: 'Age of the oldest webhook message not yet delivered; 0 when there is none.',
+    registers: [registry],
+    async collect() {
+      const { oldest } = await outbox();
+      this.set(oldest === null ? 0 : Math.max(0, (clock.now().getTime() - oldest.getTime()) / 1000));
+    },
+  });
 
   return {
+    webhookAttempt(outcome, durationMs) {
+      deliveries.inc({ outcome });
+      deliveryDuration.observe(durationMs / 1000);
+    },
     observeRequest(method, route, status, seconds) {
       requests.inc({ method, route, status: String(status) });
       duration.observe({ route }, seconds);

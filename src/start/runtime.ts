@@ -1,6 +1,8 @@
 // The composition root: reads the config, picks an adapter for every port (embedded SQLite or
 // PostgreSQL/Redis), and wires the domain services, the worker and the HTTP dependencies.
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
 import { startCheckpointer } from '../adapters/sqlite/checkpointer.js';
@@ -11,6 +13,7 @@ import { SqliteKeywordIndex } from '../adapters/sqlite/keyword-index.js';
 import { SqliteOrgStore } from '../adapters/sqlite/org-store.js';
 import { SqliteTableQueue } from '../adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../adapters/sqlite/usage-store.js';
+import { SqliteWebhookStore } from '../adapters/sqlite/webhook-store.js';
 import type { Config } from '../config/index.js';
 import { Authenticator } from '../domain/auth.js';
 import { DocumentService } from '../domain/documents.js';
@@ -33,10 +36,19 @@ import type {
 import { QueryService } from '../domain/query.js';
 import { QueueReconciler } from '../domain/reconciler.js';
 import { UsageService } from '../domain/usage.js';
+import { WebhookDispatcher } from '../domain/webhook-dispatcher.js';
+import { WebhookService, type WebhookStore } from '../domain/webhooks.js';
 import type { AppDeps, ReadinessCheck } from '../http/deps.js';
+import { toDocumentJson } from '../http/routes/documents/json.js';
 import { TOKENIZER_NAME } from '../pipeline/chunk/chunker.js';
 import { createExtractor, detectFormat } from '../pipeline/extract/index.js';
-import { checkSubmittedUrl, createAddressPolicy, redactUrl, urlDownloader } from '../pipeline/fetch/index.js';
+import {
+  checkSubmittedUrl,
+  createAddressPolicy,
+  postWebhook,
+  redactUrl,
+  urlDownloader,
+} from '../pipeline/fetch/index.js';
 import { DocumentProcessor } from '../pipeline/processor.js';
 import { type RequestRate, yieldToApi } from '../pipeline/yield-to-api.js';
 import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
@@ -44,6 +56,12 @@ import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 
 export const systemClock: Clock = { now: () => new Date() };
+
+/** Attempts kept per endpoint in the delivery log (GET /v1/webhooks/{id}/deliveries). */
+const WEBHOOK_LOG_LIMIT = 100;
+/** Bytes of a receiver's answer read (and ignored) before the connection is dropped. */
+const WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024;
+const WEBHOOK_LEASE_MARGIN_MS = 5_000;
 
 /** While the API is busy, in-process workers start one document per this interval (≤ 20/s). */
 const YIELD_FLOOR_SPACING_MS = 50;
@@ -61,6 +79,8 @@ export interface Adapters {
   rateLimiter: RateLimiter;
   blobs: BlobStore;
   idempotency: IdempotencyStore;
+  /** Webhook endpoints, the outbox (written by `documents`) and the delivery log. */
+  webhooks: WebhookStore;
   readiness: ReadinessCheck[];
   close(): Promise<void>;
 }
@@ -76,6 +96,8 @@ export interface Runtime extends Adapters {
    * ingest request rate (workers in the API's process), processing gives way to ingest bursts.
    */
   startWorker(options?: { ingestRequests?: RequestRate }): { stop(): Promise<void> };
+  /** Starts sending the webhook outbox (every `serve` and `worker` process runs one). */
+  startDispatcher(): { stop(): Promise<void> };
 }
 
 export interface RuntimeOptions {
@@ -127,6 +149,7 @@ export async function createAdapters(
     rateLimiter,
     blobs: blobStore.blobs,
     idempotency: new SqliteIdempotencyStore(db),
+    webhooks: new SqliteWebhookStore(db),
     readiness: [
       {
         name: 'sqlite',
@@ -164,7 +187,7 @@ export async function createRuntime(
   const { orgs, documents, usage, queue, downloadQueue, rateLimiter, blobs } = adapters;
   const policy = createAddressPolicy({ allow: config.urlFetchAllow });
   const usageService = new UsageService(usage, clock);
-  const metrics = createMetrics(documents);
+  const metrics = createMetrics(documents, adapters.webhooks, clock);
 
   const ingestion = new IngestionService({
     documents,
@@ -190,7 +213,7 @@ export async function createRuntime(
   });
 
   const admin = new OrgAdmin(
-    { orgs, documents, usage, idempotency: adapters.idempotency, blobs },
+    { orgs, documents, usage, idempotency: adapters.idempotency, blobs, webhooks: adapters.webhooks },
     usageService,
     clock,
     config.defaultRateLimitRpm,
@@ -204,6 +227,14 @@ export async function createRuntime(
     documents: new DocumentService(documents, blobs),
     query: new QueryService(adapters.search, usageService),
     usage: usageService,
+    webhooks: new WebhookService(adapters.webhooks, clock, {
+      maxEndpointsPerOrg: config.webhookMaxEndpoints,
+      logLimit: WEBHOOK_LOG_LIMIT,
+      screenUrl: (raw) => {
+        const checked = checkSubmittedUrl(raw, policy);
+        return checked.ok ? null : checked.reason;
+      },
+    }),
     readiness: adapters.readiness,
     metrics,
     ...(config.adminToken === '' ? {} : { admin: { token: config.adminToken, orgs: admin } }),
@@ -284,6 +315,45 @@ export async function createRuntime(
     };
   };
 
+  const startDispatcher = () => {
+    const dispatcher = new WebhookDispatcher(
+      adapters.webhooks,
+      (url, headers, body, signal) =>
+        postWebhook(
+          url,
+          headers,
+          body,
+          { policy, timeoutMs: config.webhookTimeoutMs, maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES },
+          signal,
+        ),
+      clock,
+      {
+        owner: `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}/webhooks`,
+        pollMs: config.webhookPollMs,
+        concurrency: config.webhookConcurrency,
+        // Longer than one attempt can take, so a live owner never loses a message to another.
+        leaseMs: config.webhookTimeoutMs + WEBHOOK_LEASE_MARGIN_MS,
+        retryBaseMs: config.webhookRetryBaseMs,
+        retryMaxMs: config.webhookRetryMaxMs,
+        retryWindowMs: config.webhookRetryWindowMs,
+        disableAfterMs: config.webhookDisableAfterMs,
+        logLimit: WEBHOOK_LOG_LIMIT,
+        render: toDocumentJson,
+        onAttempt: (outcome, ms) => metrics.webhookAttempt(outcome, ms),
+        onError: webhookErrors,
+      },
+    );
+    dispatcher.start();
+    return { stop: () => dispatcher.stop() };
+  };
+  let lastWebhookError = 0;
+  const webhookErrors = (error: unknown) => {
+    // A database outage would otherwise log at every poll.
+    if (Date.now() - lastWebhookError < 30_000) return;
+    lastWebhookError = Date.now();
+    logger.warn({ err: error }, 'webhook dispatcher error');
+  };
+
   return {
     ...adapters,
     config,
@@ -292,5 +362,6 @@ export async function createRuntime(
     admin,
     appDeps,
     startWorker,
+    startDispatcher,
   };
 }

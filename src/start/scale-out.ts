@@ -15,6 +15,7 @@ import { PgOrgStore } from '../adapters/postgres/org-store.js';
 import { PgRateLimiter } from '../adapters/postgres/rate-limiter.js';
 import { PgTableQueue } from '../adapters/postgres/table-queue.js';
 import { PgUsageStore } from '../adapters/postgres/usage-store.js';
+import { PgWebhookStore } from '../adapters/postgres/webhook-store.js';
 import { BullmqJobQueue } from '../adapters/queue/bullmq-queue.js';
 import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
 import type { Config } from '../config/index.js';
@@ -167,6 +168,7 @@ export async function createScaleOutAdapters(
     rateLimiter,
     blobs: blobStore.blobs,
     idempotency: new PgIdempotencyStore(db),
+    webhooks: new PgWebhookStore(db),
     readiness,
     async close() {
       await Promise.all([queue.close(), downloadQueue.close()]);

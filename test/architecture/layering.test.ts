@@ -26,6 +26,7 @@ const SHARED_ADAPTER_MODULES = [
   'adapters/ratelimit/fixed-window.ts',
   'adapters/records/org-row.ts',
   'adapters/records/document-row.ts',
+  'adapters/records/record-snapshot.ts',
 ];
 
 /** Adapter → other adapter imports still to be removed (none left; keep the check strict). */

@@ -70,6 +70,15 @@ describe('console static files', () => {
     expect(script).toContain('/admin/v1/orgs');
   });
 
+  it('has a webhooks panel: a labelled URL field, the endpoints table, and the script that drives it', async () => {
+    const html = (await h.request('GET', '/console', { key: null })).body;
+    expect(html).toMatch(/<h2 id="webhooks-title">Webhooks<\/h2>/);
+    expect(html).toMatch(/<label[^>]*for="webhook-url"/);
+    expect(html).toMatch(/id="webhooks-body"/);
+    const script = (await h.request('GET', '/console/app.js', { key: null })).body;
+    for (const call of ["'/v1/webhooks'", '/test`', '/deliveries?limit=20`']) expect(script).toContain(call);
+  });
+
   it('offers the formats the service accepts, from the format registry', async () => {
     const html = (await h.request('GET', '/console', { key: null })).body;
     expect(html).toContain('accept=".pdf,.docx,.txt,.md,.html,.htm"');

@@ -13,6 +13,7 @@ import { PgOrgStore } from '../../src/adapters/postgres/org-store.js';
 import { PgRateLimiter } from '../../src/adapters/postgres/rate-limiter.js';
 import { PgTableQueue } from '../../src/adapters/postgres/table-queue.js';
 import { PgUsageStore } from '../../src/adapters/postgres/usage-store.js';
+import { PgWebhookStore } from '../../src/adapters/postgres/webhook-store.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
 import { blobStoreContract } from './blob-store.contract.js';
@@ -27,6 +28,7 @@ import { rateLimiterContract } from './rate-limiter.contract.js';
 import { searchIndexContract } from './search-index.contract.js';
 import { tableQueueLanesContract } from './table-queue-lanes.contract.js';
 import { usageStoreContract } from './usage-store.contract.js';
+import { webhookStoreContract } from './webhook-store.contract.js';
 
 const services = await checkServices(['DATABASE_URL']);
 const url = services.urls.DATABASE_URL ?? '';
@@ -66,6 +68,21 @@ describeScaleOut('PostgreSQL adapters', services, () => {
   idempotencyStoreContract('PgIdempotencyStore', async () => {
     const { db, close } = await freshDatabase();
     return { store: new PgIdempotencyStore(db), close };
+  });
+
+  webhookStoreContract('PgWebhookStore', async () => {
+    const { db, close } = await freshDatabase();
+    // "Another process": a second pool on the same schema.
+    const second = new PgDatabase({ connectionString: url, schema: db.schema, maxConnections: 3 });
+    return {
+      store: new PgWebhookStore(db),
+      documents: new PgDocumentStore(db),
+      other: new PgWebhookStore(second),
+      async close() {
+        await second.close();
+        await close();
+      },
+    };
   });
 
   usageStoreContract('PgUsageStore', async () => {

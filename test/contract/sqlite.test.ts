@@ -13,6 +13,7 @@ import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
 import { SqliteOrgStore } from '../../src/adapters/sqlite/org-store.js';
 import { SqliteTableQueue } from '../../src/adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../../src/adapters/sqlite/usage-store.js';
+import { SqliteWebhookStore } from '../../src/adapters/sqlite/webhook-store.js';
 import { blobStoreContract } from './blob-store.contract.js';
 import type { DocumentStoreOptions } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
@@ -25,6 +26,7 @@ import { rateLimiterContract } from './rate-limiter.contract.js';
 import { searchIndexContract } from './search-index.contract.js';
 import { tableQueueLanesContract } from './table-queue-lanes.contract.js';
 import { usageStoreContract } from './usage-store.contract.js';
+import { webhookStoreContract } from './webhook-store.contract.js';
 
 /** A database file of its own in a fresh folder (WAL, as in production), removed on close. */
 function fileDatabase(): { db: Database; close(): Promise<void> } {
@@ -89,6 +91,21 @@ tableQueueLanesContract('SqliteTableQueue lanes', async () => {
     downloads: new SqliteTableQueue(db, { lane: 'download' }).rows,
     processing: new SqliteTableQueue(db, { lane: 'process' }).rows,
     close,
+  };
+});
+
+webhookStoreContract('SqliteWebhookStore', async () => {
+  const { db, close } = fileDatabase();
+  // "Another process": a second connection to the same file.
+  const second = openSqlite(db.name);
+  return {
+    store: new SqliteWebhookStore(db),
+    documents: new SqliteDocumentStore(db),
+    other: new SqliteWebhookStore(second),
+    async close() {
+      second.close();
+      await close();
+    },
   };
 });
 

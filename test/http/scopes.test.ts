@@ -64,7 +64,9 @@ describe('key scopes', () => {
     for (const route of v1) {
       expect(route.scope, `${route.method} ${route.url}`).toBe(expectedScope(route.method, route.url));
     }
-    expect(new Set(v1.map((r) => r.scope))).toEqual(new Set(['ingest', 'query', 'read', 'write']));
+    expect(new Set(v1.map((r) => r.scope))).toEqual(
+      new Set(['ingest', 'query', 'read', 'write', 'webhooks']),
+    );
   });
 
   it('every route × every scope: 403 insufficient_scope without the route’s scope, past auth with it', async () => {

@@ -20,6 +20,12 @@ const ROUTES: { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; body?:
   { method: 'POST', url: '/v1/documents/delete', body: { filter: { team: 'x' } } },
   { method: 'POST', url: '/v1/query', body: { query: 'hello' } },
   { method: 'GET', url: '/v1/usage' },
+  { method: 'POST', url: '/v1/webhooks', body: { url: 'https://hooks.example.com/a' } },
+  { method: 'GET', url: '/v1/webhooks' },
+  { method: 'GET', url: '/v1/webhooks/wh_0123456789abcdef0123456789abcdef' },
+  { method: 'DELETE', url: '/v1/webhooks/wh_0123456789abcdef0123456789abcdef' },
+  { method: 'POST', url: '/v1/webhooks/wh_0123456789abcdef0123456789abcdef/test' },
+  { method: 'GET', url: '/v1/webhooks/wh_0123456789abcdef0123456789abcdef/deliveries' },
 ];
 
 /**
@@ -46,7 +52,7 @@ describe('authentication on every route', () => {
   afterAll(() => h.close());
 
   it('covers every /v1 route the app has: a new route must be added to ROUTES', () => {
-    const pattern = (url: string) => url.replace(/[0-9a-f-]{36}/, ':id');
+    const pattern = (url: string) => url.replace(/[0-9a-f-]{36}|wh_[0-9a-f]{32}/, ':id');
     const listed = new Set(ROUTES.map((r) => `${r.method} ${pattern(r.url)}`));
     const v1 = registered
       .filter((r) => r.url.startsWith('/v1/') && r.method !== 'HEAD' && r.method !== 'OPTIONS')

@@ -412,6 +412,46 @@ class Client:
         """Queries per UTC day for the last 30 days (today first) and the rate limit (``GET /v1/usage``)."""
         return UsageReport.from_json(self._json(self._call("GET", "/v1/usage")))
 
+    # Webhooks -----------------------------------------------------------------------------------
+    # Answers are the API's JSON objects as dicts (README, "Webhooks").
+
+    def create_webhook(
+        self,
+        url: str,
+        *,
+        events: Optional[Sequence[str]] = None,
+        description: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """Registers a webhook endpoint (``POST /v1/webhooks``). The answer's ``secret``
+        (``whsec_…``) is shown only now: keep it to verify ``webhook-signature``."""
+        body: Dict[str, Any] = {"url": url}
+        if events is not None:
+            body["events"] = list(events)
+        if description is not None:
+            body["description"] = description
+        return dict(self._json(self._call("POST", "/v1/webhooks", json_body=body)))
+
+    def list_webhooks(self) -> List[Dict[str, Any]]:
+        """The organisation's webhook endpoints, oldest first, without secrets."""
+        return list(self._json(self._call("GET", "/v1/webhooks"))["webhooks"])
+
+    def get_webhook(self, webhook_id: str) -> Dict[str, Any]:
+        """One webhook endpoint; ``enabled`` is false once it was disabled."""
+        return dict(self._json(self._call("GET", _webhook_path(webhook_id))))
+
+    def delete_webhook(self, webhook_id: str) -> None:
+        """Deletes the endpoint, its waiting messages and its delivery log."""
+        self._call("DELETE", _webhook_path(webhook_id))
+
+    def test_webhook(self, webhook_id: str) -> str:
+        """Queues a signed ``webhook.test`` message; returns its ``webhook-id``."""
+        return str(self._json(self._call("POST", _webhook_path(webhook_id) + "/test"))["message_id"])
+
+    def list_webhook_deliveries(self, webhook_id: str, *, limit: int = 20) -> Dict[str, Any]:
+        """The newest delivery attempts (``deliveries``) and how many messages wait (``pending``)."""
+        answer = self._call("GET", _webhook_path(webhook_id) + "/deliveries", query={"limit": str(limit)})
+        return dict(self._json(answer))
+
     # Transport ----------------------------------------------------------------------------------
 
     def _call(
@@ -524,6 +564,10 @@ def _text_document(doc: TextInput) -> Dict[str, Any]:
     if isinstance(doc, TextDocument):
         return doc.to_json()
     return dict(doc)
+
+
+def _webhook_path(webhook_id: str) -> str:
+    return "/v1/webhooks/" + urllib.parse.quote(webhook_id, safe="")
 
 
 def _document_path(document_id: str) -> str:

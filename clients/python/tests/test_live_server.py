@@ -384,3 +384,26 @@ class RateLimitTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class WebhooksTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = live_client()
+
+    def test_create_list_get_deliveries_delete(self) -> None:
+        # Subscribed only to an event nothing here emits, so nothing is ever sent to the address.
+        hook = self.client.create_webhook(
+            "https://hooks.example.com/" + run_tag(), events=["document.vectors_ready"], description="py"
+        )
+        self.assertTrue(hook["secret"].startswith("whsec_"))
+        self.assertEqual(hook["events"], ["document.vectors_ready"])
+        listed = [h for h in self.client.list_webhooks() if h["id"] == hook["id"]]
+        self.assertEqual(len(listed), 1)
+        self.assertNotIn("secret", listed[0])
+        self.assertTrue(self.client.get_webhook(hook["id"])["enabled"])
+        self.assertEqual(self.client.list_webhook_deliveries(hook["id"], limit=5), {"deliveries": [], "pending": 0})
+        with self.assertRaises(InvalidRequestError):
+            self.client.create_webhook("http://10.0.0.1/hook")
+        self.client.delete_webhook(hook["id"])
+        with self.assertRaises(NotFoundError):
+            self.client.get_webhook(hook["id"])

@@ -26,6 +26,7 @@ import {
 import type { PgDatabase } from './database.js';
 import { postgresFilter } from './filter-sql.js';
 import { PgKeywordIndex } from './keyword-index.js';
+import { PgWebhookOutbox } from './webhook-store.js';
 
 const systemClock: Clock = { now: () => new Date() };
 
@@ -38,6 +39,8 @@ export interface PgDocumentStoreOptions {
   tableQueue?: boolean;
   /** The keyword index saveIndex writes (default: one on the same database). */
   index?: PgKeywordIndex;
+  /** Writes webhook events in the transactions of the status changes (default: one on the same database). */
+  outbox?: PgWebhookOutbox;
 }
 
 /** A record row as node-postgres returns it: bigints as strings, Dates, parsed JSON. */
@@ -71,6 +74,7 @@ export class PgDocumentStore implements DocumentStore {
   private readonly documents: string;
   private readonly initialJobState: 'pending' | 'done';
   readonly index: PgKeywordIndex;
+  private readonly outbox: PgWebhookOutbox;
 
   constructor(
     private readonly db: PgDatabase,
@@ -80,6 +84,7 @@ export class PgDocumentStore implements DocumentStore {
     this.documents = db.table('documents');
     this.initialJobState = (opts.tableQueue ?? true) ? 'pending' : 'done';
     this.index = opts.index ?? new PgKeywordIndex(db);
+    this.outbox = opts.outbox ?? new PgWebhookOutbox(db);
   }
 
   async createDocuments(docs: NewDocument[]): Promise<void> {
@@ -157,13 +162,22 @@ export class PgDocumentStore implements DocumentStore {
   }
 
   async deleteDocument(orgId: string, id: string): Promise<{ blobKey: string | null } | null> {
-    // The chunks go with the row (ON DELETE CASCADE) in this one statement, so they stop matching
-    // at the moment the document disappears.
-    const { rows } = await this.db.query<{ blob_key: string | null }>(
-      `DELETE FROM ${this.documents} WHERE id = $1 AND org_id = $2 RETURNING blob_key`,
-      [storable(id), storable(orgId)],
-    );
-    return rows[0] ? { blobKey: rows[0].blob_key } : null;
+    // The chunks go with the row (ON DELETE CASCADE) in one statement, so they stop matching at the
+    // moment the document disappears; its webhook event (the record as it was) commits with it.
+    return this.db.transaction(async (tx) => {
+      // Locked first: an index run finishing meanwhile commits before, and the event shows its result.
+      const own = await tx.query(`SELECT 1 FROM ${this.documents} WHERE id = $1 AND org_id = $2 FOR UPDATE`, [
+        storable(id),
+        storable(orgId),
+      ]);
+      if (!own.rowCount) return null;
+      await this.outbox.emit(tx, 'document.deleted', storable(id), this.clock.now());
+      const { rows } = await tx.query<{ blob_key: string | null }>(
+        `DELETE FROM ${this.documents} WHERE id = $1 AND org_id = $2 RETURNING blob_key`,
+        [storable(id), storable(orgId)],
+      );
+      return rows[0] ? { blobKey: rows[0].blob_key } : null;
+    });
   }
 
   /**
@@ -300,6 +314,7 @@ export class PgDocumentStore implements DocumentStore {
             docId,
           ],
         );
+        await this.outbox.emit(tx, 'document.ready', docId, this.clock.now()); // webhooks: same transaction
         return true;
       });
     } finally {
@@ -309,13 +324,17 @@ export class PgDocumentStore implements DocumentStore {
   }
 
   async markFailed(id: string, error: DocumentError): Promise<boolean> {
-    const r = await this.db.query(
-      `UPDATE ${this.documents} SET status = 'failed', error_code = $1, error_message = $2,
-         input_text = NULL, fetch_url = NULL, updated_at = $3
-       WHERE id = $4`,
-      [error.code, storable(error.message), this.clock.now(), storable(id)],
-    );
-    return (r.rowCount ?? 0) > 0;
+    return this.db.transaction(async (tx) => {
+      const r = await tx.query(
+        `UPDATE ${this.documents} SET status = 'failed', error_code = $1, error_message = $2,
+           input_text = NULL, fetch_url = NULL, updated_at = $3
+         WHERE id = $4`,
+        [error.code, storable(error.message), this.clock.now(), storable(id)],
+      );
+      const changed = (r.rowCount ?? 0) > 0;
+      if (changed) await this.outbox.emit(tx, 'document.failed', storable(id), this.clock.now()); // webhooks
+      return changed;
+    });
   }
 
   async attachBlob(

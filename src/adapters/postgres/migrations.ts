@@ -230,6 +230,62 @@ const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 20,
+    name: 'webhooks',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // Endpoints, the outbox (one row per event and endpoint, written in the transaction of the
+      // status change, removed once delivered or given up; payload is the status record as that
+      // change left it, NULL for a test message) and the delivery log (newest attempts kept).
+      // events is comma-separated, matched as ',type,' in ',events,' as on SQLite.
+      await tx.query(`
+        CREATE TABLE ${t('webhook_endpoints')} (
+          id text PRIMARY KEY,
+          org_id text NOT NULL,
+          url text NOT NULL,
+          events text NOT NULL,
+          description text,
+          secret text NOT NULL,
+          created_at timestamptz NOT NULL,
+          disabled_at timestamptz,
+          disabled_reason text,
+          failing_since timestamptz
+        );
+        CREATE INDEX ON ${t('webhook_endpoints')} (org_id, created_at);
+        CREATE TABLE ${t('webhook_messages')} (
+          id text PRIMARY KEY,
+          endpoint_id text NOT NULL REFERENCES ${t('webhook_endpoints')}(id) ON DELETE CASCADE,
+          org_id text NOT NULL,
+          event_type text NOT NULL,
+          document_id text,
+          payload jsonb,
+          created_at timestamptz NOT NULL,
+          next_attempt_at timestamptz NOT NULL,
+          attempts integer NOT NULL DEFAULT 0,
+          lease_owner text,
+          lease_until timestamptz
+        );
+        CREATE INDEX ON ${t('webhook_messages')} (next_attempt_at);
+        CREATE INDEX ON ${t('webhook_messages')} (endpoint_id);
+        CREATE INDEX ON ${t('webhook_messages')} (created_at);
+        CREATE TABLE ${t('webhook_attempts')} (
+          id bigserial PRIMARY KEY,
+          endpoint_id text NOT NULL REFERENCES ${t('webhook_endpoints')}(id) ON DELETE CASCADE,
+          org_id text NOT NULL,
+          message_id text NOT NULL,
+          event_type text NOT NULL,
+          attempt integer NOT NULL,
+          status_code integer,
+          duration_ms integer NOT NULL,
+          error text,
+          outcome text NOT NULL,
+          at timestamptz NOT NULL
+        );
+        CREATE INDEX ON ${t('webhook_attempts')} (endpoint_id, id);
+      `);
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -211,6 +211,62 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE fts_orgs_numbered RENAME TO fts_orgs;
     `,
   },
+  {
+    version: 20,
+    name: 'webhooks',
+    sql: `
+      CREATE TABLE webhook_endpoints (
+        id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        url TEXT NOT NULL,
+        -- Comma-separated event types: the outbox insert matches ',type,' in ',events,'.
+        events TEXT NOT NULL,
+        description TEXT,
+        secret TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        disabled_at INTEGER,
+        disabled_reason TEXT,
+        failing_since INTEGER
+      ) STRICT;
+      CREATE INDEX webhook_endpoints_org ON webhook_endpoints(org_id, created_at);
+
+      -- The outbox: one row per event and endpoint, written in the transaction of the status
+      -- change; removed once delivered or given up. payload is the status record (JSON of the
+      -- record columns) as it was at the change; NULL for a test message.
+      CREATE TABLE webhook_messages (
+        id TEXT PRIMARY KEY,
+        endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
+        org_id TEXT NOT NULL,
+        event_type TEXT NOT NULL,
+        document_id TEXT,
+        payload TEXT,
+        created_at INTEGER NOT NULL,
+        next_attempt_at INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        lease_owner TEXT,
+        lease_until INTEGER
+      ) STRICT;
+      CREATE INDEX webhook_messages_due ON webhook_messages(next_attempt_at);
+      CREATE INDEX webhook_messages_endpoint ON webhook_messages(endpoint_id);
+      CREATE INDEX webhook_messages_created ON webhook_messages(created_at);
+
+      -- The delivery log, kept to the newest attempts of each endpoint.
+      CREATE TABLE webhook_attempts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
+        org_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        event_type TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        status_code INTEGER,
+        duration_ms INTEGER NOT NULL,
+        error TEXT,
+        outcome TEXT NOT NULL,
+        at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX webhook_attempts_endpoint ON webhook_attempts(endpoint_id, id);
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */

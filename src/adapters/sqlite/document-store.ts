@@ -31,6 +31,7 @@ import { SqliteKeywordIndex } from './keyword-index.js';
 import { startProcessingSet } from './start-processing.js';
 import { StatementCache } from './statements.js';
 import { storableMetadata, storableNullable, storableText } from './text.js';
+import { SqliteWebhookOutbox } from './webhook-store.js';
 
 const systemClock: Clock = { now: () => new Date() };
 
@@ -81,6 +82,8 @@ export interface SqliteDocumentStoreOptions {
   clock?: Clock;
   /** The keyword index that saveIndex writes (default: one on the same database). */
   index?: SqliteKeywordIndex;
+  /** Writes webhook events in the transactions of the status changes (default: one on the same database). */
+  outbox?: SqliteWebhookOutbox;
 }
 
 /** A record row as better-sqlite3 returns it: integers, epoch milliseconds, JSON text. */
@@ -105,6 +108,7 @@ export class SqliteDocumentStore implements DocumentStore {
   private readonly commits: GroupCommit;
   private readonly clock: Clock;
   readonly index: SqliteKeywordIndex;
+  private readonly outbox: SqliteWebhookOutbox;
 
   constructor(
     private readonly db: Database,
@@ -114,6 +118,7 @@ export class SqliteDocumentStore implements DocumentStore {
     this.commits = new GroupCommit(db);
     this.clock = opts.clock ?? systemClock;
     this.index = opts.index ?? new SqliteKeywordIndex(db);
+    this.outbox = opts.outbox ?? new SqliteWebhookOutbox(db, this.clock);
     setImmediate(() => void this.resumePurges());
   }
 
@@ -221,6 +226,7 @@ export class SqliteDocumentStore implements DocumentStore {
           )
           .get(id, orgId);
         if (!row) return null;
+        this.outbox.emit('document.deleted', id); // webhooks: the record as it was, same transaction
         if (this.index.countChunks(id, INDEX_DELETE_SLICE + 1) > INDEX_DELETE_SLICE) {
           this.sql
             .get(
@@ -485,17 +491,23 @@ export class SqliteDocumentStore implements DocumentStore {
         this.now(),
         id,
       );
+    this.outbox.emit('document.ready', id); // webhooks: same transaction as the status change
   }
 
   async markFailed(id: string, error: DocumentError): Promise<boolean> {
-    const r = this.sql
-      .get(
-        `UPDATE documents SET status = 'failed', error_code = ?, error_message = ?,
-           input_text = NULL, fetch_url = NULL, updated_at = ?
-         WHERE id = ? AND ${LIVE}`,
-      )
-      .run(error.code, storableText(error.message), this.now(), id);
-    return r.changes > 0;
+    return this.db
+      .transaction(() => {
+        const r = this.sql
+          .get(
+            `UPDATE documents SET status = 'failed', error_code = ?, error_message = ?,
+               input_text = NULL, fetch_url = NULL, updated_at = ?
+             WHERE id = ? AND ${LIVE}`,
+          )
+          .run(error.code, storableText(error.message), this.now(), id);
+        if (r.changes > 0) this.outbox.emit('document.failed', id); // webhooks: same transaction
+        return r.changes > 0;
+      })
+      .immediate();
   }
 
   async attachBlob(

@@ -1,0 +1,312 @@
+// Webhooks on PostgreSQL: endpoints, the outbox and the delivery log (WebhookStore), and the outbox
+// writer the document store calls inside its own transactions (PgWebhookOutbox). Claims take due
+// rows FOR UPDATE SKIP LOCKED and lease them (owner + expiry), so any number of processes share
+// the outbox and each message is held by one of them at a time.
+import { cleanText } from '../../domain/text.js';
+import type {
+  AttemptResult,
+  ClaimedMessage,
+  DeliveryAttempt,
+  DeliveryOutcome,
+  OutboxStats,
+  RetryPlan,
+  WebhookEndpoint,
+  WebhookEventType,
+  WebhookStore,
+} from '../../domain/webhooks.js';
+import { snapshotArguments, snapshotToRecord } from '../records/record-snapshot.js';
+import type { PgDatabase, Queryable } from './database.js';
+
+interface EndpointRow {
+  id: string;
+  org_id: string;
+  url: string;
+  events: string;
+  description: string | null;
+  secret: string;
+  created_at: Date;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
+  failing_since: Date | null;
+}
+
+function toEndpoint(row: EndpointRow): WebhookEndpoint {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    url: row.url,
+    events: row.events.split(',').filter((e) => e !== '') as WebhookEventType[],
+    description: row.description,
+    secret: row.secret,
+    createdAt: row.created_at,
+    disabledAt: row.disabled_at,
+    disabledReason: row.disabled_reason as WebhookEndpoint['disabledReason'],
+    failingSince: row.failing_since,
+  };
+}
+
+interface AttemptRow {
+  id: string;
+  message_id: string;
+  endpoint_id: string;
+  event_type: string;
+  attempt: number;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  outcome: string;
+  at: Date;
+}
+
+const NEW_MESSAGE_ID = `'msg_' || replace(gen_random_uuid()::text, '-', '')`;
+
+/**
+ * Writes outbox rows for a document's event: call `emit` with the transaction that makes the
+ * change. One statement: a row per enabled endpoint of the document's org subscribed to the
+ * event, none at all for orgs without one.
+ */
+export class PgWebhookOutbox {
+  private readonly sql: string;
+
+  constructor(db: PgDatabase) {
+    const snapshot = snapshotArguments('d', (_column, ref) => ref);
+    this.sql = `INSERT INTO ${db.table('webhook_messages')}
+        (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
+      SELECT ${NEW_MESSAGE_ID}, e.id, d.org_id, $2, d.id, jsonb_build_object(${snapshot}), $3, $3
+      FROM ${db.table('documents')} d JOIN ${db.table('webhook_endpoints')} e ON e.org_id = d.org_id
+      WHERE d.id = $1 AND e.disabled_at IS NULL
+        AND position(',' || $2 || ',' in ',' || e.events || ',') > 0`;
+  }
+
+  /** How many messages were written (one per subscribed endpoint). */
+  async emit(tx: Queryable, type: WebhookEventType, documentId: string, at: Date): Promise<number> {
+    const r = await tx.query(this.sql, [cleanText(documentId), type, at]);
+    return r.rowCount ?? 0;
+  }
+}
+
+export class PgWebhookStore implements WebhookStore {
+  private readonly endpoints: string;
+  private readonly messages: string;
+  private readonly attempts: string;
+
+  constructor(private readonly db: PgDatabase) {
+    this.endpoints = db.table('webhook_endpoints');
+    this.messages = db.table('webhook_messages');
+    this.attempts = db.table('webhook_attempts');
+  }
+
+  async createEndpoint(e: WebhookEndpoint): Promise<void> {
+    await this.db.query(
+      `INSERT INTO ${this.endpoints} (id, org_id, url, events, description, secret, created_at,
+         disabled_at, disabled_reason, failing_since) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        e.id,
+        cleanText(e.orgId),
+        cleanText(e.url),
+        e.events.join(','),
+        e.description === null ? null : cleanText(e.description),
+        e.secret,
+        e.createdAt,
+        e.disabledAt,
+        e.disabledReason,
+        e.failingSince,
+      ],
+    );
+  }
+
+  async countEndpoints(orgId: string): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${this.endpoints} WHERE org_id = $1`,
+      [cleanText(orgId)],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  async listEndpoints(orgId: string): Promise<WebhookEndpoint[]> {
+    const { rows } = await this.db.query<EndpointRow>(
+      `SELECT * FROM ${this.endpoints} WHERE org_id = $1 ORDER BY created_at, id`,
+      [cleanText(orgId)],
+    );
+    return rows.map(toEndpoint);
+  }
+
+  async getEndpoint(orgId: string, id: string): Promise<WebhookEndpoint | null> {
+    const { rows } = await this.db.query<EndpointRow>(
+      `SELECT * FROM ${this.endpoints} WHERE id = $1 AND org_id = $2`,
+      [cleanText(id), cleanText(orgId)],
+    );
+    return rows[0] ? toEndpoint(rows[0]) : null;
+  }
+
+  async deleteEndpoint(orgId: string, id: string): Promise<boolean> {
+    // Messages and log go with the endpoint (ON DELETE CASCADE).
+    const r = await this.db.query(`DELETE FROM ${this.endpoints} WHERE id = $1 AND org_id = $2`, [
+      cleanText(id),
+      cleanText(orgId),
+    ]);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async enqueueTest(orgId: string, endpointId: string, at: Date): Promise<string | null> {
+    const { rows } = await this.db.query<{ id: string }>(
+      `INSERT INTO ${this.messages} (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
+       SELECT ${NEW_MESSAGE_ID}, id, org_id, 'webhook.test', NULL, NULL, $3, $3
+       FROM ${this.endpoints} WHERE id = $1 AND org_id = $2 AND disabled_at IS NULL
+       RETURNING id`,
+      [cleanText(endpointId), cleanText(orgId), at],
+    );
+    return rows[0]?.id ?? null;
+  }
+
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedMessage[]> {
+    const { rows } = await this.db.query<{
+      id: string;
+      endpoint_id: string;
+      org_id: string;
+      event_type: string;
+      payload: object | null;
+      created_at: Date;
+      attempts: number;
+      url: string;
+      secret: string;
+    }>(
+      `WITH due AS (
+         SELECT w.id FROM ${this.messages} w JOIN ${this.endpoints} e ON e.id = w.endpoint_id
+         WHERE w.next_attempt_at <= $2 AND (w.lease_until IS NULL OR w.lease_until < $2)
+           AND e.disabled_at IS NULL
+         ORDER BY w.next_attempt_at LIMIT $4
+         FOR UPDATE OF w SKIP LOCKED)
+       UPDATE ${this.messages} m SET lease_owner = $1, lease_until = $3, attempts = m.attempts + 1
+       FROM due, ${this.endpoints} e
+       WHERE m.id = due.id AND e.id = m.endpoint_id
+       RETURNING m.id, m.endpoint_id, m.org_id, m.event_type, m.payload, m.created_at, m.attempts, e.url, e.secret`,
+      [owner, now, leaseUntil, Math.max(0, Math.floor(limit))],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      endpointId: r.endpoint_id,
+      orgId: r.org_id,
+      url: r.url,
+      secret: r.secret,
+      type: r.event_type,
+      record: r.payload === null ? null : snapshotToRecord(r.payload),
+      createdAt: r.created_at,
+      attempt: r.attempts,
+      leaseOwner: owner,
+    }));
+  }
+
+  async settle(
+    message: ClaimedMessage,
+    result: AttemptResult,
+    retry: RetryPlan,
+    at: Date,
+    logLimit: number,
+  ): Promise<DeliveryOutcome | null> {
+    return this.db.transaction(async (tx): Promise<DeliveryOutcome | null> => {
+      const held = await tx.query(
+        `SELECT 1 FROM ${this.messages} WHERE id = $1 AND lease_owner = $2 AND attempts = $3 FOR UPDATE`,
+        [message.id, message.leaseOwner, message.attempt],
+      );
+      if (!held.rowCount) return null;
+      let outcome: DeliveryOutcome;
+      if (result.kind === 'delivered') {
+        outcome = 'delivered';
+        await tx.query(`DELETE FROM ${this.messages} WHERE id = $1`, [message.id]);
+        await tx.query(
+          `UPDATE ${this.endpoints} SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`,
+          [message.endpointId],
+        );
+      } else {
+        const { rows } = await tx.query<{ failing_since: Date }>(
+          `UPDATE ${this.endpoints} SET failing_since = coalesce(failing_since, $2) WHERE id = $1
+           RETURNING failing_since`,
+          [message.endpointId, at],
+        );
+        const failingSince = rows[0]?.failing_since ?? at;
+        const reason =
+          result.kind === 'gone' ? 'gone' : failingSince <= retry.disableIfFailingSince ? 'failing' : null;
+        if (reason !== null) {
+          outcome = 'endpoint_disabled';
+          await tx.query(
+            `UPDATE ${this.endpoints} SET disabled_at = $2, disabled_reason = $3 WHERE id = $1`,
+            [message.endpointId, at, reason],
+          );
+          await tx.query(`DELETE FROM ${this.messages} WHERE endpoint_id = $1`, [message.endpointId]);
+        } else if (retry.nextAttemptAt === null) {
+          outcome = 'gave_up';
+          await tx.query(`DELETE FROM ${this.messages} WHERE id = $1`, [message.id]);
+        } else {
+          outcome = 'retrying';
+          await tx.query(
+            `UPDATE ${this.messages} SET next_attempt_at = $2, lease_owner = NULL, lease_until = NULL WHERE id = $1`,
+            [message.id, retry.nextAttemptAt],
+          );
+        }
+      }
+      await tx.query(
+        `INSERT INTO ${this.attempts} (endpoint_id, org_id, message_id, event_type, attempt, status_code,
+           duration_ms, error, outcome, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [
+          message.endpointId,
+          message.orgId,
+          message.id,
+          message.type,
+          message.attempt,
+          result.statusCode,
+          result.durationMs,
+          result.error === null ? null : cleanText(result.error),
+          outcome,
+          at,
+        ],
+      );
+      await tx.query(
+        `DELETE FROM ${this.attempts} WHERE endpoint_id = $1 AND id <= (
+           SELECT id FROM ${this.attempts} WHERE endpoint_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)`,
+        [message.endpointId, Math.max(1, logLimit)],
+      );
+      return outcome;
+    });
+  }
+
+  async listAttempts(orgId: string, endpointId: string, limit: number): Promise<DeliveryAttempt[] | null> {
+    if ((await this.getEndpoint(orgId, endpointId)) === null) return null;
+    const { rows } = await this.db.query<AttemptRow>(
+      `SELECT * FROM ${this.attempts} WHERE endpoint_id = $1 ORDER BY id DESC LIMIT $2`,
+      [cleanText(endpointId), Math.max(0, Math.floor(limit))],
+    );
+    return rows.map((row) => ({
+      id: Number(row.id),
+      messageId: row.message_id,
+      endpointId: row.endpoint_id,
+      eventType: row.event_type,
+      attempt: row.attempt,
+      statusCode: row.status_code,
+      durationMs: row.duration_ms,
+      error: row.error,
+      outcome: row.outcome as DeliveryOutcome,
+      at: row.at,
+    }));
+  }
+
+  async countPending(endpointId: string): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${this.messages} WHERE endpoint_id = $1`,
+      [cleanText(endpointId)],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  async stats(): Promise<OutboxStats> {
+    const { rows } = await this.db.query<{ n: number; oldest: Date | null }>(
+      `SELECT count(*)::int AS n, min(created_at) AS oldest FROM ${this.messages}`,
+    );
+    return { depth: rows[0]?.n ?? 0, oldest: rows[0]?.oldest ?? null };
+  }
+
+  async purgeOrg(orgId: string): Promise<number> {
+    const r = await this.db.query(`DELETE FROM ${this.endpoints} WHERE org_id = $1`, [cleanText(orgId)]);
+    return r.rowCount ?? 0;
+  }
+}

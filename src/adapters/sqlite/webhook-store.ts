@@ -1,0 +1,401 @@
+// Webhooks on SQLite: endpoints, the outbox and the delivery log (WebhookStore), and the outbox
+// writer the document store calls inside its own transactions (SqliteWebhookOutbox). Claims are
+// leases (owner + expiry) taken in one IMMEDIATE transaction, so two processes on one file never
+// hold the same message.
+import type { Clock } from '../../domain/ports.js';
+import type {
+  AttemptResult,
+  ClaimedMessage,
+  DeliveryAttempt,
+  DeliveryOutcome,
+  OutboxStats,
+  RetryPlan,
+  WebhookEndpoint,
+  WebhookEventType,
+  WebhookStore,
+} from '../../domain/webhooks.js';
+import { snapshotArguments, snapshotToRecord } from '../records/record-snapshot.js';
+import type { Database } from './database.js';
+import { StatementCache } from './statements.js';
+
+const systemClock: Clock = { now: () => new Date() };
+
+interface EndpointRow {
+  id: string;
+  org_id: string;
+  url: string;
+  events: string;
+  description: string | null;
+  secret: string;
+  created_at: number;
+  disabled_at: number | null;
+  disabled_reason: string | null;
+  failing_since: number | null;
+}
+
+function toEndpoint(row: EndpointRow): WebhookEndpoint {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    url: row.url,
+    events: row.events.split(',').filter((e) => e !== '') as WebhookEventType[],
+    description: row.description,
+    secret: row.secret,
+    createdAt: new Date(row.created_at),
+    disabledAt: row.disabled_at === null ? null : new Date(row.disabled_at),
+    disabledReason: row.disabled_reason as WebhookEndpoint['disabledReason'],
+    failingSince: row.failing_since === null ? null : new Date(row.failing_since),
+  };
+}
+
+interface AttemptRow {
+  id: number;
+  message_id: string;
+  endpoint_id: string;
+  event_type: string;
+  attempt: number;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  outcome: string;
+  at: number;
+}
+
+function toAttempt(row: AttemptRow): DeliveryAttempt {
+  return {
+    id: row.id,
+    messageId: row.message_id,
+    endpointId: row.endpoint_id,
+    eventType: row.event_type,
+    attempt: row.attempt,
+    statusCode: row.status_code,
+    durationMs: row.duration_ms,
+    error: row.error,
+    outcome: row.outcome as DeliveryOutcome,
+    at: new Date(row.at),
+  };
+}
+
+const NEW_MESSAGE_ID = `'msg_' || lower(hex(randomblob(16)))`;
+
+/**
+ * Listeners of each database connection's new outbox messages: a dispatcher in the process that
+ * wrote them starts at once instead of at its next poll. Called once the writing turn is over
+ * (setImmediate), by when the writer's transaction has committed.
+ */
+const enqueuedListeners = new WeakMap<Database, Set<() => void>>();
+
+function notifyEnqueued(db: Database): void {
+  const listeners = enqueuedListeners.get(db);
+  if (!listeners || listeners.size === 0) return;
+  setImmediate(() => {
+    for (const listener of listeners) listener();
+  });
+}
+
+/**
+ * Writes outbox rows for a document's event: call `emit` inside the transaction that makes the
+ * change (it runs synchronous statements only). One statement: a row per enabled endpoint of the
+ * document's org subscribed to the event, none at all for orgs without one.
+ */
+export class SqliteWebhookOutbox {
+  private readonly sql: StatementCache;
+  private readonly clock: Clock;
+
+  constructor(
+    private readonly db: Database,
+    clock: Clock = systemClock,
+  ) {
+    this.sql = new StatementCache(db);
+    this.clock = clock;
+  }
+
+  /** How many messages were written (one per subscribed endpoint). */
+  emit(type: WebhookEventType, documentId: string): number {
+    const now = this.clock.now().getTime();
+    const snapshot = snapshotArguments('d', (column, ref) => (column === 'metadata' ? `json(${ref})` : ref));
+    const written = this.sql
+      .get(
+        `INSERT INTO webhook_messages (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
+         SELECT ${NEW_MESSAGE_ID}, e.id, d.org_id, @type, d.id, json_object(${snapshot}), @now, @now
+         FROM documents d JOIN webhook_endpoints e ON e.org_id = d.org_id
+         WHERE d.id = @id AND e.disabled_at IS NULL
+           AND instr(',' || e.events || ',', ',' || @type || ',') > 0`,
+      )
+      .run({ type, id: documentId, now }).changes;
+    if (written > 0) notifyEnqueued(this.db);
+    return written;
+  }
+}
+
+export class SqliteWebhookStore implements WebhookStore {
+  private readonly sql: StatementCache;
+
+  constructor(private readonly db: Database) {
+    this.sql = new StatementCache(db);
+  }
+
+  async createEndpoint(e: WebhookEndpoint): Promise<void> {
+    this.sql
+      .get(
+        `INSERT INTO webhook_endpoints (id, org_id, url, events, description, secret, created_at,
+           disabled_at, disabled_reason, failing_since) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        e.id,
+        e.orgId,
+        e.url,
+        e.events.join(','),
+        e.description,
+        e.secret,
+        e.createdAt.getTime(),
+        e.disabledAt?.getTime() ?? null,
+        e.disabledReason,
+        e.failingSince?.getTime() ?? null,
+      );
+  }
+
+  async countEndpoints(orgId: string): Promise<number> {
+    return (
+      this.sql
+        .get<[string], number>('SELECT count(*) FROM webhook_endpoints WHERE org_id = ?')
+        .pluck()
+        .get(orgId) ?? 0
+    );
+  }
+
+  async listEndpoints(orgId: string): Promise<WebhookEndpoint[]> {
+    return this.sql
+      .get<[string], EndpointRow>('SELECT * FROM webhook_endpoints WHERE org_id = ? ORDER BY created_at, id')
+      .all(orgId)
+      .map(toEndpoint);
+  }
+
+  async getEndpoint(orgId: string, id: string): Promise<WebhookEndpoint | null> {
+    const row = this.sql
+      .get<[string, string], EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ? AND org_id = ?')
+      .get(id, orgId);
+    return row ? toEndpoint(row) : null;
+  }
+
+  async deleteEndpoint(orgId: string, id: string): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        const exists = this.sql
+          .get<[string, string], number>('SELECT 1 FROM webhook_endpoints WHERE id = ? AND org_id = ?')
+          .pluck()
+          .get(id, orgId);
+        if (exists === undefined) return false;
+        this.removeEndpoints('id = ?', id);
+        return true;
+      })
+      .immediate();
+  }
+
+  /** Messages and log first, explicitly: a connection without foreign_keys would skip the cascade. */
+  private removeEndpoints(where: string, value: string): number {
+    this.sql
+      .get(
+        `DELETE FROM webhook_messages WHERE endpoint_id IN (SELECT id FROM webhook_endpoints WHERE ${where})`,
+      )
+      .run(value);
+    this.sql
+      .get(
+        `DELETE FROM webhook_attempts WHERE endpoint_id IN (SELECT id FROM webhook_endpoints WHERE ${where})`,
+      )
+      .run(value);
+    return this.sql.get(`DELETE FROM webhook_endpoints WHERE ${where}`).run(value).changes;
+  }
+
+  onEnqueued(listener: () => void): () => void {
+    let listeners = enqueuedListeners.get(this.db);
+    if (!listeners) {
+      listeners = new Set();
+      enqueuedListeners.set(this.db, listeners);
+    }
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  }
+
+  async enqueueTest(orgId: string, endpointId: string, at: Date): Promise<string | null> {
+    const row = this.sql
+      .get<[{ org: string; id: string; now: number }], { id: string }>(
+        `INSERT INTO webhook_messages (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
+         SELECT ${NEW_MESSAGE_ID}, id, org_id, 'webhook.test', NULL, NULL, @now, @now
+         FROM webhook_endpoints WHERE id = @id AND org_id = @org AND disabled_at IS NULL
+         RETURNING id`,
+      )
+      .get({ org: orgId, id: endpointId, now: at.getTime() });
+    if (row) notifyEnqueued(this.db);
+    return row?.id ?? null;
+  }
+
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedMessage[]> {
+    const t = now.getTime();
+    // A read first: an idle outbox costs no write lock, polled as often as it is.
+    const due = this.sql
+      .get<[number, number], number>(
+        `SELECT 1 FROM webhook_messages WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?) LIMIT 1`,
+      )
+      .pluck()
+      .get(t, t);
+    if (due === undefined) return [];
+    type Row = {
+      id: string;
+      endpoint_id: string;
+      org_id: string;
+      event_type: string;
+      payload: string | null;
+      created_at: number;
+      attempts: number;
+      url: string;
+      secret: string;
+    };
+    const rows = this.db
+      .transaction(() =>
+        this.sql
+          .get<[{ owner: string; now: number; until: number; limit: number }], Row>(
+            `UPDATE webhook_messages SET lease_owner = @owner, lease_until = @until, attempts = attempts + 1
+             WHERE id IN (
+               SELECT w.id FROM webhook_messages w JOIN webhook_endpoints e ON e.id = w.endpoint_id
+               WHERE w.next_attempt_at <= @now AND (w.lease_until IS NULL OR w.lease_until < @now)
+                 AND e.disabled_at IS NULL
+               ORDER BY w.next_attempt_at LIMIT @limit)
+             RETURNING id, endpoint_id, org_id, event_type, payload, created_at, attempts,
+               (SELECT e.url FROM webhook_endpoints e WHERE e.id = webhook_messages.endpoint_id) AS url,
+               (SELECT e.secret FROM webhook_endpoints e WHERE e.id = webhook_messages.endpoint_id) AS secret`,
+          )
+          .all({ owner, now: t, until: leaseUntil.getTime(), limit: Math.max(0, Math.floor(limit)) }),
+      )
+      .immediate();
+    return rows.map((r) => ({
+      id: r.id,
+      endpointId: r.endpoint_id,
+      orgId: r.org_id,
+      url: r.url,
+      secret: r.secret,
+      type: r.event_type,
+      record: r.payload === null ? null : snapshotToRecord(r.payload),
+      createdAt: new Date(r.created_at),
+      attempt: r.attempts,
+      leaseOwner: owner,
+    }));
+  }
+
+  async settle(
+    message: ClaimedMessage,
+    result: AttemptResult,
+    retry: RetryPlan,
+    at: Date,
+    logLimit: number,
+  ): Promise<DeliveryOutcome | null> {
+    const now = at.getTime();
+    return this.db
+      .transaction((): DeliveryOutcome | null => {
+        const held = this.sql
+          .get<[string, string, number], number>(
+            'SELECT 1 FROM webhook_messages WHERE id = ? AND lease_owner = ? AND attempts = ?',
+          )
+          .pluck()
+          .get(message.id, message.leaseOwner, message.attempt);
+        if (held === undefined) return null;
+        let outcome: DeliveryOutcome;
+        if (result.kind === 'delivered') {
+          outcome = 'delivered';
+          this.sql.get('DELETE FROM webhook_messages WHERE id = ?').run(message.id);
+          this.sql
+            .get('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?')
+            .run(message.endpointId);
+        } else {
+          this.sql
+            .get('UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ?')
+            .run(now, message.endpointId);
+          const failingSince =
+            this.sql
+              .get<[string], number | null>('SELECT failing_since FROM webhook_endpoints WHERE id = ?')
+              .pluck()
+              .get(message.endpointId) ?? now;
+          const reason =
+            result.kind === 'gone'
+              ? 'gone'
+              : failingSince <= retry.disableIfFailingSince.getTime()
+                ? 'failing'
+                : null;
+          if (reason !== null) {
+            outcome = 'endpoint_disabled';
+            this.sql
+              .get('UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ? WHERE id = ?')
+              .run(now, reason, message.endpointId);
+            this.sql.get('DELETE FROM webhook_messages WHERE endpoint_id = ?').run(message.endpointId);
+          } else if (retry.nextAttemptAt === null) {
+            outcome = 'gave_up';
+            this.sql.get('DELETE FROM webhook_messages WHERE id = ?').run(message.id);
+          } else {
+            outcome = 'retrying';
+            this.sql
+              .get(
+                'UPDATE webhook_messages SET next_attempt_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?',
+              )
+              .run(retry.nextAttemptAt.getTime(), message.id);
+          }
+        }
+        this.sql
+          .get(
+            `INSERT INTO webhook_attempts (endpoint_id, org_id, message_id, event_type, attempt, status_code,
+               duration_ms, error, outcome, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(
+            message.endpointId,
+            message.orgId,
+            message.id,
+            message.type,
+            message.attempt,
+            result.statusCode,
+            result.durationMs,
+            result.error,
+            outcome,
+            now,
+          );
+        this.sql
+          .get(
+            `DELETE FROM webhook_attempts WHERE endpoint_id = @e AND id <= (
+               SELECT id FROM webhook_attempts WHERE endpoint_id = @e ORDER BY id DESC LIMIT 1 OFFSET @keep)`,
+          )
+          .run({ e: message.endpointId, keep: Math.max(1, logLimit) });
+        return outcome;
+      })
+      .immediate();
+  }
+
+  async listAttempts(orgId: string, endpointId: string, limit: number): Promise<DeliveryAttempt[] | null> {
+    if ((await this.getEndpoint(orgId, endpointId)) === null) return null;
+    return this.sql
+      .get<[string, number], AttemptRow>(
+        'SELECT * FROM webhook_attempts WHERE endpoint_id = ? ORDER BY id DESC LIMIT ?',
+      )
+      .all(endpointId, Math.max(0, Math.floor(limit)))
+      .map(toAttempt);
+  }
+
+  async countPending(endpointId: string): Promise<number> {
+    return (
+      this.sql
+        .get<[string], number>('SELECT count(*) FROM webhook_messages WHERE endpoint_id = ?')
+        .pluck()
+        .get(endpointId) ?? 0
+    );
+  }
+
+  async stats(): Promise<OutboxStats> {
+    const row = this.sql
+      .get<[], { n: number; oldest: number | null }>(
+        'SELECT count(*) AS n, min(created_at) AS oldest FROM webhook_messages',
+      )
+      .get();
+    return { depth: row?.n ?? 0, oldest: row?.oldest == null ? null : new Date(row.oldest) };
+  }
+
+  async purgeOrg(orgId: string): Promise<number> {
+    return this.db.transaction(() => this.removeEndpoints('org_id = ?', orgId)).immediate();
+  }
+}

@@ -1,0 +1,193 @@
+// Sends the webhook outbox: leases due messages from the WebhookStore (one instance per message at
+// a time, whatever the number of processes), signs each per the Standard Webhooks specification
+// and POSTs it, then settles it: delivered, retried later with exponential backoff and jitter, or
+// given up after the retry window. Runs in every `serve` and `worker` process; a process killed
+// mid-delivery leaves its lease to run out, and the message goes again with the same webhook-id.
+import { createHmac } from 'node:crypto';
+import type { Clock } from './ports.js';
+import type { DocumentRecord } from './types.js';
+import type { AttemptResult, ClaimedMessage, DeliveryOutcome, WebhookStore } from './webhooks.js';
+
+/** POSTs one signed message; rejects (with a message fit for the log) when no answer came. */
+export type WebhookSender = (
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+) => Promise<{ statusCode: number }>;
+
+export interface DispatcherOptions {
+  /** Lease owner name of this process (host/pid/random). */
+  owner: string;
+  /** How often the outbox is looked at when it was found empty. */
+  pollMs: number;
+  /** Deliveries in flight at once in this process. */
+  concurrency: number;
+  /** How long a claimed message stays this process's: longer than one attempt can take. */
+  leaseMs: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Messages are retried until they are this old, then given up. */
+  retryWindowMs: number;
+  /** An endpoint failing for this long is disabled. */
+  disableAfterMs: number;
+  logLimit: number;
+  /** The status record's JSON as GET /v1/documents/{id} answers it. */
+  render(record: DocumentRecord): unknown;
+  onAttempt?(outcome: DeliveryOutcome, durationMs: number): void;
+  onError?(error: unknown): void;
+  random?: () => number;
+}
+
+/** The Standard Webhooks signature: base64 HMAC-SHA256 of `id.timestamp.body`, keyed by the secret. */
+export function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
+  const mac = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64');
+  return `v1,${mac}`;
+}
+
+/** Delay before attempt `attempt + 1`: exponential, capped, with "equal jitter" (half fixed, half random). */
+export function backoffMs(attempt: number, baseMs: number, maxMs: number, random: () => number): number {
+  const exp = Math.min(maxMs, baseMs * 2 ** Math.min(30, Math.max(0, attempt - 1)));
+  return Math.round(exp / 2 + (random() * exp) / 2);
+}
+
+export class WebhookDispatcher {
+  private running = false;
+  private inFlight = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private claiming = false;
+  private readonly deliveries = new Set<Promise<void>>();
+  private readonly stopping = new AbortController();
+  private readonly random: () => number;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly sender: WebhookSender,
+    private readonly clock: Clock,
+    private readonly options: DispatcherOptions,
+  ) {
+    this.random = options.random ?? Math.random;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.unsubscribe = this.store.onEnqueued?.(() => this.schedule(0)) ?? null;
+    this.schedule(0);
+  }
+
+  /** Stops claiming and waits for the deliveries in flight (each bounded by the send timeout). */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await Promise.allSettled([...this.deliveries]);
+  }
+
+  private schedule(delayMs: number): void {
+    if (!this.running) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.tick();
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (!this.running || this.claiming) return;
+    const free = this.options.concurrency - this.inFlight;
+    if (free <= 0) return;
+    this.claiming = true;
+    let claimed: ClaimedMessage[] = [];
+    try {
+      const now = this.clock.now();
+      claimed = await this.store.claimDue(
+        this.options.owner,
+        now,
+        new Date(now.getTime() + this.options.leaseMs),
+        free,
+      );
+    } catch (error) {
+      this.options.onError?.(error);
+    } finally {
+      this.claiming = false;
+    }
+    for (const message of claimed) this.launch(message);
+    // A full batch suggests more are due: look again at once; otherwise wait for the next poll.
+    if (this.inFlight < this.options.concurrency)
+      this.schedule(claimed.length === free ? 0 : this.options.pollMs);
+  }
+
+  private launch(message: ClaimedMessage): void {
+    this.inFlight += 1;
+    const run = this.deliver(message)
+      .catch((error: unknown) => this.options.onError?.(error))
+      .finally(() => {
+        this.inFlight -= 1;
+        this.deliveries.delete(run);
+        this.schedule(0);
+      });
+    this.deliveries.add(run);
+  }
+
+  /** The JSON body: the same bytes on every attempt of a message. */
+  body(message: ClaimedMessage): string {
+    const data =
+      message.record === null ? { webhook_id: message.endpointId } : this.options.render(message.record);
+    return JSON.stringify({ type: message.type, timestamp: message.createdAt.toISOString(), data });
+  }
+
+  private async deliver(message: ClaimedMessage): Promise<void> {
+    const body = this.body(message);
+    const started = this.clock.now();
+    const timestamp = Math.floor(started.getTime() / 1000);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'docindex-webhooks/0.1',
+      'webhook-id': message.id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signWebhook(message.secret, message.id, timestamp, body),
+    };
+    const t0 = performance.now();
+    let result: AttemptResult;
+    try {
+      const { statusCode } = await this.sender(message.url, headers, body, this.stopping.signal);
+      const durationMs = Math.round(performance.now() - t0);
+      if (statusCode >= 200 && statusCode < 300)
+        result = { statusCode, durationMs, error: null, kind: 'delivered' };
+      else if (statusCode === 410) {
+        result = { statusCode, durationMs, error: 'HTTP 410 Gone: endpoint disabled', kind: 'gone' };
+      } else result = { statusCode, durationMs, error: `HTTP ${statusCode}`, kind: 'failed' };
+    } catch (error) {
+      const durationMs = Math.round(performance.now() - t0);
+      result = { statusCode: null, durationMs, error: errorText(error), kind: 'failed' };
+    }
+    const now = this.clock.now();
+    const age = now.getTime() - message.createdAt.getTime();
+    const nextAttemptAt =
+      age >= this.options.retryWindowMs
+        ? null
+        : new Date(
+            now.getTime() +
+              backoffMs(message.attempt, this.options.retryBaseMs, this.options.retryMaxMs, this.random),
+          );
+    const outcome = await this.store.settle(
+      message,
+      result,
+      { nextAttemptAt, disableIfFailingSince: new Date(now.getTime() - this.options.disableAfterMs) },
+      now,
+      this.options.logLimit,
+    );
+    if (outcome !== null) this.options.onAttempt?.(outcome, result.durationMs);
+  }
+}
+
+function errorText(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}

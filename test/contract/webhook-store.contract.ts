@@ -1,0 +1,298 @@
+// Conformance suite for WebhookStore and the outbox the document stores write: SQLite and
+// PostgreSQL run these same tests. Events are produced through the real DocumentStore, so "the
+// event commits with the status change" is what is checked, not a helper called by hand.
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DocumentStore } from '../../src/domain/ports.js';
+import {
+  type AttemptResult,
+  type ClaimedMessage,
+  generateWebhookSecret,
+  newEndpointId,
+  type RetryPlan,
+  type WebhookEndpoint,
+  type WebhookStore,
+} from '../../src/domain/webhooks.js';
+import { indexResult, newDoc } from './document-fixtures.js';
+
+export interface WebhookStoreHarness {
+  store: WebhookStore;
+  /** A document store on the same database, writing the outbox. */
+  documents: DocumentStore;
+  /** The same database as another process would open it. */
+  other: WebhookStore;
+  close(): Promise<void>;
+}
+
+// The document stores stamp events with the system clock: the test's "now" lies just after that.
+const NOW = new Date(Date.now() + 60_000);
+const later = (ms: number) => new Date(NOW.getTime() + ms);
+const DELIVERED: AttemptResult = { statusCode: 200, durationMs: 12, error: null, kind: 'delivered' };
+const FAILED: AttemptResult = { statusCode: 503, durationMs: 5, error: 'HTTP 503', kind: 'failed' };
+const retryAt = (at: Date | null, disableIfFailingSince = new Date(0)): RetryPlan => ({
+  nextAttemptAt: at,
+  disableIfFailingSince,
+});
+
+export function webhookStoreContract(name: string, make: () => Promise<WebhookStoreHarness>): void {
+  describe(name, () => {
+    let h: WebhookStoreHarness;
+    let store: WebhookStore;
+    const org = () => `org_${randomUUID()}`;
+    const endpoint = (orgId: string, over: Partial<WebhookEndpoint> = {}): WebhookEndpoint => ({
+      id: newEndpointId(),
+      orgId,
+      url: 'https://hooks.example.com/docindex',
+      events: ['document.ready', 'document.failed', 'document.deleted', 'document.vectors_ready'],
+      description: 'ops',
+      secret: generateWebhookSecret(),
+      createdAt: NOW,
+      disabledAt: null,
+      disabledReason: null,
+      failingSince: null,
+      ...over,
+    });
+    /** Claims everything due far in the future, so the clock of the rows does not matter. */
+    const claimAll = (s: WebhookStore = store, owner = 'test/1') =>
+      s.claimDue(owner, later(10 * 86_400_000), later(10 * 86_400_000 + 30_000), 1000);
+    const readyDocument = async (orgId: string): Promise<string> => {
+      const doc = newDoc(orgId, { metadata: { team: 'a' } });
+      await h.documents.createDocuments([doc]);
+      expect(await h.documents.saveIndex(doc.id, indexResult(['alpha beta']))).toBe(true);
+      return doc.id;
+    };
+
+    beforeEach(async () => {
+      h = await make();
+      store = h.store;
+    });
+    afterEach(async () => {
+      await h.close();
+    });
+
+    it('keeps endpoints per org: another org sees none of them', async () => {
+      const a = org();
+      const b = org();
+      const e = endpoint(a);
+      await store.createEndpoint(e);
+      expect(await store.getEndpoint(a, e.id)).toEqual(e);
+      expect(await store.getEndpoint(b, e.id)).toBeNull();
+      expect(await store.listEndpoints(b)).toEqual([]);
+      expect(await store.countEndpoints(a)).toBe(1);
+      expect(await store.deleteEndpoint(b, e.id)).toBe(false);
+      expect(await store.enqueueTest(b, e.id, NOW)).toBeNull();
+      expect(await store.listAttempts(b, e.id, 10)).toBeNull();
+      expect(await store.deleteEndpoint(a, e.id)).toBe(true);
+      expect(await store.getEndpoint(a, e.id)).toBeNull();
+    });
+
+    it('writes an event with the status change, carrying the record as that change left it', async () => {
+      const o = org();
+      const e = endpoint(o);
+      await store.createEndpoint(e);
+      const id = await readyDocument(o);
+      const [message, ...rest] = await claimAll();
+      expect(rest).toEqual([]);
+      expect(message).toMatchObject({ endpointId: e.id, orgId: o, type: 'document.ready', attempt: 1 });
+      expect(message?.id).toMatch(/^msg_[0-9a-f]{32}$/);
+      expect(message?.record).toMatchObject({
+        id,
+        orgId: o,
+        status: 'ready',
+        chunkCount: 1,
+        metadata: { team: 'a' },
+      });
+      expect(message?.record?.createdAt).toBeInstanceOf(Date);
+      expect(message?.url).toBe(e.url);
+      expect(message?.secret).toBe(e.secret);
+    });
+
+    it('writes nothing for orgs without an endpoint subscribed to the event', async () => {
+      const o = org();
+      await store.createEndpoint(endpoint(o, { events: ['document.failed'] }));
+      await store.createEndpoint(endpoint(org()));
+      await readyDocument(o);
+      expect(await claimAll()).toEqual([]);
+      expect((await store.stats()).depth).toBe(0);
+    });
+
+    it('writes document.failed and document.deleted, one message per subscribed endpoint', async () => {
+      const o = org();
+      const e1 = endpoint(o);
+      const e2 = endpoint(o, { events: ['document.deleted'] });
+      await store.createEndpoint(e1);
+      await store.createEndpoint(e2);
+      const doc = newDoc(o);
+      await h.documents.createDocuments([doc]);
+      await h.documents.markFailed(doc.id, { code: 'corrupt', message: 'bad bytes' });
+      expect(await h.documents.deleteDocument(org(), doc.id)).toBeNull();
+      expect(await h.documents.deleteDocument(o, doc.id)).not.toBeNull();
+      const claimed = await claimAll();
+      const seen = claimed.map(
+        (m) => `${m.endpointId === e1.id ? 'e1' : 'e2'} ${m.type} ${m.record?.status}`,
+      );
+      expect(seen.sort()).toEqual([
+        'e1 document.deleted failed',
+        'e1 document.failed failed',
+        'e2 document.deleted failed',
+      ]);
+      expect(claimed.find((m) => m.type === 'document.failed')?.record?.error).toEqual({
+        code: 'corrupt',
+        message: 'bad bytes',
+      });
+    });
+
+    it('hands a message to one claimer until its lease runs out, then again with the same id', async () => {
+      const o = org();
+      await store.createEndpoint(endpoint(o));
+      await readyDocument(o);
+      const [first] = await store.claimDue('a/1', later(0), later(30_000), 10);
+      expect(first).toBeDefined();
+      expect(await h.other.claimDue('b/2', later(1000), later(31_000), 10)).toEqual([]);
+      const [again] = await h.other.claimDue('b/2', later(30_001), later(60_000), 10);
+      expect(again?.id).toBe(first?.id);
+      expect(again?.attempt).toBe(2);
+      // The first owner lost its lease: its settle writes nothing.
+      expect(
+        await store.settle(first as ClaimedMessage, DELIVERED, retryAt(null), later(30_002), 100),
+      ).toBeNull();
+      expect(
+        await h.other.settle(again as ClaimedMessage, DELIVERED, retryAt(null), later(30_002), 100),
+      ).toBe('delivered');
+      expect((await store.stats()).depth).toBe(0);
+    });
+
+    it('concurrent claimers never share a message', async () => {
+      const o = org();
+      await store.createEndpoint(endpoint(o));
+      for (let i = 0; i < 20; i++) await readyDocument(o);
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          (i % 2 ? h.other : store).claimDue(`c/${i}`, later(0), later(30_000), 5),
+        ),
+      );
+      const ids = results.flat().map((m) => m.id);
+      expect(ids).toHaveLength(20);
+      expect(new Set(ids).size).toBe(20);
+    });
+
+    it('retries a failed attempt at the planned time, logs every attempt, and gives up when told', async () => {
+      const o = org();
+      const e = endpoint(o);
+      await store.createEndpoint(e);
+      await readyDocument(o);
+      const [m1] = await store.claimDue('a/1', later(0), later(30_000), 10);
+      expect(await store.settle(m1 as ClaimedMessage, FAILED, retryAt(later(60_000)), later(1), 100)).toBe(
+        'retrying',
+      );
+      expect(await store.claimDue('a/1', later(59_999), later(90_000), 10)).toEqual([]);
+      const [m2] = await store.claimDue('a/1', later(60_000), later(90_000), 10);
+      expect(m2).toMatchObject({ id: m1?.id, attempt: 2 });
+      expect((await store.getEndpoint(o, e.id))?.failingSince).toEqual(later(1));
+      expect(await store.settle(m2 as ClaimedMessage, FAILED, retryAt(null), later(60_001), 100)).toBe(
+        'gave_up',
+      );
+      expect(await store.countPending(e.id)).toBe(0);
+      const log = await store.listAttempts(o, e.id, 10);
+      expect(log?.map((a) => [a.attempt, a.statusCode, a.outcome])).toEqual([
+        [2, 503, 'gave_up'],
+        [1, 503, 'retrying'],
+      ]);
+      expect(log?.[0]).toMatchObject({ messageId: m1?.id, eventType: 'document.ready', error: 'HTTP 503' });
+    });
+
+    it('a success ends the failure run; 410 disables the endpoint and drops its messages', async () => {
+      const o = org();
+      const e = endpoint(o);
+      await store.createEndpoint(e);
+      await readyDocument(o);
+      await readyDocument(o);
+      const [m1, m2] = await claimAll();
+      await store.settle(m1 as ClaimedMessage, FAILED, retryAt(later(1)), later(0), 100);
+      expect((await store.getEndpoint(o, e.id))?.failingSince).not.toBeNull();
+      await store.settle(m2 as ClaimedMessage, DELIVERED, retryAt(null), later(0), 100);
+      expect((await store.getEndpoint(o, e.id))?.failingSince).toBeNull();
+      const [m3] = await claimAll();
+      const gone: AttemptResult = { statusCode: 410, durationMs: 1, error: 'gone', kind: 'gone' };
+      expect(await store.settle(m3 as ClaimedMessage, gone, retryAt(later(5)), later(2), 100)).toBe(
+        'endpoint_disabled',
+      );
+      expect(await store.getEndpoint(o, e.id)).toMatchObject({
+        disabledReason: 'gone',
+        disabledAt: later(2),
+      });
+      expect(await store.countPending(e.id)).toBe(0);
+      // A disabled endpoint gets no new events and no test messages.
+      await readyDocument(o);
+      expect(await claimAll()).toEqual([]);
+      expect(await store.enqueueTest(o, e.id, NOW)).toBeNull();
+    });
+
+    it('disables an endpoint whose failure run began before the threshold', async () => {
+      const o = org();
+      const e = endpoint(o);
+      await store.createEndpoint(e);
+      await readyDocument(o);
+      await readyDocument(o);
+      const [m1, m2] = await claimAll();
+      expect(await store.settle(m1 as ClaimedMessage, FAILED, retryAt(later(1)), later(0), 100)).toBe(
+        'retrying',
+      );
+      expect(
+        await store.settle(
+          m2 as ClaimedMessage,
+          FAILED,
+          retryAt(later(1), later(0)),
+          later(5 * 86_400_000),
+          100,
+        ),
+      ).toBe('endpoint_disabled');
+      expect(await store.getEndpoint(o, e.id)).toMatchObject({ disabledReason: 'failing' });
+      expect(await store.countPending(e.id)).toBe(0);
+    });
+
+    it('keeps the delivery log to the newest attempts', async () => {
+      const o = org();
+      const e = endpoint(o);
+      await store.createEndpoint(e);
+      for (let i = 0; i < 5; i++) {
+        await store.enqueueTest(o, e.id, NOW);
+        const [m] = await claimAll();
+        await store.settle(m as ClaimedMessage, DELIVERED, retryAt(null), later(i), 3);
+      }
+      const log = await store.listAttempts(o, e.id, 10);
+      expect(log?.map((a) => a.at)).toEqual([later(4), later(3), later(2)]);
+      expect(log?.every((a) => a.eventType === 'webhook.test' && a.outcome === 'delivered')).toBe(true);
+    });
+
+    it('reports depth and the oldest undelivered message', async () => {
+      const o = org();
+      const e = endpoint(o);
+      await store.createEndpoint(e);
+      expect(await store.stats()).toEqual({ depth: 0, oldest: null });
+      await store.enqueueTest(o, e.id, later(5));
+      await store.enqueueTest(o, e.id, later(9));
+      expect(await store.stats()).toEqual({ depth: 2, oldest: later(5) });
+    });
+
+    it('deleting an endpoint or purging the org removes its messages and log', async () => {
+      const a = org();
+      const b = org();
+      const ea = endpoint(a);
+      const eb = endpoint(b);
+      await store.createEndpoint(ea);
+      await store.createEndpoint(endpoint(a));
+      await store.createEndpoint(eb);
+      await readyDocument(a);
+      await readyDocument(b);
+      const claimed = await claimAll();
+      for (const m of claimed) await store.settle(m, FAILED, retryAt(later(1)), later(0), 100);
+      expect(await store.purgeOrg(a)).toBe(2);
+      expect(await store.listEndpoints(a)).toEqual([]);
+      expect((await store.stats()).depth).toBe(1);
+      expect(await store.listAttempts(b, eb.id, 10)).toHaveLength(1);
+      expect(await store.deleteEndpoint(b, eb.id)).toBe(true);
+      expect((await store.stats()).depth).toBe(0);
+    });
+  });
+}
