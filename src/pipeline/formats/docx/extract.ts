@@ -17,7 +17,9 @@ const DOCX: ZipFormat = {
   required: ['[content_types].xml', 'word/document.xml'],
   // The parts mammoth parses as XML.
   parsedXml: (name) =>
-    name === '[content_types].xml' || name.endsWith('.rels') || (name.startsWith('word/') && name.endsWith('.xml')),
+    name === '[content_types].xml' ||
+    name.endsWith('.rels') ||
+    (name.startsWith('word/') && name.endsWith('.xml')),
   refuse: 'doctype',
   legacyName: '.doc',
 };

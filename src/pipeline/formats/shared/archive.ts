@@ -139,7 +139,10 @@ export async function readZipEntries(
   try {
     zip = await yauzl.openPromise(filePath, { lazyEntries: true, autoClose: false, decodeStrings: true });
   } catch (error) {
-    throw new ExtractionError('corrupt', `the ${format.name} is not a valid ZIP archive (${messageOf(error)})`);
+    throw new ExtractionError(
+      'corrupt',
+      `the ${format.name} is not a valid ZIP archive (${messageOf(error)})`,
+    );
   }
   try {
     for (let entry = await nextEntry(zip); entry !== null; entry = await nextEntry(zip)) {
@@ -247,7 +250,10 @@ async function inflateEntry(
     output.on('end', () => stop(null));
     const onError = (error: Error) =>
       stop(
-        new ExtractionError('corrupt', `the ${name} archive entry "${entry.fileName}" is damaged (${error.message})`),
+        new ExtractionError(
+          'corrupt',
+          `the ${name} archive entry "${entry.fileName}" is damaged (${error.message})`,
+        ),
       );
     output.on('error', onError);
     if (inflater) {

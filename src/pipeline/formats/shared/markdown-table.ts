@@ -21,4 +21,3 @@ export function renderMarkdownTable(grid: readonly (readonly string[])[]): strin
 export function markdownCell(text: string): string {
   return text.replace(/\s+/g, ' ').trim().replace(/\|/g, '\\|');
 }
-
