@@ -108,7 +108,8 @@ describe('chunkText', () => {
     // sentence of a row (a sentence end is the latest good boundary in the window).
     const rows = Array.from(
       { length: 120 },
-      (_, i) => `| ${i} | ${SENTENCES[i % SENTENCES.length]} Then row ${i} ends. | ${SENTENCES[(i + 2) % SENTENCES.length]} |`,
+      (_, i) =>
+        `| ${i} | ${SENTENCES[i % SENTENCES.length]} Then row ${i} ends. | ${SENTENCES[(i + 2) % SENTENCES.length]} |`,
     );
     const table = `Intro paragraph.\n\n| id | note | more |\n| --- | --- | --- |\n${rows.join('\n')}\n`;
     for (const overlap of [0, 24]) {

@@ -137,7 +137,9 @@ describe('a DOCX made by pandoc (test/fixtures/extract/pandoc-notes.docx)', () =
       ]),
     ).not.toContain(-1);
     expect(result.text).toMatch(/^Release Notes\n\n/);
-    expect(result.text).toContain('| Format | Extractor |\n| --- | --- |\n| PDF | pdf.js |\n| DOCX | mammoth |');
+    expect(result.text).toContain(
+      '| Format | Extractor |\n| --- | --- |\n| PDF | pdf.js |\n| DOCX | mammoth |',
+    );
   });
 });
 

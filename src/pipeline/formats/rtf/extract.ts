@@ -14,8 +14,17 @@ export async function extractRtfText(filePath: string): Promise<string> {
   // An RTF file ends where its first group closes; a truncated one never does.
   if (!/\}[\s\0]*$/.test(source))
     throw new ExtractionError('corrupt', 'the RTF is truncated (its last group is never closed)');
-  return normalizeText(stripRtf(source))
+  return normalizeText(stripRtf(withExplicitParagraphs(source)))
     .replace(/[ \t]+\n/g, '\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
+}
+
+/**
+ * A backslash before a line break is a paragraph mark (RTF 1.9.1: "\<newline>" is \par), which
+ * TextEdit and Cocoa write at every line end; rtf-to-text drops it and runs the lines together.
+ * An escaped backslash ("\\") before a line break is text and stays.
+ */
+function withExplicitParagraphs(source: string): string {
+  return source.replace(/(?<!\\)((?:\\\\)*)\\\r?\n/g, '$1\\par\n');
 }
