@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FormatId } from '../../src/domain/formats.js';
+import { type FormatId, formatSpec } from '../../src/domain/formats.js';
 import {
   createExtractor,
   detectFormat,
@@ -234,6 +234,44 @@ describeWithCorpus('E-mail (.eml)', () => {
       expect(text).toContain('Attachment: broken.pdf\n\n(not read: corrupt)');
       const quoted = await extractCorpus('eml', 'attachment_with_quoted_filename.eml');
       expect(quoted.text).toContain('Subject: Eelanalüüsi päring');
+    },
+  );
+});
+
+describeWithCorpus("URL downloads: no usable name, the server's Content-Type", () => {
+  const FILES: [FormatId, string][] = [
+    ['pptx', 'pptx/tbl-cell.pptx'],
+    ['xlsx', 'xlsx/stanley-cups.xlsx'],
+    ['csv', 'csv/csv-comma.csv'],
+    ['odt', 'odt/fake.odt'],
+    ['epub', 'epub/winter-sports.epub'],
+    ['rtf', 'rtf/nutridoc.rtf'],
+    ['eml', 'eml/fake-email-attachment.eml'],
+  ];
+  it.each(FILES)('%s (%s) by its media types', async (format, file) => {
+    for (const type of formatSpec(format).mediaTypes) {
+      const detected = await detectFormat({
+        path: path.join(CORPUS, file),
+        filename: null,
+        declaredContentType: `${type}; charset=utf-8`,
+      });
+      expect(detected, type).toEqual({ ok: true, format });
+    }
+  });
+
+  itWithCorpus(
+    'a server that says "octet-stream" (or nothing) still gets the format from the bytes',
+    async () => {
+      for (const [format, file] of FILES.filter(([f]) => f !== 'csv')) {
+        for (const type of ['application/octet-stream', null]) {
+          expect(
+            await detectFormat({ path: path.join(CORPUS, file), filename: null, declaredContentType: type }),
+          ).toEqual({
+            ok: true,
+            format,
+          });
+        }
+      }
     },
   );
 });
