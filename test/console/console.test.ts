@@ -72,7 +72,9 @@ describe('console static files', () => {
 
   it('offers the formats the service accepts, from the format registry', async () => {
     const html = (await h.request('GET', '/console', { key: null })).body;
-    expect(html).toContain('accept=".pdf,.docx,.txt,.md,.html,.htm,.pptx,.xlsx,.csv,.tsv,.odt,.epub,.rtf,.eml"');
+    expect(html).toContain(
+      'accept=".pdf,.docx,.txt,.md,.html,.htm,.pptx,.xlsx,.csv,.tsv,.odt,.epub,.rtf,.eml"',
+    );
     expect(html).toContain(
       'PDF, DOCX, TXT, Markdown, HTML, PPTX, XLSX, CSV/TSV, ODT, EPUB, RTF or E-mail (EML) · up to 100 MB each',
     );
