@@ -7,7 +7,7 @@ import { open } from 'node:fs/promises';
 import { parse } from 'csv-parse';
 import { ExtractionError } from '../../extract/errors.js';
 import { markdownCell } from '../shared/markdown-table.js';
-import { bomOf, normalizeText } from '../text/decode.js';
+import { bomOf } from '../text/decode.js';
 
 const DELIMITERS = [',', '\t', ';'] as const;
 
@@ -51,7 +51,9 @@ export async function extractCsvText(filePath: string): Promise<string> {
       `the CSV cannot be read (${error instanceof Error ? error.message : String(error)})`,
     );
   }
-  return normalizeText(lines.join('\n'));
+  // Every cell went through markdownCell (one line, no NUL): normalizeText's two more copies of
+  // a large table would find nothing to change.
+  return lines.join('\n');
 }
 
 /** A record as a Markdown row, padded to the header's width (longer rows keep their extra cells). */

@@ -17,7 +17,10 @@ export function renderMarkdownTable(grid: readonly (readonly string[])[]): strin
   );
 }
 
-/** A cell's text on one line, with the pipes that would end it escaped. */
+/**
+ * A cell's text on one line, with the pipes that would end it escaped and NULs dropped (what
+ * normalizeText would do: a table's text needs no second pass over it).
+ */
 export function markdownCell(text: string): string {
-  return text.replace(/\s+/g, ' ').trim().replace(/\|/g, '\\|');
+  return text.replace(/\s+/g, ' ').trim().replace(/\|/g, '\\|').replaceAll('\u0000', '');
 }
