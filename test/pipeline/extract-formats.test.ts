@@ -473,3 +473,23 @@ describe('hostile text formats', () => {
     expect(text).toContain('Subject: Pangolins\n\nThe pangolin rolls up.');
   });
 });
+
+describe('the thread caps hold for the new formats', () => {
+  it('a table too big for the heap cap → too_large; too slow for the time cap → timeout; the pool lives on', async () => {
+    // ~40 MB of CSV: its Markdown table alone needs more than a 64 MB heap, and reading it takes
+    // far longer than 50 ms.
+    const row = 'alpha,bravo,charlie,delta,echo,foxtrot,golf,hotel,india,juliet\n';
+    const file = await tmp.write('huge.csv', row.repeat(Math.ceil((40 * 1024 * 1024) / row.length)));
+    const small = createExtractor({ maxWorkers: 1, timeoutMs: 120_000, maxHeapMb: 64, pdfMaxPages: 5_000 });
+    const hasty = createExtractor({ maxWorkers: 1, timeoutMs: 50, maxHeapMb: 512, pdfMaxPages: 5_000 });
+    try {
+      expect((await failure(small.extract(file, 'csv'))).code).toBe('too_large');
+      expect((await failure(hasty.extract(file, 'csv'))).code).toBe('timeout');
+      const ok = await tmp.write('ok.csv', 'a,b\n1,2\n');
+      expect((await small.extract(ok, 'csv')).text).toBe('| a | b |\n| --- | --- |\n| 1 | 2 |');
+    } finally {
+      await small.close();
+      await hasty.close();
+    }
+  });
+});
