@@ -2,9 +2,11 @@
 // real file of each (../shared/corpus) ends `ready`, recorded with its format's media type, and a
 // query finds a word that only that file holds. Wrong and damaged files end as a user would see.
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contentTypeOf, type FormatId } from '../../src/domain/formats.js';
+import { contentTypeOf, type FormatId, formatSpec } from '../../src/domain/formats.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { multipart, type Part } from '../helpers/multipart.js';
 import { CORPUS_DIR, describeWithCorpus } from '../helpers/shared.js';
@@ -85,5 +87,64 @@ describe('POST /v1/ingest/file with the newer formats', () => {
     expect(broken.statusCode).toBe(202);
     const [doc] = await h.waitForDone(h.orgA, broken.json().document_ids);
     expect(doc).toMatchObject({ status: 'failed', error: { code: 'corrupt' } });
+  });
+});
+
+describeWithCorpus('POST /v1/ingest/url with the newer formats (a loopback origin)', () => {
+  let h: Harness;
+  let server: http.Server;
+  let origin: string;
+  /** id → [file, Content-Type sent]: no extension in the URL, so the type and the bytes decide. */
+  const SERVED: Record<string, [string, string]> = {
+    '1': ['pptx/sample-presentation.pptx', formatSpec('pptx').mediaTypes[0]],
+    '2': ['xlsx/stanley-cups.xlsx', 'application/octet-stream'],
+    '3': ['csv/csv-comma.csv', 'text/csv; charset=utf-8'],
+    '4': ['odt/fake.odt', 'application/octet-stream'],
+    '5': ['epub/epub_purvis_poetry.epub', 'application/epub+zip'],
+    '6': ['rtf/nutridoc.rtf', 'application/rtf'],
+    '7': ['eml/attachment_message_rfc822.eml', 'message/rfc822'],
+  };
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      const id = new URL(req.url ?? '/', 'http://x').searchParams.get('id') ?? '';
+      const served = SERVED[id];
+      if (!served) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': served[1] });
+      res.end(readFileSync(path.join(CORPUS_DIR, served[0])));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    origin = `http://127.0.0.1:${port}`;
+    h = await startHarness({ env: { URL_FETCH_ALLOW: `127.0.0.1:${port}` } });
+  });
+  afterAll(async () => {
+    await h.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const CASES: [string, FormatId, string, string][] = [
+    ['1', 'pptx', 'sub-sub-detail', 'This one is a sub-sub-detail'],
+    ['2', 'xlsx', 'Maple Leafs', '| Maple Leafs | TOR | 13 |'],
+    ['3', 'csv', 'Rasmussen Group', 'Rasmussen Group'],
+    ['4', 'odt', 'Leader Sarah', '| Leader | Sarah | Mark | Ryan |'],
+    ['5', 'epub', 'Standard Ebooks', 'Standard Ebooks'],
+    ['6', 'rtf', 'bakewell fudge', 'bakewell fudge'],
+    ['7', 'eml', 'Another PDF', 'Subject: Another PDF'],
+  ];
+  it.each(CASES)('/download?id=%s → %s, ready, and "%s" finds it', async (id, format, query, expected) => {
+    const res = await h.request('POST', '/v1/ingest/url', { body: { url: `${origin}/download?id=${id}` } });
+    expect(res.statusCode).toBe(202);
+    const [doc] = await h.waitForDone(h.orgA, res.json().document_ids);
+    expect(doc).toMatchObject({
+      status: 'ready',
+      source: { type: 'url', content_type: contentTypeOf(format) },
+    });
+    const [hit] = (
+      await h.request('POST', '/v1/query', { body: { query, document_ids: [doc!.id], top_k: 1 } })
+    ).json().results;
+    expect(hit.text).toContain(expected);
   });
 });
