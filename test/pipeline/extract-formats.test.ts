@@ -456,6 +456,18 @@ describe('hostile text formats', () => {
     expect((await extractor.extract(rtf, 'rtf')).text).toBe('Hello bold world');
   });
 
+  it("a UTF-16 TSV with a BOM (Excel's Unicode text export)", async () => {
+    const text = 'Stadt\tEinwohner\nKöln\t1.084.831\n';
+    const file = await tmp.write(
+      'u.tsv',
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]),
+    );
+    expect(await detectFormat({ path: file, filename: 'u.tsv' })).toEqual({ ok: true, format: 'csv' });
+    expect((await extractor.extract(file, 'csv')).text).toBe(
+      '| Stadt | Einwohner |\n| --- | --- |\n| Köln | 1.084.831 |',
+    );
+  });
+
   it('a CSV with ragged rows and quoted line breaks', async () => {
     const file = await tmp.write('r.csv', 'a,b,c\n1,"two\nlines",3\n4\n5,6,7,8\n');
     expect((await extractor.extract(file, 'csv')).text).toBe(

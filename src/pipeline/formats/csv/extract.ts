@@ -3,7 +3,8 @@
 // held as both bytes and records. The delimiter is the one of comma, tab and semicolon that the
 // first line holds most of: the stored file has lost its name, and a .tsv is a CSV with tabs.
 import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { ExtractionError } from '../../extract/errors.js';
 import { markdownCell } from '../shared/markdown-table.js';
@@ -14,11 +15,14 @@ const DELIMITERS = [',', '\t', ';'] as const;
 export async function extractCsvText(filePath: string): Promise<string> {
   const head = await readHead(filePath, 64 * 1024);
   const bom = bomOf(head);
-  if (bom && bom.encoding !== 'utf-8') {
-    throw new ExtractionError('unsupported_format', 'the CSV is UTF-16; save it as UTF-8');
-  }
-  const delimiter = delimiterOf(head.toString('utf8'));
-  const parser = createReadStream(filePath).pipe(
+  // Excel's "Unicode text" export is UTF-16 with a BOM and tabs: decoded whole (csv-parse reads
+  // UTF-8 streams only), which such exports are small enough for.
+  const utf16 = bom !== null && bom.encoding !== 'utf-8';
+  const source: Readable = utf16
+    ? Readable.from([new TextDecoder(bom.encoding).decode(await readFile(filePath))])
+    : createReadStream(filePath);
+  const delimiter = delimiterOf(utf16 ? new TextDecoder(bom.encoding).decode(head) : head.toString('utf8'));
+  const parser = source.pipe(
     parse({
       delimiter,
       bom: true,

@@ -43,16 +43,16 @@ export async function extractEpubText(filePath: string): Promise<string> {
     },
     'the EPUB part META-INF/container.xml',
   );
-  const opf = opfPath === null ? undefined : parts.get(opfPath);
-  if (opfPath === null || !opf) {
+  // Assigned in a callback, which the compiler does not follow.
+  const packagePath = opfPath as string | null;
+  const opf = packagePath === null ? undefined : parts.get(packagePath);
+  if (packagePath === null || !opf) {
     throw new ExtractionError(
       'corrupt',
       'the EPUB has no package document (META-INF/container.xml names none that exists)',
     );
   }
-  const baseDir = (opfPath as string).includes('/')
-    ? (opfPath as string).slice(0, (opfPath as string).lastIndexOf('/'))
-    : '';
+  const baseDir = packagePath.includes('/') ? packagePath.slice(0, packagePath.lastIndexOf('/')) : '';
   const manifest = new Map<string, { href: string; type: string }>();
   const spine: string[] = [];
   readXml(
@@ -69,7 +69,7 @@ export async function extractEpubText(filePath: string): Promise<string> {
         }
       },
     },
-    `the EPUB part ${opfPath}`,
+    `the EPUB part ${packagePath}`,
   );
   const chapters = spine
     .map((id) => manifest.get(id))
