@@ -54,6 +54,7 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'webhooks.bench.js',
     title: 'Webhooks: delivery latency from ready to the receiver’s 2xx',
   },
+  { id: 'formats', module: 'formats.bench.js', title: 'New formats: MB/s extracted and RSS peak' },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

@@ -35,7 +35,7 @@ describeWithCorpus('docindex client commands', () => {
       path.join(folder, 'nested', 'kingfisher.html'),
       '<!doctype html><html><head><title>Kingfisher</title></head><body><p>The kingfisher dives for minnows.</p></body></html>',
     );
-    writeFileSync(path.join(folder, 'ignored.csv'), 'a,b\n1,2\n');
+    writeFileSync(path.join(folder, 'ignored.xyz'), 'a,b\n1,2\n');
     writeFileSync(path.join(folder, '.hidden.txt'), 'hidden files are skipped\n');
     copyFileSync(ENCRYPTED_PDF, path.join(folder, 'locked.pdf'));
   });
@@ -52,7 +52,7 @@ describeWithCorpus('docindex client commands', () => {
     expect(out).toMatch(/^ready\s+[0-9a-f-]{36}\s+\S*nested[/\\]herons\.md$/m);
     expect(out).toMatch(/^ready\s+[0-9a-f-]{36}\s+\S*salmon\.txt$/m);
     expect(out).toMatch(/^ready\s+[0-9a-f-]{36}\s+\S*nested[/\\]kingfisher\.html$/m);
-    expect(out).not.toMatch(/ignored\.csv|hidden/);
+    expect(out).not.toMatch(/ignored\.xyz|hidden/);
     expect(out).toMatch(/4 items: 3 ready, 1 failed/);
     expect(out).toMatch(/Failed:\n\s+\S*locked\.pdf: encrypted: .*password/);
     // stderr is not a terminal here: no progress line, nothing else.

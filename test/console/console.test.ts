@@ -81,8 +81,12 @@ describe('console static files', () => {
 
   it('offers the formats the service accepts, from the format registry', async () => {
     const html = (await h.request('GET', '/console', { key: null })).body;
-    expect(html).toContain('accept=".pdf,.docx,.txt,.md,.html,.htm"');
-    expect(html).toContain('PDF, DOCX, TXT, Markdown or HTML · up to 100 MB each');
+    expect(html).toContain(
+      'accept=".pdf,.docx,.txt,.md,.html,.htm,.pptx,.xlsx,.csv,.tsv,.odt,.epub,.rtf,.eml"',
+    );
+    expect(html).toContain(
+      'PDF, DOCX, TXT, Markdown, HTML, PPTX, XLSX, CSV/TSV, ODT, EPUB, RTF or E-mail (EML) · up to 100 MB each',
+    );
     expect(html.match(/\baccept="([^"]*)"/)?.[1]?.split(',')).toEqual(ADVERTISED_EXTENSIONS);
     expect(html).not.toContain('{{');
     expect(() => fillConsolePage('<p>{{no-such-value}}</p>')).toThrow(/unknown placeholder/);

@@ -103,6 +103,29 @@ describe('chunkText', () => {
     for (const chunk of chunks.slice(0, -1)) expect(chunk.text).toMatch(/\.$/);
   });
 
+  it('keeps Markdown table rows whole: a row start beats a sentence end inside a row', () => {
+    // Each row holds two sentences, so without the row rule a chunk would end after the first
+    // sentence of a row (a sentence end is the latest good boundary in the window).
+    const rows = Array.from(
+      { length: 120 },
+      (_, i) =>
+        `| ${i} | ${SENTENCES[i % SENTENCES.length]} Then row ${i} ends. | ${SENTENCES[(i + 2) % SENTENCES.length]} |`,
+    );
+    const table = `Intro paragraph.\n\n| id | note | more |\n| --- | --- | --- |\n${rows.join('\n')}\n`;
+    for (const overlap of [0, 24]) {
+      const { chunks } = chunkText(table, { chunkSize: 180, chunkOverlap: overlap });
+      expectWellFormed(table, chunks, 180);
+      expect(chunks.length).toBeGreaterThan(10);
+      for (const chunk of chunks.slice(0, -1)) {
+        // Every chunk ends just after a row's closing pipe and its line break.
+        expect(table.slice(chunk.charEnd - 2, chunk.charEnd)).toBe('|\n');
+      }
+      for (const chunk of chunks.slice(1)) {
+        if (overlap === 0) expect(table[chunk.charStart]).toBe('|');
+      }
+    }
+  });
+
   it('ends a chunk at a word boundary when the window has no sentence end', () => {
     const words = Array.from({ length: 3000 }, (_, i) => `word${i % 97}`).join(' ');
     const { chunks } = chunkText(words, { chunkSize: 128, chunkOverlap: 0 });

@@ -136,7 +136,7 @@ describe('detectFormat refusals', () => {
     expect(result).toEqual({
       ok: false,
       detail:
-        'scan.png has an unsupported file type (.png, starts with PNG signature); supported: .pdf, .docx, .txt, .md, .html',
+        'scan.png has an unsupported file type (.png, starts with PNG signature); supported: .pdf, .docx, .txt, .md, .html, .pptx, .xlsx, .csv, .odt, .epub, .rtf, .eml',
     });
     expect((await detect('old.doc', 'text')).ok).toBe(false);
     // Names that are also properties of every JavaScript object are just unknown extensions.

@@ -55,14 +55,17 @@ describeWithCorpus('corpus DOCX files (mammoth test data)', () => {
   const expected: Record<string, string> = {
     'single-paragraph.docx': 'Walking on imported air',
     'simple-list.docx': 'Apple\n\nBanana',
-    'tables.docx': 'Above\n\nTop left\n\nTop right\n\nBottom left\n\nBottom right\n\nBelow',
+    // Tables come out as Markdown tables, the first row as the header.
+    'tables.docx':
+      'Above\n\n| Top left | Top right |\n| --- | --- |\n| Bottom left | Bottom right |\n\nBelow',
     'text-box.docx': 'Datum plane',
     'strict-format.docx': 'Test',
     'utf8-bom.docx': 'This XML has a byte order mark.',
-    // mammoth's raw text is the document body: comment, footnote and endnote text is not in it.
+    // Comments are not the document's text; footnotes and endnotes follow the body, without the
+    // "[1]" and "↑" links between them.
     'comments.docx': 'Ouch.',
-    'footnotes.docx': 'Ouch.',
-    'endnotes.docx': 'Ouch.',
+    'footnotes.docx': 'Ouch.\n\nA tachyon walks into a bar.\n\nFin.',
+    'endnotes.docx': 'Ouch.\n\nA tachyon walks into a bar.\n\nFin.',
     'empty.docx': '',
     'external-picture.docx': '',
   };
@@ -118,7 +121,7 @@ describe('nothing is fetched', () => {
 });
 
 describe('a DOCX made by pandoc (test/fixtures/extract/pandoc-notes.docx)', () => {
-  it('keeps headings, list items, table cells and umlauts, in order, as paragraphs', async () => {
+  it('keeps headings, list items, the table (as a Markdown table) and umlauts, in order', async () => {
     const result = await extractor.extract(path.join(FIXTURES, 'pandoc-notes.docx'), 'docx');
     expect(
       positionsInOrder(result.text, [
@@ -127,13 +130,16 @@ describe('a DOCX made by pandoc (test/fixtures/extract/pandoc-notes.docx)', () =
         'Known Limits',
         'Archives stop at one thousand entries.',
         'Uploads stop at one hundred megabytes.',
-        'Format',
-        'pdf.js',
-        'mammoth',
+        '| Format | Extractor |',
+        '| PDF | pdf.js |',
+        '| DOCX | mammoth |',
         'Grüße aus Köln, naïve café.',
       ]),
     ).not.toContain(-1);
     expect(result.text).toMatch(/^Release Notes\n\n/);
+    expect(result.text).toContain(
+      '| Format | Extractor |\n| --- | --- |\n| PDF | pdf.js |\n| DOCX | mammoth |',
+    );
   });
 });
 

@@ -117,7 +117,8 @@ ${extraBody}
     ).not.toContain(-1);
     // One list item per line (Readability wraps each item in its own paragraph).
     expect(result.text).toMatch(/\nVolga\n+Danube\n+Ural\n/);
-    expect(result.text).toContain('Volga\t3,530 km');
+    // Tables as Markdown tables.
+    expect(result.text).toContain('| River | Length |\n| --- | --- |\n| Volga | 3,530 km |');
     expect(result.text).not.toContain('Log in');
     expect(result.text).not.toContain('Cookie settings');
   });

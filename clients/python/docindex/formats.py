@@ -16,6 +16,14 @@ UPLOAD_CONTENT_TYPES: Dict[str, str] = {
     ".md": "text/markdown",
     ".html": "text/html",
     ".htm": "text/html",
+    ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ".csv": "text/csv",
+    ".tsv": "text/csv",
+    ".odt": "application/vnd.oasis.opendocument.text",
+    ".epub": "application/epub+zip",
+    ".rtf": "application/rtf",
+    ".eml": "message/rfc822",
 }
 
 

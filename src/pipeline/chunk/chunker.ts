@@ -17,8 +17,10 @@
 //     - between a letter and a following punctuation mark or symbol other than an apostrophe
 //       (o200k keeps "don't" whole), which is what gives CJK text and long identifiers cut points.
 // - Each chunk's end is the latest boundary of the best kind within the last 30% of its token
-//   window: a markdown heading (when `markdown`), then a paragraph break (blank line), then a
-//   sentence end or line end, then a word boundary, then a letter/punctuation boundary. Only
+//   window: a markdown heading (when `markdown`), then a paragraph break (blank line), then the
+//   start of a Markdown table row (a line starting with "|": every format writes its tables so,
+//   and a row cut in two loses what its cells mean), then a sentence end or line end, then a word
+//   boundary, then a letter/punctuation boundary. Only
 //   when the window holds none is the chunk cut at the last token boundary that is also a
 //   character boundary; such a slice is re-encoded to count it, and shortened if it came out
 //   over chunkSize tokens (a cut inside a pre-token can change its BPE merges).
@@ -69,10 +71,11 @@ const PREFERRED_WINDOW_START = 0.7;
 // Kinds of boundary, best first.
 const HEADING = 0;
 const PARAGRAPH = 1;
-const SENTENCE = 2;
-const WORD = 3;
-const PUNCTUATION = 4;
-const NOT_A_BOUNDARY = 5;
+const TABLE_ROW = 2;
+const SENTENCE = 3;
+const WORD = 4;
+const PUNCTUATION = 5;
+const NOT_A_BOUNDARY = 6;
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -80,6 +83,7 @@ const SPACE = 0x20;
 const TAB = 0x09;
 const HASH = 0x23;
 const SLASH = 0x2f;
+const PIPE = 0x7c;
 const APOSTROPHE = 0x27;
 
 export function chunkText(text: string, opts: ChunkOptions): ChunkPlan {
@@ -426,7 +430,8 @@ function boundaryKind(text: string, at: number, markdown: boolean): number {
       if (c === LF || (c === CR && text.charCodeAt(j + 1) !== LF)) breaks++;
       else if (!isSpace(c) && c !== CR) break;
     }
-    return breaks >= 2 ? PARAGRAPH : SENTENCE;
+    if (breaks >= 2) return PARAGRAPH;
+    return text.charCodeAt(i) === PIPE ? TABLE_ROW : SENTENCE;
   }
   if (isSpace(here)) {
     if (here === LF || here === CR || at + 1 >= text.length || isSpace(text.charCodeAt(at + 1))) {

@@ -1,8 +1,11 @@
-// Web pages fetched by URL ingest: the readable main text (what a reader view would show), with
-// the page title as the first line. linkedom only builds a DOM: it runs no script and loads no
-// stylesheet, image or frame, so nothing on the page can reach the network or our process.
+// Web pages (uploaded, or fetched by URL ingest): the readable main text (what a reader view would
+// show), with the page title as the first line and tables as Markdown tables. linkedom only builds
+// a DOM: it runs no script and loads no stylesheet, image or frame, so nothing on the page can
+// reach the network or our process. `markupText` is the same walk over markup that is all content
+// (an EPUB chapter, a DOCX that mammoth turned into HTML, an e-mail's HTML body): no Readability.
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
+import { markdownCell, renderMarkdownTable } from '../shared/markdown-table.js';
 import { bomOf, normalizeText } from '../text/decode.js';
 
 /** The part of the DOM this module reads; linkedom's nodes have it, so do browsers'. */
@@ -121,6 +124,22 @@ export function extractHtmlText(bytes: Uint8Array): string {
   return text;
 }
 
+export interface MarkupOptions {
+  /** h1–h6 become Markdown headings ("## Title"), for formats the chunker splits at headings. */
+  headings?: boolean;
+}
+
+/** The text of markup that is all content, from its <body> (or its root, for a fragment). */
+export function markupText(markup: string, options: MarkupOptions = {}): string {
+  const source = /<html[\s>]/i.test(markup)
+    ? markup
+    : `<!doctype html><html><body>${markup.replace(/^\s*<!doctype[^>]*>/i, '')}</body></html>`;
+  const { document } = parseHTML(source) as unknown as { document: DomDocument };
+  let text = document.body ? blockText(document.body, options) : '';
+  if (text === '' && document.documentElement) text = blockText(document.documentElement, options);
+  return text;
+}
+
 function fitsReadability(root: DomNode): boolean {
   const stack: [DomNode, number][] = [[root, 0]];
   let elements = 0;
@@ -179,7 +198,7 @@ function decodeWindows1252(bytes: Uint8Array): string {
  * Text of a subtree with paragraph breaks where the page has blocks. Iterative, because a page of
  * 100,000 nested <div>s would overflow the stack of a recursive walk.
  */
-function blockText(root: DomNode): string {
+function blockText(root: DomNode, options: MarkupOptions = {}): string {
   type Step = DomNode | { emit: string } | { leavePre: true };
   const out: string[] = [];
   const stack: Step[] = [root];
@@ -202,9 +221,18 @@ function blockText(root: DomNode): string {
     if (step.nodeType !== ELEMENT_NODE) continue;
     const tag = step.nodeName.toLowerCase();
     if (SKIPPED.has(tag)) continue;
+    if (tag === 'table') {
+      const table = markdownTable(step, options);
+      if (table !== null) {
+        out.push(`\n\n${table}\n\n`);
+        continue;
+      }
+    }
     const around = PARAGRAPH_BLOCKS.has(tag) ? '\n\n' : LINE_BLOCKS.has(tag) ? '\n' : '';
     out.push(around);
     // Pushed in reverse so they pop in document order, after which the closing steps run.
+    const level = options.headings ? HEADINGS.indexOf(tag) + 1 : 0;
+    if (level > 0) out.push(`${'#'.repeat(level)} `);
     stack.push({ emit: CELLS.has(tag) ? '\t' : around });
     if (tag === 'pre') {
       preDepth++;
@@ -220,6 +248,69 @@ function blockText(root: DomNode): string {
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
+}
+
+const HEADINGS = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'];
+
+/**
+ * A table as a Markdown table: a row per line, so the chunker can keep rows whole (a line that
+ * starts with "|" is a boundary it prefers to the words inside the row). The first row is the
+ * header, as Markdown has no table without one; a cell spanning columns is repeated in each.
+ * Null for a table holding another table: that is page layout, not data, and reads better as
+ * paragraphs.
+ */
+function markdownTable(table: DomNode, options: MarkupOptions): string | null {
+  const rows: DomNode[] = [];
+  // Depth first, children pushed in reverse so they pop in document order.
+  const stack: DomNode[] = [];
+  const pushChildren = (node: DomNode) => {
+    const children = node.childNodes;
+    for (let i = children.length - 1; i >= 0; i--) {
+      if (children[i]!.nodeType === ELEMENT_NODE) stack.push(children[i]!);
+    }
+  };
+  pushChildren(table);
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const tag = node.nodeName.toLowerCase();
+    if (tag === 'table') return null;
+    if (tag === 'tr') rows.push(node);
+    else if (tag === 'thead' || tag === 'tbody' || tag === 'tfoot') pushChildren(node);
+  }
+  const grid: string[][] = [];
+  for (const row of rows) {
+    const cells: string[] = [];
+    const children = row.childNodes;
+    for (let i = 0; i < children.length; i++) {
+      const cell = children[i]!;
+      if (cell.nodeType !== ELEMENT_NODE || !CELLS.has(cell.nodeName.toLowerCase())) continue;
+      if (hasNestedTable(cell)) return null;
+      const text = markdownCell(blockText(cell, { ...options, headings: false }));
+      const span = Number.parseInt(attributeOf(cell, 'colspan') ?? '1', 10);
+      const copies = Number.isFinite(span) && span > 1 ? Math.min(span, 100) : 1;
+      for (let c = 0; c < copies; c++) cells.push(text);
+    }
+    if (cells.length > 0) grid.push(cells);
+  }
+  return renderMarkdownTable(grid);
+}
+
+function hasNestedTable(node: DomNode): boolean {
+  const stack: DomNode[] = [node];
+  while (stack.length > 0) {
+    const children = stack.pop()!.childNodes;
+    for (let i = 0; i < children.length; i++) {
+      const child = children[i]!;
+      if (child.nodeType !== ELEMENT_NODE) continue;
+      if (child.nodeName.toLowerCase() === 'table') return true;
+      stack.push(child);
+    }
+  }
+  return false;
+}
+
+function attributeOf(node: DomNode, name: string): string | null {
+  return (node as unknown as { getAttribute?: (n: string) => string | null }).getAttribute?.(name) ?? null;
 }
 
 function collapseSpaces(text: string): string {
