@@ -14,9 +14,10 @@ import { PgRateLimiter } from '../../src/adapters/postgres/rate-limiter.js';
 import { PgTableQueue } from '../../src/adapters/postgres/table-queue.js';
 import { PgUsageStore } from '../../src/adapters/postgres/usage-store.js';
 import { ApiError } from '../../src/domain/errors.js';
+import { reindexSearch } from '../../src/domain/reindex.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
 import { blobStoreContract } from './blob-store.contract.js';
-import type { DocumentStoreOptions } from './document-fixtures.js';
+import { type DocumentStoreOptions, indexedInto, query } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
 import { filterContract } from './filter.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
@@ -31,11 +32,17 @@ import { usageStoreContract } from './usage-store.contract.js';
 const services = await checkServices(['DATABASE_URL']);
 const url = services.urls.DATABASE_URL ?? '';
 
-/** A migrated schema of its own; close() drops it. */
-async function freshDatabase(): Promise<{ db: PgDatabase; close(): Promise<void> }> {
+/**
+ * A migrated schema of its own; close() drops it. `rum: false` leaves it on the GIN index as a
+ * server without the rum extension does (the extension is database-wide, so a schema cannot lack
+ * it; the migration's and the index's option are what a missing extension turns off).
+ */
+async function freshDatabase(
+  options: { rum?: boolean } = {},
+): Promise<{ db: PgDatabase; close(): Promise<void> }> {
   const schema = freshSchema();
   const db = new PgDatabase({ connectionString: url, schema, maxConnections: 6 });
-  await migratePostgres(db);
+  await migratePostgres(db, options);
   return {
     db,
     async close() {
@@ -45,22 +52,38 @@ async function freshDatabase(): Promise<{ db: PgDatabase; close(): Promise<void>
   };
 }
 
+/** Fails unless the schema's keyword search is on RUM: CI must test that path, never skip it. */
+async function expectRumIndex(db: PgDatabase): Promise<void> {
+  const { rows } = await db.query<{ ready: boolean; indexed: boolean }>(
+    `SELECT terms_ready AS ready, to_regclass($1) IS NOT NULL AS indexed FROM ${db.table('search_analysis')}`,
+    [`${db.quotedSchema}.chunks_terms_rum`],
+  );
+  if (!rows[0]?.ready || !rows[0].indexed) {
+    throw new Error('the rum extension is not available on this server: install postgresql-15-rum');
+  }
+}
+
 describeScaleOut('PostgreSQL adapters', services, () => {
   orgStoreContract('PgOrgStore', async () => {
     const { db, close } = await freshDatabase();
     return { store: new PgOrgStore(db), close };
   });
 
-  const stores = async (options: DocumentStoreOptions) => {
-    const { db, close } = await freshDatabase();
+  // Keyword search has two layouts: RUM (the rum extension, required in CI: REQUIRE_SCALE_OUT_TESTS
+  // fails the RUM suites when the server lacks it) and GIN. Both run the whole search contract.
+  const storesOn = (rum: boolean) => async (options: DocumentStoreOptions) => {
+    const { db, close } = await freshDatabase({ rum });
+    if (rum) await expectRumIndex(db);
     const open = (opts: DocumentStoreOptions) => {
-      const index = new PgKeywordIndex(db, opts);
+      const index = new PgKeywordIndex(db, { ...opts, rum });
       return { store: new PgDocumentStore(db, undefined, { index }), index };
     };
     return { ...open(options), reopen: open, close };
   };
+  const stores = storesOn(true);
   documentStoreContract('PgDocumentStore', stores);
-  searchIndexContract('PgKeywordIndex', stores);
+  searchIndexContract('PgKeywordIndex (RUM)', stores);
+  searchIndexContract('PgKeywordIndex (GIN)', storesOn(false));
   filterContract('PostgreSQL filters', stores);
 
   idempotencyStoreContract('PgIdempotencyStore', async () => {
@@ -190,6 +213,58 @@ describeScaleOut('PostgreSQL adapters', services, () => {
       const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
       expect(text).toMatch(/Bitmap Index Scan on chunks_org_tsv/);
       expect(text).toMatch(/Index Cond: \(\(org_id = 'o'::text\) AND \(tsv @@ '''x'''::tsquery\)\)/);
+    });
+
+    it('moves keyword search of chunks written before RUM onto it with docindex reindex, online', async () => {
+      // A database that had chunks before migration 60 (or before the rum package was installed):
+      // no RUM index, and older chunks without terms.
+      const { db, close } = await freshDatabase({ rum: false });
+      cleanups.push(close);
+      const gin = new PgKeywordIndex(db, { rum: false });
+      const store = new PgDocumentStore(db, undefined, { index: gin });
+      const org = `org_${crypto.randomUUID()}`;
+      const texts = [
+        'the otter swims in the cold river',
+        'otter otter: an otter survey of the river banks',
+        'a heron waits by the river',
+        ...Array.from({ length: 12 }, (_, i) => `unrelated filler chunk number ${i}`),
+      ];
+      await indexedInto(store, org, texts);
+      await indexedInto(store, org, ['river otter habitat', 'nothing here']);
+      await db.query(`UPDATE ${db.table('chunks')} SET terms = NULL`);
+      const queries = ['otter river', 'heron', 'river', 'otter habitat banks'];
+      const before = await Promise.all(queries.map((q) => gin.search(query(org, q))));
+      expect(before[0]?.length).toBeGreaterThan(0);
+
+      const rum = new PgKeywordIndex(db);
+      expect((await rum.analysisState()).reindexNeeded).toBe(true);
+      // Until the reindex ends, search stays on GIN and finds everything.
+      expect(await rum.search(query(org, 'otter river'))).toEqual(before[0]);
+      const report = await reindexSearch(rum, { batchSize: 4, pause: async () => {} });
+      expect(report.done).toBe(true);
+      expect(report.rewritten).toBe(texts.length + 2);
+      expect((await rum.analysisState()).reindexNeeded).toBe(false);
+      const { rows } = await db.query<{ valid: boolean }>(
+        `SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)`,
+        [`${db.quotedSchema}.chunks_terms_rum`],
+      );
+      expect(rows).toEqual([{ valid: true }]);
+      const plan = await db.transaction(async (tx) => {
+        await tx.query('SET LOCAL enable_seqscan = off');
+        return tx.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN SELECT 1 FROM ${db.table('chunks')} WHERE terms @@ '1_otter'::tsquery
+           ORDER BY terms <=> '1_otter'::tsquery LIMIT 5`,
+        );
+      });
+      expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toMatch(/Index Scan using chunks_terms_rum/);
+      // Same hits, same scores: every word here has fewer matches than a word may bring.
+      const after = await Promise.all(queries.map((q) => new PgKeywordIndex(db).search(query(org, q))));
+      expect(after).toEqual(before);
+      // Chunks written from now on are found through RUM too, and only in their own org.
+      await indexedInto(store, org, ['a kingfisher over the river']);
+      await indexedInto(store, `org_${crypto.randomUUID()}`, ['another kingfisher elsewhere']);
+      const hits = await new PgKeywordIndex(db).search(query(org, 'kingfisher'));
+      expect(hits.map((h) => h.text)).toEqual(['a kingfisher over the river']);
     });
 
     it('stores the job columns as done when BullMQ runs the jobs', async () => {
