@@ -17,7 +17,9 @@ async function main(): Promise<void> {
   const [schema, bigOrg, smallOrg, countArg] = process.argv.slice(2);
   const url = process.env.DATABASE_URL;
   if (!schema || !bigOrg || !smallOrg || !url) {
-    throw new Error('usage: DATABASE_URL=… node pg-keyword.experiment.js <schema> <big org> <small org> [count]');
+    throw new Error(
+      'usage: DATABASE_URL=… node pg-keyword.experiment.js <schema> <big org> <small org> [count]',
+    );
   }
   const count = Number(countArg ?? 300);
   const db = new PgDatabase({ connectionString: url, schema, maxConnections: 4 });

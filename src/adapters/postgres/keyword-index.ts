@@ -43,11 +43,15 @@ export interface PgKeywordIndexOptions {
 }
 
 /**
- * On the RUM path each ranked word contributes at most this many candidates, its chunks of highest
- * term frequency (an ordered RUM scan reads them from the index alone); a word with no more
- * matches than this contributes all of them, so the ranking is exact BM25 as embedded.
+ * On the RUM path a query ranks about this many candidate chunks in all: each word brings its
+ * share (RUM_CANDIDATES / the query's words, within RUM_WORD_CANDIDATES_MIN..MAX), its chunks of
+ * highest term frequency (an ordered RUM scan reads them from the index alone), or all its matches
+ * when they are no more, so the ranking is exact BM25 as embedded. Bounding the total bounds the
+ * work of a long query as of a short one: every candidate is a read of the table and of its terms.
  */
-export const RUM_CANDIDATES_PER_WORD = 300;
+export const RUM_CANDIDATES = 600;
+export const RUM_WORD_CANDIDATES_MAX = 300;
+export const RUM_WORD_CANDIDATES_MIN = 20;
 /** How long the common terms' frequencies (pg_stats) are reused before being read again. */
 const TERM_STATS_TTL_MS = 60_000;
 
@@ -333,6 +337,15 @@ export class PgKeywordIndex implements SearchIndex {
       [documentId, afterIndex, limit],
     );
     return rows;
+  }
+
+  /**
+   * Forgets a purged org's key inside terms, in the caller's transaction, once none of its chunks
+   * are left (an identity column never hands the key out again).
+   */
+  async forgetOrg(tx: Queryable, orgId: string): Promise<void> {
+    await tx.query(`DELETE FROM ${this.db.table('search_org_keys')} WHERE org_id = $1`, [cleanText(orgId)]);
+    this.orgKeys.delete(cleanText(orgId));
   }
 
   /** Deletes the document's chunks, in the caller's transaction. */
@@ -654,10 +667,10 @@ export class PgKeywordIndex implements SearchIndex {
   }
 
   /**
-   * Keyword search on the RUM index (no filters). Each word's matches are counted, up to
-   * RUM_CANDIDATES_PER_WORD + 1 only, unless the column statistics list it as common, when their
+   * Keyword search on the RUM index (no filters). Each word's matches are counted, up to its
+   * share of RUM_CANDIDATES + 1 only, unless the column statistics list it as common, when their
    * estimate stands in; the words to rank are chosen as everywhere (domain/search-plan.ts). Each
-   * chosen word brings its RUM_CANDIDATES_PER_WORD chunks of highest term frequency (an ordered
+   * chosen word brings its share of chunks of highest term frequency (an ordered
    * RUM scan, answered from the index's stored positions: the heap is read for those chunks only),
    * or all its matches when they are no more; a word over the row budget (a query of common words
    * only) brings its first matches, where the planner, seeing how common it is, may scan the table
@@ -670,7 +683,11 @@ export class PgKeywordIndex implements SearchIndex {
     const prefix = `${key.toString(36)}_`;
     const literals = words.map((w) => quoteLexeme(prefix + w));
     const common = await this.commonTerms();
-    const perWord = Math.min(RUM_CANDIDATES_PER_WORD, this.searchRowBudget);
+    const share = Math.floor(RUM_CANDIDATES / words.length);
+    const perWord = Math.min(
+      Math.max(RUM_WORD_CANDIDATES_MIN, Math.min(RUM_WORD_CANDIDATES_MAX, share)),
+      this.searchRowBudget,
+    );
     // Listed terms of no more estimated matches than a word may bring are counted all the same,
     // so the ranking stays exact wherever it can be (and never rests on stale statistics there).
     const estimate = (w: string) => common.rows.get(prefix + w) ?? 0;
