@@ -43,15 +43,22 @@ export interface PgKeywordIndexOptions {
 }
 
 /**
- * On the RUM path a query ranks about this many candidate chunks in all: each word brings its
- * share (RUM_CANDIDATES / the query's words, within RUM_WORD_CANDIDATES_MIN..MAX), its chunks of
- * highest term frequency (an ordered RUM scan reads them from the index alone), or all its matches
- * when they are no more, so the ranking is exact BM25 as embedded. Bounding the total bounds the
- * work of a long query as of a short one: every candidate is a read of the table and of its terms.
+ * On the RUM path a query ranks about this many candidate chunks in all, a read of the table and of
+ * the chunk's terms each: half are the chunks that hold the query's chosen words most, all of them
+ * together (an ordered RUM scan over their OR, so chunks that hold several words come first), and
+ * half are each word's share (within RUM_WORD_CANDIDATES_MIN..MAX) of its own chunks of highest
+ * term frequency, or all its matches when they are no more, so the ranking is exact BM25 as
+ * embedded when no chosen word has more. Bounding the total bounds a long query's work as a short
+ * one's.
  */
 export const RUM_CANDIDATES = 600;
 export const RUM_WORD_CANDIDATES_MAX = 300;
 export const RUM_WORD_CANDIDATES_MIN = 20;
+/**
+ * A word is counted (for its IDF) up to the least frequency the column statistics list, or this
+ * many matches when there are no statistics yet: a bound on the table reads a count makes.
+ */
+const RUM_COUNT_WITHOUT_STATISTICS = 2_000;
 /** How long the common terms' frequencies (pg_stats) are reused before being read again. */
 const TERM_STATS_TTL_MS = 60_000;
 
@@ -594,6 +601,7 @@ export class PgKeywordIndex implements SearchIndex {
     params: unknown[],
     candidates: string,
     prelude: string,
+    settings: readonly string[] = [],
   ): Promise<SearchHit[]> {
     const param = (value: unknown) => {
       params.push(value);
@@ -605,8 +613,9 @@ export class PgKeywordIndex implements SearchIndex {
     const idfs = param(ranked.map((t) => bm25Idf(total, t.rows)));
     const meanTokens = param(stats.meanTokens);
     const limit = param(Math.floor(q.topK));
-    const { rows } = await this.db.query<HitRow>(
-      `WITH ${prelude}
+    const run = async (db: Queryable) =>
+      db.query<HitRow>(
+        `WITH ${prelude}
        terms AS (SELECT t.literal::tsquery AS query, t.idf
                  FROM unnest(${literals}::text[], ${idfs}::float8[]) AS t(literal, idf))
        SELECT c.document_id, c.chunk_index, c.text, c.page_start, c.page_end, d.metadata, top.score
@@ -622,8 +631,15 @@ export class PgKeywordIndex implements SearchIndex {
        JOIN ${this.chunks} AS c ON c.document_id = top.document_id AND c.chunk_index = top.chunk_index
        JOIN ${this.documents} AS d ON d.id = top.document_id
        ORDER BY top.score DESC, top.document_id, top.chunk_index`,
-      params,
-    );
+        params,
+      );
+    const { rows } =
+      settings.length === 0
+        ? await run(this.db)
+        : await this.db.transaction(async (tx) => {
+            for (const setting of settings) await tx.query(`SET LOCAL ${setting}`);
+            return run(tx);
+          });
     return rows.map((r) => ({
       documentId: r.document_id,
       chunkIndex: r.chunk_index,
@@ -667,12 +683,13 @@ export class PgKeywordIndex implements SearchIndex {
   }
 
   /**
-   * Keyword search on the RUM index (no filters). Each word's matches are counted, up to its
-   * share of RUM_CANDIDATES + 1 only, unless the column statistics list it as common, when their
-   * estimate stands in; the words to rank are chosen as everywhere (domain/search-plan.ts). Each
+   * Keyword search on the RUM index (no filters). Each word's matches are counted, up to the
+   * least frequency the column statistics list, unless they list it as common, when their estimate
+   * stands in; the words to rank are chosen as everywhere (domain/search-plan.ts). Each
    * chosen word brings its share of chunks of highest term frequency (an ordered
    * RUM scan, answered from the index's stored positions: the heap is read for those chunks only),
-   * or all its matches when they are no more; a word over the row budget (a query of common words
+   * or all its matches when they are no more, and the chosen words together their chunks of
+   * highest frequency over all of them (RUM's rank of their OR); a word over the row budget (a query of common words
    * only) brings its first matches, where the planner, seeing how common it is, may scan the table
    * and stop early. Exact BM25 ranks their union: the same ranking as embedded whenever every
    * chosen word has no more matches than that.
@@ -683,15 +700,18 @@ export class PgKeywordIndex implements SearchIndex {
     const prefix = `${key.toString(36)}_`;
     const literals = words.map((w) => quoteLexeme(prefix + w));
     const common = await this.commonTerms();
-    const share = Math.floor(RUM_CANDIDATES / words.length);
+    const share = Math.floor(RUM_CANDIDATES / 2 / words.length);
     const perWord = Math.min(
       Math.max(RUM_WORD_CANDIDATES_MIN, Math.min(RUM_WORD_CANDIDATES_MAX, share)),
       this.searchRowBudget,
     );
-    // Listed terms of no more estimated matches than a word may bring are counted all the same,
-    // so the ranking stays exact wherever it can be (and never rests on stale statistics there).
+    // Words the statistics do not list as common are counted, up to the least frequency they
+    // list (a term missing from them is rarer than that, as far as their sample tells), so their
+    // IDF is exact; listed terms of no more estimated matches than a word may bring are counted
+    // too, so the ranking stays exact wherever it can be and never rests on stale statistics.
+    const countCap = Math.max(perWord, common.floor > 0 ? common.floor : RUM_COUNT_WITHOUT_STATISTICS) + 1;
     const estimate = (w: string) => common.rows.get(prefix + w) ?? 0;
-    const uncounted = words.filter((w) => estimate(w) <= perWord);
+    const uncounted = words.filter((w) => estimate(w) <= perWord || !common.rows.has(prefix + w));
     const counted = new Map<string, number>();
     if (uncounted.length > 0) {
       const { rows } = await this.db.query<{ word: string; rows: number }>(
@@ -699,11 +719,9 @@ export class PgKeywordIndex implements SearchIndex {
              SELECT FROM ${this.chunks} AS c WHERE c.terms @@ w.literal::tsquery LIMIT $3
            ) AS capped) AS rows
          FROM unnest($1::text[], $2::text[]) AS w(word, literal)`,
-        [uncounted, uncounted.map((w) => quoteLexeme(prefix + w)), perWord + 1],
+        [uncounted, uncounted.map((w) => quoteLexeme(prefix + w)), countCap],
       );
-      // Over the cap yet not listed as common: somewhere between the two bounds.
-      const between = Math.round(Math.sqrt((perWord + 1) * Math.max(common.floor, perWord + 1)));
-      for (const r of rows) counted.set(r.word, r.rows > perWord ? between : r.rows);
+      for (const r of rows) counted.set(r.word, r.rows);
     }
     const counts = words.map((w, i) => ({
       term: { literal: literals[i] as string, rows: 0 },
@@ -725,13 +743,29 @@ export class PgKeywordIndex implements SearchIndex {
     const scans = ranked.map((t) => {
       const query = `${param(t.literal)}::tsquery`;
       // Every match within the budget is ranked by the index; a word over it is too common for
-      // any order to mean much.
+      // any order to mean much (its first matches are read, see below).
       const order = t.rows <= this.searchRowBudget ? `ORDER BY c.terms <=> ${query}` : '';
       return `(SELECT c.document_id, c.chunk_index, c.token_count, c.terms AS tsv FROM ${this.chunks} AS c
         WHERE c.terms @@ ${query} ${order} LIMIT ${limit})`;
     });
+    if (ranked.length > 1 && ranked.every((t) => t.rows <= this.searchRowBudget)) {
+      const all = `${param(ranked.map((t) => t.literal).join(' | '))}::tsquery`;
+      scans.push(`(SELECT c.document_id, c.chunk_index, c.token_count, c.terms AS tsv FROM ${this.chunks} AS c
+        WHERE c.terms @@ ${all} ORDER BY c.terms <=> ${all} LIMIT ${param(RUM_CANDIDATES / 2)})`);
+    }
     const candidates = `SELECT DISTINCT ON (u.document_id, u.chunk_index) u.document_id, u.chunk_index,
         u.token_count, u.tsv FROM (${scans.join(' UNION ALL ')}) AS u`;
-    return this.rank(q, ranked, params, candidates, '');
+    // A word over the budget is read through a bitmap of its posting list: seeing how common it
+    // is, the planner would scan the table expecting its first matches soon, and read most of
+    // it when the org's chunks sit elsewhere in the table (seconds for a small org measured).
+    const overBudget = ranked.some((t) => t.rows > this.searchRowBudget);
+    return this.rank(
+      q,
+      ranked,
+      params,
+      candidates,
+      '',
+      overBudget ? ['enable_seqscan = off', 'enable_indexscan = off'] : [],
+    );
   }
 }
