@@ -17,7 +17,7 @@ import { ApiError } from '../../src/domain/errors.js';
 import { reindexSearch } from '../../src/domain/reindex.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema, REQUIRED } from '../scale-out/services.js';
 import { blobStoreContract } from './blob-store.contract.js';
-import { type DocumentStoreOptions, indexedInto, query } from './document-fixtures.js';
+import { type DocumentStoreOptions, indexedInto, indexResult, newDoc, query } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
 import { filterContract } from './filter.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
@@ -287,6 +287,33 @@ describeScaleOut('PostgreSQL adapters', services, () => {
         await indexedInto(store, `org_${crypto.randomUUID()}`, ['another kingfisher elsewhere']);
         const hits = await new PgKeywordIndex(db).search(query(org, 'kingfisher'));
         expect(hits.map((h) => h.text)).toEqual(['a kingfisher over the river']);
+      },
+    );
+
+    it.skipIf(!rum && !REQUIRED)(
+      'finds an org whose first write was rolled back once it writes again',
+      async () => {
+        const { db, close } = await freshDatabase();
+        cleanups.push(close);
+        const index = new PgKeywordIndex(db);
+        const store = new PgDocumentStore(db, undefined, { index });
+        const org = `org_${crypto.randomUUID()}`;
+        const doc = newDoc(org);
+        await store.createDocuments([doc]);
+        // The org's terms key is made inside this transaction, which then fails.
+        await expect(
+          db.transaction(async (tx) => {
+            await index.writeChunks(tx, doc.id, org, indexResult(['a lone walrus']).chunks);
+            await index.writeChunks(tx, doc.id, org, indexResult(['', 'a second walrus']).chunks.slice(1));
+            throw new Error('rolled back');
+          }),
+        ).rejects.toThrow('rolled back');
+        // Another org takes the next key meanwhile.
+        await indexedInto(store, `org_${crypto.randomUUID()}`, ['a walrus elsewhere']);
+        expect(await store.saveIndex(doc.id, indexResult(['a lone walrus', 'a second walrus']))).toBe(true);
+        // Another process, which knows only the committed key.
+        const hits = await new PgKeywordIndex(db).search(query(org, 'walrus'));
+        expect(hits.map((h) => h.text).sort()).toEqual(['a lone walrus', 'a second walrus']);
       },
     );
 

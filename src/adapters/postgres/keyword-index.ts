@@ -175,21 +175,32 @@ export class PgKeywordIndex implements SearchIndex {
   }
 
   /**
-   * The org's key inside terms, made on its first write (outside the caller's transaction, so a
-   * key is never cached from a transaction that rolled back; an unused key costs nothing).
+   * The org's key inside terms, made on its first write in the caller's transaction `db` (no
+   * second connection is needed while it holds one). A key this transaction made is not cached:
+   * the transaction may still roll back; a committed one, read back, is.
    * null when the org has none yet and `create` is false: it has no terms.
    */
-  private async orgKey(orgId: string, create: boolean): Promise<number | null> {
+  private async orgKey(db: Queryable, orgId: string, create: boolean): Promise<number | null> {
     const id = cleanText(orgId);
     const cached = this.orgKeys.get(id);
     if (cached !== undefined) return cached;
     const keys = this.db.table('search_org_keys');
     if (create) {
-      await this.db.query(`INSERT INTO ${keys} (org_id) VALUES ($1) ON CONFLICT (org_id) DO NOTHING`, [id]);
+      const made = await db.query<{ key: number }>(
+        `INSERT INTO ${keys} (org_id) VALUES ($1) ON CONFLICT (org_id) DO NOTHING RETURNING key`,
+        [id],
+      );
+      const key = made.rows[0]?.key;
+      if (key !== undefined) return key;
     }
-    const { rows } = await this.db.query<{ key: number }>(`SELECT key FROM ${keys} WHERE org_id = $1`, [id]);
+    // A row this very transaction inserted (an earlier batch of it) is not committed yet either.
+    const { rows } = await db.query<{ key: number; mine: boolean }>(
+      `SELECT key, coalesce(xmin = pg_current_xact_id_if_assigned()::xid, false) AS mine
+       FROM ${keys} WHERE org_id = $1`,
+      [id],
+    );
     const key = rows[0]?.key ?? null;
-    if (key !== null) {
+    if (key !== null && !rows[0]?.mine) {
       if (this.orgKeys.size >= ORG_STATS_CACHED) this.orgKeys.clear();
       this.orgKeys.set(id, key);
     }
@@ -264,7 +275,8 @@ export class PgKeywordIndex implements SearchIndex {
       );
       if (rows.length > 0) {
         const words = rows.map((r) => this.analyzer.words(r.text));
-        const keys = await Promise.all(rows.map((r) => this.orgKey(r.org_id, true)));
+        const keys: number[] = [];
+        for (const r of rows) keys.push((await this.orgKey(tx, r.org_id, true)) as number);
         await tx.query(
           `UPDATE ${this.chunks} AS c SET tsv = CASE WHEN $5 THEN v.tsv::tsvector ELSE c.tsv END,
              terms = v.terms::tsvector
@@ -373,7 +385,7 @@ export class PgKeywordIndex implements SearchIndex {
   ): Promise<void> {
     const texts = batch.map((c) => cleanText(c.text));
     const words = batch.map((c, i) => c.words ?? this.analyzer.words(texts[i] as string));
-    const key = (await this.orgKey(orgId, true)) as number;
+    const key = (await this.orgKey(tx, orgId, true)) as number;
     await tx.query(
       `INSERT INTO ${this.chunks}
          (document_id, org_id, chunk_index, text, token_count, char_start, char_end, page_start, page_end, tsv, terms)
@@ -695,7 +707,7 @@ export class PgKeywordIndex implements SearchIndex {
    * chosen word has no more matches than that.
    */
   private async searchRum(q: SearchQuery, words: string[]): Promise<SearchHit[]> {
-    const key = await this.orgKey(q.orgId, false);
+    const key = await this.orgKey(this.db, q.orgId, false);
     if (key === null) return [];
     const prefix = `${key.toString(36)}_`;
     const literals = words.map((w) => quoteLexeme(prefix + w));
