@@ -181,7 +181,7 @@ export async function createRuntime(
   if (analysis.reindexNeeded) {
     logger.warn(
       { configured: analysis.configured, written: analysis.written },
-      'the keyword index was written with another SEARCH_LANGUAGE: run `docindex reindex` to rewrite it (online; until then queries look for the words of both)',
+      'the keyword index must be rewritten (SEARCH_LANGUAGE changed, or PostgreSQL chunks predate its RUM index): run `docindex reindex` (online; until it ends queries find every chunk as before)',
     );
   }
   const { orgs, documents, usage, queue, downloadQueue, rateLimiter, blobs } = adapters;

@@ -15,9 +15,10 @@ import { PgTableQueue } from '../../src/adapters/postgres/table-queue.js';
 import { PgUsageStore } from '../../src/adapters/postgres/usage-store.js';
 import { PgWebhookStore } from '../../src/adapters/postgres/webhook-store.js';
 import { ApiError } from '../../src/domain/errors.js';
-import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
+import { reindexSearch } from '../../src/domain/reindex.js';
+import { checkServices, describeScaleOut, dropSchema, freshSchema, REQUIRED } from '../scale-out/services.js';
 import { blobStoreContract } from './blob-store.contract.js';
-import type { DocumentStoreOptions } from './document-fixtures.js';
+import { type DocumentStoreOptions, indexedInto, indexResult, newDoc, query } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
 import { filterContract } from './filter.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
@@ -32,12 +33,30 @@ import { webhookStoreContract } from './webhook-store.contract.js';
 
 const services = await checkServices(['DATABASE_URL']);
 const url = services.urls.DATABASE_URL ?? '';
+/** Whether the server has the rum extension (installed or installable). */
+const rum = url ? await rumOnServer(url) : false;
 
-/** A migrated schema of its own; close() drops it. */
-async function freshDatabase(): Promise<{ db: PgDatabase; close(): Promise<void> }> {
+async function rumOnServer(connectionString: string): Promise<boolean> {
+  const db = new PgDatabase({ connectionString, schema: 'public', maxConnections: 1 });
+  try {
+    const { rows } = await db.query(`SELECT FROM pg_available_extensions WHERE name = 'rum'`);
+    return rows.length > 0;
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * A migrated schema of its own; close() drops it. `rum: false` leaves it on the GIN index as a
+ * server without the rum extension does (the extension is database-wide, so a schema cannot lack
+ * it; the migration's and the index's option are what a missing extension turns off).
+ */
+async function freshDatabase(
+  options: { rum?: boolean } = {},
+): Promise<{ db: PgDatabase; close(): Promise<void> }> {
   const schema = freshSchema();
   const db = new PgDatabase({ connectionString: url, schema, maxConnections: 6 });
-  await migratePostgres(db);
+  await migratePostgres(db, options);
   return {
     db,
     async close() {
@@ -47,22 +66,41 @@ async function freshDatabase(): Promise<{ db: PgDatabase; close(): Promise<void>
   };
 }
 
+/** Fails unless the schema's keyword search is on RUM: CI must test that path, never skip it. */
+async function expectRumIndex(db: PgDatabase): Promise<void> {
+  const { rows } = await db.query<{ ready: boolean; indexed: boolean }>(
+    `SELECT terms_ready AS ready, to_regclass($1) IS NOT NULL AS indexed FROM ${db.table('search_analysis')}`,
+    [`${db.quotedSchema}.chunks_terms_rum`],
+  );
+  if (!rows[0]?.ready || !rows[0].indexed) {
+    throw new Error('the rum extension is not available on this server: install postgresql-15-rum');
+  }
+}
+
 describeScaleOut('PostgreSQL adapters', services, () => {
   orgStoreContract('PgOrgStore', async () => {
     const { db, close } = await freshDatabase();
     return { store: new PgOrgStore(db), close };
   });
 
-  const stores = async (options: DocumentStoreOptions) => {
-    const { db, close } = await freshDatabase();
+  // Keyword search has two layouts: RUM (the rum extension, required in CI: REQUIRE_SCALE_OUT_TESTS
+  // fails the RUM suites when the server lacks it) and GIN. Both run the whole search contract.
+  const storesOn = (rum: boolean) => async (options: DocumentStoreOptions) => {
+    const { db, close } = await freshDatabase({ rum });
+    if (rum) await expectRumIndex(db);
     const open = (opts: DocumentStoreOptions) => {
-      const index = new PgKeywordIndex(db, opts);
+      const index = new PgKeywordIndex(db, { ...opts, rum });
       return { store: new PgDocumentStore(db, undefined, { index }), index };
     };
     return { ...open(options), reopen: open, close };
   };
+  // Without the extension on the server, the RUM suite is skipped with a console line, but under
+  // REQUIRE_SCALE_OUT_TESTS=1 (CI) it runs and fails.
+  const stores = storesOn(rum || REQUIRED);
   documentStoreContract('PgDocumentStore', stores);
-  searchIndexContract('PgKeywordIndex', stores);
+  if (rum || REQUIRED) searchIndexContract('PgKeywordIndex (RUM)', storesOn(true));
+  else console.log('PgKeywordIndex (RUM) skipped: the rum extension is not available (postgresql-15-rum)');
+  searchIndexContract('PgKeywordIndex (GIN)', storesOn(false));
   filterContract('PostgreSQL filters', stores);
 
   idempotencyStoreContract('PgIdempotencyStore', async () => {
@@ -208,6 +246,93 @@ describeScaleOut('PostgreSQL adapters', services, () => {
       expect(text).toMatch(/Bitmap Index Scan on chunks_org_tsv/);
       expect(text).toMatch(/Index Cond: \(\(org_id = 'o'::text\) AND \(tsv @@ '''x'''::tsquery\)\)/);
     });
+
+    it.skipIf(!rum && !REQUIRED)(
+      'moves keyword search of chunks written before RUM onto it with docindex reindex, online',
+      async () => {
+        // A database that had chunks before migration 60 (or before the rum package was installed):
+        // no RUM index, and older chunks without terms.
+        const { db, close } = await freshDatabase({ rum: false });
+        cleanups.push(close);
+        const gin = new PgKeywordIndex(db, { rum: false });
+        const store = new PgDocumentStore(db, undefined, { index: gin });
+        const org = `org_${crypto.randomUUID()}`;
+        const texts = [
+          'the otter swims in the cold river',
+          'otter otter: an otter survey of the river banks',
+          'a heron waits by the river',
+          ...Array.from({ length: 12 }, (_, i) => `unrelated filler chunk number ${i}`),
+        ];
+        await indexedInto(store, org, texts);
+        await indexedInto(store, org, ['river otter habitat', 'nothing here']);
+        await db.query(`UPDATE ${db.table('chunks')} SET terms = NULL`);
+        const queries = ['otter river', 'heron', 'river', 'otter habitat banks'];
+        const before = await Promise.all(queries.map((q) => gin.search(query(org, q))));
+        expect(before[0]?.length).toBeGreaterThan(0);
+
+        const rum = new PgKeywordIndex(db);
+        expect((await rum.analysisState()).reindexNeeded).toBe(true);
+        // Until the reindex ends, search stays on GIN and finds everything.
+        expect(await rum.search(query(org, 'otter river'))).toEqual(before[0]);
+        const report = await reindexSearch(rum, { batchSize: 4, pause: async () => {} });
+        expect(report.done).toBe(true);
+        expect(report.rewritten).toBe(texts.length + 2);
+        expect((await rum.analysisState()).reindexNeeded).toBe(false);
+        const { rows } = await db.query<{ valid: boolean }>(
+          `SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)`,
+          [`${db.quotedSchema}.chunks_terms_rum`],
+        );
+        expect(rows).toEqual([{ valid: true }]);
+        const plan = await db.transaction(async (tx) => {
+          await tx.query('SET LOCAL enable_seqscan = off');
+          return tx.query<{ 'QUERY PLAN': string }>(
+            `EXPLAIN SELECT 1 FROM ${db.table('chunks')} WHERE terms @@ '1_otter'::tsquery
+           ORDER BY terms <=> '1_otter'::tsquery LIMIT 5`,
+          );
+        });
+        expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toMatch(/Index Scan using chunks_terms_rum/);
+        // Same hits in the same order, every word here having fewer matches than a word may bring;
+        // the same scores too, but for one-word queries, whose count GIN skips (the order is the same
+        // whatever it is) where RUM has it and scores as embedded.
+        const after = await Promise.all(queries.map((q) => new PgKeywordIndex(db).search(query(org, q))));
+        const keys = (hits: { documentId: string; chunkIndex: number }[] | undefined) =>
+          hits?.map((h) => `${h.documentId}/${h.chunkIndex}`);
+        expect(after.map(keys)).toEqual(before.map(keys));
+        expect([after[0], after[3]]).toEqual([before[0], before[3]]);
+        // Chunks written from now on are found through RUM too, and only in their own org.
+        await indexedInto(store, org, ['a kingfisher over the river']);
+        await indexedInto(store, `org_${crypto.randomUUID()}`, ['another kingfisher elsewhere']);
+        const hits = await new PgKeywordIndex(db).search(query(org, 'kingfisher'));
+        expect(hits.map((h) => h.text)).toEqual(['a kingfisher over the river']);
+      },
+    );
+
+    it.skipIf(!rum && !REQUIRED)(
+      'finds an org whose first write was rolled back once it writes again',
+      async () => {
+        const { db, close } = await freshDatabase();
+        cleanups.push(close);
+        const index = new PgKeywordIndex(db);
+        const store = new PgDocumentStore(db, undefined, { index });
+        const org = `org_${crypto.randomUUID()}`;
+        const doc = newDoc(org);
+        await store.createDocuments([doc]);
+        // The org's terms key is made inside this transaction, which then fails.
+        await expect(
+          db.transaction(async (tx) => {
+            await index.writeChunks(tx, doc.id, org, indexResult(['a lone walrus']).chunks);
+            await index.writeChunks(tx, doc.id, org, indexResult(['', 'a second walrus']).chunks.slice(1));
+            throw new Error('rolled back');
+          }),
+        ).rejects.toThrow('rolled back');
+        // Another org takes the next key meanwhile.
+        await indexedInto(store, `org_${crypto.randomUUID()}`, ['a walrus elsewhere']);
+        expect(await store.saveIndex(doc.id, indexResult(['a lone walrus', 'a second walrus']))).toBe(true);
+        // Another process, which knows only the committed key.
+        const hits = await new PgKeywordIndex(db).search(query(org, 'walrus'));
+        expect(hits.map((h) => h.text).sort()).toEqual(['a lone walrus', 'a second walrus']);
+      },
+    );
 
     it('stores the job columns as done when BullMQ runs the jobs', async () => {
       const { db, close } = await freshDatabase();

@@ -196,6 +196,7 @@ export class PgDocumentStore implements DocumentStore {
         `DELETE FROM ${this.documents} WHERE org_id = $1 RETURNING blob_key`,
         [storable(orgId)],
       );
+      await this.index.forgetOrg(tx, storable(orgId));
       return {
         documents: rows.length,
         chunks: counted.rows[0]?.n ?? 0,

@@ -1,6 +1,9 @@
-// The keyword index on PostgreSQL: the chunks table's tsvector column (the words of
-// domain/search-words.ts, written as they are; GIN index) and BM25 search (domain/bm25.ts) over
-// the chunks of `ready` documents. Its writes run inside the record store's transactions (PgDocumentStore.saveIndex; a delete cascades from the document
+// The keyword index on PostgreSQL: the chunks' words (domain/search-words.ts) as tsvectors and
+// BM25 search (domain/bm25.ts) over the chunks of `ready` documents. Two layouts: `tsv`, the words
+// as they are in a GIN index with the org id (btree_gin), always written; and `terms`, the words
+// prefixed with the org's key in a RUM index (positions stored in the index, ordered scans), used
+// when the rum extension is installed and every chunk has its terms (bench/RESULTS.md, "Eighth
+// session", for the design and its measurements). Its writes run inside the record store's transactions (PgDocumentStore.saveIndex; a delete cascades from the document
 // row), so a document turns ready with its last chunk and stops matching the moment it goes.
 
 import { BM25_B, BM25_K1, bm25Idf } from '../../domain/bm25.js';
@@ -12,7 +15,7 @@ import {
   MAX_QUERY_TERMS,
   RAREST_PRECOUNT,
 } from '../../domain/search-limits.js';
-import { planTerms } from '../../domain/search-plan.js';
+import { planTerms, rarestTerms } from '../../domain/search-plan.js';
 import {
   type Analyzer,
   analyzer,
@@ -24,19 +27,48 @@ import { cleanText } from '../../domain/text.js';
 import type { ChunkRow, Metadata, SearchHit, SearchQuery, StoredChunk } from '../../domain/types.js';
 import type { PgDatabase, Queryable } from './database.js';
 import { postgresFilter } from './filter-sql.js';
-import { tsvectorLiteral } from './tsvector.js';
+import { ensureRum, RUM_INDEX, rumIndexStatement } from './migrations.js';
+import { quoteLexeme, tsvectorLiteral } from './tsvector.js';
 
 export interface PgKeywordIndexOptions {
   /** Most matching chunks one query may rank (default DEFAULT_SEARCH_ROW_BUDGET). */
   searchRowBudget?: number;
   /** SEARCH_LANGUAGE: how chunks and queries become words (default 'english'). */
   language?: SearchLanguage;
+  /**
+   * Whether to search the RUM index when it is ready and `docindex reindex` may build it (default
+   * true); false keeps the GIN index (as a server without the extension does).
+   */
+  rum?: boolean;
 }
+
+/**
+ * On the RUM path a query ranks about this many candidate chunks in all, a read of the table and of
+ * the chunk's terms each: half are the chunks that hold the query's chosen words most, all of them
+ * together (an ordered RUM scan over their OR, so chunks that hold several words come first), and
+ * half are each word's share (within RUM_WORD_CANDIDATES_MIN..MAX) of its own chunks of highest
+ * term frequency, or all its matches when they are no more, so the ranking is exact BM25 as
+ * embedded when no chosen word has more. Bounding the total bounds a long query's work as a short
+ * one's.
+ */
+export const RUM_CANDIDATES = 600;
+export const RUM_WORD_CANDIDATES_MAX = 300;
+export const RUM_WORD_CANDIDATES_MIN = 20;
+/**
+ * A word is counted (for its IDF) up to the least frequency the column statistics list, or this
+ * many matches when there are no statistics yet: a bound on the table reads a count makes.
+ */
+const RUM_COUNT_WITHOUT_STATISTICS = 2_000;
+/** How long the common terms' frequencies (pg_stats) are reused before being read again. */
+const TERM_STATS_TTL_MS = 60_000;
 
 type Written = SearchLanguage | 'legacy' | null;
 
 interface AnalysisRow {
   written: Written;
+  terms_ready: boolean;
+  terms_after_document: string | null;
+  terms_after_chunk: number | null;
   reindex_target: SearchLanguage | null;
   reindex_after_document: string | null;
   reindex_after_chunk: number | null;
@@ -82,6 +114,13 @@ const ORG_STATS_TTL_MS = 60_000;
 /** Orgs whose statistics are remembered at once (the map is cleared when full). */
 const ORG_STATS_CACHED = 10_000;
 
+/** Space-separated words with the org's key before each ("<key base 36>_<word>"), as SQLite's FTS5 terms. */
+function prefixWords(key: number, words: string): string {
+  if (words === '') return '';
+  const prefix = `${key.toString(36)}_`;
+  return prefix + words.replaceAll(' ', ` ${prefix}`);
+}
+
 interface HitRow {
   document_id: string;
   chunk_index: number;
@@ -98,8 +137,11 @@ export class PgKeywordIndex implements SearchIndex {
   private readonly analysisTable: string;
   private readonly searchRowBudget: number;
   private readonly analyzer: Analyzer;
-  private written: { value: Written; at: number } | null = null;
+  private readonly rumWanted: boolean;
+  private written: { value: Written; termsReady: boolean; at: number } | null = null;
   private readonly stats = new Map<string, OrgStats>();
+  private readonly orgKeys = new Map<string, number>();
+  private termStats: { rows: Map<string, number>; floor: number; at: number } | null = null;
 
   constructor(
     private readonly db: PgDatabase,
@@ -110,14 +152,67 @@ export class PgKeywordIndex implements SearchIndex {
     this.analysisTable = db.table('search_analysis');
     this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
     this.analyzer = analyzer(opts.language ?? 'english');
+    this.rumWanted = opts.rum ?? true;
+  }
+
+  private async readAnalysis(): Promise<{ value: Written; termsReady: boolean }> {
+    const now = Date.now();
+    if (this.written !== null && now - this.written.at < ANALYSIS_TTL_MS) return this.written;
+    const { rows } = await this.db.query<{ written: Written; terms_ready: boolean }>(
+      `SELECT written, terms_ready FROM ${this.analysisTable}`,
+    );
+    this.written = { value: rows[0]?.written ?? null, termsReady: rows[0]?.terms_ready ?? false, at: now };
+    return this.written;
   }
 
   private async writtenAnalysis(): Promise<Written> {
-    const now = Date.now();
-    if (this.written !== null && now - this.written.at < ANALYSIS_TTL_MS) return this.written.value;
-    const { rows } = await this.db.query<{ written: Written }>(`SELECT written FROM ${this.analysisTable}`);
-    this.written = { value: rows[0]?.written ?? null, at: now };
-    return this.written.value;
+    return (await this.readAnalysis()).value;
+  }
+
+  /** Whether searches take the RUM path: wanted, and every chunk's terms indexed. */
+  private async rumReady(): Promise<boolean> {
+    return this.rumWanted && (await this.readAnalysis()).termsReady;
+  }
+
+  /**
+   * The org's key inside terms, made on its first write in the caller's transaction `db` (no
+   * second connection is needed while it holds one). A key this transaction made is not cached:
+   * the transaction may still roll back; a committed one, read back, is.
+   * null when the org has none yet and `create` is false: it has no terms.
+   */
+  private async orgKey(db: Queryable, orgId: string, create: boolean): Promise<number | null> {
+    const id = cleanText(orgId);
+    const cached = this.orgKeys.get(id);
+    if (cached !== undefined) return cached;
+    const keys = this.db.table('search_org_keys');
+    if (create) {
+      const made = await db.query<{ key: number }>(
+        `INSERT INTO ${keys} (org_id) VALUES ($1) ON CONFLICT (org_id) DO NOTHING RETURNING key`,
+        [id],
+      );
+      const key = made.rows[0]?.key;
+      if (key !== undefined) return key;
+    }
+    // A row this very transaction inserted (an earlier batch of it) is not committed yet either.
+    const { rows } = await db.query<{ key: number; mine: boolean }>(
+      `SELECT key, coalesce(xmin = pg_current_xact_id_if_assigned()::xid, false) AS mine
+       FROM ${keys} WHERE org_id = $1`,
+      [id],
+    );
+    const key = rows[0]?.key ?? null;
+    if (key !== null && !rows[0]?.mine) {
+      if (this.orgKeys.size >= ORG_STATS_CACHED) this.orgKeys.clear();
+      this.orgKeys.set(id, key);
+    }
+    return key;
+  }
+
+  /** Whether this server has (or can install) the rum extension. */
+  private async rumAvailable(): Promise<boolean> {
+    const { rows } = await this.db.query<{ ok: boolean }>(
+      `SELECT EXISTS (SELECT FROM pg_available_extensions WHERE name = 'rum') AS ok`,
+    );
+    return rows[0]?.ok ?? false;
   }
 
   async adoptAnalysis(): Promise<void> {
@@ -129,63 +224,127 @@ export class PgKeywordIndex implements SearchIndex {
 
   async analysisState(): Promise<AnalysisState> {
     this.written = null;
-    const written = await this.writtenAnalysis();
+    const { value: written, termsReady } = await this.readAnalysis();
     const configured = this.analyzer.language;
-    return { configured, written, reindexNeeded: written !== null && written !== configured };
+    // Terms still to fill (chunks written before migration 60) on a server that has RUM.
+    const termsNeeded = this.rumWanted && !termsReady && (await this.rumAvailable());
+    return {
+      configured,
+      written,
+      reindexNeeded: (written !== null && written !== configured) || termsNeeded,
+    };
   }
 
   /**
-   * Rewrites the tsvectors of the next `limit` chunks in key order. The state row is locked for
-   * the batch, so two reindex runs take turns instead of rewriting the same chunks.
+   * Rewrites the words of the next `limit` chunks in key order: first, when SEARCH_LANGUAGE
+   * changed, their tsvectors and terms; then, on a server with RUM whose older chunks have no
+   * terms yet, their terms, after which the RUM index is built CONCURRENTLY (writes go on) and
+   * searches move to it. The state row is locked for the batch, so two reindex runs take turns
+   * instead of rewriting the same chunks.
    */
   async reindexBatch(limit: number): Promise<{ rewritten: number; done: boolean }> {
     const configured = this.analyzer.language;
+    const fillTerms = this.rumWanted && (await this.rumAvailable());
     const result = await this.db.transaction(async (tx) => {
       const { rows: states } = await tx.query<AnalysisRow>(
-        `SELECT written, reindex_target, reindex_after_document, reindex_after_chunk
+        `SELECT written, reindex_target, reindex_after_document, reindex_after_chunk, terms_ready,
+                terms_after_document, terms_after_chunk
          FROM ${this.analysisTable} FOR UPDATE`,
       );
       const state = states[0];
-      if (!state || state.written === null || state.written === configured) {
-        return { rewritten: 0, done: true };
-      }
-      const resume = state.reindex_target === configured && state.reindex_after_document !== null;
-      const { rows } = await tx.query<{ document_id: string; chunk_index: number; text: string }>(
-        `SELECT document_id, chunk_index, text FROM ${this.chunks}
+      if (!state) return { rewritten: 0, done: true, buildIndex: false };
+      const language = state.written !== null && state.written !== configured;
+      const terms = fillTerms && !state.terms_ready;
+      if (!language && !terms) return { rewritten: 0, done: true, buildIndex: false };
+      const after = language
+        ? state.reindex_target === configured && state.reindex_after_document !== null
+          ? [state.reindex_after_document, state.reindex_after_chunk]
+          : ['', -1]
+        : state.terms_after_document !== null
+          ? [state.terms_after_document, state.terms_after_chunk]
+          : ['', -1];
+      const { rows } = await tx.query<{
+        document_id: string;
+        chunk_index: number;
+        org_id: string;
+        text: string;
+      }>(
+        `SELECT document_id, chunk_index, org_id, text FROM ${this.chunks}
          WHERE (document_id, chunk_index) > ($1, $2) ORDER BY document_id, chunk_index LIMIT $3`,
-        [resume ? state.reindex_after_document : '', resume ? state.reindex_after_chunk : -1, limit],
+        [...after, limit],
       );
       if (rows.length > 0) {
+        const words = rows.map((r) => this.analyzer.words(r.text));
+        const keys: number[] = [];
+        for (const r of rows) keys.push((await this.orgKey(tx, r.org_id, true)) as number);
         await tx.query(
-          `UPDATE ${this.chunks} AS c SET tsv = v.tsv::tsvector
-           FROM unnest($1::text[], $2::int[], $3::text[]) AS v(document_id, chunk_index, tsv)
+          `UPDATE ${this.chunks} AS c SET tsv = CASE WHEN $5 THEN v.tsv::tsvector ELSE c.tsv END,
+             terms = v.terms::tsvector
+           FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) AS v(document_id, chunk_index, tsv, terms)
            WHERE c.document_id = v.document_id AND c.chunk_index = v.chunk_index`,
           [
             rows.map((r) => r.document_id),
             rows.map((r) => r.chunk_index),
-            rows.map((r) => tsvectorLiteral(this.analyzer.words(r.text))),
+            words.map((w) => (language ? tsvectorLiteral(w) : '')),
+            words.map((w, i) => tsvectorLiteral(prefixWords(keys[i] as number, w))),
+            language,
           ],
         );
       }
-      const done = rows.length < limit;
+      const finished = rows.length < limit;
       const last = rows[rows.length - 1];
-      if (done) {
+      if (language && finished) {
         await tx.query(
           `UPDATE ${this.analysisTable} SET written = $1, reindex_target = NULL,
              reindex_after_document = NULL, reindex_after_chunk = NULL`,
           [configured],
         );
-      } else if (last) {
+      } else if (language && last) {
         await tx.query(
           `UPDATE ${this.analysisTable} SET reindex_target = $1, reindex_after_document = $2,
              reindex_after_chunk = $3`,
           [configured, last.document_id, last.chunk_index],
         );
+      } else if (!finished && last) {
+        await tx.query(`UPDATE ${this.analysisTable} SET terms_after_document = $1, terms_after_chunk = $2`, [
+          last.document_id,
+          last.chunk_index,
+        ]);
       }
-      return { rewritten: rows.length, done };
+      // The language rewrite wrote terms too, so the terms fill that follows starts afresh only
+      // for what it has not covered; it is simpler to fill everything once more.
+      const done = finished && !terms;
+      return { rewritten: rows.length, done, buildIndex: finished && !language && terms };
     });
-    if (result.done) this.written = null;
-    return result;
+    if (result.buildIndex) await this.buildRumIndex();
+    this.written = null;
+    return { rewritten: result.rewritten, done: result.done || result.buildIndex };
+  }
+
+  /**
+   * Builds the RUM index without blocking writes (CREATE INDEX CONCURRENTLY, on a connection of
+   * its own with no statement timeout) and moves searches to it. A build cut off earlier leaves
+   * an invalid index, dropped and built again.
+   */
+  private async buildRumIndex(): Promise<void> {
+    if (!(await this.db.transaction((tx) => ensureRum(tx)))) return;
+    const client = await this.db.connect();
+    try {
+      await client.query(`SET statement_timeout = 0`);
+      const index = `${this.db.quotedSchema}.${RUM_INDEX}`;
+      const { rows } = await client.query<{ valid: boolean | null }>(
+        `SELECT (SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)) AS valid`,
+        [index],
+      );
+      if (rows[0]?.valid === false) await client.query(`DROP INDEX CONCURRENTLY ${index}`);
+      await client.query(rumIndexStatement(this.db, true));
+      await client.query(
+        `UPDATE ${this.analysisTable} SET terms_ready = true, terms_after_document = NULL, terms_after_chunk = NULL`,
+      );
+    } finally {
+      // The session's settings were changed: the connection does not go back to the pool.
+      client.release(true);
+    }
   }
 
   /** Up to `limit` of the document's chunks after index `afterIndex`, in index order. */
@@ -197,6 +356,15 @@ export class PgKeywordIndex implements SearchIndex {
       [documentId, afterIndex, limit],
     );
     return rows;
+  }
+
+  /**
+   * Forgets a purged org's key inside terms, in the caller's transaction, once none of its chunks
+   * are left (an identity column never hands the key out again).
+   */
+  async forgetOrg(tx: Queryable, orgId: string): Promise<void> {
+    await tx.query(`DELETE FROM ${this.db.table('search_org_keys')} WHERE org_id = $1`, [cleanText(orgId)]);
+    this.orgKeys.delete(cleanText(orgId));
   }
 
   /** Deletes the document's chunks, in the caller's transaction. */
@@ -216,12 +384,14 @@ export class PgKeywordIndex implements SearchIndex {
     batch: readonly ChunkRow[],
   ): Promise<void> {
     const texts = batch.map((c) => cleanText(c.text));
+    const words = batch.map((c, i) => c.words ?? this.analyzer.words(texts[i] as string));
+    const key = (await this.orgKey(tx, orgId, true)) as number;
     await tx.query(
       `INSERT INTO ${this.chunks}
-         (document_id, org_id, chunk_index, text, token_count, char_start, char_end, page_start, page_end, tsv)
-       SELECT $1, $2, i, t, n, cs, ce, ps, pe, v::tsvector
-       FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
-         AS u(i, t, n, cs, ce, ps, pe, v)`,
+         (document_id, org_id, chunk_index, text, token_count, char_start, char_end, page_start, page_end, tsv, terms)
+       SELECT $1, $2, i, t, n, cs, ce, ps, pe, v::tsvector, w::tsvector
+       FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[], $11::text[])
+         AS u(i, t, n, cs, ce, ps, pe, v, w)`,
       [
         documentId,
         orgId,
@@ -232,7 +402,8 @@ export class PgKeywordIndex implements SearchIndex {
         batch.map((c) => c.charEnd),
         batch.map((c) => c.pageStart),
         batch.map((c) => c.pageEnd),
-        batch.map((c, i) => tsvectorLiteral(c.words ?? this.analyzer.words(texts[i] as string))),
+        words.map((w) => tsvectorLiteral(w)),
+        words.map((w) => tsvectorLiteral(prefixWords(key, w))),
       ],
     );
   }
@@ -350,6 +521,7 @@ export class PgKeywordIndex implements SearchIndex {
     const words = queryWordsOf(q.query, analyzers);
     if (words.length === 0) return [];
     const filtered = q.documentIds !== null || q.filter !== null;
+    if (!filtered && (await this.rumReady())) return this.searchRum(q, words);
     const plan = this.planSearch(await this.countWords(q.orgId, words, filtered));
     if (plan === null) return [];
 
@@ -423,14 +595,39 @@ export class PgKeywordIndex implements SearchIndex {
     // is usually stored out of line (TOAST): `|| ''` reads it once per chunk into memory (OFFSET 0
     // keeps that a step of its own), where each word's lookup would otherwise read it again,
     // twice the time of the whole query with ten words (bench/RESULTS.md, section 11).
+    return this.rank(q, ranked, params, candidates, `q AS (SELECT $2::tsquery AS query),`);
+  }
+
+  /**
+   * BM25 as embedded (domain/bm25.ts) over the ranked words, of the `candidates` (a statement
+   * giving document_id, chunk_index, token_count and tsv, whose parameters are in `params`): a
+   * single-word tsquery's cover density without normalisation is 0.1 × the word's positions in
+   * the chunk, its term frequency; a chunk's length is its token count, against the org's mean. A
+   * chunk's tsvector is usually stored out of line (TOAST): `|| ''` reads it once per chunk into
+   * memory (OFFSET 0 keeps that a step of its own), where each word's lookup would otherwise read
+   * it again, twice the time of the whole query with ten words (bench/RESULTS.md, section 11).
+   */
+  private async rank(
+    q: SearchQuery,
+    ranked: readonly RankedTerm[],
+    params: unknown[],
+    candidates: string,
+    prelude: string,
+    settings: readonly string[] = [],
+  ): Promise<SearchHit[]> {
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
     const stats = await this.orgStats(q.orgId);
     const total = Math.max(stats.chunks, ...ranked.map((t) => t.rows));
     const literals = param(ranked.map((t) => t.literal));
     const idfs = param(ranked.map((t) => bm25Idf(total, t.rows)));
     const meanTokens = param(stats.meanTokens);
-    const limit = param(topK);
-    const { rows } = await this.db.query<HitRow>(
-      `WITH q AS (SELECT $2::tsquery AS query),
+    const limit = param(Math.floor(q.topK));
+    const run = async (db: Queryable) =>
+      db.query<HitRow>(
+        `WITH ${prelude}
        terms AS (SELECT t.literal::tsquery AS query, t.idf
                  FROM unnest(${literals}::text[], ${idfs}::float8[]) AS t(literal, idf))
        SELECT c.document_id, c.chunk_index, c.text, c.page_start, c.page_end, d.metadata, top.score
@@ -446,8 +643,15 @@ export class PgKeywordIndex implements SearchIndex {
        JOIN ${this.chunks} AS c ON c.document_id = top.document_id AND c.chunk_index = top.chunk_index
        JOIN ${this.documents} AS d ON d.id = top.document_id
        ORDER BY top.score DESC, top.document_id, top.chunk_index`,
-      params,
-    );
+        params,
+      );
+    const { rows } =
+      settings.length === 0
+        ? await run(this.db)
+        : await this.db.transaction(async (tx) => {
+            for (const setting of settings) await tx.query(`SET LOCAL ${setting}`);
+            return run(tx);
+          });
     return rows.map((r) => ({
       documentId: r.document_id,
       chunkIndex: r.chunk_index,
@@ -457,5 +661,123 @@ export class PgKeywordIndex implements SearchIndex {
       pageStart: r.page_start,
       pageEnd: r.page_end,
     }));
+  }
+
+  /**
+   * The terms' estimated matches from the column statistics (pg_stats' most common elements of
+   * `terms`, ANALYZE's sample of up to 300,000 chunks at statistics target 1000): a term listed
+   * there is too common to count cheaply (every access to it through RUM reads its whole posting
+   * list). `floor` is the least frequency the list keeps: a term missing from it is rarer.
+   */
+  private async commonTerms(): Promise<{ rows: Map<string, number>; floor: number }> {
+    const now = Date.now();
+    if (this.termStats && now - this.termStats.at < TERM_STATS_TTL_MS) return this.termStats;
+    const { rows } = await this.db.query<{ elems: string[] | null; freqs: number[] | null; tuples: number }>(
+      `SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs,
+              greatest(c.reltuples, 0)::float8 AS tuples
+       FROM pg_stats AS s JOIN pg_class AS c ON c.oid = to_regclass($2)
+       WHERE s.schemaname = $1 AND s.tablename = 'chunks' AND s.attname = 'terms'`,
+      [this.db.schema, this.chunks],
+    );
+    const map = new Map<string, number>();
+    let floor = 0;
+    const row = rows[0];
+    if (row?.elems && row.freqs) {
+      const freqs = row.freqs;
+      row.elems.forEach((term, i) => {
+        map.set(term, Math.max(1, Math.round((freqs[i] ?? 0) * row.tuples)));
+      });
+      // After the elements' frequencies come the least and the greatest of them, then null's.
+      floor = Math.round((row.freqs[row.elems.length] ?? 0) * row.tuples);
+    }
+    this.termStats = { rows: map, floor, at: now };
+    return this.termStats;
+  }
+
+  /**
+   * Keyword search on the RUM index (no filters). Each word's matches are counted, up to the
+   * least frequency the column statistics list, unless they list it as common, when their estimate
+   * stands in; the words to rank are chosen as everywhere (domain/search-plan.ts). Each
+   * chosen word brings its share of chunks of highest term frequency (an ordered
+   * RUM scan, answered from the index's stored positions: the heap is read for those chunks only),
+   * or all its matches when they are no more, and the chosen words together their chunks of
+   * highest frequency over all of them (RUM's rank of their OR); a word over the row budget (a query of common words
+   * only) brings its first matches, where the planner, seeing how common it is, may scan the table
+   * and stop early. Exact BM25 ranks their union: the same ranking as embedded whenever every
+   * chosen word has no more matches than that.
+   */
+  private async searchRum(q: SearchQuery, words: string[]): Promise<SearchHit[]> {
+    const key = await this.orgKey(this.db, q.orgId, false);
+    if (key === null) return [];
+    const prefix = `${key.toString(36)}_`;
+    const literals = words.map((w) => quoteLexeme(prefix + w));
+    const common = await this.commonTerms();
+    const share = Math.floor(RUM_CANDIDATES / 2 / words.length);
+    const perWord = Math.min(
+      Math.max(RUM_WORD_CANDIDATES_MIN, Math.min(RUM_WORD_CANDIDATES_MAX, share)),
+      this.searchRowBudget,
+    );
+    // Words the statistics do not list as common are counted, up to the least frequency they
+    // list (a term missing from them is rarer than that, as far as their sample tells), so their
+    // IDF is exact; listed terms of no more estimated matches than a word may bring are counted
+    // too, so the ranking stays exact wherever it can be and never rests on stale statistics.
+    const countCap = Math.max(perWord, common.floor > 0 ? common.floor : RUM_COUNT_WITHOUT_STATISTICS) + 1;
+    const estimate = (w: string) => common.rows.get(prefix + w) ?? 0;
+    const uncounted = words.filter((w) => estimate(w) <= perWord || !common.rows.has(prefix + w));
+    const counted = new Map<string, number>();
+    if (uncounted.length > 0) {
+      const { rows } = await this.db.query<{ word: string; rows: number }>(
+        `SELECT w.word, (SELECT count(*)::int FROM (
+             SELECT FROM ${this.chunks} AS c WHERE c.terms @@ w.literal::tsquery LIMIT $3
+           ) AS capped) AS rows
+         FROM unnest($1::text[], $2::text[]) AS w(word, literal)`,
+        [uncounted, uncounted.map((w) => quoteLexeme(prefix + w)), countCap],
+      );
+      for (const r of rows) counted.set(r.word, r.rows);
+    }
+    const counts = words.map((w, i) => ({
+      term: { literal: literals[i] as string, rows: 0 },
+      rows: counted.get(w) ?? estimate(w),
+    }));
+    const rarest = rarestTerms(counts, MAX_QUERY_TERMS);
+    const kept = counts.filter((c) => rarest.includes(c.term));
+    const plan = planTerms(kept, this.searchRowBudget);
+    if (plan === null) return [];
+    const rowsOf = new Map(kept.map((c) => [c.term, c.rows]));
+    const ranked: RankedTerm[] = plan.chosen.map((t) => ({ literal: t.literal, rows: rowsOf.get(t) ?? 0 }));
+
+    const params: unknown[] = [];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const limit = param(perWord);
+    const scans = ranked.map((t) => {
+      const query = `${param(t.literal)}::tsquery`;
+      // Every match within the budget is ranked by the index; a word over it is too common for
+      // any order to mean much (its first matches are read, see below).
+      const order = t.rows <= this.searchRowBudget ? `ORDER BY c.terms <=> ${query}` : '';
+      return `(SELECT c.document_id, c.chunk_index, c.token_count, c.terms AS tsv FROM ${this.chunks} AS c
+        WHERE c.terms @@ ${query} ${order} LIMIT ${limit})`;
+    });
+    if (ranked.length > 1 && ranked.every((t) => t.rows <= this.searchRowBudget)) {
+      const all = `${param(ranked.map((t) => t.literal).join(' | '))}::tsquery`;
+      scans.push(`(SELECT c.document_id, c.chunk_index, c.token_count, c.terms AS tsv FROM ${this.chunks} AS c
+        WHERE c.terms @@ ${all} ORDER BY c.terms <=> ${all} LIMIT ${param(RUM_CANDIDATES / 2)})`);
+    }
+    const candidates = `SELECT DISTINCT ON (u.document_id, u.chunk_index) u.document_id, u.chunk_index,
+        u.token_count, u.tsv FROM (${scans.join(' UNION ALL ')}) AS u`;
+    // A word over the budget is read through a bitmap of its posting list: seeing how common it
+    // is, the planner would scan the table expecting its first matches soon, and read most of
+    // it when the org's chunks sit elsewhere in the table (seconds for a small org measured).
+    const overBudget = ranked.some((t) => t.rows > this.searchRowBudget);
+    return this.rank(
+      q,
+      ranked,
+      params,
+      candidates,
+      '',
+      overBudget ? ['enable_seqscan = off', 'enable_indexscan = off'] : [],
+    );
   }
 }

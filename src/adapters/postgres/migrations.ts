@@ -7,7 +7,7 @@ import type { PgDatabase, Queryable } from './database.js';
 interface Migration {
   version: number;
   name: string;
-  apply(tx: Queryable, db: PgDatabase): Promise<void>;
+  apply(tx: Queryable, db: PgDatabase, options: MigrateOptions): Promise<void>;
 }
 
 /** Every docindex process of every schema in this database takes the same lock (see btree_gin). */
@@ -35,6 +35,39 @@ async function ensureBtreeGin(tx: Queryable): Promise<boolean> {
     await tx.query('ROLLBACK TO SAVEPOINT btree_gin');
     return false;
   }
+}
+
+/**
+ * Installs the RUM extension (Debian `postgresql-15-rum`) when the server has it and the role may,
+ * in `public` like btree_gin. Returns whether RUM is usable.
+ */
+export async function ensureRum(tx: Queryable): Promise<boolean> {
+  const installed = await tx.query(`SELECT 1 FROM pg_extension WHERE extname = 'rum'`);
+  if (installed.rowCount) return true;
+  await tx.query('SAVEPOINT rum');
+  try {
+    await tx.query('CREATE EXTENSION IF NOT EXISTS rum SCHEMA public');
+    await tx.query('RELEASE SAVEPOINT rum');
+    return true;
+  } catch {
+    // Not installed on the server, or no privilege: keyword search stays on the GIN index.
+    await tx.query('ROLLBACK TO SAVEPOINT rum');
+    return false;
+  }
+}
+
+/** The RUM index over the org-prefixed terms (built by migration 60 or by `docindex reindex`). */
+export const RUM_INDEX = 'chunks_terms_rum';
+
+/** The statement building the RUM index, plain or CONCURRENTLY. */
+export function rumIndexStatement(db: PgDatabase, concurrently: boolean): string {
+  return `CREATE INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS ${RUM_INDEX}
+    ON ${db.table('chunks')} USING rum (terms public.rum_tsvector_ops)`;
+}
+
+export interface MigrateOptions {
+  /** Whether to use RUM when the server has it (default true); false keeps keyword search on GIN. */
+  rum?: boolean;
 }
 
 // Append only: a migration that has shipped is never edited, because databases in the field have
@@ -286,6 +319,39 @@ const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 60,
+    name: 'rum keyword index',
+    async apply(tx, db, options) {
+      const t = (name: string) => db.table(name);
+      // `terms`: the chunk's words prefixed with its org's key ("<key>_<word>", positions kept), as
+      // the embedded index writes its FTS5 terms, so each org has posting lists of its own in one
+      // RUM index. Written for every new chunk (whether or not RUM is installed, so installing it
+      // later needs no race-prone switch-over); older rows are filled by `docindex reindex`, which
+      // then builds the index CONCURRENTLY. Until `terms_ready`, search uses the GIN index. Its
+      // statistics target is raised: the most common terms' frequencies (pg_stats) stand in for
+      // the document frequencies of words too common to count (keyword-index.ts).
+      await tx.query(`
+        ALTER TABLE ${t('chunks')} ADD COLUMN terms tsvector;
+        ALTER TABLE ${t('chunks')} ALTER COLUMN terms SET STATISTICS 1000;
+        CREATE TABLE ${t('search_org_keys')} (
+          org_id text COLLATE "C" PRIMARY KEY,
+          key integer GENERATED ALWAYS AS IDENTITY UNIQUE
+        );
+        ALTER TABLE ${t('search_analysis')}
+          ADD COLUMN terms_ready boolean NOT NULL DEFAULT false,
+          ADD COLUMN terms_after_document text COLLATE "C",
+          ADD COLUMN terms_after_chunk integer;
+      `);
+      // An empty table gets its index now; a filled one waits for `docindex reindex` (online)
+      // rather than holding a lock on the chunks for the length of a build at start.
+      const empty = !(await tx.query(`SELECT FROM ${t('chunks')} LIMIT 1`)).rowCount;
+      if (options.rum !== false && empty && (await ensureRum(tx))) {
+        await tx.query(rumIndexStatement(db, false));
+        await tx.query(`UPDATE ${t('search_analysis')} SET terms_ready = true`);
+      }
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */
@@ -295,7 +361,10 @@ export const PG_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0
 export const PG_SCHEMA_VERSIONS: readonly number[] = MIGRATIONS.map((m) => m.version);
 
 /** Creates the schema if needed and applies every migration not yet recorded. */
-export async function migratePostgres(db: PgDatabase): Promise<{ applied: number[] }> {
+export async function migratePostgres(
+  db: PgDatabase,
+  options: MigrateOptions = {},
+): Promise<{ applied: number[] }> {
   const applied: number[] = [];
   const client = await db.connect();
   const tx: Queryable = {
@@ -325,7 +394,7 @@ export async function migratePostgres(db: PgDatabase): Promise<{ applied: number
         if (done.has(m.version)) continue;
         await client.query('BEGIN');
         try {
-          await m.apply(tx, db);
+          await m.apply(tx, db, options);
           await client.query(`INSERT INTO ${db.table('schema_migrations')} (version, name) VALUES ($1, $2)`, [
             m.version,
             m.name,
