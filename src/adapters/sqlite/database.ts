@@ -211,6 +211,14 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE fts_orgs_numbered RENAME TO fts_orgs;
     `,
   },
+  {
+    version: 40,
+    name: 'pages recognised by OCR',
+    sql: `
+      -- Null for documents indexed before OCR existed and for formats that never need it.
+      ALTER TABLE documents ADD COLUMN ocr_pages INTEGER;
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */
