@@ -5,6 +5,7 @@ import type { FormatId } from '../../domain/formats.js';
 import { docxFormat } from './docx/index.js';
 import type { FormatHandler } from './handler.js';
 import { htmlFormat } from './html/index.js';
+import { imageFormat } from './image/index.js';
 import { mdFormat } from './md/index.js';
 import { pdfFormat } from './pdf/index.js';
 import { txtFormat } from './txt/index.js';
@@ -15,6 +16,9 @@ export const FORMAT_HANDLERS: { readonly [F in FormatId]: FormatHandler } = {
   txt: txtFormat,
   md: mdFormat,
   html: htmlFormat,
+  png: imageFormat('PNG'),
+  jpeg: imageFormat('JPEG'),
+  tiff: imageFormat('TIFF'),
 };
 
 /** What a file is when neither its name, a declared type nor its bytes say otherwise. */
