@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { characterAccuracy } from '../../bench/ocr-accuracy.js';
 import { createExtractor, ExtractionError, type Extractor } from '../../src/pipeline/extract/index.js';
 import { MAX_OCR_PIXELS } from '../../src/pipeline/ocr/engine.js';
@@ -12,9 +12,12 @@ import { CORPUS_DIR, describeWithCorpus, itWithCorpus } from '../helpers/shared.
 import { makeTempDir, PDF_DIR, type TempDir } from './extract-support.js';
 import { pngBomb, rgbaToTiff, tiffWithStrip } from './ocr-images.js';
 
+// Recognition takes seconds a page, and many times longer on a machine busy with other work.
+vi.setConfig({ testTimeout: 300_000 });
+
 const SCANNED = path.join(CORPUS_DIR, 'scanned-pdf');
 const IMAGES = path.join(CORPUS_DIR, 'ocr-image');
-const OPTIONS = { maxWorkers: 2, timeoutMs: 120_000, maxHeapMb: 512, pdfMaxPages: 5_000 };
+const OPTIONS = { maxWorkers: 2, timeoutMs: 240_000, maxHeapMb: 512, pdfMaxPages: 5_000 };
 
 let extractor: Extractor;
 let ocrOff: Extractor;
