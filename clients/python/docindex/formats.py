@@ -16,6 +16,11 @@ UPLOAD_CONTENT_TYPES: Dict[str, str] = {
     ".md": "text/markdown",
     ".html": "text/html",
     ".htm": "text/html",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".tiff": "image/tiff",
+    ".tif": "image/tiff",
 }
 
 
