@@ -45,6 +45,7 @@ const BENCHMARKS: readonly Entry[] = [
   },
   { id: 'mechanisms', module: 'mechanisms.bench.js', title: 'Mechanisms: what each still earns' },
   { id: 'beir', module: 'beir.bench.js', title: 'Ranking quality: BEIR SciFact, nDCG@10 and Recall@100' },
+  { id: 'ocr', module: 'ocr.bench.js', title: 'OCR: pages/s and character accuracy on the corpus scans' },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

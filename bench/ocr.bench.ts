@@ -1,0 +1,115 @@
+// OCR: pages per second on the corpus's scans and photos through the whole extractor (worker
+// thread, pdf.js rendering, Tesseract wasm), character accuracy against the ground truth where the
+// corpus has one (goal ≥ 95% on clean printed English), the process's peak RSS meanwhile, and a
+// PDF with a text layer extracted with OCR on and off (it must not pay for OCR).
+import { existsSync, readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createExtractor } from '../src/pipeline/extract/index.js';
+import type { SourceFormat } from '../src/pipeline/extract/types.js';
+import { type Benchmark, type BenchSection, fmt, median, projectRoot, timeRuns } from './lib.js';
+import { characterAccuracy } from './ocr-accuracy.js';
+
+interface Scan {
+  file: string;
+  format: SourceFormat;
+  truth: string | null;
+}
+
+const SCANS: readonly Scan[] = [
+  { file: 'scanned-pdf/ocr_test.pdf', format: 'pdf', truth: 'scanned-pdf/ocr_test.expected.txt' },
+  { file: 'scanned-pdf/loremipsum-flat.pdf', format: 'pdf', truth: null },
+  { file: 'scanned-pdf/c02-22.pdf', format: 'pdf', truth: null },
+  { file: 'ocr-image/testocr.png', format: 'png', truth: 'ocr-image/testocr.expected.txt' },
+  { file: 'ocr-image/congress.jpg', format: 'jpeg', truth: null },
+];
+
+const TEXT_PDF = 'pdf/GeoTopo-komprimiert.pdf';
+
+export const run: Benchmark = async (options): Promise<BenchSection> => {
+  const title = 'OCR: pages/s and character accuracy on the corpus scans';
+  const corpus = path.resolve(projectRoot(), '../shared/corpus');
+  if (!existsSync(corpus)) return { title, lines: [`- skipped: ${corpus} not found`] };
+  const repeats = options?.quick ? 1 : 3;
+  const base = { maxWorkers: 1, timeoutMs: 600_000, maxHeapMb: 512, pdfMaxPages: 5_000 };
+  const on = createExtractor({ ...base, ocr: { enabled: true, languages: ['eng'] } });
+  const off = createExtractor({ ...base, ocr: { enabled: false, languages: ['eng'] } });
+  let peakRss = process.memoryUsage().rss;
+  const baselineRss = peakRss;
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  }, 20);
+  try {
+    const loadBefore = loadavg()[0]!;
+    // The first OCR in a thread loads the wasm and the language data: measured apart.
+    const [coldMs] = await timeRuns(1, () => on.extract(path.join(corpus, SCANS[0]!.file), 'pdf'));
+    const rows: string[] = [];
+    let totalPages = 0;
+    let totalMs = 0;
+    const accuracies: number[] = [];
+    for (const scan of SCANS) {
+      const file = path.join(corpus, scan.file);
+      let text = '';
+      let pages = 0;
+      const times = await timeRuns(repeats, async () => {
+        const out = await on.extract(file, scan.format);
+        text = out.text;
+        pages = out.ocrPages ?? 0;
+      });
+      const ms = median(times);
+      totalPages += pages;
+      totalMs += ms;
+      let accuracy = '—';
+      if (scan.truth) {
+        const value = characterAccuracy(text, readFileSync(path.join(corpus, scan.truth), 'utf8'));
+        accuracies.push(value);
+        accuracy = `${fmt(value * 100, 1)}%`;
+      }
+      rows.push(
+        `| \`${scan.file}\` | ${pages} | ${fmt(ms, 0)} | ${fmt((pages / ms) * 1000, 2)} | ${text.length} | ${accuracy} |`,
+      );
+    }
+    const textPdf = path.join(corpus, TEXT_PDF);
+    const withOcr: number[] = [];
+    const withoutOcr: number[] = [];
+    let textPdfOcrPages: number | null = null;
+    await on.extract(textPdf, 'pdf');
+    await off.extract(textPdf, 'pdf');
+    for (let i = 0; i < repeats + 2; i++) {
+      withOcr.push(
+        ...(await timeRuns(1, async () => {
+          textPdfOcrPages = (await on.extract(textPdf, 'pdf')).ocrPages;
+        })),
+      );
+      withoutOcr.push(...(await timeRuns(1, () => off.extract(textPdf, 'pdf'))));
+    }
+    const minAccuracy = Math.min(...accuracies);
+    return {
+      title,
+      lines: [
+        `One worker thread (\`tesseract-core-simd-lstm\`, \`eng\` from @tesseract.js-data/eng, PDF pages rendered at 300 dpi with pdf.js + @napi-rs/canvas). Median of ${repeats} warm run(s) per file. ${cpus().length} CPUs, load average ${fmt(loadBefore, 2)} before / ${fmt(loadavg()[0]!, 2)} after (other work on the machine slows every row).`,
+        '',
+        '| file | OCR pages | median wall ms | pages/s | characters | character accuracy |',
+        '|---|---:|---:|---:|---:|---:|',
+        ...rows,
+        '',
+        `- All scans: **${fmt((totalPages / totalMs) * 1000, 2)} pages/s** (${totalPages} pages in ${fmt(totalMs, 0)} ms of medians), one thread.`,
+        `- Character accuracy (1 − edit distance ÷ ground-truth length, whitespace folded) on the files with ground truth: lowest **${fmt(minAccuracy * 100, 1)}%** (goal ≥ 95%): ${minAccuracy >= 0.95 ? 'met' : 'NOT met'}.`,
+        `- First OCR in a fresh thread (loads the wasm and the language data, then reads \`${SCANS[0]!.file}\`): ${fmt(coldMs!, 0)} ms.`,
+        `- Peak RSS of the process while recognising: ${fmt((peakRss - baselineRss) / 1024 / 1024, 0)} MiB above its ${fmt(baselineRss / 1024 / 1024, 0)} MiB at the start (threads included).`,
+        `- A PDF with a text layer (\`${TEXT_PDF}\`, ${textPdfOcrPages} pages sent to OCR): median ${fmt(median(withOcr), 0)} ms with OCR on, ${fmt(median(withoutOcr), 0)} ms with OCR off (${repeats + 2} interleaved runs each): pages with text never reach OCR.`,
+      ],
+    };
+  } finally {
+    clearInterval(sampler);
+    await Promise.all([on.close(), off.close()]);
+  }
+};
+
+// Run directly (`npm run build && node dist/bench/ocr.bench.js`): print the section.
+const thisFile = fileURLToPath(import.meta.url);
+if (process.argv.slice(1).some((arg) => path.resolve(arg) === thisFile)) {
+  const section = await run();
+  console.log(`## ${section.title}\n\n${section.lines.join('\n')}`);
+}
