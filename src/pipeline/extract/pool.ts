@@ -456,7 +456,8 @@ class WorkerPoolExtractor implements Extractor {
         this.settle(job, null, {
           tokenCount: message.tokenCount,
           contentSha256: message.contentSha256,
-          ocrPages: message.ocrPages,
+          // Only files that OCR read say so; a text's totals stay what chunkForIndex gives.
+          ...(message.ocrPages !== null ? { ocrPages: message.ocrPages } : {}),
         });
         break;
       case 'failed':
