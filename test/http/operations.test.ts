@@ -43,10 +43,10 @@ describe('operations', () => {
   it('the ingest routes name the supported formats (built from the format registry)', async () => {
     const doc = (await h.request('GET', '/openapi.json', { key: null })).json();
     expect(doc.paths['/v1/ingest/file'].post.description).toContain(
-      'one `file` part (.pdf, .docx, .txt, .md or .html/.htm, at most 100 MB)',
+      'one `file` part (.pdf, .docx, .txt, .md, .html/.htm, .png, .jpg/.jpeg or .tiff/.tif, at most 100 MB)',
     );
     expect(doc.paths['/v1/ingest/url'].post.description).toBe(
-      'Queues a public or pre-signed http(s) URL for download (PDF, DOCX, text, Markdown or an HTML page). Non-public addresses are refused.\n\nNeeds an API key with the `ingest` scope.',
+      'Queues a public or pre-signed http(s) URL for download (PDF, DOCX, text, Markdown, an HTML page, a PNG image, a JPEG image or a TIFF image). Non-public addresses are refused.\n\nNeeds an API key with the `ingest` scope.',
     );
     // Every /v1 operation names its key scope, in the bearer requirement too.
     expect(doc.paths['/v1/query'].post.security).toEqual([{ bearer: ['query'] }]);
