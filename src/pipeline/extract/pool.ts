@@ -68,6 +68,12 @@ interface Slot {
   dead: boolean;
   /** Handled a text of RECYCLE_AFTER_CHARS or more: ended once idle, to give its memory back. */
   recycle: boolean;
+  /**
+   * Ran OCR: Tesseract's wasm memory (hundreds of MB after a 300 dpi page) never shrinks, so the
+   * thread is ended once it is idle with nothing queued. A run of scans keeps one thread and its
+   * loaded engine; the memory comes back when the run is over.
+   */
+  ranOcr: boolean;
   startup: NodeJS.Timeout;
 }
 
@@ -331,6 +337,7 @@ class WorkerPoolExtractor implements Extractor {
       ready: false,
       dead: false,
       recycle: false,
+      ranOcr: false,
       startup: setTimeout(() => {
         this.onCrash(slot, new Error(`not started after ${STARTUP_TIMEOUT_MS / 1000} s`));
       }, STARTUP_TIMEOUT_MS),
@@ -363,7 +370,7 @@ class WorkerPoolExtractor implements Extractor {
     slot.next = null;
     slot.job = next;
     if (!next) {
-      if (slot.recycle) this.kill(slot);
+      if (slot.recycle || (slot.ranOcr && this.queue.length === 0)) this.kill(slot);
       else slot.worker.unref();
       return;
     }
@@ -408,6 +415,7 @@ class WorkerPoolExtractor implements Extractor {
     if (!job || job.id !== message.jobId) return;
     job.chars += replyChars(message);
     if (job.chars >= RECYCLE_AFTER_CHARS) slot.recycle = true;
+    if (replyOcrPages(message) > 0) slot.ranOcr = true;
     switch (message.type) {
       case 'pdfPageCount':
         this.planPdf(job, slot, message.numPages);
@@ -578,6 +586,18 @@ function replyChars(message: WorkerReply): number {
       return message.texts.reduce((n, text) => n + text.length, 0);
     case 'chunkSpans':
       return message.spans.reduce((n, span) => n + (span.text?.length ?? 0), 0);
+    default:
+      return 0;
+  }
+}
+
+/** Pages a reply says OCR read. */
+function replyOcrPages(message: WorkerReply): number {
+  switch (message.type) {
+    case 'pdfPages':
+    case 'text':
+    case 'chunks':
+      return message.ocrPages ?? 0;
     default:
       return 0;
   }
