@@ -133,18 +133,21 @@ describeWithCorpus('OCR of scanned PDFs', () => {
 });
 
 describeWithCorpus('the time cap', () => {
-  itWithCorpus('ends an OCR that overruns it as timeout, and the pool carries on with a fresh thread', async () => {
-    // Far below the seconds this photo takes to recognise: the thread is ended inside the wasm.
-    const hasty = createExtractor({ ...OPTIONS, maxWorkers: 1, timeoutMs: 1_000 });
-    try {
-      const error = await failure(hasty.extract(path.join(IMAGES, 'congress.jpg'), 'jpeg'));
-      expect(error.code).toBe('timeout');
-      const file = await tmp.write('after.txt', 'still working\n');
-      expect((await hasty.extract(file, 'txt')).text).toBe('still working\n');
-    } finally {
-      await hasty.close();
-    }
-  });
+  itWithCorpus(
+    'ends an OCR that overruns it as timeout, and the pool carries on with a fresh thread',
+    async () => {
+      // Far below the seconds this photo takes to recognise: the thread is ended inside the wasm.
+      const hasty = createExtractor({ ...OPTIONS, maxWorkers: 1, timeoutMs: 1_000 });
+      try {
+        const error = await failure(hasty.extract(path.join(IMAGES, 'congress.jpg'), 'jpeg'));
+        expect(error.code).toBe('timeout');
+        const file = await tmp.write('after.txt', 'still working\n');
+        expect((await hasty.extract(file, 'txt')).text).toBe('still working\n');
+      } finally {
+        await hasty.close();
+      }
+    },
+  );
 });
 
 describeWithCorpus('OCR=off', () => {
