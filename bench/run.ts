@@ -55,6 +55,7 @@ const BENCHMARKS: readonly Entry[] = [
     title: 'Webhooks: delivery latency from ready to the receiver’s 2xx',
   },
   { id: 'formats', module: 'formats.bench.js', title: 'New formats: MB/s extracted and RSS peak' },
+  { id: 'ocr', module: 'ocr.bench.js', title: 'OCR: pages/s and character accuracy on the corpus scans' },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { SEARCH_LANGUAGES, type SearchLanguage } from '../domain/search-words.js';
+import { installedOcrLanguages, missingOcrLanguages } from '../pipeline/ocr/languages.js';
 
 /** Where uploaded and downloaded files are kept (BLOB_STORE). */
 export type BlobStoreKind = 'fs' | 'postgres' | 's3';
@@ -44,6 +45,8 @@ export interface Config {
   extractTimeoutMs: number;
   extractMaxHeapMb: number;
   pdfMaxPages: number;
+  ocr: 'on' | 'off';
+  ocrLanguages: string[];
   maxJsonBodyBytes: number;
   maxUploadBytes: number;
   maxQueuedDocuments: number;
@@ -346,6 +349,21 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     max: 1_000_000,
     description: 'PDFs with more pages fail with `too_large`',
   },
+  ocr: {
+    env: 'OCR',
+    type: 'string',
+    default: 'on',
+    oneOf: ['on', 'off'],
+    description:
+      'read PDF pages without a text layer, and PNG/JPEG/TIFF uploads, by OCR (Tesseract, in the extraction threads). With `off`, an image or a PDF with no text but scanned pages fails `no_text`',
+  },
+  ocrLanguages: {
+    env: 'OCR_LANGUAGES',
+    type: 'list',
+    defaultText: '`eng`',
+    description:
+      'comma-separated Tesseract languages OCR reads, each an installed `@tesseract.js-data/<code>` npm package (`eng` ships with docindex); an unknown one stops the start, listing the installed ones',
+  },
   maxJsonBodyBytes: {
     env: 'MAX_JSON_BODY_BYTES',
     type: 'int',
@@ -519,7 +537,21 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
 };
 
 /** Rules that involve several variables, checked once each variable has been read. */
+/** OCR_LANGUAGES as used: English when unset. */
+export function ocrLanguagesOf(config: Pick<Config, 'ocrLanguages'>): string[] {
+  return config.ocrLanguages.length > 0 ? config.ocrLanguages : ['eng'];
+}
+
 export const RULES: Array<(config: Config) => string | null> = [
+  (config) => {
+    const missing = missingOcrLanguages(ocrLanguagesOf(config));
+    if (missing.length === 0) return null;
+    const installed = installedOcrLanguages();
+    return (
+      `OCR_LANGUAGES names ${missing.map((code) => JSON.stringify(code)).join(', ')}, which ${missing.length === 1 ? 'is' : 'are'} not installed. ` +
+      `Installed: ${installed.length > 0 ? installed.join(', ') : 'none'}. Add one with npm install @tesseract.js-data/<code>`
+    );
+  },
   (config) =>
     config.redisUrl !== null && config.databaseUrl === null
       ? 'REDIS_URL is set but DATABASE_URL is not: scale-out keeps records and the full-text index in ' +

@@ -18,6 +18,7 @@ export type FailureCode =
   | 'corrupt'
   | 'archive_limits'
   | 'timeout'
+  | 'no_text'
   | 'internal';
 
 export interface DocumentSource {
@@ -51,6 +52,11 @@ export interface DocumentRecord {
   chunkCount: number | null;
   tokenCount: number | null;
   contentSha256: string | null;
+  /**
+   * Pages whose text OCR recognised (an image counts as one page), once ready; null for formats
+   * that never need OCR (text, DOCX, HTML) and for documents indexed before OCR existed.
+   */
+  ocrPages: number | null;
   error: DocumentError | null;
   attempts: number;
   createdAt: Date;
@@ -106,6 +112,8 @@ export interface IndexTotals {
   tokenCount: number;
   /** SHA-256 of the text's UTF-8, hex (the document's `content_sha256`). */
   contentSha256: string;
+  /** Pages recognised by OCR (`ocr_pages`); absent or null for a text that cannot need OCR. */
+  ocrPages?: number | null;
 }
 
 /** A document's chunks, all at hand. */

@@ -171,6 +171,7 @@ const READY_DOCUMENT = {
   chunk_count: 37,
   token_count: 16_420,
   content_sha256: '9f2c6a0e51b84d7f3a6e2c19d0b5f87a4e3c1d2b6a9f08e7c5d4b3a2f1e0d9c8',
+  ocr_pages: 0,
   error: null,
   attempts: 1,
   created_at: '2026-03-15T12:00:00.000Z',
@@ -195,6 +196,7 @@ const FAILED_DOCUMENT = {
   chunk_count: null,
   token_count: null,
   content_sha256: null,
+  ocr_pages: null,
   error: { code: 'url_unreachable', message: 'The server answered 404 Not Found.' },
   attempts: 1,
   created_at: '2026-03-15T11:58:10.000Z',
@@ -223,6 +225,12 @@ export const DocumentRecordSchema = Type.Object(
     chunk_count: Nullable(Type.Integer()),
     token_count: Nullable(Type.Integer()),
     content_sha256: Nullable(Type.String({ description: 'SHA-256 of the extracted text, once ready.' })),
+    ocr_pages: Nullable(
+      Type.Integer({
+        description:
+          'Pages whose text OCR recognised (an image upload counts as one page), once ready; 0 for a PDF whose every page had a text layer; null for formats that never need OCR.',
+      }),
+    ),
     error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()], {
       description: 'Why processing failed (status `failed`), else null.',
     }),

@@ -15,6 +15,7 @@ import { SqliteTableQueue } from '../adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../adapters/sqlite/usage-store.js';
 import { SqliteWebhookStore } from '../adapters/sqlite/webhook-store.js';
 import type { Config } from '../config/index.js';
+import { ocrLanguagesOf } from '../config/schema.js';
 import { Authenticator } from '../domain/auth.js';
 import { DocumentService } from '../domain/documents.js';
 import { contentTypeOf } from '../domain/formats.js';
@@ -257,6 +258,7 @@ export async function createRuntime(
       maxHeapMb: config.extractMaxHeapMb,
       pdfMaxPages: config.pdfMaxPages,
       searchLanguage: config.searchLanguage,
+      ocr: { enabled: config.ocr === 'on', languages: ocrLanguagesOf(config) },
     });
     // The first document should be as fast as the hundredth: a thread starts and loads the
     // tokenizer now rather than when that document arrives.

@@ -45,6 +45,8 @@ describe('loadConfig', () => {
       extractTimeoutMs: 120_000,
       extractMaxHeapMb: 512,
       pdfMaxPages: 5_000,
+      ocr: 'on',
+      ocrLanguages: [],
       maxJsonBodyBytes: 10_485_760,
       maxUploadBytes: 104_857_600,
       maxQueuedDocuments: 50_000,
@@ -180,6 +182,16 @@ describe('loadConfig', () => {
     ]);
     expect(problemsOf({ DATABASE_URL: 'postgres://db', REDIS_URL: 'http://cache' })).toEqual([
       'REDIS_URL must be a redis:// or rediss:// URL',
+    ]);
+  });
+
+  it('turns OCR on and off, and takes only installed OCR languages, naming the installed ones', () => {
+    expect(loadConfig({}).ocr).toBe('on');
+    expect(loadConfig({ OCR: 'off' }).ocr).toBe('off');
+    expect(loadConfig({ OCR_LANGUAGES: 'eng' }).ocrLanguages).toEqual(['eng']);
+    expect(problemsOf({ OCR: 'maybe' })).toHaveLength(1);
+    expect(problemsOf({ OCR_LANGUAGES: 'eng, klingon' })).toEqual([
+      'OCR_LANGUAGES names "klingon", which is not installed. Installed: eng. Add one with npm install @tesseract.js-data/<code>',
     ]);
   });
 

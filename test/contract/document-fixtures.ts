@@ -93,7 +93,7 @@ export function indexResult(texts: string[], over: Partial<ListedIndex> = {}): L
 /** The same chunks as a stream: `batches` of them, arriving one at a time. */
 export function streamed(result: ListedIndex, batches: number): IndexResult {
   const size = Math.ceil(result.chunks.length / batches);
-  const { chunks: list, tokenCount, contentSha256, contentType, bytes } = result;
+  const { chunks: list, tokenCount, contentSha256, ocrPages, contentType, bytes } = result;
   return {
     chunks: (async function* () {
       for (let i = 0; i < list.length; i += size) {
@@ -101,7 +101,7 @@ export function streamed(result: ListedIndex, batches: number): IndexResult {
         yield list.slice(i, i + size);
       }
     })(),
-    totals: () => ({ tokenCount, contentSha256 }),
+    totals: () => ({ tokenCount, contentSha256, ocrPages }),
     contentType,
     bytes,
   };

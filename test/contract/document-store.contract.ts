@@ -76,6 +76,7 @@ export function documentStoreContract(
           chunkCount: null,
           tokenCount: null,
           contentSha256: null,
+          ocrPages: null,
           error: null,
           attempts: 0,
           createdAt: new Date(T0),
@@ -278,6 +279,24 @@ export function documentStoreContract(
         });
         const input = await store.loadJobInput(doc.id);
         expect(input).toMatchObject({ text: null, fetchUrl: null });
+      });
+
+      it('records how many pages OCR recognised, batched or streamed, and null when not told', async () => {
+        const scanned = newDoc(orgA, { text: null, blobKey: 'ef/scan' });
+        const streamedScan = newDoc(orgA, { text: null, blobKey: 'ef/scan2' });
+        const plain = newDoc(orgA, { text: 'typed text' });
+        await store.createDocuments([scanned, streamedScan, plain]);
+        for (const doc of [scanned, streamedScan, plain]) await store.markProcessing(doc.id);
+        expect(await store.saveIndex(scanned.id, indexResult(['recognised words'], { ocrPages: 3 }))).toBe(
+          true,
+        );
+        expect(
+          await store.saveIndex(streamedScan.id, streamed(indexResult(['a', 'b'], { ocrPages: 0 }), 2)),
+        ).toBe(true);
+        expect(await store.saveIndex(plain.id, indexResult(['typed text']))).toBe(true);
+        expect((await store.getDocument(orgA, scanned.id))?.ocrPages).toBe(3);
+        expect((await store.getDocument(orgA, streamedScan.id))?.ocrPages).toBe(0);
+        expect((await store.getDocument(orgA, plain.id))?.ocrPages).toBeNull();
       });
 
       it('clears the stored text once indexed', async () => {

@@ -24,6 +24,7 @@ describe('documents', () => {
         'error',
         'id',
         'metadata',
+        'ocr_pages',
         'org_id',
         'source',
         'status',
@@ -32,7 +33,14 @@ describe('documents', () => {
         'updated_at',
       ].sort(),
     );
-    expect(doc).toMatchObject({ status: 'ready', attempts: 1, chunk_count: 1, token_count: 3 });
+    // A JSON text never needs OCR.
+    expect(doc).toMatchObject({
+      status: 'ready',
+      attempts: 1,
+      chunk_count: 1,
+      token_count: 3,
+      ocr_pages: null,
+    });
     expect(doc!.content_sha256).toBe(createHash('sha256').update('status record text').digest('hex'));
   });
 

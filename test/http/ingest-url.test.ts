@@ -52,8 +52,9 @@ describe('POST /v1/ingest/url', () => {
         }
         case '/missing':
           return send('text/plain', 'nope', 404);
-        case '/image.png':
-          return send('image/png', Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'));
+        case '/image.gif':
+          // PNG, JPEG and TIFF are read by OCR (ingest-ocr.test.ts); GIF is not a format.
+          return send('image/gif', Buffer.from('474946383961010001008000003b', 'hex'));
         case '/to-blocked':
           res.writeHead(302, { location: 'http://127.0.0.2:9/' });
           return res.end();
@@ -142,7 +143,7 @@ describe('POST /v1/ingest/url', () => {
 
   const failures: [string, string, string][] = [
     ['a 404', '/missing', 'url_unreachable'],
-    ['an image', '/image.png', 'unsupported_format'],
+    ['an image of a format OCR does not take', '/image.gif', 'unsupported_format'],
     ['a redirect to a blocked address', '/to-blocked', 'url_blocked'],
   ];
   it('follows as many redirects as URL_FETCH_MAX_REDIRECTS allows, and fails past them', async () => {

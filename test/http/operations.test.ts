@@ -43,10 +43,10 @@ describe('operations', () => {
   it('the ingest routes name the supported formats (built from the format registry)', async () => {
     const doc = (await h.request('GET', '/openapi.json', { key: null })).json();
     expect(doc.paths['/v1/ingest/file'].post.description).toContain(
-      'one `file` part (.pdf, .docx, .txt, .md, .html/.htm, .pptx, .xlsx, .csv/.tsv, .odt, .epub, .rtf or .eml, at most 100 MB)',
+      'one `file` part (.pdf, .docx, .txt, .md, .html/.htm, .pptx, .xlsx, .csv/.tsv, .odt, .epub, .rtf, .eml, .png, .jpg/.jpeg or .tiff/.tif, at most 100 MB)',
     );
     expect(doc.paths['/v1/ingest/url'].post.description).toBe(
-      'Queues a public or pre-signed http(s) URL for download (PDF, DOCX, text, Markdown, an HTML page, PPTX, XLSX, CSV, ODT, EPUB, RTF or an e-mail message). Non-public addresses are refused.\n\nNeeds an API key with the `ingest` scope.',
+      'Queues a public or pre-signed http(s) URL for download (PDF, DOCX, text, Markdown, an HTML page, PPTX, XLSX, CSV, ODT, EPUB, RTF, an e-mail message, a PNG image, a JPEG image or a TIFF image). Non-public addresses are refused.\n\nNeeds an API key with the `ingest` scope.',
     );
     // Every /v1 operation names its key scope, in the bearer requirement too.
     expect(doc.paths['/v1/query'].post.security).toEqual([{ bearer: ['query'] }]);

@@ -18,6 +18,11 @@ import {
 } from './extract-support.js';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489', 'hex');
+const GIF = Buffer.from(
+  '47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b',
+  'hex',
+);
+const JPEG = Buffer.from('ffd8ffe000104a46494600010100000100010000ffd9', 'hex');
 const HTML = '<!DOCTYPE html>\n<html><head><title>Hi</title></head><body><p>Hello</p></body></html>\n';
 
 let tmp: TempDir;
@@ -132,11 +137,11 @@ describe('detectFormat refusals', () => {
   });
 
   it('an unknown extension, mentioning what the bytes are', async () => {
-    const result = await detect('scan.png', PNG);
+    const result = await detect('anim.gif', GIF);
     expect(result).toEqual({
       ok: false,
       detail:
-        'scan.png has an unsupported file type (.png, starts with PNG signature); supported: .pdf, .docx, .txt, .md, .html, .pptx, .xlsx, .csv, .odt, .epub, .rtf, .eml',
+        'anim.gif has an unsupported file type (.gif, starts with GIF signature); supported: .pdf, .docx, .txt, .md, .html, .pptx, .xlsx, .csv, .odt, .epub, .rtf, .eml, .png, .jpg, .tiff',
     });
     expect((await detect('old.doc', 'text')).ok).toBe(false);
     // Names that are also properties of every JavaScript object are just unknown extensions.
@@ -242,9 +247,25 @@ describe('detectFormat for URL downloads (no filename, a declared Content-Type)'
       ok: false,
       detail: 'file is not a PDF (it is an HTML page)',
     });
-    expect(await detect('x', PNG, null, 'image/png')).toEqual({
+    expect(await detect('x', GIF, null, 'image/gif')).toEqual({
       ok: false,
-      detail: 'file is not a supported format (starts with PNG signature)',
+      detail: 'file is not a supported format (starts with GIF signature)',
+    });
+  });
+
+  it('takes PNG, JPEG and TIFF images (for OCR) by name, declared type or signature, and checks the bytes', async () => {
+    expect(await detect('scan.png', PNG)).toEqual({ ok: true, format: 'png' });
+    expect(await detect('photo.JPG', JPEG)).toEqual({ ok: true, format: 'jpeg' });
+    expect(await detect('x', PNG, null, 'image/png')).toEqual({ ok: true, format: 'png' });
+    expect(await detect('x', JPEG, null, 'image/jpeg')).toEqual({ ok: true, format: 'jpeg' });
+    expect(await detect('x', Buffer.from('49492a0008000000', 'hex'), null, 'image/tiff')).toEqual({
+      ok: true,
+      format: 'tiff',
+    });
+    expect(await detect('x', JPEG, null, null)).toEqual({ ok: true, format: 'jpeg' });
+    expect(await detect('scan.png', JPEG)).toEqual({
+      ok: false,
+      detail: 'scan.png is not a PNG image (starts with JPEG signature)',
     });
   });
 

@@ -47,6 +47,7 @@ describe('built with tsc (dist/src/pipeline/extract/*.js)', () => {
         'src/domain/search-words.ts',
         'src/domain/chunk-batches.ts',
         'src/pipeline/errors.ts',
+        'src/pipeline/ocr',
       ];
       for (const module of modules) {
         const names = module.endsWith('.ts')
@@ -253,9 +254,11 @@ describe('chunking in threads', () => {
       const pdf = path.join(FIXTURES, 'hyphenation.pdf');
       const extracted = await extractor.extract(pdf, 'pdf');
       const pdfPlan = await indexed(extractor, pdf, 'pdf', { chunkSize: 64, chunkOverlap: 8 });
-      expect(pdfPlan).toEqual(
-        chunkForIndex(extracted.text, { chunkSize: 64, chunkOverlap: 8, pages: extracted.pages }, english),
-      );
+      // A PDF's totals also say how many pages OCR read: none, every page of this one has text.
+      expect(pdfPlan).toEqual({
+        ...chunkForIndex(extracted.text, { chunkSize: 64, chunkOverlap: 8, pages: extracted.pages }, english),
+        ocrPages: 0,
+      });
       expect(pdfPlan.chunks[0]!.pageStart).toBe(1);
 
       await expect(

@@ -164,7 +164,7 @@ class Client:
 
         ``file`` is a path or a seekable binary file object. ``filename`` (the name the server
         records) defaults to the path's basename; ``content_type`` to the one its extension
-        names (.pdf, .docx, .txt, .md, .html/.htm).
+        names (.pdf, .docx, .txt, .md, .html/.htm, .png, .jpg/.jpeg, .tiff/.tif).
         """
         if filename is None:
             name = os.fspath(file) if isinstance(file, (str, os.PathLike)) else getattr(file, "name", None)

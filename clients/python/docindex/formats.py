@@ -24,6 +24,11 @@ UPLOAD_CONTENT_TYPES: Dict[str, str] = {
     ".epub": "application/epub+zip",
     ".rtf": "application/rtf",
     ".eml": "message/rfc822",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".tiff": "image/tiff",
+    ".tif": "image/tiff",
 }
 
 

@@ -128,6 +128,9 @@ class Document:
     #: ISO 8601 timestamps, as the server sent them.
     created_at: str
     updated_at: str
+    #: Pages whose text OCR recognised (an image counts as one), once ready; 0 for a PDF whose
+    #: every page had a text layer; None for formats that never need OCR and older servers.
+    ocr_pages: Optional[int] = None
 
     @property
     def done(self) -> bool:
@@ -154,6 +157,7 @@ class Document:
             attempts=int(data.get("attempts", 0)),
             created_at=str(data.get("created_at", "")),
             updated_at=str(data.get("updated_at", "")),
+            ocr_pages=_opt_int(data.get("ocr_pages")),
         )
 
 

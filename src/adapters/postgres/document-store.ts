@@ -299,11 +299,12 @@ export class PgDocumentStore implements DocumentStore {
           chunkCount += next.value.length;
         }
         if (pending.length > 0) await insert(pending);
-        const { tokenCount, contentSha256 } = totals();
+        const { tokenCount, contentSha256, ocrPages } = totals();
         await tx.query(
           `UPDATE ${this.documents} SET status = 'ready', chunk_count = $1, token_count = $2, content_sha256 = $3,
              content_type = coalesce($4, content_type), bytes = coalesce($5, bytes),
-             input_text = NULL, fetch_url = NULL, error_code = NULL, error_message = NULL, updated_at = $6
+             input_text = NULL, fetch_url = NULL, error_code = NULL, error_message = NULL, updated_at = $6,
+             ocr_pages = $8
            WHERE id = $7`,
           [
             chunkCount,
@@ -313,6 +314,7 @@ export class PgDocumentStore implements DocumentStore {
             result.bytes,
             this.clock.now(),
             docId,
+            ocrPages ?? null,
           ],
         );
         await this.outbox.emit(tx, 'document.ready', docId, this.clock.now()); // webhooks: same transaction

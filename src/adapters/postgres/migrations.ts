@@ -320,6 +320,14 @@ const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 40,
+    name: 'pages recognised by OCR',
+    async apply(tx, db) {
+      // Null for documents indexed before OCR existed and for formats that never need it.
+      await tx.query(`ALTER TABLE ${db.table('documents')} ADD COLUMN ocr_pages integer`);
+    },
+  },
+  {
     version: 60,
     name: 'rum keyword index',
     async apply(tx, db, options) {

@@ -10,8 +10,8 @@ import type {
 } from '../../domain/types.js';
 
 export const RECORD_COLUMNS = `id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
-  chunk_size, chunk_overlap, tokenizer, chunk_count, token_count, content_sha256, error_code, error_message,
-  attempts, created_at, updated_at`;
+  chunk_size, chunk_overlap, tokenizer, chunk_count, token_count, content_sha256, ocr_pages, error_code,
+  error_message, attempts, created_at, updated_at`;
 
 /** A row of RECORD_COLUMNS: `N` a driver's big numbers, `T` its timestamps, `M` its JSON. */
 export interface DocumentRow<N, T, M> {
@@ -30,6 +30,7 @@ export interface DocumentRow<N, T, M> {
   chunk_count: number | null;
   token_count: N | null;
   content_sha256: string | null;
+  ocr_pages: number | null;
   error_code: string | null;
   error_message: string | null;
   attempts: number;
@@ -65,6 +66,7 @@ export function toDocumentRecord<N, T, M>(
     chunkCount: row.chunk_count,
     tokenCount: row.token_count === null ? null : read.number(row.token_count),
     contentSha256: row.content_sha256,
+    ocrPages: row.ocr_pages,
     error:
       row.error_code === null
         ? null

@@ -267,6 +267,14 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX webhook_attempts_endpoint ON webhook_attempts(endpoint_id, id);
     `,
   },
+  {
+    version: 40,
+    name: 'pages recognised by OCR',
+    sql: `
+      -- Null for documents indexed before OCR existed and for formats that never need it.
+      ALTER TABLE documents ADD COLUMN ocr_pages INTEGER;
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */

@@ -471,12 +471,15 @@ export class SqliteDocumentStore implements DocumentStore {
     return true;
   }
 
-  private markReady(id: string, { chunkCount, tokenCount, contentSha256, result }: ReadyIndex): void {
+  private markReady(
+    id: string,
+    { chunkCount, tokenCount, contentSha256, ocrPages, result }: ReadyIndex,
+  ): void {
     // A ready document has no job left to run, and in SQLite its job is this row: ending it here
     // leaves the queue's settle nothing to write (one commit per document fewer).
     this.sql
       .get(
-        `UPDATE documents SET status = 'ready', chunk_count = ?, token_count = ?, content_sha256 = ?,
+        `UPDATE documents SET status = 'ready', chunk_count = ?, token_count = ?, content_sha256 = ?, ocr_pages = ?,
            content_type = coalesce(?, content_type), bytes = coalesce(?, bytes),
            input_text = NULL, fetch_url = NULL, error_code = NULL, error_message = NULL, updated_at = ?,
            job_state = 'done', lease_owner = NULL, lease_until = NULL, index_run = NULL
@@ -486,6 +489,7 @@ export class SqliteDocumentStore implements DocumentStore {
         chunkCount,
         tokenCount,
         contentSha256,
+        ocrPages ?? null,
         storableNullable(result.contentType),
         result.bytes,
         this.now(),

@@ -68,6 +68,12 @@ interface Slot {
   dead: boolean;
   /** Handled a text of RECYCLE_AFTER_CHARS or more: ended once idle, to give its memory back. */
   recycle: boolean;
+  /**
+   * Ran OCR: Tesseract's wasm memory (hundreds of MB after a 300 dpi page) never shrinks, so the
+   * thread is ended once it is idle with nothing queued. A run of scans keeps one thread and its
+   * loaded engine; the memory comes back when the run is over.
+   */
+  ranOcr: boolean;
   startup: NodeJS.Timeout;
 }
 
@@ -87,6 +93,8 @@ interface Job {
   slots: Set<Slot>;
   /** PDF page texts by the first page of each range. */
   parts: Map<number, string[]>;
+  /** Of a PDF's pages reported so far: read by OCR, and needing OCR while it was off. */
+  ocr: { recognised: number; skipped: number };
   /** Where a chunking job's chunks go as they come; null for an extraction alone. */
   sink: ChunkQueue | null;
   /** The index of the next chunk handed to `sink`. */
@@ -163,8 +171,10 @@ class WorkerPoolExtractor implements Extractor {
     }
     // A paged file's (a PDF's) pages may come from several threads: they are joined here, then chunked.
     let chunked: ChunkStream | null = null;
+    let ocrPages: number | null = null;
     const chunks = async function* (this: WorkerPoolExtractor) {
       const extracted = await this.extract(path, format, signal);
+      ocrPages = extracted.ocrPages;
       chunked = this.chunkStream(extracted.text, { ...options, pages: extracted.pages }, signal);
       yield* chunked.chunks;
     }.call(this);
@@ -172,7 +182,7 @@ class WorkerPoolExtractor implements Extractor {
       chunks,
       totals: () => {
         if (!chunked) throw new Error('the totals are known only once every chunk has been read');
-        return chunked.totals();
+        return { ...chunked.totals(), ocrPages };
       },
     };
   }
@@ -207,6 +217,7 @@ class WorkerPoolExtractor implements Extractor {
         timer: null,
         slots: new Set(),
         parts: new Map(),
+        ocr: { recognised: 0, skipped: 0 },
         sink: null,
         nextIndex: 0,
         chars: task.type === 'chunk' ? task.text.length : 0,
@@ -313,7 +324,10 @@ class WorkerPoolExtractor implements Extractor {
     const worker = new Worker(this.entry, {
       resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb },
       execArgv: workerExecArgv(),
-      workerData: { searchLanguage: this.opts.searchLanguage ?? 'english' } satisfies WorkerData,
+      workerData: {
+        searchLanguage: this.opts.searchLanguage ?? 'english',
+        ocr: this.opts.ocr ?? { enabled: true, languages: ['eng'] },
+      } satisfies WorkerData,
     });
     const slot: Slot = {
       worker,
@@ -323,6 +337,7 @@ class WorkerPoolExtractor implements Extractor {
       ready: false,
       dead: false,
       recycle: false,
+      ranOcr: false,
       startup: setTimeout(() => {
         this.onCrash(slot, new Error(`not started after ${STARTUP_TIMEOUT_MS / 1000} s`));
       }, STARTUP_TIMEOUT_MS),
@@ -355,7 +370,7 @@ class WorkerPoolExtractor implements Extractor {
     slot.next = null;
     slot.job = next;
     if (!next) {
-      if (slot.recycle) this.kill(slot);
+      if (slot.recycle || (slot.ranOcr && this.queue.length === 0)) this.kill(slot);
       else slot.worker.unref();
       return;
     }
@@ -400,6 +415,7 @@ class WorkerPoolExtractor implements Extractor {
     if (!job || job.id !== message.jobId) return;
     job.chars += replyChars(message);
     if (job.chars >= RECYCLE_AFTER_CHARS) slot.recycle = true;
+    if (replyOcrPages(message) > 0) slot.ranOcr = true;
     switch (message.type) {
       case 'pdfPageCount':
         this.planPdf(job, slot, message.numPages);
@@ -407,13 +423,15 @@ class WorkerPoolExtractor implements Extractor {
       case 'pdfPages':
         this.release(slot);
         job.parts.set(message.from, message.texts);
+        job.ocr.recognised += message.ocrPages;
+        job.ocr.skipped += message.ocrSkipped;
         if (job.parts.size === job.partsExpected) {
           // Only an extraction asks for pages; the fallback keeps the compiler content.
-          this.settle(
-            job,
-            null,
-            assemblePages(job.parts, job.task.type === 'extract' ? job.task.format : 'pdf'),
-          );
+          const format = job.task.type === 'extract' ? job.task.format : 'pdf';
+          const assembled = assemblePages(job.parts, format, job.ocr.recognised);
+          const empty = unreadScan(assembled, job.ocr, formatSpec(format).name);
+          if (empty) this.settle(job, empty);
+          else this.settle(job, null, assembled);
         }
         break;
       case 'text': {
@@ -424,6 +442,7 @@ class WorkerPoolExtractor implements Extractor {
           pages: null,
           format,
           contentType: contentTypeOf(format),
+          ocrPages: message.ocrPages,
         });
         break;
       }
@@ -442,7 +461,12 @@ class WorkerPoolExtractor implements Extractor {
       }
       case 'chunks':
         this.release(slot);
-        this.settle(job, null, { tokenCount: message.tokenCount, contentSha256: message.contentSha256 });
+        this.settle(job, null, {
+          tokenCount: message.tokenCount,
+          contentSha256: message.contentSha256,
+          // Only files that OCR read say so; a text's totals stay what chunkForIndex gives.
+          ...(message.ocrPages !== null ? { ocrPages: message.ocrPages } : {}),
+        });
         break;
       case 'failed':
         this.release(slot);
@@ -567,6 +591,18 @@ function replyChars(message: WorkerReply): number {
   }
 }
 
+/** Pages a reply says OCR read. */
+function replyOcrPages(message: WorkerReply): number {
+  switch (message.type) {
+    case 'pdfPages':
+    case 'text':
+    case 'chunks':
+      return message.ocrPages ?? 0;
+    default:
+      return 0;
+  }
+}
+
 function doingWhat(task: JobTask): string {
   if (task.type === 'chunk') return 'chunking';
   return task.chunk ? 'extraction and chunking' : 'extraction';
@@ -585,8 +621,37 @@ export function splitPages(numPages: number, parts: number): PageRange[] {
   return ranges;
 }
 
+/**
+ * A paged document without a word of text, some of whose pages are scans: the honest outcome is a
+ * failure that says why, not a `ready` document that no query can ever find.
+ */
+export function unreadScan(
+  assembled: ExtractedText,
+  ocr: { recognised: number; skipped: number },
+  name: string,
+): ExtractionError | null {
+  if (assembled.text.trim() !== '') return null;
+  if (ocr.skipped > 0) {
+    return new ExtractionError(
+      'no_text',
+      `the ${name} has no text layer on ${ocr.skipped} of its pages, and OCR, which could read them, is off (OCR=off)`,
+    );
+  }
+  if (ocr.recognised > 0) {
+    return new ExtractionError(
+      'no_text',
+      `OCR found no text on the ${name}'s ${ocr.recognised} scanned pages`,
+    );
+  }
+  return null;
+}
+
 /** Pages joined by a blank line; an empty page gets an empty span and adds no separator. */
-export function assemblePages(parts: Map<number, string[]>, format: SourceFormat): ExtractedText {
+export function assemblePages(
+  parts: Map<number, string[]>,
+  format: SourceFormat,
+  ocrPages: number | null = null,
+): ExtractedText {
   const pageTexts = [...parts.entries()].sort((a, b) => a[0] - b[0]).flatMap(([, texts]) => texts);
   const pieces: string[] = [];
   const pages: PageSpan[] = [];
@@ -604,5 +669,5 @@ export function assemblePages(parts: Map<number, string[]>, format: SourceFormat
     pieces.push(text);
     offset += text.length;
   });
-  return { text: pieces.join(''), pages, format, contentType: contentTypeOf(format) };
+  return { text: pieces.join(''), pages, format, contentType: contentTypeOf(format), ocrPages };
 }

@@ -6,6 +6,7 @@ import type { SearchLanguage } from '../../domain/search-words.js';
 import type { ChunkStream } from '../../domain/types.js';
 import type { ChunkOptions } from '../chunk/chunker.js';
 import type { IndexPlan } from '../chunk/for-index.js';
+import type { OcrSettings } from '../ocr/engine.js';
 
 /** A format the pipeline extracts: one of domain/formats.ts's SUPPORTED_FORMATS. */
 export type SourceFormat = FormatId;
@@ -23,6 +24,8 @@ export interface ExtractedText {
   pages: PageSpan[] | null;
   format: SourceFormat;
   contentType: string;
+  /** Pages whose text OCR recognised (`ocr_pages`); null for formats that never need OCR. */
+  ocrPages: number | null;
 }
 
 export interface ExtractorOptions {
@@ -33,6 +36,8 @@ export interface ExtractorOptions {
   /** V8 old-generation heap cap of each worker thread. */
   maxHeapMb: number;
   pdfMaxPages: number;
+  /** OCR of scanned PDF pages and images (OCR, OCR_LANGUAGES); on with English when absent. */
+  ocr?: OcrSettings;
   /** How the threads turn chunks into search words: the index's SEARCH_LANGUAGE (default 'english'). */
   searchLanguage?: SearchLanguage;
 }
@@ -76,12 +81,14 @@ export type ExtractionCode =
   | 'encrypted'
   | 'corrupt'
   | 'archive_limits'
-  | 'timeout';
+  | 'timeout'
+  | 'no_text';
 
 /** Pool → worker. */
 /** What each thread is started with. */
 export interface WorkerData {
   searchLanguage: SearchLanguage;
+  ocr: OcrSettings;
 }
 
 export type WorkerRequest =
@@ -126,8 +133,9 @@ export interface ChunkSpan {
 export type WorkerReply =
   | { type: 'ready' }
   | { type: 'pdfPageCount'; jobId: number; numPages: number }
-  | { type: 'pdfPages'; jobId: number; from: number; texts: string[] }
-  | { type: 'text'; jobId: number; text: string }
+  /** `ocrPages`: of these pages, how many OCR read; `ocrSkipped`: how many needed it while it was off. */
+  | { type: 'pdfPages'; jobId: number; from: number; texts: string[]; ocrPages: number; ocrSkipped: number }
+  | { type: 'text'; jobId: number; text: string; ocrPages: number | null }
   | { type: 'failed'; jobId: number; code: ExtractionCode; message: string }
   /**
    * The next chunks of the text, in order; sent in messages of a bounded size, so the event loop
@@ -135,6 +143,6 @@ export type WorkerReply =
    */
   | { type: 'chunkSpans'; jobId: number; spans: ChunkSpan[] }
   /** The chunking is done: every span has been sent. */
-  | { type: 'chunks'; jobId: number; tokenCount: number; contentSha256: string }
+  | { type: 'chunks'; jobId: number; tokenCount: number; contentSha256: string; ocrPages: number | null }
   /** Something went wrong that is not the input's fault (a bug): the caller retries. */
   | { type: 'error'; jobId: number; message: string };

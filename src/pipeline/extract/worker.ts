@@ -7,12 +7,14 @@ import { FORMAT_IDS, type FormatId, formatSpec } from '../../domain/formats.js';
 import { analyzer } from '../../domain/search-words.js';
 import type { FormatExtractor } from '../formats/handler.js';
 import { FORMAT_HANDLERS } from '../formats/handlers.js';
+import { configureOcr } from '../ocr/engine.js';
 import { ExtractionError } from './errors.js';
 import type { ChunkSpan, WorkerData, WorkerReply, WorkerRequest } from './types.js';
 
 const port = parentPort;
 if (!port) throw new Error('worker.ts runs only as a worker thread');
 const words = analyzer((workerData as WorkerData).searchLanguage);
+configureOcr((workerData as WorkerData).ocr);
 
 /**
  * This thread runs at a lower CPU priority than the process's event loop: on Linux a priority set
@@ -119,6 +121,7 @@ async function chunkAndReply(
   text: string,
   options: ChunkRequest['options'],
   withText: boolean,
+  ocrPages: number | null = null,
 ): Promise<void> {
   const { chunkForIndex } = await loadChunker();
   const plan = chunkForIndex(text, options, words);
@@ -143,7 +146,7 @@ async function chunkAndReply(
     }
   }
   if (spans.length > 0) await sendSpans(jobId, spans);
-  reply({ type: 'chunks', jobId, tokenCount: plan.tokenCount, contentSha256: plan.contentSha256 });
+  reply({ type: 'chunks', jobId, tokenCount: plan.tokenCount, contentSha256: plan.contentSha256, ocrPages });
 }
 
 /** chunkAndReply; a failure is reported as ours (`error`, retried), not as the input's. */
@@ -152,9 +155,10 @@ async function chunkOrReportError(
   text: string,
   options: ChunkRequest['options'],
   withText: boolean,
+  ocrPages: number | null = null,
 ): Promise<void> {
   try {
-    await chunkAndReply(jobId, text, options, withText);
+    await chunkAndReply(jobId, text, options, withText, ocrPages);
   } catch (error) {
     reply({ type: 'error', jobId, message: error instanceof Error ? error.message : String(error) });
   }
@@ -186,8 +190,10 @@ async function handleExtract(request: ExtractRequest): Promise<void> {
       return;
     }
     const text = await extractor.extractText(request.path);
-    if (request.chunk) await chunkOrReportError(jobId, text, request.chunk, true);
-    else reply({ type: 'text', jobId, text });
+    // An image is one page, and OCR read it (else extraction failed).
+    const ocrPages = extractor.ocr ? 1 : null;
+    if (request.chunk) await chunkOrReportError(jobId, text, request.chunk, true, ocrPages);
+    else reply({ type: 'text', jobId, text, ocrPages });
   } catch (error) {
     if (error instanceof ExtractionError) {
       reply({ type: 'failed', jobId, code: error.code, message: error.message });
@@ -235,7 +241,15 @@ async function extractPages(
       throw new ExtractionError('corrupt', `the ${name} has ${doc.numPages} pages, not ${range.to}`);
     }
     const texts = await doc.pageTexts(range.from, range.to);
-    reply({ type: 'pdfPages', jobId, from: range.from, texts });
+    const ocr = doc.ocrCounts?.() ?? { recognised: 0, skipped: 0 };
+    reply({
+      type: 'pdfPages',
+      jobId,
+      from: range.from,
+      texts,
+      ocrPages: ocr.recognised,
+      ocrSkipped: ocr.skipped,
+    });
   } finally {
     await doc.close().catch(() => {});
   }

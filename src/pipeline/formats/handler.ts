@@ -33,9 +33,12 @@ export interface FormatHandler {
   loadExtractor(): Promise<FormatExtractor>;
 }
 
-/** A format's text, extracted inside a worker thread. Throws ExtractionError for a bad file. */
+/**
+ * A format's text, extracted inside a worker thread. Throws ExtractionError for a bad file. `ocr`:
+ * all of its text comes from OCR (an image, counted as one recognised page in `ocr_pages`).
+ */
 export type FormatExtractor =
-  | { readonly paged: false; extractText(path: string): Promise<string> }
+  | { readonly paged: false; readonly ocr?: boolean; extractText(path: string): Promise<string> }
   | { readonly paged: true; openPaged(path: string): Promise<PagedDocument> };
 
 /** An opened paged document: its page count first, then the text of any range of its pages. */
@@ -43,5 +46,7 @@ export interface PagedDocument {
   readonly numPages: number;
   /** Text of pages `from`..`to` (1-based, inclusive), one string per page. */
   pageTexts(from: number, to: number): Promise<string[]>;
+  /** Of the pages extracted so far: how many OCR read, and how many needed it while OCR was off. */
+  ocrCounts?(): { recognised: number; skipped: number };
   close(): Promise<void>;
 }

@@ -8,6 +8,7 @@ import { emlFormat } from './eml/index.js';
 import { epubFormat } from './epub/index.js';
 import type { FormatHandler } from './handler.js';
 import { htmlFormat } from './html/index.js';
+import { imageFormat } from './image/index.js';
 import { mdFormat } from './md/index.js';
 import { odtFormat } from './odt/index.js';
 import { pdfFormat } from './pdf/index.js';
@@ -22,6 +23,9 @@ export const FORMAT_HANDLERS: { readonly [F in FormatId]: FormatHandler } = {
   txt: txtFormat,
   md: mdFormat,
   html: htmlFormat,
+  png: imageFormat('PNG'),
+  jpeg: imageFormat('JPEG'),
+  tiff: imageFormat('TIFF'),
   pptx: pptxFormat,
   xlsx: xlsxFormat,
   csv: csvFormat,

@@ -14,6 +14,7 @@ export function toDocumentJson(doc: DocumentRecord) {
     chunk_count: doc.chunkCount,
     token_count: doc.tokenCount,
     content_sha256: doc.contentSha256,
+    ocr_pages: doc.ocrPages,
     error: doc.error,
     attempts: doc.attempts,
     created_at: doc.createdAt.toISOString(),

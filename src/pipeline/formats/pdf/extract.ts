@@ -6,7 +6,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { ExtractionError } from '../../extract/errors.js';
+import { ocrEnabled } from '../../ocr/engine.js';
 import type { PagedDocument } from '../handler.js';
+import { drawsAnything, needsOcr, recognizePage } from './ocr-page.js';
 
 type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
 
@@ -83,25 +85,48 @@ export async function openPagedPdf(filePath: string): Promise<PagedDocument> {
   // thread the whole extraction of GeoTopo-komprimiert.pdf took about a tenth less CPU (median)
   // than after fs/promises readFile; the cause was not pinned down.
   const doc = await openPdf(new Uint8Array(readFileSync(filePath)));
+  const ocr = { recognised: 0, skipped: 0 };
   return {
     numPages: doc.numPages,
-    pageTexts: (from, to) => extractPdfPages(doc, from, to),
+    pageTexts: (from, to) => extractPdfPages(doc, from, to, ocr),
+    ocrCounts: () => ({ ...ocr }),
     close: () => doc.destroy(),
   };
 }
 
-/** Text of pages `from`..`to` (1-based, inclusive), one string per page. */
-export async function extractPdfPages(doc: PDFDocumentProxy, from: number, to: number): Promise<string[]> {
+/**
+ * Text of pages `from`..`to` (1-based, inclusive), one string per page. A page without a text
+ * layer worth the name that draws something is a scan: OCR reads it, or, with OCR off, it is
+ * counted in `ocr.skipped`.
+ */
+export async function extractPdfPages(
+  doc: PDFDocumentProxy,
+  from: number,
+  to: number,
+  ocr: { recognised: number; skipped: number } = { recognised: 0, skipped: 0 },
+): Promise<string[]> {
   const texts: string[] = [];
   for (let pageNumber = from; pageNumber <= to; pageNumber++) {
     try {
       const page = await doc.getPage(pageNumber);
       const content = await page.getTextContent();
-      texts.push(layoutPageText(content.items as PdfTextItem[]));
+      let text = layoutPageText(content.items as PdfTextItem[]);
+      if (needsOcr(text) && (await drawsAnything(await loadPdfJs(), page))) {
+        if (ocrEnabled()) {
+          const recognised = await recognizePage(page);
+          ocr.recognised++;
+          // A stamp or page number in the text layer is also in the picture OCR read.
+          if (recognised.replace(/\s/g, '').length > text.replace(/\s/g, '').length) text = recognised;
+        } else {
+          ocr.skipped++;
+        }
+      }
+      texts.push(text);
       // Fonts and operator lists of this page are not needed again; a long document would
       // otherwise keep every page's in memory.
       page.cleanup();
     } catch (error) {
+      if (error instanceof ExtractionError) throw error;
       const reason = error instanceof Error ? error.message : String(error);
       // A page that cannot be read means the file is damaged (or truncated): indexing the rest
       // silently would hide that from the user.
