@@ -82,10 +82,10 @@ describe('console static files', () => {
   it('offers the formats the service accepts, from the format registry', async () => {
     const html = (await h.request('GET', '/console', { key: null })).body;
     expect(html).toContain(
-      'accept=".pdf,.docx,.txt,.md,.html,.htm,.pptx,.xlsx,.csv,.tsv,.odt,.epub,.rtf,.eml"',
+      'accept=".pdf,.docx,.txt,.md,.html,.htm,.pptx,.xlsx,.csv,.tsv,.odt,.epub,.rtf,.eml,.png,.jpg,.jpeg,.tiff,.tif"',
     );
     expect(html).toContain(
-      'PDF, DOCX, TXT, Markdown, HTML, PPTX, XLSX, CSV/TSV, ODT, EPUB, RTF or E-mail (EML) · up to 100 MB each',
+      'PDF, DOCX, TXT, Markdown, HTML, PPTX, XLSX, CSV/TSV, ODT, EPUB, RTF, E-mail (EML), PNG, JPEG or TIFF · up to 100 MB each',
     );
     expect(html.match(/\baccept="([^"]*)"/)?.[1]?.split(',')).toEqual(ADVERTISED_EXTENSIONS);
     expect(html).not.toContain('{{');
