@@ -28,12 +28,14 @@ export async function onnxWorkerMain(): Promise<void> {
     (texts: string[], opts: { pooling: string; normalize: boolean }): Promise<Output>;
     dispose(): Promise<void>;
   }
-  // `require` exists in an eval'd worker thread (it runs as a CommonJS script).
-  const threads = require('node:worker_threads') as typeof import('node:worker_threads');
-  const nodePath = require('node:path') as typeof import('node:path');
+  // No `require` or `import` of our own: an eval'd thread runs as CommonJS or as a module
+  // depending on the process's flags (`--input-type`), so built-ins come from the process.
+  const threads = process.getBuiltinModule('node:worker_threads');
+  const nodePath = process.getBuiltinModule('node:path');
   const port = threads.parentPort!;
   const data = threads.workerData as OnnxWorkerData;
-  const transformers = require(data.transformersPath) as {
+  const load = process.getBuiltinModule('node:module').createRequire(data.transformersPath);
+  const transformers = load(data.transformersPath) as {
     env: Record<string, unknown>;
     pipeline: (task: string, model: string, opts: Record<string, unknown>) => Promise<Extractor>;
   };
