@@ -383,3 +383,47 @@ export interface Embedder {
   embed(texts: readonly string[], opts?: { signal?: AbortSignal }): Promise<Float32Array[]>;
   close(): Promise<void>;
 }
+
+/** A chunk's vector, addressed as the chunk is: by its document and its place in it. */
+export interface ChunkVector {
+  documentId: string;
+  chunkIndex: number;
+  vector: Float32Array;
+}
+
+export interface VectorHit {
+  documentId: string;
+  chunkIndex: number;
+  /** Cosine similarity to the query vector, in [-1, 1]; higher is nearer. */
+  score: number;
+}
+
+/**
+ * Chunk vectors, in the records' database (adapters/sqlite/vector-index.ts, postgres/…). A vector
+ * row belongs to its chunk: deleting or replacing a document's chunks removes their vectors in
+ * the same transaction (a foreign key with ON DELETE CASCADE), so a deleted document can never be
+ * found by its vectors. Vectors of different profiles live side by side and are never compared.
+ */
+export interface VectorIndex {
+  /** The profile's number in this database, registered on first use. */
+  profileId(profile: EmbeddingProfile): Promise<number>;
+  /**
+   * One transaction: stores the vectors (replacing any of the same chunk and profile). Returns
+   * false, writing nothing, when one of the chunks does not exist (its document was deleted or
+   * re-chunked meanwhile).
+   */
+  writeVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): Promise<boolean>;
+  /** How many vectors of the profile the document has. */
+  countVectors(documentId: string, profileId: number): Promise<number>;
+  /**
+   * The org's chunks nearest to `vector` among those with a vector of the profile, best first,
+   * at most `limit`; only chunks of `documentIds` when given.
+   */
+  search(q: {
+    orgId: string;
+    profileId: number;
+    vector: Float32Array;
+    limit: number;
+    documentIds?: readonly string[];
+  }): Promise<VectorHit[]>;
+}

@@ -230,6 +230,37 @@ const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 30,
+    name: 'chunk vectors',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // A vector belongs to its chunk (ON DELETE CASCADE): deleting or replacing a document's
+      // chunks removes their vectors in the same transaction. `signs` holds one bit per
+      // dimension (set when the value is positive): Hamming distance over it (bit_count(a # b))
+      // picks candidates cheaply, and the exact cosine over `embedding` ranks them.
+      await tx.query(`
+        CREATE TABLE ${t('vector_profiles')} (
+          id serial PRIMARY KEY,
+          provider text NOT NULL,
+          model text NOT NULL,
+          dimensions integer NOT NULL,
+          UNIQUE (provider, model, dimensions)
+        );
+        CREATE TABLE ${t('chunk_vectors')} (
+          document_id text COLLATE "C" NOT NULL,
+          chunk_index integer NOT NULL,
+          profile_id integer NOT NULL REFERENCES ${t('vector_profiles')} (id),
+          org_id text COLLATE "C" NOT NULL,
+          embedding real[] NOT NULL,
+          signs bit varying NOT NULL,
+          PRIMARY KEY (document_id, chunk_index, profile_id),
+          FOREIGN KEY (document_id, chunk_index) REFERENCES ${t('chunks')} (document_id, chunk_index) ON DELETE CASCADE
+        );
+        CREATE INDEX ON ${t('chunk_vectors')} (org_id, profile_id);
+      `);
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -211,6 +211,34 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE fts_orgs_numbered RENAME TO fts_orgs;
     `,
   },
+  {
+    version: 30,
+    name: 'chunk vectors',
+    sql: `
+      -- Which model made a vector (provider, model, length): vectors of two profiles are never
+      -- compared, and a profile change leaves the old vectors until the new ones replace them.
+      CREATE TABLE vector_profiles (
+        id INTEGER PRIMARY KEY,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        dimensions INTEGER NOT NULL,
+        UNIQUE (provider, model, dimensions)
+      ) STRICT;
+      -- A vector belongs to its chunk: deleting or replacing a document's chunks removes their
+      -- vectors in the same transaction, whoever deletes them. The embedding is little-endian
+      -- float32, as sqlite-vec's functions read it.
+      CREATE TABLE chunk_vectors (
+        document_id TEXT NOT NULL,
+        chunk_index INTEGER NOT NULL,
+        profile_id INTEGER NOT NULL REFERENCES vector_profiles(id),
+        org_id TEXT NOT NULL,
+        embedding BLOB NOT NULL,
+        PRIMARY KEY (document_id, chunk_index, profile_id),
+        FOREIGN KEY (document_id, chunk_index) REFERENCES chunks(document_id, chunk_index) ON DELETE CASCADE
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX chunk_vectors_org ON chunk_vectors(org_id, profile_id);
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */
