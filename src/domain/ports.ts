@@ -391,6 +391,12 @@ export interface ChunkVector {
   vector: Float32Array;
 }
 
+export interface VectorStageState {
+  status: 'pending' | 'ready' | 'failed';
+  error: { code: string; message: string } | null;
+  attempts: number;
+}
+
 export interface VectorHit {
   documentId: string;
   chunkIndex: number;
@@ -413,6 +419,41 @@ export interface VectorIndex {
    * re-chunked meanwhile).
    */
   writeVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): Promise<boolean>;
+  /**
+   * One transaction: stores the document's vectors and marks its vector stage `ready` for the
+   * profile. The one place a document's vectors turn ready (a `document.vectors_ready` event
+   * belongs in this transaction). false, writing nothing, when the document or one of the chunks
+   * is gone.
+   */
+  completeDocument(
+    documentId: string,
+    orgId: string,
+    profileId: number,
+    vectors: readonly ChunkVector[],
+    now: Date,
+  ): Promise<boolean>;
+  /** Records a failed try: `pending` until nextAttemptAt (an outage) or `failed` (for good). */
+  recordFailure(
+    documentId: string,
+    orgId: string,
+    profileId: number,
+    failure: { status: 'pending' | 'failed'; code: string; message: string; nextAttemptAt: Date; now: Date },
+  ): Promise<void>;
+  /**
+   * Ready documents whose vectors of the profile are due, oldest first: never tried, or pending
+   * with their next attempt at or before `now`.
+   */
+  dueDocuments(
+    profileId: number,
+    now: Date,
+    limit: number,
+  ): Promise<Array<{ documentId: string; orgId: string }>>;
+  /** A ready document's chunk texts in order; null when it is not ready (deleted, being re-processed). */
+  chunkTexts(documentId: string): Promise<Array<{ chunkIndex: number; text: string }> | null>;
+  /** The recorded vector states of these documents for the profile (absent: never tried). */
+  vectorStates(documentIds: readonly string[], profileId: number): Promise<Map<string, VectorStageState>>;
+  /** Makes every `failed` document of the profile due again; how many. */
+  retryFailed(profileId: number): Promise<number>;
   /** How many vectors of the profile the document has. */
   countVectors(documentId: string, profileId: number): Promise<number>;
   /**

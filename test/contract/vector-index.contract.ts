@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChunkVector, DocumentStore, VectorIndex } from '../../src/domain/ports.js';
 import type { NewDocument } from '../../src/domain/types.js';
-import { indexedInto, indexResult } from './document-fixtures.js';
+import { indexedInto, indexResult, newDoc } from './document-fixtures.js';
 
 export interface VectorIndexHarness {
   store: DocumentStore;
@@ -153,6 +153,83 @@ export function vectorIndexContract(name: string, make: () => Promise<VectorInde
       expect(await h.vectors.countVectors(doc.id, profile)).toBe(1);
       const [hit] = await h.vectors.search({ orgId: orgA, profileId: profile, vector: unit(D, 6), limit: 1 });
       expect(hit!.score).toBeGreaterThan(0.9);
+    });
+
+    describe('the vector stage state', () => {
+      const now = new Date('2026-01-01T00:00:00Z');
+      const later = (s: number) => new Date(now.getTime() + s * 1000);
+
+      it('a ready document is due until its vectors are complete; then ready, and due no more', async () => {
+        const doc = await indexedInto(h.store, orgA, ['first chunk', 'second chunk']);
+        const queued = newDoc(orgA);
+        await h.store.createDocuments([queued]);
+        expect(await h.vectors.dueDocuments(profile, now, 10)).toEqual([{ documentId: doc.id, orgId: orgA }]);
+        expect(await h.vectors.chunkTexts(doc.id)).toEqual([
+          { chunkIndex: 0, text: 'first chunk' },
+          { chunkIndex: 1, text: 'second chunk' },
+        ]);
+        expect(await h.vectors.chunkTexts(queued.id)).toBeNull();
+        const vectors = [0, 1].map((chunkIndex) => ({
+          documentId: doc.id,
+          chunkIndex,
+          vector: unit(D, chunkIndex),
+        }));
+        expect(await h.vectors.completeDocument(doc.id, orgA, profile, vectors, now)).toBe(true);
+        expect(await h.vectors.dueDocuments(profile, now, 10)).toEqual([]);
+        expect((await h.vectors.vectorStates([doc.id, queued.id], profile)).get(doc.id)).toEqual({
+          status: 'ready',
+          error: null,
+          attempts: 1,
+        });
+        // Another profile has its own stage: the document is due there.
+        const other = await h.vectors.profileId({ provider: 'onnx', model: 'other', dimensions: D });
+        expect(await h.vectors.dueDocuments(other, now, 10)).toEqual([{ documentId: doc.id, orgId: orgA }]);
+      });
+
+      it('a pending failure waits until its next attempt; a failed one until retryFailed', async () => {
+        const a = await indexedInto(h.store, orgA, ['a']);
+        const b = await indexedInto(h.store, orgA, ['b']);
+        await h.vectors.recordFailure(a.id, orgA, profile, {
+          status: 'pending',
+          code: 'unreachable',
+          message: 'down',
+          nextAttemptAt: later(30),
+          now,
+        });
+        await h.vectors.recordFailure(b.id, orgA, profile, {
+          status: 'failed',
+          code: 'rejected',
+          message: 'too long',
+          nextAttemptAt: now,
+          now,
+        });
+        expect(await h.vectors.dueDocuments(profile, later(29), 10)).toEqual([]);
+        expect(await h.vectors.dueDocuments(profile, later(30), 10)).toEqual([
+          { documentId: a.id, orgId: orgA },
+        ]);
+        const states = await h.vectors.vectorStates([a.id, b.id], profile);
+        expect(states.get(a.id)).toEqual({
+          status: 'pending',
+          error: { code: 'unreachable', message: 'down' },
+          attempts: 1,
+        });
+        expect(states.get(b.id)?.status).toBe('failed');
+        expect(await h.vectors.retryFailed(profile)).toBe(1);
+        expect((await h.vectors.dueDocuments(profile, now, 10)).map((d) => d.documentId)).toEqual([b.id]);
+      });
+
+      it('re-chunking makes a document due again; completing a deleted one writes nothing', async () => {
+        const doc = await indexedInto(h.store, orgA, ['one']);
+        const vectors = [{ documentId: doc.id, chunkIndex: 0, vector: unit(D, 0) }];
+        await h.vectors.completeDocument(doc.id, orgA, profile, vectors, now);
+        await h.store.markProcessing(doc.id);
+        await h.store.saveIndex(doc.id, indexResult(['one, re-chunked']));
+        expect(await h.vectors.dueDocuments(profile, now, 10)).toEqual([{ documentId: doc.id, orgId: orgA }]);
+        await h.store.deleteDocument(orgA, doc.id);
+        expect(await h.vectors.completeDocument(doc.id, orgA, profile, vectors, now)).toBe(false);
+        expect(await h.vectors.countVectors(doc.id, profile)).toBe(0);
+        expect(await h.vectors.vectorStates([doc.id], profile)).toEqual(new Map());
+      });
     });
   });
 }

@@ -239,6 +239,32 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX chunk_vectors_org ON chunk_vectors(org_id, profile_id);
     `,
   },
+  {
+    version: 31,
+    name: 'vector stage state',
+    sql: `
+      -- The second stage of a ready document, per profile: no row means pending (never tried);
+      -- 'pending' with an error means waiting out a provider outage until next_attempt_at.
+      CREATE TABLE document_vectors (
+        document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        profile_id INTEGER NOT NULL REFERENCES vector_profiles(id),
+        org_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'ready', 'failed')),
+        error_code TEXT,
+        error_message TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL DEFAULT 0,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (document_id, profile_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX document_vectors_due ON document_vectors(profile_id, status, next_attempt_at);
+      -- Chunks replaced (a re-chunk, a new version) take their vectors with them (cascade); the
+      -- document's vector state goes too, so the stage embeds the new chunks.
+      CREATE TRIGGER chunks_vector_state_delete AFTER DELETE ON chunks BEGIN
+        DELETE FROM document_vectors WHERE document_id = old.document_id;
+      END;
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */
