@@ -71,6 +71,13 @@ export class EmbeddingsServer {
     this.malformed += count;
   }
 
+  /** Ends every simulated failure (queued 5xx/429, malformed answers, hanging). */
+  recover(): void {
+    this.failures = [];
+    this.malformed = 0;
+    this.hanging = false;
+  }
+
   /** While true, requests are read and never answered. */
   hang(on: boolean): void {
     this.hanging = on;
