@@ -11,6 +11,7 @@ import { SqliteKeywordIndex } from '../adapters/sqlite/keyword-index.js';
 import { SqliteOrgStore } from '../adapters/sqlite/org-store.js';
 import { SqliteTableQueue } from '../adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../adapters/sqlite/usage-store.js';
+import { SqliteVectorIndex } from '../adapters/sqlite/vector-index.js';
 import type { Config } from '../config/index.js';
 import { Authenticator } from '../domain/auth.js';
 import { DocumentService } from '../domain/documents.js';
@@ -22,6 +23,7 @@ import type {
   BlobStore,
   Clock,
   DocumentStore,
+  Embedder,
   IdempotencyStore,
   JobConsumer,
   JobQueue,
@@ -29,10 +31,12 @@ import type {
   RateLimiter,
   SearchIndex,
   UsageStore,
+  VectorIndex,
 } from '../domain/ports.js';
 import { QueryService } from '../domain/query.js';
 import { QueueReconciler } from '../domain/reconciler.js';
 import { UsageService } from '../domain/usage.js';
+import { VectorStage } from '../domain/vector-stage.js';
 import type { AppDeps, ReadinessCheck } from '../http/deps.js';
 import { TOKENIZER_NAME } from '../pipeline/chunk/chunker.js';
 import { createExtractor, detectFormat } from '../pipeline/extract/index.js';
@@ -40,6 +44,7 @@ import { checkSubmittedUrl, createAddressPolicy, redactUrl, urlDownloader } from
 import { DocumentProcessor } from '../pipeline/processor.js';
 import { type RequestRate, yieldToApi } from '../pipeline/yield-to-api.js';
 import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
+import { createEmbedder } from './embedder.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 
@@ -53,6 +58,8 @@ export interface Adapters {
   documents: DocumentStore;
   /** The keyword index the documents' saveIndex writes. */
   search: SearchIndex;
+  /** Chunk vectors and each document's vector stage, in the same database. */
+  vectors: VectorIndex;
   usage: UsageStore;
   /** The process lane: extraction, chunking, indexing. */
   queue: JobQueue;
@@ -69,6 +76,8 @@ export interface Runtime extends Adapters {
   config: Config;
   logger: Logger;
   clock: Clock;
+  /** EMBEDDINGS' provider; null when EMBEDDINGS=none (keyword search only). */
+  embedder: Embedder | null;
   admin: OrgAdmin;
   appDeps: AppDeps;
   /**
@@ -121,6 +130,7 @@ export async function createAdapters(
     orgs: new SqliteOrgStore(db),
     documents: new SqliteDocumentStore(db, { index: search }),
     search,
+    vectors: new SqliteVectorIndex(db),
     usage: new SqliteUsageStore(db),
     queue,
     downloadQueue,
@@ -162,6 +172,7 @@ export async function createRuntime(
     );
   }
   const { orgs, documents, usage, queue, downloadQueue, rateLimiter, blobs } = adapters;
+  const embedder = await createEmbedder(config);
   const policy = createAddressPolicy({ allow: config.urlFetchAllow });
   const usageService = new UsageService(usage, clock);
   const metrics = createMetrics(documents);
@@ -275,9 +286,26 @@ export async function createRuntime(
     void reconcile();
     const timer = setInterval(reconcile, config.reconcileIntervalMs);
     timer.unref();
+    // The second stage: ready documents' chunks embedded in the background (EMBEDDINGS set).
+    const vectorStage =
+      embedder === null
+        ? null
+        : new VectorStage(embedder, adapters.vectors, clock, {
+            onEvent: ({ documentId, orgId, outcome, error }) => {
+              if (outcome === 'ready')
+                logger.debug({ document_id: documentId, org_id: orgId }, 'vectors ready');
+              else
+                logger.warn(
+                  { document_id: documentId, org_id: orgId, code: error?.code, err: error },
+                  `vectors ${outcome}`,
+                );
+            },
+          });
+    vectorStage?.start();
     return {
       async stop() {
         clearInterval(timer);
+        await vectorStage?.stop();
         await Promise.all(consumers.map((c) => c.stop()));
         await extractor.close();
       },
@@ -286,9 +314,14 @@ export async function createRuntime(
 
   return {
     ...adapters,
+    async close() {
+      await embedder?.close();
+      await adapters.close();
+    },
     config,
     logger,
     clock,
+    embedder,
     admin,
     appDeps,
     startWorker,
