@@ -413,6 +413,8 @@ export interface VectorHit {
 export interface VectorIndex {
   /** The profile's number in this database, registered on first use. */
   profileId(profile: EmbeddingProfile): Promise<number>;
+  /** The newest registered profile of this provider and model (any length); null when none. */
+  findProfile(provider: string, model: string): Promise<number | null>;
   /**
    * One transaction: stores the vectors (replacing any of the same chunk and profile). Returns
    * false, writing nothing, when one of the chunks does not exist (its document was deleted or

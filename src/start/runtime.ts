@@ -37,6 +37,7 @@ import { QueryService } from '../domain/query.js';
 import { QueueReconciler } from '../domain/reconciler.js';
 import { UsageService } from '../domain/usage.js';
 import { VectorStage } from '../domain/vector-stage.js';
+import { VectorStatusService } from '../domain/vector-status.js';
 import type { AppDeps, ReadinessCheck } from '../http/deps.js';
 import { TOKENIZER_NAME } from '../pipeline/chunk/chunker.js';
 import { createExtractor, detectFormat } from '../pipeline/extract/index.js';
@@ -213,6 +214,7 @@ export async function createRuntime(
     ingestion,
     idempotency: new IdempotencyService(adapters.idempotency, clock),
     documents: new DocumentService(documents, blobs),
+    vectorStatus: new VectorStatusService(embedder, adapters.vectors),
     query: new QueryService(adapters.search, usageService),
     usage: usageService,
     readiness: adapters.readiness,

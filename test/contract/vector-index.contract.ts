@@ -61,8 +61,11 @@ export function vectorIndexContract(name: string, make: () => Promise<VectorInde
 
     it('numbers a profile once: the same profile, the same number; another length, another one', async () => {
       expect(await h.vectors.profileId({ provider: 'openai', model: 'test', dimensions: D })).toBe(profile);
+      expect(await h.vectors.findProfile('openai', 'test')).toBe(profile);
+      expect(await h.vectors.findProfile('openai', 'unknown')).toBeNull();
       const other = await h.vectors.profileId({ provider: 'openai', model: 'test', dimensions: 16 });
       expect(other).not.toBe(profile);
+      expect(await h.vectors.findProfile('openai', 'test')).toBe(other);
     });
 
     it('finds the nearest chunks first, with their cosine similarity', async () => {

@@ -30,9 +30,12 @@ describe('documents', () => {
         'token_count',
         'tokenizer',
         'updated_at',
+        'vectors',
       ].sort(),
     );
     expect(doc).toMatchObject({ status: 'ready', attempts: 1, chunk_count: 1, token_count: 3 });
+    // No embedding provider in this harness: the vector stage is off.
+    expect(doc!.vectors).toEqual({ status: 'disabled', model: null, error: null });
     expect(doc!.content_sha256).toBe(createHash('sha256').update('status record text').digest('hex'));
   });
 

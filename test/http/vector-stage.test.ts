@@ -50,6 +50,8 @@ describe('vectors as a second stage', () => {
       new Set(ids),
     );
     expect(await vectorStates(ids)).not.toContain('ready');
+    const pending = (await h.request('GET', `/v1/documents/${ids[1]}`)).json();
+    expect(pending.vectors).toMatchObject({ status: 'pending', model: 'test-embedding' });
 
     await provider.start();
     await waitFor(
@@ -58,6 +60,11 @@ describe('vectors as a second stage', () => {
       50_000,
       100,
     );
+
+    const listed = await h.request('GET', `/v1/documents?ids=${ids.join(',')}`);
+    for (const doc of listed.json().documents) {
+      expect(doc.vectors).toEqual({ status: 'ready', model: 'test-embedding', error: null });
+    }
 
     const deleted = await h.request('DELETE', `/v1/documents/${ids[0]}`);
     expect(deleted.statusCode).toBe(204);

@@ -128,6 +128,8 @@ class Document:
     #: ISO 8601 timestamps, as the server sent them.
     created_at: str
     updated_at: str
+    #: The vector stage: ``{"status": "pending"|"ready"|"failed"|"disabled", "model", "error"}``.
+    vectors: Optional[Mapping[str, Any]] = None
 
     @property
     def done(self) -> bool:
@@ -154,6 +156,7 @@ class Document:
             attempts=int(data.get("attempts", 0)),
             created_at=str(data.get("created_at", "")),
             updated_at=str(data.get("updated_at", "")),
+            vectors=data.get("vectors") if isinstance(data.get("vectors"), dict) else None,
         )
 
 

@@ -38,6 +38,14 @@ export class PgVectorIndex implements VectorIndex {
     return result.rows[0]!.id;
   }
 
+  async findProfile(provider: string, model: string): Promise<number | null> {
+    const result = await this.db.query<{ id: number }>(
+      `SELECT id FROM ${this.profiles} WHERE provider = $1 AND model = $2 ORDER BY id DESC LIMIT 1`,
+      [provider, model],
+    );
+    return result.rows[0]?.id ?? null;
+  }
+
   async writeVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): Promise<boolean> {
     return this.inTransaction((tx) => this.insertVectors(tx, orgId, profileId, vectors));
   }

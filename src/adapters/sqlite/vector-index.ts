@@ -36,6 +36,16 @@ export class SqliteVectorIndex implements VectorIndex {
     return row!.id;
   }
 
+  async findProfile(provider: string, model: string): Promise<number | null> {
+    const id = this.sql
+      .get<[string, string], number>(
+        'SELECT id FROM vector_profiles WHERE provider = ? AND model = ? ORDER BY id DESC LIMIT 1',
+      )
+      .pluck()
+      .get(provider, model);
+    return id ?? null;
+  }
+
   async writeVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): Promise<boolean> {
     return this.inTransaction(() => this.insertVectors(orgId, profileId, vectors));
   }
