@@ -456,6 +456,12 @@ export interface VectorIndex {
   vectorStates(documentIds: readonly string[], profileId: number): Promise<Map<string, VectorStageState>>;
   /** Makes every `failed` document of the profile due again; how many. */
   retryFailed(profileId: number): Promise<number>;
+  /**
+   * Makes every document of the profile due again (`docindex reindex --vectors`): the stage
+   * re-embeds them in the background, each new vector replacing the old one; how many were ready
+   * or failed before.
+   */
+  requeueProfile(profileId: number): Promise<number>;
   /** How many vectors of the profile the document has. */
   countVectors(documentId: string, profileId: number): Promise<number>;
   /**

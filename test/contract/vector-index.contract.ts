@@ -219,6 +219,20 @@ export function vectorIndexContract(name: string, make: () => Promise<VectorInde
         expect(states.get(b.id)?.status).toBe('failed');
         expect(await h.vectors.retryFailed(profile)).toBe(1);
         expect((await h.vectors.dueDocuments(profile, now, 10)).map((d) => d.documentId)).toEqual([b.id]);
+        // reindex --vectors: every document of the profile is due again, its vectors kept meanwhile.
+        await h.vectors.completeDocument(
+          b.id,
+          orgA,
+          profile,
+          [{ documentId: b.id, chunkIndex: 0, vector: unit(D, 0) }],
+          now,
+        );
+        expect(await h.vectors.dueDocuments(profile, now, 10)).toEqual([]);
+        expect(await h.vectors.requeueProfile(profile)).toBe(2);
+        expect((await h.vectors.dueDocuments(profile, now, 10)).map((d) => d.documentId).sort()).toEqual(
+          [a.id, b.id].sort(),
+        );
+        expect(await h.vectors.countVectors(b.id, profile)).toBe(1);
       });
 
       it('re-chunking makes a document due again; completing a deleted one writes nothing', async () => {

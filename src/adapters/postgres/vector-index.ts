@@ -153,6 +153,11 @@ export class PgVectorIndex implements VectorIndex {
     return result.rowCount ?? 0;
   }
 
+  async requeueProfile(profileId: number): Promise<number> {
+    const result = await this.db.query(`DELETE FROM ${this.states} WHERE profile_id = $1`, [profileId]);
+    return result.rowCount ?? 0;
+  }
+
   /** Runs `write` in a transaction; false, with nothing written, when a row it names is gone. */
   private async inTransaction(write: (tx: Queryable) => Promise<void>): Promise<boolean> {
     try {

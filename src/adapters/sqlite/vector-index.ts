@@ -168,6 +168,10 @@ export class SqliteVectorIndex implements VectorIndex {
       .run(profileId).changes;
   }
 
+  async requeueProfile(profileId: number): Promise<number> {
+    return this.sql.get('DELETE FROM document_vectors WHERE profile_id = ?').run(profileId).changes;
+  }
+
   /** Runs `write` in a transaction; false, with nothing written, when a row it names is gone. */
   private inTransaction(write: () => void): boolean {
     try {
