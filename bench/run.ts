@@ -45,6 +45,11 @@ const BENCHMARKS: readonly Entry[] = [
   },
   { id: 'mechanisms', module: 'mechanisms.bench.js', title: 'Mechanisms: what each still earns' },
   { id: 'beir', module: 'beir.bench.js', title: 'Ranking quality: BEIR SciFact, nDCG@10 and Recall@100' },
+  {
+    id: 'embed-ingest',
+    module: 'embed-ingest.bench.js',
+    title: 'Ingest with the openai embedding provider vs keyword only',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

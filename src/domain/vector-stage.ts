@@ -12,10 +12,8 @@ import { type Clock, type Embedder, EmbeddingError, type VectorIndex } from './p
 export interface VectorStageOptions {
   /** How often to look for due documents when there was nothing to do. */
   pollMs?: number;
-  /** Documents embedded at once. */
+  /** Documents embedded together, their chunks in one embed call (the embedder batches them). */
   concurrency?: number;
-  /** Texts per embed call (the embedder splits them into its own batches). */
-  textsPerCall?: number;
   /** The first pause after a transient failure; doubles up to maxBackoffMs. */
   minBackoffMs?: number;
   maxBackoffMs?: number;
@@ -36,7 +34,6 @@ export class VectorStage {
   private stopped = true;
   private readonly pollMs: number;
   private readonly concurrency: number;
-  private readonly textsPerCall: number;
   private readonly minBackoffMs: number;
   private readonly maxBackoffMs: number;
 
@@ -47,8 +44,7 @@ export class VectorStage {
     private readonly options: VectorStageOptions = {},
   ) {
     this.pollMs = options.pollMs ?? 2_000;
-    this.concurrency = options.concurrency ?? 4;
-    this.textsPerCall = options.textsPerCall ?? 256;
+    this.concurrency = options.concurrency ?? 16;
     this.minBackoffMs = options.minBackoffMs ?? 1_000;
     this.maxBackoffMs = options.maxBackoffMs ?? 30_000;
   }
@@ -84,11 +80,7 @@ export class VectorStage {
     const due = await this.index.dueDocuments(profile, this.clock.now(), limit);
     let outage = false;
     for (let i = 0; i < due.length && !outage; i += this.concurrency) {
-      const outcomes = await Promise.all(
-        due
-          .slice(i, i + this.concurrency)
-          .map((doc) => this.embedDocument(profile, doc.documentId, doc.orgId)),
-      );
+      const outcomes = await this.embedDocuments(profile, due.slice(i, i + this.concurrency));
       for (const outcome of outcomes) {
         if (outcome !== 'gone') counts[outcome]++;
         if (outcome === 'pending') outage = true;
@@ -150,32 +142,22 @@ export class VectorStage {
     }
   }
 
-  private async embedDocument(
+  /**
+   * Embeds a group of documents with one embed call for all their chunks (the embedder fills
+   * whole batches across documents: a few large requests, not one small one per document), then
+   * completes each document in its own transaction.
+   */
+  private async embedDocuments(
     profile: number,
-    documentId: string,
-    orgId: string,
-  ): Promise<'ready' | 'pending' | 'failed' | 'gone'> {
-    const chunks = await this.index.chunkTexts(documentId);
-    if (chunks === null) return 'gone';
+    docs: ReadonlyArray<{ documentId: string; orgId: string }>,
+  ): Promise<Array<'ready' | 'pending' | 'failed' | 'gone'>> {
+    const found = await Promise.all(
+      docs.map(async (doc) => ({ ...doc, chunks: await this.index.chunkTexts(doc.documentId) })),
+    );
+    const live = found.filter((doc) => doc.chunks !== null);
+    let vectors: Float32Array[];
     try {
-      const vectors = [];
-      for (let i = 0; i < chunks.length; i += this.textsPerCall) {
-        const part = chunks.slice(i, i + this.textsPerCall);
-        const embedded = await this.embedder.embed(part.map((c) => c.text));
-        for (const [k, vector] of embedded.entries()) {
-          vectors.push({ documentId, chunkIndex: part[k]!.chunkIndex, vector });
-        }
-      }
-      const written = await this.index.completeDocument(
-        documentId,
-        orgId,
-        profile,
-        vectors,
-        this.clock.now(),
-      );
-      if (!written) return 'gone';
-      this.options.onEvent?.({ documentId, orgId, outcome: 'ready' });
-      return 'ready';
+      vectors = await this.embedder.embed(live.flatMap((doc) => doc.chunks!.map((c) => c.text)));
     } catch (error) {
       if (!(error instanceof EmbeddingError)) throw error;
       const outcome = error.transient ? 'pending' : 'failed';
@@ -184,16 +166,37 @@ export class VectorStage {
         this.maxBackoffMs,
         Math.max(this.minBackoffMs, this.backoffMs * 2, error.retryAfterMs ?? 0),
       );
-      await this.index.recordFailure(documentId, orgId, profile, {
-        status: outcome,
-        code: error.code,
-        message: error.message,
-        nextAttemptAt: new Date(now.getTime() + (outcome === 'pending' ? wait : 0)),
-        now,
-      });
-      this.options.onEvent?.({ documentId, orgId, outcome, error });
-      return outcome;
+      for (const doc of live) {
+        await this.index.recordFailure(doc.documentId, doc.orgId, profile, {
+          status: outcome,
+          code: error.code,
+          message: error.message,
+          nextAttemptAt: new Date(now.getTime() + (outcome === 'pending' ? wait : 0)),
+          now,
+        });
+        this.options.onEvent?.({ documentId: doc.documentId, orgId: doc.orgId, outcome, error });
+      }
+      return found.map((doc) => (doc.chunks === null ? 'gone' : outcome));
     }
+    let next = 0;
+    const outcomes = new Map<string, 'ready' | 'gone'>();
+    for (const doc of live) {
+      const own = doc.chunks!.map((c) => ({
+        documentId: doc.documentId,
+        chunkIndex: c.chunkIndex,
+        vector: vectors[next++]!,
+      }));
+      const written = await this.index.completeDocument(
+        doc.documentId,
+        doc.orgId,
+        profile,
+        own,
+        this.clock.now(),
+      );
+      outcomes.set(doc.documentId, written ? 'ready' : 'gone');
+      if (written) this.options.onEvent?.({ documentId: doc.documentId, orgId: doc.orgId, outcome: 'ready' });
+    }
+    return found.map((doc) => outcomes.get(doc.documentId) ?? 'gone');
   }
 }
 
