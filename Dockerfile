@@ -4,7 +4,7 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 # Sources first: `npm ci` runs the `prepare` script, which compiles them; better-sqlite3 fetches
 # its prebuilt binary in its install script, so scripts must run.
-COPY package.json package-lock.json tsconfig.json ./
+COPY package.json package-lock.json .npmrc tsconfig.json ./
 COPY bin ./bin
 COPY src ./src
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev

@@ -56,6 +56,11 @@ const BENCHMARKS: readonly Entry[] = [
   },
   { id: 'formats', module: 'formats.bench.js', title: 'New formats: MB/s extracted and RSS peak' },
   { id: 'ocr', module: 'ocr.bench.js', title: 'OCR: pages/s and character accuracy on the corpus scans' },
+  {
+    id: 'embed-ingest',
+    module: 'embed-ingest.bench.js',
+    title: 'Ingest with the openai embedding provider vs keyword only',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

@@ -18,6 +18,7 @@ export const ADMIN_USAGE = `Server:
   docindex worker                  start workers only
   docindex migrate                 create or upgrade the database schema
   docindex reindex                 rewrite the keyword index for SEARCH_LANGUAGE (online; resumable)
+  docindex reindex --vectors       re-embed every document with the EMBEDDINGS model (in the background, by the workers)
 
 Administration (on the same DATA_DIR / DATABASE_URL as the server, or, with an admin token,
 over the admin API of a running server: --url URL --admin-token TOKEN, or DOCINDEX_URL and
@@ -63,6 +64,8 @@ export interface ServerSide {
   openAdmin(): Promise<AdminSession>;
   /** Rewrites the keyword index with the configured analysis until done or SIGINT/SIGTERM. */
   reindex(onProgress: (progress: ReindexProgress) => void): Promise<ReindexReport>;
+  /** Makes every document's vectors due again for the active profile; null without a provider. */
+  reindexVectors(): Promise<{ documents: number; provider: string; model: string } | null>;
 }
 
 export async function runAdminCommand(
@@ -83,9 +86,17 @@ export async function runAdminCommand(
       await (await openServer()).migrate();
       io.stdout.write('migrations applied\n');
       return 0;
-    case 'reindex':
-      parseArguments(args, {}, 0);
-      return reindex(await openServer(), io);
+    case 'reindex': {
+      const { values } = parseArguments(args, { vectors: { type: 'boolean' } }, 0);
+      if (!values.vectors) return reindex(await openServer(), io);
+      const requeued = await (await openServer()).reindexVectors();
+      if (requeued === null)
+        throw new SetupError('EMBEDDINGS=none: there is no embedding model to re-embed with');
+      io.stdout.write(
+        `${requeued.documents} documents will be re-embedded with ${requeued.provider} model ${requeued.model} in the background by the workers; their vectors show pending until then, and queries keep using the vectors already there\n`,
+      );
+      return 0;
+    }
     case 'orgs':
     case 'keys': {
       const { remote, rest } = takeRemoteFlags(args, env);

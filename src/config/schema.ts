@@ -69,7 +69,26 @@ export interface Config {
   headersTimeoutMs: number;
   trustProxy: boolean;
   logLevel: string;
+  embeddings: EmbeddingsProvider;
+  /** null when unset (a configuration error with EMBEDDINGS=openai). */
+  embeddingsUrl: string | null;
+  embeddingsModel: string;
+  /** '' when unset: no Authorization header. */
+  embeddingsApiKey: string;
+  /** 0: the model's own length. */
+  embeddingsDimensions: number;
+  /** '' when unset (a configuration error with EMBEDDINGS=onnx); relative to the working directory. */
+  embeddingsModelDir: string;
+  embeddingsBatchSize: number;
+  embeddingsConcurrency: number;
+  embeddingsTimeoutMs: number;
+  embeddingsMaxRetries: number;
 }
+
+/** Who turns text into vectors (EMBEDDINGS): nobody (keyword search only), an HTTP server, or a local model. */
+export type EmbeddingsProvider = 'none' | 'openai' | 'onnx';
+
+export const EMBEDDINGS_PROVIDERS: readonly EmbeddingsProvider[] = ['none', 'openai', 'onnx'];
 
 interface Described {
   /** The environment variable. */
@@ -534,6 +553,88 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     oneOf: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
     description: '`fatal` … `trace`, or `silent`',
   },
+  embeddings: {
+    env: 'EMBEDDINGS',
+    type: 'string',
+    default: 'none',
+    oneOf: EMBEDDINGS_PROVIDERS,
+    description:
+      'embedding provider for semantic and hybrid search: `none` (keyword search only), `openai` (any OpenAI-compatible `/v1/embeddings` server: OpenAI, Azure, Ollama, vLLM, TEI, llama.cpp) or `onnx` (a local sentence-transformer folder, run in a worker thread)',
+  },
+  embeddingsUrl: {
+    env: 'EMBEDDINGS_URL',
+    type: 'url',
+    scheme: /^https?:\/\//i,
+    invalid: 'EMBEDDINGS_URL must be an http:// or https:// URL (e.g. http://127.0.0.1:11434/v1)',
+    description:
+      '`openai`: base URL of the embeddings API, e.g. `http://127.0.0.1:11434/v1` (`/embeddings` is appended)',
+  },
+  embeddingsModel: {
+    env: 'EMBEDDINGS_MODEL',
+    type: 'string',
+    default: '',
+    defaultText: '—',
+    description:
+      '`openai`: the model name sent with each request (e.g. `text-embedding-3-small`, `nomic-embed-text`)',
+  },
+  embeddingsApiKey: {
+    env: 'EMBEDDINGS_API_KEY',
+    type: 'string',
+    default: '',
+    defaultText: '— (no `Authorization` header)',
+    description: '`openai`: sent as `Authorization: Bearer …`',
+  },
+  embeddingsDimensions: {
+    env: 'EMBEDDINGS_DIMENSIONS',
+    type: 'int',
+    default: 0,
+    min: 0,
+    max: 16_000,
+    defaultText: '0 (the model’s own)',
+    description:
+      '`openai`: vector length asked of the model (`dimensions`, for models that can shorten their vectors); answers of another length fail with `dimension_mismatch`',
+  },
+  embeddingsModelDir: {
+    env: 'EMBEDDINGS_MODEL_DIR',
+    type: 'string',
+    default: '',
+    defaultText: '—',
+    description:
+      '`onnx`: folder of a sentence-transformer exported for transformers.js (`config.json`, `tokenizer.json`, `onnx/model.onnx`, e.g. bge-small-en-v1.5); nothing is ever downloaded',
+  },
+  embeddingsBatchSize: {
+    env: 'EMBEDDINGS_BATCH_SIZE',
+    type: 'int',
+    default: 64,
+    min: 1,
+    max: 2048,
+    description: 'texts per embedding request (`openai`) or model run (`onnx`)',
+  },
+  embeddingsConcurrency: {
+    env: 'EMBEDDINGS_CONCURRENCY',
+    type: 'int',
+    default: 4,
+    min: 1,
+    max: 64,
+    description: '`openai`: embedding requests in flight at once per process',
+  },
+  embeddingsTimeoutMs: {
+    env: 'EMBEDDINGS_TIMEOUT_MS',
+    type: 'int',
+    default: 30_000,
+    min: 100,
+    max: 600_000,
+    description: '`openai`: time cap of one embedding request',
+  },
+  embeddingsMaxRetries: {
+    env: 'EMBEDDINGS_MAX_RETRIES',
+    type: 'int',
+    default: 4,
+    min: 0,
+    max: 20,
+    description:
+      '`openai`: retries of a request that timed out, lost its connection or got 429 (its `Retry-After` honoured) or 5xx, with exponential backoff',
+  },
 };
 
 /** Rules that involve several variables, checked once each variable has been read. */
@@ -566,6 +667,14 @@ export const RULES: Array<(config: Config) => string | null> = [
   (config) =>
     config.blobStore === 's3' && config.s3Bucket === ''
       ? 'BLOB_STORE=s3 needs S3_BUCKET (the name of an existing bucket)'
+      : null,
+  (config) =>
+    config.embeddings === 'openai' && (config.embeddingsUrl === null || config.embeddingsModel === '')
+      ? 'EMBEDDINGS=openai needs EMBEDDINGS_URL (e.g. http://127.0.0.1:11434/v1) and EMBEDDINGS_MODEL'
+      : null,
+  (config) =>
+    config.embeddings === 'onnx' && config.embeddingsModelDir === ''
+      ? 'EMBEDDINGS=onnx needs EMBEDDINGS_MODEL_DIR (a local sentence-transformer folder with onnx/model.onnx)'
       : null,
   (config) =>
     (config.s3AccessKeyId === '') !== (config.s3SecretAccessKey === '')

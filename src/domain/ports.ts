@@ -310,3 +310,169 @@ export interface IdempotencyRecord {
   body: string | null;
   createdAt: Date;
 }
+
+// --- Embeddings (issue 15) -----------------------------------------------------------------------
+
+/** Which model made a vector: vectors of different profiles are never compared. */
+export interface EmbeddingProfile {
+  /** `openai` or `onnx`. */
+  provider: string;
+  model: string;
+  dimensions: number;
+}
+
+/** Why an embedding call failed; `transient` ones are worth trying again later. */
+export type EmbeddingFailureCode =
+  /** No connection to the provider (refused, reset, DNS). */
+  | 'unreachable'
+  /** The provider did not answer within the time cap. */
+  | 'timeout'
+  /** 429 after every retry; `retryAfterMs` says when the provider allows the next call. */
+  | 'rate_limited'
+  /** 5xx after every retry. */
+  | 'server_error'
+  /** The provider refused the request (4xx other than 429: a bad key, an unknown model …). */
+  | 'rejected'
+  /** The answer is not a list of one numeric vector per input. */
+  | 'bad_response'
+  /** The vectors' length differs from EMBEDDINGS_DIMENSIONS or from the profile's earlier answers. */
+  | 'dimension_mismatch'
+  /** The local model folder is missing or cannot be loaded. */
+  | 'model_unavailable'
+  /** The embedder was closed. */
+  | 'closed';
+
+const TRANSIENT_EMBEDDING_FAILURES: ReadonlySet<EmbeddingFailureCode> = new Set([
+  'unreachable',
+  'timeout',
+  'rate_limited',
+  'server_error',
+  'bad_response',
+]);
+
+export class EmbeddingError extends Error {
+  constructor(
+    readonly code: EmbeddingFailureCode,
+    message: string,
+    /** For rate_limited: how long the provider asked callers to wait. */
+    readonly retryAfterMs: number | null = null,
+  ) {
+    super(message);
+    this.name = 'EmbeddingError';
+  }
+
+  /** Whether the same call may succeed later (an outage) rather than never (a configuration fault). */
+  get transient(): boolean {
+    return TRANSIENT_EMBEDDING_FAILURES.has(this.code);
+  }
+}
+
+/**
+ * Turns texts into vectors (adapters/embeddings/<provider>). Vectors are L2-normalised, so a dot
+ * product is their cosine similarity. Failures are EmbeddingError with a code.
+ */
+export interface Embedder {
+  readonly provider: string;
+  readonly model: string;
+  /**
+   * The vectors' length: the configured one, else learned from the first answer (null before).
+   * Every later answer must have it (dimension_mismatch otherwise).
+   */
+  dimensions(): number | null;
+  /** One vector per text, in order; batching, concurrency and retries are the adapter's. */
+  embed(texts: readonly string[], opts?: { signal?: AbortSignal }): Promise<Float32Array[]>;
+  close(): Promise<void>;
+}
+
+/** A chunk's vector, addressed as the chunk is: by its document and its place in it. */
+export interface ChunkVector {
+  documentId: string;
+  chunkIndex: number;
+  vector: Float32Array;
+}
+
+export interface VectorStageState {
+  status: 'pending' | 'ready' | 'failed';
+  error: { code: string; message: string } | null;
+  attempts: number;
+}
+
+export interface VectorHit {
+  documentId: string;
+  chunkIndex: number;
+  /** Cosine similarity to the query vector, in [-1, 1]; higher is nearer. */
+  score: number;
+}
+
+/**
+ * Chunk vectors, in the records' database (adapters/sqlite/vector-index.ts, postgres/…). A vector
+ * row belongs to its chunk: deleting or replacing a document's chunks removes their vectors in
+ * the same transaction (a foreign key with ON DELETE CASCADE), so a deleted document can never be
+ * found by its vectors. Vectors of different profiles live side by side and are never compared.
+ */
+export interface VectorIndex {
+  /** The profile's number in this database, registered on first use. */
+  profileId(profile: EmbeddingProfile): Promise<number>;
+  /** The newest registered profile of this provider and model (any length); null when none. */
+  findProfile(provider: string, model: string): Promise<number | null>;
+  /**
+   * One transaction: stores the vectors (replacing any of the same chunk and profile). Returns
+   * false, writing nothing, when one of the chunks does not exist (its document was deleted or
+   * re-chunked meanwhile).
+   */
+  writeVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): Promise<boolean>;
+  /**
+   * One transaction: stores the document's vectors and marks its vector stage `ready` for the
+   * profile. The one place a document's vectors turn ready (a `document.vectors_ready` event
+   * belongs in this transaction). false, writing nothing, when the document or one of the chunks
+   * is gone.
+   */
+  completeDocument(
+    documentId: string,
+    orgId: string,
+    profileId: number,
+    vectors: readonly ChunkVector[],
+    now: Date,
+  ): Promise<boolean>;
+  /** Records a failed try: `pending` until nextAttemptAt (an outage) or `failed` (for good). */
+  recordFailure(
+    documentId: string,
+    orgId: string,
+    profileId: number,
+    failure: { status: 'pending' | 'failed'; code: string; message: string; nextAttemptAt: Date; now: Date },
+  ): Promise<void>;
+  /**
+   * Ready documents whose vectors of the profile are due, oldest first: never tried, or pending
+   * with their next attempt at or before `now`.
+   */
+  dueDocuments(
+    profileId: number,
+    now: Date,
+    limit: number,
+  ): Promise<Array<{ documentId: string; orgId: string }>>;
+  /** A ready document's chunk texts in order; null when it is not ready (deleted, being re-processed). */
+  chunkTexts(documentId: string): Promise<Array<{ chunkIndex: number; text: string }> | null>;
+  /** The recorded vector states of these documents for the profile (absent: never tried). */
+  vectorStates(documentIds: readonly string[], profileId: number): Promise<Map<string, VectorStageState>>;
+  /** Makes every `failed` document of the profile due again; how many. */
+  retryFailed(profileId: number): Promise<number>;
+  /**
+   * Makes every document of the profile due again (`docindex reindex --vectors`): the stage
+   * re-embeds them in the background, each new vector replacing the old one; how many were ready
+   * or failed before.
+   */
+  requeueProfile(profileId: number): Promise<number>;
+  /** How many vectors of the profile the document has. */
+  countVectors(documentId: string, profileId: number): Promise<number>;
+  /**
+   * The org's chunks nearest to `vector` among those with a vector of the profile, best first,
+   * at most `limit`; only chunks of `documentIds` when given.
+   */
+  search(q: {
+    orgId: string;
+    profileId: number;
+    vector: Float32Array;
+    limit: number;
+    documentIds?: readonly string[];
+  }): Promise<VectorHit[]>;
+}

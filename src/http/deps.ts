@@ -7,6 +7,7 @@ import type { OrgAdmin } from '../domain/orgs.js';
 import type { RateLimiter } from '../domain/ports.js';
 import type { QueryService } from '../domain/query.js';
 import type { UsageService } from '../domain/usage.js';
+import type { VectorStatusService } from '../domain/vector-status.js';
 import type { WebhookService } from '../domain/webhooks.js';
 
 export interface ReadinessCheck {
@@ -26,6 +27,8 @@ export interface AppDeps {
   ingestion: IngestionService;
   idempotency: IdempotencyService;
   documents: DocumentService;
+  /** The `vectors` part of status records; absent: `disabled` (no embedding provider). */
+  vectorStatus?: VectorStatusService;
   query: QueryService;
   usage: UsageService;
   webhooks: WebhookService;

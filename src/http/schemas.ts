@@ -174,6 +174,7 @@ const READY_DOCUMENT = {
   ocr_pages: 0,
   error: null,
   attempts: 1,
+  vectors: { status: 'ready', model: 'text-embedding-3-small', error: null },
   created_at: '2026-03-15T12:00:00.000Z',
   updated_at: '2026-03-15T12:00:04.812Z',
 };
@@ -199,6 +200,7 @@ const FAILED_DOCUMENT = {
   ocr_pages: null,
   error: { code: 'url_unreachable', message: 'The server answered 404 Not Found.' },
   attempts: 1,
+  vectors: { status: 'failed', model: 'text-embedding-3-small', error: null },
   created_at: '2026-03-15T11:58:10.000Z',
   updated_at: '2026-03-15T11:58:11.250Z',
 };
@@ -235,6 +237,23 @@ export const DocumentRecordSchema = Type.Object(
       description: 'Why processing failed (status `failed`), else null.',
     }),
     attempts: Type.Integer({ description: 'Processing runs so far.' }),
+    vectors: Type.Object(
+      {
+        status: Type.Union(
+          [Type.Literal('pending'), Type.Literal('ready'), Type.Literal('failed'), Type.Literal('disabled')],
+          {
+            description:
+              'The second stage, embedding the chunks for semantic search (after `ready`): `disabled` without an embedding provider, `pending` until the vectors are written (a provider outage keeps it pending, with the last error), then `ready` or `failed`.',
+          },
+        ),
+        model: Nullable(Type.String({ description: 'The embedding model (null when disabled).' })),
+        error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()], {
+          description:
+            'The last embedding failure (`unreachable`, `timeout`, `rate_limited`, `server_error`, `rejected` …), else null.',
+        }),
+      },
+      { description: 'Where the document’s vectors stand.' },
+    ),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },

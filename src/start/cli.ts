@@ -30,6 +30,24 @@ function openServer(config: Config): ServerSide {
     return createRuntime(config, logger, undefined, oneShot ? { oneShot: true } : undefined);
   };
   return {
+    reindexVectors: async () => {
+      const oneShot = await runtime(true);
+      try {
+        if (oneShot.embedder === null) return null;
+        const { VectorStage } = await import('../domain/vector-stage.js');
+        // Learns the vectors' length from the provider when it is not configured.
+        const profile = await new VectorStage(
+          oneShot.embedder,
+          oneShot.vectors,
+          oneShot.clock,
+        ).activeProfile();
+        if (profile === null) throw new Error('the embedding provider answered no vector');
+        const documents = await oneShot.vectors.requeueProfile(profile);
+        return { documents, provider: oneShot.embedder.provider, model: oneShot.embedder.model };
+      } finally {
+        await oneShot.close();
+      }
+    },
     serve: async ({ worker }) => serve(await runtime(), worker),
     worker: async () => runWorker(await runtime()),
     migrate: async () => {

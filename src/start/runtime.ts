@@ -13,6 +13,7 @@ import { SqliteKeywordIndex } from '../adapters/sqlite/keyword-index.js';
 import { SqliteOrgStore } from '../adapters/sqlite/org-store.js';
 import { SqliteTableQueue } from '../adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../adapters/sqlite/usage-store.js';
+import { SqliteVectorIndex } from '../adapters/sqlite/vector-index.js';
 import { SqliteWebhookStore } from '../adapters/sqlite/webhook-store.js';
 import type { Config } from '../config/index.js';
 import { ocrLanguagesOf } from '../config/schema.js';
@@ -26,6 +27,7 @@ import type {
   BlobStore,
   Clock,
   DocumentStore,
+  Embedder,
   IdempotencyStore,
   JobConsumer,
   JobQueue,
@@ -33,10 +35,13 @@ import type {
   RateLimiter,
   SearchIndex,
   UsageStore,
+  VectorIndex,
 } from '../domain/ports.js';
 import { QueryService } from '../domain/query.js';
 import { QueueReconciler } from '../domain/reconciler.js';
 import { UsageService } from '../domain/usage.js';
+import { VectorStage } from '../domain/vector-stage.js';
+import { VectorStatusService } from '../domain/vector-status.js';
 import { WebhookDispatcher } from '../domain/webhook-dispatcher.js';
 import { WebhookService, type WebhookStore } from '../domain/webhooks.js';
 import type { AppDeps, ReadinessCheck } from '../http/deps.js';
@@ -53,6 +58,7 @@ import {
 import { DocumentProcessor } from '../pipeline/processor.js';
 import { type RequestRate, yieldToApi } from '../pipeline/yield-to-api.js';
 import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
+import { createEmbedder } from './embedder.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 
@@ -72,6 +78,8 @@ export interface Adapters {
   documents: DocumentStore;
   /** The keyword index the documents' saveIndex writes. */
   search: SearchIndex;
+  /** Chunk vectors and each document's vector stage, in the same database. */
+  vectors: VectorIndex;
   usage: UsageStore;
   /** The process lane: extraction, chunking, indexing. */
   queue: JobQueue;
@@ -90,6 +98,8 @@ export interface Runtime extends Adapters {
   config: Config;
   logger: Logger;
   clock: Clock;
+  /** EMBEDDINGS' provider; null when EMBEDDINGS=none (keyword search only). */
+  embedder: Embedder | null;
   admin: OrgAdmin;
   appDeps: AppDeps;
   /**
@@ -144,6 +154,7 @@ export async function createAdapters(
     orgs: new SqliteOrgStore(db),
     documents: new SqliteDocumentStore(db, { index: search }),
     search,
+    vectors: new SqliteVectorIndex(db),
     usage: new SqliteUsageStore(db),
     queue,
     downloadQueue,
@@ -186,6 +197,7 @@ export async function createRuntime(
     );
   }
   const { orgs, documents, usage, queue, downloadQueue, rateLimiter, blobs } = adapters;
+  const embedder = await createEmbedder(config);
   const policy = createAddressPolicy({ allow: config.urlFetchAllow });
   const usageService = new UsageService(usage, clock);
   const metrics = createMetrics(documents, adapters.webhooks, clock);
@@ -226,6 +238,7 @@ export async function createRuntime(
     ingestion,
     idempotency: new IdempotencyService(adapters.idempotency, clock),
     documents: new DocumentService(documents, blobs),
+    vectorStatus: new VectorStatusService(embedder, adapters.vectors),
     query: new QueryService(adapters.search, usageService),
     usage: usageService,
     webhooks: new WebhookService(adapters.webhooks, clock, {
@@ -308,9 +321,26 @@ export async function createRuntime(
     void reconcile();
     const timer = setInterval(reconcile, config.reconcileIntervalMs);
     timer.unref();
+    // The second stage: ready documents' chunks embedded in the background (EMBEDDINGS set).
+    const vectorStage =
+      embedder === null
+        ? null
+        : new VectorStage(embedder, adapters.vectors, clock, {
+            onEvent: ({ documentId, orgId, outcome, error }) => {
+              if (outcome === 'ready')
+                logger.debug({ document_id: documentId, org_id: orgId }, 'vectors ready');
+              else
+                logger.warn(
+                  { document_id: documentId, org_id: orgId, code: error?.code, err: error },
+                  `vectors ${outcome}`,
+                );
+            },
+          });
+    vectorStage?.start();
     return {
       async stop() {
         clearInterval(timer);
+        await vectorStage?.stop();
         await Promise.all(consumers.map((c) => c.stop()));
         await extractor.close();
       },
@@ -358,9 +388,14 @@ export async function createRuntime(
 
   return {
     ...adapters,
+    async close() {
+      await embedder?.close();
+      await adapters.close();
+    },
     config,
     logger,
     clock,
+    embedder,
     admin,
     appDeps,
     startWorker,

@@ -15,6 +15,7 @@ import { PgOrgStore } from '../adapters/postgres/org-store.js';
 import { PgRateLimiter } from '../adapters/postgres/rate-limiter.js';
 import { PgTableQueue } from '../adapters/postgres/table-queue.js';
 import { PgUsageStore } from '../adapters/postgres/usage-store.js';
+import { PgVectorIndex } from '../adapters/postgres/vector-index.js';
 import { PgWebhookStore } from '../adapters/postgres/webhook-store.js';
 import { BullmqJobQueue } from '../adapters/queue/bullmq-queue.js';
 import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
@@ -162,6 +163,7 @@ export async function createScaleOutAdapters(
     orgs: new PgOrgStore(db),
     documents: new PgDocumentStore(db, clock, { tableQueue: config.redisUrl === null, index: search }),
     search,
+    vectors: new PgVectorIndex(db),
     usage: new PgUsageStore(db),
     queue,
     downloadQueue,

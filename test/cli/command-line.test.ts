@@ -21,6 +21,10 @@ function fakeServer(calls: string[] = []): ServerSide {
       return 0;
     },
     worker: async () => 0,
+    reindexVectors: async () => {
+      calls.push('reindex vectors');
+      return { documents: 3, provider: 'openai', model: 'text-embedding-3-small' };
+    },
     reindex: async (onProgress) => {
       calls.push('reindex');
       onProgress({ rewritten: 20_000 });

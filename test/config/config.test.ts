@@ -38,6 +38,16 @@ describe('loadConfig', () => {
       searchLanguage: 'english',
       adminToken: '',
       logLevel: 'info',
+      embeddings: 'none',
+      embeddingsUrl: null,
+      embeddingsModel: '',
+      embeddingsApiKey: '',
+      embeddingsDimensions: 0,
+      embeddingsModelDir: '',
+      embeddingsBatchSize: 64,
+      embeddingsConcurrency: 4,
+      embeddingsTimeoutMs: 30_000,
+      embeddingsMaxRetries: 4,
       workerConcurrency: 4,
       downloadConcurrency: 8,
       workerYieldIngestRps: 500,
@@ -235,5 +245,29 @@ describe('loadConfig', () => {
     expect(problemsOf({ BLOB_STORE: 's3', S3_BUCKET: 'docs', S3_ACCESS_KEY_ID: 'AKIDEXAMPLE' })).toEqual([
       'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither to use the AWS SDK default credential chain',
     ]);
+  });
+});
+
+describe('embedding configuration', () => {
+  it('EMBEDDINGS=openai needs a URL and a model; EMBEDDINGS=onnx a model folder; the provider must be known', () => {
+    expect(() => loadConfig({ EMBEDDINGS: 'openai' })).toThrow(/EMBEDDINGS=openai needs EMBEDDINGS_URL/);
+    expect(() => loadConfig({ EMBEDDINGS: 'onnx' })).toThrow(/EMBEDDINGS=onnx needs EMBEDDINGS_MODEL_DIR/);
+    expect(() => loadConfig({ EMBEDDINGS: 'cohere' })).toThrow(
+      /EMBEDDINGS must be one of none, openai, onnx/,
+    );
+    expect(() =>
+      loadConfig({ EMBEDDINGS: 'openai', EMBEDDINGS_URL: 'ftp://x', EMBEDDINGS_MODEL: 'm' }),
+    ).toThrow(/EMBEDDINGS_URL must be an http/);
+    const config = loadConfig({
+      EMBEDDINGS: 'openai',
+      EMBEDDINGS_URL: 'http://127.0.0.1:11434/v1',
+      EMBEDDINGS_MODEL: 'nomic-embed-text',
+      EMBEDDINGS_DIMENSIONS: '256',
+    });
+    expect(config).toMatchObject({
+      embeddings: 'openai',
+      embeddingsModel: 'nomic-embed-text',
+      embeddingsDimensions: 256,
+    });
   });
 });

@@ -31,6 +31,7 @@ describe('documents', () => {
         'token_count',
         'tokenizer',
         'updated_at',
+        'vectors',
       ].sort(),
     );
     // A JSON text never needs OCR.
@@ -41,6 +42,8 @@ describe('documents', () => {
       token_count: 3,
       ocr_pages: null,
     });
+    // No embedding provider in this harness: the vector stage is off.
+    expect(doc!.vectors).toEqual({ status: 'disabled', model: null, error: null });
     expect(doc!.content_sha256).toBe(createHash('sha256').update('status record text').digest('hex'));
   });
 

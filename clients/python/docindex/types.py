@@ -131,6 +131,8 @@ class Document:
     #: Pages whose text OCR recognised (an image counts as one), once ready; 0 for a PDF whose
     #: every page had a text layer; None for formats that never need OCR and older servers.
     ocr_pages: Optional[int] = None
+    #: The vector stage: ``{"status": "pending"|"ready"|"failed"|"disabled", "model", "error"}``.
+    vectors: Optional[Mapping[str, Any]] = None
 
     @property
     def done(self) -> bool:
@@ -158,6 +160,7 @@ class Document:
             created_at=str(data.get("created_at", "")),
             updated_at=str(data.get("updated_at", "")),
             ocr_pages=_opt_int(data.get("ocr_pages")),
+            vectors=data.get("vectors") if isinstance(data.get("vectors"), dict) else None,
         )
 
 

@@ -320,6 +320,71 @@ const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 30,
+    name: 'chunk vectors',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // A vector belongs to its chunk (ON DELETE CASCADE): deleting or replacing a document's
+      // chunks removes their vectors in the same transaction. `signs` holds one bit per
+      // dimension (set when the value is positive): Hamming distance over it (bit_count(a # b))
+      // picks candidates cheaply, and the exact cosine over `embedding` ranks them.
+      await tx.query(`
+        CREATE TABLE ${t('vector_profiles')} (
+          id serial PRIMARY KEY,
+          provider text NOT NULL,
+          model text NOT NULL,
+          dimensions integer NOT NULL,
+          UNIQUE (provider, model, dimensions)
+        );
+        CREATE TABLE ${t('chunk_vectors')} (
+          document_id text COLLATE "C" NOT NULL,
+          chunk_index integer NOT NULL,
+          profile_id integer NOT NULL REFERENCES ${t('vector_profiles')} (id),
+          org_id text COLLATE "C" NOT NULL,
+          embedding real[] NOT NULL,
+          signs bit varying NOT NULL,
+          PRIMARY KEY (document_id, chunk_index, profile_id),
+          FOREIGN KEY (document_id, chunk_index) REFERENCES ${t('chunks')} (document_id, chunk_index) ON DELETE CASCADE
+        );
+        CREATE INDEX ON ${t('chunk_vectors')} (org_id, profile_id);
+      `);
+    },
+  },
+  {
+    version: 31,
+    name: 'vector stage state',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // The second stage of a ready document, per profile: no row means pending (never tried);
+      // 'pending' with an error means waiting out a provider outage until next_attempt_at.
+      // Chunks replaced (a re-chunk, a new version) take their vectors with them (cascade) and
+      // the document's vector state too (the trigger), so the stage embeds the new chunks.
+      await tx.query(`
+        CREATE TABLE ${t('document_vectors')} (
+          document_id text COLLATE "C" NOT NULL REFERENCES ${t('documents')} (id) ON DELETE CASCADE,
+          profile_id integer NOT NULL REFERENCES ${t('vector_profiles')} (id),
+          org_id text COLLATE "C" NOT NULL,
+          status text NOT NULL CHECK (status IN ('pending', 'ready', 'failed')),
+          error_code text,
+          error_message text,
+          attempts integer NOT NULL DEFAULT 0,
+          next_attempt_at timestamptz NOT NULL DEFAULT '-infinity',
+          updated_at timestamptz NOT NULL,
+          PRIMARY KEY (document_id, profile_id)
+        );
+        CREATE INDEX ON ${t('document_vectors')} (profile_id, status, next_attempt_at);
+        CREATE FUNCTION ${t('forget_vector_state')}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          DELETE FROM ${t('document_vectors')} v USING (SELECT DISTINCT document_id FROM gone) g
+            WHERE v.document_id = g.document_id;
+          RETURN NULL;
+        END $$;
+        CREATE TRIGGER chunks_vector_state_delete AFTER DELETE ON ${t('chunks')}
+          REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION ${t('forget_vector_state')}();
+      `);
+    },
+  },
+  {
     version: 40,
     name: 'pages recognised by OCR',
     async apply(tx, db) {

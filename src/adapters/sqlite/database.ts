@@ -268,6 +268,60 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 30,
+    name: 'chunk vectors',
+    sql: `
+      -- Which model made a vector (provider, model, length): vectors of two profiles are never
+      -- compared, and a profile change leaves the old vectors until the new ones replace them.
+      CREATE TABLE vector_profiles (
+        id INTEGER PRIMARY KEY,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        dimensions INTEGER NOT NULL,
+        UNIQUE (provider, model, dimensions)
+      ) STRICT;
+      -- A vector belongs to its chunk: deleting or replacing a document's chunks removes their
+      -- vectors in the same transaction, whoever deletes them. The embedding is little-endian
+      -- float32, as sqlite-vec's functions read it.
+      CREATE TABLE chunk_vectors (
+        document_id TEXT NOT NULL,
+        chunk_index INTEGER NOT NULL,
+        profile_id INTEGER NOT NULL REFERENCES vector_profiles(id),
+        org_id TEXT NOT NULL,
+        embedding BLOB NOT NULL,
+        PRIMARY KEY (document_id, chunk_index, profile_id),
+        FOREIGN KEY (document_id, chunk_index) REFERENCES chunks(document_id, chunk_index) ON DELETE CASCADE
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX chunk_vectors_org ON chunk_vectors(org_id, profile_id);
+    `,
+  },
+  {
+    version: 31,
+    name: 'vector stage state',
+    sql: `
+      -- The second stage of a ready document, per profile: no row means pending (never tried);
+      -- 'pending' with an error means waiting out a provider outage until next_attempt_at.
+      CREATE TABLE document_vectors (
+        document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        profile_id INTEGER NOT NULL REFERENCES vector_profiles(id),
+        org_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'ready', 'failed')),
+        error_code TEXT,
+        error_message TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL DEFAULT 0,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (document_id, profile_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX document_vectors_due ON document_vectors(profile_id, status, next_attempt_at);
+      -- Chunks replaced (a re-chunk, a new version) take their vectors with them (cascade); the
+      -- document's vector state goes too, so the stage embeds the new chunks.
+      CREATE TRIGGER chunks_vector_state_delete AFTER DELETE ON chunks BEGIN
+        DELETE FROM document_vectors WHERE document_id = old.document_id;
+      END;
+    `,
+  },
+  {
     version: 40,
     name: 'pages recognised by OCR',
     sql: `

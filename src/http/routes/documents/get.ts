@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { COMMON_ERRORS, DocumentParams, DocumentRecordSchema, problemResponses } from '../../schemas.js';
-import { toDocumentJson } from './json.js';
+import { documentJson } from './json.js';
 
 export function getDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Params: { id: string } }>(
@@ -18,6 +18,7 @@ export function getDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
         response: { 200: DocumentRecordSchema, ...problemResponses(...COMMON_ERRORS, 'not_found') },
       },
     },
-    async (request) => toDocumentJson(await deps.documents.get(request.principal.org.id, request.params.id)),
+    async (request) =>
+      documentJson(deps, await deps.documents.get(request.principal.org.id, request.params.id)),
   );
 }

@@ -1,7 +1,23 @@
 // The JSON shape of a document status record (README, "API overview").
 import type { DocumentRecord } from '../../../domain/types.js';
+import type { VectorsStatus } from '../../../domain/vector-status.js';
+import type { AppDeps } from '../../deps.js';
 
-export function toDocumentJson(doc: DocumentRecord) {
+const DISABLED: VectorsStatus = { status: 'disabled', model: null, error: null };
+
+/** Status records with their `vectors` part, for one document or a page of them. */
+export async function documentsJson(deps: Pick<AppDeps, 'vectorStatus'>, docs: readonly DocumentRecord[]) {
+  const vectors = deps.vectorStatus
+    ? await deps.vectorStatus.statusOf(docs)
+    : new Map<string, VectorsStatus>();
+  return docs.map((doc) => toDocumentJson(doc, vectors.get(doc.id) ?? DISABLED));
+}
+
+export async function documentJson(deps: Pick<AppDeps, 'vectorStatus'>, doc: DocumentRecord) {
+  return (await documentsJson(deps, [doc]))[0]!;
+}
+
+export function toDocumentJson(doc: DocumentRecord, vectors: VectorsStatus = DISABLED) {
   return {
     id: doc.id,
     org_id: doc.orgId,
@@ -17,6 +33,7 @@ export function toDocumentJson(doc: DocumentRecord) {
     ocr_pages: doc.ocrPages,
     error: doc.error,
     attempts: doc.attempts,
+    vectors,
     created_at: doc.createdAt.toISOString(),
     updated_at: doc.updatedAt.toISOString(),
   };

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { ERRORS } from '../../../domain/errors.js';
 import type { AppDeps } from '../../deps.js';
 import { COMMON_ERRORS, DocumentList, ListDocumentsQuery, problemResponses } from '../../schemas.js';
-import { toDocumentJson } from './json.js';
+import { documentsJson } from './json.js';
 
 const MAX_IDS = 100;
 
@@ -33,7 +33,7 @@ export function listDocumentsRoute(app: FastifyInstance, deps: AppDeps): void {
         contentSha256: content_sha256 ?? null,
         filter: filter ?? null,
       });
-      return { documents: page.documents.map(toDocumentJson), next_cursor: page.nextCursor };
+      return { documents: await documentsJson(deps, page.documents), next_cursor: page.nextCursor };
     },
   );
 }

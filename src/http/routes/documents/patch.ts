@@ -9,7 +9,7 @@ import {
   MetadataPatchBody,
   problemResponses,
 } from '../../schemas.js';
-import { toDocumentJson } from './json.js';
+import { documentJson } from './json.js';
 
 export function patchDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
   app.patch<{ Params: { id: string }; Body: { metadata: MetadataPatch } }>(
@@ -28,7 +28,8 @@ export function patchDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request) =>
-      toDocumentJson(
+      documentJson(
+        deps,
         await deps.documents.updateMetadata(
           request.principal.org.id,
           request.params.id,

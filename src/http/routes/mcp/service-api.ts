@@ -4,7 +4,7 @@
 import { DEFAULT_CHUNKS } from '../../../domain/ingestion.js';
 import type { DocindexApi } from '../../../mcp/tools.js';
 import type { AppDeps } from '../../deps.js';
-import { toDocumentJson } from '../documents/json.js';
+import { documentJson, documentsJson } from '../documents/json.js';
 import { toQueryResultJson } from '../query/json.js';
 
 const DEFAULT_TOP_K = 10;
@@ -22,7 +22,7 @@ export function serviceApi(deps: AppDeps, orgId: string): DocindexApi {
       return { org_id: orgId, results: hits.map(toQueryResultJson) };
     },
     async getDocument(id) {
-      return toDocumentJson(await deps.documents.get(orgId, id));
+      return documentJson(deps, await deps.documents.get(orgId, id));
     },
     async listDocuments(input) {
       const page = await deps.documents.list(orgId, {
@@ -34,7 +34,7 @@ export function serviceApi(deps: AppDeps, orgId: string): DocindexApi {
         // The list service reads the filter as the query string carries it: JSON text.
         filter: input.filter === undefined ? null : JSON.stringify(input.filter),
       });
-      return { documents: page.documents.map(toDocumentJson), next_cursor: page.nextCursor };
+      return { documents: await documentsJson(deps, page.documents), next_cursor: page.nextCursor };
     },
     ingestText(input) {
       return deps.ingestion.ingestText(orgId, [{ text: input.text, metadata: input.metadata ?? {} }], {

@@ -1,0 +1,246 @@
+// Chunk vectors in the scale-out database (table chunk_vectors, migration 30), without needing
+// any extension: each vector also keeps its sign bits, the Hamming distance between sign bits
+// (bit_count(a # b)) picks the nearest candidates cheaply, and the exact cosine over the stored
+// float vectors ranks those. When the org has no more vectors than the candidate budget the
+// answer is exact.
+import type {
+  ChunkVector,
+  EmbeddingProfile,
+  VectorHit,
+  VectorIndex,
+  VectorStageState,
+} from '../../domain/ports.js';
+import type { PgDatabase, Queryable } from './database.js';
+
+/** Candidates the sign prefilter keeps for the exact ranking: at least this many, or 10 per hit asked. */
+const MIN_CANDIDATES = 1_000;
+
+export class PgVectorIndex implements VectorIndex {
+  private readonly profiles: string;
+  private readonly vectors: string;
+  private readonly states: string;
+
+  constructor(private readonly db: PgDatabase) {
+    this.profiles = db.table('vector_profiles');
+    this.vectors = db.table('chunk_vectors');
+    this.states = db.table('document_vectors');
+  }
+
+  async profileId(profile: EmbeddingProfile): Promise<number> {
+    await this.db.query(
+      `INSERT INTO ${this.profiles} (provider, model, dimensions) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+      [profile.provider, profile.model, profile.dimensions],
+    );
+    const result = await this.db.query<{ id: number }>(
+      `SELECT id FROM ${this.profiles} WHERE provider = $1 AND model = $2 AND dimensions = $3`,
+      [profile.provider, profile.model, profile.dimensions],
+    );
+    return result.rows[0]!.id;
+  }
+
+  async findProfile(provider: string, model: string): Promise<number | null> {
+    const result = await this.db.query<{ id: number }>(
+      `SELECT id FROM ${this.profiles} WHERE provider = $1 AND model = $2 ORDER BY id DESC LIMIT 1`,
+      [provider, model],
+    );
+    return result.rows[0]?.id ?? null;
+  }
+
+  async writeVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): Promise<boolean> {
+    return this.inTransaction((tx) => this.insertVectors(tx, orgId, profileId, vectors));
+  }
+
+  async completeDocument(
+    documentId: string,
+    orgId: string,
+    profileId: number,
+    vectors: readonly ChunkVector[],
+    now: Date,
+  ): Promise<boolean> {
+    return this.inTransaction(async (tx) => {
+      await this.insertVectors(tx, orgId, profileId, vectors);
+      await tx.query(
+        `INSERT INTO ${this.states} (document_id, profile_id, org_id, status, attempts, updated_at)
+         VALUES ($1, $2, $3, 'ready', 1, $4)
+         ON CONFLICT (document_id, profile_id) DO UPDATE SET status = 'ready', error_code = NULL,
+           error_message = NULL, attempts = ${this.states}.attempts + 1, updated_at = excluded.updated_at`,
+        [documentId, profileId, orgId, now],
+      );
+    });
+  }
+
+  async recordFailure(
+    documentId: string,
+    orgId: string,
+    profileId: number,
+    f: { status: 'pending' | 'failed'; code: string; message: string; nextAttemptAt: Date; now: Date },
+  ): Promise<void> {
+    await this.inTransaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO ${this.states} (document_id, profile_id, org_id, status, error_code, error_message,
+           attempts, next_attempt_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8)
+         ON CONFLICT (document_id, profile_id) DO UPDATE SET status = excluded.status,
+           error_code = excluded.error_code, error_message = excluded.error_message,
+           attempts = ${this.states}.attempts + 1, next_attempt_at = excluded.next_attempt_at,
+           updated_at = excluded.updated_at`,
+        [documentId, profileId, orgId, f.status, f.code, f.message, f.nextAttemptAt, f.now],
+      );
+    });
+  }
+
+  async dueDocuments(
+    profileId: number,
+    now: Date,
+    limit: number,
+  ): Promise<Array<{ documentId: string; orgId: string }>> {
+    const result = await this.db.query<{ id: string; org_id: string }>(
+      `SELECT d.id, d.org_id FROM ${this.db.table('documents')} d
+       LEFT JOIN ${this.states} v ON v.document_id = d.id AND v.profile_id = $1
+       WHERE d.status = 'ready' AND (v.document_id IS NULL OR (v.status = 'pending' AND v.next_attempt_at <= $2))
+       ORDER BY d.updated_at, d.id
+       LIMIT $3`,
+      [profileId, now, limit],
+    );
+    return result.rows.map((r) => ({ documentId: r.id, orgId: r.org_id }));
+  }
+
+  async chunkTexts(documentId: string): Promise<Array<{ chunkIndex: number; text: string }> | null> {
+    const ready = await this.db.query(
+      `SELECT 1 FROM ${this.db.table('documents')} WHERE id = $1 AND status = 'ready'`,
+      [documentId],
+    );
+    if (!ready.rowCount) return null;
+    const result = await this.db.query<{ chunk_index: number; text: string }>(
+      `SELECT chunk_index, text FROM ${this.db.table('chunks')} WHERE document_id = $1 ORDER BY chunk_index`,
+      [documentId],
+    );
+    return result.rows.map((r) => ({ chunkIndex: r.chunk_index, text: r.text }));
+  }
+
+  async vectorStates(
+    documentIds: readonly string[],
+    profileId: number,
+  ): Promise<Map<string, VectorStageState>> {
+    const result = await this.db.query<{
+      document_id: string;
+      status: VectorStageState['status'];
+      error_code: string | null;
+      error_message: string | null;
+      attempts: number;
+    }>(
+      `SELECT document_id, status, error_code, error_message, attempts FROM ${this.states}
+       WHERE profile_id = $1 AND document_id = ANY($2::text[])`,
+      [profileId, documentIds],
+    );
+    return new Map(
+      result.rows.map((r) => [
+        r.document_id,
+        {
+          status: r.status,
+          error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? '' },
+          attempts: r.attempts,
+        },
+      ]),
+    );
+  }
+
+  async retryFailed(profileId: number): Promise<number> {
+    const result = await this.db.query(
+      `UPDATE ${this.states} SET status = 'pending', next_attempt_at = '-infinity' WHERE profile_id = $1 AND status = 'failed'`,
+      [profileId],
+    );
+    return result.rowCount ?? 0;
+  }
+
+  async requeueProfile(profileId: number): Promise<number> {
+    const result = await this.db.query(`DELETE FROM ${this.states} WHERE profile_id = $1`, [profileId]);
+    return result.rowCount ?? 0;
+  }
+
+  /** Runs `write` in a transaction; false, with nothing written, when a row it names is gone. */
+  private async inTransaction(write: (tx: Queryable) => Promise<void>): Promise<boolean> {
+    try {
+      await this.db.transaction(write);
+      return true;
+    } catch (error) {
+      // foreign_key_violation: the document or chunk is gone (deleted or re-chunked meanwhile).
+      if ((error as { code?: string }).code === '23503') return false;
+      throw error;
+    }
+  }
+
+  private async insertVectors(
+    tx: Queryable,
+    orgId: string,
+    profileId: number,
+    vectors: readonly ChunkVector[],
+  ): Promise<void> {
+    if (vectors.length === 0) return;
+    await tx.query(
+      `INSERT INTO ${this.vectors} (document_id, chunk_index, profile_id, org_id, embedding, signs)
+       SELECT d, i, $3, $4, e::real[], s::bit varying
+       FROM unnest($1::text[], $2::int[], $5::text[], $6::text[]) AS v(d, i, e, s)
+       ON CONFLICT (document_id, chunk_index, profile_id)
+         DO UPDATE SET embedding = excluded.embedding, signs = excluded.signs`,
+      [
+        vectors.map((v) => v.documentId),
+        vectors.map((v) => v.chunkIndex),
+        profileId,
+        orgId,
+        vectors.map((v) => `{${Array.from(v.vector).join(',')}}`),
+        vectors.map((v) => signBits(v.vector)),
+      ],
+    );
+  }
+
+  async countVectors(documentId: string, profileId: number): Promise<number> {
+    const result = await this.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM ${this.vectors} WHERE document_id = $1 AND profile_id = $2`,
+      [documentId, profileId],
+    );
+    return Number(result.rows[0]!.n);
+  }
+
+  async search(q: {
+    orgId: string;
+    profileId: number;
+    vector: Float32Array;
+    limit: number;
+    documentIds?: readonly string[];
+  }): Promise<VectorHit[]> {
+    if (q.documentIds !== undefined && q.documentIds.length === 0) return [];
+    const candidates = Math.max(MIN_CANDIDATES, q.limit * 10);
+    const result = await this.db.query<{ document_id: string; chunk_index: number; score: number }>(
+      `WITH candidates AS (
+         SELECT document_id, chunk_index, embedding
+         FROM ${this.vectors}
+         WHERE org_id = $1 AND profile_id = $2 AND ($6::text[] IS NULL OR document_id = ANY($6::text[]))
+         ORDER BY bit_count(signs # $3::bit varying)
+         LIMIT $4
+       )
+       SELECT document_id, chunk_index,
+              (SELECT sum(a * b) FROM unnest(embedding, $5::real[]) AS u(a, b))::float8 AS score
+       FROM candidates
+       ORDER BY score DESC, document_id, chunk_index
+       LIMIT $7`,
+      [
+        q.orgId,
+        q.profileId,
+        signBits(q.vector),
+        candidates,
+        `{${Array.from(q.vector).join(',')}}`,
+        q.documentIds ?? null,
+        q.limit,
+      ],
+    );
+    return result.rows.map((r) => ({ documentId: r.document_id, chunkIndex: r.chunk_index, score: r.score }));
+  }
+}
+
+/** One character per dimension: '1' where the value is positive. */
+function signBits(vector: Float32Array): string {
+  let bits = '';
+  for (const v of vector) bits += v > 0 ? '1' : '0';
+  return bits;
+}

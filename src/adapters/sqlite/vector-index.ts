@@ -1,0 +1,235 @@
+// Chunk vectors in the embedded database file (table chunk_vectors, migration 30), searched with
+// sqlite-vec's distance function (the extension ships inside the npm package, for this platform,
+// and is loaded into this connection only: writes and deletes need no extension, so every other
+// process on the file keeps working without it). The search is exact: every vector of the org
+// and profile is compared.
+import { load as loadSqliteVec } from 'sqlite-vec';
+import type {
+  ChunkVector,
+  EmbeddingProfile,
+  VectorHit,
+  VectorIndex,
+  VectorStageState,
+} from '../../domain/ports.js';
+import type { Database } from './database.js';
+import { StatementCache } from './statements.js';
+
+export class SqliteVectorIndex implements VectorIndex {
+  private readonly sql: StatementCache;
+
+  constructor(private readonly db: Database) {
+    loadSqliteVec(db);
+    this.sql = new StatementCache(db);
+  }
+
+  async profileId(profile: EmbeddingProfile): Promise<number> {
+    this.sql
+      .get(
+        'INSERT INTO vector_profiles (provider, model, dimensions) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      )
+      .run(profile.provider, profile.model, profile.dimensions);
+    const row = this.sql
+      .get<[string, string, number], { id: number }>(
+        'SELECT id FROM vector_profiles WHERE provider = ? AND model = ? AND dimensions = ?',
+      )
+      .get(profile.provider, profile.model, profile.dimensions);
+    return row!.id;
+  }
+
+  async findProfile(provider: string, model: string): Promise<number | null> {
+    const id = this.sql
+      .get<[string, string], number>(
+        'SELECT id FROM vector_profiles WHERE provider = ? AND model = ? ORDER BY id DESC LIMIT 1',
+      )
+      .pluck()
+      .get(provider, model);
+    return id ?? null;
+  }
+
+  async writeVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): Promise<boolean> {
+    return this.inTransaction(() => this.insertVectors(orgId, profileId, vectors));
+  }
+
+  async completeDocument(
+    documentId: string,
+    orgId: string,
+    profileId: number,
+    vectors: readonly ChunkVector[],
+    now: Date,
+  ): Promise<boolean> {
+    return this.inTransaction(() => {
+      this.insertVectors(orgId, profileId, vectors);
+      this.sql
+        .get(
+          `INSERT INTO document_vectors (document_id, profile_id, org_id, status, attempts, updated_at)
+           VALUES (?, ?, ?, 'ready', 1, ?)
+           ON CONFLICT (document_id, profile_id) DO UPDATE SET status = 'ready', error_code = NULL,
+             error_message = NULL, attempts = attempts + 1, updated_at = excluded.updated_at`,
+        )
+        .run(documentId, profileId, orgId, now.getTime());
+    });
+  }
+
+  async recordFailure(
+    documentId: string,
+    orgId: string,
+    profileId: number,
+    f: { status: 'pending' | 'failed'; code: string; message: string; nextAttemptAt: Date; now: Date },
+  ): Promise<void> {
+    this.inTransaction(() => {
+      this.sql
+        .get(
+          `INSERT INTO document_vectors (document_id, profile_id, org_id, status, error_code, error_message,
+             attempts, next_attempt_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)
+           ON CONFLICT (document_id, profile_id) DO UPDATE SET status = excluded.status,
+             error_code = excluded.error_code, error_message = excluded.error_message,
+             attempts = attempts + 1, next_attempt_at = excluded.next_attempt_at, updated_at = excluded.updated_at`,
+        )
+        .run(
+          documentId,
+          profileId,
+          orgId,
+          f.status,
+          f.code,
+          f.message,
+          f.nextAttemptAt.getTime(),
+          f.now.getTime(),
+        );
+    });
+  }
+
+  async dueDocuments(
+    profileId: number,
+    now: Date,
+    limit: number,
+  ): Promise<Array<{ documentId: string; orgId: string }>> {
+    const rows = this.sql
+      .get<[number, number, number], { id: string; org_id: string }>(
+        `SELECT d.id, d.org_id FROM documents d
+         LEFT JOIN document_vectors v ON v.document_id = d.id AND v.profile_id = ?
+         WHERE d.status = 'ready' AND (v.document_id IS NULL OR (v.status = 'pending' AND v.next_attempt_at <= ?))
+         ORDER BY d.updated_at, d.id
+         LIMIT ?`,
+      )
+      .all(profileId, now.getTime(), limit);
+    return rows.map((r) => ({ documentId: r.id, orgId: r.org_id }));
+  }
+
+  async chunkTexts(documentId: string): Promise<Array<{ chunkIndex: number; text: string }> | null> {
+    const ready = this.sql
+      .get<[string], number>(`SELECT 1 FROM documents WHERE id = ? AND status = 'ready'`)
+      .pluck()
+      .get(documentId);
+    if (ready === undefined) return null;
+    return this.sql
+      .get<[string], { chunkIndex: number; text: string }>(
+        'SELECT chunk_index AS chunkIndex, text FROM chunks WHERE document_id = ? ORDER BY chunk_index',
+      )
+      .all(documentId);
+  }
+
+  async vectorStates(
+    documentIds: readonly string[],
+    profileId: number,
+  ): Promise<Map<string, VectorStageState>> {
+    const rows = this.sql
+      .get<
+        [number, string],
+        {
+          document_id: string;
+          status: VectorStageState['status'];
+          error_code: string | null;
+          error_message: string | null;
+          attempts: number;
+        }
+      >(
+        `SELECT document_id, status, error_code, error_message, attempts FROM document_vectors
+         WHERE profile_id = ? AND document_id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(profileId, JSON.stringify(documentIds));
+    return new Map(
+      rows.map((r) => [
+        r.document_id,
+        {
+          status: r.status,
+          error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? '' },
+          attempts: r.attempts,
+        },
+      ]),
+    );
+  }
+
+  async retryFailed(profileId: number): Promise<number> {
+    return this.sql
+      .get(
+        `UPDATE document_vectors SET status = 'pending', next_attempt_at = 0 WHERE profile_id = ? AND status = 'failed'`,
+      )
+      .run(profileId).changes;
+  }
+
+  async requeueProfile(profileId: number): Promise<number> {
+    return this.sql.get('DELETE FROM document_vectors WHERE profile_id = ?').run(profileId).changes;
+  }
+
+  /** Runs `write` in a transaction; false, with nothing written, when a row it names is gone. */
+  private inTransaction(write: () => void): boolean {
+    try {
+      this.db.transaction(write)();
+      return true;
+    } catch (error) {
+      // The document or chunk is gone (deleted or re-chunked meanwhile).
+      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return false;
+      throw error;
+    }
+  }
+
+  private insertVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): void {
+    const insert = this.sql.get(
+      `INSERT INTO chunk_vectors (document_id, chunk_index, profile_id, org_id, embedding) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (document_id, chunk_index, profile_id) DO UPDATE SET embedding = excluded.embedding`,
+    );
+    for (const v of vectors) insert.run(v.documentId, v.chunkIndex, profileId, orgId, asBlob(v.vector));
+  }
+
+  async countVectors(documentId: string, profileId: number): Promise<number> {
+    return this.sql
+      .get<[string, number], number>(
+        'SELECT count(*) FROM chunk_vectors WHERE document_id = ? AND profile_id = ?',
+      )
+      .pluck()
+      .get(documentId, profileId)!;
+  }
+
+  async search(q: {
+    orgId: string;
+    profileId: number;
+    vector: Float32Array;
+    limit: number;
+    documentIds?: readonly string[];
+  }): Promise<VectorHit[]> {
+    const byDocument = q.documentIds !== undefined;
+    if (byDocument && q.documentIds!.length === 0) return [];
+    const rows = this.sql
+      .get<unknown[], { document_id: string; chunk_index: number; distance: number }>(
+        `SELECT document_id, chunk_index, vec_distance_cosine(embedding, ?) AS distance
+         FROM chunk_vectors
+         WHERE org_id = ? AND profile_id = ?
+           ${byDocument ? 'AND document_id IN (SELECT value FROM json_each(?))' : ''}
+         ORDER BY distance, document_id, chunk_index
+         LIMIT ?`,
+      )
+      .all(
+        asBlob(q.vector),
+        q.orgId,
+        q.profileId,
+        ...(byDocument ? [JSON.stringify(q.documentIds)] : []),
+        q.limit,
+      );
+    return rows.map((r) => ({ documentId: r.document_id, chunkIndex: r.chunk_index, score: 1 - r.distance }));
+  }
+}
+
+function asBlob(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}

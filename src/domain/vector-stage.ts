@@ -1,0 +1,204 @@
+// The second stage of a document: once it is ready (keyword-searchable), its chunks are embedded
+// and their vectors stored, in the background, so an embedding provider that is slow or down
+// never holds up ingest or keyword search. The stage polls the vector index for due documents
+// (never embedded for the active profile, or waiting out an outage). A transient failure
+// (unreachable, timeout, 429, 5xx) pauses the whole stage with a backoff that doubles up to 30 s
+// and leaves the document `pending` with the error; the first success resets it, so vectors catch
+// up within about half a minute of the provider coming back. A failure that retrying cannot fix
+// (a refused request, a model that cannot load) marks the document `failed`; a process start
+// retries those, since that is when a fixed configuration takes effect.
+import { type Clock, type Embedder, EmbeddingError, type VectorIndex } from './ports.js';
+
+export interface VectorStageOptions {
+  /** How often to look for due documents when there was nothing to do. */
+  pollMs?: number;
+  /** Documents embedded together, their chunks in one embed call (the embedder batches them). */
+  concurrency?: number;
+  /** The first pause after a transient failure; doubles up to maxBackoffMs. */
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** Reports each document whose vectors failed or turned ready (logging). */
+  onEvent?: (event: {
+    documentId: string;
+    orgId: string;
+    outcome: 'ready' | 'pending' | 'failed';
+    error?: EmbeddingError;
+  }) => void;
+}
+
+export class VectorStage {
+  private profile: number | null = null;
+  private backoffMs = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = true;
+  private readonly pollMs: number;
+  private readonly concurrency: number;
+  private readonly minBackoffMs: number;
+  private readonly maxBackoffMs: number;
+
+  constructor(
+    private readonly embedder: Embedder,
+    private readonly index: VectorIndex,
+    private readonly clock: Clock,
+    private readonly options: VectorStageOptions = {},
+  ) {
+    this.pollMs = options.pollMs ?? 2_000;
+    this.concurrency = options.concurrency ?? 16;
+    this.minBackoffMs = options.minBackoffMs ?? 1_000;
+    this.maxBackoffMs = options.maxBackoffMs ?? 30_000;
+  }
+
+  /**
+   * The active profile's number: provider, model and the vectors' length. When the length is not
+   * configured, one short text is embedded to learn it; null while that fails.
+   */
+  async activeProfile(): Promise<number | null> {
+    if (this.profile !== null) return this.profile;
+    let dimensions = this.embedder.dimensions();
+    if (dimensions === null) {
+      const [probe] = await this.embedder.embed(['docindex']);
+      dimensions = probe?.length ?? null;
+    }
+    if (dimensions === null) return null;
+    this.profile = await this.index.profileId({
+      provider: this.embedder.provider,
+      model: this.embedder.model,
+      dimensions,
+    });
+    return this.profile;
+  }
+
+  /**
+   * One pass over the due documents (up to `limit`). Resolves with what happened; a transient
+   * failure ends the pass early (the provider is out: the rest would fail the same way).
+   */
+  async runOnce(limit = 64): Promise<{ ready: number; pending: number; failed: number }> {
+    const counts = { ready: 0, pending: 0, failed: 0 };
+    const profile = await this.activeProfile();
+    if (profile === null) return counts;
+    const due = await this.index.dueDocuments(profile, this.clock.now(), limit);
+    let outage = false;
+    for (let i = 0; i < due.length && !outage; i += this.concurrency) {
+      const outcomes = await this.embedDocuments(profile, due.slice(i, i + this.concurrency));
+      for (const outcome of outcomes) {
+        if (outcome !== 'gone') counts[outcome]++;
+        if (outcome === 'pending') outage = true;
+      }
+    }
+    return counts;
+  }
+
+  /** Starts polling; a failed `retryFailed` or probe is retried by the loop. */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule(0, true);
+  }
+
+  /** Looks for due documents now (a document just turned ready). */
+  wake(): void {
+    if (!this.stopped && this.running === null && this.backoffMs === 0) this.schedule(0, false);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  private schedule(delayMs: number, retryFailed: boolean): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.running = this.loop(retryFailed).finally(() => {
+        this.running = null;
+      });
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async loop(retryFailed: boolean): Promise<void> {
+    let again = retryFailed;
+    try {
+      if (retryFailed) {
+        const profile = await this.activeProfile();
+        if (profile !== null) await this.index.retryFailed(profile);
+        again = false;
+      }
+      let pass: { ready: number; pending: number; failed: number };
+      do {
+        pass = await this.runOnce();
+        if (pass.pending > 0) throw new OutageSeen();
+        this.backoffMs = 0;
+      } while (!this.stopped && pass.ready + pass.failed > 0);
+      this.schedule(this.pollMs, again);
+    } catch {
+      // The provider (or the database) is out: wait, longer each time, never past the cap.
+      this.backoffMs = Math.min(this.maxBackoffMs, Math.max(this.minBackoffMs, this.backoffMs * 2));
+      this.schedule(this.backoffMs, again);
+    }
+  }
+
+  /**
+   * Embeds a group of documents with one embed call for all their chunks (the embedder fills
+   * whole batches across documents: a few large requests, not one small one per document), then
+   * completes each document in its own transaction.
+   */
+  private async embedDocuments(
+    profile: number,
+    docs: ReadonlyArray<{ documentId: string; orgId: string }>,
+  ): Promise<Array<'ready' | 'pending' | 'failed' | 'gone'>> {
+    const found = await Promise.all(
+      docs.map(async (doc) => ({ ...doc, chunks: await this.index.chunkTexts(doc.documentId) })),
+    );
+    const live = found.filter((doc) => doc.chunks !== null);
+    let vectors: Float32Array[];
+    try {
+      vectors = await this.embedder.embed(live.flatMap((doc) => doc.chunks!.map((c) => c.text)));
+    } catch (error) {
+      if (!(error instanceof EmbeddingError)) throw error;
+      const outcome = error.transient ? 'pending' : 'failed';
+      const now = this.clock.now();
+      const wait = Math.min(
+        this.maxBackoffMs,
+        Math.max(this.minBackoffMs, this.backoffMs * 2, error.retryAfterMs ?? 0),
+      );
+      for (const doc of live) {
+        await this.index.recordFailure(doc.documentId, doc.orgId, profile, {
+          status: outcome,
+          code: error.code,
+          message: error.message,
+          nextAttemptAt: new Date(now.getTime() + (outcome === 'pending' ? wait : 0)),
+          now,
+        });
+        this.options.onEvent?.({ documentId: doc.documentId, orgId: doc.orgId, outcome, error });
+      }
+      return found.map((doc) => (doc.chunks === null ? 'gone' : outcome));
+    }
+    let next = 0;
+    const outcomes = new Map<string, 'ready' | 'gone'>();
+    for (const doc of live) {
+      const own = doc.chunks!.map((c) => ({
+        documentId: doc.documentId,
+        chunkIndex: c.chunkIndex,
+        vector: vectors[next++]!,
+      }));
+      const written = await this.index.completeDocument(
+        doc.documentId,
+        doc.orgId,
+        profile,
+        own,
+        this.clock.now(),
+      );
+      outcomes.set(doc.documentId, written ? 'ready' : 'gone');
+      if (written) this.options.onEvent?.({ documentId: doc.documentId, orgId: doc.orgId, outcome: 'ready' });
+    }
+    return found.map((doc) => outcomes.get(doc.documentId) ?? 'gone');
+  }
+}
+
+/** A pass met a transient failure: the loop backs off. */
+class OutageSeen extends Error {}

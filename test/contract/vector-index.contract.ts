@@ -1,0 +1,252 @@
+// Conformance suite for VectorIndex: the SQLite (sqlite-vec) and PostgreSQL (sign-bit prefilter +
+// exact cosine) indexes run these same tests, fed with documents made ready through each
+// backend's DocumentStore. What a caller relies on: nearest first by cosine; only the org's own
+// chunks and only the profile's vectors; vectors go with their chunks when a document is deleted
+// or re-chunked, in the same transaction; a write for chunks that are gone writes nothing.
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ChunkVector, DocumentStore, VectorIndex } from '../../src/domain/ports.js';
+import type { NewDocument } from '../../src/domain/types.js';
+import { indexedInto, indexResult, newDoc } from './document-fixtures.js';
+
+export interface VectorIndexHarness {
+  store: DocumentStore;
+  vectors: VectorIndex;
+  close(): Promise<void>;
+}
+
+/** A unit vector pointing mostly along `axis`, a little along `tilt`. */
+function unit(dimensions: number, axis: number, tilt = (axis + 1) % dimensions, amount = 0.1): Float32Array {
+  const v = new Float32Array(dimensions);
+  v[axis] = 1;
+  v[tilt] = (v[tilt] ?? 0) + amount;
+  const norm = Math.hypot(...v);
+  return v.map((x) => x / norm);
+}
+
+export function vectorIndexContract(name: string, make: () => Promise<VectorIndexHarness>): void {
+  describe(`VectorIndex contract: ${name}`, () => {
+    let h: VectorIndexHarness;
+    let orgA: string;
+    let orgB: string;
+    let profile: number;
+    const D = 8;
+
+    beforeEach(async () => {
+      h = await make();
+      orgA = `org_${randomUUID()}`;
+      orgB = `org_${randomUUID()}`;
+      profile = await h.vectors.profileId({ provider: 'openai', model: 'test', dimensions: D });
+    });
+    afterEach(async () => {
+      await h.close();
+    });
+
+    /** A ready document whose chunk i gets a vector along axis axes[i]. */
+    async function embedded(orgId: string, axes: number[], over: Partial<NewDocument> = {}) {
+      const doc = await indexedInto(
+        h.store,
+        orgId,
+        axes.map((a, i) => `chunk ${i} about axis ${a}`),
+        over,
+      );
+      const vectors: ChunkVector[] = axes.map((axis, chunkIndex) => ({
+        documentId: doc.id,
+        chunkIndex,
+        vector: unit(D, axis),
+      }));
+      expect(await h.vectors.writeVectors(orgId, profile, vectors)).toBe(true);
+      return doc;
+    }
+
+    it('numbers a profile once: the same profile, the same number; another length, another one', async () => {
+      expect(await h.vectors.profileId({ provider: 'openai', model: 'test', dimensions: D })).toBe(profile);
+      expect(await h.vectors.findProfile('openai', 'test')).toBe(profile);
+      expect(await h.vectors.findProfile('openai', 'unknown')).toBeNull();
+      const other = await h.vectors.profileId({ provider: 'openai', model: 'test', dimensions: 16 });
+      expect(other).not.toBe(profile);
+      expect(await h.vectors.findProfile('openai', 'test')).toBe(other);
+    });
+
+    it('finds the nearest chunks first, with their cosine similarity', async () => {
+      const doc = await embedded(orgA, [0, 1, 2, 3]);
+      const hits = await h.vectors.search({
+        orgId: orgA,
+        profileId: profile,
+        vector: unit(D, 2, 3, 0),
+        limit: 2,
+      });
+      expect(hits.map((x) => [x.documentId, x.chunkIndex])).toEqual([
+        [doc.id, 2],
+        [doc.id, 1],
+      ]);
+      expect(hits[0]!.score).toBeCloseTo(1 / Math.hypot(1, 0.1), 4);
+      expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+    });
+
+    it("never answers with another org's chunks, nor with another profile's vectors", async () => {
+      await embedded(orgB, [0, 0, 0]);
+      const mine = await embedded(orgA, [5]);
+      const hits = await h.vectors.search({ orgId: orgA, profileId: profile, vector: unit(D, 0), limit: 10 });
+      expect(hits.map((x) => x.documentId)).toEqual([mine.id]);
+      const other = await h.vectors.profileId({ provider: 'onnx', model: 'other', dimensions: D });
+      expect(
+        await h.vectors.search({ orgId: orgA, profileId: other, vector: unit(D, 0), limit: 10 }),
+      ).toEqual([]);
+    });
+
+    it('keeps to document_ids when given', async () => {
+      const a = await embedded(orgA, [0]);
+      const b = await embedded(orgA, [0]);
+      const hits = await h.vectors.search({
+        orgId: orgA,
+        profileId: profile,
+        vector: unit(D, 0),
+        limit: 10,
+        documentIds: [b.id],
+      });
+      expect(hits.map((x) => x.documentId)).toEqual([b.id]);
+      expect(
+        await h.vectors.search({
+          orgId: orgA,
+          profileId: profile,
+          vector: unit(D, 0),
+          limit: 10,
+          documentIds: [],
+        }),
+      ).toEqual([]);
+      expect(a.id).not.toBe(b.id);
+    });
+
+    it("a deleted document's vectors are gone with it", async () => {
+      const doc = await embedded(orgA, [0, 1]);
+      expect(await h.vectors.countVectors(doc.id, profile)).toBe(2);
+      await h.store.deleteDocument(orgA, doc.id);
+      expect(await h.vectors.countVectors(doc.id, profile)).toBe(0);
+      expect(
+        await h.vectors.search({ orgId: orgA, profileId: profile, vector: unit(D, 0), limit: 10 }),
+      ).toEqual([]);
+    });
+
+    it("re-chunking a document drops its old vectors; a purged org's too", async () => {
+      const doc = await embedded(orgA, [0, 1, 2]);
+      await h.store.markProcessing(doc.id);
+      expect(await h.store.saveIndex(doc.id, indexResult(['new first chunk']))).toBe(true);
+      expect(await h.vectors.countVectors(doc.id, profile)).toBe(0);
+      const kept = await embedded(orgA, [3]);
+      await h.store.purgeOrg(orgA);
+      expect(await h.vectors.countVectors(kept.id, profile)).toBe(0);
+    });
+
+    it('a write for chunks that no longer exist writes nothing and says so', async () => {
+      const doc = await embedded(orgA, [0]);
+      const gone = { documentId: randomUUID(), chunkIndex: 0, vector: unit(D, 1) };
+      const mixed = [{ documentId: doc.id, chunkIndex: 0, vector: unit(D, 4) }, gone];
+      expect(await h.vectors.writeVectors(orgA, profile, mixed)).toBe(false);
+      // The first vector of the failed write did not replace the stored one.
+      const [hit] = await h.vectors.search({ orgId: orgA, profileId: profile, vector: unit(D, 0), limit: 1 });
+      expect(hit!.score).toBeGreaterThan(0.9);
+    });
+
+    it('rewriting a chunk replaces its vector', async () => {
+      const doc = await embedded(orgA, [0]);
+      await h.vectors.writeVectors(orgA, profile, [
+        { documentId: doc.id, chunkIndex: 0, vector: unit(D, 6) },
+      ]);
+      expect(await h.vectors.countVectors(doc.id, profile)).toBe(1);
+      const [hit] = await h.vectors.search({ orgId: orgA, profileId: profile, vector: unit(D, 6), limit: 1 });
+      expect(hit!.score).toBeGreaterThan(0.9);
+    });
+
+    describe('the vector stage state', () => {
+      const now = new Date('2026-01-01T00:00:00Z');
+      const later = (s: number) => new Date(now.getTime() + s * 1000);
+
+      it('a ready document is due until its vectors are complete; then ready, and due no more', async () => {
+        const doc = await indexedInto(h.store, orgA, ['first chunk', 'second chunk']);
+        const queued = newDoc(orgA);
+        await h.store.createDocuments([queued]);
+        expect(await h.vectors.dueDocuments(profile, now, 10)).toEqual([{ documentId: doc.id, orgId: orgA }]);
+        expect(await h.vectors.chunkTexts(doc.id)).toEqual([
+          { chunkIndex: 0, text: 'first chunk' },
+          { chunkIndex: 1, text: 'second chunk' },
+        ]);
+        expect(await h.vectors.chunkTexts(queued.id)).toBeNull();
+        const vectors = [0, 1].map((chunkIndex) => ({
+          documentId: doc.id,
+          chunkIndex,
+          vector: unit(D, chunkIndex),
+        }));
+        expect(await h.vectors.completeDocument(doc.id, orgA, profile, vectors, now)).toBe(true);
+        expect(await h.vectors.dueDocuments(profile, now, 10)).toEqual([]);
+        expect((await h.vectors.vectorStates([doc.id, queued.id], profile)).get(doc.id)).toEqual({
+          status: 'ready',
+          error: null,
+          attempts: 1,
+        });
+        // Another profile has its own stage: the document is due there.
+        const other = await h.vectors.profileId({ provider: 'onnx', model: 'other', dimensions: D });
+        expect(await h.vectors.dueDocuments(other, now, 10)).toEqual([{ documentId: doc.id, orgId: orgA }]);
+      });
+
+      it('a pending failure waits until its next attempt; a failed one until retryFailed', async () => {
+        const a = await indexedInto(h.store, orgA, ['a']);
+        const b = await indexedInto(h.store, orgA, ['b']);
+        await h.vectors.recordFailure(a.id, orgA, profile, {
+          status: 'pending',
+          code: 'unreachable',
+          message: 'down',
+          nextAttemptAt: later(30),
+          now,
+        });
+        await h.vectors.recordFailure(b.id, orgA, profile, {
+          status: 'failed',
+          code: 'rejected',
+          message: 'too long',
+          nextAttemptAt: now,
+          now,
+        });
+        expect(await h.vectors.dueDocuments(profile, later(29), 10)).toEqual([]);
+        expect(await h.vectors.dueDocuments(profile, later(30), 10)).toEqual([
+          { documentId: a.id, orgId: orgA },
+        ]);
+        const states = await h.vectors.vectorStates([a.id, b.id], profile);
+        expect(states.get(a.id)).toEqual({
+          status: 'pending',
+          error: { code: 'unreachable', message: 'down' },
+          attempts: 1,
+        });
+        expect(states.get(b.id)?.status).toBe('failed');
+        expect(await h.vectors.retryFailed(profile)).toBe(1);
+        expect((await h.vectors.dueDocuments(profile, now, 10)).map((d) => d.documentId)).toEqual([b.id]);
+        // reindex --vectors: every document of the profile is due again, its vectors kept meanwhile.
+        await h.vectors.completeDocument(
+          b.id,
+          orgA,
+          profile,
+          [{ documentId: b.id, chunkIndex: 0, vector: unit(D, 0) }],
+          now,
+        );
+        expect(await h.vectors.dueDocuments(profile, now, 10)).toEqual([]);
+        expect(await h.vectors.requeueProfile(profile)).toBe(2);
+        expect((await h.vectors.dueDocuments(profile, now, 10)).map((d) => d.documentId).sort()).toEqual(
+          [a.id, b.id].sort(),
+        );
+        expect(await h.vectors.countVectors(b.id, profile)).toBe(1);
+      });
+
+      it('re-chunking makes a document due again; completing a deleted one writes nothing', async () => {
+        const doc = await indexedInto(h.store, orgA, ['one']);
+        const vectors = [{ documentId: doc.id, chunkIndex: 0, vector: unit(D, 0) }];
+        await h.vectors.completeDocument(doc.id, orgA, profile, vectors, now);
+        await h.store.markProcessing(doc.id);
+        await h.store.saveIndex(doc.id, indexResult(['one, re-chunked']));
+        expect(await h.vectors.dueDocuments(profile, now, 10)).toEqual([{ documentId: doc.id, orgId: orgA }]);
+        await h.store.deleteDocument(orgA, doc.id);
+        expect(await h.vectors.completeDocument(doc.id, orgA, profile, vectors, now)).toBe(false);
+        expect(await h.vectors.countVectors(doc.id, profile)).toBe(0);
+        expect(await h.vectors.vectorStates([doc.id], profile)).toEqual(new Map());
+      });
+    });
+  });
+}
