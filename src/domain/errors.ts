@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'idempotency_key_reused'
   | 'idempotency_key_in_use'
   | 'not_ready'
+  | 'cannot_reprocess'
   | 'rate_limited'
   | 'headers_too_large'
   | 'overloaded'
@@ -40,6 +41,7 @@ const STATUS: Record<ErrorCode, number> = {
   unsupported_media_type: 415,
   idempotency_key_in_use: 409,
   not_ready: 409,
+  cannot_reprocess: 409,
   idempotency_key_reused: 422,
   rate_limited: 429,
   headers_too_large: 431,
@@ -61,6 +63,7 @@ const TITLE: Record<ErrorCode, string> = {
   unsupported_media_type: 'Unsupported media type',
   idempotency_key_in_use: 'Idempotency key in use',
   not_ready: 'Not ready',
+  cannot_reprocess: 'Cannot reprocess',
   idempotency_key_reused: 'Idempotency key reused',
   rate_limited: 'Too many requests',
   headers_too_large: 'Request headers too large',
@@ -115,6 +118,8 @@ export const ERRORS = {
       'not_found',
       `Document ${id} has no original file (it was sent as JSON text, or its download failed); GET /v1/documents/${id}/content returns its text once it is ready.`,
     ),
+  cannotReprocess: (id: string, why: string) =>
+    new ApiError('cannot_reprocess', `Document ${id} cannot be reprocessed: ${why}.`),
   routeNotFound: (method: string, url: string) =>
     new ApiError('route_not_found', `No route for ${method} ${url.split('?')[0]}.`),
   payloadTooLarge: (detail: string) => new ApiError('payload_too_large', detail),

@@ -233,6 +233,7 @@ export async function createRuntime(
     const processor = new DocumentProcessor({
       documents,
       processQueue: queue,
+      downloadQueue,
       blobs,
       logger,
       onOutcome: (outcome) => metrics.documentOutcome(outcome),

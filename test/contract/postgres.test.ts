@@ -18,6 +18,7 @@ import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../sca
 import { blobStoreContract } from './blob-store.contract.js';
 import type { DocumentStoreOptions } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
+import { documentVersionsContract } from './document-versions.contract.js';
 import { filterContract } from './filter.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
 import { jobDocument } from './job-document.js';
@@ -60,6 +61,7 @@ describeScaleOut('PostgreSQL adapters', services, () => {
     return { ...open(options), reopen: open, close };
   };
   documentStoreContract('PgDocumentStore', stores);
+  documentVersionsContract('PgDocumentStore versions', stores);
   searchIndexContract('PgKeywordIndex', stores);
   filterContract('PostgreSQL filters', stores);
 

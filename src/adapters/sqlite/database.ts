@@ -211,6 +211,27 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE fts_orgs_numbered RENAME TO fts_orgs;
     `,
   },
+  {
+    version: 10,
+    name: 'external ids and versions',
+    sql: `
+      -- The caller's own key for a document, unique per org: a second ingest with it makes a new
+      -- version of the same document. Rows handed to no org (being purged) have none.
+      ALTER TABLE documents ADD COLUMN external_id TEXT;
+      CREATE UNIQUE INDEX documents_org_external ON documents(org_id, external_id)
+        WHERE external_id IS NOT NULL;
+      -- version: the one the record's status and the chunks describe. pending_*: a newer version
+      -- on its way while that one answers queries (pending is JSON: its source, chunk settings,
+      -- blob and error; see records/document-row.ts).
+      ALTER TABLE documents ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE documents ADD COLUMN pending_version INTEGER;
+      ALTER TABLE documents ADD COLUMN pending_status TEXT
+        CHECK (pending_status IN ('queued', 'processing', 'failed'));
+      ALTER TABLE documents ADD COLUMN pending TEXT;
+      CREATE INDEX documents_pending_unfinished ON documents(updated_at, id)
+        WHERE pending_status IN ('queued', 'processing');
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */
