@@ -22,17 +22,21 @@ describe('documents', () => {
         'content_sha256',
         'created_at',
         'error',
+        'external_id',
         'id',
         'metadata',
         'org_id',
+        'pending_version',
         'source',
         'status',
         'token_count',
         'tokenizer',
         'updated_at',
+        'version',
       ].sort(),
     );
     expect(doc).toMatchObject({ status: 'ready', attempts: 1, chunk_count: 1, token_count: 3 });
+    expect(doc).toMatchObject({ external_id: null, version: 1, pending_version: null });
     expect(doc!.content_sha256).toBe(createHash('sha256').update('status record text').digest('hex'));
   });
 
