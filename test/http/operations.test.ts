@@ -46,7 +46,7 @@ describe('operations', () => {
       'one `file` part (.pdf, .docx, .txt, .md or .html/.htm, at most 100 MB)',
     );
     expect(doc.paths['/v1/ingest/url'].post.description).toBe(
-      'Queues a public or pre-signed http(s) URL for download (PDF, DOCX, text, Markdown or an HTML page). Non-public addresses are refused.\n\nNeeds an API key with the `ingest` scope.',
+      'Queues a public or pre-signed http(s) URL for download (PDF, DOCX, text, Markdown or an HTML page). Non-public addresses are refused. An `external_id` a document already has makes a new version of it.\n\nNeeds an API key with the `ingest` scope.',
     );
     // Every /v1 operation names its key scope, in the bearer requirement too.
     expect(doc.paths['/v1/query'].post.security).toEqual([{ bearer: ['query'] }]);
