@@ -45,6 +45,11 @@ const BENCHMARKS: readonly Entry[] = [
   },
   { id: 'mechanisms', module: 'mechanisms.bench.js', title: 'Mechanisms: what each still earns' },
   { id: 'beir', module: 'beir.bench.js', title: 'Ranking quality: BEIR SciFact, nDCG@10 and Recall@100' },
+  {
+    id: 'replace',
+    module: 'replace.bench.js',
+    title: 'Replace throughput: re-ingest by external_id vs first ingest (embedded)',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;
