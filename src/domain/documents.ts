@@ -132,6 +132,8 @@ export class DocumentService {
     if (!input) throw ERRORS.documentNotFound(id);
     // The current version's file: a pending version's stays out of sight until it is ready.
     if (input.currentBlobKey === null) {
+      // Ready without a file: it was there (its text came from it) and was deleted after indexing.
+      if (doc.status === 'ready') throw ERRORS.originalNotKept(id);
       if (doc.status === 'failed') throw ERRORS.noOriginalFile(id);
       throw ERRORS.notReady(id, doc.status, 'its file can be read once it is downloaded');
     }

@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'idempotency_key_in_use'
   | 'not_ready'
   | 'cannot_reprocess'
+  | 'original_not_kept'
   | 'rate_limited'
   | 'headers_too_large'
   | 'overloaded'
@@ -42,6 +43,7 @@ const STATUS: Record<ErrorCode, number> = {
   idempotency_key_in_use: 409,
   not_ready: 409,
   cannot_reprocess: 409,
+  original_not_kept: 410,
   idempotency_key_reused: 422,
   rate_limited: 429,
   headers_too_large: 431,
@@ -64,6 +66,7 @@ const TITLE: Record<ErrorCode, string> = {
   idempotency_key_in_use: 'Idempotency key in use',
   not_ready: 'Not ready',
   cannot_reprocess: 'Cannot reprocess',
+  original_not_kept: 'Original not kept',
   idempotency_key_reused: 'Idempotency key reused',
   rate_limited: 'Too many requests',
   headers_too_large: 'Request headers too large',
@@ -120,6 +123,11 @@ export const ERRORS = {
     ),
   cannotReprocess: (id: string, why: string) =>
     new ApiError('cannot_reprocess', `Document ${id} cannot be reprocessed: ${why}.`),
+  originalNotKept: (id: string) =>
+    new ApiError(
+      'original_not_kept',
+      `Document ${id}'s original file was deleted once it was indexed (the server runs with KEEP_ORIGINALS=false); GET /v1/documents/${id}/content returns its text.`,
+    ),
   routeNotFound: (method: string, url: string) =>
     new ApiError('route_not_found', `No route for ${method} ${url.split('?')[0]}.`),
   payloadTooLarge: (detail: string) => new ApiError('payload_too_large', detail),

@@ -192,9 +192,9 @@ export class IngestionService {
     if (input.currentBlobKey === null) {
       throw ERRORS.cannotReprocess(
         id,
-        current.source.type === 'url'
-          ? 'its download failed, so there is no original to read; send the URL again with PUT /content'
-          : 'its original file was not kept (KEEP_ORIGINALS=false); send the file again with PUT /content',
+        current.status === 'ready'
+          ? 'its original file was deleted once it was indexed (KEEP_ORIGINALS=false); send the file again with PUT /content'
+          : 'its download failed, so there is no original to read; send the URL again with PUT /content',
       );
     }
     return this.startVersion(orgId, id, { ...base, text: null, blobKey: input.currentBlobKey });

@@ -135,6 +135,11 @@ export interface DocumentStore {
     version?: number,
   ): Promise<boolean>;
   /**
+   * KEEP_ORIGINALS=false: the current version's file was deleted, so the record forgets its key
+   * (only while it is still `blobKey`); /file then says it was not kept.
+   */
+  forgetBlob(id: string, blobKey: string): Promise<boolean>;
+  /**
    * Removes every document of the org with its chunks (and, in SQLite, the org's number inside
    * the keyword index), as deleteDocument does for one: a job still queued or running for one of
    * them ends without writing anything. Resolves once nothing of the org is left; the blob keys

@@ -60,6 +60,8 @@ export interface ProcessorDeps {
   chunkDocument: ChunkDocument;
   downloadUrl: DownloadUrl;
   logger: ProcessorLogger;
+  /** KEEP_ORIGINALS: false deletes a version's file once the version is ready (default true). */
+  keepOriginals?: boolean;
   /** Told how each processing run ended (for metrics). */
   onOutcome?: (outcome: ProcessingOutcome) => void;
 }
@@ -202,6 +204,10 @@ export class DocumentProcessor {
       input.currentBlobKey !== input.blobKey
     ) {
       await blobs.delete(input.currentBlobKey);
+    }
+    if (this.deps.keepOriginals === false && input.blobKey !== null) {
+      // The record forgets the key first: /file never points at a file that is gone.
+      if (await documents.forgetBlob(record.id, input.blobKey)) await blobs.delete(input.blobKey);
     }
   }
 }

@@ -235,6 +235,7 @@ export async function createRuntime(
       processQueue: queue,
       downloadQueue,
       blobs,
+      keepOriginals: config.keepOriginals,
       logger,
       onOutcome: (outcome) => metrics.documentOutcome(outcome),
       indexFile: (file, format, options, signal) => extractor.indexStream(file, format, options, signal),

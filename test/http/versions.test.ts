@@ -224,3 +224,43 @@ describe('document versions', () => {
     }
   });
 });
+
+describe('KEEP_ORIGINALS=false', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ env: { KEEP_ORIGINALS: 'false' } });
+  });
+  afterAll(() => h.close());
+
+  it('deletes an original once indexed: /file answers 410 and reprocess 409, saying why', async () => {
+    const { payload, contentType } = await multipart([
+      { name: 'file', value: Buffer.from('Fulmars glide over the waves.'), filename: 'fulmars.txt' },
+    ]);
+    const created = await h.request('POST', '/v1/ingest/file', {
+      payload,
+      headers: { 'content-type': contentType },
+    });
+    const id = created.json().document_ids[0] as string;
+    const [doc] = await h.waitForDone(h.orgA, [id]);
+    expect(doc).toMatchObject({ status: 'ready', source: { type: 'file', filename: 'fulmars.txt' } });
+    // The worker deletes it right after the version turns ready.
+    for (let i = 0; i < 200 && (await h.blobFiles()).length > 0; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    expect(await h.blobFiles()).toEqual([]);
+    const file = await h.request('GET', `/v1/documents/${id}/file`);
+    expect(file.statusCode).toBe(410);
+    expect(file.json()).toMatchObject({ code: 'original_not_kept' });
+    expect(file.json().detail).toContain('KEEP_ORIGINALS=false');
+    expect((await h.request('GET', `/v1/documents/${id}/content`)).body).toBe(
+      'Fulmars glide over the waves.',
+    );
+    const reprocess = await h.request('POST', `/v1/documents/${id}/reprocess`, { body: {} });
+    expect(reprocess.statusCode).toBe(409);
+    expect(reprocess.json()).toMatchObject({ code: 'cannot_reprocess' });
+    expect(reprocess.json().detail).toContain('KEEP_ORIGINALS=false');
+    // A text document re-chunks from its chunks' text: no original needed.
+    const [text] = await h.ingest(h.orgA, ['Shearwaters skim the sea.']);
+    await h.waitForDone(h.orgA, [text!]);
+    expect((await h.request('POST', `/v1/documents/${text}/reprocess`, { body: {} })).statusCode).toBe(202);
+  });
+});

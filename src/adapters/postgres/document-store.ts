@@ -570,6 +570,14 @@ export class PgDocumentStore implements DocumentStore {
     );
   }
 
+  async forgetBlob(id: string, blobKey: string): Promise<boolean> {
+    const r = await this.db.query(
+      `UPDATE ${this.documents} SET blob_key = NULL WHERE id = $1 AND blob_key = $2`,
+      [storable(id), storable(blobKey)],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
   async countPending(): Promise<number> {
     const { rows } = await this.db.query<{ n: number }>(
       `SELECT ((SELECT count(*) FROM ${this.documents} WHERE status IN ('queued', 'processing'))

@@ -842,6 +842,13 @@ export class SqliteDocumentStore implements DocumentStore {
     );
   }
 
+  async forgetBlob(id: string, blobKey: string): Promise<boolean> {
+    const r = this.sql
+      .get(`UPDATE documents SET blob_key = NULL WHERE id = ? AND blob_key = ? AND ${LIVE}`)
+      .run(id, blobKey);
+    return r.changes > 0;
+  }
+
   async countPending(): Promise<number> {
     const row = this.sql
       .get<[], { n: number }>(
