@@ -4,6 +4,7 @@
 // and we time until every document answers as version 2 (no pending version left). The goal: the
 // replace rate is at least 0.8× the first ingest's (issue 17), since a version costs one more
 // swap in the transaction that indexes it.
+import os from 'node:os';
 import { corpusDocuments } from './corpus.js';
 import { type Benchmark, type BenchOptions, type BenchSection, fmt, median, sleep } from './lib.js';
 import { callApi, type DocindexServer, type IngestAck, startDocindex } from './server.js';
@@ -94,7 +95,9 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
   const first = texts.slice(0, count);
   const second = texts.slice(count);
   const runs: { firstMs: number; replaceMs: number }[] = [];
+  const loadBefore = os.loadavg()[0]!;
   for (let i = 0; i < repeats; i++) runs.push(await once(first, second));
+  const loadAfter = os.loadavg()[0]!;
   const firstMs = median(runs.map((r) => r.firstMs));
   const replaceMs = median(runs.map((r) => r.replaceMs));
   const firstRate = (count / firstMs) * 1000;
@@ -111,6 +114,8 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
       `| replace (version 2 of each) | ${fmt(replaceRate)} | ${runs.map((r) => fmt(r.replaceMs, 0)).join(', ')} |`,
       '',
       `Replace / first: **${fmt(ratio, 2)}×** (goal ≥ ${GOAL_RATIO}×: ${ratio >= GOAL_RATIO ? 'met' : 'not met'}).`,
+      '',
+      `Machine load (1-minute average, ${os.availableParallelism()} cores): ${fmt(loadBefore)} before, ${fmt(loadAfter)} after; with other jobs sharing the cores the runs spread widely, so the pairs (first, replace) of one run compare better than the medians.`,
     ],
   };
 };
