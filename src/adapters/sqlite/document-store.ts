@@ -409,13 +409,16 @@ export class SqliteDocumentStore implements DocumentStore {
     setImmediate(() => void this.purge(holder));
   }
 
-  /** A row that only holds chunks: of a document being purged, or of a pending version (shadow). */
+  /**
+   * A row that only holds chunks: of a document being purged, or of a pending version (shadow).
+   * `failed` with its job done, so no count of pending work, no reconciler and no claim sees it.
+   */
   private insertHolder(id: string, orgId: string): void {
     this.sql
       .get(
         `INSERT INTO documents (id, org_id, status, source_type, metadata, chunk_size, chunk_overlap,
            tokenizer, attempts, created_at, updated_at, job_state, run_at)
-         VALUES (?, ?, 'processing', 'text', '{}', 1, 0, '', 0, ?, ?, 'done', 0)`,
+         VALUES (?, ?, 'failed', 'text', '{}', 1, 0, '', 0, ?, ?, 'done', 0)`,
       )
       .run(id, orgId, this.now(), this.now());
   }
