@@ -74,6 +74,24 @@ describe('document versions', () => {
     expect(other.json().documents).toEqual([]);
   });
 
+  it('a re-ingest replaces the metadata with what it sends; PUT content keeps it', async () => {
+    const send = (metadata?: Record<string, string>) =>
+      h.request('POST', '/v1/ingest', {
+        body: {
+          documents: [{ text: 'the puffin', external_id: 'meta/puffin', ...(metadata ? { metadata } : {}) }],
+        },
+      });
+    const id = (await send({ colony: 'north', year: '2025' })).json().document_ids[0] as string;
+    await waitForVersion(id, 1);
+    await send({ colony: 'south' });
+    expect((await get(id)).metadata).toEqual({ colony: 'south' });
+    await waitForVersion(id, 2);
+    await putText(id, 'the puffin again');
+    expect((await waitForVersion(id, 3)).metadata).toEqual({ colony: 'south' });
+    await send();
+    expect((await get(id)).metadata).toEqual({});
+  });
+
   it('refuses an external_id longer than 255 characters with a pointer to it', async () => {
     const res = await h.request('POST', '/v1/ingest', {
       body: { documents: [{ text: 'x', external_id: 'e'.repeat(256) }] },
