@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/index.js';
+import { type Filter, parseFilter } from '../src/domain/filter.js';
 import type { ChunkRow, NewDocument } from '../src/domain/types.js';
 import { createLogger } from '../src/start/logger.js';
 import { createRuntime, type Runtime } from '../src/start/runtime.js';
@@ -44,6 +45,16 @@ const TOP_K = 10;
 const MIN_QUERIES = 20;
 /** PostgreSQL at 1M is attempted only when the 100k build projects to finish within this. */
 const PG_MILLION_BUDGET_MS = 5 * 60_000;
+
+/**
+ * Every document gets `shelf`, "000" to "999" in turn: a sortable key, so a range filter picks a
+ * known share of an org (`$lt "010"` 1%, `$lt "500"` 50%).
+ */
+const SHELVES = 1000;
+const RANGE_FILTERS = [
+  { label: '1%', filter: parseFilter({ shelf: { $lt: '010' } }, '/filter') },
+  { label: '50%', filter: parseFilter({ shelf: { $lt: '500' } }, '/filter') },
+];
 
 /** Tenants: one big org and four smaller ones, as shares of all chunks. */
 const ORG_SHARES = [0.6, 0.1, 0.1, 0.1, 0.1];
@@ -171,6 +182,8 @@ async function postgresBackend(): Promise<Backend | null> {
 /** Builds and queries one backend's corpus, growing it through each scale. */
 class QueryCorpus {
   private readonly windows: ProseWindows;
+  /** Documents made so far, across tenants: each gets the next shelf. */
+  private documentsMade = 0;
   private tenants: Tenant[] = [];
   private app: FastifyInstance | null = null;
   buildMs = 0;
@@ -230,7 +243,7 @@ class QueryCorpus {
       id: randomUUID(),
       orgId: tenant.orgId,
       source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
-      metadata: {},
+      metadata: { shelf: String(this.documentsMade++ % SHELVES).padStart(3, '0') },
       chunkSize: 512,
       chunkOverlap: 64,
       tokenizer: 'o200k_base',
@@ -277,13 +290,17 @@ class QueryCorpus {
   }
 
   /** One query straight on the store; returns milliseconds. */
-  async timeStore(tenant: Tenant, query: string): Promise<{ ms: number; hits: number }> {
+  async timeStore(
+    tenant: Tenant,
+    query: string,
+    filter: Filter | null = null,
+  ): Promise<{ ms: number; hits: number }> {
     const start = performance.now();
     const hits = await this.runtime.search.search({
       orgId: tenant.orgId,
       query,
       topK: TOP_K,
-      filter: null,
+      filter,
       documentIds: null,
     });
     return { ms: performance.now() - start, hits: hits.length };
@@ -329,6 +346,10 @@ async function timeQueries(corpus: QueryCorpus, set: QuerySet): Promise<Latencie
       label: `${set.name}: store.search(), small org (${fmt(ORG_SHARES[1]! * 100, 0)}%)`,
       time: (q: string) => corpus.timeStore(corpus.small, q),
     },
+    ...RANGE_FILTERS.map(({ label, filter }) => ({
+      label: `store.search(), big org, metadata range filter matching ${label} of it`,
+      time: (q: string) => corpus.timeStore(corpus.big, q, filter),
+    })),
   ];
   for (const q of warmUp) for (const p of paths) await p.time(q);
   const results: Latencies[] = paths.map((p) => ({ label: p.label, times: [], hits: [] }));
@@ -336,7 +357,8 @@ async function timeQueries(corpus: QueryCorpus, set: QuerySet): Promise<Latencie
   const deadline = performance.now() + budgetMs;
   for (const [i, q] of queries.entries()) {
     if (i >= MIN_QUERIES && performance.now() > deadline) break;
-    const order = i % 2 === 0 ? [0, 1, 2] : [2, 1, 0];
+    const forward = paths.map((_, k) => k);
+    const order = i % 2 === 0 ? forward : forward.reverse();
     for (const k of order) {
       const { ms, hits } = await paths[k]!.time(q);
       results[k]!.times.push(ms);

@@ -61,6 +61,11 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'embed-ingest.bench.js',
     title: 'Ingest with the openai embedding provider vs keyword only',
   },
+  {
+    id: 'replace',
+    module: 'replace.bench.js',
+    title: 'Replace throughput: re-ingest by external_id vs first ingest (embedded)',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

@@ -14,6 +14,8 @@ const state = {
   docs: [],
   cursor: null,
   pollTimer: null,
+  /** The document the dialog shows, or null. */
+  open: null,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -346,6 +348,11 @@ function documentRow(doc) {
   added.title = doc.created_at;
 
   const actions = el('td', { class: 'num' });
+  const open = el('button', { class: 'button button-quiet', text: 'Open' });
+  open.type = 'button';
+  open.setAttribute('aria-label', `Open ${documentName(doc)}`);
+  open.addEventListener('click', () => openDocument(doc));
+  actions.append(open);
   const remove = el('button', { class: 'button button-quiet button-danger', text: 'Delete' });
   remove.type = 'button';
   remove.setAttribute('aria-label', `Delete ${documentName(doc)}`);
@@ -354,6 +361,89 @@ function documentRow(doc) {
 
   tr.append(nameCell, statusCell, chunks, size, added, actions);
   return tr;
+}
+
+/** The document dialog: its metadata to edit and, once ready, the chunks it was indexed as. */
+async function openDocument(doc) {
+  state.open = doc;
+  $('dialog-title').textContent = documentName(doc);
+  $('dialog-id').textContent =
+    `${doc.id} · version ${doc.version}` +
+    (doc.pending_version ? ` · version ${doc.pending_version.version} ${doc.pending_version.status}` : '');
+  $('metadata-input').value = JSON.stringify(doc.metadata, null, 2);
+  $('metadata-error').textContent = '';
+  $('chunk-list').replaceChildren();
+  $('document-dialog').showModal();
+  if (doc.status !== 'ready') {
+    $('chunks-note').textContent = `No chunks to show: the document is ${doc.status}.`;
+    return;
+  }
+  $('chunks-note').textContent = 'Loading…';
+  try {
+    const items = [];
+    let cursor = null;
+    // At most 500 chunks: enough to see what was indexed without loading a book into the page.
+    do {
+      const query = `limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const page = await api('GET', `/v1/documents/${encodeURIComponent(doc.id)}/chunks?${query}`);
+      for (const chunk of page.chunks) {
+        const item = el('li');
+        const pages =
+          chunk.page_start === null
+            ? ''
+            : chunk.page_start === chunk.page_end
+              ? ` · page ${chunk.page_start}`
+              : ` · pages ${chunk.page_start}–${chunk.page_end}`;
+        item.append(
+          el('span', {
+            class: 'chunk-meta',
+            text: `chunk ${chunk.index} · ${chunk.token_count} tokens${pages}`,
+          }),
+        );
+        item.append(document.createTextNode(chunk.text));
+        items.push(item);
+      }
+      cursor = page.next_cursor;
+    } while (cursor && items.length < 500);
+    if (state.open !== doc) return;
+    $('chunk-list').replaceChildren(...items);
+    $('chunks-note').textContent =
+      `${items.length}${cursor ? '+' : ''} ${items.length === 1 ? 'chunk' : 'chunks'}`;
+  } catch (error) {
+    $('chunks-note').textContent = `Could not load the chunks: ${error.message}`;
+  }
+}
+
+async function saveMetadata(event) {
+  event.preventDefault();
+  const doc = state.open;
+  if (!doc) return;
+  let wanted;
+  try {
+    wanted = JSON.parse($('metadata-input').value || '{}');
+  } catch {
+    $('metadata-error').textContent = 'That is not valid JSON.';
+    return;
+  }
+  if (typeof wanted !== 'object' || wanted === null || Array.isArray(wanted)) {
+    $('metadata-error').textContent = 'Metadata is a JSON object, such as {"team": "hr"}.';
+    return;
+  }
+  // A key left out is removed (null), the others set: the PATCH merge of the API.
+  const patch = { ...wanted };
+  for (const key of Object.keys(doc.metadata)) if (!(key in wanted)) patch[key] = null;
+  try {
+    const updated = await api('PATCH', `/v1/documents/${encodeURIComponent(doc.id)}`, {
+      json: { metadata: patch },
+    });
+    state.docs = state.docs.map((d) => (d.id === updated.id ? updated : d));
+    state.open = updated;
+    renderDocuments();
+    $('metadata-error').textContent = '';
+    toast(`Saved the metadata of ${documentName(updated)}`);
+  } catch (error) {
+    $('metadata-error').textContent = error.message;
+  }
 }
 
 async function deleteDocument(doc) {
@@ -769,6 +859,11 @@ function start() {
   });
   $('documents-more').addEventListener('click', () => loadDocuments());
   $('webhook-form').addEventListener('submit', createWebhook);
+  $('metadata-form').addEventListener('submit', saveMetadata);
+  $('dialog-close').addEventListener('click', () => $('document-dialog').close());
+  $('document-dialog').addEventListener('close', () => {
+    state.open = null;
+  });
   const saved = sessionStorage.getItem(KEY_STORAGE);
   if (saved) signIn(saved, { silent: true });
   else $('api-key').focus();

@@ -30,6 +30,8 @@ import { documentFileRoute } from './http/routes/documents/file.js';
 import { getDocumentRoute } from './http/routes/documents/get.js';
 import { listDocumentsRoute } from './http/routes/documents/list.js';
 import { patchDocumentRoute } from './http/routes/documents/patch.js';
+import { replaceContentRoute } from './http/routes/documents/replace-content.js';
+import { reprocessDocumentRoute } from './http/routes/documents/reprocess.js';
 import { ingestFileRoute, MAX_METADATA_PART_BYTES } from './http/routes/ingest/file.js';
 import { ingestTextRoute } from './http/routes/ingest/text.js';
 import { ingestUrlRoute } from './http/routes/ingest/url.js';
@@ -194,6 +196,8 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       patchDocumentRoute(v1, deps);
       deleteDocumentRoute(v1, deps);
       deleteDocumentsRoute(v1, deps);
+      replaceContentRoute(v1, deps);
+      reprocessDocumentRoute(v1, deps);
       queryRoute(v1, deps);
       usageRoute(v1, deps);
       createWebhookRoute(v1, deps);

@@ -5,7 +5,14 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DocindexClient, type WaitProgress } from '../client/client.js';
 import { DocindexError, WaitTimeoutError } from '../client/errors.js';
-import type { ChunkPage, DocumentRecord, DocumentStatus, Metadata, QueryFilter } from '../client/types.js';
+import type {
+  ChunkPage,
+  DocumentRecord,
+  DocumentStatus,
+  Metadata,
+  QueryFilter,
+  VersionAck,
+} from '../client/types.js';
 import { ADVERTISED_EXTENSIONS, listInProse, SUPPORTED_FORMATS } from '../domain/formats.js';
 import { keyValues, type OptionSpec, parseArguments, UsageError, wholeNumber } from './args.js';
 import { reportFailure, SetupError } from './exit.js';
@@ -22,6 +29,8 @@ import { WEBHOOKS_USAGE, webhooksCommand } from './webhook-commands.js';
 
 export const CLIENT_COMMANDS = [
   'ingest',
+  'update',
+  'reprocess',
   'status',
   'ls',
   'rm',
@@ -38,6 +47,13 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
   docindex ingest <files|folders|urls…> [--metadata k=v …] [--chunk-size N] [--chunk-overlap N] [--wait]
                                    upload files (folders are searched for ${ADVERTISED_EXTENSIONS.join(' ')}),
                                    queue URLs; --wait follows them to ready or failed
+  docindex ingest <file|url> --external-id ID [--metadata k=v …] [--wait]
+                                   with your own key for it: sent again, it becomes a new version
+  docindex update <id> (--text T | --file PATH | --url URL) [--json]
+                                   new content for a document, as a new version (the current one
+                                   answers queries until it is ready)
+  docindex reprocess <id> [--chunk-size N] [--chunk-overlap N] [--json]
+                                   process a document again from its text or original file
   docindex status <id…> [--json]   processing status of documents
   docindex ls [--status S] [--filter F …] [--limit N] [--cursor C] [--json]
   docindex rm <id…>                delete documents
@@ -82,6 +98,10 @@ export async function runClientCommand(
     switch (command) {
       case 'ingest':
         return await ingestCommand(args, env, io);
+      case 'update':
+        return await updateCommand(args, env, io);
+      case 'reprocess':
+        return await reprocessCommand(args, env, io);
       case 'status':
         return await statusCommand(args, env, io);
       case 'ls':
@@ -151,9 +171,14 @@ async function ingestCommand(args: string[], env: Record<string, string | undefi
     metadata: { type: 'string', multiple: true },
     'chunk-size': { type: 'string' },
     'chunk-overlap': { type: 'string' },
+    'external-id': { type: 'string' },
     wait: { type: 'boolean' },
   });
   if (positionals.length === 0) throw new UsageError('ingest needs at least one file, folder or URL');
+  const externalId = values['external-id'];
+  if (externalId !== undefined && positionals.length !== 1) {
+    throw new UsageError('--external-id names one document: give exactly one file or URL with it');
+  }
   const metadata: Metadata = Object.fromEntries(keyValues(values.metadata, '--metadata'));
   const chunkSize = wholeNumber(values['chunk-size'], '--chunk-size', 1, 1_000_000);
   const chunkOverlap = wholeNumber(values['chunk-overlap'], '--chunk-overlap', 0, 1_000_000);
@@ -161,6 +186,9 @@ async function ingestCommand(args: string[], env: Record<string, string | undefi
   const client = connect(values, env);
 
   const items = await collectItems(positionals, io);
+  if (externalId !== undefined && items.length > 1) {
+    throw new UsageError('--external-id names one document: give a file, not a folder');
+  }
   if (items.length === 0) {
     io.stderr.write(`docindex ingest: nothing to ingest (no ${SUPPORTED_LIST} files found)\n`);
     return 1;
@@ -192,6 +220,7 @@ async function ingestCommand(args: string[], env: Record<string, string | undefi
         item.source,
         metadata,
         chunked ? { chunkSize, chunkOverlap } : null,
+        externalId,
       );
       item.documentId = ack.document_ids[0] ?? null;
       item.state = 'queued';
@@ -311,16 +340,73 @@ async function uploadItem(
   source: { kind: 'file'; path: string } | { kind: 'url'; url: string },
   metadata: Metadata,
   chunks: { chunkSize: number | undefined; chunkOverlap: number | undefined } | null,
+  externalId: string | undefined,
 ) {
-  if (source.kind === 'url') return client.ingestUrl(source.url, metadata);
+  const keyed = externalId === undefined ? {} : { externalId };
+  if (source.kind === 'url') return client.ingestUrl(source.url, metadata, keyed);
   if (chunks && TEXT_EXTENSIONS.has(extensionOf(source.path))) {
     const text = await readFile(source.path, 'utf8');
-    return client.ingestText([{ text, metadata: { filename: path.basename(source.path), ...metadata } }], {
+    const document = {
+      text,
+      metadata: { filename: path.basename(source.path), ...metadata },
+      ...(externalId === undefined ? {} : { external_id: externalId }),
+    };
+    return client.ingestText([document], {
       ...(chunks.chunkSize === undefined ? {} : { chunkSize: chunks.chunkSize }),
       ...(chunks.chunkOverlap === undefined ? {} : { chunkOverlap: chunks.chunkOverlap }),
     });
   }
-  return client.ingestFile(source.path, { metadata });
+  return client.ingestFile(source.path, { metadata, ...keyed });
+}
+
+// ---------------------------------------------------------------------------------------------
+// docindex update, docindex reprocess
+
+async function updateCommand(args: string[], env: Record<string, string | undefined>, io: TerminalIO) {
+  const { values, positionals } = parse(args, {
+    text: { type: 'string' },
+    file: { type: 'string' },
+    url: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (positionals.length !== 1) throw new UsageError('update needs exactly one document id');
+  const given = (['text', 'file', 'url'] as const).filter((name) => values[name] !== undefined);
+  if (given.length !== 1) throw new UsageError('update needs exactly one of --text, --file and --url');
+  const client = connect(values, env);
+  const content =
+    values.text !== undefined
+      ? { text: values.text }
+      : values.file !== undefined
+        ? { file: values.file }
+        : { url: values.url as string };
+  const ack = await client.replaceContent(positionals[0]!, content);
+  return printVersionAck(ack, values.json === true, io);
+}
+
+async function reprocessCommand(args: string[], env: Record<string, string | undefined>, io: TerminalIO) {
+  const { values, positionals } = parse(args, {
+    'chunk-size': { type: 'string' },
+    'chunk-overlap': { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (positionals.length !== 1) throw new UsageError('reprocess needs exactly one document id');
+  const chunkSize = wholeNumber(values['chunk-size'], '--chunk-size', 1, 1_000_000);
+  const chunkOverlap = wholeNumber(values['chunk-overlap'], '--chunk-overlap', 0, 1_000_000);
+  const client = connect(values, env);
+  const ack = await client.reprocessDocument(positionals[0]!, {
+    ...(chunkSize === undefined ? {} : { chunkSize }),
+    ...(chunkOverlap === undefined ? {} : { chunkOverlap }),
+  });
+  return printVersionAck(ack, values.json === true, io);
+}
+
+function printVersionAck(ack: VersionAck, json: boolean, io: TerminalIO): number {
+  io.stdout.write(
+    json
+      ? `${JSON.stringify(ack)}\n`
+      : `${ack.document_id}: version ${ack.version} queued (the current version answers until it is ready)\n`,
+  );
+  return 0;
 }
 
 function ingestProgressText(items: IngestItem[], waiting: boolean): string {

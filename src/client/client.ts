@@ -22,6 +22,7 @@ import type {
   QueryResponse,
   TextDocument,
   UsageReport,
+  VersionAck,
   Webhook,
   WebhookDeliveries,
   WebhookEvent,
@@ -56,7 +57,15 @@ export interface IngestTextOptions extends IngestOptions {
   chunkOverlap?: number;
 }
 
-export interface IngestFileOptions extends IngestOptions {
+export interface IngestUrlOptions extends IngestOptions {
+  /**
+   * Your key for the document, unique in your organisation: when a document has it already, this
+   * becomes its new version (the ack names that document).
+   */
+  externalId?: string;
+}
+
+export interface IngestFileOptions extends IngestUrlOptions {
   metadata?: Metadata;
   /** The name the server records; the path's basename (or the File's name) by default. */
   filename?: string;
@@ -71,6 +80,18 @@ export interface ListDocumentsOptions extends RequestOptions {
   ids?: string[];
   /** Only documents whose metadata passes this filter (sent as JSON in the query string). */
   filter?: QueryFilter;
+  /** Only the document with this external_id. */
+  externalId?: string;
+}
+
+/** The new content of replaceContent: text, a URL to download, or a file (a path or a Blob). */
+export type NewContent = { text: string } | { url: string } | { file: string | Blob; filename?: string };
+
+export interface ReprocessOptions extends IngestOptions {
+  /** Tokens per chunk, 128–4096; the document's by default. */
+  chunkSize?: number;
+  /** Tokens shared by consecutive chunks; the document's by default. */
+  chunkOverlap?: number;
 }
 
 export interface DeleteDocumentsOptions extends RequestOptions {
@@ -148,26 +169,13 @@ export class DocindexClient {
    * memory) or a Blob/File.
    */
   async ingestFile(file: string | Blob, options: IngestFileOptions = {}): Promise<IngestAck> {
-    let blob: Blob;
-    let filename = options.filename;
-    if (typeof file === 'string') {
-      const { openAsBlob } = await import('node:fs');
-      const name = file.split(/[\\/]/).pop() ?? file;
-      blob = await openAsBlob(file, { type: FILE_TYPES[extensionOf(name)] ?? 'application/octet-stream' });
-      filename ??= name;
-    } else {
-      blob = file;
-      // A bare Blob has no name; an extension from its type helps the server agree on the format.
-      filename ??=
-        'name' in file && typeof file.name === 'string'
-          ? file.name
-          : `upload${Object.entries(FILE_TYPES).find(([, type]) => file.type.startsWith(type))?.[0] ?? ''}`;
-    }
-    const metadata = options.metadata;
+    const { blob, filename } = await fileBlob(file, options.filename);
+    const { metadata, externalId } = options;
     return this.#call<IngestAck>('POST', '/v1/ingest/file', {
       form: () => {
         const form = new FormData();
         if (metadata !== undefined) form.append('metadata', JSON.stringify(metadata));
+        if (externalId !== undefined) form.append('external_id', externalId);
         form.append('file', blob, filename);
         return form;
       },
@@ -177,9 +185,13 @@ export class DocindexClient {
   }
 
   /** Queues a URL for the service to download (`POST /v1/ingest/url`). */
-  ingestUrl(url: string, metadata?: Metadata, options: IngestOptions = {}): Promise<IngestAck> {
+  ingestUrl(url: string, metadata?: Metadata, options: IngestUrlOptions = {}): Promise<IngestAck> {
     return this.#call<IngestAck>('POST', '/v1/ingest/url', {
-      json: metadata === undefined ? { url } : { url, metadata },
+      json: {
+        url,
+        ...(metadata === undefined ? {} : { metadata }),
+        ...(options.externalId === undefined ? {} : { external_id: options.externalId }),
+      },
       idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
       signal: options.signal,
     });
@@ -201,7 +213,54 @@ export class DocindexClient {
         status: options.status,
         ids: options.ids?.join(','),
         filter: options.filter === undefined ? undefined : JSON.stringify(options.filter),
+        external_id: options.externalId,
       },
+      signal: options.signal,
+    });
+  }
+
+  /** The document you gave this external_id, or null when there is none. */
+  async getDocumentByExternalId(
+    externalId: string,
+    options: RequestOptions = {},
+  ): Promise<DocumentRecord | null> {
+    const page = await this.listDocuments({ externalId, limit: 1, ...options });
+    return page.documents[0] ?? null;
+  }
+
+  /**
+   * New content for a document (`PUT /v1/documents/{id}/content`): text, a URL or a file. It is a
+   * new version: the current one answers queries until it is ready (`pending_version` shows it).
+   */
+  async replaceContent(id: string, content: NewContent, options: IngestOptions = {}): Promise<VersionAck> {
+    const path = `/v1/documents/${encodeURIComponent(id)}/content`;
+    const idempotencyKey = options.idempotencyKey ?? newIdempotencyKey();
+    if ('file' in content) {
+      const { blob, filename } = await fileBlob(content.file, content.filename);
+      return this.#call<VersionAck>('PUT', path, {
+        form: () => {
+          const form = new FormData();
+          form.append('file', blob, filename);
+          return form;
+        },
+        idempotencyKey,
+        signal: options.signal,
+      });
+    }
+    return this.#call<VersionAck>('PUT', path, { json: content, idempotencyKey, signal: options.signal });
+  }
+
+  /**
+   * Processes a document again as a new version (`POST /v1/documents/{id}/reprocess`): its text
+   * re-chunked, or its original re-extracted, with new chunk settings if given.
+   */
+  reprocessDocument(id: string, options: ReprocessOptions = {}): Promise<VersionAck> {
+    return this.#call<VersionAck>('POST', `/v1/documents/${encodeURIComponent(id)}/reprocess`, {
+      json: {
+        ...(options.chunkSize === undefined ? {} : { chunk_size: options.chunkSize }),
+        ...(options.chunkOverlap === undefined ? {} : { chunk_overlap: options.chunkOverlap }),
+      },
+      idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
       signal: options.signal,
     });
   }
@@ -467,4 +526,26 @@ function newIdempotencyKey(): string {
 function extensionOf(name: string): string {
   const dot = name.lastIndexOf('.');
   return dot < 0 ? '' : name.slice(dot).toLowerCase();
+}
+
+/** A file to upload as a Blob with a name: a path (Node only; streamed from disk) or a Blob/File. */
+async function fileBlob(
+  file: string | Blob,
+  name: string | undefined,
+): Promise<{ blob: Blob; filename: string }> {
+  if (typeof file === 'string') {
+    const { openAsBlob } = await import('node:fs');
+    const base = file.split(/[\\/]/).pop() ?? file;
+    const blob = await openAsBlob(file, {
+      type: FILE_TYPES[extensionOf(base)] ?? 'application/octet-stream',
+    });
+    return { blob, filename: name ?? base };
+  }
+  // A bare Blob has no name; an extension from its type helps the server agree on the format.
+  const filename =
+    name ??
+    ('name' in file && typeof file.name === 'string'
+      ? file.name
+      : `upload${Object.entries(FILE_TYPES).find(([, type]) => file.type.startsWith(type))?.[0] ?? ''}`);
+  return { blob: file, filename };
 }

@@ -21,11 +21,14 @@ import type {
   QueryBody,
   QueryResponse as QueryResponseSchema,
   UsageResponse,
+  VersionAck as VersionAckSchema,
 } from '../http/schemas.js';
 import type { CreatedWebhookSchema, DeliveryList, WebhookSchema } from '../http/webhook-schemas.js';
 
 /** The 202 answer of every ingest operation. */
 export type IngestAck = Static<typeof IngestAckSchema>;
+/** The 202 of replaceContent and reprocessDocument: the document and its new version. */
+export type VersionAck = Static<typeof VersionAckSchema>;
 /** A document's status record (`GET /v1/documents/{id}`). */
 export type DocumentRecord = Static<typeof DocumentRecordSchema>;
 export type DocumentStatus = DocumentRecord['status'];

@@ -83,6 +83,7 @@ export interface Config {
   embeddingsConcurrency: number;
   embeddingsTimeoutMs: number;
   embeddingsMaxRetries: number;
+  keepOriginals: boolean;
 }
 
 /** Who turns text into vectors (EMBEDDINGS): nobody (keyword search only), an HTTP server, or a local model. */
@@ -539,6 +540,13 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     min: 500,
     max: 600_000,
     description: 'time cap for a client to send its headers (slow-loris)',
+  },
+  keepOriginals: {
+    env: 'KEEP_ORIGINALS',
+    type: 'bool',
+    default: true,
+    description:
+      'keep each document’s uploaded or downloaded file after it is indexed (`GET /v1/documents/{id}/file`, reprocessing from the original); `false` deletes it once its version is ready, and those two then answer 410 `original_not_kept` and 409 `cannot_reprocess`',
   },
   trustProxy: {
     env: 'TRUST_PROXY',

@@ -33,6 +33,8 @@ export interface ListOptions {
   status: DocumentStatus | null;
   ids: string[] | null;
   contentSha256: string | null;
+  /** Only the document with this external_id. */
+  externalId?: string | null;
   /** The `filter` query parameter as sent (JSON text); parsed here, 400 at /query/filter if invalid. */
   filter: string | null;
 }
@@ -80,6 +82,7 @@ export class DocumentService {
       status: options.status,
       ids: options.ids,
       contentSha256: options.contentSha256,
+      externalId: options.externalId ?? null,
       filter,
     });
     const page = documents.slice(0, options.limit);
@@ -115,25 +118,7 @@ export class DocumentService {
     const doc = await this.get(orgId, id);
     if (doc.status !== 'ready')
       throw ERRORS.notReady(id, doc.status, 'its text can be read once it is ready');
-    const documents = this.documents;
-    return {
-      async *[Symbol.asyncIterator]() {
-        let afterIndex = -1;
-        let end = 0;
-        for (;;) {
-          const page = await documents.listChunks(orgId, id, { afterIndex, limit: CONTENT_PAGE });
-          // Deleted while being read: the text simply ends.
-          if (page === null) return;
-          for (const chunk of page) {
-            const skip = Math.max(0, end - chunk.charStart);
-            if (skip < chunk.text.length) yield chunk.text.slice(skip);
-            end = Math.max(end, chunk.charEnd);
-            afterIndex = chunk.index;
-          }
-          if (page.length < CONTENT_PAGE) return;
-        }
-      },
-    };
+    return readDocumentText(this.documents, orgId, id);
   }
 
   /**
@@ -145,13 +130,16 @@ export class DocumentService {
     if (doc.source.type === 'text') throw ERRORS.noOriginalFile(id);
     const input = await this.documents.loadJobInput(id);
     if (!input) throw ERRORS.documentNotFound(id);
-    if (input.blobKey === null) {
+    // The current version's file: a pending version's stays out of sight until it is ready.
+    if (input.currentBlobKey === null) {
+      // Ready without a file: it was there (its text came from it) and was deleted after indexing.
+      if (doc.status === 'ready') throw ERRORS.originalNotKept(id);
       if (doc.status === 'failed') throw ERRORS.noOriginalFile(id);
       throw ERRORS.notReady(id, doc.status, 'its file can be read once it is downloaded');
     }
     let stream: Readable;
     try {
-      stream = await this.blobs.openRead(input.blobKey);
+      stream = await this.blobs.openRead(input.currentBlobKey);
     } catch (error) {
       // Deleted between the lookup and the read.
       if (error instanceof BlobNotFoundError) throw ERRORS.documentNotFound(id);
@@ -231,8 +219,35 @@ export class DocumentService {
     const removed = await this.documents.deleteDocument(orgId, id);
     if (!removed) return false;
     if (removed.blobKey) await this.blobs.delete(removed.blobKey);
+    if (removed.pendingBlobKey) await this.blobs.delete(removed.pendingBlobKey);
     return true;
   }
+}
+
+/**
+ * A document's extracted text as its current version's chunks hold it: each chunk adds what
+ * follows the previous one's end, so the overlaps appear once. Read a page of chunks at a time,
+ * so a large document is never held whole.
+ */
+export function readDocumentText(documents: DocumentStore, orgId: string, id: string): AsyncIterable<string> {
+  return {
+    async *[Symbol.asyncIterator]() {
+      let afterIndex = -1;
+      let end = 0;
+      for (;;) {
+        const page = await documents.listChunks(orgId, id, { afterIndex, limit: CONTENT_PAGE });
+        // Deleted while being read: the text simply ends.
+        if (page === null) return;
+        for (const chunk of page) {
+          const skip = Math.max(0, end - chunk.charStart);
+          if (skip < chunk.text.length) yield chunk.text.slice(skip);
+          end = Math.max(end, chunk.charEnd);
+          afterIndex = chunk.index;
+        }
+        if (page.length < CONTENT_PAGE) return;
+      }
+    },
+  };
 }
 
 /** The last path segment of a URL, decoded, as a file name; null when there is none. */

@@ -15,6 +15,8 @@ export type ErrorCode =
   | 'idempotency_key_reused'
   | 'idempotency_key_in_use'
   | 'not_ready'
+  | 'cannot_reprocess'
+  | 'original_not_kept'
   | 'rate_limited'
   | 'headers_too_large'
   | 'overloaded'
@@ -40,6 +42,8 @@ const STATUS: Record<ErrorCode, number> = {
   unsupported_media_type: 415,
   idempotency_key_in_use: 409,
   not_ready: 409,
+  cannot_reprocess: 409,
+  original_not_kept: 410,
   idempotency_key_reused: 422,
   rate_limited: 429,
   headers_too_large: 431,
@@ -61,6 +65,8 @@ const TITLE: Record<ErrorCode, string> = {
   unsupported_media_type: 'Unsupported media type',
   idempotency_key_in_use: 'Idempotency key in use',
   not_ready: 'Not ready',
+  cannot_reprocess: 'Cannot reprocess',
+  original_not_kept: 'Original not kept',
   idempotency_key_reused: 'Idempotency key reused',
   rate_limited: 'Too many requests',
   headers_too_large: 'Request headers too large',
@@ -115,6 +121,13 @@ export const ERRORS = {
     new ApiError(
       'not_found',
       `Document ${id} has no original file (it was sent as JSON text, or its download failed); GET /v1/documents/${id}/content returns its text once it is ready.`,
+    ),
+  cannotReprocess: (id: string, why: string) =>
+    new ApiError('cannot_reprocess', `Document ${id} cannot be reprocessed: ${why}.`),
+  originalNotKept: (id: string) =>
+    new ApiError(
+      'original_not_kept',
+      `Document ${id}'s original file was deleted once it was indexed (the server runs with KEEP_ORIGINALS=false); GET /v1/documents/${id}/content returns its text.`,
     ),
   routeNotFound: (method: string, url: string) =>
     new ApiError('route_not_found', `No route for ${method} ${url.split('?')[0]}.`),

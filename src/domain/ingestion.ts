@@ -3,11 +3,12 @@
 // commit; a queue hiccup after it is repaired by the reconciler, never reported as a failure.
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { readDocumentText } from './documents.js';
 import { ERRORS } from './errors.js';
 import type { BlobStore, BlobWrite, Clock, DocumentStore, JobQueue } from './ports.js';
 import { BlobTooLargeError, newBlobKey } from './ports.js';
 import { cleanMetadata, cleanText } from './text.js';
-import type { DocumentSource, Metadata, NewDocument } from './types.js';
+import type { DocumentSource, Metadata, NewDocument, NewVersion, StartedVersion } from './types.js';
 
 export interface IngestAck {
   status: 'accepted';
@@ -19,7 +20,24 @@ export interface IngestAck {
 export interface TextDocumentInput {
   text: string;
   metadata?: Metadata;
+  /** The caller's key: a document of the org that has it gets a new version instead. */
+  external_id?: string;
 }
+
+/** The 202 of PUT /v1/documents/{id}/content and POST /v1/documents/{id}/reprocess. */
+export interface VersionAck {
+  status: 'accepted';
+  org_id: string;
+  document_id: string;
+  /** The version now on its way (GET /v1/documents/{id} shows it as `pending_version`). */
+  version: number;
+}
+
+/** The new content of PUT /v1/documents/{id}/content. */
+export type NewContent =
+  | { kind: 'text'; text: string }
+  | { kind: 'url'; url: string }
+  | { kind: 'file'; staged: StagedFile };
 
 /** An upload stored and checked, not yet committed. */
 export interface StagedFile {
@@ -78,9 +96,162 @@ export class IngestionService {
       this.newDocument(orgId, now, chunks, doc.metadata ?? {}, {
         source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
         text: cleanText(doc.text),
+        externalId: doc.external_id ?? null,
       }),
     );
     return this.commit(orgId, rows);
+  }
+
+  /** Starts a new version of a document from new content (PUT /v1/documents/{id}/content). */
+  async replaceContent(orgId: string, id: string, content: NewContent): Promise<VersionAck> {
+    const current = await this.deps.documents.getDocument(orgId, id);
+    if (!current) {
+      if (content.kind === 'file') await this.discardFile(content.staged);
+      throw ERRORS.documentNotFound(id);
+    }
+    const settings = { chunkSize: current.chunkSize, chunkOverlap: current.chunkOverlap };
+    if (content.kind === 'text') {
+      await this.checkBackpressure(1);
+      return this.startVersion(orgId, id, {
+        ...settings,
+        source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
+        text: cleanText(content.text),
+        blobKey: null,
+        fetchUrl: null,
+      });
+    }
+    if (content.kind === 'url') {
+      const screened = this.screen(content.url);
+      await this.checkBackpressure(1);
+      return this.startVersion(orgId, id, {
+        ...settings,
+        source: { type: 'url', filename: null, url: screened, content_type: null, bytes: null },
+        text: null,
+        blobKey: null,
+        fetchUrl: content.url,
+      });
+    }
+    const { staged } = content;
+    try {
+      return await this.startVersion(orgId, id, {
+        ...settings,
+        ...this.fileInput(staged),
+        text: null,
+        fetchUrl: null,
+      });
+    } catch (error) {
+      await this.discardFile(staged);
+      throw error;
+    }
+  }
+
+  /**
+   * Starts a new version from what the document already holds, with new chunk settings if given:
+   * a text document's text (as its chunks hold it), a file's or URL's original (re-extracted, so
+   * a failed document can be retried). A version still on its way is not superseded by this: the
+   * caller waits for it (409).
+   */
+  async reprocess(
+    orgId: string,
+    id: string,
+    settings: { chunkSize?: number; chunkOverlap?: number },
+  ): Promise<VersionAck> {
+    const { documents } = this.deps;
+    const current = await documents.getDocument(orgId, id);
+    if (!current) throw ERRORS.documentNotFound(id);
+    const pending = current.pendingVersion;
+    if (pending !== null && pending.status !== 'failed') {
+      throw ERRORS.cannotReprocess(
+        id,
+        `version ${pending.version} is still being processed; retry once it is ready`,
+      );
+    }
+    if (current.status === 'queued' || current.status === 'processing') {
+      throw ERRORS.cannotReprocess(id, `it is ${current.status}; retry once it is ready or failed`);
+    }
+    const chunks = {
+      chunkSize: settings.chunkSize ?? current.chunkSize,
+      chunkOverlap: settings.chunkOverlap ?? current.chunkOverlap,
+    };
+    checkChunkSettings(chunks);
+    await this.checkBackpressure(1);
+    const base = { ...chunks, source: current.source, fetchUrl: null };
+    if (current.source.type === 'text') {
+      if (current.status !== 'ready') {
+        throw ERRORS.cannotReprocess(
+          id,
+          'its text failed before it was indexed and was not kept; send it again',
+        );
+      }
+      let text = '';
+      for await (const piece of readDocumentText(documents, orgId, id)) text += piece;
+      return this.startVersion(orgId, id, { ...base, text, blobKey: null });
+    }
+    const input = await documents.loadJobInput(id);
+    if (!input) throw ERRORS.documentNotFound(id);
+    if (input.currentBlobKey === null) {
+      throw ERRORS.cannotReprocess(
+        id,
+        current.status === 'ready'
+          ? 'its original file was deleted once it was indexed (KEEP_ORIGINALS=false); send the file again with PUT /content'
+          : 'its download failed, so there is no original to read; send the URL again with PUT /content',
+      );
+    }
+    return this.startVersion(orgId, id, { ...base, text: null, blobKey: input.currentBlobKey });
+  }
+
+  private async startVersion(
+    orgId: string,
+    id: string,
+    version: Omit<NewVersion, 'at' | 'metadata'>,
+  ): Promise<VersionAck> {
+    const started = await this.deps.documents.startVersion(orgId, id, {
+      ...version,
+      metadata: null,
+      at: this.deps.clock.now(),
+    });
+    if (!started) throw ERRORS.documentNotFound(id);
+    await this.afterStarted([{ started, download: version.fetchUrl !== null }], orgId);
+    return { status: 'accepted', org_id: orgId, document_id: id, version: started.version };
+  }
+
+  /** Queues the new versions' jobs and deletes the blobs they made unused. */
+  private async afterStarted(versions: { started: StartedVersion; download: boolean }[], orgId: string) {
+    if (this.pendingCache) this.pendingCache.count += versions.length;
+    for (const { started } of versions) {
+      for (const key of started.discardedBlobKeys) await this.deps.blobs.delete(key);
+    }
+    try {
+      for (const download of [false, true]) {
+        const refs = versions
+          .filter((v) => v.download === download)
+          .map((v) => ({ documentId: v.started.id, orgId }));
+        const queue = download ? this.deps.downloadQueue : this.deps.queue;
+        // Table queues: startVersion made the row a pending job already; this only wakes them.
+        if (refs.length > 0) await queue.enqueue(refs, { created: true });
+      }
+    } catch (error) {
+      this.deps.onEnqueueError?.(error);
+    }
+  }
+
+  private screen(url: string): string {
+    const screened = this.deps.screenUrl(url);
+    if (!screened.ok) throw ERRORS.invalid(screened.reason, [{ pointer: '/url', message: screened.reason }]);
+    return screened.displayUrl;
+  }
+
+  private fileInput(staged: StagedFile): { source: DocumentSource; blobKey: string } {
+    return {
+      source: {
+        type: 'file',
+        filename: staged.filename,
+        url: null,
+        content_type: staged.contentType,
+        bytes: staged.blob.bytes,
+      },
+      blobKey: staged.blob.key,
+    };
   }
 
   /**
@@ -120,16 +291,10 @@ export class IngestionService {
     }
   }
 
-  async commitFile(orgId: string, staged: StagedFile): Promise<IngestAck> {
+  async commitFile(orgId: string, staged: StagedFile, externalId: string | null = null): Promise<IngestAck> {
     const row = this.newDocument(orgId, this.deps.clock.now(), DEFAULT_CHUNKS, staged.metadata, {
-      source: {
-        type: 'file',
-        filename: staged.filename,
-        url: null,
-        content_type: staged.contentType,
-        bytes: staged.blob.bytes,
-      },
-      blobKey: staged.blob.key,
+      ...this.fileInput(staged),
+      externalId,
     });
     try {
       return await this.commit(orgId, [row]);
@@ -143,13 +308,18 @@ export class IngestionService {
     return this.deps.blobs.delete(staged.blob.key);
   }
 
-  async ingestUrl(orgId: string, url: string, metadata: Metadata): Promise<IngestAck> {
-    const screened = this.deps.screenUrl(url);
-    if (!screened.ok) throw ERRORS.invalid(screened.reason, [{ pointer: '/url', message: screened.reason }]);
+  async ingestUrl(
+    orgId: string,
+    url: string,
+    metadata: Metadata,
+    externalId: string | null = null,
+  ): Promise<IngestAck> {
+    const displayUrl = this.screen(url);
     await this.checkBackpressure(1);
     const row = this.newDocument(orgId, this.deps.clock.now(), DEFAULT_CHUNKS, metadata, {
-      source: { type: 'url', filename: null, url: screened.displayUrl, content_type: null, bytes: null },
+      source: { type: 'url', filename: null, url: displayUrl, content_type: null, bytes: null },
       fetchUrl: url,
+      externalId,
     });
     return this.commit(orgId, [row], this.deps.downloadQueue);
   }
@@ -159,11 +329,18 @@ export class IngestionService {
     createdAt: Date,
     chunks: ChunkSettings,
     metadata: Metadata,
-    input: { source: DocumentSource; text?: string; blobKey?: string; fetchUrl?: string },
+    input: {
+      source: DocumentSource;
+      text?: string;
+      blobKey?: string;
+      fetchUrl?: string;
+      externalId?: string | null;
+    },
   ): NewDocument {
     return {
       id: randomUUID(),
       orgId,
+      externalId: input.externalId ?? null,
       source: input.source,
       metadata: cleanMetadata(metadata),
       chunkSize: chunks.chunkSize,
@@ -176,18 +353,45 @@ export class IngestionService {
     };
   }
 
+  /**
+   * Documents without an external_id are created in one write. One with an external_id is
+   * created, or, when the org has a document with that external_id, becomes its new version
+   * (the ack then names that document): in order, so the same external_id twice in one request
+   * gives versions 1 and 2 (or n+1 and n+2).
+   */
   private async commit(orgId: string, rows: NewDocument[], queue = this.deps.queue): Promise<IngestAck> {
-    await this.deps.documents.createDocuments(rows);
-    if (this.pendingCache) this.pendingCache.count += rows.length;
+    const plain = rows.filter((r) => !r.externalId);
+    const keyed = rows.flatMap((r) => (r.externalId ? [{ ...r, externalId: r.externalId }] : []));
+    const [, started] = await Promise.all([
+      this.deps.documents.createDocuments(plain),
+      Promise.all(keyed.map((r) => this.deps.documents.createOrVersion(r))),
+    ]);
+    const ids = new Map(keyed.map((r, i) => [r.id, started[i]?.id ?? r.id]));
+    const created = [...plain.map((r) => r.id), ...started.filter((v) => v.created).map((v) => v.id)];
+    if (this.pendingCache) this.pendingCache.count += created.length;
     try {
-      await queue.enqueue(
-        rows.map((r) => ({ documentId: r.id, orgId })),
-        { created: true },
-      );
+      if (created.length > 0) {
+        await queue.enqueue(
+          created.map((documentId) => ({ documentId, orgId })),
+          { created: true },
+        );
+      }
     } catch (error) {
       this.deps.onEnqueueError?.(error);
     }
-    return { status: 'accepted', org_id: orgId, queued: rows.length, document_ids: rows.map((r) => r.id) };
+    const versioned = started.filter((v) => !v.created);
+    if (versioned.length > 0) {
+      await this.afterStarted(
+        versioned.map((v) => ({ started: v, download: queue === this.deps.downloadQueue })),
+        orgId,
+      );
+    }
+    return {
+      status: 'accepted',
+      org_id: orgId,
+      queued: rows.length,
+      document_ids: rows.map((r) => ids.get(r.id) ?? r.id),
+    };
   }
 
   private async checkBackpressure(incoming: number): Promise<void> {

@@ -14,9 +14,11 @@ import type {
   ListQuery,
   Metadata,
   NewDocument,
+  NewVersion,
   Org,
   SearchHit,
   SearchQuery,
+  StartedVersion,
   StoredChunk,
 } from './types.js';
 
@@ -58,15 +60,33 @@ export interface OrgStore {
 export interface DocumentStore {
   /** Commits every row in one transaction; afterwards each document is visible as `queued`. */
   createDocuments(docs: NewDocument[]): Promise<void>;
+  /**
+   * A document with an external_id: one transaction creates it, or, when the org already has a
+   * document with that external_id, starts a new version of that one (as startVersion does).
+   * Concurrent calls with one new external_id create one document: the others version it.
+   */
+  createOrVersion(doc: NewDocument & { externalId: string }): Promise<StartedVersion>;
+  /**
+   * Starts a new version of the document: when a version is ready, the new one is pending (the
+   * ready one keeps answering until the new one's saveIndex swaps them in one transaction);
+   * otherwise it replaces the version in flight. Either way a job still running for an older
+   * version writes nothing more, and the document's job is queued again (table queues: its row).
+   * null when there is no such document for this org.
+   */
+  startVersion(orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null>;
   /** null when missing, deleted or owned by another org. */
   getDocument(orgId: string, id: string): Promise<DocumentRecord | null>;
   /** Newest first (createdAt desc, id desc). */
   listDocuments(q: ListQuery): Promise<DocumentRecord[]>;
   /**
    * Removes the document and its chunks in one transaction (they stop matching at once).
-   * Returns the blob key to remove, or null when there was no such document for this org.
+   * Returns the blob keys to remove (the current version's and a pending version's), or null when
+   * there was no such document for this org.
    */
-  deleteDocument(orgId: string, id: string): Promise<{ blobKey: string | null } | null>;
+  deleteDocument(
+    orgId: string,
+    id: string,
+  ): Promise<{ blobKey: string | null; pendingBlobKey?: string | null } | null>;
   /**
    * Up to `limit` of the document's chunks with an index above `afterIndex`, in index order; null
    * when there is no such document for this org.
@@ -87,24 +107,38 @@ export interface DocumentStore {
     update: (current: Metadata) => Metadata,
   ): Promise<DocumentRecord | null>;
 
-  // Worker side. Each returns false / null when the document no longer exists (deleted).
+  // Worker side. Each returns false / null when the document no longer exists (deleted), or when
+  // `version` (JobInput.version) is given and is no longer the version to produce. While a new
+  // version is pending, status and error are the pending version's (the ready one is untouched).
   loadJobInput(id: string): Promise<JobInput | null>;
   /** status → processing, attempts += 1, error cleared. */
-  markProcessing(id: string): Promise<boolean>;
+  markProcessing(id: string, version?: number): Promise<boolean>;
   /** status → queued again (a transient failure will be retried); keeps the error for display. */
-  markRetrying(id: string, error: DocumentError): Promise<boolean>;
+  markRetrying(id: string, error: DocumentError, version?: number): Promise<boolean>;
   /**
    * One transaction: replaces the document's chunks and full-text rows, sets status `ready`
-   * with counts, clears the stored input text and fetch URL. No-op (false) if deleted meanwhile.
+   * with counts, clears the stored input text and fetch URL. No-op (false) if deleted meanwhile
+   * or if `result.version` is stale. For a pending version the same transaction makes it the
+   * current one and takes the previous version's chunks out of search: no query sees both
+   * versions, none sees neither.
    */
   saveIndex(id: string, result: IndexResult): Promise<boolean>;
   /** status → failed with the error; also forgets the stored input text and the full fetch URL. */
-  markFailed(id: string, error: DocumentError): Promise<boolean>;
+  markFailed(id: string, error: DocumentError, version?: number): Promise<boolean>;
   /**
    * URL ingest: the download ended and its bytes are in the blob store. Records the blob key,
    * the detected content type and size, and forgets the full URL (with its signature).
    */
-  attachBlob(id: string, blob: { blobKey: string; contentType: string; bytes: number }): Promise<boolean>;
+  attachBlob(
+    id: string,
+    blob: { blobKey: string; contentType: string; bytes: number },
+    version?: number,
+  ): Promise<boolean>;
+  /**
+   * KEEP_ORIGINALS=false: the current version's file was deleted, so the record forgets its key
+   * (only while it is still `blobKey`); /file then says it was not kept.
+   */
+  forgetBlob(id: string, blobKey: string): Promise<boolean>;
   /**
    * Removes every document of the org with its chunks (and, in SQLite, the org's number inside
    * the keyword index), as deleteDocument does for one: a job still queued or running for one of

@@ -40,9 +40,29 @@ export interface DocumentError {
 
 export type Metadata = Record<string, string>;
 
+/** Most characters of an `external_id` (the caller's own key for a document, unique per org). */
+export const MAX_EXTERNAL_ID_LENGTH = 255;
+
+/** A version of a document still on its way while the previous one answers queries. */
+export interface PendingVersion {
+  version: number;
+  /** `failed`: the new version could not be indexed; the previous one still answers. */
+  status: 'queued' | 'processing' | 'failed';
+  error: DocumentError | null;
+}
+
 export interface DocumentRecord {
   id: string;
   orgId: string;
+  /** The caller's key for the document, unique within the org; null when none was given. */
+  externalId: string | null;
+  /**
+   * The version `status` and the chunks describe: 1 at first, one more for every new content
+   * (PUT content, re-ingest of an external_id, reprocess).
+   */
+  version: number;
+  /** A newer version being processed (or failed) while this one stays searchable; else null. */
+  pendingVersion: PendingVersion | null;
   status: DocumentStatus;
   source: DocumentSource;
   metadata: Metadata;
@@ -67,6 +87,8 @@ export interface DocumentRecord {
 export interface NewDocument {
   id: string;
   orgId: string;
+  /** The caller's key; a document of the org that has it gets a new version instead. */
+  externalId?: string | null;
   source: DocumentSource;
   metadata: Metadata;
   chunkSize: number;
@@ -83,7 +105,15 @@ export interface NewDocument {
 
 /** Everything a worker needs to process one document. */
 export interface JobInput {
+  /**
+   * The document as the job sees it: while a new version is pending, its source, chunk settings,
+   * status and error are the pending version's.
+   */
   record: DocumentRecord;
+  /** The version this job produces; every write of the job names it and is refused once stale. */
+  version: number;
+  /** The blob of the version that answers now (GET /file); equals blobKey without a pending version. */
+  currentBlobKey: string | null;
   text: string | null;
   blobKey: string | null;
   fetchUrl: string | null;
@@ -132,6 +162,11 @@ export interface ChunkStream {
 }
 
 export type IndexResult = (ChunkList | ChunkStream) & {
+  /**
+   * The version these chunks are (JobInput.version): written only while it is still the one to
+   * produce; a newer version or a delete makes the write a no-op. Absent: whatever is current.
+   */
+  version?: number;
   /** Detected content type and byte size, when the worker learnt them (file/URL). */
   contentType: string | null;
   bytes: number | null;
@@ -165,6 +200,8 @@ export interface ListQuery {
   status: DocumentStatus | null;
   ids: string[] | null;
   contentSha256: string | null;
+  /** Only the document with this external_id (at most one per org). */
+  externalId?: string | null;
   /** Only documents whose metadata passes it (domain/filter.ts); null: every document. */
   filter: Filter | null;
 }
@@ -189,6 +226,29 @@ export interface ApiKeyRecord {
   expiresAt: Date | null;
   createdAt: Date;
   revokedAt: Date | null;
+}
+
+/** What a new version of an existing document is made of (DocumentStore.startVersion). */
+export interface NewVersion {
+  source: DocumentSource;
+  chunkSize: number;
+  chunkOverlap: number;
+  /** Replaces the document's metadata at once (filters see it before the content is ready); null keeps it. */
+  metadata: Metadata | null;
+  text: string | null;
+  blobKey: string | null;
+  fetchUrl: string | null;
+  at: Date;
+}
+
+/** The outcome of DocumentStore.startVersion / createOrVersion. */
+export interface StartedVersion {
+  id: string;
+  version: number;
+  /** The document was created just now (version 1), rather than given a new version. */
+  created: boolean;
+  /** Blobs no version refers to any more (a superseded pending version's), for the caller to delete. */
+  discardedBlobKeys: string[];
 }
 
 export interface JobRef {

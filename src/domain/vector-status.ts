@@ -62,3 +62,20 @@ export class VectorStatusService {
     return this.profile;
   }
 }
+
+/**
+ * The vector state a webhook event carries: what the event itself says (ready for
+ * `document.vectors_ready`; pending after `document.ready`, as a new version's chunks wait for
+ * their vectors; failed with a failed document), decided from the message alone so that every
+ * attempt of it sends the same bytes. GET /v1/documents/{id} tells the state of the moment.
+ */
+export function vectorsAtEvent(
+  embedder: Embedder | null,
+  record: DocumentRecord,
+  type: string,
+): VectorsStatus {
+  if (embedder === null) return { status: 'disabled', model: null, error: null };
+  if (type === 'document.vectors_ready') return { status: 'ready', model: embedder.model, error: null };
+  if (record.status === 'failed') return { status: 'failed', model: embedder.model, error: null };
+  return { status: 'pending', model: embedder.model, error: null };
+}

@@ -32,8 +32,11 @@ export interface DispatcherOptions {
   /** An endpoint failing for this long is disabled. */
   disableAfterMs: number;
   logLimit: number;
-  /** The status record's JSON as GET /v1/documents/{id} answers it. */
-  render(record: DocumentRecord): unknown;
+  /**
+   * The status record's JSON as GET /v1/documents/{id} answers it, for an event of `type`: a
+   * function of its arguments only, so every attempt of a message sends the same bytes.
+   */
+  render(record: DocumentRecord, type: string): unknown;
   onAttempt?(outcome: DeliveryOutcome, durationMs: number): void;
   onError?(error: unknown): void;
   random?: () => number;
@@ -138,7 +141,9 @@ export class WebhookDispatcher {
   /** The JSON body: the same bytes on every attempt of a message. */
   body(message: ClaimedMessage): string {
     const data =
-      message.record === null ? { webhook_id: message.endpointId } : this.options.render(message.record);
+      message.record === null
+        ? { webhook_id: message.endpointId }
+        : this.options.render(message.record, message.type);
     return JSON.stringify({ type: message.type, timestamp: message.createdAt.toISOString(), data });
   }
 

@@ -1,17 +1,16 @@
-// Runs an ingest operation under the request's Idempotency-Key, if it sent one, and answers 202
+// Runs an operation that answers 202 (ingest, a new version of a document) under the request's Idempotency-Key, if it sent one, and answers 202
 // with the first response (marked `Idempotent-Replayed: true` when replayed).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { fingerprintRequest, parseIdempotencyKey } from '../domain/idempotency.js';
-import type { IngestAck } from '../domain/ingestion.js';
 import type { AppDeps } from './deps.js';
 
-export async function acceptIdempotently(
+export async function acceptIdempotently<T>(
   deps: AppDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   operation: string,
   fingerprintSource: unknown,
-  execute: () => Promise<IngestAck>,
+  execute: () => Promise<T>,
   onReplay?: () => Promise<void>,
 ): Promise<FastifyReply> {
   const key = parseIdempotencyKey(request.headers['idempotency-key']);

@@ -14,7 +14,7 @@ import {
   METADATA_MAX_VALUE_LENGTH,
   type MetadataPatch,
 } from '../domain/metadata.js';
-import { DOCUMENT_STATUSES } from '../domain/types.js';
+import { DOCUMENT_STATUSES, MAX_EXTERNAL_ID_LENGTH } from '../domain/types.js';
 
 export { METADATA_MAX_KEY_LENGTH, METADATA_MAX_KEYS, METADATA_MAX_VALUE_LENGTH };
 
@@ -70,6 +70,14 @@ const FILTER_LANGUAGE = `Metadata filter. \`{"key": "v"}\` (equal), \`{"key": ["
  */
 export const FilterSchema = Type.Unsafe<FilterJson>({ type: 'object', description: FILTER_LANGUAGE });
 
+export const ExternalId = Type.String({
+  minLength: 1,
+  maxLength: MAX_EXTERNAL_ID_LENGTH,
+  description:
+    'Your own key for the document, unique in your organisation. Ingesting an external_id that a document already has makes a new version of that document (the ack returns its id); the previous version answers queries until the new one is ready.',
+  examples: ['crm-ticket-4711'],
+});
+
 export const IngestBody = Type.Object(
   {
     documents: Type.Array(
@@ -77,6 +85,7 @@ export const IngestBody = Type.Object(
         {
           text: Type.String({ minLength: 1, description: 'The document text.' }),
           metadata: Type.Optional(Metadata),
+          external_id: Type.Optional(ExternalId),
         },
         { additionalProperties: false },
       ),
@@ -112,6 +121,7 @@ export const IngestUrlBody = Type.Object(
   {
     url: Type.String({ minLength: 1, maxLength: 8192, description: 'An http or https URL to download.' }),
     metadata: Type.Optional(Metadata),
+    external_id: Type.Optional(ExternalId),
   },
   {
     additionalProperties: false,
@@ -156,6 +166,9 @@ export const DocumentStatusSchema = Type.Union(
 const READY_DOCUMENT = {
   id: EXAMPLE_DOCUMENT_ID,
   org_id: EXAMPLE_ORG_ID,
+  external_id: 'handbook-2026',
+  version: 2,
+  pending_version: { version: 3, status: 'processing', error: null },
   status: 'ready',
   source: {
     type: 'file',
@@ -182,6 +195,9 @@ const READY_DOCUMENT = {
 const FAILED_DOCUMENT = {
   id: EXAMPLE_OTHER_DOCUMENT_ID,
   org_id: EXAMPLE_ORG_ID,
+  external_id: null,
+  version: 1,
+  pending_version: null,
   status: 'failed',
   source: {
     type: 'url',
@@ -212,6 +228,28 @@ export const DocumentRecordSchema = Type.Object(
   {
     id: Type.String({ description: 'Document ID (UUID).' }),
     org_id: Type.String(),
+    external_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'Your own key for the document, if you gave one at ingest.',
+    }),
+    version: Type.Integer({
+      minimum: 1,
+      description:
+        'The version that `status`, the counts, the chunks, /content and /file describe: 1, then one more for each new content (PUT /content, re-ingest of the external_id, reprocess).',
+    }),
+    pending_version: Type.Union(
+      [
+        Type.Object({
+          version: Type.Integer({ minimum: 2 }),
+          status: Type.Union([Type.Literal('queued'), Type.Literal('processing'), Type.Literal('failed')]),
+          error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'A newer version on its way while `version` keeps answering queries; it replaces it in one step once ready. `failed`: it could not be indexed and `version` stays (the error says why). null when there is none.',
+      },
+    ),
     status: DocumentStatusSchema,
     source: Type.Object({
       type: Type.Union([Type.Literal('text'), Type.Literal('file'), Type.Literal('url')]),
@@ -283,6 +321,13 @@ export const ListDocumentsQuery = Type.Object(
       Type.String({
         pattern: '^[0-9a-f]{64}$',
         description: 'Only documents whose extracted text has this SHA-256 (lower-case hex).',
+      }),
+    ),
+    external_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_EXTERNAL_ID_LENGTH,
+        description: 'Only the document with this external_id (at most one).',
       }),
     ),
     filter: Type.Optional(
@@ -507,6 +552,9 @@ const PROBLEM_MEANINGS: Partial<Record<ErrorCode, string>> = {
   insufficient_scope: 'The API key lacks the scope this operation needs.',
   not_found: 'Nothing with this id (another organisation’s ids get the same answer).',
   not_ready: 'The document is not ready: queued, processing or failed.',
+  original_not_kept: 'The original file was deleted once indexed (KEEP_ORIGINALS=false).',
+  cannot_reprocess:
+    'The document has nothing to reprocess from (no text or original kept), or a newer version is already on its way.',
   payload_too_large: 'The body, the file or a form part is larger than the limit.',
   unsupported_media_type: 'The Content-Type, Content-Encoding or file format is not accepted.',
   idempotency_key_in_use: 'A request with this Idempotency-Key is still being handled.',
@@ -526,6 +574,9 @@ const SAMPLE_ERRORS: Partial<Record<ErrorCode, () => ApiError>> = {
   insufficient_scope: () => ERRORS.insufficientScope('ingest', 'POST', '/v1/ingest'),
   not_found: () => ERRORS.documentNotFound(EXAMPLE_DOCUMENT_ID),
   not_ready: () => ERRORS.notReady(EXAMPLE_DOCUMENT_ID, 'processing'),
+  original_not_kept: () => ERRORS.originalNotKept(EXAMPLE_DOCUMENT_ID),
+  cannot_reprocess: () =>
+    ERRORS.cannotReprocess(EXAMPLE_DOCUMENT_ID, 'version 3 is still being processed; retry once it is ready'),
   payload_too_large: () => ERRORS.payloadTooLarge('The request body is larger than the limit.'),
   unsupported_media_type: () =>
     ERRORS.unsupportedMediaType('Content-Type "text/plain" is not accepted here.'),
@@ -665,3 +716,69 @@ export const INGEST_ERRORS: ErrorCode[] = [
   'idempotency_key_reused',
   'overloaded',
 ];
+
+export const VersionAck = Type.Object(
+  {
+    status: Type.Literal('accepted'),
+    org_id: Type.String({ description: 'The calling organisation.' }),
+    document_id: Type.String({ description: 'The document given a new version.' }),
+    version: Type.Integer({
+      minimum: 2,
+      description:
+        'The new version, shown as `pending_version` while the current one answers, and as `version` once it replaced it.',
+    }),
+  },
+  {
+    description: 'Accepted: the new version is stored and queued for processing.',
+    examples: [{ status: 'accepted', org_id: EXAMPLE_ORG_ID, document_id: EXAMPLE_DOCUMENT_ID, version: 3 }],
+  },
+);
+
+/** PUT /v1/documents/{id}/content as JSON: new text, or a URL to download. */
+export const ReplaceContentJson = Type.Union(
+  [
+    Type.Object(
+      { text: Type.String({ minLength: 1, description: 'The new text of the document.' }) },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      {
+        url: Type.String({
+          minLength: 1,
+          maxLength: 8192,
+          description: 'An http or https URL to download the new content from.',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  {
+    examples: [
+      { text: 'Refunds are accepted within 60 days of purchase.' },
+      { url: 'https://example.com/reports/annual-report-2026.pdf' },
+    ],
+  },
+);
+export type ReplaceContentJson = Static<typeof ReplaceContentJson>;
+
+export const ReprocessBody = Type.Object(
+  {
+    chunk_size: Type.Optional(
+      Type.Integer({
+        minimum: 128,
+        maximum: 4096,
+        description: 'Tokens per chunk (default: the document’s).',
+      }),
+    ),
+    chunk_overlap: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 512,
+        description:
+          'Tokens shared by consecutive chunks (default: the document’s); smaller than chunk_size.',
+      }),
+    ),
+  },
+  { additionalProperties: false, examples: [{ chunk_size: 256, chunk_overlap: 32 }] },
+);
+export type ReprocessBody = Static<typeof ReprocessBody>;

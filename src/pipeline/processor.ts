@@ -53,11 +53,15 @@ export interface ProcessorDeps {
   documents: DocumentStore;
   /** Where downloaded documents go next (the process lane's queue). */
   processQueue: JobQueue;
+  /** Where a newer URL version found by a running process job goes (the download lane). */
+  downloadQueue?: JobQueue;
   blobs: BlobStore;
   indexFile: IndexFile;
   chunkDocument: ChunkDocument;
   downloadUrl: DownloadUrl;
   logger: ProcessorLogger;
+  /** KEEP_ORIGINALS: false deletes a version's file once the version is ready (default true). */
+  keepOriginals?: boolean;
   /** Told how each processing run ended (for metrics). */
   onOutcome?: (outcome: ProcessingOutcome) => void;
 }
@@ -73,20 +77,33 @@ export class DocumentProcessor {
     const input = await this.begin(job);
     if (!input) return;
     if (input.blobKey === null) {
-      const downloaded = await this.guard(job, () => this.download(input, job));
+      const downloaded = await this.guard(job, input.version, () => this.download(input, job));
       if (!downloaded) return;
     }
     await this.deps.processQueue.enqueue([{ documentId: job.documentId, orgId: job.orgId }]);
   };
 
-  /** The process lane: extract (for files), chunk, index. */
+  /**
+   * The process lane: extract (for files), chunk, index. When a newer version arrived while this
+   * ran (its writes were then refused), the same job goes on with it: a queue that keeps one job
+   * per document (BullMQ) did not queue the newer version beside the running one.
+   */
   readonly handle: JobHandler = async (job) => {
-    const input = await this.begin(job);
-    if (!input) return;
-    await this.guard(job, async () => {
-      await this.process(input, job.signal);
-      return true;
-    });
+    let done: number | null = null;
+    for (let round = 0; round < MAX_VERSIONS_PER_JOB && !job.signal.aborted; round += 1) {
+      const input = await this.begin(job);
+      if (!input || input.version === done) return;
+      if (input.fetchUrl !== null && input.blobKey === null) {
+        // The newer version is a URL: its download lane takes it.
+        await this.deps.downloadQueue?.enqueue([{ documentId: job.documentId, orgId: job.orgId }]);
+        return;
+      }
+      await this.guard(job, input.version, async () => {
+        await this.process(input, job.signal);
+        return true;
+      });
+      done = input.version;
+    }
   };
 
   /**
@@ -101,7 +118,7 @@ export class DocumentProcessor {
     const input = await documents.loadJobInput(job.documentId);
     if (!input || input.record.status === 'ready' || input.record.status === 'failed') return null;
     const counted = input.record.status === 'processing' && job.attempt <= input.record.attempts;
-    if (!counted && !(await documents.markProcessing(job.documentId))) return null;
+    if (!counted && !(await documents.markProcessing(job.documentId, input.version))) return null;
     return input;
   }
 
@@ -110,7 +127,7 @@ export class DocumentProcessor {
    * on the last attempt) end `failed`; other transient ones are thrown back for a retry.
    * Returns the step's result, or false when it failed.
    */
-  private async guard(job: JobContext, step: () => Promise<boolean>): Promise<boolean> {
+  private async guard(job: JobContext, version: number, step: () => Promise<boolean>): Promise<boolean> {
     const { documents, logger } = this.deps;
     try {
       return await step();
@@ -120,7 +137,7 @@ export class DocumentProcessor {
       const error = thrown instanceof PipelineError ? thrown : internalError(thrown);
       const detail: DocumentError = { code: error.code, message: error.message };
       if (error.transient && job.attempt < job.maxAttempts) {
-        await documents.markRetrying(job.documentId, detail);
+        await documents.markRetrying(job.documentId, detail, version);
         this.deps.onOutcome?.({ outcome: 'retry', code: error.code });
         throw error;
       }
@@ -130,7 +147,7 @@ export class DocumentProcessor {
           'document processing failed',
         );
       }
-      await documents.markFailed(job.documentId, detail);
+      await documents.markFailed(job.documentId, detail, version);
       this.deps.onOutcome?.({ outcome: 'failed', code: error.code });
       return false;
     }
@@ -141,7 +158,7 @@ export class DocumentProcessor {
     const { documents, blobs } = this.deps;
     if (input.fetchUrl === null) throw new PipelineError('internal', 'document has no input');
     const downloaded = await this.deps.downloadUrl(input.fetchUrl, job.signal);
-    const attached = await documents.attachBlob(input.record.id, downloaded);
+    const attached = await documents.attachBlob(input.record.id, downloaded, input.version);
     if (!attached) await blobs.delete(downloaded.blobKey);
     return attached;
   }
@@ -158,6 +175,7 @@ export class DocumentProcessor {
     const save = (chunks: ChunkStream) =>
       documents.saveIndex(record.id, {
         ...chunks,
+        version: input.version,
         contentType: record.source.content_type,
         bytes: record.source.bytes,
       });
@@ -177,9 +195,25 @@ export class DocumentProcessor {
     } else {
       throw new PipelineError('internal', 'document has no input');
     }
-    if (saved) this.deps.onOutcome?.({ outcome: 'ready', code: null });
+    if (!saved) return;
+    this.deps.onOutcome?.({ outcome: 'ready', code: null });
+    // The version swapped in; the file of the one it replaced is no longer anyone's.
+    if (
+      input.version !== input.record.version &&
+      input.currentBlobKey !== null &&
+      input.currentBlobKey !== input.blobKey
+    ) {
+      await blobs.delete(input.currentBlobKey);
+    }
+    if (this.deps.keepOriginals === false && input.blobKey !== null) {
+      // The record forgets the key first: /file never points at a file that is gone.
+      if (await documents.forgetBlob(record.id, input.blobKey)) await blobs.delete(input.blobKey);
+    }
   }
 }
+
+/** A job goes on with newer versions at most this many times before leaving them to a new job. */
+const MAX_VERSIONS_PER_JOB = 5;
 
 function internalError(thrown: unknown): PipelineError {
   // Unknown errors (a database hiccup, a bug) are retried; the last attempt records them.

@@ -41,7 +41,7 @@ import { QueryService } from '../domain/query.js';
 import { QueueReconciler } from '../domain/reconciler.js';
 import { UsageService } from '../domain/usage.js';
 import { VectorStage } from '../domain/vector-stage.js';
-import { VectorStatusService } from '../domain/vector-status.js';
+import { VectorStatusService, vectorsAtEvent } from '../domain/vector-status.js';
 import { WebhookDispatcher } from '../domain/webhook-dispatcher.js';
 import { WebhookService, type WebhookStore } from '../domain/webhooks.js';
 import type { AppDeps, ReadinessCheck } from '../http/deps.js';
@@ -279,7 +279,9 @@ export async function createRuntime(
     const processor = new DocumentProcessor({
       documents,
       processQueue: queue,
+      downloadQueue,
       blobs,
+      keepOriginals: config.keepOriginals,
       logger,
       onOutcome: (outcome) => metrics.documentOutcome(outcome),
       indexFile: (file, format, options, signal) => extractor.indexStream(file, format, options, signal),
@@ -370,7 +372,7 @@ export async function createRuntime(
         retryWindowMs: config.webhookRetryWindowMs,
         disableAfterMs: config.webhookDisableAfterMs,
         logLimit: WEBHOOK_LOG_LIMIT,
-        render: toDocumentJson,
+        render: (record, type) => toDocumentJson(record, vectorsAtEvent(embedder, record, type)),
         onAttempt: (outcome, ms) => metrics.webhookAttempt(outcome, ms),
         onError: webhookErrors,
       },

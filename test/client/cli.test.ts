@@ -135,6 +135,42 @@ describeWithCorpus('docindex client commands', () => {
     expect(cli('cat', '00000000-0000-4000-8000-000000000000').status).toBe(1);
   });
 
+  it('ingest --external-id, update and reprocess make new versions of one document', async () => {
+    const file = path.join(root, 'tern.txt');
+    writeFileSync(file, 'Terns fly from pole to pole.\n');
+    const first = cli('ingest', file, '--external-id', 'birds/tern', '--wait');
+    expect(first.status, first.stderr).toBe(0);
+    const id = JSON.parse(cli('ls', '--json').stdout).documents.find(
+      (d: { external_id: string | null }) => d.external_id === 'birds/tern',
+    ).id as string;
+    const waitFor = async (version: number) => {
+      for (;;) {
+        const doc = JSON.parse(cli('status', id, '--json').stdout);
+        const record = Array.isArray(doc) ? doc[0] : (doc.documents?.[0] ?? doc);
+        if (record.version === version && record.pending_version === null && record.status === 'ready')
+          return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    writeFileSync(file, 'Terns nest on shingle beaches.\n');
+    const again = cli('ingest', file, '--external-id', 'birds/tern', '--wait');
+    expect(again.status).toBe(0);
+    await waitFor(2);
+    expect(cli('cat', id).stdout).toBe('Terns nest on shingle beaches.\n');
+    const updated = cli('update', id, '--text', 'Terns dive for sand eels.', '--json');
+    expect(updated.status, updated.stderr).toBe(0);
+    expect(JSON.parse(updated.stdout)).toMatchObject({ document_id: id, version: 3 });
+    await waitFor(3);
+    expect(cli('cat', id).stdout).toBe('Terns dive for sand eels.');
+    const reprocessed = cli('reprocess', id, '--chunk-size', '128', '--chunk-overlap', '0');
+    expect(reprocessed.stdout).toMatch(new RegExp(`^${id}: version 4 queued`));
+    await waitFor(4);
+    expect(cli('update', id).status).toBe(2);
+    expect(cli('update', id, '--text', 'a', '--url', 'https://example.com/').status).toBe(2);
+    expect(cli('ingest', file, folder, '--external-id', 'x').status).toBe(2);
+    expect(cli('update', '00000000-0000-4000-8000-000000000000', '--text', 'x').status).toBe(1);
+  });
+
   it('query prints ranked chunks with their document; --filter and --json work', () => {
     const human = cli('query', 'herons', 'shallow', 'water');
     expect(human.status).toBe(0);

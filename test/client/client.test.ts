@@ -168,6 +168,45 @@ describe('DocindexClient', () => {
     },
   );
 
+  it('versions a document: external ids, replaceContent (text and file) and reprocessDocument', async () => {
+    const waitFor = async (id: string, version: number) => {
+      for (;;) {
+        const doc = await client.getDocument(id);
+        const done = doc.status === 'ready' || doc.status === 'failed';
+        if (doc.version === version && doc.pending_version === null && done) return doc;
+        if (doc.pending_version?.version === version && doc.pending_version.status === 'failed') return doc;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    };
+    const [id] = (await client.ingestText([{ text: 'the tern flies south', external_id: 'birds/tern' }]))
+      .document_ids;
+    await waitFor(id!, 1);
+    expect((await client.getDocumentByExternalId('birds/tern'))?.id).toBe(id);
+    expect(await client.getDocumentByExternalId('birds/none')).toBeNull();
+    const file = path.join(dir, 'tern.txt');
+    writeFileSync(file, 'the tern file flies north');
+    const again = await client.ingestFile(file, { externalId: 'birds/tern' });
+    expect(again.document_ids).toEqual([id]);
+    expect((await waitFor(id!, 2)).source.type).toBe('file');
+    expect(await client.replaceContent(id!, { text: 'the tern rests' })).toMatchObject({
+      document_id: id,
+      version: 3,
+    });
+    await waitFor(id!, 3);
+    expect(await client.getDocumentContent(id!)).toBe('the tern rests');
+    writeFileSync(file, 'the tern file again');
+    expect((await client.replaceContent(id!, { file })).version).toBe(4);
+    await waitFor(id!, 4);
+    expect(await client.getDocumentContent(id!)).toBe('the tern file again');
+    const reprocessed = await client.reprocessDocument(id!, { chunkSize: 128, chunkOverlap: 0 });
+    expect(reprocessed.version).toBe(5);
+    expect(await waitFor(id!, 5)).toMatchObject({ chunk_size: 128, chunk_overlap: 0, version: 5 });
+    const missing = await rejection(
+      client.replaceContent('00000000-0000-4000-8000-000000000000', { text: 'x' }),
+    );
+    expect(missing.status).toBe(404);
+  });
+
   it('filters queries and lists with operators, and deletes by filter', async () => {
     const key = (await h.runtime.admin.createOrg('filters')).api_key;
     const mine = new DocindexClient({ baseUrl, apiKey: key });

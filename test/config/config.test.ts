@@ -75,6 +75,7 @@ describe('loadConfig', () => {
       jobLeaseMs: 30_000,
       jobMaxAttempts: 5,
       reconcileIntervalMs: 30_000,
+      keepOriginals: true,
       trustProxy: false,
       requestTimeoutMs: 300_000,
       headersTimeoutMs: 10_000,

@@ -241,4 +241,38 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
     expect(problems).toEqual([]);
     expect(offsite).toEqual([]);
   });
+
+  it('opens a document: shows the chunks it was indexed as and edits its metadata', async () => {
+    const row = page.locator('#documents-body tr', { hasText: 'salmon-notes.txt' });
+    await row.getByRole('button', { name: 'Open salmon-notes.txt' }).click();
+    const dialog = page.locator('#document-dialog');
+    await dialog.waitFor({ state: 'visible' });
+    await expect.poll(() => page.locator('#chunks-note').textContent()).toBe('1 chunk');
+    expect(await page.locator('#chunk-list li').first().textContent()).toMatch(
+      /^chunk 0 · \d+ tokensSalmon swim upstream every autumn/,
+    );
+    expect(await page.locator('#dialog-id').textContent()).toMatch(/· version 1$/);
+
+    await page.getByLabel(/^Metadata/).fill('{"river": "tweed", "season": "autumn"}');
+    await page.getByRole('button', { name: 'Save metadata' }).click();
+    await row.locator('.chip', { hasText: 'river: tweed' }).waitFor();
+    const id = await row.getAttribute('data-id');
+    expect((await h.request('GET', `/v1/documents/${id}`)).json().metadata).toEqual({
+      river: 'tweed',
+      season: 'autumn',
+    });
+    // A key left out is removed; invalid JSON is refused before any request.
+    await page.getByLabel(/^Metadata/).fill('{"river": "tweed"}');
+    await page.getByRole('button', { name: 'Save metadata' }).click();
+    await expect
+      .poll(async () => (await h.request('GET', `/v1/documents/${id}`)).json().metadata)
+      .toEqual({ river: 'tweed' });
+    await page.getByLabel(/^Metadata/).fill('{river');
+    await page.getByRole('button', { name: 'Save metadata' }).click();
+    expect(await page.locator('#metadata-error').textContent()).toBe('That is not valid JSON.');
+    await page.getByRole('button', { name: 'Close' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(problems).toEqual([]);
+    expect(offsite).toEqual([]);
+  });
 });

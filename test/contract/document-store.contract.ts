@@ -67,6 +67,9 @@ export function documentStoreContract(
         const expected: DocumentRecord = {
           id: doc.id,
           orgId: orgA,
+          externalId: null,
+          version: 1,
+          pendingVersion: null,
           status: 'queued',
           source: doc.source,
           metadata: doc.metadata,
@@ -85,8 +88,10 @@ export function documentStoreContract(
         expect(await store.getDocument(orgA, doc.id)).toEqual(expected);
         expect(await store.loadJobInput(doc.id)).toEqual({
           record: expected,
+          version: 1,
           text: null,
           blobKey: 'ab/blob-key',
+          currentBlobKey: 'ab/blob-key',
           fetchUrl: null,
         });
       });
@@ -535,7 +540,7 @@ export function documentStoreContract(
         const small = await indexed(orgA, ['a manatee grazes on sea grass']);
         const doc = await indexed(orgA, largeTexts('manatee'));
         expect(await index.search(query(orgA, 'manatee', { topK: 5 }))).toHaveLength(5);
-        expect(await store.deleteDocument(orgA, doc.id)).toEqual({ blobKey: null });
+        expect(await store.deleteDocument(orgA, doc.id)).toEqual({ blobKey: null, pendingBlobKey: null });
         expect(await store.getDocument(orgA, doc.id)).toBeNull();
         expect((await store.listDocuments(list(orgA))).map((d) => d.id)).toEqual([small.id]);
         expect(await store.listDocuments(list(orgA, { ids: [doc.id] }))).toEqual([]);
@@ -648,13 +653,16 @@ export function documentStoreContract(
         const text = await indexed(orgA, ['pangolin diet']);
         expect(await index.search(query(orgA, 'pangolin'))).toHaveLength(2);
 
-        expect(await store.deleteDocument(orgA, file.id)).toEqual({ blobKey: 'aa/blob' });
+        expect(await store.deleteDocument(orgA, file.id)).toEqual({
+          blobKey: 'aa/blob',
+          pendingBlobKey: null,
+        });
         expect(await store.getDocument(orgA, file.id)).toBeNull();
         expect((await index.search(query(orgA, 'pangolin'))).map((hit) => hit.documentId)).toEqual([text.id]);
         expect(await index.search(query(orgA, 'pangolin scales', { documentIds: [file.id] }))).toEqual([]);
         expect((await store.listDocuments(list(orgA))).map((d) => d.id)).toEqual([text.id]);
 
-        expect(await store.deleteDocument(orgA, text.id)).toEqual({ blobKey: null });
+        expect(await store.deleteDocument(orgA, text.id)).toEqual({ blobKey: null, pendingBlobKey: null });
         expect(await store.deleteDocument(orgA, text.id)).toBeNull();
         expect(await index.search(query(orgA, 'pangolin'))).toEqual([]);
       });

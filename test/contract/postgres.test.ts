@@ -20,6 +20,7 @@ import { checkServices, describeScaleOut, dropSchema, freshSchema, REQUIRED } fr
 import { blobStoreContract } from './blob-store.contract.js';
 import { type DocumentStoreOptions, indexedInto, indexResult, newDoc, query } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
+import { documentVersionsContract } from './document-versions.contract.js';
 import { filterContract } from './filter.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
 import { jobDocument } from './job-document.js';
@@ -98,6 +99,7 @@ describeScaleOut('PostgreSQL adapters', services, () => {
   // REQUIRE_SCALE_OUT_TESTS=1 (CI) it runs and fails.
   const stores = storesOn(rum || REQUIRED);
   documentStoreContract('PgDocumentStore', stores);
+  documentVersionsContract('PgDocumentStore versions', stores);
   if (rum || REQUIRED) searchIndexContract('PgKeywordIndex (RUM)', storesOn(true));
   else console.log('PgKeywordIndex (RUM) skipped: the rum extension is not available (postgresql-15-rum)');
   searchIndexContract('PgKeywordIndex (GIN)', storesOn(false));

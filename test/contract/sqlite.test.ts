@@ -17,6 +17,7 @@ import { SqliteWebhookStore } from '../../src/adapters/sqlite/webhook-store.js';
 import { blobStoreContract } from './blob-store.contract.js';
 import type { DocumentStoreOptions } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
+import { documentVersionsContract } from './document-versions.contract.js';
 import { filterContract } from './filter.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
 import { jobDocument } from './job-document.js';
@@ -75,6 +76,7 @@ for (const [kind, open] of [
     };
   };
   documentStoreContract(`SqliteDocumentStore (${kind})`, make);
+  documentVersionsContract(`SqliteDocumentStore versions (${kind})`, make);
   searchIndexContract(`SqliteKeywordIndex (${kind})`, make);
   filterContract(`SQLite filters (${kind})`, make);
 }

@@ -22,16 +22,19 @@ describe('documents', () => {
         'content_sha256',
         'created_at',
         'error',
+        'external_id',
         'id',
         'metadata',
         'ocr_pages',
         'org_id',
+        'pending_version',
         'source',
         'status',
         'token_count',
         'tokenizer',
         'updated_at',
         'vectors',
+        'version',
       ].sort(),
     );
     // A JSON text never needs OCR.
@@ -42,6 +45,7 @@ describe('documents', () => {
       token_count: 3,
       ocr_pages: null,
     });
+    expect(doc).toMatchObject({ external_id: null, version: 1, pending_version: null });
     // No embedding provider in this harness: the vector stage is off.
     expect(doc!.vectors).toEqual({ status: 'disabled', model: null, error: null });
     expect(doc!.content_sha256).toBe(createHash('sha256').update('status record text').digest('hex'));

@@ -36,6 +36,9 @@ function expectedScope(method: string, url: string): Scope | null {
   if (method === 'GET') return 'read';
   if (method === 'PATCH' || method === 'DELETE') return 'write';
   if (method === 'POST' && url === '/v1/documents/delete') return 'write';
+  // A new version of a document is new content to process, as an ingest is.
+  if (method === 'PUT' && url === '/v1/documents/:id/content') return 'ingest';
+  if (method === 'POST' && url === '/v1/documents/:id/reprocess') return 'ingest';
   return null;
 }
 

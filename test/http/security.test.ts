@@ -6,7 +6,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
 
-const ROUTES: { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; body?: unknown }[] = [
+const ROUTES: { method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'; url: string; body?: unknown }[] = [
   { method: 'POST', url: '/v1/ingest', body: { documents: [{ text: 'hello' }] } },
   { method: 'POST', url: '/v1/ingest/url', body: { url: 'https://example.com/a.pdf' } },
   { method: 'POST', url: '/v1/ingest/file' },
@@ -18,6 +18,8 @@ const ROUTES: { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; body?:
   { method: 'PATCH', url: `/v1/documents/${randomUUID()}`, body: { metadata: { team: 'x' } } },
   { method: 'DELETE', url: `/v1/documents/${randomUUID()}` },
   { method: 'POST', url: '/v1/documents/delete', body: { filter: { team: 'x' } } },
+  { method: 'PUT', url: `/v1/documents/${randomUUID()}/content`, body: { text: 'new text' } },
+  { method: 'POST', url: `/v1/documents/${randomUUID()}/reprocess`, body: {} },
   { method: 'POST', url: '/v1/query', body: { query: 'hello' } },
   { method: 'GET', url: '/v1/usage' },
   { method: 'POST', url: '/v1/webhooks', body: { url: 'https://hooks.example.com/a' } },
@@ -112,7 +114,11 @@ describe('tenancy', () => {
   afterAll(() => h.close());
 
   it("org A gets the same 404 for org B's document as for a missing one, and B is untouched", async () => {
-    const [bDoc] = await h.ingest(h.orgB, ['tenancy secret walrus sentence']);
+    const ingested = await h.request('POST', '/v1/ingest', {
+      key: h.orgB.apiKey,
+      body: { documents: [{ text: 'tenancy secret walrus sentence', external_id: 'tenancy-b' }] },
+    });
+    const bDoc = ingested.json().document_ids[0] as string | undefined;
     await h.waitForDone(h.orgB, [bDoc!]);
     const missing = randomUUID();
 
@@ -127,6 +133,21 @@ describe('tenancy', () => {
     const delOther = await h.request('DELETE', `/v1/documents/${bDoc}`);
     expect(delOther.statusCode).toBe(404);
 
+    // The routes that make a new version: another org's id is answered as a missing one.
+    for (const [method, path, body] of [
+      ['PUT', 'content', { text: 'overwritten by org A' }],
+      ['PUT', 'content', { url: 'https://example.com/a.pdf' }],
+      ['POST', 'reprocess', { chunk_size: 256, chunk_overlap: 0 }],
+    ] as const) {
+      const other = await h.request(method, `/v1/documents/${bDoc}/${path}`, { body });
+      const none = await h.request(method, `/v1/documents/${missing}/${path}`, { body });
+      expect(other.statusCode, `${method} ${path}`).toBe(404);
+      expect(strip(other.json())).toEqual(strip(none.json()));
+      expect(other.json().detail.replace(bDoc!, 'ID')).toBe(none.json().detail.replace(missing, 'ID'));
+    }
+    const listByExternal = await h.request('GET', '/v1/documents?external_id=tenancy-b');
+    expect(listByExternal.json().documents).toEqual([]);
+
     const list = await h.request('GET', `/v1/documents?ids=${bDoc}`);
     expect(list.json().documents).toEqual([]);
 
@@ -135,7 +156,7 @@ describe('tenancy', () => {
 
     const stillThere = await h.request('GET', `/v1/documents/${bDoc}`, { key: h.orgB.apiKey });
     expect(stillThere.statusCode).toBe(200);
-    expect(stillThere.json().status).toBe('ready');
+    expect(stillThere.json()).toMatchObject({ status: 'ready', version: 1, pending_version: null });
     const bQuery = await h.request('POST', '/v1/query', { key: h.orgB.apiKey, body: { query: 'walrus' } });
     expect(bQuery.json().results).toHaveLength(1);
   });

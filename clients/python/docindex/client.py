@@ -48,6 +48,7 @@ from .types import (
     QueryResponse,
     TextDocument,
     UsageReport,
+    VersionAck,
     WaitProgress,
 )
 
@@ -159,31 +160,22 @@ class Client:
         filename: Optional[str] = None,
         content_type: Optional[str] = None,
         idempotency_key: Optional[str] = None,
+        external_id: Optional[str] = None,
     ) -> IngestAck:
         """Uploads one file (``POST /v1/ingest/file``), streamed from disk, not read into memory.
 
         ``file`` is a path or a seekable binary file object. ``filename`` (the name the server
         records) defaults to the path's basename; ``content_type`` to the one its extension
-        names (.pdf, .docx, .txt, .md, .html/.htm, .png, .jpg/.jpeg, .tiff/.tif).
+        names (.pdf, .docx, .txt, .md, .html/.htm, .png, .jpg/.jpeg, .tiff/.tif, and the others
+        the server lists). ``external_id`` is your key for the document: a document that has it
+        already gets this file as its new version.
         """
-        if filename is None:
-            name = os.fspath(file) if isinstance(file, (str, os.PathLike)) else getattr(file, "name", None)
-            if not isinstance(name, str) or not name:
-                raise ValueError("ingest_file needs a filename for a file object without a name")
-            filename = os.path.basename(name)
-        open_file, size, close_after = file_body_source(file)
         fields: List[Tuple[str, str]] = []
         if metadata is not None:
             fields.append(("metadata", json.dumps(dict(metadata), ensure_ascii=False)))
-        body = MultipartBody(
-            fields,
-            "file",
-            filename,
-            content_type or content_type_for(filename),
-            open_file,
-            size,
-            close_after,
-        )
+        if external_id is not None:
+            fields.append(("external_id", external_id))
+        body = _file_form(file, fields, filename, content_type)
         answer = self._call(
             "POST", "/v1/ingest/file", body=body, idempotency_key=idempotency_key or _new_key()
         )
@@ -195,18 +187,70 @@ class Client:
         metadata: Optional[Metadata] = None,
         *,
         idempotency_key: Optional[str] = None,
+        external_id: Optional[str] = None,
     ) -> IngestAck:
         """Queues a public or pre-signed http(s) URL for the service to download (``POST /v1/ingest/url``).
 
-        Non-public addresses (loopback, private networks) are refused with a 400.
+        Non-public addresses (loopback, private networks) are refused with a 400. ``external_id``
+        as for :meth:`ingest_file`.
         """
         body: Dict[str, Any] = {"url": url}
         if metadata is not None:
             body["metadata"] = dict(metadata)
+        if external_id is not None:
+            body["external_id"] = external_id
         answer = self._call(
             "POST", "/v1/ingest/url", json_body=body, idempotency_key=idempotency_key or _new_key()
         )
         return _ack(answer)
+
+    def replace_content(
+        self,
+        document_id: str,
+        *,
+        text: Optional[str] = None,
+        url: Optional[str] = None,
+        file: Optional[FileSource] = None,
+        filename: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> VersionAck:
+        """New content for a document, as a new version (``PUT /v1/documents/{id}/content``): one
+        of ``text``, ``url`` or ``file`` (a path or a binary file object). The current version
+        answers queries until the new one is ready; ``pending_version`` shows its progress.
+        """
+        if sum(value is not None for value in (text, url, file)) != 1:
+            raise ValueError("replace_content needs exactly one of text, url and file")
+        path = _document_path(document_id) + "/content"
+        key = idempotency_key or _new_key()
+        if file is not None:
+            answer = self._call("PUT", path, body=_file_form(file, [], filename, None), idempotency_key=key)
+        else:
+            payload = {"text": text} if text is not None else {"url": url}
+            answer = self._call("PUT", path, json_body=payload, idempotency_key=key)
+        return _version_ack(answer)
+
+    def reprocess_document(
+        self,
+        document_id: str,
+        *,
+        chunk_size: Optional[int] = None,
+        chunk_overlap: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> VersionAck:
+        """Processes a document again as a new version (``POST /v1/documents/{id}/reprocess``):
+        its text re-chunked or its original re-extracted, with new chunk settings if given."""
+        body: Dict[str, Any] = {}
+        if chunk_size is not None:
+            body["chunk_size"] = chunk_size
+        if chunk_overlap is not None:
+            body["chunk_overlap"] = chunk_overlap
+        answer = self._call(
+            "POST",
+            _document_path(document_id) + "/reprocess",
+            json_body=body,
+            idempotency_key=idempotency_key or _new_key(),
+        )
+        return _version_ack(answer)
 
     # Documents ----------------------------------------------------------------------------------
 
@@ -223,6 +267,7 @@ class Client:
         ids: Optional[Sequence[str]] = None,
         content_sha256: Optional[str] = None,
         filter: Optional[QueryFilter] = None,
+        external_id: Optional[str] = None,
     ) -> DocumentPage:
         """One page of documents, newest first (``GET /v1/documents``).
 
@@ -243,8 +288,14 @@ class Client:
             "ids": None if ids is None else ",".join(ids),
             "content_sha256": content_sha256,
             "filter": None if filter is None else json.dumps(_filter_json(filter)),
+            "external_id": external_id,
         }
         return DocumentPage.from_json(self._json(self._call("GET", "/v1/documents", query=query)))
+
+    def get_document_by_external_id(self, external_id: str) -> Optional[Document]:
+        """The document you gave this ``external_id``, or None."""
+        documents = self.list_documents(external_id=external_id, limit=1).documents
+        return documents[0] if documents else None
 
     def iterate_documents(
         self,
@@ -545,6 +596,33 @@ def _ack(answer: _Answer) -> IngestAck:
     """An ingest's acknowledgement, marked replayed when the server says it was."""
     replayed = (answer.headers.get("Idempotent-Replayed") or "").lower() == "true"
     return IngestAck.from_json(Client._json(answer), replayed=replayed)
+
+
+def _version_ack(answer: _Answer) -> VersionAck:
+    """A new version's acknowledgement, marked replayed when the server says it was."""
+    replayed = (answer.headers.get("Idempotent-Replayed") or "").lower() == "true"
+    return VersionAck.from_json(Client._json(answer), replayed=replayed)
+
+
+def _file_form(
+    file: FileSource, fields: List[Tuple[str, str]], filename: Optional[str], content_type: Optional[str]
+) -> MultipartBody:
+    """A multipart body with ``fields`` and the file, streamed from disk."""
+    if filename is None:
+        name = os.fspath(file) if isinstance(file, (str, os.PathLike)) else getattr(file, "name", None)
+        if not isinstance(name, str) or not name:
+            raise ValueError("a file object without a name needs a filename")
+        filename = os.path.basename(name)
+    open_file, size, close_after = file_body_source(file)
+    return MultipartBody(
+        fields,
+        "file",
+        filename,
+        content_type or content_type_for(filename),
+        open_file,
+        size,
+        close_after,
+    )
 
 
 def _filter_json(value: Any) -> Any:

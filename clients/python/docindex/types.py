@@ -39,13 +39,40 @@ class TextDocument:
 
     text: str
     metadata: Metadata = field(default_factory=dict)
+    #: Your key for the document: sent again, it makes a new version of that document.
+    external_id: Optional[str] = None
 
     def to_json(self) -> Dict[str, Any]:
         """The request body's form of this document."""
         body: Dict[str, Any] = {"text": self.text}
         if self.metadata:
             body["metadata"] = dict(self.metadata)
+        if self.external_id is not None:
+            body["external_id"] = self.external_id
         return body
+
+
+@dataclass(frozen=True)
+class VersionAck:
+    """The 202 of :meth:`Client.replace_content` and :meth:`Client.reprocess_document`."""
+
+    status: str
+    org_id: str
+    document_id: str
+    #: The new version: ``pending_version`` while the current one answers, then ``version``.
+    version: int
+    replayed: bool = False
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], replayed: bool = False) -> "VersionAck":
+        """Parses the acknowledgement; ``replayed`` comes from the Idempotent-Replayed header."""
+        return cls(
+            status=str(data.get("status", "")),
+            org_id=str(data.get("org_id", "")),
+            document_id=str(data.get("document_id", "")),
+            version=int(data.get("version", 0)),
+            replayed=replayed,
+        )
 
 
 @dataclass(frozen=True)
@@ -108,6 +135,26 @@ class DocumentError:
 
 
 @dataclass(frozen=True)
+class PendingVersion:
+    """A newer version on its way while the current one answers (``failed``: it could not be
+    indexed, and the current one stays)."""
+
+    version: int
+    status: str
+    error: Optional["DocumentError"]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "PendingVersion":
+        """Parses a document's ``pending_version`` object."""
+        error = data.get("error")
+        return cls(
+            version=int(data.get("version", 0)),
+            status=str(data.get("status", "")),
+            error=DocumentError.from_json(error) if isinstance(error, dict) else None,
+        )
+
+
+@dataclass(frozen=True)
 class Document:
     """A document's status record (``GET /v1/documents/{id}``)."""
 
@@ -133,6 +180,11 @@ class Document:
     ocr_pages: Optional[int] = None
     #: The vector stage: ``{"status": "pending"|"ready"|"failed"|"disabled", "model", "error"}``.
     vectors: Optional[Mapping[str, Any]] = None
+    #: Your key for the document, if you gave one.
+    external_id: Optional[str] = None
+    #: The version ``status``, the chunks and the read-back routes describe.
+    version: int = 1
+    pending_version: Optional[PendingVersion] = None
 
     @property
     def done(self) -> bool:
@@ -161,6 +213,13 @@ class Document:
             updated_at=str(data.get("updated_at", "")),
             ocr_pages=_opt_int(data.get("ocr_pages")),
             vectors=data.get("vectors") if isinstance(data.get("vectors"), dict) else None,
+            external_id=_opt_str(data.get("external_id")),
+            version=int(data.get("version", 1)),
+            pending_version=(
+                PendingVersion.from_json(data["pending_version"])
+                if isinstance(data.get("pending_version"), dict)
+                else None
+            ),
         )
 
 

@@ -179,6 +179,45 @@ class FileUploadTest(unittest.TestCase):
         self.assertEqual(original.content_type, "text/plain")
         self.assertEqual(original.filename, "gannets ✓.txt")
 
+    def test_versions_by_external_id_replace_content_and_reprocess(self) -> None:
+        tag = run_tag()
+        key = "birds/" + tag
+        first = self.client.ingest_text([TextDocument("Skuas chase gulls.", {"run": tag}, external_id=key)])
+        document_id = first.document_ids[0]
+        self.client.wait_ready([document_id], timeout=WAIT_SECONDS)
+
+        def wait_for(version: int) -> Document:
+            deadline = time.monotonic() + WAIT_SECONDS
+            while time.monotonic() < deadline:
+                doc = self.client.get_document(document_id)
+                if doc.version == version and doc.pending_version is None and doc.done:
+                    return doc
+                time.sleep(0.05)
+            self.fail("version {} did not become current".format(version))
+
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "skuas.txt")
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write("Skuas nest on moorland.")
+            again = self.client.ingest_file(path, external_id=key)
+        self.assertEqual(again.document_ids, [document_id])
+        self.assertEqual(wait_for(2).external_id, key)
+        self.assertEqual(self.client.get_document_content(document_id), "Skuas nest on moorland.")
+        found = self.client.get_document_by_external_id(key)
+        self.assertIsNotNone(found)
+        self.assertEqual(found.id if found else None, document_id)
+        ack = self.client.replace_content(document_id, text="Skuas steal fish.")
+        self.assertEqual((ack.document_id, ack.version), (document_id, 3))
+        wait_for(3)
+        self.assertEqual(self.client.get_document_content(document_id), "Skuas steal fish.")
+        reprocessed = self.client.reprocess_document(document_id, chunk_size=128, chunk_overlap=0)
+        self.assertEqual(reprocessed.version, 4)
+        self.assertEqual(wait_for(4).chunk_size, 128)
+        with self.assertRaises(NotFoundError):
+            self.client.replace_content(str(uuid.uuid4()), text="nobody")
+        with self.assertRaises(ValueError):
+            self.client.replace_content(document_id)
+
     def test_an_unsupported_file_is_refused(self) -> None:
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "data.bin")

@@ -15,15 +15,22 @@ import type {
   ListQuery,
   Metadata,
   NewDocument,
+  NewVersion,
+  StartedVersion,
   StoredChunk,
 } from '../../domain/types.js';
 import {
+  PENDING_ACTIVE,
+  type PendingSpec,
+  pendingSpecOf,
   RECORD_COLUMNS,
   type RowReaders,
   type DocumentRow as SharedDocumentRow,
   toDocumentRecord,
+  toJobInput,
+  WORK_VERSION,
 } from '../records/document-row.js';
-import type { PgDatabase } from './database.js';
+import type { PgDatabase, Queryable } from './database.js';
 import { postgresFilter } from './filter-sql.js';
 import { PgKeywordIndex } from './keyword-index.js';
 import { PgWebhookOutbox } from './webhook-store.js';
@@ -50,7 +57,22 @@ const READ_ROW: RowReaders<string, Date, Metadata> = {
   number: (value) => Number(value),
   date: (value) => value,
   metadata: (value) => value,
+  json: (value) => value,
 };
+
+/** What a job's write reads of its document (see saveIndex). */
+interface WorkRow {
+  org_id: string;
+  version: number;
+  pending_version: number | null;
+  pending_status: string | null;
+  pending: PendingSpec | null;
+  blob_key: string | null;
+}
+
+const pendingActive = (row: WorkRow) =>
+  row.pending_version !== null && (row.pending_status === 'queued' || row.pending_status === 'processing');
+const workVersion = (row: WorkRow) => (pendingActive(row) ? (row.pending_version as number) : row.version);
 
 const toRecord = (row: DocumentRow): DocumentRecord => toDocumentRecord(row, READ_ROW);
 
@@ -88,16 +110,128 @@ export class PgDocumentStore implements DocumentStore {
   }
 
   async createDocuments(docs: NewDocument[]): Promise<void> {
-    if (docs.length === 0) return;
-    // One multi-row INSERT is one atomic statement: the batch commits whole or not at all.
-    const PER_ROW = 16;
+    await this.insertDocuments(this.db, docs, '');
+  }
+
+  async createOrVersion(doc: NewDocument & { externalId: string }): Promise<StartedVersion> {
+    return this.db.transaction(async (tx) => {
+      // Of two ingests racing on one new external_id, the second's insert waits for the first's
+      // commit and then does nothing; its SELECT (a new snapshot) finds the first's row and
+      // starts version 2 of it. Both acks carry the same id.
+      const inserted = await this.insertDocuments(
+        tx,
+        [doc],
+        'ON CONFLICT (org_id, external_id) WHERE external_id IS NOT NULL DO NOTHING',
+      );
+      if (inserted > 0) return { id: doc.id, version: 1, created: true, discardedBlobKeys: [] };
+      const { rows } = await tx.query<{ id: string }>(
+        `SELECT id FROM ${this.documents} WHERE org_id = $1 AND external_id = $2`,
+        [storable(doc.orgId), storable(doc.externalId)],
+      );
+      const existing = rows[0];
+      const started =
+        existing &&
+        (await this.startVersionIn(tx, doc.orgId, existing.id, {
+          source: doc.source,
+          chunkSize: doc.chunkSize,
+          chunkOverlap: doc.chunkOverlap,
+          metadata: doc.metadata,
+          text: doc.text,
+          blobKey: doc.blobKey,
+          fetchUrl: doc.fetchUrl,
+          at: doc.createdAt,
+        }));
+      if (!started) throw new Error(`external_id ${doc.externalId} conflicted but its document is gone`);
+      return started;
+    });
+  }
+
+  startVersion(orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null> {
+    return this.db.transaction((tx) => this.startVersionIn(tx, orgId, id, version));
+  }
+
+  private async startVersionIn(
+    tx: Queryable,
+    orgId: string,
+    id: string,
+    v: NewVersion,
+  ): Promise<StartedVersion | null> {
+    // NO KEY UPDATE: orders this against another new version or a metadata change, but not
+    // against a running saveIndex (which holds KEY SHARE until its commit and checks the version
+    // again before it).
+    const { rows } = await tx.query<WorkRow & { status: string }>(
+      `SELECT org_id, status, version, pending_version, pending_status, pending, blob_key
+       FROM ${this.documents} WHERE id = $1 AND org_id = $2 FOR NO KEY UPDATE`,
+      [storable(id), storable(orgId)],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const discarded: string[] = [];
+    // With PgTableQueue the job starts afresh: a run still going for an older version loses its
+    // lease. Its writes are refused anyway (their version is stale).
+    const freshJob =
+      this.initialJobState === 'pending'
+        ? `job_state = 'pending', run_at = now(), lease_owner = NULL, lease_until = NULL, job_attempts = 0,`
+        : '';
+    const common = [
+      storable(id),
+      v.at,
+      v.metadata === null ? null : JSON.stringify(cleanMetadata(v.metadata)),
+      storable(v.text),
+      storable(v.fetchUrl),
+    ];
+    const set = `${freshJob} attempts = 0, updated_at = $2, metadata = coalesce($3::jsonb, metadata),
+      input_text = $4, fetch_url = $5`;
+    if (row.status === 'ready') {
+      const version = Math.max(row.version, row.pending_version ?? 0) + 1;
+      const superseded = row.pending?.blob_key ?? null;
+      if (superseded !== null && superseded !== row.blob_key && superseded !== v.blobKey) {
+        discarded.push(superseded);
+      }
+      await tx.query(
+        `UPDATE ${this.documents} SET pending_version = $6, pending_status = 'queued', pending = $7::jsonb, ${set}
+         WHERE id = $1`,
+        [...common, version, JSON.stringify(pendingSpecOf(v))],
+      );
+      return { id, version, created: false, discardedBlobKeys: discarded };
+    }
+    // Nothing answers yet (queued, processing or failed): the new version takes the old one's place.
+    const version = row.version + 1;
+    if (row.blob_key !== null && row.blob_key !== v.blobKey) discarded.push(row.blob_key);
+    await tx.query(
+      `UPDATE ${this.documents} SET version = $6, status = 'queued', source_type = $7, filename = $8,
+         source_url = $9, content_type = $10, bytes = $11, chunk_size = $12, chunk_overlap = $13,
+         blob_key = $14, chunk_count = NULL, token_count = NULL, content_sha256 = NULL,
+         error_code = NULL, error_message = NULL, pending_version = NULL, pending_status = NULL,
+         pending = NULL, ${set}
+       WHERE id = $1`,
+      [
+        ...common,
+        version,
+        v.source.type,
+        storable(v.source.filename),
+        storable(v.source.url),
+        storable(v.source.content_type),
+        v.source.bytes,
+        v.chunkSize,
+        v.chunkOverlap,
+        storable(v.blobKey),
+      ],
+    );
+    return { id, version, created: false, discardedBlobKeys: discarded };
+  }
+
+  /** One multi-row INSERT (atomic: all rows or none); how many rows it inserted. */
+  private async insertDocuments(db: Queryable, docs: NewDocument[], onConflict: string): Promise<number> {
+    if (docs.length === 0) return 0;
+    const PER_ROW = 17;
     const values: string[] = [];
     const params: unknown[] = [];
     docs.forEach((d, i) => {
       const p = (n: number) => `$${i * PER_ROW + n}`;
       values.push(
         `(${p(1)}, ${p(2)}, 'queued', ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}::jsonb, ${p(9)}, ${p(10)},
-          ${p(11)}, 0, ${p(12)}, ${p(12)}, ${p(13)}, ${p(14)}, ${p(15)}, ${p(16)}, clock_timestamp(), 0)`,
+          ${p(11)}, 0, ${p(12)}, ${p(12)}, ${p(13)}, ${p(14)}, ${p(15)}, ${p(16)}, clock_timestamp(), 0, ${p(17)})`,
       );
       params.push(
         d.id,
@@ -116,16 +250,18 @@ export class PgDocumentStore implements DocumentStore {
         storable(d.blobKey),
         storable(d.fetchUrl),
         this.initialJobState,
+        d.externalId === undefined || d.externalId === null ? null : storable(d.externalId),
       );
     });
-    await this.db.query(
+    const r = await db.query(
       `INSERT INTO ${this.documents} (
          id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
          chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
-         input_text, blob_key, fetch_url, job_state, run_at, job_attempts
-       ) VALUES ${values.join(', ')}`,
+         input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id
+       ) VALUES ${values.join(', ')} ${onConflict}`,
       params,
     );
+    return r.rowCount ?? 0;
   }
 
   async getDocument(orgId: string, id: string): Promise<DocumentRecord | null> {
@@ -146,6 +282,9 @@ export class PgDocumentStore implements DocumentStore {
     if (q.status !== null) where.push(`status = ${param(q.status)}`);
     if (q.ids !== null) where.push(`id = ANY(${param(q.ids.map((id) => cleanText(id)))}::text[])`);
     if (q.contentSha256 !== null) where.push(`content_sha256 = ${param(storable(q.contentSha256))}`);
+    if (q.externalId !== undefined && q.externalId !== null) {
+      where.push(`external_id = ${param(storable(q.externalId))}`);
+    }
     if (q.filter !== null) where.push(postgresFilter(q.filter, 'metadata', param));
     if (q.after !== null) {
       where.push(
@@ -161,9 +300,14 @@ export class PgDocumentStore implements DocumentStore {
     return rows.map(toRecord);
   }
 
-  async deleteDocument(orgId: string, id: string): Promise<{ blobKey: string | null } | null> {
+  async deleteDocument(
+    orgId: string,
+    id: string,
+  ): Promise<{ blobKey: string | null; pendingBlobKey: string | null } | null> {
     // The chunks go with the row (ON DELETE CASCADE) in one statement, so they stop matching at the
-    // moment the document disappears; its webhook event (the record as it was) commits with it.
+    // moment the document disappears; its webhook event (the record as it was) commits with it. A
+    // pending version's chunks are only ever written in the transaction that swaps them in, so
+    // there are none of those to find.
     return this.db.transaction(async (tx) => {
       // Locked first: an index run finishing meanwhile commits before, and the event shows its result.
       const own = await tx.query(`SELECT 1 FROM ${this.documents} WHERE id = $1 AND org_id = $2 FOR UPDATE`, [
@@ -172,11 +316,17 @@ export class PgDocumentStore implements DocumentStore {
       ]);
       if (!own.rowCount) return null;
       await this.outbox.emit(tx, 'document.deleted', storable(id), this.clock.now());
-      const { rows } = await tx.query<{ blob_key: string | null }>(
-        `DELETE FROM ${this.documents} WHERE id = $1 AND org_id = $2 RETURNING blob_key`,
+      const { rows } = await tx.query<{ blob_key: string | null; pending_blob_key: string | null }>(
+        `DELETE FROM ${this.documents} WHERE id = $1 AND org_id = $2
+         RETURNING blob_key, pending->>'blob_key' AS pending_blob_key`,
         [storable(id), storable(orgId)],
       );
-      return rows[0] ? { blobKey: rows[0].blob_key } : null;
+      const row = rows[0];
+      if (!row) return null;
+      return {
+        blobKey: row.blob_key,
+        pendingBlobKey: row.pending_blob_key === row.blob_key ? null : row.pending_blob_key,
+      };
     });
   }
 
@@ -192,16 +342,18 @@ export class PgDocumentStore implements DocumentStore {
         `SELECT count(*)::int AS n FROM ${chunks} WHERE org_id = $1`,
         [storable(orgId)],
       );
-      const { rows } = await tx.query<{ blob_key: string | null }>(
-        `DELETE FROM ${this.documents} WHERE org_id = $1 RETURNING blob_key`,
+      const { rows } = await tx.query<{ blob_key: string | null; pending_blob_key: string | null }>(
+        `DELETE FROM ${this.documents} WHERE org_id = $1
+         RETURNING blob_key, pending->>'blob_key' AS pending_blob_key`,
         [storable(orgId)],
       );
       await this.index.forgetOrg(tx, storable(orgId));
-      return {
-        documents: rows.length,
-        chunks: counted.rows[0]?.n ?? 0,
-        blobKeys: rows.flatMap((row) => (row.blob_key === null ? [] : [row.blob_key])),
-      };
+      const blobKeys = new Set<string>();
+      for (const row of rows) {
+        if (row.blob_key !== null) blobKeys.add(row.blob_key);
+        if (row.pending_blob_key !== null) blobKeys.add(row.pending_blob_key);
+      }
+      return { documents: rows.length, chunks: counted.rows[0]?.n ?? 0, blobKeys: [...blobKeys] };
     });
   }
 
@@ -224,9 +376,10 @@ export class PgDocumentStore implements DocumentStore {
     update: (current: Metadata) => Metadata,
   ): Promise<DocumentRecord | null> {
     return this.db.transaction(async (tx) => {
-      // The row lock makes concurrent updates of one document apply one after the other.
+      // The row lock makes concurrent updates of one document apply one after the other (NO KEY:
+      // a running index write need not end first).
       const { rows } = await tx.query<{ metadata: Metadata }>(
-        `SELECT metadata FROM ${this.documents} WHERE id = $1 AND org_id = $2 FOR UPDATE`,
+        `SELECT metadata FROM ${this.documents} WHERE id = $1 AND org_id = $2 FOR NO KEY UPDATE`,
         [storable(id), storable(orgId)],
       );
       const current = rows[0];
@@ -246,43 +399,94 @@ export class PgDocumentStore implements DocumentStore {
       [storable(id)],
     );
     const row = rows[0];
-    if (!row) return null;
-    return { record: toRecord(row), text: row.input_text, blobKey: row.blob_key, fetchUrl: row.fetch_url };
+    return row ? toJobInput(row, READ_ROW) : null;
   }
 
-  async markProcessing(id: string): Promise<boolean> {
-    const r = await this.db.query(
-      `UPDATE ${this.documents} SET status = 'processing', attempts = attempts + 1, error_code = NULL,
-         error_message = NULL, updated_at = $1 WHERE id = $2`,
-      [this.clock.now(), storable(id)],
-    );
-    return (r.rowCount ?? 0) > 0;
+  /**
+   * A job's write: `pendingSet` when a pending version is the work, else `currentSet`; nothing
+   * when the document is gone or `version` is no longer the one to produce. The SETs name their
+   * parameters `@name` (from `values`, plus @now).
+   */
+  private async workWrite(
+    id: string,
+    version: number | undefined,
+    pendingSet: string,
+    currentSet: string,
+    values: Record<string, unknown>,
+    /** Runs in the same transaction when the current version's row changed. */
+    onCurrent?: (tx: Queryable) => Promise<unknown>,
+  ): Promise<boolean> {
+    const guard = version === undefined ? '' : ` AND ${WORK_VERSION} = @version`;
+    const all = { ...values, id: storable(id), now: this.clock.now(), version: version ?? null };
+    const write = async (q: Queryable) => {
+      const run = async (sql: string) => {
+        const { text, params } = named(sql, all);
+        return ((await q.query(text, params)).rowCount ?? 0) > 0;
+      };
+      if (
+        await run(`UPDATE ${this.documents} SET ${pendingSet} WHERE id = @id AND ${PENDING_ACTIVE}${guard}`)
+      ) {
+        return true;
+      }
+      const changed = await run(
+        `UPDATE ${this.documents} SET ${currentSet} WHERE id = @id AND NOT (${PENDING_ACTIVE})${guard}`,
+      );
+      if (changed && onCurrent) await onCurrent(q);
+      return changed;
+    };
+    return onCurrent ? this.db.transaction(write) : write(this.db);
   }
 
-  async markRetrying(id: string, error: DocumentError): Promise<boolean> {
-    const r = await this.db.query(
-      `UPDATE ${this.documents} SET status = 'queued', error_code = $1, error_message = $2, updated_at = $3
-       WHERE id = $4`,
-      [error.code, storable(error.message), this.clock.now(), storable(id)],
+  async markProcessing(id: string, version?: number): Promise<boolean> {
+    return this.workWrite(
+      id,
+      version,
+      `pending_status = 'processing', pending = jsonb_set(pending, '{error}', 'null'::jsonb),
+       attempts = attempts + 1, updated_at = @now`,
+      `status = 'processing', attempts = attempts + 1, error_code = NULL, error_message = NULL, updated_at = @now`,
+      {},
     );
-    return (r.rowCount ?? 0) > 0;
+  }
+
+  async markRetrying(id: string, error: DocumentError, version?: number): Promise<boolean> {
+    return this.workWrite(
+      id,
+      version,
+      `pending_status = 'queued', pending = jsonb_set(pending, '{error}', @error::jsonb), updated_at = @now`,
+      `status = 'queued', error_code = @code, error_message = @message, updated_at = @now`,
+      errorParams(error),
+    );
   }
 
   async saveIndex(id: string, result: IndexResult): Promise<boolean> {
     const docId = storable(id);
     const { batches, totals } = chunkBatchesOf(result);
     // Chunks that arrive in batches are inserted as they come, inside the one transaction: no one
-    // sees the document half-indexed, and they are never all held in memory at once.
+    // sees the document half-indexed, and they are never all held in memory at once. For a
+    // pending version the same transaction removes the current version's chunks: queries see the
+    // old chunks until the commit and the new ones after it (never both, never neither).
     const source = batches[Symbol.asyncIterator]();
-    try {
-      return await this.db.transaction(async (tx) => {
-        // The row lock orders this against a concurrent delete: either the delete waits and then
-        // removes the new chunks with the row, or it went first and there is nothing to write to.
-        const { rows } = await tx.query<{ org_id: string }>(
-          `SELECT org_id FROM ${this.documents} WHERE id = $1 FOR UPDATE`,
+    const work =
+      (lock: string) =>
+      async (tx: Queryable): Promise<WorkRow | null> => {
+        const { rows } = await tx.query<WorkRow>(
+          `SELECT org_id, version, pending_version, pending_status, pending, blob_key
+           FROM ${this.documents} WHERE id = $1 ${lock}`,
           [docId],
         );
         const doc = rows[0];
+        if (!doc || (result.version !== undefined && workVersion(doc) !== result.version)) return null;
+        return doc;
+      };
+    try {
+      return await this.db.transaction(async (tx) => {
+        // Two runs of one document take turns (a retried job beside a lost one): the second
+        // replaces what the first wrote, never adds to it.
+        await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`docindex:save-index:${docId}`]);
+        // KEY SHARE keeps a delete waiting until this commits (then it removes what this wrote),
+        // but lets a new version be recorded meanwhile: PUT /content does not wait for a long
+        // index write, and the check before the commit below then drops this one.
+        const doc = await work('FOR KEY SHARE')(tx);
         if (!doc) return false;
         await this.index.deleteChunks(tx, docId);
         const insert = (batch: readonly ChunkRow[]) => this.index.writeChunks(tx, docId, doc.org_id, batch);
@@ -299,12 +503,37 @@ export class PgDocumentStore implements DocumentStore {
           chunkCount += next.value.length;
         }
         if (pending.length > 0) await insert(pending);
+        // Still the version to produce? A newer one recorded while the chunks were written wins:
+        // everything this transaction wrote is rolled back.
+        const latest = await work('FOR UPDATE')(tx);
+        if (!latest) throw new StaleVersion();
         const { tokenCount, contentSha256, ocrPages } = totals();
+        const spec = pendingActive(latest) ? latest.pending : null;
+        // The pending version (if that is what this is) becomes the current one.
+        const promote =
+          spec === null
+            ? ''
+            : `, version = pending_version, pending_version = NULL, pending_status = NULL, pending = NULL,
+               source_type = $9, filename = $10, source_url = $11, chunk_size = $12, chunk_overlap = $13,
+               blob_key = $14`;
+        const promoteParams =
+          spec === null
+            ? []
+            : [
+                spec.source.type,
+                storable(spec.source.filename),
+                storable(spec.source.url),
+                spec.chunk_size,
+                spec.chunk_overlap,
+                storable(spec.blob_key),
+              ];
         await tx.query(
           `UPDATE ${this.documents} SET status = 'ready', chunk_count = $1, token_count = $2, content_sha256 = $3,
-             content_type = coalesce($4, content_type), bytes = coalesce($5, bytes),
+             content_type = coalesce($4, ${spec === null ? 'content_type' : "pending->'source'->>'content_type'"}),
+             bytes = coalesce($5, ${spec === null ? 'bytes' : "(pending->'source'->>'bytes')::bigint"}),
              input_text = NULL, fetch_url = NULL, error_code = NULL, error_message = NULL, updated_at = $6,
              ocr_pages = $8
+             ${promote}
            WHERE id = $7`,
           [
             chunkCount,
@@ -315,34 +544,40 @@ export class PgDocumentStore implements DocumentStore {
             this.clock.now(),
             docId,
             ocrPages ?? null,
+            ...promoteParams,
           ],
         );
         await this.outbox.emit(tx, 'document.ready', docId, this.clock.now()); // webhooks: same transaction
         return true;
       });
+    } catch (error) {
+      if (error instanceof StaleVersion) return false;
+      throw error;
     } finally {
       // Left early (deleted meanwhile): the chunks still coming are not wanted.
       await source.return?.();
     }
   }
 
-  async markFailed(id: string, error: DocumentError): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
-      const r = await tx.query(
-        `UPDATE ${this.documents} SET status = 'failed', error_code = $1, error_message = $2,
-           input_text = NULL, fetch_url = NULL, updated_at = $3
-         WHERE id = $4`,
-        [error.code, storable(error.message), this.clock.now(), storable(id)],
-      );
-      const changed = (r.rowCount ?? 0) > 0;
-      if (changed) await this.outbox.emit(tx, 'document.failed', storable(id), this.clock.now()); // webhooks
-      return changed;
-    });
+  async markFailed(id: string, error: DocumentError, version?: number): Promise<boolean> {
+    // A failed pending version leaves the current one answering; its error is the pending one's.
+    return this.workWrite(
+      id,
+      version,
+      `pending_status = 'failed', pending = jsonb_set(pending, '{error}', @error::jsonb),
+       input_text = NULL, fetch_url = NULL, updated_at = @now`,
+      `status = 'failed', error_code = @code, error_message = @message, input_text = NULL,
+       fetch_url = NULL, updated_at = @now`,
+      errorParams(error),
+      // webhooks: the event commits with the status change (a failed pending version changes no status)
+      (tx) => this.outbox.emit(tx, 'document.failed', storable(id), this.clock.now()),
+    );
   }
 
   async attachBlob(
     id: string,
     blob: { blobKey: string; contentType: string; bytes: number },
+    version?: number,
   ): Promise<boolean> {
     // With PgTableQueue the download lane's job ends here and the same row becomes a fresh job of
     // the process lane, in the same statement (the document stays `processing`: extraction
@@ -351,18 +586,31 @@ export class PgDocumentStore implements DocumentStore {
       this.initialJobState === 'pending'
         ? `, job_state = 'pending', run_at = now(), lease_owner = NULL, lease_until = NULL, job_attempts = 0`
         : '';
+    return this.workWrite(
+      id,
+      version,
+      `pending = jsonb_set(jsonb_set(jsonb_set(pending, '{blob_key}', to_jsonb(@blobKey::text)),
+         '{source,content_type}', to_jsonb(@contentType::text)), '{source,bytes}', to_jsonb(@bytes::bigint)),
+       fetch_url = NULL, updated_at = @now ${nextJob}`,
+      `blob_key = @blobKey, content_type = @contentType, bytes = @bytes, fetch_url = NULL,
+       updated_at = @now ${nextJob}`,
+      { blobKey: storable(blob.blobKey), contentType: storable(blob.contentType), bytes: blob.bytes },
+    );
+  }
+
+  async forgetBlob(id: string, blobKey: string): Promise<boolean> {
     const r = await this.db.query(
-      `UPDATE ${this.documents} SET blob_key = $1, content_type = $2, bytes = $3, fetch_url = NULL, updated_at = $4
-         ${nextJob}
-       WHERE id = $5`,
-      [storable(blob.blobKey), storable(blob.contentType), blob.bytes, this.clock.now(), storable(id)],
+      `UPDATE ${this.documents} SET blob_key = NULL WHERE id = $1 AND blob_key = $2`,
+      [storable(id), storable(blobKey)],
     );
     return (r.rowCount ?? 0) > 0;
   }
 
   async countPending(): Promise<number> {
     const { rows } = await this.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ${this.documents} WHERE status IN ('queued', 'processing')`,
+      `SELECT ((SELECT count(*) FROM ${this.documents} WHERE status IN ('queued', 'processing'))
+            + (SELECT count(*) FROM ${this.documents} WHERE pending_status IN ('queued', 'processing')))::int
+         AS n`,
     );
     return rows[0]?.n ?? 0;
   }
@@ -370,10 +618,37 @@ export class PgDocumentStore implements DocumentStore {
   async listStaleQueued(olderThan: Date, limit: number): Promise<(JobRef & { needsDownload: boolean })[]> {
     const { rows } = await this.db.query<{ id: string; org_id: string; needs_download: boolean }>(
       `SELECT id, org_id, fetch_url IS NOT NULL AS needs_download FROM ${this.documents}
-       WHERE status IN ('queued', 'processing') AND updated_at < $1
+       WHERE (status IN ('queued', 'processing') OR pending_status IN ('queued', 'processing'))
+         AND updated_at < $1
        ORDER BY updated_at, id LIMIT $2`,
       [olderThan, Math.max(0, Math.floor(limit))],
     );
     return rows.map((r) => ({ documentId: r.id, orgId: r.org_id, needsDownload: r.needs_download }));
   }
 }
+
+/** The error's code, message and the two as JSON, as @code, @message and @error. */
+function errorParams(error: DocumentError): Record<string, unknown> {
+  const message = storable(error.message);
+  return { code: error.code, message, error: JSON.stringify({ code: error.code, message }) };
+}
+
+/** `@name` placeholders to $n, numbering only the names the statement uses. */
+function named(sql: string, values: Record<string, unknown>): { text: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const numbers = new Map<string, number>();
+  const text = sql.replace(/@([a-zA-Z]+)/g, (_, name: string) => {
+    let n = numbers.get(name);
+    if (n === undefined) {
+      if (!(name in values)) throw new Error(`no value for @${name}`);
+      params.push(values[name]);
+      n = params.length;
+      numbers.set(name, n);
+    }
+    return `$${n}`;
+  });
+  return { text, params };
+}
+
+/** Thrown inside saveIndex's transaction to roll it back: a newer version took over meanwhile. */
+class StaleVersion extends Error {}

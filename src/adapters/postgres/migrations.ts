@@ -264,6 +264,27 @@ const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 10,
+    name: 'external ids and versions',
+    async apply(tx, db) {
+      const documents = db.table('documents');
+      // As in SQLite (database.ts, version 10): the caller's key, unique per org, and a pending
+      // version beside the current one (pending: its source, chunk settings, blob and error).
+      await tx.query(`
+        ALTER TABLE ${documents} ADD COLUMN external_id text COLLATE "C";
+        CREATE UNIQUE INDEX documents_org_external ON ${documents} (org_id, external_id)
+          WHERE external_id IS NOT NULL;
+        ALTER TABLE ${documents} ADD COLUMN version integer NOT NULL DEFAULT 1;
+        ALTER TABLE ${documents} ADD COLUMN pending_version integer;
+        ALTER TABLE ${documents} ADD COLUMN pending_status text
+          CHECK (pending_status IN ('queued', 'processing', 'failed'));
+        ALTER TABLE ${documents} ADD COLUMN pending jsonb;
+        CREATE INDEX documents_pending_unfinished ON ${documents} (updated_at)
+          WHERE pending_status IN ('queued', 'processing');
+      `);
+    },
+  },
+  {
     version: 20,
     name: 'webhooks',
     async apply(tx, db) {

@@ -11,6 +11,7 @@ import type {
   VectorStageState,
 } from '../../domain/ports.js';
 import type { PgDatabase, Queryable } from './database.js';
+import { PgWebhookOutbox } from './webhook-store.js';
 
 /** Candidates the sign prefilter keeps for the exact ranking: at least this many, or 10 per hit asked. */
 const MIN_CANDIDATES = 1_000;
@@ -20,7 +21,10 @@ export class PgVectorIndex implements VectorIndex {
   private readonly vectors: string;
   private readonly states: string;
 
+  private readonly outbox: PgWebhookOutbox;
+
   constructor(private readonly db: PgDatabase) {
+    this.outbox = new PgWebhookOutbox(db);
     this.profiles = db.table('vector_profiles');
     this.vectors = db.table('chunk_vectors');
     this.states = db.table('document_vectors');
@@ -66,6 +70,8 @@ export class PgVectorIndex implements VectorIndex {
            error_message = NULL, attempts = ${this.states}.attempts + 1, updated_at = excluded.updated_at`,
         [documentId, profileId, orgId, now],
       );
+      // webhooks: the event commits with the vectors
+      await this.outbox.emit(tx, 'document.vectors_ready', documentId, now);
     });
   }
 

@@ -2,16 +2,49 @@
 // SQL backend. Each driver returns numbers, timestamps and JSON in its own types; the backend
 // says how to read them.
 import type {
+  DocumentError,
   DocumentRecord,
+  DocumentSource,
   DocumentStatus,
   FailureCode,
+  JobInput,
   Metadata,
+  NewVersion,
+  PendingVersion,
   SourceType,
 } from '../../domain/types.js';
 
 export const RECORD_COLUMNS = `id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
   chunk_size, chunk_overlap, tokenizer, chunk_count, token_count, content_sha256, ocr_pages, error_code,
-  error_message, attempts, created_at, updated_at`;
+  error_message, attempts, created_at, updated_at, external_id, version, pending_version, pending_status, pending`;
+
+/**
+ * What a pending version is made of, as the `pending` JSON column holds it: written by
+ * startVersion, read by the job (loadJobInput) and copied into the record's columns when the
+ * version becomes current.
+ */
+export interface PendingSpec {
+  source: DocumentSource;
+  chunk_size: number;
+  chunk_overlap: number;
+  blob_key: string | null;
+  error: DocumentError | null;
+}
+
+export function pendingSpecOf(version: NewVersion): PendingSpec {
+  return {
+    source: version.source,
+    chunk_size: version.chunkSize,
+    chunk_overlap: version.chunkOverlap,
+    blob_key: version.blobKey,
+    error: null,
+  };
+}
+
+/** SQL (both backends): a pending version waits or runs, so the job works on it. */
+export const PENDING_ACTIVE = "pending_version IS NOT NULL AND pending_status IN ('queued', 'processing')";
+/** SQL (both backends): the version the document's job produces now. */
+export const WORK_VERSION = `CASE WHEN ${PENDING_ACTIVE} THEN pending_version ELSE version END`;
 
 /** A row of RECORD_COLUMNS: `N` a driver's big numbers, `T` its timestamps, `M` its JSON. */
 export interface DocumentRow<N, T, M> {
@@ -36,21 +69,35 @@ export interface DocumentRow<N, T, M> {
   attempts: number;
   created_at: T;
   updated_at: T;
+  external_id: string | null;
+  version: number;
+  pending_version: number | null;
+  pending_status: PendingVersion['status'] | null;
+  pending: M | null;
 }
 
 export interface RowReaders<N, T, M> {
   number(value: N): number;
   date(value: T): Date;
   metadata(value: M): Metadata;
+  /** A JSON column other than metadata, parsed. */
+  json(value: M): unknown;
 }
 
 export function toDocumentRecord<N, T, M>(
   row: DocumentRow<N, T, M>,
   read: RowReaders<N, T, M>,
 ): DocumentRecord {
+  const pending = row.pending === null ? null : (read.json(row.pending) as PendingSpec);
   return {
     id: row.id,
     orgId: row.org_id,
+    externalId: row.external_id,
+    version: Number(row.version),
+    pendingVersion:
+      row.pending_version === null || row.pending_status === null
+        ? null
+        : { version: Number(row.pending_version), status: row.pending_status, error: pending?.error ?? null },
     status: row.status,
     source: {
       type: row.source_type,
@@ -74,5 +121,39 @@ export function toDocumentRecord<N, T, M>(
     attempts: row.attempts,
     createdAt: read.date(row.created_at),
     updatedAt: read.date(row.updated_at),
+  };
+}
+
+/**
+ * The job's view of a row: while a pending version waits or runs, the record carries its source,
+ * chunk settings, status and error, and blobKey is its blob.
+ */
+export function toJobInput<N, T, M>(
+  row: DocumentRow<N, T, M> & {
+    input_text: string | null;
+    blob_key: string | null;
+    fetch_url: string | null;
+  },
+  read: RowReaders<N, T, M>,
+): JobInput {
+  const record = toDocumentRecord(row, read);
+  const base = { text: row.input_text, fetchUrl: row.fetch_url, currentBlobKey: row.blob_key };
+  const pending = record.pendingVersion;
+  if (pending === null || pending.status === 'failed' || row.pending === null) {
+    return { ...base, record, version: record.version, blobKey: row.blob_key };
+  }
+  const spec = read.json(row.pending) as PendingSpec;
+  return {
+    ...base,
+    record: {
+      ...record,
+      status: pending.status,
+      error: pending.error,
+      source: spec.source,
+      chunkSize: spec.chunk_size,
+      chunkOverlap: spec.chunk_overlap,
+    },
+    version: pending.version,
+    blobKey: spec.blob_key,
   };
 }

@@ -26,5 +26,7 @@ export function snapshotToRecord(snapshot: string | object): DocumentRecord {
     number: (value) => Number(value),
     date: (value) => new Date(value),
     metadata: (value) => value,
+    // Embedded as JSON by the snapshot (json() on SQLite, jsonb on PostgreSQL); text if not.
+    json: (value) => (typeof value === 'string' ? JSON.parse(value) : value),
   });
 }

@@ -212,6 +212,27 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 10,
+    name: 'external ids and versions',
+    sql: `
+      -- The caller's own key for a document, unique per org: a second ingest with it makes a new
+      -- version of the same document. Rows handed to no org (being purged) have none.
+      ALTER TABLE documents ADD COLUMN external_id TEXT;
+      CREATE UNIQUE INDEX documents_org_external ON documents(org_id, external_id)
+        WHERE external_id IS NOT NULL;
+      -- version: the one the record's status and the chunks describe. pending_*: a newer version
+      -- on its way while that one answers queries (pending is JSON: its source, chunk settings,
+      -- blob and error; see records/document-row.ts).
+      ALTER TABLE documents ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE documents ADD COLUMN pending_version INTEGER;
+      ALTER TABLE documents ADD COLUMN pending_status TEXT
+        CHECK (pending_status IN ('queued', 'processing', 'failed'));
+      ALTER TABLE documents ADD COLUMN pending TEXT;
+      CREATE INDEX documents_pending_unfinished ON documents(updated_at, id)
+        WHERE pending_status IN ('queued', 'processing');
+    `,
+  },
+  {
     version: 20,
     name: 'webhooks',
     sql: `
@@ -281,7 +302,9 @@ const MIGRATIONS: readonly Migration[] = [
         UNIQUE (provider, model, dimensions)
       ) STRICT;
       -- A vector belongs to its chunk: deleting or replacing a document's chunks removes their
-      -- vectors in the same transaction, whoever deletes them. The embedding is little-endian
+      -- vectors in the same transaction, whoever deletes them, and a chunk row moved to another
+      -- document (a version swap retires the current chunks under a holder row) takes its vectors
+      -- along, to be purged with it. The embedding is little-endian
       -- float32, as sqlite-vec's functions read it.
       CREATE TABLE chunk_vectors (
         document_id TEXT NOT NULL,
@@ -290,7 +313,7 @@ const MIGRATIONS: readonly Migration[] = [
         org_id TEXT NOT NULL,
         embedding BLOB NOT NULL,
         PRIMARY KEY (document_id, chunk_index, profile_id),
-        FOREIGN KEY (document_id, chunk_index) REFERENCES chunks(document_id, chunk_index) ON DELETE CASCADE
+        FOREIGN KEY (document_id, chunk_index) REFERENCES chunks(document_id, chunk_index) ON DELETE CASCADE ON UPDATE CASCADE
       ) STRICT, WITHOUT ROWID;
       CREATE INDEX chunk_vectors_org ON chunk_vectors(org_id, profile_id);
     `,
@@ -318,6 +341,9 @@ const MIGRATIONS: readonly Migration[] = [
       -- document's vector state goes too, so the stage embeds the new chunks.
       CREATE TRIGGER chunks_vector_state_delete AFTER DELETE ON chunks BEGIN
         DELETE FROM document_vectors WHERE document_id = old.document_id;
+      END;
+      CREATE TRIGGER chunks_vector_state_move AFTER UPDATE OF document_id ON chunks BEGIN
+        DELETE FROM document_vectors WHERE document_id IN (old.document_id, new.document_id);
       END;
     `,
   },

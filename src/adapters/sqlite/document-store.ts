@@ -16,13 +16,20 @@ import type {
   ListQuery,
   Metadata,
   NewDocument,
+  NewVersion,
+  StartedVersion,
   StoredChunk,
 } from '../../domain/types.js';
 import {
+  PENDING_ACTIVE,
+  type PendingSpec,
+  pendingSpecOf,
   RECORD_COLUMNS,
   type RowReaders,
   type DocumentRow as SharedDocumentRow,
   toDocumentRecord,
+  toJobInput,
+  WORK_VERSION,
 } from '../records/document-row.js';
 import type { Database } from './database.js';
 import { sqliteFilter } from './filter-sql.js';
@@ -49,6 +56,12 @@ const INDEX_DELETE_SLICE = 500;
 const PURGED_ORG = '';
 /** SQL: the row is a live document, not one being purged. */
 const LIVE = "org_id <> ''";
+/**
+ * The organisation of a shadow row: the chunks of a large pending version are written under it,
+ * a slice at a time, while the current version answers; the swap moves them to the document in
+ * one transaction. No org has this id, so search and reads pass shadow rows by.
+ */
+const shadowOrg = (documentId: string) => `shadow:${documentId}`;
 
 /** The chunks again, in runs of about `chars` of text each (at least one chunk per run). */
 async function* reslice(
@@ -93,9 +106,24 @@ const READ_ROW: RowReaders<number, number, string> = {
   number: (value) => value,
   date: (value) => new Date(value),
   metadata: (value) => JSON.parse(value) as Metadata,
+  json: (value) => JSON.parse(value) as unknown,
 };
 
 const toRecord = (row: DocumentRow): DocumentRecord => toDocumentRecord(row, READ_ROW);
+
+/** What a write of a job reads of its document to check it is still wanted. */
+interface WorkRow {
+  org_id: string;
+  version: number;
+  pending_version: number | null;
+  pending_status: string | null;
+  pending: string | null;
+  blob_key: string | null;
+}
+
+const pendingActive = (row: WorkRow) =>
+  row.pending_version !== null && (row.pending_status === 'queued' || row.pending_status === 'processing');
+const workVersion = (row: WorkRow) => (pendingActive(row) ? (row.pending_version as number) : row.version);
 
 interface JobInputRow extends DocumentRow {
   input_text: string | null;
@@ -139,8 +167,8 @@ export class SqliteDocumentStore implements DocumentStore {
     const insert = this.sql.get(`INSERT INTO documents (
         id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
         chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
-        input_text, blob_key, fetch_url, job_state, run_at, job_attempts
-      ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0)`);
+        input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id
+      ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0, ?)`);
     for (const d of docs) {
       const at = d.createdAt.getTime();
       insert.run(
@@ -161,8 +189,98 @@ export class SqliteDocumentStore implements DocumentStore {
         d.blobKey,
         d.fetchUrl,
         at,
+        d.externalId ?? null,
       );
     }
+  }
+
+  createOrVersion(doc: NewDocument & { externalId: string }): Promise<StartedVersion> {
+    // One writer at a time (SQLite): the lookup and the insert cannot interleave with another's.
+    return this.commits.run(() => {
+      const existing = this.sql
+        .get<[string, string], string>(`SELECT id FROM documents WHERE org_id = ? AND external_id = ?`)
+        .pluck()
+        .get(doc.orgId, doc.externalId);
+      if (existing !== undefined) {
+        const started = this.startVersionNow(doc.orgId, existing, {
+          source: doc.source,
+          chunkSize: doc.chunkSize,
+          chunkOverlap: doc.chunkOverlap,
+          metadata: doc.metadata,
+          text: doc.text,
+          blobKey: doc.blobKey,
+          fetchUrl: doc.fetchUrl,
+          at: doc.createdAt,
+        });
+        if (started) return started;
+      }
+      this.insertDocuments([doc]);
+      return { id: doc.id, version: 1, created: true, discardedBlobKeys: [] };
+    });
+  }
+
+  startVersion(orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null> {
+    return this.commits.run(() => this.startVersionNow(orgId, id, version));
+  }
+
+  private startVersionNow(orgId: string, id: string, v: NewVersion): StartedVersion | null {
+    const row = this.sql
+      .get<[string, string], WorkRow & { status: string }>(
+        `SELECT org_id, status, version, pending_version, pending_status, pending, blob_key
+         FROM documents WHERE id = ? AND org_id = ?`,
+      )
+      .get(id, orgId);
+    if (!row) return null;
+    const at = v.at.getTime();
+    const metadata = v.metadata === null ? null : JSON.stringify(storableMetadata(v.metadata));
+    const discarded: string[] = [];
+    // The job starts afresh; a run still going for an older version loses its lease and its
+    // index_run, so it writes nothing more.
+    const freshJob = `index_run = NULL, job_state = 'pending', run_at = @at, lease_owner = NULL,
+      lease_until = NULL, job_attempts = 0, attempts = 0, updated_at = @at,
+      metadata = coalesce(@metadata, metadata), input_text = @text, fetch_url = @fetchUrl`;
+    const common = { id, at, metadata, text: storableNullable(v.text), fetchUrl: v.fetchUrl };
+    if (row.status === 'ready') {
+      const version = Math.max(row.version, row.pending_version ?? 0) + 1;
+      const superseded = row.pending === null ? null : (JSON.parse(row.pending) as PendingSpec).blob_key;
+      if (superseded !== null && superseded !== row.blob_key && superseded !== v.blobKey) {
+        discarded.push(superseded);
+      }
+      this.sql
+        .get(
+          `UPDATE documents SET pending_version = @version, pending_status = 'queued', pending = @pending,
+             ${freshJob}
+           WHERE id = @id`,
+        )
+        .run({ ...common, version, pending: JSON.stringify(pendingSpecOf(v)) });
+      return { id, version, created: false, discardedBlobKeys: discarded };
+    }
+    // Nothing answers yet (queued, processing or failed): the new version takes the old one's place.
+    const version = row.version + 1;
+    if (row.blob_key !== null && row.blob_key !== v.blobKey) discarded.push(row.blob_key);
+    this.sql
+      .get(
+        `UPDATE documents SET version = @version, status = 'queued', source_type = @type,
+           filename = @filename, source_url = @url, content_type = @contentType, bytes = @bytes,
+           chunk_size = @chunkSize, chunk_overlap = @chunkOverlap, blob_key = @blobKey,
+           chunk_count = NULL, token_count = NULL, content_sha256 = NULL, error_code = NULL,
+           error_message = NULL, pending_version = NULL, pending_status = NULL, pending = NULL,
+           ${freshJob}
+         WHERE id = @id`,
+      )
+      .run({
+        ...common,
+        version,
+        type: v.source.type,
+        filename: storableNullable(v.source.filename),
+        url: storableNullable(v.source.url),
+        contentType: storableNullable(v.source.content_type),
+        bytes: v.source.bytes,
+        chunkSize: v.chunkSize,
+        chunkOverlap: v.chunkOverlap,
+        blobKey: v.blobKey,
+      });
+    return { id, version, created: false, discardedBlobKeys: discarded };
   }
 
   async getDocument(orgId: string, id: string): Promise<DocumentRecord | null> {
@@ -192,6 +310,10 @@ export class SqliteDocumentStore implements DocumentStore {
       where.push('content_sha256 = ?');
       params.push(q.contentSha256);
     }
+    if (q.externalId !== undefined && q.externalId !== null) {
+      where.push('external_id = ?');
+      params.push(q.externalId);
+    }
     if (q.filter !== null) {
       const condition = sqliteFilter(q.filter, 'documents.metadata');
       where.push(condition.sql);
@@ -217,36 +339,94 @@ export class SqliteDocumentStore implements DocumentStore {
    * runs it and an index run writing it stops. Its chunks then go a slice at a time, and the row
    * last (`purge`); a purge cut off by a restart resumes when the store is next opened.
    */
-  async deleteDocument(orgId: string, id: string): Promise<{ blobKey: string | null } | null> {
+  async deleteDocument(
+    orgId: string,
+    id: string,
+  ): Promise<{ blobKey: string | null; pendingBlobKey: string | null } | null> {
     const deleted = this.db
       .transaction(() => {
         const row = this.sql
-          .get<[string, string], { blob_key: string | null }>(
-            'SELECT blob_key FROM documents WHERE id = ? AND org_id = ?',
+          .get<[string, string], { blob_key: string | null; pending: string | null }>(
+            'SELECT blob_key, pending FROM documents WHERE id = ? AND org_id = ?',
           )
           .get(id, orgId);
         if (!row) return null;
         this.outbox.emit('document.deleted', id); // webhooks: the record as it was, same transaction
+        const pendingBlob = row.pending === null ? null : (JSON.parse(row.pending) as PendingSpec).blob_key;
+        const blobs = {
+          blobKey: row.blob_key,
+          pendingBlobKey: pendingBlob === row.blob_key ? null : pendingBlob,
+        };
+        // A pending version's chunks written so far go too (the run writing them stops at its
+        // next slice: its document is gone).
+        const shadows = this.handShadows(id);
         if (this.index.countChunks(id, INDEX_DELETE_SLICE + 1) > INDEX_DELETE_SLICE) {
-          this.sql
-            .get(
-              `UPDATE documents SET org_id = ?, status = 'failed', index_run = NULL, input_text = NULL,
-                 fetch_url = NULL, job_state = 'done', lease_owner = NULL, lease_until = NULL
-               WHERE id = ?`,
-            )
-            .run(PURGED_ORG, id);
-          return { blobKey: row.blob_key, purge: true };
+          this.handToPurge('id = ?', id);
+          return { ...blobs, purge: [id, ...shadows] };
         }
         // Chunks first and explicitly (their trigger drops the FTS rows), rather than relying on
         // the cascade, which a connection opened without foreign_keys would skip.
         this.index.deleteChunks(id);
         this.sql.get('DELETE FROM documents WHERE id = ?').run(id);
-        return { blobKey: row.blob_key, purge: false };
+        return { ...blobs, purge: shadows };
       })
       .immediate();
     if (!deleted) return null;
-    if (deleted.purge) void this.purge(id);
-    return { blobKey: deleted.blobKey };
+    for (const handed of deleted.purge) void this.purge(handed);
+    return { blobKey: deleted.blobKey, pendingBlobKey: deleted.pendingBlobKey };
+  }
+
+  /** Hands the rows `where` selects to no organisation (see PURGED_ORG); inside a transaction. */
+  private handToPurge(where: string, ...params: string[]): void {
+    this.sql
+      .get(
+        `UPDATE documents SET org_id = '${PURGED_ORG}', external_id = NULL, status = 'failed',
+           index_run = NULL, input_text = NULL, fetch_url = NULL, job_state = 'done',
+           lease_owner = NULL, lease_until = NULL, pending_version = NULL, pending_status = NULL
+         WHERE ${where}`,
+      )
+      .run(...params);
+  }
+
+  /** Hands the document's shadow rows to no organisation; their ids, for purge(). */
+  private handShadows(id: string): string[] {
+    const ids = this.sql
+      .get<[string], string>('SELECT id FROM documents WHERE org_id = ?')
+      .pluck()
+      .all(shadowOrg(id));
+    if (ids.length > 0) this.handToPurge('org_id = ?', shadowOrg(id));
+    return ids;
+  }
+
+  /**
+   * Takes the current version's chunks out of the document inside the caller's transaction: a
+   * few are deleted at once; more are moved under a row handed to no organisation (an update of
+   * the chunk rows, leaving the FTS rows alone) and purged a slice at a time after the commit.
+   */
+  private retireChunks(id: string): void {
+    if (this.index.countChunks(id, INDEX_DELETE_SLICE + 1) <= INDEX_DELETE_SLICE) {
+      this.index.deleteChunks(id);
+      return;
+    }
+    const holder = randomUUID();
+    this.insertHolder(holder, PURGED_ORG);
+    this.sql.get('UPDATE chunks SET document_id = ? WHERE document_id = ?').run(holder, id);
+    // After the commit (or, if it rolls back, a purge of a row that never was).
+    setImmediate(() => void this.purge(holder));
+  }
+
+  /**
+   * A row that only holds chunks: of a document being purged, or of a pending version (shadow).
+   * `failed` with its job done, so no count of pending work, no reconciler and no claim sees it.
+   */
+  private insertHolder(id: string, orgId: string): void {
+    this.sql
+      .get(
+        `INSERT INTO documents (id, org_id, status, source_type, metadata, chunk_size, chunk_overlap,
+           tokenizer, attempts, created_at, updated_at, job_state, run_at)
+         VALUES (?, ?, 'failed', 'text', '{}', 1, 0, '', 0, ?, ?, 'done', 0)`,
+      )
+      .run(id, orgId, this.now(), this.now());
   }
 
   async listChunks(
@@ -295,8 +475,8 @@ export class SqliteDocumentStore implements DocumentStore {
     const handed = this.db
       .transaction(() => {
         const rows = this.sql
-          .get<[string], { id: string; blob_key: string | null }>(
-            'SELECT id, blob_key FROM documents WHERE org_id = ?',
+          .get<[string], { id: string; blob_key: string | null; pending: string | null }>(
+            'SELECT id, blob_key, pending FROM documents WHERE org_id = ?',
           )
           .all(orgId);
         const chunks =
@@ -306,23 +486,21 @@ export class SqliteDocumentStore implements DocumentStore {
             )
             .pluck()
             .get(orgId) ?? 0;
-        this.sql
-          .get(
-            `UPDATE documents SET org_id = ?, status = 'failed', index_run = NULL, input_text = NULL,
-               fetch_url = NULL, job_state = 'done', lease_owner = NULL, lease_until = NULL
-             WHERE org_id = ?`,
-          )
-          .run(PURGED_ORG, orgId);
-        return { rows, chunks };
+        const shadows = rows.flatMap((row) => this.handShadows(row.id));
+        this.handToPurge('org_id = ?', orgId);
+        return { rows, chunks, shadows };
       })
       .immediate();
     for (const { id } of handed.rows) await this.purgeHanded(id);
+    for (const id of handed.shadows) await this.purgeHanded(id);
     await this.commits.run(() => this.index.forgetOrg(orgId));
-    return {
-      documents: handed.rows.length,
-      chunks: handed.chunks,
-      blobKeys: handed.rows.flatMap((row) => (row.blob_key === null ? [] : [row.blob_key])),
-    };
+    const blobKeys = new Set<string>();
+    for (const row of handed.rows) {
+      if (row.blob_key !== null) blobKeys.add(row.blob_key);
+      const pending = row.pending === null ? null : (JSON.parse(row.pending) as PendingSpec).blob_key;
+      if (pending !== null) blobKeys.add(pending);
+    }
+    return { documents: handed.rows.length, chunks: handed.chunks, blobKeys: [...blobKeys] };
   }
 
   /** Deletes a document handed to PURGED_ORG, in the background: a failure is resumed at the next start. */
@@ -350,6 +528,16 @@ export class SqliteDocumentStore implements DocumentStore {
   /** Resumes the purges a restart cut off. */
   private async resumePurges(): Promise<void> {
     try {
+      // Shadows of a pending version no run works on any more (a crash cut the run off, and no
+      // newer version came to clear them): nothing will swap them in.
+      this.db
+        .transaction(() =>
+          this.handToPurge(
+            `org_id LIKE 'shadow:%' AND NOT EXISTS (SELECT 1 FROM documents AS d
+               WHERE 'shadow:' || d.id = documents.org_id AND d.pending_status IN ('queued', 'processing'))`,
+          ),
+        )
+        .immediate();
       const ids = this.sql
         .get<[string], string>('SELECT id FROM documents WHERE org_id = ?')
         .pluck()
@@ -367,23 +555,59 @@ export class SqliteDocumentStore implements DocumentStore {
       )
       .get(id);
     if (!row) return null;
-    return { record: toRecord(row), text: row.input_text, blobKey: row.blob_key, fetchUrl: row.fetch_url };
+    return toJobInput(row, READ_ROW);
   }
 
-  async markProcessing(id: string): Promise<boolean> {
-    const r = this.sql
-      .get(`UPDATE documents SET ${startProcessingSet(false)} WHERE id = @id AND ${LIVE}`)
-      .run({ now: this.now(), id });
-    return r.changes > 0;
+  /**
+   * A job's write: `pendingSet` when a pending version is the work, else `currentSet`; nothing
+   * when the document is gone or `version` is no longer the one to produce. Statements bind
+   * @id, @now and @version plus `params`.
+   */
+  private workWrite(
+    version: number | undefined,
+    pendingSet: string,
+    currentSet: string,
+    params: Record<string, string | number | null>,
+    /** Runs in the same transaction when the current version's row changed. */
+    onCurrent?: () => void,
+  ): boolean {
+    const guard = version === undefined ? '' : ` AND ${WORK_VERSION} = @version`;
+    const bound = { ...params, now: this.now(), version: version ?? null };
+    return this.db
+      .transaction(() => {
+        const pending = this.sql
+          .get(`UPDATE documents SET ${pendingSet} WHERE id = @id AND ${LIVE} AND ${PENDING_ACTIVE}${guard}`)
+          .run(bound);
+        if (pending.changes > 0) return true;
+        const changed =
+          this.sql
+            .get(
+              `UPDATE documents SET ${currentSet} WHERE id = @id AND ${LIVE} AND NOT (${PENDING_ACTIVE})${guard}`,
+            )
+            .run(bound).changes > 0;
+        if (changed) onCurrent?.();
+        return changed;
+      })
+      .immediate();
   }
 
-  async markRetrying(id: string, error: DocumentError): Promise<boolean> {
-    const r = this.sql
-      .get(
-        `UPDATE documents SET status = 'queued', error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ${LIVE}`,
-      )
-      .run(error.code, storableText(error.message), this.now(), id);
-    return r.changes > 0;
+  async markProcessing(id: string, version?: number): Promise<boolean> {
+    return this.workWrite(
+      version,
+      `pending_status = 'processing', pending = json_set(pending, '$.error', json('null')),
+       attempts = attempts + 1, updated_at = @now`,
+      startProcessingSet(false),
+      { id },
+    );
+  }
+
+  async markRetrying(id: string, error: DocumentError, version?: number): Promise<boolean> {
+    return this.workWrite(
+      version,
+      `pending_status = 'queued', pending = json_set(pending, '$.error', json(@error)), updated_at = @now`,
+      `status = 'queued', error_code = @code, error_message = @message, updated_at = @now`,
+      { id, ...errorParams(error) },
+    );
   }
 
   /**
@@ -401,6 +625,8 @@ export class SqliteDocumentStore implements DocumentStore {
   async saveIndex(id: string, result: IndexResult): Promise<boolean> {
     const { batches, totals } = chunkBatchesOf(result);
     const slices = reslice(batches, INDEX_SLICE_CHARS);
+    let shadow: string | null = null;
+    let finished = false;
     try {
       // Up to one slice in all: the whole document in one shared transaction.
       const first = await slices.next();
@@ -408,25 +634,41 @@ export class SqliteDocumentStore implements DocumentStore {
       if (first.done || !second || second.done) {
         const chunks = first.done ? [] : first.value;
         const ready = { ...totals(), chunkCount: chunks.length, result };
-        return await this.commits.run(() => this.writeIndex(id, chunks, ready), Math.max(1, chunks.length));
+        return await this.commits.run(
+          () => this.writeIndex(id, chunks, ready, result.version),
+          Math.max(1, chunks.length),
+        );
       }
       const run = randomUUID();
       const began = await this.commits.run(() => {
-        const r = this.sql.get(`UPDATE documents SET index_run = ? WHERE id = ? AND ${LIVE}`).run(run, id);
-        return r.changes > 0;
+        const doc = this.workRow(id);
+        if (!doc || (result.version !== undefined && workVersion(doc) !== result.version)) return null;
+        this.sql.get('UPDATE documents SET index_run = ? WHERE id = ?').run(run, id);
+        if (!pendingActive(doc)) return { shadow: null, leftovers: [] };
+        // A pending version is written beside the current one, under a shadow row; an earlier
+        // run's shadow (cut off part-way) is purged first.
+        const leftovers = this.handShadows(id);
+        const holder = randomUUID();
+        this.insertHolder(holder, shadowOrg(id));
+        return { shadow: holder, leftovers };
       });
       if (!began) return false;
-      // An earlier run's chunks (one that crashed part-way) go first, also a slice at a time.
-      for (;;) {
-        const removed = await this.commits.run(() =>
-          this.inRun(id, run, () => this.index.deleteChunks(id, INDEX_DELETE_SLICE)),
-        );
-        if (removed === null) return false;
-        if (removed === 0) break;
+      shadow = began.shadow;
+      for (const leftover of began.leftovers) await this.purgeHanded(leftover);
+      const target = shadow ?? id;
+      if (shadow === null) {
+        // An earlier run's chunks (one that crashed part-way) go first, also a slice at a time.
+        for (;;) {
+          const removed = await this.commits.run(() =>
+            this.inRun(id, run, () => this.index.deleteChunks(id, INDEX_DELETE_SLICE)),
+          );
+          if (removed === null) return false;
+          if (removed === 0) break;
+        }
       }
       const write = async (slice: ChunkRow[]) =>
         (await this.commits.run(
-          () => this.inRun(id, run, (orgId) => this.index.writeChunks(id, orgId, slice)),
+          () => this.inRun(id, run, (orgId) => this.index.writeChunks(target, orgId, slice)),
           slice.length,
         )) !== null;
       let chunkCount = 0;
@@ -440,11 +682,63 @@ export class SqliteDocumentStore implements DocumentStore {
         chunkCount += slice.length;
       }
       const ready = { ...totals(), chunkCount, result };
-      const finished = await this.commits.run(() => this.inRun(id, run, () => this.markReady(id, ready)));
-      return finished !== null;
+      const swapped = await this.commits.run(() =>
+        this.inRun(id, run, () => {
+          if (shadow === null) {
+            this.markReady(id, ready);
+            return true;
+          }
+          return this.swapIn(id, shadow, ready);
+        }),
+      );
+      finished = swapped === true;
+      return finished;
     } finally {
       // Left early (deleted, or a newer run took over): the chunks still coming are not wanted.
       await slices.return(undefined);
+      if (shadow !== null && !finished) await this.discardShadow(id, shadow);
+    }
+  }
+
+  /** The row as a job's write checks it; null when the document is gone. */
+  private workRow(id: string): WorkRow | null {
+    return (
+      this.sql
+        .get<[string], WorkRow>(
+          `SELECT org_id, version, pending_version, pending_status, pending, blob_key
+           FROM documents WHERE id = ? AND ${LIVE}`,
+        )
+        .get(id) ?? null
+    );
+  }
+
+  /**
+   * The swap of a large pending version, in one transaction: the current version's chunks leave
+   * the document (retireChunks), the shadow's become the document's (an update of the chunk rows;
+   * their FTS rows stay as they are) and the pending version becomes the current one. False when
+   * the shadow was taken away meanwhile (a purge of leftovers by another process).
+   */
+  private swapIn(id: string, shadow: string, ready: ReadyIndex): boolean {
+    const doc = this.workRow(id);
+    const owner = this.sql
+      .get<[string], string>('SELECT org_id FROM documents WHERE id = ?')
+      .pluck()
+      .get(shadow);
+    if (!doc || !pendingActive(doc) || owner !== shadowOrg(id)) return false;
+    this.retireChunks(id);
+    this.sql.get('UPDATE chunks SET document_id = ? WHERE document_id = ?').run(id, shadow);
+    this.sql.get('DELETE FROM documents WHERE id = ?').run(shadow);
+    this.markVersionReady(id, doc, ready);
+    return true;
+  }
+
+  /** A shadow whose run stopped before its swap: its chunks go, a slice at a time. */
+  private async discardShadow(id: string, shadow: string): Promise<void> {
+    try {
+      await this.commits.run(() => this.handToPurge('id = ? AND org_id = ?', shadow, shadowOrg(id)));
+      await this.purgeHanded(shadow);
+    } catch {
+      // Closed meanwhile: the next start's sweep of orphan shadows removes it.
     }
   }
 
@@ -459,16 +753,55 @@ export class SqliteDocumentStore implements DocumentStore {
     return write(doc.org_id);
   }
 
-  private writeIndex(id: string, chunks: readonly ChunkRow[], ready: ReadyIndex): boolean {
-    const doc = this.sql
-      .get<[string], { org_id: string }>(`SELECT org_id FROM documents WHERE id = ? AND ${LIVE}`)
-      .get(id);
-    // Deleted while the worker ran: writing anything now would resurrect its chunks.
-    if (!doc) return false;
+  private writeIndex(id: string, chunks: readonly ChunkRow[], ready: ReadyIndex, version?: number): boolean {
+    const doc = this.workRow(id);
+    // Deleted while the worker ran: writing anything now would resurrect its chunks. A newer
+    // version took over: these chunks are not wanted.
+    if (!doc || (version !== undefined && workVersion(doc) !== version)) return false;
+    if (pendingActive(doc)) {
+      // The swap: the current version's chunks out, the new ones in, one transaction.
+      this.retireChunks(id);
+      this.index.writeChunks(id, doc.org_id, chunks);
+      this.markVersionReady(id, doc, ready);
+      return true;
+    }
     this.index.deleteChunks(id);
     this.index.writeChunks(id, doc.org_id, chunks);
     this.markReady(id, ready);
     return true;
+  }
+
+  /** The pending version becomes the current one: its source, settings, blob and counts. */
+  private markVersionReady(id: string, doc: WorkRow, ready: ReadyIndex): void {
+    const spec = JSON.parse(doc.pending ?? 'null') as PendingSpec;
+    this.sql
+      .get(
+        `UPDATE documents SET version = pending_version, pending_version = NULL, pending_status = NULL,
+           pending = NULL, source_type = @type, filename = @filename, source_url = @url,
+           content_type = @contentType, bytes = @bytes, chunk_size = @chunkSize,
+           chunk_overlap = @chunkOverlap, blob_key = @blobKey, status = 'ready', chunk_count = @chunkCount,
+           token_count = @tokenCount, content_sha256 = @sha, ocr_pages = @ocrPages, input_text = NULL, fetch_url = NULL,
+           error_code = NULL, error_message = NULL, updated_at = @now, job_state = 'done',
+           lease_owner = NULL, lease_until = NULL, index_run = NULL
+         WHERE id = @id`,
+      )
+      .run({
+        id,
+        type: spec.source.type,
+        filename: storableNullable(spec.source.filename),
+        url: storableNullable(spec.source.url),
+        contentType: storableNullable(ready.result.contentType ?? spec.source.content_type),
+        bytes: ready.result.bytes ?? spec.source.bytes,
+        chunkSize: spec.chunk_size,
+        chunkOverlap: spec.chunk_overlap,
+        blobKey: spec.blob_key,
+        chunkCount: ready.chunkCount,
+        tokenCount: ready.tokenCount,
+        sha: ready.contentSha256,
+        ocrPages: ready.ocrPages ?? null,
+        now: this.now(),
+      });
+    this.outbox.emit('document.ready', id); // webhooks: same transaction as the swap
   }
 
   private markReady(
@@ -498,54 +831,72 @@ export class SqliteDocumentStore implements DocumentStore {
     this.outbox.emit('document.ready', id); // webhooks: same transaction as the status change
   }
 
-  async markFailed(id: string, error: DocumentError): Promise<boolean> {
-    return this.db
-      .transaction(() => {
-        const r = this.sql
-          .get(
-            `UPDATE documents SET status = 'failed', error_code = ?, error_message = ?,
-               input_text = NULL, fetch_url = NULL, updated_at = ?
-             WHERE id = ? AND ${LIVE}`,
-          )
-          .run(error.code, storableText(error.message), this.now(), id);
-        if (r.changes > 0) this.outbox.emit('document.failed', id); // webhooks: same transaction
-        return r.changes > 0;
-      })
-      .immediate();
+  async markFailed(id: string, error: DocumentError, version?: number): Promise<boolean> {
+    // A failed pending version leaves the current one answering; its error is the pending one's.
+    return this.workWrite(
+      version,
+      `pending_status = 'failed', pending = json_set(pending, '$.error', json(@error)),
+       input_text = NULL, fetch_url = NULL, updated_at = @now`,
+      `status = 'failed', error_code = @code, error_message = @message,
+       input_text = NULL, fetch_url = NULL, updated_at = @now`,
+      { id, ...errorParams(error) },
+      // webhooks: the event commits with the status change (a failed pending version changes no status)
+      () => this.outbox.emit('document.failed', id),
+    );
   }
 
   async attachBlob(
     id: string,
     blob: { blobKey: string; contentType: string; bytes: number },
+    version?: number,
   ): Promise<boolean> {
+    // The download lane's job ends here; the same row becomes a fresh job of the process lane
+    // (the document stays `processing`: extraction follows).
+    const nextJob = `fetch_url = NULL, updated_at = @now, job_state = 'pending', run_at = @now,
+      lease_owner = NULL, lease_until = NULL, job_attempts = 0`;
+    return this.workWrite(
+      version,
+      `pending = json_set(pending, '$.blob_key', @blobKey, '$.source.content_type', @contentType,
+         '$.source.bytes', @bytes), ${nextJob}`,
+      `blob_key = @blobKey, content_type = @contentType, bytes = @bytes, ${nextJob}`,
+      { id, blobKey: blob.blobKey, contentType: storableText(blob.contentType), bytes: blob.bytes },
+    );
+  }
+
+  async forgetBlob(id: string, blobKey: string): Promise<boolean> {
     const r = this.sql
-      .get(
-        // The download lane's job ends here; the same row becomes a fresh job of the process lane
-        // (the document stays `processing`: extraction follows).
-        `UPDATE documents SET blob_key = ?, content_type = ?, bytes = ?, fetch_url = NULL, updated_at = ?,
-           job_state = 'pending', run_at = ?, lease_owner = NULL, lease_until = NULL,
-           job_attempts = 0
-         WHERE id = ? AND ${LIVE}`,
-      )
-      .run(blob.blobKey, storableText(blob.contentType), blob.bytes, this.now(), this.now(), id);
+      .get(`UPDATE documents SET blob_key = NULL WHERE id = ? AND blob_key = ? AND ${LIVE}`)
+      .run(id, blobKey);
     return r.changes > 0;
   }
 
   async countPending(): Promise<number> {
     const row = this.sql
-      .get<[], { n: number }>(`SELECT count(*) AS n FROM documents WHERE status IN ('queued', 'processing')`)
+      .get<[], { n: number }>(
+        `SELECT (SELECT count(*) FROM documents WHERE status IN ('queued', 'processing'))
+              + (SELECT count(*) FROM documents WHERE pending_status IN ('queued', 'processing')) AS n`,
+      )
       .get();
     return row?.n ?? 0;
   }
 
   async listStaleQueued(olderThan: Date, limit: number): Promise<(JobRef & { needsDownload: boolean })[]> {
     return this.sql
-      .get<[number, number], { id: string; org_id: string; needs_download: number }>(
-        `SELECT id, org_id, fetch_url IS NOT NULL AS needs_download FROM documents
-         WHERE status IN ('queued', 'processing') AND updated_at < ?
-         ORDER BY updated_at, id LIMIT ?`,
+      .get<[number, number, number], { id: string; org_id: string; needs_download: number }>(
+        `SELECT id, org_id, needs_download FROM (
+           SELECT id, org_id, fetch_url IS NOT NULL AS needs_download, updated_at FROM documents
+           WHERE status IN ('queued', 'processing') AND updated_at < ?
+           UNION
+           SELECT id, org_id, fetch_url IS NOT NULL AS needs_download, updated_at FROM documents
+           WHERE pending_status IN ('queued', 'processing') AND updated_at < ?
+         ) ORDER BY updated_at, id LIMIT ?`,
       )
-      .all(olderThan.getTime(), Math.max(0, Math.floor(limit)))
+      .all(olderThan.getTime(), olderThan.getTime(), Math.max(0, Math.floor(limit)))
       .map((r) => ({ documentId: r.id, orgId: r.org_id, needsDownload: r.needs_download === 1 }));
   }
+}
+
+function errorParams(error: DocumentError): { code: string; message: string; error: string } {
+  const message = storableText(error.message);
+  return { code: error.code, message, error: JSON.stringify({ code: error.code, message }) };
 }

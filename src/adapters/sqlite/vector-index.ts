@@ -13,13 +13,17 @@ import type {
 } from '../../domain/ports.js';
 import type { Database } from './database.js';
 import { StatementCache } from './statements.js';
+import { SqliteWebhookOutbox } from './webhook-store.js';
 
 export class SqliteVectorIndex implements VectorIndex {
   private readonly sql: StatementCache;
 
+  private readonly outbox: SqliteWebhookOutbox;
+
   constructor(private readonly db: Database) {
     loadSqliteVec(db);
     this.sql = new StatementCache(db);
+    this.outbox = new SqliteWebhookOutbox(db);
   }
 
   async profileId(profile: EmbeddingProfile): Promise<number> {
@@ -67,6 +71,7 @@ export class SqliteVectorIndex implements VectorIndex {
              error_message = NULL, attempts = attempts + 1, updated_at = excluded.updated_at`,
         )
         .run(documentId, profileId, orgId, now.getTime());
+      this.outbox.emit('document.vectors_ready', documentId); // webhooks: the event commits with the vectors
     });
   }
 

@@ -113,7 +113,9 @@ export class SqliteWebhookOutbox {
   /** How many messages were written (one per subscribed endpoint). */
   emit(type: WebhookEventType, documentId: string): number {
     const now = this.clock.now().getTime();
-    const snapshot = snapshotArguments('d', (column, ref) => (column === 'metadata' ? `json(${ref})` : ref));
+    const snapshot = snapshotArguments('d', (column, ref) =>
+      column === 'metadata' || column === 'pending' ? `json(${ref})` : ref,
+    );
     const written = this.sql
       .get(
         `INSERT INTO webhook_messages (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)

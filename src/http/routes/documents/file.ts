@@ -12,7 +12,7 @@ export function documentFileRoute(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'getDocumentFile',
         summary: 'Download a document’s original file',
         description:
-          'The file a document was uploaded as, or downloaded from its URL, with its detected media type and (as `Content-Disposition: attachment`) its file name. 404 for a document sent as JSON text, which has no file; 409 `not_ready` while a URL is still being downloaded.',
+          'The file a document was uploaded as, or downloaded from its URL, with its detected media type and (as `Content-Disposition: attachment`) its file name. 404 for a document sent as JSON text, which has no file; 409 `not_ready` while a URL is still being downloaded; 410 `original_not_kept` when the server deletes originals once they are indexed (KEEP_ORIGINALS=false).',
         tags: ['documents'],
         params: DocumentParams,
         response: {
@@ -25,7 +25,7 @@ export function documentFileRoute(app: FastifyInstance, deps: AppDeps): void {
               },
             },
           },
-          ...problemResponses(...COMMON_ERRORS, 'not_found', 'not_ready'),
+          ...problemResponses(...COMMON_ERRORS, 'not_found', 'not_ready', 'original_not_kept'),
         },
       },
     },

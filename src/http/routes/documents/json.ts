@@ -21,6 +21,9 @@ export function toDocumentJson(doc: DocumentRecord, vectors: VectorsStatus = DIS
   return {
     id: doc.id,
     org_id: doc.orgId,
+    external_id: doc.externalId,
+    version: doc.version,
+    pending_version: doc.pendingVersion,
     status: doc.status,
     source: doc.source,
     metadata: doc.metadata,

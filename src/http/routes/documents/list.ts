@@ -16,14 +16,14 @@ export function listDocumentsRoute(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'listDocuments',
         summary: 'List documents',
         description:
-          'Newest first. `ids=a,b,c` returns the status of up to 100 documents in one request; unknown ids are absent. `filter` (URL-encoded JSON, the language of POST /v1/query) keeps the documents whose metadata passes it; every parameter given must hold.',
+          'Newest first. `ids=a,b,c` returns the status of up to 100 documents in one request; unknown ids are absent. `external_id` finds the document you gave that key. `filter` (URL-encoded JSON, the language of POST /v1/query) keeps the documents whose metadata passes it; every parameter given must hold.',
         tags: ['documents'],
         querystring: ListDocumentsQuery,
         response: { 200: DocumentList, ...problemResponses(...COMMON_ERRORS) },
       },
     },
     async (request) => {
-      const { limit, cursor, status, ids, content_sha256, filter } = request.query;
+      const { limit, cursor, status, ids, content_sha256, external_id, filter } = request.query;
       const idList = ids === undefined ? null : parseIds(ids);
       const page = await deps.documents.list(request.principal.org.id, {
         limit,
@@ -31,6 +31,7 @@ export function listDocumentsRoute(app: FastifyInstance, deps: AppDeps): void {
         status: status ?? null,
         ids: idList,
         contentSha256: content_sha256 ?? null,
+        externalId: external_id ?? null,
         filter: filter ?? null,
       });
       return { documents: await documentsJson(deps, page.documents), next_cursor: page.nextCursor };

@@ -14,7 +14,7 @@ export function ingestTextRoute(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'ingestText',
         summary: 'Ingest text documents',
         description:
-          'Queues up to 50 text documents for chunking and indexing. Answers 202 once they are stored.',
+          'Queues up to 50 text documents for chunking and indexing. Answers 202 once they are stored. A document whose `external_id` a document of the organisation already has becomes that document’s new version: its id is in `document_ids`, and its current version answers queries until the new one is ready.',
         tags: ['ingest'],
         body: IngestBody,
         response: {

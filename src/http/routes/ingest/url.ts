@@ -17,7 +17,7 @@ export function ingestUrlRoute(app: FastifyInstance, deps: AppDeps): void {
       schema: {
         operationId: 'ingestUrl',
         summary: 'Ingest a document from a URL',
-        description: `Queues a public or pre-signed http(s) URL for download (${DOWNLOADABLE}). Non-public addresses are refused.`,
+        description: `Queues a public or pre-signed http(s) URL for download (${DOWNLOADABLE}). Non-public addresses are refused. An \`external_id\` a document already has makes a new version of it.`,
         tags: ['ingest'],
         body: IngestUrlBody,
         response: {
@@ -28,7 +28,12 @@ export function ingestUrlRoute(app: FastifyInstance, deps: AppDeps): void {
     },
     async (request, reply) =>
       acceptIdempotently(deps, request, reply, 'ingest/url', request.body, () =>
-        deps.ingestion.ingestUrl(request.principal.org.id, request.body.url, request.body.metadata ?? {}),
+        deps.ingestion.ingestUrl(
+          request.principal.org.id,
+          request.body.url,
+          request.body.metadata ?? {},
+          request.body.external_id ?? null,
+        ),
       ),
   );
 }

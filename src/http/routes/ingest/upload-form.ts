@@ -1,0 +1,169 @@
+// Reading a multipart upload form: one `file` part streamed to the blob store (through
+// IngestionService.stageFile, which checks its size and format) and a few small text parts, which
+// may come before or after the file. POST /v1/ingest/file and PUT /v1/documents/{id}/content use it.
+import type { MultipartFile, MultipartValue } from '@fastify/multipart';
+import { Ajv } from 'ajv';
+import type { FastifyRequest } from 'fastify';
+import { ApiError, ERRORS } from '../../../domain/errors.js';
+import type { StagedFile } from '../../../domain/ingestion.js';
+import { displayFilename } from '../../../domain/text.js';
+import { MAX_EXTERNAL_ID_LENGTH, type Metadata as MetadataRecord } from '../../../domain/types.js';
+import type { AppDeps } from '../../deps.js';
+import { Metadata } from '../../schemas.js';
+
+const validateMetadata = new Ajv({ allErrors: false, strict: false }).compile(Metadata);
+
+type Part = MultipartFile | MultipartValue;
+
+/** A text part's cap: far above what valid metadata can take (64 keys of 128 + 2 KB). */
+export const MAX_METADATA_PART_BYTES = 256 * 1024;
+
+/**
+ * Reads the form: `file` is staged, each of `fields` may come once as a text part, anything else
+ * is a 400. `finish` sees the text parts once every part is read (before the upload is checked),
+ * and gives the staged file its metadata; what it throws refuses the request (the upload is
+ * removed).
+ */
+export async function readUploadForm(
+  request: FastifyRequest,
+  deps: AppDeps,
+  fields: readonly string[],
+  finish: (values: Record<string, string | null>) => MetadataRecord,
+): Promise<StagedFile> {
+  if (!request.isMultipart()) {
+    throw ERRORS.unsupportedMediaType('Send the file as multipart/form-data with a `file` part.');
+  }
+  const malformed = new MalformedBody();
+  const parts = malformed.guard(request.parts()[Symbol.asyncIterator]());
+  const values: Record<string, string | null> = Object.fromEntries(fields.map((f) => [f, null]));
+  let file: MultipartFile | null = null;
+  const expected = ['file', ...fields].map((f) => `\`${f}\``).join(', ');
+
+  const takeField = (part: Part) => {
+    if (part.type === 'file') {
+      part.file.resume();
+      throw ERRORS.invalid(
+        part.fieldname === 'file'
+          ? 'Send exactly one `file` part.'
+          : `Unexpected file part ${JSON.stringify(part.fieldname)}.`,
+      );
+    }
+    if (part.fieldname === 'file') {
+      throw ERRORS.invalid(
+        'The `file` part has no filename: send it as a file (Content-Disposition: form-data; name="file"; filename="…").',
+      );
+    }
+    if (!fields.includes(part.fieldname)) {
+      throw ERRORS.invalid(`Unknown form part ${JSON.stringify(part.fieldname)}; expected ${expected}.`);
+    }
+    if (values[part.fieldname] !== null) throw ERRORS.invalid(`Send at most one \`${part.fieldname}\` part.`);
+    if (part.valueTruncated) {
+      throw ERRORS.payloadTooLarge(
+        `The \`${part.fieldname}\` part is larger than ${MAX_METADATA_PART_BYTES.toLocaleString('en-US')} bytes.`,
+      );
+    }
+    values[part.fieldname] = typeof part.value === 'string' ? part.value : String(part.value);
+  };
+
+  for (let next = await parts.next(); !next.done; next = await parts.next()) {
+    const part = next.value as Part;
+    if (part.type === 'file' && part.fieldname === 'file') {
+      file = part;
+      break;
+    }
+    takeField(part);
+  }
+  if (!file) throw ERRORS.invalid('The form has no `file` part.');
+
+  return malformed.translate(
+    deps.ingestion.stageFile(
+      { stream: malformed.watch(file.file), filename: displayFilename(file.filename) },
+      async () => {
+        for (let next = await parts.next(); !next.done; next = await parts.next())
+          takeField(next.value as Part);
+        return finish(values);
+      },
+    ),
+  );
+}
+
+/** The `external_id` form part: 1 to 255 characters; null when absent. */
+export function parseExternalIdPart(raw: string | null): string | null {
+  if (raw === null) return null;
+  if (raw.length === 0 || raw.length > MAX_EXTERNAL_ID_LENGTH) {
+    const message = `must be 1 to ${MAX_EXTERNAL_ID_LENGTH} characters, got ${raw.length}`;
+    throw ERRORS.invalid(`The \`external_id\` part ${message}.`, [{ pointer: '/external_id', message }]);
+  }
+  return raw;
+}
+
+/**
+ * busboy reports a malformed body (no boundary, a broken part header, a form cut off before its
+ * closing boundary) with plain errors, through the parts iterator or through the file stream the
+ * blob store is reading. Those are the client's mistakes: every error that came from the body's
+ * parser becomes a 400 rather than a 500, whichever way it surfaced. Errors are recognised by
+ * identity (the parser's own error objects), never by their message.
+ */
+class MalformedBody {
+  private readonly streams: NodeJS.ReadableStream[] = [];
+
+  guard(parts: AsyncIterator<unknown>): AsyncIterator<unknown> {
+    return {
+      next: async () => {
+        try {
+          return await parts.next();
+        } catch (error) {
+          throw this.asInvalid(error);
+        }
+      },
+    };
+  }
+
+  /**
+   * A part's stream, remembered: when the body is cut off, the parser destroys it with its error,
+   * possibly before anyone listens (a small body is parsed at once), so `errored` is what tells.
+   */
+  watch<T extends NodeJS.ReadableStream>(stream: T): T {
+    this.streams.push(stream);
+    return stream;
+  }
+
+  async translate<T>(work: Promise<T>): Promise<T> {
+    try {
+      return await work;
+    } catch (error) {
+      const fromParser = this.streams.some((s) => (s as { errored?: unknown }).errored === error);
+      throw fromParser ? this.asInvalid(error) : error;
+    }
+  }
+
+  private asInvalid(error: unknown): unknown {
+    const status = (error as { statusCode?: unknown }).statusCode;
+    if (error instanceof Error && !(error instanceof ApiError) && typeof status !== 'number') {
+      return ERRORS.invalid(`Invalid multipart body: ${error.message}.`);
+    }
+    return error;
+  }
+}
+
+export function parseMetadata(raw: string | null): MetadataRecord {
+  if (raw === null) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw ERRORS.invalid('The `metadata` part is not valid JSON.', [
+      { pointer: '/metadata', message: 'is not valid JSON' },
+    ]);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !validateMetadata(value)) {
+    const issue = validateMetadata.errors?.[0];
+    const message = issue
+      ? `${issue.instancePath || ''} ${issue.message ?? 'is invalid'}`.trim()
+      : 'must be a JSON object';
+    throw ERRORS.invalid(`The \`metadata\` part is invalid: ${message}.`, [
+      { pointer: '/metadata', message },
+    ]);
+  }
+  return value as MetadataRecord;
+}
