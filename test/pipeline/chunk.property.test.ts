@@ -15,8 +15,15 @@ const count = (s: string): number => encode(s, PLAIN_TEXT).length;
 
 // --- The documented cut points, restated ---------------------------------------------------
 
-type Kind = 'heading' | 'paragraph' | 'sentence' | 'word' | 'punctuation';
-const RANK: Record<Kind, number> = { heading: 0, paragraph: 1, sentence: 2, word: 3, punctuation: 4 };
+type Kind = 'heading' | 'paragraph' | 'tableRow' | 'sentence' | 'word' | 'punctuation';
+const RANK: Record<Kind, number> = {
+  heading: 0,
+  paragraph: 1,
+  tableRow: 2,
+  sentence: 3,
+  word: 4,
+  punctuation: 5,
+};
 
 function codePointBefore(text: string, p: number): string {
   const low = text.charCodeAt(p - 1);
@@ -53,7 +60,9 @@ function kindOf(text: string, p: number, markdown: boolean): Kind | null {
     for (let j = p - 1; j >= 0 && /\s/.test(text[j]!); j--) {
       if (text[j] === '\n' || (text[j] === '\r' && text[j + 1] !== '\n')) breaks++;
     }
-    return breaks >= 2 ? 'paragraph' : 'sentence';
+    if (breaks >= 2) return 'paragraph';
+    // A line that starts (after its indent) with "|": a Markdown table row.
+    return /^[ \t]*\|/.test(text.slice(p, p + 64)) ? 'tableRow' : 'sentence';
   }
   if (/\s/.test(text[p]!)) {
     return /[.!?…。]["')\]*_’”»]{0,3}$/.test(text.slice(Math.max(0, p - 4), p)) ? 'sentence' : 'word';

@@ -76,6 +76,7 @@ describeWithCorpus('corpus DOCX files (mammoth test data)', () => {
       pages: null,
       format: 'docx',
       contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      ocrPages: null,
     });
   });
 });

@@ -30,6 +30,7 @@ describe('plain text', () => {
       pages: null,
       format: 'txt',
       contentType: 'text/plain',
+      ocrPages: null,
     });
   });
 
@@ -76,6 +77,7 @@ describe('Markdown', () => {
       pages: null,
       format: 'md',
       contentType: 'text/markdown',
+      ocrPages: null,
     });
   });
 });
