@@ -27,6 +27,7 @@ const SHARED_ADAPTER_MODULES = [
   'adapters/records/org-row.ts',
   'adapters/records/document-row.ts',
   'adapters/records/record-snapshot.ts',
+  'adapters/records/webhook-row.ts',
 ];
 
 /** Adapter → other adapter imports still to be removed (none left; keep the check strict). */

@@ -15,48 +15,10 @@ import type {
   WebhookStore,
 } from '../../domain/webhooks.js';
 import { snapshotArguments, snapshotToRecord } from '../records/record-snapshot.js';
+import { type AttemptRow, type EndpointRow, toAttempt, toEndpoint } from '../records/webhook-row.js';
 import type { PgDatabase, Queryable } from './database.js';
 
-interface EndpointRow {
-  id: string;
-  org_id: string;
-  url: string;
-  events: string;
-  description: string | null;
-  secret: string;
-  created_at: Date;
-  disabled_at: Date | null;
-  disabled_reason: string | null;
-  failing_since: Date | null;
-}
-
-function toEndpoint(row: EndpointRow): WebhookEndpoint {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    url: row.url,
-    events: row.events.split(',').filter((e) => e !== '') as WebhookEventType[],
-    description: row.description,
-    secret: row.secret,
-    createdAt: row.created_at,
-    disabledAt: row.disabled_at,
-    disabledReason: row.disabled_reason as WebhookEndpoint['disabledReason'],
-    failingSince: row.failing_since,
-  };
-}
-
-interface AttemptRow {
-  id: string;
-  message_id: string;
-  endpoint_id: string;
-  event_type: string;
-  attempt: number;
-  status_code: number | null;
-  duration_ms: number;
-  error: string | null;
-  outcome: string;
-  at: Date;
-}
+const asDate = (value: Date) => value;
 
 const NEW_MESSAGE_ID = `'msg_' || replace(gen_random_uuid()::text, '-', '')`;
 
@@ -124,19 +86,19 @@ export class PgWebhookStore implements WebhookStore {
   }
 
   async listEndpoints(orgId: string): Promise<WebhookEndpoint[]> {
-    const { rows } = await this.db.query<EndpointRow>(
+    const { rows } = await this.db.query<EndpointRow<Date>>(
       `SELECT * FROM ${this.endpoints} WHERE org_id = $1 ORDER BY created_at, id`,
       [cleanText(orgId)],
     );
-    return rows.map(toEndpoint);
+    return rows.map((row) => toEndpoint(row, asDate));
   }
 
   async getEndpoint(orgId: string, id: string): Promise<WebhookEndpoint | null> {
-    const { rows } = await this.db.query<EndpointRow>(
+    const { rows } = await this.db.query<EndpointRow<Date>>(
       `SELECT * FROM ${this.endpoints} WHERE id = $1 AND org_id = $2`,
       [cleanText(id), cleanText(orgId)],
     );
-    return rows[0] ? toEndpoint(rows[0]) : null;
+    return rows[0] ? toEndpoint(rows[0], asDate) : null;
   }
 
   async deleteEndpoint(orgId: string, id: string): Promise<boolean> {
@@ -272,22 +234,11 @@ export class PgWebhookStore implements WebhookStore {
 
   async listAttempts(orgId: string, endpointId: string, limit: number): Promise<DeliveryAttempt[] | null> {
     if ((await this.getEndpoint(orgId, endpointId)) === null) return null;
-    const { rows } = await this.db.query<AttemptRow>(
+    const { rows } = await this.db.query<AttemptRow<string, Date>>(
       `SELECT * FROM ${this.attempts} WHERE endpoint_id = $1 ORDER BY id DESC LIMIT $2`,
       [cleanText(endpointId), Math.max(0, Math.floor(limit))],
     );
-    return rows.map((row) => ({
-      id: Number(row.id),
-      messageId: row.message_id,
-      endpointId: row.endpoint_id,
-      eventType: row.event_type,
-      attempt: row.attempt,
-      statusCode: row.status_code,
-      durationMs: row.duration_ms,
-      error: row.error,
-      outcome: row.outcome as DeliveryOutcome,
-      at: row.at,
-    }));
+    return rows.map((row) => toAttempt(row, asDate));
   }
 
   async countPending(endpointId: string): Promise<number> {

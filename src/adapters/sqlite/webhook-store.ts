@@ -15,66 +15,15 @@ import type {
   WebhookStore,
 } from '../../domain/webhooks.js';
 import { snapshotArguments, snapshotToRecord } from '../records/record-snapshot.js';
+import { type AttemptRow, type EndpointRow, toAttempt, toEndpoint } from '../records/webhook-row.js';
 import type { Database } from './database.js';
 import { StatementCache } from './statements.js';
 
 const systemClock: Clock = { now: () => new Date() };
 
-interface EndpointRow {
-  id: string;
-  org_id: string;
-  url: string;
-  events: string;
-  description: string | null;
-  secret: string;
-  created_at: number;
-  disabled_at: number | null;
-  disabled_reason: string | null;
-  failing_since: number | null;
-}
+type SqliteEndpointRow = EndpointRow<number>;
 
-function toEndpoint(row: EndpointRow): WebhookEndpoint {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    url: row.url,
-    events: row.events.split(',').filter((e) => e !== '') as WebhookEventType[],
-    description: row.description,
-    secret: row.secret,
-    createdAt: new Date(row.created_at),
-    disabledAt: row.disabled_at === null ? null : new Date(row.disabled_at),
-    disabledReason: row.disabled_reason as WebhookEndpoint['disabledReason'],
-    failingSince: row.failing_since === null ? null : new Date(row.failing_since),
-  };
-}
-
-interface AttemptRow {
-  id: number;
-  message_id: string;
-  endpoint_id: string;
-  event_type: string;
-  attempt: number;
-  status_code: number | null;
-  duration_ms: number;
-  error: string | null;
-  outcome: string;
-  at: number;
-}
-
-function toAttempt(row: AttemptRow): DeliveryAttempt {
-  return {
-    id: row.id,
-    messageId: row.message_id,
-    endpointId: row.endpoint_id,
-    eventType: row.event_type,
-    attempt: row.attempt,
-    statusCode: row.status_code,
-    durationMs: row.duration_ms,
-    error: row.error,
-    outcome: row.outcome as DeliveryOutcome,
-    at: new Date(row.at),
-  };
-}
+const fromEpoch = (ms: number) => new Date(ms);
 
 const NEW_MESSAGE_ID = `'msg_' || lower(hex(randomblob(16)))`;
 
@@ -168,16 +117,18 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async listEndpoints(orgId: string): Promise<WebhookEndpoint[]> {
     return this.sql
-      .get<[string], EndpointRow>('SELECT * FROM webhook_endpoints WHERE org_id = ? ORDER BY created_at, id')
+      .get<[string], SqliteEndpointRow>(
+        'SELECT * FROM webhook_endpoints WHERE org_id = ? ORDER BY created_at, id',
+      )
       .all(orgId)
-      .map(toEndpoint);
+      .map((row) => toEndpoint(row, fromEpoch));
   }
 
   async getEndpoint(orgId: string, id: string): Promise<WebhookEndpoint | null> {
     const row = this.sql
-      .get<[string, string], EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ? AND org_id = ?')
+      .get<[string, string], SqliteEndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ? AND org_id = ?')
       .get(id, orgId);
-    return row ? toEndpoint(row) : null;
+    return row ? toEndpoint(row, fromEpoch) : null;
   }
 
   async deleteEndpoint(orgId: string, id: string): Promise<boolean> {
@@ -372,11 +323,11 @@ export class SqliteWebhookStore implements WebhookStore {
   async listAttempts(orgId: string, endpointId: string, limit: number): Promise<DeliveryAttempt[] | null> {
     if ((await this.getEndpoint(orgId, endpointId)) === null) return null;
     return this.sql
-      .get<[string, number], AttemptRow>(
+      .get<[string, number], AttemptRow<number, number>>(
         'SELECT * FROM webhook_attempts WHERE endpoint_id = ? ORDER BY id DESC LIMIT ?',
       )
       .all(endpointId, Math.max(0, Math.floor(limit)))
-      .map(toAttempt);
+      .map((row) => toAttempt(row, fromEpoch));
   }
 
   async countPending(endpointId: string): Promise<number> {
