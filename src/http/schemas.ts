@@ -562,6 +562,10 @@ const PROBLEM_MEANINGS: Partial<Record<ErrorCode, string>> = {
   rate_limited: 'Over the requests-per-minute limit.',
   overloaded: 'Too many documents are waiting to be processed.',
   service_unavailable: 'A backing service (database, queue) cannot be reached.',
+  semantic_search_unavailable:
+    'Mode `semantic` or `hybrid` was asked, and no embedding provider is configured.',
+  embeddings_unavailable:
+    'Mode `semantic`: the embedding provider failed to embed the query (an outage; `hybrid` answers keyword results instead).',
 };
 
 /** The sample error of each code that the examples show, unless a route passes its own. */
@@ -585,6 +589,8 @@ const SAMPLE_ERRORS: Partial<Record<ErrorCode, () => ApiError>> = {
   rate_limited: () => ERRORS.rateLimited(600, 42),
   overloaded: () => ERRORS.overloaded(30),
   service_unavailable: () => ERRORS.unavailable('The database'),
+  semantic_search_unavailable: () => ERRORS.semanticSearchUnavailable('hybrid'),
+  embeddings_unavailable: () => ERRORS.embeddingsUnavailable('server_error', 5),
 };
 
 /** An error a route shows with its own example (and a name for the shared response it gets). */
