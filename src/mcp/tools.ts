@@ -200,12 +200,15 @@ const documentRecordOutput = z.looseObject({
 
 const searchOutput = {
   org_id: z.string(),
+  mode: z.enum(['keyword', 'semantic', 'hybrid']),
+  degraded: z.boolean(),
   results: z.array(
     z.object({
       document_id: z.string(),
       chunk_index: z.number().int(),
       text: z.string(),
       score: z.number(),
+      scores: z.object({ keyword: z.number().nullable(), semantic: z.number().nullable() }),
       metadata: z.record(z.string(), z.string()),
       page_start: z.number().int().nullable(),
       page_end: z.number().int().nullable(),
