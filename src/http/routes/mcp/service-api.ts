@@ -18,6 +18,7 @@ export function serviceApi(deps: AppDeps, orgId: string): DocindexApi {
         topK: input.topK ?? DEFAULT_TOP_K,
         filter: input.filter,
         documentIds: input.documentIds ?? null,
+        mode: input.mode,
       });
       return {
         org_id: orgId,
