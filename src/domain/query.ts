@@ -57,6 +57,11 @@ export interface SemanticSearch {
   embedder: Embedder;
   embeddings: QueryEmbeddings;
   vectors: VectorIndex;
+  /**
+   * How long a query waits for its vector (EMBEDDINGS_TIMEOUT_MS: one provider call's time, never
+   * the retries the background stage can afford): past it the provider counts as down.
+   */
+  embeddingDeadlineMs: number;
 }
 
 export class QueryService {
@@ -137,9 +142,14 @@ export class QueryService {
   ): Promise<QueryHit[]> {
     const semantic = this.semantic!;
     let vector: Float32Array;
+    const deadline = AbortSignal.timeout(semantic.embeddingDeadlineMs);
     try {
-      vector = await semantic.embeddings.vectorFor(query);
-    } catch (error) {
+      vector = await semantic.embeddings.vectorFor(query, deadline);
+    } catch (caught) {
+      const error =
+        deadline.aborted && !(caught instanceof EmbeddingError)
+          ? new EmbeddingError('timeout', `no query vector within ${semantic.embeddingDeadlineMs} ms`)
+          : caught;
       if (!(error instanceof EmbeddingError)) throw error;
       if (!answerFailure) throw new EmbeddingFailed();
       const retryAfter =

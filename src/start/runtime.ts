@@ -245,7 +245,12 @@ export async function createRuntime(
       usageService,
       embedder === null
         ? null
-        : { embedder, embeddings: new QueryEmbeddings(embedder), vectors: adapters.vectors },
+        : {
+            embedder,
+            embeddings: new QueryEmbeddings(embedder),
+            vectors: adapters.vectors,
+            embeddingDeadlineMs: config.embeddingsTimeoutMs,
+          },
     ),
     usage: usageService,
     webhooks: new WebhookService(adapters.webhooks, clock, {
