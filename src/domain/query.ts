@@ -8,7 +8,7 @@
 // `scores.semantic` null and the answer marked `degraded`. A semantic query has nothing to fall
 // back on and answers 503 embeddings_unavailable.
 import { ERRORS } from './errors.js';
-import { type FilterJson, parseFilter } from './filter.js';
+import { type Filter, type FilterJson, parseFilter } from './filter.js';
 import { capPerGroup, fuseRanks, RRF_DEPTH } from './fusion.js';
 import { type Embedder, EmbeddingError, type SearchIndex, type VectorIndex } from './ports.js';
 import type { QueryEmbeddings } from './query-embeddings.js';
@@ -122,7 +122,7 @@ export class QueryService {
     orgId: string,
     query: string,
     topK: number,
-    filter: ReturnType<typeof parseFilter> | null,
+    filter: Filter | null,
     documentIds: string[] | null,
   ): Promise<SearchHit[]> {
     return this.index.search({ orgId, query, topK, filter, documentIds });
@@ -136,7 +136,7 @@ export class QueryService {
     orgId: string,
     query: string,
     limit: number,
-    filter: ReturnType<typeof parseFilter> | null,
+    filter: Filter | null,
     documentIds: string[] | null,
     answerFailure: boolean,
   ): Promise<QueryHit[]> {
