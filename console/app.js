@@ -598,13 +598,17 @@ async function runQuery(event) {
   if (!query) return $('query-input').focus();
   await submitting(event.currentTarget, async () => {
     const topK = Number($('topk-input').value);
-    const answer = await api('POST', '/v1/query', { json: { query, top_k: topK } });
-    await renderResults(query, answer.results);
+    // No mode sent: the server's default (hybrid with an embedding provider, else keyword).
+    const mode = $('mode-input').value;
+    const answer = await api('POST', '/v1/query', {
+      json: { query, top_k: topK, ...(mode ? { mode } : {}) },
+    });
+    await renderResults(query, answer.results, answer);
     loadUsage(); // the query counts towards today's usage
   });
 }
 
-async function renderResults(query, results) {
+async function renderResults(query, results, answer = {}) {
   const names = new Map(state.docs.map((doc) => [doc.id, documentName(doc)]));
   const unknown = [...new Set(results.map((hit) => hit.document_id))].filter((id) => !names.has(id));
   if (unknown.length > 0) {
@@ -615,10 +619,12 @@ async function renderResults(query, results) {
       // Names are a nicety; the ids still say where each chunk comes from.
     }
   }
+  const how = answer.mode ? ` (${answer.mode} search)` : '';
+  const fallback = answer.degraded ? ' The embedding provider is unavailable: keyword results only.' : '';
   $('results-summary').textContent =
-    results.length === 0
-      ? 'No chunk matches that query.'
-      : `${results.length} ${results.length === 1 ? 'chunk' : 'chunks'}, best first`;
+    (results.length === 0
+      ? `No chunk matches that query${how}.`
+      : `${results.length} ${results.length === 1 ? 'chunk' : 'chunks'}, best first${how}.`) + fallback;
   const terms = query
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u)
@@ -640,7 +646,16 @@ async function renderResults(query, results) {
     }
     where.push(`chunk ${hit.chunk_index}`);
     head.append(el('span', { class: 'result-meta', text: where.join(' · ') }));
-    head.append(el('span', { class: 'result-score', text: `score ${hit.score.toFixed(2)}` }));
+    const score = el('span', { class: 'result-score', text: `score ${hit.score.toFixed(2)}` });
+    // Hybrid scores are small fused ranks; what each list said is in the tooltip.
+    if (hit.scores) {
+      const parts = [];
+      if (hit.scores.keyword !== null) parts.push(`keyword (BM25) ${hit.scores.keyword.toFixed(3)}`);
+      if (hit.scores.semantic !== null) parts.push(`semantic (cosine) ${hit.scores.semantic.toFixed(3)}`);
+      score.title = parts.join(' · ');
+      if (answer.mode === 'hybrid') score.textContent = `score ${hit.score.toFixed(4)}`;
+    }
+    head.append(score);
     // Extracted text keeps the source's line breaks; only paragraph breaks help the reader.
     const readable = hit.text
       .replace(/[ \t]*\n[ \t]*\n\s*/g, '\u2029')

@@ -63,7 +63,7 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
   docindex cat <id>                the text a ready document was indexed from
   docindex cat <id> --original [--output PATH]
                                    the file it was uploaded as or downloaded from (to PATH, or stdout)
-  docindex query "text" [--top-k N] [--filter F …] [--document-id ID …] [--json]
+  docindex query "text" [--mode keyword|semantic|hybrid] [--top-k N] [--filter F …] [--document-id ID …] [--json]
   A filter F is k=v, or a JSON filter such as '{"year": {"$gte": "2020"}, "lang": {"$in": ["en", "de"]}}'
   (operators $eq $ne $gt $gte $lt $lte $in $nin $exists $and $or $not); several must all hold.
   docindex usage [--json]          queries per day over 30 days, totals and the rate limit
@@ -670,23 +670,32 @@ function filterOf(flags: string[] | undefined): QueryFilter | undefined {
 async function queryCommand(args: string[], env: Record<string, string | undefined>, io: TerminalIO) {
   const { values, positionals } = parse(args, {
     'top-k': { type: 'string' },
+    mode: { type: 'string' },
     filter: { type: 'string', multiple: true },
     'document-id': { type: 'string', multiple: true },
     json: { type: 'boolean' },
   });
   if (positionals.length === 0) throw new UsageError('query needs the text to search for');
+  const mode = values.mode;
+  if (mode !== undefined && mode !== 'keyword' && mode !== 'semantic' && mode !== 'hybrid') {
+    throw new UsageError(`--mode must be keyword, semantic or hybrid, not "${mode}"`);
+  }
   const filter = filterOf(values.filter);
   const topK = wholeNumber(values['top-k'], '--top-k', 1, 100);
   const client = connect(values, env);
   const answer = await client.query({
     query: positionals.join(' '),
     ...(topK === undefined ? {} : { topK }),
+    ...(mode === undefined ? {} : { mode }),
     ...(filter === undefined ? {} : { filter }),
     ...(values['document-id'] ? { documentIds: values['document-id'] } : {}),
   });
   if (values.json) {
     io.stdout.write(`${JSON.stringify(answer)}\n`);
     return 0;
+  }
+  if (answer.degraded) {
+    io.stderr.write('the embedding provider is unavailable: keyword results only\n');
   }
   if (answer.results.length === 0) {
     io.stderr.write('no matching chunks\n');

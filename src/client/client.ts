@@ -108,6 +108,17 @@ export interface QueryOptions extends RequestOptions {
   /** Only chunks of documents whose metadata passes this filter. */
   filter?: QueryFilter;
   documentIds?: string[];
+  /**
+   * `keyword` (BM25), `semantic` (vectors) or `hybrid` (both, fused by reciprocal rank). Server
+   * default: `hybrid` when it has an embedding provider, else `keyword`.
+   */
+  mode?: 'keyword' | 'semantic' | 'hybrid';
+  /** Hybrid: weight of the semantic list, 0–1 (server default 0.5). */
+  semanticWeight?: number;
+  /** At most this many chunks of one document, 1–100. */
+  maxChunksPerDocument?: number;
+  /** Only results whose `score` (of the mode used) is at least this. */
+  scoreThreshold?: number;
 }
 
 export interface WaitProgress {
@@ -382,13 +393,24 @@ export class DocindexClient {
     });
   }
 
-  /** BM25-ranked chunks (`POST /v1/query`); each successful query counts towards usage. */
+  /**
+   * The best-matching chunks (`POST /v1/query`), by keyword, semantic or hybrid search; each
+   * successful query counts once towards usage. Each result carries `scores.keyword` (BM25) and
+   * `scores.semantic` (cosine), null when the chunk was not in that list; `degraded` says a
+   * hybrid answer is keyword-only because the embedding provider failed.
+   */
   query(options: QueryOptions): Promise<QueryResponse> {
     const body = {
       query: options.query,
       ...(options.topK === undefined ? {} : { top_k: options.topK }),
       ...(options.filter === undefined ? {} : { filter: options.filter }),
       ...(options.documentIds === undefined ? {} : { document_ids: options.documentIds }),
+      ...(options.mode === undefined ? {} : { mode: options.mode }),
+      ...(options.semanticWeight === undefined ? {} : { semantic_weight: options.semanticWeight }),
+      ...(options.maxChunksPerDocument === undefined
+        ? {}
+        : { max_chunks_per_document: options.maxChunksPerDocument }),
+      ...(options.scoreThreshold === undefined ? {} : { score_threshold: options.scoreThreshold }),
     };
     return this.#call<QueryResponse>('POST', '/v1/query', { json: body, signal: options.signal });
   }

@@ -21,6 +21,8 @@ export type ErrorCode =
   | 'headers_too_large'
   | 'overloaded'
   | 'service_unavailable'
+  | 'semantic_search_unavailable'
+  | 'embeddings_unavailable'
   | 'internal';
 
 export interface FieldError {
@@ -49,6 +51,8 @@ const STATUS: Record<ErrorCode, number> = {
   headers_too_large: 431,
   overloaded: 503,
   service_unavailable: 503,
+  semantic_search_unavailable: 400,
+  embeddings_unavailable: 503,
   internal: 500,
 };
 
@@ -72,6 +76,8 @@ const TITLE: Record<ErrorCode, string> = {
   headers_too_large: 'Request headers too large',
   overloaded: 'Service overloaded',
   service_unavailable: 'Service unavailable',
+  semantic_search_unavailable: 'Semantic search unavailable',
+  embeddings_unavailable: 'Embedding provider unavailable',
   internal: 'Internal error',
 };
 
@@ -154,6 +160,18 @@ export const ERRORS = {
     new ApiError('overloaded', 'Too many documents are waiting to be processed; retry later.', {
       retryAfterSeconds,
     }),
+  semanticSearchUnavailable: (mode: string) =>
+    new ApiError(
+      'semantic_search_unavailable',
+      `Mode "${mode}" needs an embedding provider, and none is configured (EMBEDDINGS=none); use mode "keyword".`,
+      { errors: [{ pointer: '/mode', message: 'needs an embedding provider' }] },
+    ),
+  embeddingsUnavailable: (reason: string, retryAfterSeconds: number) =>
+    new ApiError(
+      'embeddings_unavailable',
+      `The embedding provider could not embed the query (${reason}); retry later, or use mode "keyword" or "hybrid".`,
+      { retryAfterSeconds },
+    ),
   unavailable: (what: string) =>
     new ApiError('service_unavailable', `${what} is unavailable; retry shortly.`, { retryAfterSeconds: 5 }),
 };

@@ -3,6 +3,7 @@
 // limiters, filesystem, PostgreSQL and S3 blob stores); test/contract runs one conformance suite per port.
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import type { Filter } from './filter.js';
 import type { SearchLanguage } from './search-words.js';
 import type {
   ApiKeyRecord,
@@ -436,6 +437,10 @@ export interface VectorHit {
   chunkIndex: number;
   /** Cosine similarity to the query vector, in [-1, 1]; higher is nearer. */
   score: number;
+  text: string;
+  metadata: Metadata;
+  pageStart: number | null;
+  pageEnd: number | null;
 }
 
 /**
@@ -500,13 +505,16 @@ export interface VectorIndex {
   countVectors(documentId: string, profileId: number): Promise<number>;
   /**
    * The org's chunks nearest to `vector` among those with a vector of the profile, best first,
-   * at most `limit`; only chunks of `documentIds` when given.
+   * at most `limit`: only chunks of `ready` documents, of `documentIds` when given and passing
+   * `filter` when given (the keyword index's filters, so both lists of a hybrid query hold the
+   * same documents).
    */
   search(q: {
     orgId: string;
     profileId: number;
     vector: Float32Array;
     limit: number;
-    documentIds?: readonly string[];
+    documentIds?: readonly string[] | null;
+    filter?: Filter | null;
   }): Promise<VectorHit[]>;
 }

@@ -1,10 +1,28 @@
-// Answering queries: BM25-ranked chunks of one org's documents. A successful query counts one
-// towards the org's usage for the current UTC day; a rejected one never reaches here.
-import { type FilterJson, parseFilter } from './filter.js';
-import type { SearchIndex } from './ports.js';
+// Answering queries in three modes (DESIGN §6.1): `keyword` (BM25), `semantic` (cosine over the
+// chunks' vectors of the active embedding profile) and `hybrid` (both lists, the same filters
+// applied to each, fused by weighted reciprocal rank: domain/fusion.ts). A successful query counts
+// one towards the org's usage for the current UTC day, whatever its mode; a rejected one never
+// reaches the count.
+//
+// An embedding outage never fails a hybrid query: it answers the keyword list alone, each result's
+// `scores.semantic` null and the answer marked `degraded`. A semantic query has nothing to fall
+// back on and answers 503 embeddings_unavailable.
+import { ERRORS } from './errors.js';
+import { type Filter, type FilterJson, parseFilter } from './filter.js';
+import { capPerGroup, fuseRanks, RRF_DEPTH } from './fusion.js';
+import { type Embedder, EmbeddingError, type SearchIndex, type VectorIndex } from './ports.js';
+import type { QueryEmbeddings } from './query-embeddings.js';
 import { cleanText } from './text.js';
 import type { SearchHit } from './types.js';
 import type { UsageService } from './usage.js';
+
+export const QUERY_MODES = ['keyword', 'semantic', 'hybrid'] as const;
+export type QueryMode = (typeof QUERY_MODES)[number];
+
+export const DEFAULT_SEMANTIC_WEIGHT = 0.5;
+
+/** Seconds a client is asked to wait when the provider gave no Retry-After of its own. */
+const EMBEDDINGS_RETRY_AFTER_SECONDS = 5;
 
 export interface QueryInput {
   query: string;
@@ -12,24 +30,174 @@ export interface QueryInput {
   /** The request's `filter` as sent: parsed here, refused (400, pointing into /filter) if invalid. */
   filter: FilterJson | undefined;
   documentIds: string[] | null;
+  /** Absent: `hybrid` with an embedding provider, else `keyword`. */
+  mode?: QueryMode | undefined;
+  /** Weight of the semantic list in hybrid mode, 0–1. */
+  semanticWeight?: number | undefined;
+  /** At most this many chunks of one document in the answer. */
+  maxChunksPerDocument?: number | undefined;
+  /** Only results whose final score (of the mode used) is at least this. */
+  scoreThreshold?: number | undefined;
+}
+
+export interface QueryHit extends SearchHit {
+  /** BM25 score and cosine similarity of the chunk, when it was in that list. */
+  scores: { keyword: number | null; semantic: number | null };
+}
+
+export interface QueryAnswer {
+  mode: QueryMode;
+  /** Hybrid only: the query could not be embedded, so the results are the keyword list alone. */
+  degraded: boolean;
+  hits: QueryHit[];
+}
+
+/** What semantic search needs; absent when no embedding provider is configured. */
+export interface SemanticSearch {
+  embedder: Embedder;
+  embeddings: QueryEmbeddings;
+  vectors: VectorIndex;
+  /**
+   * How long a query waits for its vector (EMBEDDINGS_TIMEOUT_MS: one provider call's time, never
+   * the retries the background stage can afford): past it the provider counts as down.
+   */
+  embeddingDeadlineMs: number;
 }
 
 export class QueryService {
+  /** Profile numbers by vector length: the query vector's length names the active profile. */
+  private readonly profiles = new Map<number, Promise<number>>();
+
   constructor(
     private readonly index: SearchIndex,
     private readonly usage: UsageService,
+    private readonly semantic: SemanticSearch | null = null,
   ) {}
 
-  async query(orgId: string, input: QueryInput): Promise<SearchHit[]> {
-    const filter = input.filter === undefined ? null : parseFilter(input.filter, '/filter');
-    const hits = await this.index.search({
-      orgId,
-      query: cleanText(input.query),
-      topK: input.topK,
-      filter,
-      documentIds: input.documentIds,
-    });
-    await this.usage.recordQuery(orgId);
-    return hits;
+  /** The mode of a query that names none. */
+  get defaultMode(): QueryMode {
+    return this.semantic === null ? 'keyword' : 'hybrid';
   }
+
+  async query(orgId: string, input: QueryInput): Promise<QueryAnswer> {
+    const mode = input.mode ?? this.defaultMode;
+    if (mode !== 'keyword' && this.semantic === null) throw ERRORS.semanticSearchUnavailable(mode);
+    const filter = input.filter === undefined ? null : parseFilter(input.filter, '/filter');
+    const query = cleanText(input.query);
+    // A per-document cap may drop chunks of the best documents: the next ones must be at hand.
+    const depth = mode === 'hybrid' || input.maxChunksPerDocument !== undefined ? RRF_DEPTH : input.topK;
+
+    let ranked: QueryHit[];
+    let degraded = false;
+    if (mode === 'keyword') {
+      ranked = (await this.keywordHits(orgId, query, depth, filter, input.documentIds)).map(keywordOnly);
+    } else if (mode === 'semantic') {
+      ranked = await this.semanticHits(orgId, query, depth, filter, input.documentIds, true);
+    } else {
+      const [keyword, semantic] = await Promise.all([
+        this.keywordHits(orgId, query, depth, filter, input.documentIds),
+        this.semanticHits(orgId, query, depth, filter, input.documentIds, false).catch((error: unknown) => {
+          if (error instanceof EmbeddingFailed) return null;
+          throw error;
+        }),
+      ]);
+      degraded = semantic === null;
+      ranked = fuse(keyword, semantic ?? [], input.semanticWeight ?? DEFAULT_SEMANTIC_WEIGHT);
+    }
+
+    let hits = ranked;
+    if (input.scoreThreshold !== undefined) {
+      const threshold = input.scoreThreshold;
+      hits = hits.filter((h) => h.score >= threshold);
+    }
+    if (input.maxChunksPerDocument !== undefined) {
+      hits = capPerGroup(hits, (h) => h.documentId, input.maxChunksPerDocument);
+    }
+    hits = hits.slice(0, input.topK);
+    await this.usage.recordQuery(orgId);
+    return { mode, degraded, hits };
+  }
+
+  private keywordHits(
+    orgId: string,
+    query: string,
+    topK: number,
+    filter: Filter | null,
+    documentIds: string[] | null,
+  ): Promise<SearchHit[]> {
+    return this.index.search({ orgId, query, topK, filter, documentIds });
+  }
+
+  /**
+   * The chunks nearest to the query's vector. A provider failure is a 503 when `answerFailure`
+   * (semantic mode), else an EmbeddingFailed for the hybrid query to fall back on keywords.
+   */
+  private async semanticHits(
+    orgId: string,
+    query: string,
+    limit: number,
+    filter: Filter | null,
+    documentIds: string[] | null,
+    answerFailure: boolean,
+  ): Promise<QueryHit[]> {
+    const semantic = this.semantic!;
+    let vector: Float32Array;
+    const deadline = AbortSignal.timeout(semantic.embeddingDeadlineMs);
+    try {
+      vector = await semantic.embeddings.vectorFor(query, deadline);
+    } catch (caught) {
+      const error =
+        deadline.aborted && !(caught instanceof EmbeddingError)
+          ? new EmbeddingError('timeout', `no query vector within ${semantic.embeddingDeadlineMs} ms`)
+          : caught;
+      if (!(error instanceof EmbeddingError)) throw error;
+      if (!answerFailure) throw new EmbeddingFailed();
+      const retryAfter =
+        error.retryAfterMs === null
+          ? EMBEDDINGS_RETRY_AFTER_SECONDS
+          : Math.max(1, Math.ceil(error.retryAfterMs / 1000));
+      throw ERRORS.embeddingsUnavailable(error.code, retryAfter);
+    }
+    const profileId = await this.profileOf(vector.length);
+    const hits = await semantic.vectors.search({ orgId, profileId, vector, limit, filter, documentIds });
+    return hits.map((h) => ({ ...h, scores: { keyword: null, semantic: h.score } }));
+  }
+
+  private profileOf(dimensions: number): Promise<number> {
+    let profile = this.profiles.get(dimensions);
+    if (!profile) {
+      const { embedder, vectors } = this.semantic!;
+      profile = vectors.profileId({ provider: embedder.provider, model: embedder.model, dimensions });
+      this.profiles.set(dimensions, profile);
+      profile.catch(() => this.profiles.delete(dimensions));
+    }
+    return profile;
+  }
+}
+
+/** The hybrid query's semantic half failed at the provider: answer with the keyword half. */
+class EmbeddingFailed extends Error {}
+
+function keywordOnly(hit: SearchHit): QueryHit {
+  return { ...hit, scores: { keyword: hit.score, semantic: null } };
+}
+
+const keyOf = (hit: { documentId: string; chunkIndex: number }) => `${hit.documentId}\u0000${hit.chunkIndex}`;
+
+/** Both lists, fused; each result's `score` the fused one, `scores` what each list said. */
+function fuse(keyword: readonly SearchHit[], semantic: readonly QueryHit[], weight: number): QueryHit[] {
+  const byKey = new Map<string, QueryHit>();
+  for (const hit of semantic) byKey.set(keyOf(hit), { ...hit });
+  for (const hit of keyword) {
+    const key = keyOf(hit);
+    const seen = byKey.get(key);
+    byKey.set(key, {
+      ...hit,
+      scores: { keyword: hit.score, semantic: seen?.scores.semantic ?? null },
+    });
+  }
+  return fuseRanks(keyword.map(keyOf), semantic.map(keyOf), weight).map((f) => ({
+    ...byKey.get(f.key)!,
+    score: f.score,
+  }));
 }

@@ -221,8 +221,11 @@ const FAILED_DOCUMENT = {
   updated_at: '2026-03-15T11:58:11.250Z',
 };
 
-const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
+const Nullable = <
+  T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Number>,
+>(
+  schema: T,
+) => Type.Union([schema, Type.Null()]);
 
 export const DocumentRecordSchema = Type.Object(
   {
@@ -417,11 +420,43 @@ export const QueryBody = Type.Object(
         description: 'Search only these documents.',
       }),
     ),
+    mode: Type.Optional(
+      Type.Union([Type.Literal('keyword'), Type.Literal('semantic'), Type.Literal('hybrid')], {
+        description:
+          '`keyword` (BM25), `semantic` (vectors) or `hybrid` (both, fused). Default: `hybrid` when an embedding provider is configured, else `keyword`.',
+      }),
+    ),
+    semantic_weight: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 1,
+        description:
+          'Hybrid: weight w of the semantic list in reciprocal rank fusion, score = w/(60 + rank_semantic) + (1 − w)/(60 + rank_keyword). Default 0.5.',
+      }),
+    ),
+    max_chunks_per_document: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, description: 'At most this many chunks of one document.' }),
+    ),
+    score_threshold: Type.Optional(
+      Type.Number({
+        description:
+          'Only results whose `score` is at least this: BM25 in keyword mode, cosine similarity in semantic mode, the fused score in hybrid mode.',
+      }),
+    ),
   },
   {
     additionalProperties: false,
     examples: [
       { query: 'how many days of paid leave', top_k: 5, filter: { source: 'hr', year: { $gte: '2025' } } },
+      {
+        query: 'parental leave policy',
+        top_k: 5,
+        mode: 'hybrid',
+        semantic_weight: 0.6,
+        max_chunks_per_document: 2,
+        filter: { source: 'hr' },
+      },
+      { query: 'time off after a child is born', top_k: 10, mode: 'semantic', score_threshold: 0.3 },
     ],
   },
 );
@@ -458,12 +493,32 @@ export const DeleteDocumentsResponse = Type.Object(
 export const QueryResponse = Type.Object(
   {
     org_id: Type.String(),
+    mode: Type.Union([Type.Literal('keyword'), Type.Literal('semantic'), Type.Literal('hybrid')], {
+      description: 'The mode used: the one asked, else the default.',
+    }),
+    degraded: Type.Boolean({
+      description:
+        'Hybrid only: the embedding provider could not embed the query, so these are the keyword results alone (every `scores.semantic` null).',
+    }),
     results: Type.Array(
       Type.Object({
         document_id: Type.String(),
         chunk_index: Type.Integer(),
         text: Type.String(),
-        score: Type.Number({ description: 'BM25 score: higher is better; comparable within one answer.' }),
+        score: Type.Number({
+          description:
+            'Higher is better; comparable within one answer. BM25 in keyword mode, cosine similarity in semantic mode, the fused reciprocal-rank score in hybrid mode.',
+        }),
+        scores: Type.Object(
+          {
+            keyword: Nullable(Type.Number()),
+            semantic: Nullable(Type.Number()),
+          },
+          {
+            description:
+              'The chunk’s BM25 score and cosine similarity, each null when the chunk was not in that list.',
+          },
+        ),
         metadata: Type.Record(Type.String(), Type.String()),
         page_start: Nullable(Type.Integer()),
         page_end: Nullable(Type.Integer()),
@@ -476,12 +531,15 @@ export const QueryResponse = Type.Object(
     examples: [
       {
         org_id: EXAMPLE_ORG_ID,
+        mode: 'hybrid',
+        degraded: false,
         results: [
           {
             document_id: EXAMPLE_DOCUMENT_ID,
             chunk_index: 1,
             text: '…to 16:00. 2. Holidays. Each employee has 25 days of paid leave a year…',
-            score: 7.4213,
+            score: 0.016393,
+            scores: { keyword: 7.4213, semantic: 0.6812 },
             metadata: { source: 'hr', year: '2026' },
             page_start: 2,
             page_end: 3,
@@ -562,6 +620,10 @@ const PROBLEM_MEANINGS: Partial<Record<ErrorCode, string>> = {
   rate_limited: 'Over the requests-per-minute limit.',
   overloaded: 'Too many documents are waiting to be processed.',
   service_unavailable: 'A backing service (database, queue) cannot be reached.',
+  semantic_search_unavailable:
+    'Mode `semantic` or `hybrid` was asked, and no embedding provider is configured.',
+  embeddings_unavailable:
+    'Mode `semantic`: the embedding provider failed to embed the query (an outage; `hybrid` answers keyword results instead).',
 };
 
 /** The sample error of each code that the examples show, unless a route passes its own. */
@@ -585,6 +647,8 @@ const SAMPLE_ERRORS: Partial<Record<ErrorCode, () => ApiError>> = {
   rate_limited: () => ERRORS.rateLimited(600, 42),
   overloaded: () => ERRORS.overloaded(30),
   service_unavailable: () => ERRORS.unavailable('The database'),
+  semantic_search_unavailable: () => ERRORS.semanticSearchUnavailable('hybrid'),
+  embeddings_unavailable: () => ERRORS.embeddingsUnavailable('server_error', 5),
 };
 
 /** An error a route shows with its own example (and a name for the shared response it gets). */

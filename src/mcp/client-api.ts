@@ -10,6 +10,7 @@ export function clientApi(client: DocindexClient): DocindexApi {
       client.query({
         query: input.query,
         ...(input.topK === undefined ? {} : { topK: input.topK }),
+        ...(input.mode === undefined ? {} : { mode: input.mode }),
         ...(input.filter === undefined ? {} : { filter: input.filter }),
         ...(input.documentIds === undefined ? {} : { documentIds: input.documentIds }),
       }),

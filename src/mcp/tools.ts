@@ -28,6 +28,7 @@ export interface DocindexApi {
     topK?: number;
     filter?: QueryFilter;
     documentIds?: string[];
+    mode?: 'keyword' | 'semantic' | 'hybrid';
   }): Promise<QueryResponse>;
   getDocument(id: string): Promise<DocumentRecord>;
   listDocuments(input: {
@@ -115,7 +116,13 @@ const searchInput = {
     .min(1)
     .max(4096)
     .describe(
-      'What to look for. Keyword search (BM25 with English stemming where configured): use the distinctive words the passage would contain, not a question.',
+      'What to look for. In keyword mode (BM25 with English stemming where configured) use the distinctive words the passage would contain; semantic and hybrid modes also find passages by meaning.',
+    ),
+  mode: z
+    .enum(['keyword', 'semantic', 'hybrid'])
+    .optional()
+    .describe(
+      'keyword (words), semantic (meaning, needs an embedding provider) or hybrid (both). Default: hybrid when the server has an embedding provider, else keyword.',
     ),
   top_k: z
     .number()
@@ -200,12 +207,15 @@ const documentRecordOutput = z.looseObject({
 
 const searchOutput = {
   org_id: z.string(),
+  mode: z.enum(['keyword', 'semantic', 'hybrid']),
+  degraded: z.boolean(),
   results: z.array(
     z.object({
       document_id: z.string(),
       chunk_index: z.number().int(),
       text: z.string(),
       score: z.number(),
+      scores: z.object({ keyword: z.number().nullable(), semantic: z.number().nullable() }),
       metadata: z.record(z.string(), z.string()),
       page_start: z.number().int().nullable(),
       page_end: z.number().int().nullable(),
@@ -269,10 +279,17 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions = 
     },
     run(
       'search',
-      (args: { query: string; top_k?: number; filter?: Record<string, unknown>; document_ids?: string[] }) =>
+      (args: {
+        query: string;
+        top_k?: number;
+        filter?: Record<string, unknown>;
+        document_ids?: string[];
+        mode?: 'keyword' | 'semantic' | 'hybrid';
+      }) =>
         api.search({
           query: args.query,
           ...(args.top_k === undefined ? {} : { topK: args.top_k }),
+          ...(args.mode === undefined ? {} : { mode: args.mode }),
           ...(args.filter === undefined ? {} : { filter: args.filter as QueryFilter }),
           ...(args.document_ids === undefined ? {} : { documentIds: args.document_ids }),
         }),

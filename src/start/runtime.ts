@@ -38,6 +38,7 @@ import type {
   VectorIndex,
 } from '../domain/ports.js';
 import { QueryService } from '../domain/query.js';
+import { QueryEmbeddings } from '../domain/query-embeddings.js';
 import { QueueReconciler } from '../domain/reconciler.js';
 import { UsageService } from '../domain/usage.js';
 import { VectorStage } from '../domain/vector-stage.js';
@@ -239,7 +240,18 @@ export async function createRuntime(
     idempotency: new IdempotencyService(adapters.idempotency, clock),
     documents: new DocumentService(documents, blobs),
     vectorStatus: new VectorStatusService(embedder, adapters.vectors),
-    query: new QueryService(adapters.search, usageService),
+    query: new QueryService(
+      adapters.search,
+      usageService,
+      embedder === null
+        ? null
+        : {
+            embedder,
+            embeddings: new QueryEmbeddings(embedder),
+            vectors: adapters.vectors,
+            embeddingDeadlineMs: config.embeddingsTimeoutMs,
+          },
+    ),
     usage: usageService,
     webhooks: new WebhookService(adapters.webhooks, clock, {
       maxEndpointsPerOrg: config.webhookMaxEndpoints,

@@ -177,10 +177,22 @@ describeWithCorpus('docindex client commands', () => {
     expect(human.stdout).toMatch(/^ 1\. herons\.md · chunk 0 {2}\(score \d+\.\d{3}\)$/m);
     expect(human.stdout).toMatch(/Herons stand still in shallow water/);
 
-    const json = cli('query', 'salmon', '--top-k', '1', '--filter', 'shelf=nature', '--json');
+    const json = cli(
+      'query',
+      'salmon',
+      '--top-k',
+      '1',
+      '--mode',
+      'keyword',
+      '--filter',
+      'shelf=nature',
+      '--json',
+    );
     expect(json.status).toBe(0);
     const answer = JSON.parse(json.stdout);
+    expect(answer.mode).toBe('keyword');
     expect(answer.results).toHaveLength(1);
+    expect(answer.results[0].scores).toEqual({ keyword: answer.results[0].score, semantic: null });
     expect(answer.results[0]).toMatchObject({ metadata: { shelf: 'nature' }, page_start: null });
     expect(answer.results[0].text).toMatch(/Salmon swim upstream/);
 
@@ -188,6 +200,15 @@ describeWithCorpus('docindex client commands', () => {
     expect(none.status).toBe(0);
     expect(none.stdout).toBe('');
     expect(none.stderr).toMatch(/no matching chunks/);
+
+    // No embedding provider on this server: semantic is refused by it (not counted as a query);
+    // an unknown mode never leaves the CLI.
+    const semantic = cli('query', 'salmon', '--mode', 'semantic');
+    expect(semantic.status).toBe(1);
+    expect(semantic.stderr).toMatch(/semantic_search_unavailable|embedding provider/);
+    const unknown = cli('query', 'salmon', '--mode', 'vector');
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/--mode must be keyword, semantic or hybrid/);
   });
 
   it('usage draws 30 days with the totals and rate limit; --json is the API body', () => {

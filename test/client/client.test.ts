@@ -83,6 +83,16 @@ describe('DocindexClient', () => {
     expect(filtered.results).toEqual([]);
     const scoped = await client.query({ query: 'bees', documentIds: [ack.document_ids[2]!] });
     expect(scoped.results.map((r) => r.document_id)).toEqual([ack.document_ids[2]]);
+    const shaped = await client.query({
+      query: 'owls salmon bees',
+      mode: 'keyword',
+      maxChunksPerDocument: 1,
+      scoreThreshold: 1e12,
+    });
+    expect(shaped).toMatchObject({ mode: 'keyword', degraded: false, results: [] });
+    expect(answer.results[0]!.scores).toEqual({ keyword: answer.results[0]!.score, semantic: null });
+    const semantic = await rejection(client.query({ query: 'owls', mode: 'semantic', semanticWeight: 0.7 }));
+    expect(semantic).toMatchObject({ status: 400, code: 'semantic_search_unavailable' });
 
     const batch = await client.listDocuments({ ids: ack.document_ids, limit: 100 });
     expect(batch.documents.map((d) => d.id).sort()).toEqual([...ack.document_ids].sort());
@@ -116,8 +126,9 @@ describe('DocindexClient', () => {
     const usage = await client.usage();
     expect(usage).toMatchObject({ org_id: h.orgA.orgId, period_days: 30, rate_limit_rpm: 1_000_000 });
     expect(usage.daily).toHaveLength(30);
-    expect(usage.total_queries).toBe(5);
-    expect(usage.daily[0]!.count).toBe(5);
+    // Six answered queries; the refused semantic one is not counted.
+    expect(usage.total_queries).toBe(6);
+    expect(usage.daily[0]!.count).toBe(6);
   });
 
   it('reads back a document’s extracted text and its original file', async () => {

@@ -214,6 +214,8 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
     expect(await first.locator('.result-meta').textContent()).toBe('chunk 0');
     expect(await first.locator('.result-text').textContent()).toMatch(/Salmon swim upstream every autumn/);
     expect(await first.locator('mark').first().textContent()).toBe('Salmon');
+    // No embedding provider: the default mode is keyword, and the summary says so.
+    expect(await page.locator('#results-summary').textContent()).toMatch(/\(keyword search\)/);
 
     // The chart is redrawn after the query: today (the rightmost bar) counts it.
     await page.locator('#usage-chart rect.today[data-count="1"]').waitFor();
@@ -230,6 +232,18 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
       expect(bars[i]!.x).toBeGreaterThan(bars[i - 1]!.x);
       expect(bars[i]!.date! > bars[i - 1]!.date!).toBe(true);
     }
+
+    // The mode switch: the query is sent with the chosen mode, and each score's tooltip tells BM25.
+    await page.getByLabel('Search mode').selectOption('keyword');
+    await page.getByLabel('Query').fill('herons');
+    await page.getByLabel('Query').press('Enter');
+    await page.locator('#results .result', { hasText: 'herons.md' }).first().waitFor();
+    expect(await page.locator('#results-summary').textContent()).toMatch(
+      /^1 chunk, best first \(keyword search\)\.$/,
+    );
+    expect(await page.locator('#results .result-score').first().getAttribute('title')).toMatch(
+      /^keyword \(BM25\) \d+\.\d{3}$/,
+    );
 
     // Back to the upload tab, and let the notices fade, so the screenshot shows the page itself.
     await page.getByRole('tab', { name: 'Upload files' }).click();

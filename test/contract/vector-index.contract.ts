@@ -5,6 +5,7 @@
 // or re-chunked, in the same transaction; a write for chunks that are gone writes nothing.
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseFilter } from '../../src/domain/filter.js';
 import type { ChunkVector, DocumentStore, VectorIndex } from '../../src/domain/ports.js';
 import type { NewDocument } from '../../src/domain/types.js';
 import { indexedInto, indexResult, newDoc } from './document-fixtures.js';
@@ -116,6 +117,38 @@ export function vectorIndexContract(name: string, make: () => Promise<VectorInde
         }),
       ).toEqual([]);
       expect(a.id).not.toBe(b.id);
+    });
+
+    it('applies the metadata filter before choosing the nearest, and answers with text and metadata', async () => {
+      // The nearer chunks are of the document the filter leaves out: the filter must choose first.
+      await embedded(orgA, [0, 0, 0], { metadata: { team: 'red' } });
+      const blue = await embedded(orgA, [1, 2], { metadata: { team: 'blue', year: '2026' } });
+      const hits = await h.vectors.search({
+        orgId: orgA,
+        profileId: profile,
+        vector: unit(D, 0),
+        limit: 2,
+        filter: parseFilter({ team: 'blue' }, '/filter'),
+      });
+      expect(hits.map((x) => [x.documentId, x.chunkIndex])).toEqual([
+        [blue.id, 0],
+        [blue.id, 1],
+      ]);
+      expect(hits[0]).toMatchObject({
+        text: 'chunk 0 about axis 1',
+        metadata: { team: 'blue', year: '2026' },
+        pageStart: null,
+        pageEnd: null,
+      });
+      expect(
+        await h.vectors.search({
+          orgId: orgA,
+          profileId: profile,
+          vector: unit(D, 0),
+          limit: 10,
+          filter: parseFilter({ $and: [{ team: 'blue' }, { year: { $lt: '2026' } }] }, '/filter'),
+        }),
+      ).toEqual([]);
     });
 
     it("a deleted document's vectors are gone with it", async () => {

@@ -112,7 +112,7 @@ describe('MCP over streamable HTTP (/mcp)', () => {
     const search = tools.find((tool) => tool.name === 'search')!;
     expect(search.inputSchema.required).toEqual(['query']);
     const properties = search.inputSchema.properties as Record<string, { description?: string }>;
-    expect(Object.keys(properties).sort()).toEqual(['document_ids', 'filter', 'query', 'top_k']);
+    expect(Object.keys(properties).sort()).toEqual(['document_ids', 'filter', 'mode', 'query', 'top_k']);
     expect(properties.filter?.description).toContain('$gte');
     expect(search.annotations).toMatchObject({ readOnlyHint: true });
   });
@@ -169,6 +169,12 @@ describe('MCP over streamable HTTP (/mcp)', () => {
     const bad = errorText(await call(client, 'search', { query: 'okapi', filter: { year: { $gt: 2023 } } }));
     expect(bad).toMatch(/^invalid_request: /);
     expect(bad).toContain('/filter/year');
+    // Modes: keyword is what this server (no embedding provider) does; semantic is its 400.
+    const keyword = resultOf(await call(client, 'search', { query: 'okapi', mode: 'keyword' }));
+    expect(keyword.mode).toBe('keyword');
+    expect(errorText(await call(client, 'search', { query: 'okapi', mode: 'semantic' }))).toMatch(
+      /^semantic_search_unavailable: /,
+    );
     // Arguments outside the schema are refused before anything runs.
     expect(errorText(await call(client, 'search', { query: 'okapi', top_k: 0 }))).toMatch(/top_k/);
     expect(errorText(await call(client, 'ingest_text', { text: 'x', metadata: { n: 1 } }))).toMatch(

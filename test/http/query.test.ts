@@ -30,6 +30,9 @@ describe('POST /v1/query', () => {
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.org_id).toBe(h.orgA.orgId);
+    // No embedding provider: keyword mode by default, and the semantic score is null.
+    expect(body.mode).toBe('keyword');
+    expect(body.degraded).toBe(false);
     expect(body.results.map((r: { document_id: string }) => r.document_id)).toEqual([ids[0], ids[1]]);
     const [first, second] = body.results;
     expect(first.score).toBeGreaterThan(second.score);
@@ -38,6 +41,7 @@ describe('POST /v1/query', () => {
       chunk_index: 0,
       text: 'Salmon swim upstream to spawn. Salmon salmon salmon.',
       score: first.score,
+      scores: { keyword: first.score, semantic: null },
       metadata: { kind: 'fish', lang: 'en' },
       page_start: null,
       page_end: null,
@@ -98,6 +102,10 @@ describe('POST /v1/query', () => {
     ['filter value an empty list', { query: 'x', filter: { kind: [] } }],
     ['document_ids not uuids', { query: 'x', document_ids: ['abc'] }],
     ['unknown field', { query: 'x', limit: 3 }],
+    ['an unknown mode', { query: 'x', mode: 'vector' }],
+    ['semantic_weight above 1', { query: 'x', semantic_weight: 1.5 }],
+    ['max_chunks_per_document 0', { query: 'x', max_chunks_per_document: 0 }],
+    ['score_threshold a string', { query: 'x', score_threshold: 'high' }],
   ];
   for (const [label, body] of invalid) {
     it(`400 for ${label}`, async () => {
@@ -123,5 +131,56 @@ describe('POST /v1/query', () => {
       await h.request('POST', '/v1/query', { body: { query: 'salmon', document_ids: [randomUUID()] } })
     ).json();
     expect(res.results).toEqual([]);
+  });
+
+  for (const mode of ['semantic', 'hybrid']) {
+    it(`mode ${mode} without an embedding provider: 400 semantic_search_unavailable, not counted`, async () => {
+      const org = await h.runtime.admin.createOrg(`no-provider-${mode}`);
+      const res = await h.request('POST', '/v1/query', { key: org.api_key, body: { query: 'salmon', mode } });
+      expect(res.statusCode).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.json()).toMatchObject({ code: 'semantic_search_unavailable', status: 400 });
+      expect((await h.request('GET', '/v1/usage', { key: org.api_key })).json().total_queries).toBe(0);
+    });
+  }
+
+  it('score_threshold keeps the results whose BM25 score reaches it', async () => {
+    const all = (await h.request('POST', '/v1/query', { body: { query: 'salmon', mode: 'keyword' } })).json();
+    expect(all.results).toHaveLength(2);
+    const [best, second] = all.results;
+    const kept = (
+      await h.request('POST', '/v1/query', {
+        body: { query: 'salmon', mode: 'keyword', score_threshold: (best.score + second.score) / 2 },
+      })
+    ).json();
+    expect(kept.results.map((r: { document_id: string }) => r.document_id)).toEqual([best.document_id]);
+  });
+
+  it('max_chunks_per_document caps each document, letting the next documents in', async () => {
+    const many = await h.request('POST', '/v1/ingest', {
+      body: {
+        chunk_size: 128,
+        chunk_overlap: 0,
+        documents: [
+          {
+            text: Array.from(
+              { length: 80 },
+              (_, i) => `Pelican number ${i} pelican pelican pelican pelican.`,
+            ).join(' '),
+          },
+          { text: 'One pelican here.' },
+        ],
+      },
+    });
+    const [long, short] = many.json().document_ids;
+    await h.waitForDone(h.orgA, [long, short]);
+    const uncapped = (await h.request('POST', '/v1/query', { body: { query: 'pelican', top_k: 3 } })).json();
+    expect(uncapped.results.map((r: { document_id: string }) => r.document_id)).toEqual([long, long, long]);
+    const capped = (
+      await h.request('POST', '/v1/query', {
+        body: { query: 'pelican', top_k: 3, max_chunks_per_document: 1 },
+      })
+    ).json();
+    expect(capped.results.map((r: { document_id: string }) => r.document_id)).toEqual([long, short]);
   });
 });

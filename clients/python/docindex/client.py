@@ -442,17 +442,34 @@ class Client:
         top_k: Optional[int] = None,
         filter: Optional[QueryFilter] = None,
         document_ids: Optional[Sequence[str]] = None,
+        mode: Optional[str] = None,
+        semantic_weight: Optional[float] = None,
+        max_chunks_per_document: Optional[int] = None,
+        score_threshold: Optional[float] = None,
     ) -> QueryResponse:
-        """BM25-ranked chunks (``POST /v1/query``); each successful query counts towards usage.
+        """The best-matching chunks (``POST /v1/query``); each successful query counts once
+        towards usage, whatever its mode.
 
         ``top_k`` 1–100 (server default 10); ``filter`` keeps chunks of documents whose metadata
         passes it: ``{"team": "hr"}``, ``{"lang": ["en", "de"]}``, operator objects such as
         ``{"year": {"$gte": "2020"}}``, and ``$and``, ``$or``, ``$not``; ``document_ids`` limits
-        the search.
+        the search. ``mode``: ``"keyword"`` (BM25), ``"semantic"`` (vectors) or ``"hybrid"``
+        (both, fused by reciprocal rank; ``semantic_weight`` 0–1, default 0.5); the server's
+        default is hybrid when it has an embedding provider, else keyword.
+        ``max_chunks_per_document`` (1–100) caps each document; ``score_threshold`` drops results
+        whose score (of the mode used) is below it.
         """
         body: Dict[str, Any] = {"query": text}
         if top_k is not None:
             body["top_k"] = top_k
+        if mode is not None:
+            body["mode"] = mode
+        if semantic_weight is not None:
+            body["semantic_weight"] = semantic_weight
+        if max_chunks_per_document is not None:
+            body["max_chunks_per_document"] = max_chunks_per_document
+        if score_threshold is not None:
+            body["score_threshold"] = score_threshold
         if filter is not None:
             body["filter"] = _filter_json(filter)
         if document_ids is not None:

@@ -27,6 +27,10 @@ def _opt_int(value: Any) -> Optional[int]:
     return None if value is None else int(value)
 
 
+def _opt_float(value: Any) -> Optional[float]:
+    return None if value is None else float(value)
+
+
 def _metadata(value: Any) -> Metadata:
     if not isinstance(value, dict):
         return {}
@@ -301,7 +305,12 @@ class DocumentFile:
 
 @dataclass(frozen=True)
 class QueryResult:
-    """One ranked chunk of a query's answer; page numbers only for paged formats (PDF)."""
+    """One ranked chunk of a query's answer; page numbers only for paged formats (PDF).
+
+    ``score`` is the one of the mode used (BM25, cosine similarity, or the fused reciprocal-rank
+    score in hybrid mode); ``keyword_score`` (BM25) and ``semantic_score`` (cosine) are None when
+    the chunk was not in that list.
+    """
 
     document_id: str
     chunk_index: int
@@ -310,10 +319,15 @@ class QueryResult:
     metadata: Metadata
     page_start: Optional[int] = None
     page_end: Optional[int] = None
+    keyword_score: Optional[float] = None
+    semantic_score: Optional[float] = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "QueryResult":
         """Parses one result."""
+        scores = data.get("scores")
+        if not isinstance(scores, dict):
+            scores = {}
         return cls(
             document_id=str(data.get("document_id", "")),
             chunk_index=int(data.get("chunk_index", 0)),
@@ -322,15 +336,23 @@ class QueryResult:
             metadata=_metadata(data.get("metadata")),
             page_start=_opt_int(data.get("page_start")),
             page_end=_opt_int(data.get("page_end")),
+            keyword_score=_opt_float(scores.get("keyword")),
+            semantic_score=_opt_float(scores.get("semantic")),
         )
 
 
 @dataclass(frozen=True)
 class QueryResponse:
-    """The answer of ``POST /v1/query``: BM25-ranked chunks, best first."""
+    """The answer of ``POST /v1/query``: the best chunks, best first.
+
+    ``mode`` is the mode used; ``degraded`` is True when a hybrid query could not be embedded
+    (provider outage) and the results are the keyword ones alone.
+    """
 
     org_id: str
     results: List[QueryResult]
+    mode: str = "keyword"
+    degraded: bool = False
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "QueryResponse":
@@ -338,6 +360,8 @@ class QueryResponse:
         return cls(
             org_id=str(data.get("org_id", "")),
             results=[QueryResult.from_json(item) for item in data.get("results", [])],
+            mode=str(data.get("mode", "keyword")),
+            degraded=bool(data.get("degraded", False)),
         )
 
 

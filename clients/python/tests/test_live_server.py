@@ -71,6 +71,20 @@ class IngestAndQueryTest(unittest.TestCase):
         only_owls = self.client.query("owls salmon", document_ids=[ack.document_ids[1]])
         self.assertEqual([hit.document_id for hit in only_owls.results], [ack.document_ids[1]])
 
+        # Keyword mode: the BM25 score is the score; no semantic list on this server.
+        keyword = self.client.query(
+            "owls salmon", mode="keyword", filter={"run": tag}, max_chunks_per_document=1, score_threshold=0
+        )
+        self.assertEqual(keyword.mode, "keyword")
+        self.assertFalse(keyword.degraded)
+        self.assertEqual({hit.document_id for hit in keyword.results}, set(ack.document_ids))
+        for hit in keyword.results:
+            self.assertEqual(hit.keyword_score, hit.score)
+            self.assertIsNone(hit.semantic_score)
+        with self.assertRaises(DocindexError) as refused:
+            self.client.query("owls", mode="semantic")
+        self.assertEqual(refused.exception.code, "semantic_search_unavailable")
+
     def test_metadata_is_updated_and_filters_see_it_at_once(self) -> None:
         tag = run_tag()
         ack = self.client.ingest_text([TextDocument("Wombats dig long burrows.", {"run": tag, "stage": "draft"})])

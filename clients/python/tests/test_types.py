@@ -1,8 +1,8 @@
-"""Status records parse into Document, including what OCR did."""
+"""Status records parse into Document, including what OCR did; query answers into QueryResponse."""
 
 import unittest
 
-from docindex.types import Document
+from docindex.types import Document, QueryResponse
 
 from .test_transport import document
 
@@ -18,3 +18,29 @@ class DocumentTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class QueryResponseTest(unittest.TestCase):
+    def test_hybrid_answers_carry_the_mode_and_both_scores(self) -> None:
+        answer = QueryResponse.from_json(
+            {
+                "org_id": "org_1",
+                "mode": "hybrid",
+                "degraded": True,
+                "results": [
+                    {
+                        "document_id": "d",
+                        "chunk_index": 2,
+                        "text": "t",
+                        "score": 0.0163,
+                        "scores": {"keyword": 4.2, "semantic": None},
+                        "metadata": {},
+                        "page_start": None,
+                        "page_end": None,
+                    }
+                ],
+            }
+        )
+        self.assertEqual((answer.mode, answer.degraded), ("hybrid", True))
+        self.assertEqual(answer.results[0].keyword_score, 4.2)
+        self.assertIsNone(answer.results[0].semantic_score)

@@ -3,6 +3,7 @@
 // (bit_count(a # b)) picks the nearest candidates cheaply, and the exact cosine over the stored
 // float vectors ranks those. When the org has no more vectors than the candidate budget the
 // answer is exact.
+import type { Filter } from '../../domain/filter.js';
 import type {
   ChunkVector,
   EmbeddingProfile,
@@ -10,7 +11,10 @@ import type {
   VectorIndex,
   VectorStageState,
 } from '../../domain/ports.js';
+import { cleanText } from '../../domain/text.js';
+import type { Metadata } from '../../domain/types.js';
 import type { PgDatabase, Queryable } from './database.js';
+import { postgresFilter } from './filter-sql.js';
 import { PgWebhookOutbox } from './webhook-store.js';
 
 /** Candidates the sign prefilter keeps for the exact ranking: at least this many, or 10 per hit asked. */
@@ -20,6 +24,8 @@ export class PgVectorIndex implements VectorIndex {
   private readonly profiles: string;
   private readonly vectors: string;
   private readonly states: string;
+  private readonly documents: string;
+  private readonly chunks: string;
 
   private readonly outbox: PgWebhookOutbox;
 
@@ -28,6 +34,8 @@ export class PgVectorIndex implements VectorIndex {
     this.profiles = db.table('vector_profiles');
     this.vectors = db.table('chunk_vectors');
     this.states = db.table('document_vectors');
+    this.documents = db.table('documents');
+    this.chunks = db.table('chunks');
   }
 
   async profileId(profile: EmbeddingProfile): Promise<number> {
@@ -213,34 +221,65 @@ export class PgVectorIndex implements VectorIndex {
     profileId: number;
     vector: Float32Array;
     limit: number;
-    documentIds?: readonly string[];
+    documentIds?: readonly string[] | null;
+    filter?: Filter | null;
   }): Promise<VectorHit[]> {
-    if (q.documentIds !== undefined && q.documentIds.length === 0) return [];
+    const documentIds = q.documentIds ?? null;
+    if (documentIds !== null && documentIds.length === 0) return [];
     const candidates = Math.max(MIN_CANDIDATES, q.limit * 10);
-    const result = await this.db.query<{ document_id: string; chunk_index: number; score: number }>(
+    const params: unknown[] = [
+      q.orgId,
+      q.profileId,
+      signBits(q.vector),
+      candidates,
+      `{${Array.from(q.vector).join(',')}}`,
+      q.limit,
+    ];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    // Filters choose before the prefilter, so a selective filter still finds its nearest chunks;
+    // only chunks of ready documents, as the keyword index shows.
+    const where: string[] = ["d.status = 'ready'", 'd.org_id = v.org_id'];
+    if (documentIds !== null) where.push(`v.document_id = ANY(${param(documentIds.map(cleanText))}::text[])`);
+    if (q.filter) where.push(postgresFilter(q.filter, 'd.metadata', param));
+    const result = await this.db.query<{
+      document_id: string;
+      chunk_index: number;
+      score: number;
+      text: string;
+      page_start: number | null;
+      page_end: number | null;
+      metadata: Metadata;
+    }>(
       `WITH candidates AS (
-         SELECT document_id, chunk_index, embedding
-         FROM ${this.vectors}
-         WHERE org_id = $1 AND profile_id = $2 AND ($6::text[] IS NULL OR document_id = ANY($6::text[]))
-         ORDER BY bit_count(signs # $3::bit varying)
+         SELECT v.document_id, v.chunk_index, v.embedding, d.metadata
+         FROM ${this.vectors} AS v JOIN ${this.documents} AS d ON d.id = v.document_id
+         WHERE v.org_id = $1 AND v.profile_id = $2 AND ${where.join(' AND ')}
+         ORDER BY bit_count(v.signs # $3::bit varying)
          LIMIT $4
+       ), nearest AS (
+         SELECT document_id, chunk_index, metadata,
+                (SELECT sum(a * b) FROM unnest(embedding, $5::real[]) AS u(a, b))::float8 AS score
+         FROM candidates
+         ORDER BY score DESC, document_id, chunk_index
+         LIMIT $6
        )
-       SELECT document_id, chunk_index,
-              (SELECT sum(a * b) FROM unnest(embedding, $5::real[]) AS u(a, b))::float8 AS score
-       FROM candidates
-       ORDER BY score DESC, document_id, chunk_index
-       LIMIT $7`,
-      [
-        q.orgId,
-        q.profileId,
-        signBits(q.vector),
-        candidates,
-        `{${Array.from(q.vector).join(',')}}`,
-        q.documentIds ?? null,
-        q.limit,
-      ],
+       SELECT n.document_id, n.chunk_index, n.score, n.metadata, c.text, c.page_start, c.page_end
+       FROM nearest AS n JOIN ${this.chunks} AS c ON c.document_id = n.document_id AND c.chunk_index = n.chunk_index
+       ORDER BY n.score DESC, n.document_id, n.chunk_index`,
+      params,
     );
-    return result.rows.map((r) => ({ documentId: r.document_id, chunkIndex: r.chunk_index, score: r.score }));
+    return result.rows.map((r) => ({
+      documentId: r.document_id,
+      chunkIndex: r.chunk_index,
+      score: r.score,
+      text: r.text,
+      metadata: r.metadata,
+      pageStart: r.page_start,
+      pageEnd: r.page_end,
+    }));
   }
 }
 

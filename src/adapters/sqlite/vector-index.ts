@@ -4,6 +4,7 @@
 // process on the file keeps working without it). The search is exact: every vector of the org
 // and profile is compared.
 import { load as loadSqliteVec } from 'sqlite-vec';
+import type { Filter } from '../../domain/filter.js';
 import type {
   ChunkVector,
   EmbeddingProfile,
@@ -11,7 +12,9 @@ import type {
   VectorIndex,
   VectorStageState,
 } from '../../domain/ports.js';
+import type { Metadata } from '../../domain/types.js';
 import type { Database } from './database.js';
+import { sqliteFilter } from './filter-sql.js';
 import { StatementCache } from './statements.js';
 import { SqliteWebhookOutbox } from './webhook-store.js';
 
@@ -211,28 +214,59 @@ export class SqliteVectorIndex implements VectorIndex {
     profileId: number;
     vector: Float32Array;
     limit: number;
-    documentIds?: readonly string[];
+    documentIds?: readonly string[] | null;
+    filter?: Filter | null;
   }): Promise<VectorHit[]> {
-    const byDocument = q.documentIds !== undefined;
-    if (byDocument && q.documentIds!.length === 0) return [];
+    const documentIds = q.documentIds ?? null;
+    if (documentIds !== null && documentIds.length === 0) return [];
+    // Only chunks of ready documents: a document whose new chunks are being written, or one
+    // being deleted, is not shown (as the keyword index does).
+    const where: string[] = ["d.status = 'ready'"];
+    const params: string[] = [];
+    if (documentIds !== null) {
+      where.push('v.document_id IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(documentIds));
+    }
+    if (q.filter) {
+      const condition = sqliteFilter(q.filter, 'd.metadata');
+      where.push(condition.sql);
+      params.push(...condition.params);
+    }
     const rows = this.sql
-      .get<unknown[], { document_id: string; chunk_index: number; distance: number }>(
-        `SELECT document_id, chunk_index, vec_distance_cosine(embedding, ?) AS distance
-         FROM chunk_vectors
-         WHERE org_id = ? AND profile_id = ?
-           ${byDocument ? 'AND document_id IN (SELECT value FROM json_each(?))' : ''}
-         ORDER BY distance, document_id, chunk_index
-         LIMIT ?`,
+      .get<unknown[], VectorRow>(
+        `WITH nearest AS MATERIALIZED (
+           SELECT v.document_id, v.chunk_index, vec_distance_cosine(v.embedding, ?) AS distance
+           FROM chunk_vectors AS v CROSS JOIN documents AS d ON d.id = v.document_id
+           WHERE v.org_id = ? AND v.profile_id = ? AND d.org_id = v.org_id AND ${where.join(' AND ')}
+           ORDER BY distance, v.document_id, v.chunk_index
+           LIMIT ?)
+         SELECT n.document_id, n.chunk_index, n.distance, c.text, c.page_start, c.page_end, d.metadata
+         FROM nearest AS n
+           CROSS JOIN chunks AS c ON c.document_id = n.document_id AND c.chunk_index = n.chunk_index
+           CROSS JOIN documents AS d ON d.id = n.document_id
+         ORDER BY n.distance, n.document_id, n.chunk_index`,
       )
-      .all(
-        asBlob(q.vector),
-        q.orgId,
-        q.profileId,
-        ...(byDocument ? [JSON.stringify(q.documentIds)] : []),
-        q.limit,
-      );
-    return rows.map((r) => ({ documentId: r.document_id, chunkIndex: r.chunk_index, score: 1 - r.distance }));
+      .all(asBlob(q.vector), q.orgId, q.profileId, ...params, q.limit);
+    return rows.map((r) => ({
+      documentId: r.document_id,
+      chunkIndex: r.chunk_index,
+      score: 1 - r.distance,
+      text: r.text,
+      metadata: JSON.parse(r.metadata) as Metadata,
+      pageStart: r.page_start,
+      pageEnd: r.page_end,
+    }));
   }
+}
+
+interface VectorRow {
+  document_id: string;
+  chunk_index: number;
+  distance: number;
+  text: string;
+  page_start: number | null;
+  page_end: number | null;
+  metadata: string;
 }
 
 function asBlob(vector: Float32Array): Buffer {

@@ -13,13 +13,19 @@ const DEFAULT_PAGE_SIZE = 20;
 export function serviceApi(deps: AppDeps, orgId: string): DocindexApi {
   return {
     async search(input) {
-      const hits = await deps.query.query(orgId, {
+      const answer = await deps.query.query(orgId, {
         query: input.query,
         topK: input.topK ?? DEFAULT_TOP_K,
         filter: input.filter,
         documentIds: input.documentIds ?? null,
+        mode: input.mode,
       });
-      return { org_id: orgId, results: hits.map(toQueryResultJson) };
+      return {
+        org_id: orgId,
+        mode: answer.mode,
+        degraded: answer.degraded,
+        results: answer.hits.map(toQueryResultJson),
+      };
     },
     async getDocument(id) {
       return documentJson(deps, await deps.documents.get(orgId, id));

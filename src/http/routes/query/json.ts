@@ -1,12 +1,13 @@
 // The JSON shape of a query result (README, "API overview").
-import type { SearchHit } from '../../../domain/types.js';
+import type { QueryHit } from '../../../domain/query.js';
 
-export function toQueryResultJson(hit: SearchHit) {
+export function toQueryResultJson(hit: QueryHit) {
   return {
     document_id: hit.documentId,
     chunk_index: hit.chunkIndex,
     text: hit.text,
     score: hit.score,
+    scores: { keyword: hit.scores.keyword, semantic: hit.scores.semantic },
     metadata: hit.metadata,
     page_start: hit.pageStart,
     page_end: hit.pageEnd,

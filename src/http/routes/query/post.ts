@@ -1,4 +1,5 @@
-// POST /v1/query — BM25-ranked chunks; each successful query counts towards usage.
+// POST /v1/query — keyword (BM25), semantic or hybrid search; each successful query counts one
+// towards usage, whatever its mode.
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { COMMON_ERRORS, problemResponses, QueryBody, QueryResponse } from '../../schemas.js';
@@ -12,26 +13,40 @@ export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
       schema: {
         operationId: 'query',
         summary: 'Query indexed chunks',
-        description: 'Full-text (BM25) search over the organisation’s ready documents.',
+        description:
+          'Search over the organisation’s ready documents. `mode`: `keyword` (BM25), `semantic` (cosine similarity of the chunks’ vectors; only chunks whose vectors exist) or `hybrid` (both lists, the same filters applied to each, top 100 of each fused by weighted reciprocal rank, k = 60). Default: `hybrid` when an embedding provider is configured, else `keyword`. When the provider cannot embed the query, `hybrid` answers the keyword results with `degraded: true` and every `scores.semantic` null, and `semantic` answers 503 `embeddings_unavailable`.',
         tags: ['query'],
         body: QueryBody,
         response: {
           200: QueryResponse,
-          ...problemResponses(...COMMON_ERRORS, 'payload_too_large', 'unsupported_media_type'),
+          ...problemResponses(
+            ...COMMON_ERRORS,
+            'payload_too_large',
+            'unsupported_media_type',
+            'semantic_search_unavailable',
+            'embeddings_unavailable',
+          ),
         },
       },
     },
     async (request) => {
       const orgId = request.principal.org.id;
-      const hits = await deps.query.query(orgId, {
-        query: request.body.query,
-        topK: request.body.top_k,
-        filter: request.body.filter,
-        documentIds: request.body.document_ids ?? null,
+      const body = request.body;
+      const answer = await deps.query.query(orgId, {
+        query: body.query,
+        topK: body.top_k,
+        filter: body.filter,
+        documentIds: body.document_ids ?? null,
+        mode: body.mode,
+        semanticWeight: body.semantic_weight,
+        maxChunksPerDocument: body.max_chunks_per_document,
+        scoreThreshold: body.score_threshold,
       });
       return {
         org_id: orgId,
-        results: hits.map(toQueryResultJson),
+        mode: answer.mode,
+        degraded: answer.degraded,
+        results: answer.hits.map(toQueryResultJson),
       };
     },
   );
