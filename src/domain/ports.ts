@@ -432,6 +432,16 @@ export interface VectorStageState {
   attempts: number;
 }
 
+/** A nearest-chunks search: the same filters as a keyword query, within one org and profile. */
+export interface VectorSearchQuery {
+  orgId: string;
+  profileId: number;
+  vector: Float32Array;
+  limit: number;
+  documentIds?: readonly string[] | null;
+  filter?: Filter | null;
+}
+
 export interface VectorHit {
   documentId: string;
   chunkIndex: number;
@@ -509,12 +519,5 @@ export interface VectorIndex {
    * `filter` when given (the keyword index's filters, so both lists of a hybrid query hold the
    * same documents).
    */
-  search(q: {
-    orgId: string;
-    profileId: number;
-    vector: Float32Array;
-    limit: number;
-    documentIds?: readonly string[] | null;
-    filter?: Filter | null;
-  }): Promise<VectorHit[]>;
+  search(q: VectorSearchQuery): Promise<VectorHit[]>;
 }

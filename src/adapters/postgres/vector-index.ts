@@ -9,6 +9,7 @@ import type {
   EmbeddingProfile,
   VectorHit,
   VectorIndex,
+  VectorSearchQuery,
   VectorStageState,
 } from '../../domain/ports.js';
 import { cleanText } from '../../domain/text.js';
@@ -216,14 +217,7 @@ export class PgVectorIndex implements VectorIndex {
     return Number(result.rows[0]!.n);
   }
 
-  async search(q: {
-    orgId: string;
-    profileId: number;
-    vector: Float32Array;
-    limit: number;
-    documentIds?: readonly string[] | null;
-    filter?: Filter | null;
-  }): Promise<VectorHit[]> {
+  async search(q: VectorSearchQuery): Promise<VectorHit[]> {
     const documentIds = q.documentIds ?? null;
     if (documentIds !== null && documentIds.length === 0) return [];
     const candidates = Math.max(MIN_CANDIDATES, q.limit * 10);

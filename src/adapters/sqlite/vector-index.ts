@@ -10,6 +10,7 @@ import type {
   EmbeddingProfile,
   VectorHit,
   VectorIndex,
+  VectorSearchQuery,
   VectorStageState,
 } from '../../domain/ports.js';
 import type { Metadata } from '../../domain/types.js';
@@ -209,14 +210,7 @@ export class SqliteVectorIndex implements VectorIndex {
       .get(documentId, profileId)!;
   }
 
-  async search(q: {
-    orgId: string;
-    profileId: number;
-    vector: Float32Array;
-    limit: number;
-    documentIds?: readonly string[] | null;
-    filter?: Filter | null;
-  }): Promise<VectorHit[]> {
+  async search(q: VectorSearchQuery): Promise<VectorHit[]> {
     const documentIds = q.documentIds ?? null;
     if (documentIds !== null && documentIds.length === 0) return [];
     // Only chunks of ready documents: a document whose new chunks are being written, or one
