@@ -92,6 +92,28 @@ export interface RetryPlan {
   disableIfFailingSince: Date;
 }
 
+/** What a settled attempt does to its message and endpoint. */
+export interface Settlement {
+  outcome: DeliveryOutcome;
+  /** Set when the endpoint is to be disabled (with all its waiting messages). */
+  disable: 'gone' | 'failing' | null;
+}
+
+/**
+ * The one rule both webhook stores apply when an attempt is settled: a 2xx delivers; a 410, or a
+ * failure of an endpoint failing since before the plan's threshold, disables the endpoint; else the
+ * message is retried at the planned time, or given up when the plan has none. `failingSince` is the
+ * endpoint's, this failure included (null after a delivery).
+ */
+export function settlementOf(result: AttemptResult, failingSince: Date | null, retry: RetryPlan): Settlement {
+  if (result.kind === 'delivered') return { outcome: 'delivered', disable: null };
+  if (result.kind === 'gone') return { outcome: 'endpoint_disabled', disable: 'gone' };
+  if (failingSince !== null && failingSince <= retry.disableIfFailingSince) {
+    return { outcome: 'endpoint_disabled', disable: 'failing' };
+  }
+  return { outcome: retry.nextAttemptAt === null ? 'gave_up' : 'retrying', disable: null };
+}
+
 export interface OutboxStats {
   /** Messages not yet delivered or given up, across every org. */
   depth: number;

@@ -14,6 +14,7 @@ import type {
   WebhookEventType,
   WebhookStore,
 } from '../../domain/webhooks.js';
+import { settlementOf } from '../../domain/webhooks.js';
 import { snapshotArguments, snapshotToRecord } from '../records/record-snapshot.js';
 import { type AttemptRow, type EndpointRow, toAttempt, toEndpoint } from '../records/webhook-row.js';
 import type { PgDatabase, Queryable } from './database.js';
@@ -172,10 +173,8 @@ export class PgWebhookStore implements WebhookStore {
         [message.id, message.leaseOwner, message.attempt],
       );
       if (!held.rowCount) return null;
-      let outcome: DeliveryOutcome;
+      let failingSince: Date | null = null;
       if (result.kind === 'delivered') {
-        outcome = 'delivered';
-        await tx.query(`DELETE FROM ${this.messages} WHERE id = $1`, [message.id]);
         await tx.query(
           `UPDATE ${this.endpoints} SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`,
           [message.endpointId],
@@ -186,26 +185,23 @@ export class PgWebhookStore implements WebhookStore {
            RETURNING failing_since`,
           [message.endpointId, at],
         );
-        const failingSince = rows[0]?.failing_since ?? at;
-        const reason =
-          result.kind === 'gone' ? 'gone' : failingSince <= retry.disableIfFailingSince ? 'failing' : null;
-        if (reason !== null) {
-          outcome = 'endpoint_disabled';
-          await tx.query(
-            `UPDATE ${this.endpoints} SET disabled_at = $2, disabled_reason = $3 WHERE id = $1`,
-            [message.endpointId, at, reason],
-          );
-          await tx.query(`DELETE FROM ${this.messages} WHERE endpoint_id = $1`, [message.endpointId]);
-        } else if (retry.nextAttemptAt === null) {
-          outcome = 'gave_up';
-          await tx.query(`DELETE FROM ${this.messages} WHERE id = $1`, [message.id]);
-        } else {
-          outcome = 'retrying';
-          await tx.query(
-            `UPDATE ${this.messages} SET next_attempt_at = $2, lease_owner = NULL, lease_until = NULL WHERE id = $1`,
-            [message.id, retry.nextAttemptAt],
-          );
-        }
+        failingSince = rows[0]?.failing_since ?? at;
+      }
+      const { outcome, disable } = settlementOf(result, failingSince, retry);
+      if (disable !== null) {
+        await tx.query(`UPDATE ${this.endpoints} SET disabled_at = $2, disabled_reason = $3 WHERE id = $1`, [
+          message.endpointId,
+          at,
+          disable,
+        ]);
+        await tx.query(`DELETE FROM ${this.messages} WHERE endpoint_id = $1`, [message.endpointId]);
+      } else if (outcome === 'retrying') {
+        await tx.query(
+          `UPDATE ${this.messages} SET next_attempt_at = $2, lease_owner = NULL, lease_until = NULL WHERE id = $1`,
+          [message.id, retry.nextAttemptAt],
+        );
+      } else {
+        await tx.query(`DELETE FROM ${this.messages} WHERE id = $1`, [message.id]);
       }
       await tx.query(
         `INSERT INTO ${this.attempts} (endpoint_id, org_id, message_id, event_type, attempt, status_code,

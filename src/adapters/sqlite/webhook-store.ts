@@ -14,6 +14,7 @@ import type {
   WebhookEventType,
   WebhookStore,
 } from '../../domain/webhooks.js';
+import { settlementOf } from '../../domain/webhooks.js';
 import { snapshotArguments, snapshotToRecord } from '../records/record-snapshot.js';
 import { type AttemptRow, type EndpointRow, toAttempt, toEndpoint } from '../records/webhook-row.js';
 import type { Database } from './database.js';
@@ -252,10 +253,8 @@ export class SqliteWebhookStore implements WebhookStore {
           .pluck()
           .get(message.id, message.leaseOwner, message.attempt);
         if (held === undefined) return null;
-        let outcome: DeliveryOutcome;
+        let failingSince: number | null = null;
         if (result.kind === 'delivered') {
-          outcome = 'delivered';
-          this.sql.get('DELETE FROM webhook_messages WHERE id = ?').run(message.id);
           this.sql
             .get('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?')
             .run(message.endpointId);
@@ -263,34 +262,30 @@ export class SqliteWebhookStore implements WebhookStore {
           this.sql
             .get('UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ?')
             .run(now, message.endpointId);
-          const failingSince =
+          failingSince =
             this.sql
               .get<[string], number | null>('SELECT failing_since FROM webhook_endpoints WHERE id = ?')
               .pluck()
               .get(message.endpointId) ?? now;
-          const reason =
-            result.kind === 'gone'
-              ? 'gone'
-              : failingSince <= retry.disableIfFailingSince.getTime()
-                ? 'failing'
-                : null;
-          if (reason !== null) {
-            outcome = 'endpoint_disabled';
-            this.sql
-              .get('UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ? WHERE id = ?')
-              .run(now, reason, message.endpointId);
-            this.sql.get('DELETE FROM webhook_messages WHERE endpoint_id = ?').run(message.endpointId);
-          } else if (retry.nextAttemptAt === null) {
-            outcome = 'gave_up';
-            this.sql.get('DELETE FROM webhook_messages WHERE id = ?').run(message.id);
-          } else {
-            outcome = 'retrying';
-            this.sql
-              .get(
-                'UPDATE webhook_messages SET next_attempt_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?',
-              )
-              .run(retry.nextAttemptAt.getTime(), message.id);
-          }
+        }
+        const { outcome, disable } = settlementOf(
+          result,
+          failingSince === null ? null : new Date(failingSince),
+          retry,
+        );
+        if (disable !== null) {
+          this.sql
+            .get('UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ? WHERE id = ?')
+            .run(now, disable, message.endpointId);
+          this.sql.get('DELETE FROM webhook_messages WHERE endpoint_id = ?').run(message.endpointId);
+        } else if (outcome === 'retrying') {
+          this.sql
+            .get(
+              'UPDATE webhook_messages SET next_attempt_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?',
+            )
+            .run(retry.nextAttemptAt!.getTime(), message.id);
+        } else {
+          this.sql.get('DELETE FROM webhook_messages WHERE id = ?').run(message.id);
         }
         this.sql
           .get(
