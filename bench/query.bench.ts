@@ -62,7 +62,7 @@ const RANGE_FILTERS = [
 /** Tenants: one big org and four smaller ones, as shares of all chunks. */
 const ORG_SHARES = [0.6, 0.1, 0.1, 0.1, 0.1];
 
-interface Tenant {
+export interface Tenant {
   orgId: string;
   apiKey: string;
   share: number;
@@ -129,7 +129,7 @@ export function makeLongQueries(count: number, random: () => number): string[] {
   });
 }
 
-interface Backend {
+export interface Backend {
   label: string;
   env: Record<string, string>;
   /** Size of the database on disk, when it is a file. */
@@ -137,8 +137,9 @@ interface Backend {
   cleanup(): Promise<void>;
 }
 
-function sqliteBackend(): Backend {
-  const dir = mkdtempSync(path.join(tmpdir(), 'docindex-query-bench-'));
+/** A fresh SQLite database in a temporary folder, or in `keepDir`, which cleanup leaves in place. */
+export function sqliteBackend(keepDir?: string): Backend {
+  const dir = keepDir ?? mkdtempSync(path.join(tmpdir(), 'docindex-query-bench-'));
   return {
     label: 'SQLite (embedded)',
     env: { DATA_DIR: dir },
@@ -153,7 +154,9 @@ function sqliteBackend(): Backend {
       }
       return bytes;
     },
-    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+    cleanup: async () => {
+      if (keepDir === undefined) rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -182,8 +185,14 @@ async function postgresBackend(): Promise<Backend | null> {
   };
 }
 
+/** What a kept corpus needs to be opened again: its tenants and how many documents it holds. */
+export interface SavedCorpus {
+  tenants: Tenant[];
+  documentsMade: number;
+}
+
 /** Builds and queries one backend's corpus, growing it through each scale. */
-class QueryCorpus {
+export class QueryCorpus {
   private readonly windows: ProseWindows;
   /** Documents made so far, across tenants: each gets the next shelf. */
   private documentsMade = 0;
@@ -198,7 +207,8 @@ class QueryCorpus {
     this.windows = new ProseWindows(random);
   }
 
-  static async open(backend: Backend, random: () => number): Promise<QueryCorpus> {
+  /** Opens the backend's corpus: a new one, or the one `saved` describes (kept by an earlier run). */
+  static async open(backend: Backend, random: () => number, saved?: SavedCorpus): Promise<QueryCorpus> {
     const config = loadConfig({
       LOG_LEVEL: 'silent',
       DEFAULT_RATE_LIMIT_RPM: '10000000',
@@ -206,9 +216,14 @@ class QueryCorpus {
       ...backend.env,
     });
     const corpus = new QueryCorpus(await createRuntime(config, createLogger('silent')), random);
-    for (const [i, share] of ORG_SHARES.entries()) {
-      const issued = await corpus.runtime.admin.createOrg(`bench-${i}`);
-      corpus.tenants.push({ orgId: issued.org_id, apiKey: issued.api_key, share, chunks: 0 });
+    if (saved) {
+      corpus.tenants = saved.tenants.map((t) => ({ ...t }));
+      corpus.documentsMade = saved.documentsMade;
+    } else {
+      for (const [i, share] of ORG_SHARES.entries()) {
+        const issued = await corpus.runtime.admin.createOrg(`bench-${i}`);
+        corpus.tenants.push({ orgId: issued.org_id, apiKey: issued.api_key, share, chunks: 0 });
+      }
     }
     corpus.app = await buildApp(corpus.runtime.appDeps);
     return corpus;
@@ -216,6 +231,10 @@ class QueryCorpus {
 
   get big(): Tenant {
     return this.tenants[0]!;
+  }
+
+  saved(): SavedCorpus {
+    return { tenants: this.tenants.map((t) => ({ ...t })), documentsMade: this.documentsMade };
   }
 
   get small(): Tenant {
