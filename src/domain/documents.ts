@@ -100,12 +100,18 @@ export class DocumentService {
   ): Promise<{ chunks: StoredChunk[]; nextCursor: string | null }> {
     const doc = await this.get(orgId, id);
     if (doc.status !== 'ready') throw ERRORS.notReady(id, doc.status);
-    const afterIndex = options.cursor === null ? -1 : decodeChunkCursor(options.cursor);
+    const cursor = options.cursor === null ? null : decodeChunkCursor(options.cursor);
+    const afterIndex = cursor?.afterIndex ?? -1;
     const found = await this.documents.listChunks(orgId, id, { afterIndex, limit: options.limit + 1 });
     if (found === null) throw ERRORS.documentNotFound(id);
-    const chunks = found.slice(0, options.limit);
+    // A cursor pages through one version: after a swap its next page would be another text's.
+    if (cursor?.version != null && cursor.version !== found.version) {
+      throw ERRORS.versionChanged(id, cursor.version, found.version);
+    }
+    const chunks = found.chunks.slice(0, options.limit);
     const last = chunks[chunks.length - 1];
-    const nextCursor = found.length > options.limit && last ? encodeChunkCursor(last.index) : null;
+    const nextCursor =
+      found.chunks.length > options.limit && last ? encodeChunkCursor(last.index, found.version) : null;
     return { chunks, nextCursor };
   }
 
@@ -234,17 +240,23 @@ export function readDocumentText(documents: DocumentStore, orgId: string, id: st
     async *[Symbol.asyncIterator]() {
       let afterIndex = -1;
       let end = 0;
+      let version: number | null = null;
       for (;;) {
         const page = await documents.listChunks(orgId, id, { afterIndex, limit: CONTENT_PAGE });
         // Deleted while being read: the text simply ends.
         if (page === null) return;
-        for (const chunk of page) {
+        // A new version swapped in while the text was being read: what follows would be another
+        // text's. The reader gets an error (an HTTP response is cut off) rather than a mix of two.
+        if (version !== null && page.version !== version)
+          throw ERRORS.versionChanged(id, version, page.version);
+        version = page.version;
+        for (const chunk of page.chunks) {
           const skip = Math.max(0, end - chunk.charStart);
           if (skip < chunk.text.length) yield chunk.text.slice(skip);
           end = Math.max(end, chunk.charEnd);
           afterIndex = chunk.index;
         }
-        if (page.length < CONTENT_PAGE) return;
+        if (page.chunks.length < CONTENT_PAGE) return;
       }
     },
   };
@@ -261,11 +273,12 @@ function filenameOfUrl(url: string | null): string | null {
   }
 }
 
-function encodeChunkCursor(index: number): string {
-  return Buffer.from(JSON.stringify(['chunk', index])).toString('base64url');
+function encodeChunkCursor(index: number, version: number): string {
+  return Buffer.from(JSON.stringify(['chunk', index, version])).toString('base64url');
 }
 
-function decodeChunkCursor(cursor: string): number {
+/** A chunk cursor: the last index read and, in cursors made since versions exist, its version. */
+function decodeChunkCursor(cursor: string): { afterIndex: number; version: number | null } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -274,13 +287,14 @@ function decodeChunkCursor(cursor: string): number {
   }
   if (
     !Array.isArray(parsed) ||
-    parsed.length !== 2 ||
+    (parsed.length !== 2 && parsed.length !== 3) ||
     parsed[0] !== 'chunk' ||
-    !Number.isSafeInteger(parsed[1])
+    !Number.isSafeInteger(parsed[1]) ||
+    (parsed.length === 3 && !Number.isSafeInteger(parsed[2]))
   ) {
     throw ERRORS.invalid('cursor is not a value returned as next_cursor.', [
       { pointer: '/query/cursor', message: 'unrecognised cursor' },
     ]);
   }
-  return parsed[1] as number;
+  return { afterIndex: parsed[1] as number, version: parsed.length === 3 ? (parsed[2] as number) : null };
 }

@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'idempotency_key_reused'
   | 'idempotency_key_in_use'
   | 'not_ready'
+  | 'version_changed'
   | 'cannot_reprocess'
   | 'original_not_kept'
   | 'rate_limited'
@@ -44,6 +45,7 @@ const STATUS: Record<ErrorCode, number> = {
   unsupported_media_type: 415,
   idempotency_key_in_use: 409,
   not_ready: 409,
+  version_changed: 409,
   cannot_reprocess: 409,
   original_not_kept: 410,
   idempotency_key_reused: 422,
@@ -69,6 +71,7 @@ const TITLE: Record<ErrorCode, string> = {
   unsupported_media_type: 'Unsupported media type',
   idempotency_key_in_use: 'Idempotency key in use',
   not_ready: 'Not ready',
+  version_changed: 'Document version changed',
   cannot_reprocess: 'Cannot reprocess',
   original_not_kept: 'Original not kept',
   idempotency_key_reused: 'Idempotency key reused',
@@ -123,6 +126,11 @@ export const ERRORS = {
   webhookNotFound: (id: string) => new ApiError('not_found', `No webhook endpoint with id ${id}.`),
   notReady: (id: string, status: string, what = 'its chunks can be read once it is ready') =>
     new ApiError('not_ready', `Document ${id} is ${status}; ${what}.`),
+  versionChanged: (id: string, was: number, now: number) =>
+    new ApiError(
+      'version_changed',
+      `Document ${id} changed from version ${was} to ${now} while it was being read; read it again from the start.`,
+    ),
   noOriginalFile: (id: string) =>
     new ApiError(
       'not_found',

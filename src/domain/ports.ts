@@ -58,6 +58,12 @@ export interface OrgStore {
   purgeOrg(orgId: string): Promise<{ keys: number }>;
 }
 
+/** A page of a document's chunks and the version they are of. */
+export interface ChunkPage {
+  version: number;
+  chunks: StoredChunk[];
+}
+
 export interface DocumentStore {
   /** Commits every row in one transaction; afterwards each document is visible as `queued`. */
   createDocuments(docs: NewDocument[]): Promise<void>;
@@ -89,14 +95,15 @@ export interface DocumentStore {
     id: string,
   ): Promise<{ blobKey: string | null; pendingBlobKey?: string | null } | null>;
   /**
-   * Up to `limit` of the document's chunks with an index above `afterIndex`, in index order; null
-   * when there is no such document for this org.
+   * Up to `limit` of the document's chunks with an index above `afterIndex`, in index order, with
+   * the version they belong to, both read at one instant (a version swap is never seen half-way);
+   * null when there is no such document for this org.
    */
   listChunks(
     orgId: string,
     id: string,
     page: { afterIndex: number; limit: number },
-  ): Promise<StoredChunk[] | null>;
+  ): Promise<ChunkPage | null>;
   /**
    * Replaces the document's metadata with `update(current)` in one transaction (no concurrent
    * change is lost; a throw from `update` changes nothing) and returns the record as it is now;

@@ -610,6 +610,8 @@ const PROBLEM_MEANINGS: Partial<Record<ErrorCode, string>> = {
   insufficient_scope: 'The API key lacks the scope this operation needs.',
   not_found: 'Nothing with this id (another organisation’s ids get the same answer).',
   not_ready: 'The document is not ready: queued, processing or failed.',
+  version_changed:
+    'A new version of the document was swapped in since the cursor was made: start again without a cursor.',
   original_not_kept: 'The original file was deleted once indexed (KEEP_ORIGINALS=false).',
   cannot_reprocess:
     'The document has nothing to reprocess from (no text or original kept), or a newer version is already on its way.',
@@ -636,6 +638,7 @@ const SAMPLE_ERRORS: Partial<Record<ErrorCode, () => ApiError>> = {
   insufficient_scope: () => ERRORS.insufficientScope('ingest', 'POST', '/v1/ingest'),
   not_found: () => ERRORS.documentNotFound(EXAMPLE_DOCUMENT_ID),
   not_ready: () => ERRORS.notReady(EXAMPLE_DOCUMENT_ID, 'processing'),
+  version_changed: () => ERRORS.versionChanged(EXAMPLE_DOCUMENT_ID, 1, 2),
   original_not_kept: () => ERRORS.originalNotKept(EXAMPLE_DOCUMENT_ID),
   cannot_reprocess: () =>
     ERRORS.cannotReprocess(EXAMPLE_DOCUMENT_ID, 'version 3 is still being processed; retry once it is ready'),

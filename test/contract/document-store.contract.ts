@@ -579,14 +579,36 @@ export function documentStoreContract(
       it('lists a document’s chunks in index order from a position, only for its org', async () => {
         const doc = await indexed(orgA, ['zero', 'one', 'two', 'three', 'four']);
         const first = await store.listChunks(orgA, doc.id, { afterIndex: -1, limit: 2 });
-        expect(first).toEqual([
-          { index: 0, text: 'zero', tokenCount: 1, charStart: 0, charEnd: 4, pageStart: null, pageEnd: null },
-          { index: 1, text: 'one', tokenCount: 1, charStart: 4, charEnd: 7, pageStart: null, pageEnd: null },
-        ]);
+        expect(first).toEqual({
+          version: 1,
+          chunks: [
+            {
+              index: 0,
+              text: 'zero',
+              tokenCount: 1,
+              charStart: 0,
+              charEnd: 4,
+              pageStart: null,
+              pageEnd: null,
+            },
+            {
+              index: 1,
+              text: 'one',
+              tokenCount: 1,
+              charStart: 4,
+              charEnd: 7,
+              pageStart: null,
+              pageEnd: null,
+            },
+          ],
+        });
         expect(
-          (await store.listChunks(orgA, doc.id, { afterIndex: 1, limit: 10 }))?.map((c) => c.text),
+          (await store.listChunks(orgA, doc.id, { afterIndex: 1, limit: 10 }))?.chunks.map((c) => c.text),
         ).toEqual(['two', 'three', 'four']);
-        expect(await store.listChunks(orgA, doc.id, { afterIndex: 4, limit: 10 })).toEqual([]);
+        expect(await store.listChunks(orgA, doc.id, { afterIndex: 4, limit: 10 })).toEqual({
+          version: 1,
+          chunks: [],
+        });
         expect(await store.listChunks(orgB, doc.id, { afterIndex: -1, limit: 10 })).toBeNull();
         expect(await store.listChunks(orgA, randomUUID(), { afterIndex: -1, limit: 10 })).toBeNull();
       });
@@ -729,7 +751,9 @@ export function documentStoreContract(
         expect(await store.getDocument(orgA, large.id)).toBeNull();
 
         expect((await index.search(query(orgB, 'quokka'))).map((hit) => hit.documentId)).toEqual([kept.id]);
-        expect(await store.listChunks(orgB, kept.id, { afterIndex: -1, limit: 10 })).toHaveLength(1);
+        expect((await store.listChunks(orgB, kept.id, { afterIndex: -1, limit: 10 }))?.chunks).toHaveLength(
+          1,
+        );
         expect(await store.purgeOrg(orgA)).toEqual({ documents: 0, chunks: 0, blobKeys: [] });
 
         // The org's words are found again for a document it adds afterwards.

@@ -5,6 +5,7 @@
 // against every adapter by sqlite.test.ts and postgres.test.ts.
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readDocumentText } from '../../src/domain/documents.js';
 import type { DocumentStore, SearchIndex } from '../../src/domain/ports.js';
 import type { NewDocument, NewVersion } from '../../src/domain/types.js';
 import {
@@ -144,8 +145,9 @@ export function documentVersionsContract(
           chunkCount: 1,
           pendingVersion: null,
         });
-        const chunks = await store.listChunks(orgA, doc.id, { afterIndex: -1, limit: 100 });
-        expect(chunks?.map((c) => c.text)).toEqual(['narwhal new text']);
+        const page = await store.listChunks(orgA, doc.id, { afterIndex: -1, limit: 100 });
+        expect(page?.version).toBe(2);
+        expect(page?.chunks.map((c) => c.text)).toEqual(['narwhal new text']);
       });
 
       it('refuses every write of a version a newer one superseded', async () => {
@@ -273,7 +275,8 @@ export function documentVersionsContract(
         expect(await hitsOf(orgA, 'narwhal', doc.id)).toHaveLength(100);
         const all = [];
         for (let after = -1; ; ) {
-          const page = (await store.listChunks(orgA, doc.id, { afterIndex: after, limit: 500 })) ?? [];
+          const page =
+            (await store.listChunks(orgA, doc.id, { afterIndex: after, limit: 500 }))?.chunks ?? [];
           all.push(...page);
           if (page.length < 500) break;
           after = page[page.length - 1]?.index ?? after;
@@ -281,6 +284,37 @@ export function documentVersionsContract(
         expect(all).toHaveLength(LARGE);
         expect(all.every((chunk) => chunk.text.startsWith('narwhal'))).toBe(true);
         expect(await store.getDocument(orgA, doc.id)).toMatchObject({ version: 2, chunkCount: LARGE });
+      });
+
+      it('reads a document’s text as one version: a swap during the read ends it with version_changed', async () => {
+        const doc = await indexedInto(store, orgA, largeTexts('walrus'));
+        const reader = readDocumentText(store, orgA, doc.id)[Symbol.asyncIterator]();
+        const pieces: string[] = [];
+        const first = await reader.next();
+        pieces.push(first.value as string);
+
+        await store.startVersion(orgA, doc.id, textVersion('large'));
+        expect(await store.markProcessing(doc.id, 2)).toBe(true);
+        expect(await store.saveIndex(doc.id, { ...indexResult(largeTexts('narwhal')), version: 2 })).toBe(
+          true,
+        );
+
+        let error: unknown = null;
+        try {
+          for (let next = await reader.next(); !next.done; next = await reader.next())
+            pieces.push(next.value);
+        } catch (caught) {
+          error = caught;
+        }
+        expect(error).toMatchObject({ code: 'version_changed' });
+        // What came before the error is the old version's alone, never a mix.
+        expect(pieces.length).toBeGreaterThan(0);
+        expect(pieces.every((piece) => piece.startsWith('walrus'))).toBe(true);
+        // Read again, it is the new version's whole.
+        const again: string[] = [];
+        for await (const piece of readDocumentText(store, orgA, doc.id)) again.push(piece);
+        expect(again).toHaveLength(LARGE);
+        expect(again.every((piece) => piece.startsWith('narwhal'))).toBe(true);
       });
 
       it('drops a large version superseded part-way, leaving the current one whole', async () => {
@@ -296,7 +330,7 @@ export function documentVersionsContract(
         expect(await hitsOf(orgA, 'walrus', doc.id)).toEqual(['walrus old text']);
         expect(await hitsOf(orgA, 'narwhal', doc.id)).toEqual([]);
         expect(await store.saveIndex(doc.id, { ...indexResult(['third text']), version: 3 })).toBe(true);
-        expect(await store.listChunks(orgA, doc.id, { afterIndex: -1, limit: 10 })).toHaveLength(1);
+        expect((await store.listChunks(orgA, doc.id, { afterIndex: -1, limit: 10 }))?.chunks).toHaveLength(1);
       });
 
       it('answers every document exactly once while 200 of them are replaced', async () => {

@@ -122,6 +122,34 @@ describe('document versions', () => {
     expect(chunks.map((c: { text: string }) => c.text)).toEqual(['the new text speaks of beavers']);
   });
 
+  it('a chunk cursor pages through one version: after a swap it answers 409 version_changed', async () => {
+    const paragraphs = (word: string) =>
+      Array.from({ length: 12 }, (_, i) => `${word} paragraph ${i} ${'with some filler words '.repeat(30)}`);
+    const [id] = await h.ingest(h.orgA, [paragraphs('otter').join('\n\n')], {
+      chunk_size: 128,
+      chunk_overlap: 0,
+    });
+    await h.waitForDone(h.orgA, [id!]);
+    const first = (await h.request('GET', `/v1/documents/${id}/chunks?limit=2`)).json();
+    expect(first.chunks.map((c: { text: string }) => c.text.split(' ')[0])).toEqual(['otter', 'otter']);
+    expect(first.next_cursor).toEqual(expect.any(String));
+    // The same cursor goes on while the version stands.
+    const second = await h.request('GET', `/v1/documents/${id}/chunks?limit=2&cursor=${first.next_cursor}`);
+    expect(second.statusCode).toBe(200);
+    expect(second.json().chunks[0].index).toBe(2);
+
+    expect((await putText(id!, paragraphs('beaver').join('\n\n'))).statusCode).toBe(202);
+    await waitForVersion(id!, 2);
+    const stale = await h.request('GET', `/v1/documents/${id}/chunks?limit=2&cursor=${first.next_cursor}`);
+    expect(stale.statusCode).toBe(409);
+    expect(stale.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(stale.json()).toMatchObject({ code: 'version_changed', status: 409 });
+    expect(stale.json().detail).toContain('from version 1 to 2');
+    // Started again without a cursor, every page is the new version's.
+    const again = (await h.request('GET', `/v1/documents/${id}/chunks?limit=100`)).json();
+    expect(again.chunks.every((c: { text: string }) => c.text.startsWith('beaver'))).toBe(true);
+  });
+
   it('PUT content with a file: the new original replaces the old one, whose blob is removed', async () => {
     const before = new Set(await h.blobFiles());
     const upload = async (method: 'POST' | 'PUT', url: string, text: string) => {

@@ -3,7 +3,7 @@
 // PgTableQueue leases, so with that queue creating a document is enqueuing its job in the same
 // statement.
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
-import type { Clock, DocumentStore } from '../../domain/ports.js';
+import type { ChunkPage, Clock, DocumentStore } from '../../domain/ports.js';
 import { cleanMetadata, cleanText } from '../../domain/text.js';
 import type {
   ChunkRow,
@@ -17,7 +17,6 @@ import type {
   NewDocument,
   NewVersion,
   StartedVersion,
-  StoredChunk,
 } from '../../domain/types.js';
 import {
   PENDING_ACTIVE,
@@ -361,13 +360,24 @@ export class PgDocumentStore implements DocumentStore {
     orgId: string,
     id: string,
     page: { afterIndex: number; limit: number },
-  ): Promise<StoredChunk[] | null> {
-    const { rows } = await this.db.query(`SELECT 1 FROM ${this.documents} WHERE id = $1 AND org_id = $2`, [
-      storable(id),
-      storable(orgId),
-    ]);
-    if (rows.length === 0) return null;
-    return this.index.readChunks(storable(id), page.afterIndex, Math.max(0, Math.floor(page.limit)));
+  ): Promise<ChunkPage | null> {
+    // One snapshot for both reads: a version swap commits either before both or after them.
+    return this.db.transaction(async (tx) => {
+      await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      const { rows } = await tx.query<{ version: number }>(
+        `SELECT version FROM ${this.documents} WHERE id = $1 AND org_id = $2`,
+        [storable(id), storable(orgId)],
+      );
+      const version = rows[0]?.version;
+      if (version === undefined) return null;
+      const chunks = await this.index.readChunks(
+        storable(id),
+        page.afterIndex,
+        Math.max(0, Math.floor(page.limit)),
+        tx,
+      );
+      return { version, chunks };
+    });
   }
 
   async updateMetadata(

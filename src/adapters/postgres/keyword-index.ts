@@ -347,9 +347,17 @@ export class PgKeywordIndex implements SearchIndex {
     }
   }
 
-  /** Up to `limit` of the document's chunks after index `afterIndex`, in index order. */
-  async readChunks(documentId: string, afterIndex: number, limit: number): Promise<StoredChunk[]> {
-    const { rows } = await this.db.query<StoredChunk>(
+  /**
+   * Up to `limit` of the document's chunks after index `afterIndex`, in index order; `on` a
+   * caller's transaction, so the rows belong to its snapshot.
+   */
+  async readChunks(
+    documentId: string,
+    afterIndex: number,
+    limit: number,
+    on: Queryable = this.db,
+  ): Promise<StoredChunk[]> {
+    const { rows } = await on.query<StoredChunk>(
       `SELECT chunk_index AS "index", text, token_count AS "tokenCount", char_start AS "charStart",
               char_end AS "charEnd", page_start AS "pageStart", page_end AS "pageEnd"
        FROM ${this.chunks} WHERE document_id = $1 AND chunk_index > $2 ORDER BY chunk_index LIMIT $3`,

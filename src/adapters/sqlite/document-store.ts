@@ -4,7 +4,7 @@
 // document is enqueuing its job in the same transaction.
 import { randomUUID } from 'node:crypto';
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
-import type { Clock, DocumentStore } from '../../domain/ports.js';
+import type { ChunkPage, Clock, DocumentStore } from '../../domain/ports.js';
 import type {
   ChunkRow,
   DocumentError,
@@ -18,7 +18,6 @@ import type {
   NewDocument,
   NewVersion,
   StartedVersion,
-  StoredChunk,
 } from '../../domain/types.js';
 import {
   PENDING_ACTIVE,
@@ -433,13 +432,19 @@ export class SqliteDocumentStore implements DocumentStore {
     orgId: string,
     id: string,
     page: { afterIndex: number; limit: number },
-  ): Promise<StoredChunk[] | null> {
-    const exists = this.sql
-      .get<[string, string], number>('SELECT 1 FROM documents WHERE id = ? AND org_id = ?')
-      .pluck()
-      .get(id, orgId);
-    if (exists === undefined) return null;
-    return this.index.readChunks(id, page.afterIndex, Math.max(0, Math.floor(page.limit)));
+  ): Promise<ChunkPage | null> {
+    // One read transaction: a version swap commits either before both reads or after them.
+    return this.db.transaction(() => {
+      const version = this.sql
+        .get<[string, string], number>('SELECT version FROM documents WHERE id = ? AND org_id = ?')
+        .pluck()
+        .get(id, orgId);
+      if (version === undefined) return null;
+      return {
+        version,
+        chunks: this.index.readChunks(id, page.afterIndex, Math.max(0, Math.floor(page.limit))),
+      };
+    })();
   }
 
   async updateMetadata(

@@ -12,11 +12,14 @@ export function documentChunksRoute(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'listChunks',
         summary: 'List a document’s chunks',
         description:
-          'The chunks a ready document was indexed as, in order, with their token counts and page ranges; `next_cursor` pages on. 409 `not_ready` while the document is queued, processing or failed.',
+          'The chunks a ready document was indexed as, in order, with their token counts and page ranges; `next_cursor` pages on through the same version. 409 `not_ready` while the document is queued, processing or failed; 409 `version_changed` when a new version was swapped in since the cursor was made (start again without a cursor).',
         tags: ['documents'],
         params: DocumentParams,
         querystring: ChunkListQuery,
-        response: { 200: ChunkList, ...problemResponses(...COMMON_ERRORS, 'not_found', 'not_ready') },
+        response: {
+          200: ChunkList,
+          ...problemResponses(...COMMON_ERRORS, 'not_found', 'not_ready', 'version_changed'),
+        },
       },
     },
     async (request) => {

@@ -13,7 +13,7 @@ export function documentContentRoute(app: FastifyInstance, deps: AppDeps): void 
         operationId: 'getDocumentContent',
         summary: 'Read a document’s extracted text',
         description:
-          'The text extracted from a ready document, as it was chunked and indexed (UTF-8 plain text; where chunks overlap, the text appears once). 409 `not_ready` while the document is queued, processing or failed.',
+          'The text extracted from a ready document, as it was chunked and indexed (UTF-8 plain text; where chunks overlap, the text appears once). 409 `not_ready` while the document is queued, processing or failed. The text is one version’s: if a new version is swapped in while a long text is being sent, the response is cut off (the connection closes before the end of the body) rather than continue with the other version’s text; read it again.',
         tags: ['documents'],
         params: DocumentParams,
         response: {
