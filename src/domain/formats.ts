@@ -207,7 +207,7 @@ export const SUPPORTED_FORMATS = [
     mediaTypes: ['image/tiff', 'image/tiff-fx'],
     extensions: ['.tiff', '.tif'],
     otherExtensions: [],
-    paged: false,
+    paged: true,
     headings: false,
     plainText: false,
   },

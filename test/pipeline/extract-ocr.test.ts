@@ -10,7 +10,7 @@ import { createExtractor, ExtractionError, type Extractor } from '../../src/pipe
 import { MAX_OCR_PIXELS } from '../../src/pipeline/ocr/engine.js';
 import { CORPUS_DIR, describeWithCorpus, itWithCorpus } from '../helpers/shared.js';
 import { makeTempDir, PDF_DIR, type TempDir } from './extract-support.js';
-import { pngBomb, rgbaToTiff, tiffWithStrip } from './ocr-images.js';
+import { multiPageTiff, pngBomb, rgbaToTiff, rgbaToTiffPage, tiffWithStrip } from './ocr-images.js';
 
 // Recognition takes seconds a page, and many times longer on a machine busy with other work.
 vi.setConfig({ testTimeout: 300_000 });
@@ -41,14 +41,22 @@ async function failure(promise: Promise<unknown>): Promise<ExtractionError> {
   return error as ExtractionError;
 }
 
-/** The corpus PNG's pixels as a TIFF: the same ground truth applies. */
-async function corpusPngAsTiff(): Promise<Buffer> {
-  const image = await loadImage(readFileSync(path.join(IMAGES, 'testocr.png')));
+/** A corpus image's pixels: width, height and RGBA. */
+async function corpusPixels(
+  name: string,
+): Promise<{ width: number; height: number; data: Uint8ClampedArray }> {
+  const image = await loadImage(readFileSync(path.join(IMAGES, name)));
   const canvas = createCanvas(image.width, image.height);
   const context = canvas.getContext('2d');
   context.drawImage(image, 0, 0);
   const { data } = context.getImageData(0, 0, image.width, image.height);
-  return rgbaToTiff(image.width, image.height, data);
+  return { width: image.width, height: image.height, data };
+}
+
+/** The corpus PNG's pixels as a TIFF: the same ground truth applies. */
+async function corpusPngAsTiff(): Promise<Buffer> {
+  const { width, height, data } = await corpusPixels('testocr.png');
+  return rgbaToTiff(width, height, data);
 }
 
 describeWithCorpus('OCR of images', () => {
@@ -68,6 +76,31 @@ describeWithCorpus('OCR of images', () => {
     const out = await extractor.extract(file, 'tiff');
     expect(characterAccuracy(out.text, truth)).toBeGreaterThanOrEqual(0.95);
     expect(out.contentType).toBe('image/tiff');
+  });
+
+  itWithCorpus('reads every page of a multi-page TIFF, each as its own page', async () => {
+    const truth = readFileSync(path.join(IMAGES, 'testocr.expected.txt'), 'utf8');
+    const scan = await corpusPixels('testocr.png');
+    const print = await corpusPixels('congress.jpg');
+    const file = await tmp.write(
+      'letter.tiff',
+      multiPageTiff([
+        rgbaToTiffPage(scan.width, scan.height, scan.data),
+        rgbaToTiffPage(print.width, print.height, print.data),
+      ]),
+    );
+    const out = await extractor.extract(file, 'tiff');
+    expect(out).toMatchObject({ format: 'tiff', contentType: 'image/tiff', ocrPages: 2 });
+    expect(out.pages).toHaveLength(2);
+    const [first, second] = out.pages!;
+    expect(first!.page).toBe(1);
+    expect(second!.page).toBe(2);
+    expect(characterAccuracy(out.text.slice(first!.charStart, first!.charEnd), truth)).toBeGreaterThanOrEqual(
+      0.95,
+    );
+    const secondPage = out.text.slice(second!.charStart, second!.charEnd);
+    expect(secondPage).toContain('CONGRESS');
+    expect(out.text.slice(first!.charStart, first!.charEnd)).not.toContain('CONGRESS');
   });
 
   itWithCorpus('reads the headings of a photographed 19th-century print (JPEG)', async () => {
@@ -96,6 +129,34 @@ describe('OCR caps on hostile images', () => {
     const side = Math.ceil(Math.sqrt(MAX_OCR_PIXELS)) + 1;
     const file = await tmp.write('bomb.tiff', tiffWithStrip(side, side, Buffer.alloc(1024)));
     expect((await failure(extractor.extract(file, 'tiff'))).code).toBe('too_large');
+  });
+
+  it('refuses a multi-page TIFF whose second page is over the pixel cap, before decoding any page', async () => {
+    const side = Math.ceil(Math.sqrt(MAX_OCR_PIXELS)) + 1;
+    const file = await tmp.write(
+      'bomb-page-2.tiff',
+      multiPageTiff([
+        { width: 4, height: 4, strip: Buffer.alloc(48, 255) },
+        { width: side, height: side, strip: Buffer.alloc(1024) },
+      ]),
+    );
+    const error = await failure(extractor.extract(file, 'tiff'));
+    expect(error.code).toBe('too_large');
+    expect(error.message).toContain('page 2');
+  });
+
+  it('fails a TIFF whose page directories loop back on themselves as corrupt, at once', async () => {
+    const tiff = multiPageTiff([
+      { width: 4, height: 4, strip: Buffer.alloc(48, 255) },
+      { width: 4, height: 4, strip: Buffer.alloc(48, 255) },
+    ]);
+    // The second directory's "next" pointer, aimed back at the first directory (offset 8).
+    const second = 8 + 2 + 9 * 12 + 4 + 6 + 48;
+    tiff.writeUInt32LE(8, second + 2 + 9 * 12);
+    const file = await tmp.write('loop.tiff', tiff);
+    const error = await failure(extractor.extract(file, 'tiff'));
+    expect(error.code).toBe('corrupt');
+    expect(error.message).toContain('directories');
   });
 
   it('fails an image whose header cannot be read as corrupt', async () => {

@@ -4,13 +4,14 @@ import { crc32 } from 'node:zlib';
 
 /** A baseline TIFF (little-endian, 8-bit RGB, one uncompressed strip). */
 export function rgbaToTiff(width: number, height: number, rgba: Uint8Array | Uint8ClampedArray): Buffer {
-  const rgb = Buffer.alloc(width * height * 3);
-  for (let i = 0, j = 0; i < width * height * 4; i += 4) {
-    rgb[j++] = rgba[i]!;
-    rgb[j++] = rgba[i + 1]!;
-    rgb[j++] = rgba[i + 2]!;
-  }
-  return tiffWithStrip(width, height, rgb);
+  return multiPageTiff([rgbaToTiffPage(width, height, rgba)]);
+}
+
+/** One page of a baseline TIFF: `width` × `height` 8-bit RGB pixels in one uncompressed strip. */
+export interface TiffPage {
+  width: number;
+  height: number;
+  strip: Buffer;
 }
 
 /**
@@ -18,38 +19,68 @@ export function rgbaToTiff(width: number, height: number, rgba: Uint8Array | Uin
  * strip: a decompression bomb when the strip is far shorter than the declared size.
  */
 export function tiffWithStrip(width: number, height: number, strip: Buffer): Buffer {
-  // tag, type (3 SHORT, 4 LONG), count, value
-  const entries: Array<[number, number, number, number]> = [
-    [256, 4, 1, width],
-    [257, 4, 1, height],
-    [258, 3, 3, 0], // BitsPerSample → offset of 8,8,8
-    [259, 3, 1, 1], // no compression
-    [262, 3, 1, 2], // RGB
-    [273, 4, 1, 0], // StripOffsets → data
-    [277, 3, 1, 3],
-    [278, 4, 1, height],
-    [279, 4, 1, strip.length],
-  ];
-  const ifd = 8;
-  const bitsAt = ifd + 2 + entries.length * 12 + 4;
-  const dataAt = bitsAt + 6;
-  entries[2]![3] = bitsAt;
-  entries[5]![3] = dataAt;
-  const head = Buffer.alloc(dataAt);
-  head.write('II', 0, 'latin1');
-  head.writeUInt16LE(42, 2);
-  head.writeUInt32LE(ifd, 4);
-  head.writeUInt16LE(entries.length, ifd);
-  entries.forEach(([tag, type, count, value], k) => {
-    const at = ifd + 2 + k * 12;
-    head.writeUInt16LE(tag, at);
-    head.writeUInt16LE(type, at + 2);
-    head.writeUInt32LE(count, at + 4);
-    if (type === 3 && count === 1) head.writeUInt16LE(value, at + 8);
-    else head.writeUInt32LE(value, at + 8);
+  return multiPageTiff([{ width, height, strip }]);
+}
+
+/** A little-endian baseline TIFF with one image directory per page, chained in order. */
+export function multiPageTiff(pages: TiffPage[]): Buffer {
+  const parts: Buffer[] = [];
+  let offset = 8;
+  const header = Buffer.alloc(8);
+  header.write('II', 0, 'latin1');
+  header.writeUInt16LE(42, 2);
+  header.writeUInt32LE(offset, 4);
+  parts.push(header);
+  pages.forEach(({ width, height, strip }, p) => {
+    // tag, type (3 SHORT, 4 LONG), count, value
+    const entries: Array<[number, number, number, number]> = [
+      [256, 4, 1, width],
+      [257, 4, 1, height],
+      [258, 3, 3, 0], // BitsPerSample → offset of 8,8,8
+      [259, 3, 1, 1], // no compression
+      [262, 3, 1, 2], // RGB
+      [273, 4, 1, 0], // StripOffsets → data
+      [277, 3, 1, 3],
+      [278, 4, 1, height],
+      [279, 4, 1, strip.length],
+    ];
+    const ifd = offset;
+    const bitsAt = ifd + 2 + entries.length * 12 + 4;
+    const dataAt = bitsAt + 6;
+    const nextIfd = p === pages.length - 1 ? 0 : dataAt + strip.length;
+    entries[2]![3] = bitsAt;
+    entries[5]![3] = dataAt;
+    const head = Buffer.alloc(dataAt - ifd);
+    head.writeUInt16LE(entries.length, 0);
+    entries.forEach(([tag, type, count, value], k) => {
+      const at = 2 + k * 12;
+      head.writeUInt16LE(tag, at);
+      head.writeUInt16LE(type, at + 2);
+      head.writeUInt32LE(count, at + 4);
+      if (type === 3 && count === 1) head.writeUInt16LE(value, at + 8);
+      else head.writeUInt32LE(value, at + 8);
+    });
+    head.writeUInt32LE(nextIfd, 2 + entries.length * 12);
+    for (let k = 0; k < 3; k++) head.writeUInt16LE(8, bitsAt - ifd + 2 * k);
+    parts.push(head, strip);
+    offset = dataAt + strip.length;
   });
-  for (let k = 0; k < 3; k++) head.writeUInt16LE(8, bitsAt + 2 * k);
-  return Buffer.concat([head, strip]);
+  return Buffer.concat(parts);
+}
+
+/** RGBA pixels as the RGB strip of a TiffPage. */
+export function rgbaToTiffPage(
+  width: number,
+  height: number,
+  rgba: Uint8Array | Uint8ClampedArray,
+): TiffPage {
+  const rgb = Buffer.alloc(width * height * 3);
+  for (let i = 0, j = 0; i < width * height * 4; i += 4) {
+    rgb[j++] = rgba[i]!;
+    rgb[j++] = rgba[i + 1]!;
+    rgb[j++] = rgba[i + 2]!;
+  }
+  return { width, height, strip: rgb };
 }
 
 function pngChunk(type: string, data: Buffer): Buffer {
