@@ -60,9 +60,9 @@ const RANGE_FILTERS = [
 ];
 
 /** Tenants: one big org and four smaller ones, as shares of all chunks. */
-const ORG_SHARES = [0.6, 0.1, 0.1, 0.1, 0.1];
+export const ORG_SHARES = [0.6, 0.1, 0.1, 0.1, 0.1];
 
-interface Tenant {
+export interface Tenant {
   orgId: string;
   apiKey: string;
   share: number;
@@ -129,7 +129,7 @@ export function makeLongQueries(count: number, random: () => number): string[] {
   });
 }
 
-interface Backend {
+export interface Backend {
   label: string;
   env: Record<string, string>;
   /** Size of the database on disk, when it is a file. */
@@ -137,7 +137,7 @@ interface Backend {
   cleanup(): Promise<void>;
 }
 
-function sqliteBackend(): Backend {
+export function sqliteBackend(): Backend {
   const dir = mkdtempSync(path.join(tmpdir(), 'docindex-query-bench-'));
   return {
     label: 'SQLite (embedded)',
@@ -158,7 +158,7 @@ function sqliteBackend(): Backend {
 }
 
 /** null when DATABASE_URL is unset or the PostgreSQL document store is not in this build. */
-async function postgresBackend(): Promise<Backend | null> {
+export async function postgresBackend(): Promise<Backend | null> {
   const url = process.env.DATABASE_URL;
   if (!url) return null;
   try {
@@ -182,14 +182,22 @@ async function postgresBackend(): Promise<Backend | null> {
   };
 }
 
+/** Called with each batch of documents once their chunks are saved (the hybrid bench adds vectors). */
+export type AfterBatch = (
+  tenant: Tenant,
+  documentIds: readonly string[],
+  chunksPerDocument: number,
+) => Promise<void>;
+
 /** Builds and queries one backend's corpus, growing it through each scale. */
-class QueryCorpus {
+export class QueryCorpus {
   private readonly windows: ProseWindows;
   /** Documents made so far, across tenants: each gets the next shelf. */
   private documentsMade = 0;
   private tenants: Tenant[] = [];
   private app: FastifyInstance | null = null;
   buildMs = 0;
+  afterBatch: AfterBatch | null = null;
 
   private constructor(
     readonly runtime: Runtime,
@@ -290,6 +298,11 @@ class QueryCorpus {
       }
     };
     await Promise.all(Array.from({ length: SAVE_CONCURRENCY }, saver));
+    await this.afterBatch?.(
+      tenant,
+      docs.map((d) => d.id),
+      CHUNKS_PER_DOCUMENT,
+    );
   }
 
   /** One query straight on the store; returns milliseconds. */

@@ -66,6 +66,16 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'replace.bench.js',
     title: 'Replace throughput: re-ingest by external_id vs first ingest (embedded)',
   },
+  {
+    id: 'hybrid',
+    module: 'hybrid.bench.js',
+    title: 'Semantic and hybrid query latency at 100k and 1M chunks (embedded)',
+  },
+  {
+    id: 'hybrid-pg',
+    module: 'hybrid-pg.bench.js',
+    title: 'Semantic and hybrid query latency at 100k and 1M chunks (PostgreSQL)',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;
