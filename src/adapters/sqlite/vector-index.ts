@@ -26,14 +26,15 @@ import { StatementCache } from './statements.js';
 import { SqliteWebhookOutbox } from './webhook-store.js';
 
 /** Candidates the sign prefilter keeps for the exact ranking: at least this many, or 10 per hit asked. */
-export const MIN_CANDIDATES = 1_000;
+const MIN_CANDIDATES = 1_000;
 const CANDIDATES_PER_HIT = 10;
 /** Rows signed per transaction when back-filling vectors written before migration 90. */
 const BACKFILL_BATCH = 2_000;
 
+/** The candidate budget; tests shrink it to reach the two-step path on a handful of vectors. */
 export interface SqliteVectorIndexOptions {
-  /** The candidate floor (MIN_CANDIDATES); tests lower it to reach the two-step path on a few rows. */
   minCandidates?: number;
+  candidatesPerHit?: number;
 }
 
 export class SqliteVectorIndex implements VectorIndex {
@@ -45,6 +46,8 @@ export class SqliteVectorIndex implements VectorIndex {
 
   private readonly minCandidates: number;
 
+  private readonly candidatesPerHit: number;
+
   constructor(
     private readonly db: Database,
     options: SqliteVectorIndexOptions = {},
@@ -54,6 +57,7 @@ export class SqliteVectorIndex implements VectorIndex {
     this.outbox = new SqliteWebhookOutbox(db);
     this.signs = new SignIndex(db);
     this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
+    this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;
     this.signUnsigned();
   }
 
@@ -291,7 +295,7 @@ export class SqliteVectorIndex implements VectorIndex {
             q.orgId,
             q.profileId,
             q.vector,
-            Math.max(this.minCandidates, q.limit * CANDIDATES_PER_HIT),
+            Math.max(this.minCandidates, q.limit * this.candidatesPerHit),
           )
         : null;
     if (candidates !== null) {
