@@ -60,7 +60,7 @@ const RANGE_FILTERS = [
 ];
 
 /** Tenants: one big org and four smaller ones, as shares of all chunks. */
-const ORG_SHARES = [0.6, 0.1, 0.1, 0.1, 0.1];
+export const ORG_SHARES = [0.6, 0.1, 0.1, 0.1, 0.1];
 
 export interface Tenant {
   orgId: string;
@@ -161,7 +161,7 @@ export function sqliteBackend(keepDir?: string): Backend {
 }
 
 /** null when DATABASE_URL is unset or the PostgreSQL document store is not in this build. */
-async function postgresBackend(): Promise<Backend | null> {
+export async function postgresBackend(): Promise<Backend | null> {
   const url = process.env.DATABASE_URL;
   if (!url) return null;
   try {
@@ -191,6 +191,13 @@ export interface SavedCorpus {
   documentsMade: number;
 }
 
+/** Called with each batch of documents once their chunks are saved (the hybrid bench adds vectors). */
+export type AfterBatch = (
+  tenant: Tenant,
+  documentIds: readonly string[],
+  chunksPerDocument: number,
+) => Promise<void>;
+
 /** Builds and queries one backend's corpus, growing it through each scale. */
 export class QueryCorpus {
   private readonly windows: ProseWindows;
@@ -199,6 +206,7 @@ export class QueryCorpus {
   private tenants: Tenant[] = [];
   private app: FastifyInstance | null = null;
   buildMs = 0;
+  afterBatch: AfterBatch | null = null;
 
   private constructor(
     readonly runtime: Runtime,
@@ -309,6 +317,11 @@ export class QueryCorpus {
       }
     };
     await Promise.all(Array.from({ length: SAVE_CONCURRENCY }, saver));
+    await this.afterBatch?.(
+      tenant,
+      docs.map((d) => d.id),
+      CHUNKS_PER_DOCUMENT,
+    );
   }
 
   /** One query straight on the store; returns milliseconds. */

@@ -69,6 +69,16 @@ const BENCHMARKS: readonly Entry[] = [
     title: 'Replace throughput: re-ingest by external_id vs first ingest (embedded)',
   },
   {
+    id: 'hybrid',
+    module: 'hybrid.bench.js',
+    title: 'Semantic and hybrid query latency at 100k and 1M chunks (embedded)',
+  },
+  {
+    id: 'hybrid-pg',
+    module: 'hybrid-pg.bench.js',
+    title: 'Semantic and hybrid query latency at 100k and 1M chunks (PostgreSQL)',
+  },
+  {
     id: 'query10m',
     module: 'query-10m.bench.js',
     title: 'Query latency at 10M chunks (embedded)',

@@ -25,7 +25,39 @@ function unit(dimensions: number, axis: number, tilt = (axis + 1) % dimensions, 
   return v.map((x) => x / norm);
 }
 
-export function vectorIndexContract(name: string, make: () => Promise<VectorIndexHarness>): void {
+/** The prefilter's candidate budget, shrunk by the tests of the two-step search. */
+export interface CandidateBudget {
+  minCandidates?: number;
+  candidatesPerHit?: number;
+}
+
+/** A seeded PRNG (mulberry32): the clustered vectors are the same on every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function normalised(v: Float32Array): Float32Array {
+  const norm = Math.hypot(...v);
+  return v.map((x) => x / norm);
+}
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  for (let i = 0; i < a.length; i++) dot += a[i]! * b[i]!;
+  return dot;
+}
+
+export function vectorIndexContract(
+  name: string,
+  make: (budget?: CandidateBudget) => Promise<VectorIndexHarness>,
+): void {
   describe(`VectorIndex contract: ${name}`, () => {
     let h: VectorIndexHarness;
     let orgA: string;
@@ -279,6 +311,138 @@ export function vectorIndexContract(name: string, make: () => Promise<VectorInde
         expect(await h.vectors.completeDocument(doc.id, orgA, profile, vectors, now)).toBe(false);
         expect(await h.vectors.countVectors(doc.id, profile)).toBe(0);
         expect(await h.vectors.vectorStates([doc.id], profile)).toEqual(new Map());
+      });
+    });
+
+    describe('more vectors than candidates: sign-bit prefilter, then exact cosine', () => {
+      // 8 candidates per query (4 per hit asked, at least 8) among 96 vectors: the two-step path.
+      const C = 64;
+      // Clusters of 4: a cluster fits in the candidates, other clusters lie farther by sign bits too.
+      const CLUSTERS = 24;
+      let approx: VectorIndexHarness;
+      let clustered: number;
+      const random = seeded(42);
+      const centroids = Array.from({ length: CLUSTERS }, () =>
+        normalised(Float32Array.from({ length: C }, () => random() - 0.5)),
+      );
+      const near = (cluster: number, noise = 0.25) =>
+        normalised(centroids[cluster]!.map((x) => x + noise * (random() - 0.5) * 0.25));
+
+      beforeEach(async () => {
+        approx = await make({ minCandidates: 8, candidatesPerHit: 4 });
+        clustered = await approx.vectors.profileId({ provider: 'test', model: 'clustered', dimensions: C });
+      });
+      afterEach(async () => {
+        await approx.close();
+      });
+
+      /** Four ready documents of 24 chunks, chunk i near centroid i mod CLUSTERS. */
+      async function corpus(orgId: string, profileId = clustered) {
+        const stored: Array<{ documentId: string; chunkIndex: number; vector: Float32Array }> = [];
+        for (let d = 0; d < 4; d++) {
+          const doc = await indexedInto(
+            approx.store,
+            orgId,
+            Array.from({ length: 24 }, (_, i) => `document ${d} chunk ${i}`),
+            { metadata: { n: String(d) } },
+          );
+          const vectors = Array.from({ length: 24 }, (_, chunkIndex) => ({
+            documentId: doc.id,
+            chunkIndex,
+            vector: near(chunkIndex % CLUSTERS),
+          }));
+          expect(await approx.vectors.writeVectors(orgId, profileId, vectors)).toBe(true);
+          stored.push(...vectors);
+        }
+        return stored;
+      }
+
+      const exactTop = (
+        stored: Array<{ documentId: string; chunkIndex: number; vector: Float32Array }>,
+        q: Float32Array,
+        k: number,
+      ) =>
+        [...stored]
+          .sort((a, b) => cosine(b.vector, q) - cosine(a.vector, q))
+          .slice(0, k)
+          .map((v) => `${v.documentId}#${v.chunkIndex}`);
+
+      it('returns the exact nearest on clustered vectors, in cosine order', async () => {
+        const stored = await corpus(orgA);
+        for (let cluster = 0; cluster < CLUSTERS; cluster++) {
+          const q = near(cluster);
+          const hits = await approx.vectors.search({
+            orgId: orgA,
+            profileId: clustered,
+            vector: q,
+            limit: 2,
+          });
+          expect(hits.map((x) => `${x.documentId}#${x.chunkIndex}`)).toEqual(exactTop(stored, q, 2));
+          expect(hits[0]!.score).toBeCloseTo(
+            cosine(
+              q,
+              stored.find(
+                (v) => `${v.documentId}#${v.chunkIndex}` === `${hits[0]!.documentId}#${hits[0]!.chunkIndex}`,
+              )!.vector,
+            ),
+            4,
+          );
+        }
+      });
+
+      it("drops a deleted document's and a re-chunked one's vectors, and sees a rewritten vector", async () => {
+        const stored = await corpus(orgA);
+        const q = near(1);
+        const first = await approx.vectors.search({ orgId: orgA, profileId: clustered, vector: q, limit: 2 });
+        const deleted = first[0]!.documentId;
+        await approx.store.deleteDocument(orgA, deleted);
+        const rechunked = stored.find((v) => v.documentId !== deleted)!.documentId;
+        await approx.store.markProcessing(rechunked);
+        expect(await approx.store.saveIndex(rechunked, indexResult(['re-chunked']))).toBe(true);
+        const after = await approx.vectors.search({ orgId: orgA, profileId: clustered, vector: q, limit: 2 });
+        const left = stored.filter((v) => v.documentId !== deleted && v.documentId !== rechunked);
+        expect(after.map((x) => `${x.documentId}#${x.chunkIndex}`)).toEqual(exactTop(left, q, 2));
+        // A vector rewritten to point at cluster 1 is found there, where it was not before.
+        const moved = left.find((v) => v.chunkIndex % CLUSTERS === 4)!;
+        const target = normalised(q.map((x, i) => x + 0.001 * (i % 3)));
+        expect(await approx.vectors.writeVectors(orgA, clustered, [{ ...moved, vector: target }])).toBe(true);
+        const [top] = await approx.vectors.search({
+          orgId: orgA,
+          profileId: clustered,
+          vector: target,
+          limit: 1,
+        });
+        expect([top!.documentId, top!.chunkIndex]).toEqual([moved.documentId, moved.chunkIndex]);
+      });
+
+      it('a filter few documents pass still finds their chunks; no chunk failing it is returned', async () => {
+        await corpus(orgA);
+        const filter = parseFilter({ n: '3' }, '/filter');
+        const hits = await approx.vectors.search({
+          orgId: orgA,
+          profileId: clustered,
+          vector: near(2),
+          limit: 10,
+          filter,
+        });
+        expect(hits).toHaveLength(10);
+        expect(hits.every((x) => x.metadata.n === '3')).toBe(true);
+      });
+
+      it("never mixes in another org's or another profile's vectors", async () => {
+        await corpus(orgB);
+        const sameLength = await approx.vectors.profileId({
+          provider: 'test',
+          model: 'successor',
+          dimensions: C,
+        });
+        const mine = await corpus(orgA, sameLength);
+        const q = near(3);
+        const hits = await approx.vectors.search({ orgId: orgA, profileId: sameLength, vector: q, limit: 3 });
+        expect(hits.map((x) => `${x.documentId}#${x.chunkIndex}`)).toEqual(exactTop(mine, q, 3));
+        expect(
+          await approx.vectors.search({ orgId: orgA, profileId: clustered, vector: q, limit: 3 }),
+        ).toEqual([]);
       });
     });
   });

@@ -15,13 +15,13 @@ import { SqliteVectorIndex } from '../../src/adapters/sqlite/vector-index.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
 import { vectorIndexContract } from './vector-index.contract.js';
 
-vectorIndexContract('SqliteVectorIndex (sqlite-vec, database file)', async () => {
+vectorIndexContract('SqliteVectorIndex (sqlite-vec, database file)', async (candidates) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'docindex-vectors-'));
   const db = openSqlite(path.join(dir, 'docindex.db'));
   const index = new SqliteKeywordIndex(db, {});
   return {
     store: new SqliteDocumentStore(db, { index }),
-    vectors: new SqliteVectorIndex(db),
+    vectors: new SqliteVectorIndex(db, candidates),
     async close() {
       db.close();
       rmSync(dir, { recursive: true, force: true });
@@ -33,14 +33,14 @@ const services = await checkServices(['DATABASE_URL']);
 const url = services.urls.DATABASE_URL ?? '';
 
 describeScaleOut('PostgreSQL vector index', services, () => {
-  vectorIndexContract('PgVectorIndex (sign-bit prefilter, exact cosine)', async () => {
+  vectorIndexContract('PgVectorIndex (sign-bit prefilter, exact cosine)', async (candidates) => {
     const schema = freshSchema();
     const db = new PgDatabase({ connectionString: url, schema, maxConnections: 4 });
     await migratePostgres(db);
     const index = new PgKeywordIndex(db, {});
     return {
       store: new PgDocumentStore(db, undefined, { index }),
-      vectors: new PgVectorIndex(db),
+      vectors: new PgVectorIndex(db, candidates),
       async close() {
         await db.close();
         await dropSchema(url, schema);

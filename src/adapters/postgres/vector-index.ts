@@ -20,6 +20,15 @@ import { PgWebhookOutbox } from './webhook-store.js';
 
 /** Candidates the sign prefilter keeps for the exact ranking: at least this many, or 10 per hit asked. */
 const MIN_CANDIDATES = 1_000;
+const CANDIDATES_PER_HIT = 10;
+
+/** The candidate budget; tests shrink it to reach the prefilter on a handful of vectors. */
+export interface VectorCandidateOptions {
+  minCandidates?: number;
+  candidatesPerHit?: number;
+}
+/** $1–$6 of the search statement; a filter's own parameters follow. */
+const BASE_PARAMS = 6;
 
 export class PgVectorIndex implements VectorIndex {
   private readonly profiles: string;
@@ -30,7 +39,15 @@ export class PgVectorIndex implements VectorIndex {
 
   private readonly outbox: PgWebhookOutbox;
 
-  constructor(private readonly db: PgDatabase) {
+  private readonly minCandidates: number;
+  private readonly candidatesPerHit: number;
+
+  constructor(
+    private readonly db: PgDatabase,
+    options: VectorCandidateOptions = {},
+  ) {
+    this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
+    this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;
     this.outbox = new PgWebhookOutbox(db);
     this.profiles = db.table('vector_profiles');
     this.vectors = db.table('chunk_vectors');
@@ -220,7 +237,37 @@ export class PgVectorIndex implements VectorIndex {
   async search(q: VectorSearchQuery): Promise<VectorHit[]> {
     const documentIds = q.documentIds ?? null;
     if (documentIds !== null && documentIds.length === 0) return [];
-    const candidates = Math.max(MIN_CANDIDATES, q.limit * 10);
+    if (documentIds === null && !q.filter) {
+      // No filter: the prefilter reads the vectors' covering index alone (index-only), and only the
+      // candidates are checked against their document. Should too few of them be ready (documents
+      // being re-processed or deleted), the filtered form below decides.
+      const hits = await this.rank(q, false, ["d.status = 'ready'", 'd.org_id = c.org_id'], []);
+      if (hits.length >= q.limit) return hits;
+    }
+    const params: unknown[] = [];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length + BASE_PARAMS}`;
+    };
+    // Filters choose before the prefilter, so a selective filter still finds its nearest chunks;
+    // only chunks of ready documents, as the keyword index shows.
+    const where: string[] = ["d.status = 'ready'", 'd.org_id = v.org_id'];
+    if (documentIds !== null) where.push(`v.document_id = ANY(${param(documentIds.map(cleanText))}::text[])`);
+    if (q.filter) where.push(postgresFilter(q.filter, 'd.metadata', param));
+    return this.rank(q, true, where, params);
+  }
+
+  /**
+   * Candidates by Hamming distance over sign bits, then the exact cosine of each. `filterFirst`:
+   * the documents join (and `where`) applies before the prefilter, else to its candidates only.
+   */
+  private async rank(
+    q: VectorSearchQuery,
+    filterFirst: boolean,
+    where: string[],
+    extra: unknown[],
+  ): Promise<VectorHit[]> {
+    const candidates = Math.max(this.minCandidates, q.limit * this.candidatesPerHit);
     const params: unknown[] = [
       q.orgId,
       q.profileId,
@@ -228,16 +275,19 @@ export class PgVectorIndex implements VectorIndex {
       candidates,
       `{${Array.from(q.vector).join(',')}}`,
       q.limit,
+      ...extra,
     ];
-    const param = (value: unknown) => {
-      params.push(value);
-      return `$${params.length}`;
-    };
-    // Filters choose before the prefilter, so a selective filter still finds its nearest chunks;
-    // only chunks of ready documents, as the keyword index shows.
-    const where: string[] = ["d.status = 'ready'", 'd.org_id = v.org_id'];
-    if (documentIds !== null) where.push(`v.document_id = ANY(${param(documentIds.map(cleanText))}::text[])`);
-    if (q.filter) where.push(postgresFilter(q.filter, 'd.metadata', param));
+    const candidateSql = filterFirst
+      ? `SELECT v.document_id, v.chunk_index, v.profile_id, v.org_id
+         FROM ${this.vectors} AS v JOIN ${this.documents} AS d ON d.id = v.document_id
+         WHERE v.org_id = $1 AND v.profile_id = $2 AND ${where.join(' AND ')}
+         ORDER BY bit_count(v.signs # $3::bit varying)
+         LIMIT $4`
+      : `SELECT v.document_id, v.chunk_index, v.profile_id, v.org_id
+         FROM ${this.vectors} AS v
+         WHERE v.org_id = $1 AND v.profile_id = $2
+         ORDER BY bit_count(v.signs # $3::bit varying)
+         LIMIT $4`;
     const result = await this.db.query<{
       document_id: string;
       chunk_index: number;
@@ -247,17 +297,15 @@ export class PgVectorIndex implements VectorIndex {
       page_end: number | null;
       metadata: Metadata;
     }>(
-      `WITH candidates AS (
-         SELECT v.document_id, v.chunk_index, v.embedding, d.metadata
-         FROM ${this.vectors} AS v JOIN ${this.documents} AS d ON d.id = v.document_id
-         WHERE v.org_id = $1 AND v.profile_id = $2 AND ${where.join(' AND ')}
-         ORDER BY bit_count(v.signs # $3::bit varying)
-         LIMIT $4
+      `WITH candidates AS MATERIALIZED (${candidateSql}
        ), nearest AS (
-         SELECT document_id, chunk_index, metadata,
-                (SELECT sum(a * b) FROM unnest(embedding, $5::real[]) AS u(a, b))::float8 AS score
-         FROM candidates
-         ORDER BY score DESC, document_id, chunk_index
+         SELECT c.document_id, c.chunk_index, d.metadata,
+                (SELECT sum(a * b) FROM unnest(v.embedding, $5::real[]) AS u(a, b))::float8 AS score
+         FROM candidates AS c
+           JOIN ${this.vectors} AS v USING (document_id, chunk_index, profile_id)
+           JOIN ${this.documents} AS d ON d.id = c.document_id
+         ${filterFirst ? '' : `WHERE ${where.join(' AND ')}`}
+         ORDER BY score DESC, c.document_id, c.chunk_index
          LIMIT $6
        )
        SELECT n.document_id, n.chunk_index, n.score, n.metadata, c.text, c.page_start, c.page_end

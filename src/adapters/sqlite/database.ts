@@ -355,6 +355,50 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE documents ADD COLUMN ocr_pages INTEGER;
     `,
   },
+  {
+    version: 90,
+    name: 'chunk vectors in a rowid table, with sign bits',
+    sql: `
+      -- A WITHOUT ROWID table keeps whole rows in its interior pages: with a 1.5 kB embedding per
+      -- row every lookup walked overflow pages (~130 µs a row), so even 6,000 vectors took most of
+      -- a second. Rows now live in a rowid table; id only grows (AUTOINCREMENT), so a process can
+      -- read the rows added since it last looked (the in-process sign index: vector-index.ts).
+      -- signs: one bit per dimension, set when the value is positive; NULL until the vector index
+      -- back-fills it (rows copied here from before this version).
+      CREATE TABLE chunk_vectors_v2 (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        document_id TEXT NOT NULL,
+        chunk_index INTEGER NOT NULL,
+        profile_id INTEGER NOT NULL REFERENCES vector_profiles(id),
+        org_id TEXT NOT NULL,
+        embedding BLOB NOT NULL,
+        signs BLOB,
+        UNIQUE (document_id, chunk_index, profile_id),
+        FOREIGN KEY (document_id, chunk_index) REFERENCES chunks(document_id, chunk_index) ON DELETE CASCADE ON UPDATE CASCADE
+      ) STRICT;
+      INSERT INTO chunk_vectors_v2 (document_id, chunk_index, profile_id, org_id, embedding)
+        SELECT document_id, chunk_index, profile_id, org_id, embedding FROM chunk_vectors
+        ORDER BY org_id, profile_id;
+      DROP TABLE chunk_vectors;
+      ALTER TABLE chunk_vectors_v2 RENAME TO chunk_vectors;
+      CREATE INDEX chunk_vectors_org ON chunk_vectors(org_id, profile_id, id);
+      CREATE INDEX chunk_vectors_unsigned ON chunk_vectors(id) WHERE signs IS NULL;
+      -- Rows deleted (a deleted or re-chunked document, a replaced vector), so an in-process sign
+      -- index drops them without reloading; only the recent past is kept (the index reloads when
+      -- it has fallen further behind), and a missed entry costs a wasted candidate, never a wrong
+      -- answer: candidates are re-read from chunk_vectors.
+      CREATE TABLE chunk_vectors_gone (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        org_id TEXT NOT NULL,
+        profile_id INTEGER NOT NULL,
+        vector_id INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX chunk_vectors_gone_org ON chunk_vectors_gone(org_id, profile_id, seq);
+      CREATE TRIGGER chunk_vectors_gone_log AFTER DELETE ON chunk_vectors BEGIN
+        INSERT INTO chunk_vectors_gone (org_id, profile_id, vector_id) VALUES (old.org_id, old.profile_id, old.id);
+      END;
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */

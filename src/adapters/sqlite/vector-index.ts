@@ -1,8 +1,13 @@
-// Chunk vectors in the embedded database file (table chunk_vectors, migration 30), searched with
-// sqlite-vec's distance function (the extension ships inside the npm package, for this platform,
-// and is loaded into this connection only: writes and deletes need no extension, so every other
-// process on the file keeps working without it). The search is exact: every vector of the org
-// and profile is compared.
+// Chunk vectors in the embedded database file (table chunk_vectors, migrations 30 and 90), ranked
+// with sqlite-vec's distance function (the extension ships inside the npm package, for this
+// platform, and is loaded into this connection only: writes and deletes need no extension, so
+// every other process on the file keeps working without it).
+//
+// An org and profile with more vectors than the candidate budget are searched in two steps, as on
+// PostgreSQL: the in-process sign index (sign-index.ts) picks the candidates nearest by Hamming
+// distance over sign bits, and the exact cosine ranks those, filters applied. When fewer than the
+// asked-for number pass the filters (a filter few documents pass), or document_ids are given, the
+// search is exact over the matching vectors instead; an org within the budget is always exact.
 import { load as loadSqliteVec } from 'sqlite-vec';
 import type { Filter } from '../../domain/filter.js';
 import type {
@@ -16,18 +21,68 @@ import type {
 import type { Metadata } from '../../domain/types.js';
 import type { Database } from './database.js';
 import { sqliteFilter } from './filter-sql.js';
+import { SignIndex, signBytes } from './sign-index.js';
 import { StatementCache } from './statements.js';
 import { SqliteWebhookOutbox } from './webhook-store.js';
+
+/** Candidates the sign prefilter keeps for the exact ranking: at least this many, or 10 per hit asked. */
+const MIN_CANDIDATES = 1_000;
+const CANDIDATES_PER_HIT = 10;
+/** Rows signed per transaction when back-filling vectors written before migration 90. */
+const BACKFILL_BATCH = 2_000;
+
+/** The candidate budget; tests shrink it to reach the two-step path on a handful of vectors. */
+export interface SqliteVectorIndexOptions {
+  minCandidates?: number;
+  candidatesPerHit?: number;
+}
 
 export class SqliteVectorIndex implements VectorIndex {
   private readonly sql: StatementCache;
 
   private readonly outbox: SqliteWebhookOutbox;
 
-  constructor(private readonly db: Database) {
+  private readonly signs: SignIndex;
+
+  private readonly minCandidates: number;
+
+  private readonly candidatesPerHit: number;
+
+  constructor(
+    private readonly db: Database,
+    options: SqliteVectorIndexOptions = {},
+  ) {
     loadSqliteVec(db);
     this.sql = new StatementCache(db);
     this.outbox = new SqliteWebhookOutbox(db);
+    this.signs = new SignIndex(db);
+    this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
+    this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;
+    this.signUnsigned();
+  }
+
+  /** Vectors copied by migration 90 have no sign bits yet: give them theirs, a batch at a time. */
+  private signUnsigned(): void {
+    const next = this.sql.get<[number, number], { id: number; embedding: Buffer }>(
+      'SELECT id, embedding FROM chunk_vectors WHERE signs IS NULL AND id > ? ORDER BY id LIMIT ?',
+    );
+    const sign = this.sql.get('UPDATE chunk_vectors SET signs = ? WHERE id = ?');
+    let after = 0;
+    for (;;) {
+      const rows = next.all(after, BACKFILL_BATCH);
+      if (rows.length === 0) return;
+      this.db.transaction(() => {
+        for (const r of rows) {
+          const floats = new Float32Array(
+            r.embedding.buffer,
+            r.embedding.byteOffset,
+            r.embedding.byteLength / 4,
+          );
+          sign.run(signBytes(floats), r.id);
+        }
+      })();
+      after = rows[rows.length - 1]!.id;
+    }
   }
 
   async profileId(profile: EmbeddingProfile): Promise<number> {
@@ -194,11 +249,19 @@ export class SqliteVectorIndex implements VectorIndex {
   }
 
   private insertVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): void {
-    const insert = this.sql.get(
-      `INSERT INTO chunk_vectors (document_id, chunk_index, profile_id, org_id, embedding) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (document_id, chunk_index, profile_id) DO UPDATE SET embedding = excluded.embedding`,
+    // A replaced vector is deleted and inserted, never updated in place: its new row gets a new id,
+    // which is how sign indexes in every process learn of it (the delete is logged by a trigger).
+    const remove = this.sql.get(
+      'DELETE FROM chunk_vectors WHERE document_id = ? AND chunk_index = ? AND profile_id = ?',
     );
-    for (const v of vectors) insert.run(v.documentId, v.chunkIndex, profileId, orgId, asBlob(v.vector));
+    const insert = this.sql.get(
+      `INSERT INTO chunk_vectors (document_id, chunk_index, profile_id, org_id, embedding, signs)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    for (const v of vectors) {
+      remove.run(v.documentId, v.chunkIndex, profileId);
+      insert.run(v.documentId, v.chunkIndex, profileId, orgId, asBlob(v.vector), signBytes(v.vector));
+    }
   }
 
   async countVectors(documentId: string, profileId: number): Promise<number> {
@@ -226,12 +289,43 @@ export class SqliteVectorIndex implements VectorIndex {
       where.push(condition.sql);
       params.push(...condition.params);
     }
+    const candidates =
+      documentIds === null
+        ? this.signs.candidates(
+            q.orgId,
+            q.profileId,
+            q.vector,
+            Math.max(this.minCandidates, q.limit * this.candidatesPerHit),
+          )
+        : null;
+    if (candidates !== null) {
+      const hits = this.rank(
+        q,
+        'v.id IN (SELECT value FROM json_each(?))',
+        [JSON.stringify(candidates)],
+        where,
+        params,
+      );
+      if (hits.length >= q.limit) return hits;
+      // The filters let too few candidates through: rank every vector that passes them.
+    }
+    return this.rank(q, 'v.org_id = ? AND v.profile_id = ?', [q.orgId, q.profileId], where, params);
+  }
+
+  /** The exact cosine ranking of the vectors `source` picks that pass `where`. */
+  private rank(
+    q: VectorSearchQuery,
+    source: string,
+    sourceParams: unknown[],
+    where: string[],
+    params: string[],
+  ): VectorHit[] {
     const rows = this.sql
       .get<unknown[], VectorRow>(
         `WITH nearest AS MATERIALIZED (
            SELECT v.document_id, v.chunk_index, vec_distance_cosine(v.embedding, ?) AS distance
            FROM chunk_vectors AS v CROSS JOIN documents AS d ON d.id = v.document_id
-           WHERE v.org_id = ? AND v.profile_id = ? AND d.org_id = v.org_id AND ${where.join(' AND ')}
+           WHERE ${source} AND v.org_id = ? AND v.profile_id = ? AND d.org_id = v.org_id AND ${where.join(' AND ')}
            ORDER BY distance, v.document_id, v.chunk_index
            LIMIT ?)
          SELECT n.document_id, n.chunk_index, n.distance, c.text, c.page_start, c.page_end, d.metadata
@@ -240,7 +334,7 @@ export class SqliteVectorIndex implements VectorIndex {
            CROSS JOIN documents AS d ON d.id = n.document_id
          ORDER BY n.distance, n.document_id, n.chunk_index`,
       )
-      .all(asBlob(q.vector), q.orgId, q.profileId, ...params, q.limit);
+      .all(asBlob(q.vector), ...sourceParams, q.orgId, q.profileId, ...params, q.limit);
     return rows.map((r) => ({
       documentId: r.document_id,
       chunkIndex: r.chunk_index,
