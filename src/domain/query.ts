@@ -126,8 +126,8 @@ export class QueryService {
   }
 
   /**
-   * BM25's best chunks, reordered with a term-proximity bonus (domain/proximity.ts). At least
-   * PROXIMITY_DEPTH are fetched, so a small top_k still gets the best of that many.
+   * BM25's best chunks, the first PROXIMITY_DEPTH reordered with a term-proximity bonus
+   * (domain/proximity.ts). At least that many are fetched, so a small top_k gets the best of them.
    */
   private async keywordHits(
     orgId: string,

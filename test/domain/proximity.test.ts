@@ -1,7 +1,7 @@
 // The term-proximity bonus (domain/proximity.ts) as a user of keyword search sees it: of two
 // chunks BM25 scores alike, the one holding the query's words side by side comes first.
 import { describe, expect, it } from 'vitest';
-import { proximityBonus, rerankByProximity } from '../../src/domain/proximity.js';
+import { PROXIMITY_DEPTH, proximityBonus, rerankByProximity } from '../../src/domain/proximity.js';
 import { analyzer } from '../../src/domain/search-words.js';
 
 const english = analyzer('english');
@@ -61,5 +61,21 @@ describe('rerankByProximity', () => {
     const strong = hit('insulin resistance in muscle; insulin and glucose; resistance training', 20);
     const weak = hit('insulin resistance', 1);
     expect(rerankByProximity([strong, weak], 'insulin resistance', english)[0]!.id).toBe(strong.id);
+  });
+});
+
+describe('rerankByProximity past its depth', () => {
+  it('reorders only the first PROXIMITY_DEPTH hits; the rest follow in BM25 order, scores falling', () => {
+    const hits = Array.from({ length: PROXIMITY_DEPTH + 5 }, (_, i) => ({
+      // Every hit holds the words side by side, so each of the first PROXIMITY_DEPTH gains.
+      text: `vitamin deficiency case ${i}`,
+      score: 100 - i,
+    }));
+    const ranked = rerankByProximity(hits, 'vitamin deficiency', english);
+    expect(ranked.slice(PROXIMITY_DEPTH)).toEqual(hits.slice(PROXIMITY_DEPTH));
+    for (const hit of ranked.slice(0, PROXIMITY_DEPTH))
+      expect(hit.score).toBeGreaterThan(100 - PROXIMITY_DEPTH);
+    const scores = ranked.map((h) => h.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
   });
 });

@@ -52,6 +52,8 @@ export class OpenAiEmbedder implements Embedder {
    * far less than parsing hundreds of JSON numbers per chunk.
    */
   private encoding: 'base64' | 'float' = 'base64';
+  /** A server that has answered base64 once knows it: a later 400 is about the request itself. */
+  private base64Seen = false;
   private closed = false;
   private readonly closing = new AbortController();
 
@@ -139,7 +141,7 @@ export class OpenAiEmbedder implements Embedder {
         signal: AbortSignal.any(signals),
       });
       const text = await response.text();
-      if ((response.status === 400 || response.status === 422) && encoding === 'base64') {
+      if ((response.status === 400 || response.status === 422) && encoding === 'base64' && !this.base64Seen) {
         // A server that knows only JSON numbers: ask it that way from now on, at once.
         this.encoding = 'float';
         return this.request(batch, signal);
@@ -166,7 +168,11 @@ export class OpenAiEmbedder implements Embedder {
         retryAfterMs: null,
       };
     }
-    return parseVectors(payload, batch.length);
+    const vectors = parseVectors(payload, batch.length);
+    if (Array.isArray(vectors) && encoding === 'base64' && typeof firstEmbedding(payload) === 'string') {
+      this.base64Seen = true;
+    }
+    return vectors;
   }
 }
 
@@ -236,6 +242,11 @@ function parseVectors(payload: unknown, expected: number): Float32Array[] | Atte
     vectors[index] = normalise(values);
   }
   return vectors as Float32Array[];
+}
+
+function firstEmbedding(payload: unknown): unknown {
+  const data = (payload as { data?: Array<{ embedding?: unknown } | null> } | null)?.data;
+  return data?.[0]?.embedding;
 }
 
 /** A base64 embedding as OpenAI sends it: little-endian float32s; null when not that. */
