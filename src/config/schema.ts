@@ -36,6 +36,8 @@ export interface Config {
   defaultRateLimitRpm: number;
   unauthenticatedRateLimitRpm: number;
   searchLanguage: SearchLanguage;
+  /** Keyword results reranked with a term-proximity bonus (domain/proximity.ts). */
+  searchProximity: boolean;
   /** '' when unset: the admin API is off. */
   adminToken: string;
   workerConcurrency: number;
@@ -291,6 +293,13 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     oneOf: SEARCH_LANGUAGES,
     description:
       'how text and queries become searchable words: `english` (case and accents folded, English words stemmed: "running" finds "runs") or `none` (folded only). Every process of a deployment must use the same; after changing it, `docindex reindex` rewrites the index online',
+  },
+  searchProximity: {
+    env: 'SEARCH_PROXIMITY',
+    type: 'bool',
+    default: true,
+    description:
+      'rank keyword results by BM25 plus a bonus for query words that stand close together in a chunk (computed on the best 30 or top_k chunks); `false`: BM25 alone',
   },
   adminToken: {
     env: 'ADMIN_TOKEN',

@@ -11,7 +11,9 @@ import { ERRORS } from './errors.js';
 import { type Filter, type FilterJson, parseFilter } from './filter.js';
 import { capPerGroup, fuseRanks, RRF_DEPTH } from './fusion.js';
 import { type Embedder, EmbeddingError, type SearchIndex, type VectorIndex } from './ports.js';
+import { PROXIMITY_DEPTH, rerankByProximity } from './proximity.js';
 import type { QueryEmbeddings } from './query-embeddings.js';
+import { type Analyzer, analyzer as analyzerOf } from './search-words.js';
 import { cleanText } from './text.js';
 import type { SearchHit } from './types.js';
 import type { UsageService } from './usage.js';
@@ -72,6 +74,11 @@ export class QueryService {
     private readonly index: SearchIndex,
     private readonly usage: UsageService,
     private readonly semantic: SemanticSearch | null = null,
+    /**
+     * The deployment's SEARCH_LANGUAGE analysis, which the proximity bonus reads chunks with;
+     * null: BM25's order as the index gave it (SEARCH_PROXIMITY=false).
+     */
+    private readonly proximity: Analyzer | null = analyzerOf('english'),
   ) {}
 
   /** The mode of a query that names none. */
@@ -118,14 +125,26 @@ export class QueryService {
     return { mode, degraded, hits };
   }
 
-  private keywordHits(
+  /**
+   * BM25's best chunks, the first PROXIMITY_DEPTH reordered with a term-proximity bonus
+   * (domain/proximity.ts). At least that many are fetched, so a small top_k gets the best of them.
+   */
+  private async keywordHits(
     orgId: string,
     query: string,
     topK: number,
     filter: Filter | null,
     documentIds: string[] | null,
   ): Promise<SearchHit[]> {
-    return this.index.search({ orgId, query, topK, filter, documentIds });
+    if (this.proximity === null) return this.index.search({ orgId, query, topK, filter, documentIds });
+    const hits = await this.index.search({
+      orgId,
+      query,
+      topK: Math.max(topK, PROXIMITY_DEPTH),
+      filter,
+      documentIds,
+    });
+    return rerankByProximity(hits, query, this.proximity);
   }
 
   /**

@@ -36,6 +36,7 @@ describe('loadConfig', () => {
       defaultRateLimitRpm: 600,
       unauthenticatedRateLimitRpm: 120,
       searchLanguage: 'english',
+      searchProximity: true,
       adminToken: '',
       logLevel: 'info',
       embeddings: 'none',

@@ -181,7 +181,8 @@ describe('QueryService', () => {
       {
         orgId: ORG,
         query: 'quokka',
-        topK: 5,
+        // The proximity rerank reorders at least its depth of BM25's best (domain/proximity.ts).
+        topK: 30,
         filter: {
           kind: 'and',
           filters: [

@@ -13,13 +13,40 @@ export interface EmbeddingsServerOptions {
   delayMs?: number;
   /** When set, requests must carry `Authorization: Bearer <apiKey>` (401 otherwise). */
   apiKey?: string;
+  /**
+   * `base64-refused`: a server that answers 400 to `encoding_format: base64`; `base64-ignored`:
+   * one that answers JSON numbers whatever is asked. Default: as OpenAI, either as asked.
+   */
+  encodings?: 'as-asked' | 'base64-refused' | 'base64-ignored';
+  /**
+   * `digest`: each text's vector drawn from one SHA-256 of the whole text, for benchmarks, where
+   * the provider stands for a remote service and must not take this machine's CPU from the server
+   * measured (the bag of words hashes every word: ~900,000 digests for section 15's 3,500 chunks).
+   * Default `bag-of-words`: texts sharing words are near, what search tests need.
+   */
+  vectors?: 'bag-of-words' | 'digest';
 }
 
 export interface RecordedRequest {
   model: unknown;
   input: string[];
   dimensions: unknown;
+  encodingFormat: unknown;
   authorization: string | undefined;
+}
+
+/** A vector of `dimensions` values in [-1, 1) from one digest of the text (xorshift from its bytes). */
+export function digestVector(text: string, dimensions: number): number[] {
+  const digest = createHash('sha256').update(text).digest();
+  let state = digest.readUInt32LE(0) || 1;
+  const vector = new Array<number>(dimensions);
+  for (let i = 0; i < dimensions; i++) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    vector[i] = (state >>> 0) / 2 ** 31 - 1;
+  }
+  return vector;
 }
 
 /** The vector the server gives `text` (before normalisation), for assertions. */
@@ -113,7 +140,7 @@ export class EmbeddingsServer {
     if (req.method !== 'POST' || req.url !== '/v1/embeddings') {
       return send(res, 404, { error: { message: 'not found' } });
     }
-    let body: { model?: unknown; input?: unknown; dimensions?: unknown };
+    let body: { model?: unknown; input?: unknown; dimensions?: unknown; encoding_format?: unknown };
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     } catch {
@@ -127,8 +154,13 @@ export class EmbeddingsServer {
       model: body.model,
       input,
       dimensions: body.dimensions,
+      encodingFormat: body.encoding_format,
       authorization: req.headers.authorization,
     });
+    const encodings = this.options.encodings ?? 'as-asked';
+    if (body.encoding_format === 'base64' && encodings === 'base64-refused') {
+      return send(res, 400, { error: { message: "encoding_format must be 'float'" } });
+    }
     if (this.options.apiKey && req.headers.authorization !== `Bearer ${this.options.apiKey}`) {
       return send(res, 401, { error: { message: 'Incorrect API key provided' } });
     }
@@ -144,14 +176,19 @@ export class EmbeddingsServer {
     }
     if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
     const dimensions = typeof body.dimensions === 'number' ? body.dimensions : this.dimensions;
+    const vectorOf = this.options.vectors === 'digest' ? digestVector : bagOfWordsVector;
+    const base64 = body.encoding_format === 'base64' && encodings === 'as-asked';
     send(res, 200, {
       object: 'list',
       model: body.model,
-      data: input.map((text, index) => ({
-        object: 'embedding',
-        index,
-        embedding: bagOfWordsVector(text, dimensions),
-      })),
+      data: input.map((text, index) => {
+        const vector = vectorOf(text, dimensions);
+        return {
+          object: 'embedding',
+          index,
+          embedding: base64 ? Buffer.from(Float32Array.from(vector).buffer).toString('base64') : vector,
+        };
+      }),
       usage: { prompt_tokens: input.length, total_tokens: input.length },
     });
   }

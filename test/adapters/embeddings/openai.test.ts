@@ -1,6 +1,8 @@
 // The openai embedder against a real OpenAI-protocol server on 127.0.0.1 playing outages: what
 // the vector stage sees when the provider fails (a code it can act on) and what it sees when the
 // provider recovers within the retries (nothing but the vectors).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   OpenAiEmbedder,
@@ -8,7 +10,7 @@ import {
 } from '../../../src/adapters/embeddings/openai/openai-embedder.js';
 import { EmbeddingError } from '../../../src/domain/ports.js';
 import { QueryEmbeddings } from '../../../src/domain/query-embeddings.js';
-import { EmbeddingsServer } from '../../helpers/embeddings-server.js';
+import { bagOfWordsVector, EmbeddingsServer } from '../../helpers/embeddings-server.js';
 
 const servers: EmbeddingsServer[] = [];
 const embedders: OpenAiEmbedder[] = [];
@@ -52,6 +54,54 @@ describe('openai embedder', () => {
     expect(server.requests.map((r) => r.input.length)).toEqual([3, 3, 1]);
     expect(server.requests.every((r) => r.model === 'test-embedding' && r.dimensions === 24)).toBe(true);
     expect(server.requests.every((r) => r.authorization === 'Bearer sk-test')).toBe(true);
+  });
+
+  it('asks for base64 vectors and reads them; falls back to JSON numbers for a server without base64', async () => {
+    const texts = ['otters float on kelp', 'the kelp forest', 'a cat'];
+    const expected = texts.map((t) => {
+      const v = bagOfWordsVector(t, 16);
+      const norm = Math.hypot(...v);
+      return v.map((x) => x / norm);
+    });
+    for (const encodings of ['as-asked', 'base64-ignored', 'base64-refused'] as const) {
+      const server = new EmbeddingsServer({ encodings });
+      const embedder = await setup(server);
+      for (let round = 0; round < 2; round++) {
+        const vectors = await embedder.embed(texts);
+        for (const [i, v] of vectors.entries()) {
+          for (const [d, x] of v.entries()) expect(x).toBeCloseTo(expected[i]![d]!, 6);
+        }
+      }
+      const formats = server.requests.map((r) => r.encodingFormat);
+      // A refusing server is asked in base64 once, then only ever in floats.
+      expect(formats).toEqual(
+        encodings === 'base64-refused' ? ['base64', 'float', 'float'] : ['base64', 'base64'],
+      );
+    }
+  });
+
+  it('a base64 vector that is not whole float32s is `bad_response`', async () => {
+    const garbled = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ data: [{ index: 0, embedding: Buffer.from([1, 2, 3]).toString('base64') }] }));
+    });
+    await new Promise<void>((resolve) => garbled.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const embedder = new OpenAiEmbedder({
+        url: `http://127.0.0.1:${(garbled.address() as AddressInfo).port}/v1`,
+        model: 'test-embedding',
+        batchSize: 8,
+        concurrency: 1,
+        timeoutMs: 2_000,
+        maxRetries: 0,
+      });
+      embedders.push(embedder);
+      const error = await failure(embedder.embed(['cat']));
+      expect(error.code).toBe('bad_response');
+      expect(error.message).toContain('not a list of numbers');
+    } finally {
+      await new Promise((resolve) => garbled.close(resolve));
+    }
   });
 
   it('a wrong key is `rejected` at once, without retries', async () => {

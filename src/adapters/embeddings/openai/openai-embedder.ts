@@ -46,6 +46,14 @@ export class OpenAiEmbedder implements Embedder {
   private readonly retryBaseMs: number;
   private readonly maxRetryDelayMs: number;
   private learned: number | null;
+  /**
+   * How vectors are asked for: `base64` (each vector's float32 bytes, as OpenAI's own SDK asks)
+   * until a server refuses that, then `float` (JSON numbers). Decoding base64 costs the event loop
+   * far less than parsing hundreds of JSON numbers per chunk.
+   */
+  private encoding: 'base64' | 'float' = 'base64';
+  /** A server that has answered base64 once knows it: a later 400 is about the request itself. */
+  private base64Seen = false;
   private closed = false;
   private readonly closing = new AbortController();
 
@@ -120,7 +128,8 @@ export class OpenAiEmbedder implements Embedder {
       accept: 'application/json',
     };
     if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
-    const body: Record<string, unknown> = { model: this.model, input: batch, encoding_format: 'float' };
+    const encoding = this.encoding;
+    const body: Record<string, unknown> = { model: this.model, input: batch, encoding_format: encoding };
     if (this.options.dimensions) body.dimensions = this.options.dimensions;
     let response: Response;
     let payload: unknown;
@@ -132,6 +141,11 @@ export class OpenAiEmbedder implements Embedder {
         signal: AbortSignal.any(signals),
       });
       const text = await response.text();
+      if ((response.status === 400 || response.status === 422) && encoding === 'base64' && !this.base64Seen) {
+        // A server that knows only JSON numbers: ask it that way from now on, at once.
+        this.encoding = 'float';
+        return this.request(batch, signal);
+      }
       if (!response.ok) return failedStatus(response, text);
       try {
         payload = JSON.parse(text);
@@ -154,7 +168,11 @@ export class OpenAiEmbedder implements Embedder {
         retryAfterMs: null,
       };
     }
-    return parseVectors(payload, batch.length);
+    const vectors = parseVectors(payload, batch.length);
+    if (Array.isArray(vectors) && encoding === 'base64' && typeof firstEmbedding(payload) === 'string') {
+      this.base64Seen = true;
+    }
+    return vectors;
   }
 }
 
@@ -218,16 +236,37 @@ function parseVectors(payload: unknown, expected: number): Float32Array[] | Atte
     if (!Number.isInteger(index) || index < 0 || index >= expected || vectors[index] !== undefined) {
       return bad(`vector index ${String(entry?.index)} is out of place`);
     }
-    if (
-      !Array.isArray(embedding) ||
-      embedding.length === 0 ||
-      !embedding.every((v) => typeof v === 'number' && Number.isFinite(v))
-    ) {
-      return bad('an embedding is not a list of numbers');
-    }
-    vectors[index] = normalise(embedding as number[]);
+    // base64 when the server honoured encoding_format, numbers when it answers floats anyway.
+    const values = typeof embedding === 'string' ? fromBase64(embedding) : numbersOf(embedding);
+    if (values === null) return bad('an embedding is not a list of numbers');
+    vectors[index] = normalise(values);
   }
   return vectors as Float32Array[];
+}
+
+function firstEmbedding(payload: unknown): unknown {
+  const data = (payload as { data?: Array<{ embedding?: unknown } | null> } | null)?.data;
+  return data?.[0]?.embedding;
+}
+
+/** A base64 embedding as OpenAI sends it: little-endian float32s; null when not that. */
+function fromBase64(text: string): Float32Array | null {
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.length === 0 || bytes.length % 4 !== 0) return null;
+  const values = new Float32Array(bytes.length / 4);
+  for (let i = 0; i < values.length; i++) {
+    values[i] = bytes.readFloatLE(i * 4);
+    if (!Number.isFinite(values[i])) return null;
+  }
+  return values;
+}
+
+function numbersOf(embedding: unknown): number[] | null {
+  return Array.isArray(embedding) &&
+    embedding.length > 0 &&
+    embedding.every((v) => typeof v === 'number' && Number.isFinite(v))
+    ? embedding
+    : null;
 }
 
 function causeOf(error: unknown): string {

@@ -1,0 +1,81 @@
+// The term-proximity bonus (domain/proximity.ts) as a user of keyword search sees it: of two
+// chunks BM25 scores alike, the one holding the query's words side by side comes first.
+import { describe, expect, it } from 'vitest';
+import { PROXIMITY_DEPTH, proximityBonus, rerankByProximity } from '../../src/domain/proximity.js';
+import { analyzer } from '../../src/domain/search-words.js';
+
+const english = analyzer('english');
+const words = (text: string) => english.words(text).split(' ');
+const query = (text: string) => new Set(english.queryWords(text));
+
+describe('proximity bonus', () => {
+  it('is larger the closer two query words stand, and nothing past five words apart', () => {
+    const q = query('vitamin deficiency');
+    const adjacent = proximityBonus(words('a vitamin deficiency was found'), q);
+    const three = proximityBonus(words('vitamin levels and deficiency'), q);
+    const six = proximityBonus(words('vitamin a b c d e deficiency'), q);
+    expect(adjacent).toBeGreaterThan(three);
+    expect(three).toBeGreaterThan(0);
+    expect(six).toBe(0);
+  });
+
+  it('gives nothing for one query word, however often it repeats', () => {
+    expect(proximityBonus(words('cell cell cell cells'), query('cell division'))).toBe(0);
+  });
+
+  it('saturates: many close pairs earn less than that many times one pair', () => {
+    const q = query('blood pressure');
+    const one = proximityBonus(words('blood pressure'), q);
+    const many = proximityBonus(words(Array(20).fill('blood pressure').join(' and ')), q);
+    expect(many).toBeGreaterThan(one);
+    expect(many).toBeLessThan(5 * one);
+  });
+
+  it('gives function words no bonus of their own, but they lend nearness to other words', () => {
+    // "of the" side by side earns nothing; "risk of" does.
+    expect(proximityBonus(words('one of the most'), query('of the'), new Set(['of', 'the']))).toBe(0);
+    expect(
+      proximityBonus(words('the risk of stroke'), query('risk of stroke'), new Set(['of', 'the'])),
+    ).toBeGreaterThan(0);
+  });
+});
+
+describe('rerankByProximity', () => {
+  const hit = (text: string, score: number) => ({ text, score, id: text });
+
+  it('puts the chunk with the query words together ahead of an equal BM25 score', () => {
+    const scattered = hit('low vitamin intake was seen in the group; deficiency of iron too', 5);
+    const together = hit('low intake caused vitamin deficiency in the group studied', 5);
+    const ranked = rerankByProximity([scattered, together], 'Vitamin deficiency', english);
+    expect(ranked.map((h) => h.id)).toEqual([together.id, scattered.id]);
+    expect(ranked[0]!.score).toBeGreaterThan(5);
+    expect(ranked[1]!.score).toBe(5);
+  });
+
+  it('keeps BM25 order and scores for a one-word query, and the index order on ties', () => {
+    const hits = [hit('kelp forest', 3), hit('kelp kelp', 3), hit('kelp', 2)];
+    expect(rerankByProximity(hits, 'kelp', english)).toEqual(hits);
+  });
+
+  it('does not lift a weak match over a much better BM25 score', () => {
+    const strong = hit('insulin resistance in muscle; insulin and glucose; resistance training', 20);
+    const weak = hit('insulin resistance', 1);
+    expect(rerankByProximity([strong, weak], 'insulin resistance', english)[0]!.id).toBe(strong.id);
+  });
+});
+
+describe('rerankByProximity past its depth', () => {
+  it('reorders only the first PROXIMITY_DEPTH hits; the rest follow in BM25 order, scores falling', () => {
+    const hits = Array.from({ length: PROXIMITY_DEPTH + 5 }, (_, i) => ({
+      // Every hit holds the words side by side, so each of the first PROXIMITY_DEPTH gains.
+      text: `vitamin deficiency case ${i}`,
+      score: 100 - i,
+    }));
+    const ranked = rerankByProximity(hits, 'vitamin deficiency', english);
+    expect(ranked.slice(PROXIMITY_DEPTH)).toEqual(hits.slice(PROXIMITY_DEPTH));
+    for (const hit of ranked.slice(0, PROXIMITY_DEPTH))
+      expect(hit.score).toBeGreaterThan(100 - PROXIMITY_DEPTH);
+    const scores = ranked.map((h) => h.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+  });
+});
