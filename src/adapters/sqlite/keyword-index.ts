@@ -41,6 +41,12 @@ export interface SqliteKeywordIndexOptions {
   overBudgetMemoMs?: number;
 }
 
+/**
+ * How many of the best matches a filtered query walks first; only when fewer than topK of them
+ * pass are all the ranked matches sorted and walked.
+ */
+const WALK_FIRST = 1000;
+
 interface AnalysisRow {
   written: SearchLanguage | null;
   reindex_target: SearchLanguage | null;
@@ -296,6 +302,13 @@ export class SqliteKeywordIndex implements SearchIndex {
     let rows: Iterable<{ id: string; chunk_count: number | null }>;
     if (q.documentIds === null && q.filter !== null) {
       const passing = sqliteFilterDocuments(q.filter, q.orgId);
+      // Counted in the index alone first: a loose filter is known as such without reading
+      // a thousand document rows.
+      const many = this.sql
+        .get<(string | number)[], number>(`SELECT count(*) FROM (${passing.sql} LIMIT ?)`)
+        .pluck()
+        .get(...passing.params, MAX_FILTER_DOCUMENTS + 1);
+      if ((many ?? 0) > MAX_FILTER_DOCUMENTS) return null;
       // CROSS JOIN: from the passing ids to their rows by key, never a walk of the org's rows.
       rows = this.sql
         .get<(string | number)[], { id: string; chunk_count: number | null }>(
@@ -372,7 +385,7 @@ export class SqliteKeywordIndex implements SearchIndex {
     where: string[],
     params: (string | number)[],
     joined: string,
-    rankAndFilter: () => HitRow[],
+    rankAndFilter: (best?: number) => HitRow[],
   ): HitRow[] {
     const topK = Math.floor(q.topK);
     // One FTS scan over the candidates' rowid span ranks them: bm25() counts each term's matches
@@ -412,7 +425,8 @@ export class SqliteKeywordIndex implements SearchIndex {
       }
       return rankAmong(plan.every, rowids);
     }
-    const walked = rankAndFilter();
+    let walked = rankAndFilter(WALK_FIRST);
+    if (walked.length < topK) walked = rankAndFilter();
     if (walked.length >= topK || plan.exact) return walked;
     const newest = rankAmong(plan.match, this.newestPassing(plan.match, q, where, params));
     return newest.length > walked.length ? newest : walked;
@@ -452,18 +466,20 @@ export class SqliteKeywordIndex implements SearchIndex {
       FROM f CROSS JOIN chunks AS c ON c.id = f.chunk_id CROSS JOIN documents AS d ON d.id = c.document_id`;
     // The plan's matches (from minRowid on), materialised in score order; the outer ORDER BY is
     // the same, so SQLite walks them best first and stops once topK rows pass the conditions.
-    const rankAndFilter = () =>
+    // With `best`, only that many of the best matches are walked: a top-N sort instead of
+    // sorting every match, the same answer whenever topK of them pass.
+    const rankAndFilter = (best?: number) =>
       this.sql
         .get<(string | number)[], HitRow>(
           `WITH f AS MATERIALIZED (
              SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
-             WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid)
+             WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid LIMIT ?)
            ${joined}
            WHERE d.org_id = ? AND ${where.join(' AND ')}
            ORDER BY f.bm25_score, f.chunk_id
            LIMIT ?`,
         )
-        .all(match, minRowid, q.orgId, ...params, topK);
+        .all(match, minRowid, best ?? -1, q.orgId, ...params, topK);
     let rows: HitRow[];
     if (!filtered) {
       // Terms are org-scoped, so every match is this org's: top-k is taken in the index before
