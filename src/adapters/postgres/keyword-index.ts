@@ -565,7 +565,8 @@ export class PgKeywordIndex implements SearchIndex {
         : undefined;
     if (metadataAllowed?.length === 0) return [];
     let walked: SearchHit[] = [];
-    if (byMetadata !== null && metadataAllowed === null && rum) {
+    // RUM's candidates are RUM_CANDIDATES at most: a top_k near that could never fill from them.
+    if (byMetadata !== null && metadataAllowed === null && rum && Math.floor(q.topK) * 2 <= RUM_CANDIDATES) {
       walked = await this.searchRum(q, words, byMetadata);
       if (walked.length >= Math.floor(q.topK)) return walked;
     }
