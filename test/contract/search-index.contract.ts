@@ -368,6 +368,49 @@ export function searchIndexContract(
       });
     });
 
+    describe('filters on metadata that changes', () => {
+      const ids = async (text: string, json: Parameters<typeof where>[0]) =>
+        (await index.search(query(orgA, text, { filter: where(json), topK: 100 }))).map((h) => h.documentId);
+
+      it('a filter sees metadata set by ingest, PATCH and a new version at once, and nothing once deleted', async () => {
+        const doc = await indexed(orgA, ['walrus on the ice', ...FILLER], { metadata: { team: 'red' } });
+        await indexed(orgA, ['walrus in the water'], { metadata: { team: 'blue', year: '2020' } });
+        expect(await ids('walrus', { team: 'red' })).toEqual([doc.id]);
+        expect(await ids('walrus', { team: { $ne: 'blue' } })).toEqual([doc.id]);
+
+        await store.updateMetadata(orgA, doc.id, (m) => ({ ...m, team: 'green', year: '2024' }));
+        expect(await ids('walrus', { team: 'red' })).toEqual([]);
+        expect(await ids('walrus', { team: 'green', year: { $gt: '2021' } })).toEqual([doc.id]);
+        await store.updateMetadata(orgA, doc.id, () => ({}));
+        expect(await ids('walrus', { team: { $exists: false } })).toEqual([doc.id]);
+        expect(await ids('walrus', { year: { $lte: '2024' } })).not.toContain(doc.id);
+
+        // A new version's metadata is the record's from its start; its chunks answer once saved.
+        const started = await store.startVersion(orgA, doc.id, {
+          source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
+          chunkSize: 512,
+          chunkOverlap: 64,
+          metadata: { team: 'violet' },
+          text: 'walrus on the beach',
+          blobKey: null,
+          fetchUrl: null,
+          at: new Date(),
+        });
+        expect(started?.version).toBe(2);
+        expect(await ids('walrus', { team: 'violet' })).toEqual([doc.id]);
+        expect(await store.saveIndex(doc.id, { ...indexResult(['walrus on the beach']), version: 2 })).toBe(
+          true,
+        );
+        const swapped = await index.search(query(orgA, 'walrus', { filter: where({ team: 'violet' }) }));
+        expect(swapped.map((h) => h.text)).toEqual(['walrus on the beach']);
+
+        expect(await store.deleteDocument(orgA, doc.id)).not.toBeNull();
+        expect(await ids('walrus', { team: 'violet' })).toEqual([]);
+        expect(await ids('walrus', { $not: { team: 'blue' } })).toEqual([]);
+        expect(await ids('walrus', { team: { $nin: ['red'] } })).toHaveLength(1);
+      });
+    });
+
     describe('search with a row budget', () => {
       // A budget as small as a test corpus stands for the default one in an org of millions of
       // chunks: a word in every chunk is over it, a word in a few chunks is not.
@@ -533,6 +576,46 @@ export function searchIndexContract(
           for (const hit of loose) expect(hit.text).toContain('salmon');
           orgA = `org_${randomUUID()}`;
           orgB = `org_${randomUUID()}`;
+        }
+      });
+
+      it('finds a loose filter’s chunks when every better match fails it, or lies past the ranked ones', async () => {
+        // 60 chunks pass (more than the budget: a loose filter), all older than, and ranked
+        // below, 80 chunks that fail it and hold the word three times each.
+        const kept: string[] = [];
+        for (let d = 0; d < 3; d++) {
+          const doc = await indexedIn(
+            orgA,
+            Array.from({ length: 20 }, (_, i) => `salmon pool ${d}-${i} with quiet water and reeds`),
+            { metadata: { shelf: 'keep' } },
+          );
+          kept.push(doc.id);
+        }
+        for (let d = 0; d < 4; d++) {
+          await indexedIn(
+            orgA,
+            Array.from({ length: 20 }, (_, i) => `salmon salmon salmon run ${d}-${i}`),
+            { metadata: { shelf: 'drop' } },
+          );
+        }
+        for (const json of [{ shelf: 'keep' }, { shelf: { $ne: 'drop' } }, { shelf: { $gt: 'j' } }]) {
+          const hits = await budgeted.index.search(query(orgA, 'salmon', { filter: where(json), topK: 5 }));
+          expect(hits, JSON.stringify(json)).toHaveLength(5);
+          for (const hit of hits) expect(kept, JSON.stringify(json)).toContain(hit.documentId);
+          // A word in every chunk too: the rarer one ranks, the filter still holds.
+          const both = await budgeted.index.search(
+            query(orgA, 'salmon reeds', { filter: where(json), topK: 5 }),
+          );
+          expect(both, JSON.stringify(json)).toHaveLength(5);
+          for (const hit of both) expect(kept, JSON.stringify(json)).toContain(hit.documentId);
+        }
+        const failing = await budgeted.index.search(
+          query(orgA, 'salmon', { filter: where({ shelf: 'drop' }), topK: 5 }),
+        );
+        expect(failing).toHaveLength(5);
+        for (const hit of failing) {
+          expect(kept).not.toContain(hit.documentId);
+          expect(hit.text).toContain('salmon salmon salmon');
         }
       });
 

@@ -39,3 +39,50 @@ export function postgresFilter(filter: Filter, metadata: string, param: (value: 
   };
   return build(filter);
 }
+
+/**
+ * The ids (column `id`) of org `orgParam`'s documents that pass `filter`, read from the
+ * document_metadata table (migrations.ts, version 70) rather than each document's jsonb: every
+ * leaf is an index range over (org_id, key, value), $and/$or are INTERSECT/UNION of their parts,
+ * and a negation is the org's documents EXCEPT its operand. It selects exactly what
+ * postgresFilter accepts, whatever the documents' state; the caller adds the status tests.
+ */
+export function postgresFilterDocuments(
+  filter: Filter,
+  orgParam: string,
+  tables: { documents: string; metadata: string },
+  param: (value: unknown) => string,
+): string {
+  const all = `SELECT id FROM ${tables.documents} WHERE org_id = ${orgParam}`;
+  const entries = (key: string, test: string) =>
+    `SELECT document_id AS id FROM ${tables.metadata} WHERE org_id = ${orgParam} AND key = ${param(cleanText(key))}::text${test}`;
+  // Every operand is a sub-select of its own, so compounds nest in any order.
+  const not = (operand: string) => `${all} EXCEPT SELECT id FROM (${operand}) AS n`;
+  const build = (f: Filter): string => {
+    switch (f.kind) {
+      case 'and':
+      case 'or': {
+        if (f.filters.length === 0) return f.kind === 'and' ? all : `SELECT NULL::text AS id WHERE false`;
+        const [first, ...rest] = f.filters;
+        if (rest.length === 0 && first) return build(first);
+        return f.filters
+          .map((part) => `SELECT id FROM (${build(part)}) AS p`)
+          .join(f.kind === 'and' ? ' INTERSECT ' : ' UNION ');
+      }
+      case 'not':
+        return not(build(f.filter));
+      case 'exists':
+        return f.exists ? entries(f.key, '') : not(entries(f.key, ''));
+      case 'compare': {
+        const op = f.op === '$ne' ? '=' : COMPARE_SQL[f.op];
+        const leaf = entries(f.key, ` AND value ${op} ${param(cleanText(f.value))}::text`);
+        return f.op === '$ne' ? not(leaf) : leaf;
+      }
+      case 'list': {
+        const leaf = entries(f.key, ` AND value = ANY(${param(f.values.map(cleanText))}::text[])`);
+        return f.op === '$nin' ? not(leaf) : leaf;
+      }
+    }
+  };
+  return build(filter);
+}

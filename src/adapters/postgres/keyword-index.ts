@@ -7,6 +7,7 @@
 // row), so a document turns ready with its last chunk and stops matching the moment it goes.
 
 import { BM25_B, BM25_K1, bm25Idf } from '../../domain/bm25.js';
+import type { Filter } from '../../domain/filter.js';
 import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
 import {
   candidateBudget,
@@ -26,7 +27,7 @@ import {
 import { cleanText } from '../../domain/text.js';
 import type { ChunkRow, Metadata, SearchHit, SearchQuery, StoredChunk } from '../../domain/types.js';
 import type { PgDatabase, Queryable } from './database.js';
-import { postgresFilter } from './filter-sql.js';
+import { postgresFilter, postgresFilterDocuments } from './filter-sql.js';
 import { ensureRum, RUM_INDEX, rumIndexStatement } from './migrations.js';
 import { quoteLexeme, tsvectorLiteral } from './tsvector.js';
 
@@ -133,6 +134,7 @@ interface HitRow {
 
 export class PgKeywordIndex implements SearchIndex {
   private readonly documents: string;
+  private readonly metadata: string;
   private readonly chunks: string;
   private readonly analysisTable: string;
   private readonly searchRowBudget: number;
@@ -148,6 +150,7 @@ export class PgKeywordIndex implements SearchIndex {
     opts: PgKeywordIndexOptions = {},
   ) {
     this.documents = db.table('documents');
+    this.metadata = db.table('document_metadata');
     this.chunks = db.table('chunks');
     this.analysisTable = db.table('search_analysis');
     this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
@@ -522,6 +525,34 @@ export class PgKeywordIndex implements SearchIndex {
     return rows.map((r) => r.id);
   }
 
+  /**
+   * The documents that pass a metadata filter (no named documents), from the document_metadata
+   * index rather than each document's jsonb: null when they are more than MAX_FILTER_DOCUMENTS or
+   * hold more chunks than `budget`. A filter that few documents pass costs an index range.
+   */
+  private async documentsPassing(q: SearchQuery, filter: Filter, budget: number): Promise<string[] | null> {
+    const params: unknown[] = [cleanText(q.orgId)];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const passing = postgresFilterDocuments(
+      filter,
+      '$1',
+      { documents: this.documents, metadata: this.metadata },
+      param,
+    );
+    const { rows } = await this.db.query<{ id: string; chunk_count: number }>(
+      `SELECT d.id, d.chunk_count FROM (${passing}) AS p JOIN ${this.documents} AS d ON d.id = p.id
+       WHERE d.org_id = $1 AND d.chunk_count > 0
+       LIMIT ${MAX_FILTER_DOCUMENTS + 1}`,
+      params,
+    );
+    const chunks = rows.reduce((n, r) => n + r.chunk_count, 0);
+    if (rows.length > MAX_FILTER_DOCUMENTS || chunks > budget) return null;
+    return rows.map((r) => r.id);
+  }
+
   async search(q: SearchQuery): Promise<SearchHit[]> {
     const topK = Math.floor(q.topK);
     if (topK <= 0 || q.documentIds?.length === 0) return [];
@@ -529,7 +560,24 @@ export class PgKeywordIndex implements SearchIndex {
     const words = queryWordsOf(q.query, analyzers);
     if (words.length === 0) return [];
     const filtered = q.documentIds !== null || q.filter !== null;
-    if (!filtered && (await this.rumReady())) return this.searchRum(q, words);
+    const rum = await this.rumReady();
+    if (!filtered && rum) return this.searchRum(q, words);
+    // A metadata filter alone: its documents are looked up first. Few: all their chunks are
+    // ranked below. Many: the filter is applied to the RUM path's ranked candidates, which costs
+    // about what no filter does; only when fewer than topK of those pass does the plan below
+    // choose the candidates by the filter.
+    const byMetadata = q.documentIds === null && q.filter !== null ? q.filter : null;
+    const metadataAllowed =
+      byMetadata !== null
+        ? await this.documentsPassing(q, byMetadata, candidateBudget(q, this.searchRowBudget))
+        : undefined;
+    if (metadataAllowed?.length === 0) return [];
+    let walked: SearchHit[] = [];
+    // RUM's candidates are RUM_CANDIDATES at most: a top_k near that could never fill from them.
+    if (byMetadata !== null && metadataAllowed === null && rum && Math.floor(q.topK) * 2 <= RUM_CANDIDATES) {
+      walked = await this.searchRum(q, words, byMetadata);
+      if (walked.length >= Math.floor(q.topK)) return walked;
+    }
     const plan = this.planSearch(await this.countWords(q.orgId, words, filtered));
     if (plan === null) return [];
 
@@ -548,9 +596,12 @@ export class PgKeywordIndex implements SearchIndex {
     // Named documents may hold more chunks than the budget and still be ranked whole; a metadata
     // filter alone may not.
     const budgetOfCandidates = candidateBudget(q, this.searchRowBudget);
-    const allowed = overBudget
-      ? await this.allowedDocuments(q.orgId, filters, filterParams, budgetOfCandidates)
-      : null;
+    const allowed =
+      metadataAllowed !== undefined
+        ? metadataAllowed
+        : overBudget
+          ? await this.allowedDocuments(q.orgId, filters, filterParams, budgetOfCandidates)
+          : null;
 
     // Documents few enough to rank whole are ranked with every word; otherwise the chosen ones.
     const ranked = allowed !== null ? plan.every : plan.chosen;
@@ -603,7 +654,8 @@ export class PgKeywordIndex implements SearchIndex {
     // is usually stored out of line (TOAST): `|| ''` reads it once per chunk into memory (OFFSET 0
     // keeps that a step of its own), where each word's lookup would otherwise read it again,
     // twice the time of the whole query with ten words (bench/RESULTS.md, section 11).
-    return this.rank(q, ranked, params, candidates, `q AS (SELECT $2::tsquery AS query),`);
+    const hits = await this.rank(q, ranked, params, candidates, `q AS (SELECT $2::tsquery AS query),`);
+    return hits.length >= walked.length ? hits : walked;
   }
 
   /**
@@ -714,7 +766,11 @@ export class PgKeywordIndex implements SearchIndex {
    * and stop early. Exact BM25 ranks their union: the same ranking as embedded whenever every
    * chosen word has no more matches than that.
    */
-  private async searchRum(q: SearchQuery, words: string[]): Promise<SearchHit[]> {
+  private async searchRum(
+    q: SearchQuery,
+    words: string[],
+    filter: Filter | null = null,
+  ): Promise<SearchHit[]> {
     const key = await this.orgKey(this.db, q.orgId, false);
     if (key === null) return [];
     const prefix = `${key.toString(36)}_`;
@@ -773,8 +829,14 @@ export class PgKeywordIndex implements SearchIndex {
       scans.push(`(SELECT c.document_id, c.chunk_index, c.token_count, c.terms AS tsv FROM ${this.chunks} AS c
         WHERE c.terms @@ ${all} ORDER BY c.terms <=> ${all} LIMIT ${param(RUM_CANDIDATES / 2)})`);
     }
+    // A filter is tested on the candidates only (one document row by key each), before ranking.
+    const passes =
+      filter === null
+        ? ''
+        : `WHERE EXISTS (SELECT FROM ${this.documents} AS d
+             WHERE d.id = u.document_id AND ${postgresFilter(filter, 'd.metadata', param)})`;
     const candidates = `SELECT DISTINCT ON (u.document_id, u.chunk_index) u.document_id, u.chunk_index,
-        u.token_count, u.tsv FROM (${scans.join(' UNION ALL ')}) AS u`;
+        u.token_count, u.tsv FROM (${scans.join(' UNION ALL ')}) AS u ${passes}`;
     // A word over the budget is read through a bitmap of its posting list: seeing how common it
     // is, the planner would scan the table expecting its first matches soon, and read most of
     // it when the org's chunks sit elsewhere in the table (seconds for a small org measured).

@@ -447,6 +447,45 @@ const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 70,
+    name: 'metadata entries',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // One row per metadata key of each document, kept by a trigger in the very statement that
+      // writes documents.metadata or moves a row to another org (ingest, new version, PATCH, org
+      // purge), and removed with the document (cascade): a filter's leaf becomes an index range
+      // of document ids instead of reading the jsonb of every document of the org
+      // (keyword-index.ts, filter-sql.ts). The value is what `->>` gives, so a leaf on this
+      // table selects what the same leaf on the jsonb does; COLLATE "C" orders it as filters do.
+      await tx.query(`
+        CREATE TABLE ${t('document_metadata')} (
+          document_id text COLLATE "C" NOT NULL REFERENCES ${t('documents')} (id) ON DELETE CASCADE,
+          key text COLLATE "C" NOT NULL,
+          org_id text COLLATE "C" NOT NULL,
+          value text COLLATE "C",
+          PRIMARY KEY (document_id, key)
+        );
+        INSERT INTO ${t('document_metadata')} (document_id, key, org_id, value)
+          SELECT d.id, e.key, d.org_id, e.value FROM ${t('documents')} AS d, jsonb_each_text(d.metadata) AS e;
+        CREATE INDEX document_metadata_lookup ON ${t('document_metadata')} (org_id, key, value, document_id);
+        CREATE FUNCTION ${t('write_document_metadata')}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF TG_OP = 'UPDATE' THEN
+            DELETE FROM ${t('document_metadata')} WHERE document_id = OLD.id;
+          END IF;
+          INSERT INTO ${t('document_metadata')} (document_id, key, org_id, value)
+            SELECT NEW.id, e.key, NEW.org_id, e.value FROM jsonb_each_text(NEW.metadata) AS e;
+          RETURN NULL;
+        END $$;
+        CREATE TRIGGER documents_metadata_insert AFTER INSERT ON ${t('documents')}
+          FOR EACH ROW EXECUTE FUNCTION ${t('write_document_metadata')}();
+        CREATE TRIGGER documents_metadata_update AFTER UPDATE OF metadata, org_id ON ${t('documents')}
+          FOR EACH ROW WHEN (OLD.metadata IS DISTINCT FROM NEW.metadata OR OLD.org_id IS DISTINCT FROM NEW.org_id)
+          EXECUTE FUNCTION ${t('write_document_metadata')}();
+      `);
+    },
+  },
+  {
     version: 90,
     name: 'covering index for the sign prefilter',
     async apply(tx, db) {

@@ -356,6 +356,44 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 70,
+    name: 'metadata entries',
+    sql: `
+      -- One row per metadata key of each document, kept by triggers in the very statement that
+      -- writes documents.metadata or moves a row to another org (ingest, new version, PATCH,
+      -- delete, org purge): a filter's leaf becomes an index range of document ids instead of
+      -- parsing the JSON of every document of the org (keyword-index.ts, filter-sql.ts).
+      -- Values compare bytewise, as json_each's do; a value that is not a string (metadata holds
+      -- none, domain/metadata.ts) is NULL, so it passes $exists and no comparison, as in filter-sql.ts.
+      CREATE TABLE document_metadata (
+        document_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        org_id TEXT NOT NULL,
+        value TEXT,
+        PRIMARY KEY (document_id, key)
+      ) WITHOUT ROWID;
+      CREATE INDEX document_metadata_lookup ON document_metadata(org_id, key, value, document_id);
+      INSERT INTO document_metadata (document_id, key, org_id, value)
+        SELECT d.id, m.key, d.org_id, CASE WHEN m.type = 'text' THEN m.value END
+        FROM documents AS d, json_each(d.metadata) AS m;
+      CREATE TRIGGER documents_metadata_insert AFTER INSERT ON documents BEGIN
+        INSERT INTO document_metadata (document_id, key, org_id, value)
+          SELECT new.id, m.key, new.org_id, CASE WHEN m.type = 'text' THEN m.value END
+          FROM json_each(new.metadata) AS m;
+      END;
+      CREATE TRIGGER documents_metadata_update AFTER UPDATE OF metadata, org_id ON documents
+        WHEN old.metadata IS NOT new.metadata OR old.org_id IS NOT new.org_id BEGIN
+        DELETE FROM document_metadata WHERE document_id = old.id;
+        INSERT INTO document_metadata (document_id, key, org_id, value)
+          SELECT new.id, m.key, new.org_id, CASE WHEN m.type = 'text' THEN m.value END
+          FROM json_each(new.metadata) AS m;
+      END;
+      CREATE TRIGGER documents_metadata_delete AFTER DELETE ON documents BEGIN
+        DELETE FROM document_metadata WHERE document_id = old.id;
+      END;
+    `,
+  },
+  {
     version: 90,
     name: 'chunk vectors in a rowid table, with sign bits',
     sql: `

@@ -43,3 +43,63 @@ export function sqliteFilter(filter: Filter, metadata: string): SqlCondition {
   };
   return { sql: build(filter), params };
 }
+
+/**
+ * The ids (column `id`) of the org's documents that pass `filter`, read from the
+ * document_metadata table (database.ts, version 70) rather than each document's JSON: every leaf
+ * is an index range over (org_id, key, value), $and/$or are INTERSECT/UNION of their parts, and a
+ * negation is the org's documents EXCEPT its operand. It selects exactly what sqliteFilter
+ * accepts, in any state of the documents (holders and deleted rows included); the caller adds
+ * the status tests.
+ */
+export function sqliteFilterDocuments(filter: Filter, orgId: string): SqlCondition {
+  const params: string[] = [];
+  const org = storableText(orgId);
+  const all = () => {
+    params.push(org);
+    return 'SELECT id FROM documents WHERE org_id = ?';
+  };
+  const entries = (test: string, ...values: string[]) => {
+    params.push(org, ...values);
+    return `SELECT document_id AS id FROM document_metadata WHERE org_id = ? AND key = ?${test}`;
+  };
+  // Each operand of a compound is a sub-select of its own, so compounds nest in any order. A
+  // negation's operand is built after its universe, so parameters follow the text's order.
+  const not = (operand: () => string) => {
+    const universe = all();
+    return `${universe} EXCEPT SELECT id FROM (${operand()})`;
+  };
+  const build = (f: Filter): string => {
+    switch (f.kind) {
+      case 'and':
+      case 'or': {
+        if (f.filters.length === 0) return f.kind === 'and' ? all() : 'SELECT NULL AS id WHERE 0';
+        const [first, ...rest] = f.filters;
+        if (rest.length === 0 && first) return build(first);
+        const op = f.kind === 'and' ? ' INTERSECT ' : ' UNION ';
+        return f.filters.map((part) => `SELECT id FROM (${build(part)})`).join(op);
+      }
+      case 'not':
+        return not(() => build(f.filter));
+      case 'exists': {
+        const leaf = () => entries('', storableText(f.key));
+        return f.exists ? leaf() : not(leaf);
+      }
+      case 'compare': {
+        const op = COMPARE_SQL[f.op];
+        const leaf = () => entries(` AND value ${op} ?`, storableText(f.key), storableText(f.value));
+        return f.op === '$ne' ? not(leaf) : leaf();
+      }
+      case 'list': {
+        const leaf = () =>
+          entries(
+            ' AND value IN (SELECT value FROM json_each(?))',
+            storableText(f.key),
+            JSON.stringify(f.values.map(storableText)),
+          );
+        return f.op === '$nin' ? not(leaf) : leaf();
+      }
+    }
+  };
+  return { sql: build(filter), params };
+}

@@ -27,7 +27,7 @@ import type {
   StoredChunk,
 } from '../../domain/types.js';
 import type { Database } from './database.js';
-import { sqliteFilter } from './filter-sql.js';
+import { sqliteFilter, sqliteFilterDocuments } from './filter-sql.js';
 import { indexTerms, queryTerms } from './fts-terms.js';
 import { StatementCache } from './statements.js';
 import { storableText } from './text.js';
@@ -40,6 +40,12 @@ export interface SqliteKeywordIndexOptions {
   /** How long a term found over the row budget is not counted again (default 60 s; 0: always). */
   overBudgetMemoMs?: number;
 }
+
+/**
+ * How many of the best matches a filtered query walks first; only when fewer than topK of them
+ * pass are all the ranked matches sorted and walked.
+ */
+const WALK_FIRST = 1000;
 
 interface AnalysisRow {
   written: SearchLanguage | null;
@@ -286,22 +292,41 @@ export class SqliteKeywordIndex implements SearchIndex {
   }
 
   /**
-   * The documents a filtered query may answer from, found from the documents side: null when
-   * they are too many to rank all their chunks (more than MAX_FILTER_DOCUMENTS documents, or
-   * more chunks than candidateBudget), so the query must start from the index instead. The scan
-   * stops as soon as either bound is passed; a filter that few documents pass reads the org's
-   * document rows once (no chunk, no posting), a twentieth of what the index side would.
+   * The documents a filtered query may answer from: null when they are too many to rank all
+   * their chunks (more than MAX_FILTER_DOCUMENTS documents, or more chunks than candidateBudget).
+   * Reading stops as soon as either bound is passed. A metadata filter alone is answered from the
+   * document_metadata index (a filter that few documents pass costs an index range, not a parse
+   * of every document's JSON in the org); named documents are looked up by key and tested as rows.
    */
   private allowedDocuments(q: SearchQuery, where: string[], params: (string | number)[]): string[] | null {
-    // With document ids, `+org_id` makes SQLite look the ids up by primary key rather than walk
-    // the org's index (as in listDocuments).
-    const org = q.documentIds !== null ? '+d.org_id' : 'd.org_id';
-    const rows = this.sql
-      .get<(string | number)[], { id: string; chunk_count: number | null }>(
-        `SELECT d.id, d.chunk_count FROM documents AS d
-         WHERE ${org} = ? AND d.chunk_count > 0 ${where.map((w) => `AND ${w}`).join(' ')}`,
-      )
-      .iterate(q.orgId, ...params);
+    let rows: Iterable<{ id: string; chunk_count: number | null }>;
+    if (q.documentIds === null && q.filter !== null) {
+      const passing = sqliteFilterDocuments(q.filter, q.orgId);
+      // Counted in the index alone first: a loose filter is known as such without reading
+      // a thousand document rows.
+      const many = this.sql
+        .get<(string | number)[], number>(`SELECT count(*) FROM (${passing.sql} LIMIT ?)`)
+        .pluck()
+        .get(...passing.params, MAX_FILTER_DOCUMENTS + 1);
+      if ((many ?? 0) > MAX_FILTER_DOCUMENTS) return null;
+      // CROSS JOIN: from the passing ids to their rows by key, never a walk of the org's rows.
+      rows = this.sql
+        .get<(string | number)[], { id: string; chunk_count: number | null }>(
+          `SELECT d.id, d.chunk_count FROM (${passing.sql}) AS p CROSS JOIN documents AS d ON d.id = p.id
+           WHERE d.org_id = ? AND d.status = 'ready' AND d.chunk_count > 0`,
+        )
+        .iterate(...passing.params, q.orgId);
+    } else {
+      // With document ids, `+org_id` makes SQLite look the ids up by primary key rather than walk
+      // the org's index (as in listDocuments).
+      const org = q.documentIds !== null ? '+d.org_id' : 'd.org_id';
+      rows = this.sql
+        .get<(string | number)[], { id: string; chunk_count: number | null }>(
+          `SELECT d.id, d.chunk_count FROM documents AS d
+           WHERE ${org} = ? AND d.chunk_count > 0 ${where.map((w) => `AND ${w}`).join(' ')}`,
+        )
+        .iterate(q.orgId, ...params);
+    }
     const budget = candidateBudget(q, this.searchRowBudget);
     const ids: string[] = [];
     let chunks = 0;
@@ -313,30 +338,28 @@ export class SqliteKeywordIndex implements SearchIndex {
     return ids;
   }
 
+  /** The rowids of the chunks of `documents`, at most candidateBudget of them. */
+  private chunksOf(q: SearchQuery, documents: string[]): number[] {
+    return this.sql
+      .get<[string, number], number>(
+        'SELECT id FROM chunks WHERE document_id IN (SELECT value FROM json_each(?)) LIMIT ?',
+      )
+      .pluck()
+      .all(JSON.stringify(documents), candidateBudget(q, this.searchRowBudget));
+  }
+
   /**
-   * The rowids of chunks a filtered query over budget ranks, at most candidateBudget of them:
-   * from few documents, all their chunks (every match among them is ranked, so the answer is
-   * exact); otherwise the newest matches that pass the filters, among at most
-   * LOOSE_FILTER_SCAN_FACTOR × budget newest matches, so a loose filter still bounds the work.
+   * The newest matches that pass the filters, among at most LOOSE_FILTER_SCAN_FACTOR × budget
+   * newest matches (so a loose filter still bounds the work), at most the budget of them.
    */
-  private filteredCandidates(
+  private newestPassing(
+    match: string,
     q: SearchQuery,
-    plan: { match: string; every: string },
     where: string[],
     params: (string | number)[],
-  ): { match: string; rowids: number[] } {
-    const allowed = this.allowedDocuments(q, where, params);
-    if (allowed !== null) {
-      const rowids = this.sql
-        .get<[string, number], number>(
-          'SELECT id FROM chunks WHERE document_id IN (SELECT value FROM json_each(?)) LIMIT ?',
-        )
-        .pluck()
-        .all(JSON.stringify(allowed), candidateBudget(q, this.searchRowBudget));
-      return { match: plan.every, rowids };
-    }
+  ): number[] {
     // CROSS JOIN pins the order: newest matches first, then their chunk and document by key.
-    const rowids = this.sql
+    return this.sql
       .get<(string | number)[], number>(
         `SELECT c.id FROM (SELECT rowid AS id FROM chunks_fts WHERE chunks_fts MATCH ?
                            ORDER BY rowid DESC LIMIT ?) AS f
@@ -345,14 +368,68 @@ export class SqliteKeywordIndex implements SearchIndex {
          LIMIT ?`,
       )
       .pluck()
-      .all(
-        plan.match,
-        this.searchRowBudget * LOOSE_FILTER_SCAN_FACTOR,
-        q.orgId,
-        ...params,
-        this.searchRowBudget,
-      );
-    return { match: plan.match, rowids };
+      .all(match, this.searchRowBudget * LOOSE_FILTER_SCAN_FACTOR, q.orgId, ...params, this.searchRowBudget);
+  }
+
+  /**
+   * A query with filters or named documents. When few documents pass (known from an index, not a
+   * scan), all their chunks are the candidates and ranked in one FTS scan: exact. Otherwise the
+   * filters are applied while walking the ranked matches best first, as an unfiltered query ranks
+   * them, which stops after topK passing rows, so a loose filter costs about what no filter does.
+   * Only when fewer than topK pass there (the plan ranked a bounded subset and the passing
+   * chunks sit outside it) do the filters choose the candidates: the newest passing matches.
+   */
+  private searchFiltered(
+    q: SearchQuery,
+    plan: { match: string; minRowid: number; every: string; exact: boolean },
+    where: string[],
+    params: (string | number)[],
+    joined: string,
+    rankAndFilter: (best?: number) => HitRow[],
+  ): HitRow[] {
+    const topK = Math.floor(q.topK);
+    // One FTS scan over the candidates' rowid span ranks them: bm25() counts each term's matches
+    // once per scan, so one scan per document would cost that count per document. `+rowid` keeps
+    // the IN list out of the FTS query plan for the same reason.
+    const rankAmong = (match: string, rowids: number[]): HitRow[] => {
+      if (rowids.length === 0) return [];
+      let lo = Number.POSITIVE_INFINITY;
+      let hi = 0;
+      for (const id of rowids) {
+        if (id < lo) lo = id;
+        if (id > hi) hi = id;
+      }
+      return this.sql
+        .get<(string | number)[], HitRow>(
+          `WITH f AS MATERIALIZED (
+             SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
+             WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?
+               AND +rowid IN (SELECT value FROM json_each(?))
+             ORDER BY bm25_score, rowid LIMIT ?)
+           ${joined}
+           WHERE d.org_id = ? AND ${where.join(' AND ')}
+           ORDER BY f.bm25_score, f.chunk_id`,
+        )
+        .all(match, lo, hi, JSON.stringify(rowids), topK, q.orgId, ...params);
+    };
+    // Named documents under the budget are ranked and filtered as they are (their matches are
+    // all ranked); a metadata filter is looked up first whatever the plan.
+    const allowed = q.documentIds === null || !plan.exact ? this.allowedDocuments(q, where, params) : null;
+    if (allowed !== null) {
+      const rowids = this.chunksOf(q, allowed);
+      // The terms the plan chose first, as an unfiltered query ranks: the too-common ones cost a
+      // scan of their whole posting list. Every term only when those find fewer than topK.
+      if (plan.match !== plan.every) {
+        const chosen = rankAmong(plan.match, rowids);
+        if (chosen.length >= topK) return chosen;
+      }
+      return rankAmong(plan.every, rowids);
+    }
+    let walked = rankAndFilter(WALK_FIRST);
+    if (walked.length < topK) walked = rankAndFilter();
+    if (walked.length >= topK || plan.exact) return walked;
+    const newest = rankAmong(plan.match, this.newestPassing(plan.match, q, where, params));
+    return newest.length > walked.length ? newest : walked;
   }
 
   async search(q: SearchQuery): Promise<SearchHit[]> {
@@ -389,18 +466,20 @@ export class SqliteKeywordIndex implements SearchIndex {
       FROM f CROSS JOIN chunks AS c ON c.id = f.chunk_id CROSS JOIN documents AS d ON d.id = c.document_id`;
     // The plan's matches (from minRowid on), materialised in score order; the outer ORDER BY is
     // the same, so SQLite walks them best first and stops once topK rows pass the conditions.
-    const rankAndFilter = () =>
+    // With `best`, only that many of the best matches are walked: a top-N sort instead of
+    // sorting every match, the same answer whenever topK of them pass.
+    const rankAndFilter = (best?: number) =>
       this.sql
         .get<(string | number)[], HitRow>(
           `WITH f AS MATERIALIZED (
              SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
-             WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid)
+             WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid LIMIT ?)
            ${joined}
            WHERE d.org_id = ? AND ${where.join(' AND ')}
            ORDER BY f.bm25_score, f.chunk_id
            LIMIT ?`,
         )
-        .all(match, minRowid, q.orgId, ...params, topK);
+        .all(match, minRowid, best ?? -1, q.orgId, ...params, topK);
     let rows: HitRow[];
     if (!filtered) {
       // Terms are org-scoped, so every match is this org's: top-k is taken in the index before
@@ -417,35 +496,8 @@ export class SqliteKeywordIndex implements SearchIndex {
       // Unless that top-k held chunks not to be shown: of a document not ready yet, or of one
       // deleted whose chunks are still being removed.
       if (rows.some((r) => r.status !== 'ready' || r.org_id !== q.orgId)) rows = rankAndFilter();
-    } else if (plan.exact) {
-      // Every match of every term is within the budget (minRowid is 0): all are ranked and the
-      // filters applied to them.
-      rows = rankAndFilter();
     } else {
-      // Over the budget the filters choose the candidates, so they never come after the cut.
-      // One FTS scan over the candidates' rowid span ranks them: bm25() counts each term's
-      // matches once per scan, so one scan per document would cost that count per document.
-      // `+rowid` keeps the IN list out of the FTS query plan for the same reason.
-      const candidates = this.filteredCandidates(q, plan, where, params);
-      if (candidates.rowids.length === 0) return [];
-      let lo = Number.POSITIVE_INFINITY;
-      let hi = 0;
-      for (const id of candidates.rowids) {
-        if (id < lo) lo = id;
-        if (id > hi) hi = id;
-      }
-      rows = this.sql
-        .get<(string | number)[], HitRow>(
-          `WITH f AS MATERIALIZED (
-             SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
-             WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?
-               AND +rowid IN (SELECT value FROM json_each(?))
-             ORDER BY bm25_score, rowid LIMIT ?)
-           ${joined}
-           WHERE d.org_id = ? AND ${where.join(' AND ')}
-           ORDER BY f.bm25_score, f.chunk_id`,
-        )
-        .all(candidates.match, lo, hi, JSON.stringify(candidates.rowids), topK, q.orgId, ...params);
+      rows = this.searchFiltered(q, plan, where, params, joined, rankAndFilter);
     }
     return rows.map((r) => ({
       documentId: r.document_id,

@@ -25,6 +25,7 @@ import { SqliteTableQueue } from '../../../src/adapters/sqlite/table-queue.js';
 import { BlobNotFoundError, type JobConsumer, type JobContext } from '../../../src/domain/ports.js';
 import { analyzer, searchWords } from '../../../src/domain/search-words.js';
 import type { JobRef, NewDocument } from '../../../src/domain/types.js';
+import { newDoc } from '../../contract/document-fixtures.js';
 import { jobDocument, urlDocument } from '../../contract/job-document.js';
 import { sleep, waitFor } from '../../contract/support.js';
 
@@ -140,6 +141,26 @@ describe('openSqlite / migrateSqlite', () => {
     const versions = first.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
     expect(versions).toEqual(SQLITE_SCHEMA_VERSIONS);
     expect(versions.at(-1)).toBe(SQLITE_SCHEMA_VERSION);
+  });
+
+  it('fills the metadata entries of documents written before migration 70', async () => {
+    const db = open(dbFile());
+    db.exec(`DROP TRIGGER documents_metadata_insert; DROP TRIGGER documents_metadata_update;
+      DROP TRIGGER documents_metadata_delete; DROP TABLE document_metadata;
+      DELETE FROM schema_migrations WHERE version = 70;`);
+    const store = new SqliteDocumentStore(db);
+    const tagged = newDoc('org_a', { metadata: { team: 'red', 'odd.key "$[0]"': 'x' } });
+    await store.createDocuments([tagged, newDoc('org_b', { metadata: {} })]);
+    expect(migrateSqlite(db)).toEqual({ applied: [70] });
+    const entries = () =>
+      db.prepare('SELECT document_id, key, org_id, value FROM document_metadata ORDER BY key').all();
+    expect(entries()).toEqual([
+      { document_id: tagged.id, key: 'odd.key "$[0]"', org_id: 'org_a', value: 'x' },
+      { document_id: tagged.id, key: 'team', org_id: 'org_a', value: 'red' },
+    ]);
+    // And the triggers keep them from then on.
+    await store.updateMetadata('org_a', tagged.id, () => ({ team: 'blue' }));
+    expect(entries()).toEqual([{ document_id: tagged.id, key: 'team', org_id: 'org_a', value: 'blue' }]);
   });
 
   it('sets the pragmas the stores rely on', () => {
