@@ -37,14 +37,14 @@ describe('a pipeline thread’s heap cap', () => {
     // 200,000 elements: the HTML parser's document tree alone takes several times the cap.
     const cells = '<tr><td>cell</td><td>value</td></tr>'.repeat(100_000);
     const html = Buffer.from(`<!doctype html><html><body><table>${cells}</table></body></html>`);
-    const [doc] = await h.waitForDone(h.orgA, await upload(html, 'huge.html'), 120_000);
+    const [doc] = await h.waitForDone(h.orgA, await upload(html, 'huge.html'), 240_000);
     expect(doc).toMatchObject({ status: 'failed', error: { code: 'too_large' } });
     expect((doc!.error as { message: string }).message).toMatch(new RegExp(`more than ${HEAP_MB} MB`));
 
     expect((await h.request('GET', '/healthz', { key: null })).statusCode).toBe(200);
     const [after] = await h.waitForDone(h.orgA, await h.ingest(h.orgA, ['indexed after the failure']));
     expect(after, JSON.stringify(after)).toMatchObject({ status: 'ready' });
-  });
+  }, 300_000);
 
   it('a text file of several times the cap is indexed: it is never held whole', async () => {
     const paragraph =
