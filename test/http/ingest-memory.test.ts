@@ -49,8 +49,7 @@ describe('a pipeline thread’s heap cap', () => {
   it('a text file of several times the cap is indexed: it is never held whole', async () => {
     const paragraph =
       'Streaming keeps a window of the text in memory: each chunk is planned, sent and forgotten.\n\n';
-    const text =
-      paragraph.repeat(Math.ceil((1.25 * HEAP_MB * MB) / paragraph.length)) + 'zebrafinch at the end.';
+    const text = `${paragraph.repeat(Math.ceil((1.25 * HEAP_MB * MB) / paragraph.length))}zebrafinch at the end.`;
     const [doc] = await h.waitForDone(h.orgA, await upload(Buffer.from(text), 'big.txt'), 900_000);
     expect(doc, JSON.stringify(doc?.error)).toMatchObject({ status: 'ready' });
     const [hit] = (
