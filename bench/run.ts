@@ -38,7 +38,11 @@ const BENCHMARKS: readonly Entry[] = [
   },
   { id: 'pdf', module: 'pdf.bench.js', title: 'PDF extraction: pages/s vs poppler pdftotext' },
   { id: 'url', module: 'url.bench.js', title: 'URL ingest: download start latency behind a PDF backlog' },
-  { id: 'upload', module: 'upload.bench.js', title: 'Memory: server RSS during a 100 MB upload' },
+  {
+    id: 'upload',
+    module: 'upload.bench.js',
+    title: 'Memory: server RSS during a 100 MB upload and its processing',
+  },
   {
     id: 'neighbour',
     module: 'neighbour.bench.js',

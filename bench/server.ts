@@ -254,8 +254,29 @@ export function streamUpload(
   filename: string,
   apiKey = server.apiKey,
 ): Promise<{ status: number; body: string }> {
+  return streamFileUpload(
+    server,
+    { filename, contentType: 'text/plain', bytes, parts: fileBody(bytes) },
+    apiKey,
+  );
+}
+
+/** A file to upload: its exact length up front (the request's Content-Length) and its bytes in parts. */
+export interface UploadFile {
+  filename: string;
+  contentType: string;
+  bytes: number;
+  parts: Iterable<Uint8Array>;
+}
+
+/** POSTs one multipart file to /v1/ingest/file, its parts streamed as they are generated. */
+export function streamFileUpload(
+  server: DocindexServer,
+  file: UploadFile,
+  apiKey = server.apiKey,
+): Promise<{ status: number; body: string }> {
   const head = Buffer.from(
-    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: text/plain\r\n\r\n`,
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${file.filename}"\r\nContent-Type: ${file.contentType}\r\n\r\n`,
   );
   const tail = Buffer.from(`\r\n--${BOUNDARY}--\r\n`);
   const url = new URL('/v1/ingest/file', server.baseUrl);
@@ -267,7 +288,7 @@ export function streamUpload(
         headers: {
           authorization: `Bearer ${apiKey}`,
           'content-type': `multipart/form-data; boundary=${BOUNDARY}`,
-          'content-length': head.length + bytes + tail.length,
+          'content-length': head.length + file.bytes + tail.length,
         },
       },
       (res) => {
@@ -284,7 +305,7 @@ export function streamUpload(
     Readable.from(
       (function* () {
         yield head;
-        yield* fileBody(bytes);
+        yield* file.parts;
         yield tail;
       })(),
     ).pipe(req);

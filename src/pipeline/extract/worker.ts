@@ -5,6 +5,7 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { FORMAT_IDS, type FormatId, formatSpec } from '../../domain/formats.js';
 import { analyzer } from '../../domain/search-words.js';
+import type { IndexPiece } from '../chunk/for-index.js';
 import type { FormatExtractor } from '../formats/handler.js';
 import { FORMAT_HANDLERS } from '../formats/handlers.js';
 import { configureOcr } from '../ocr/engine.js';
@@ -113,53 +114,80 @@ async function sendSpans(jobId: number, spans: ChunkSpan[]): Promise<void> {
 const SPANS_MESSAGE_CHARS = 256 * 1024;
 
 /**
- * Chunks `text` and sends the chunks back a bounded message at a time, then the totals. With
- * `withText` each span carries its text (the caller does not have the text).
+ * The text to chunk could not be read (its file is bad): thrown through the chunker so that it is
+ * reported as the input's failure, not as a fault of ours.
+ */
+class SourceError extends Error {
+  constructor(readonly reason: unknown) {
+    super(reason instanceof Error ? reason.message : String(reason));
+  }
+}
+
+async function* tagged(pieces: AsyncIterable<string>): AsyncGenerator<string> {
+  try {
+    yield* pieces;
+  } catch (error) {
+    throw new SourceError(error);
+  }
+}
+
+/**
+ * Chunks the text as its pieces come and sends the chunks back a bounded message at a time, then
+ * the totals. The chunker holds a window of the text, never all of it; with a text's reader that
+ * stops reading (MAX_UNREAD_SPANS), the thread stops reading its file too. With `withText` each
+ * span carries its text (the caller does not have the text).
  */
 async function chunkAndReply(
   jobId: number,
-  text: string,
+  pieces: Iterable<string> | AsyncIterable<string>,
   options: ChunkRequest['options'],
   withText: boolean,
   ocrPages: number | null = null,
 ): Promise<void> {
-  const { chunkForIndex } = await loadChunker();
-  const plan = chunkForIndex(text, options, words);
+  const { IndexChunker } = await loadChunker();
+  const chunker = new IndexChunker(options, words);
   let spans: ChunkSpan[] = [];
   let size = 0;
-  for (const c of plan.chunks) {
-    const words = c.words ?? '';
-    spans.push({
-      charStart: c.charStart,
-      charEnd: c.charEnd,
-      tokenCount: c.tokenCount,
-      pageStart: c.pageStart,
-      pageEnd: c.pageEnd,
-      words,
-      ...(withText ? { text: c.text } : {}),
-    });
-    size += words.length + (withText ? c.text.length : 0);
-    if (size >= SPANS_MESSAGE_CHARS) {
-      await sendSpans(jobId, spans);
-      spans = [];
-      size = 0;
+  const take = async (chunks: Iterable<IndexPiece>) => {
+    for (const c of chunks) {
+      spans.push({
+        charStart: c.charStart,
+        charEnd: c.charEnd,
+        tokenCount: c.tokenCount,
+        pageStart: c.pageStart,
+        pageEnd: c.pageEnd,
+        words: c.words,
+        ...(withText ? { text: c.text } : {}),
+      });
+      size += c.words.length + (withText ? c.text.length : 0);
+      if (size >= SPANS_MESSAGE_CHARS) {
+        const full = spans;
+        spans = [];
+        size = 0;
+        await sendSpans(jobId, full);
+      }
     }
-  }
+  };
+  for await (const piece of pieces) await take(chunker.push(piece));
+  await take(chunker.end());
   if (spans.length > 0) await sendSpans(jobId, spans);
-  reply({ type: 'chunks', jobId, tokenCount: plan.tokenCount, contentSha256: plan.contentSha256, ocrPages });
+  const { tokenCount, contentSha256 } = chunker.totals();
+  reply({ type: 'chunks', jobId, tokenCount, contentSha256, ocrPages });
 }
 
 /** chunkAndReply; a failure is reported as ours (`error`, retried), not as the input's. */
 async function chunkOrReportError(
   jobId: number,
-  text: string,
+  pieces: Iterable<string> | AsyncIterable<string>,
   options: ChunkRequest['options'],
   withText: boolean,
   ocrPages: number | null = null,
 ): Promise<void> {
   try {
-    await chunkAndReply(jobId, text, options, withText, ocrPages);
+    await chunkAndReply(jobId, pieces, options, withText, ocrPages);
   } catch (error) {
+    // The file turned out bad half-way: the caller's catch reports it as the input's failure.
+    if (error instanceof SourceError) throw error.reason;
     reply({ type: 'error', jobId, message: error instanceof Error ? error.message : String(error) });
   }
 }
@@ -167,7 +195,7 @@ async function chunkOrReportError(
 async function handleChunk(request: ChunkRequest): Promise<void> {
   busy = true;
   try {
-    await chunkOrReportError(request.jobId, request.text, request.options, false);
+    await chunkOrReportError(request.jobId, [request.text], request.options, false);
   } finally {
     busy = false;
     schedulePreload();
@@ -189,10 +217,16 @@ async function handleExtract(request: ExtractRequest): Promise<void> {
       await extractPages(request, extractor);
       return;
     }
-    const text = await extractor.extractText(request.path);
     // An image is one page, and OCR read it (else extraction failed).
     const ocrPages = extractor.ocr ? 1 : null;
-    if (request.chunk) await chunkOrReportError(jobId, text, request.chunk, true, ocrPages);
+    if (request.chunk && extractor.textPieces) {
+      // Read, decoded and chunked a piece at a time: a 100 MB file is never one string here.
+      const pieces = tagged(extractor.textPieces(request.path));
+      await chunkOrReportError(jobId, pieces, request.chunk, true, ocrPages);
+      return;
+    }
+    const text = await extractor.extractText(request.path);
+    if (request.chunk) await chunkOrReportError(jobId, [text], request.chunk, true, ocrPages);
     else reply({ type: 'text', jobId, text, ocrPages });
   } catch (error) {
     if (error instanceof ExtractionError) {

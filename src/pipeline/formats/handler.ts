@@ -38,7 +38,18 @@ export interface FormatHandler {
  * all of its text comes from OCR (an image, counted as one recognised page in `ocr_pages`).
  */
 export type FormatExtractor =
-  | { readonly paged: false; readonly ocr?: boolean; extractText(path: string): Promise<string> }
+  | {
+      readonly paged: false;
+      readonly ocr?: boolean;
+      extractText(path: string): Promise<string>;
+      /**
+       * The same text as `extractText`, in pieces as the file is read (their join is exactly
+       * `extractText`'s string), for formats that can be read so: the thread chunks them as they
+       * come and never holds the whole text. Throws ExtractionError for a bad file, like
+       * `extractText`, possibly after some pieces.
+       */
+      textPieces?(path: string): AsyncIterable<string>;
+    }
   | { readonly paged: true; openPaged(path: string): Promise<PagedDocument> };
 
 /** An opened paged document: its page count first, then the text of any range of its pages. */

@@ -13,6 +13,19 @@ import { bomOf } from '../text/decode.js';
 const DELIMITERS = [',', '\t', ';'] as const;
 
 export async function extractCsvText(filePath: string): Promise<string> {
+  const pieces: string[] = [];
+  for await (const piece of csvTextPieces(filePath)) pieces.push(piece);
+  return pieces.join('');
+}
+
+/** Characters of Markdown rows per piece csvTextPieces yields. */
+const PIECE_CHARS = 256 * 1024;
+
+/**
+ * The CSV's Markdown table in pieces of about PIECE_CHARS, as the records are parsed: joined,
+ * exactly extractCsvText's text (rows joined by line breaks).
+ */
+export async function* csvTextPieces(filePath: string): AsyncGenerator<string> {
   const head = await readHead(filePath, 64 * 1024);
   const bom = bomOf(head);
   // Excel's "Unicode text" export is UTF-16 with a BOM and tabs: decoded whole (csv-parse reads
@@ -31,12 +44,16 @@ export async function extractCsvText(filePath: string): Promise<string> {
       skip_empty_lines: true,
     }),
   );
-  const lines: string[] = [];
+  let lines: string[] = [];
+  let size = 0;
+  let rows = 0;
   let width = 0;
+  /** A piece went out: the next starts with the line break that joins it to that one. */
+  let yielded = false;
   try {
     for await (const record of parser as AsyncIterable<string[]>) {
       const cells = record.map(markdownCell);
-      if (lines.length === 0) {
+      if (rows === 0) {
         width = cells.length;
         lines.push(
           row(cells, width),
@@ -48,6 +65,14 @@ export async function extractCsvText(filePath: string): Promise<string> {
       } else {
         lines.push(row(cells, width));
       }
+      size += lines[lines.length - 1]!.length;
+      rows++;
+      if (size >= PIECE_CHARS) {
+        yield (yielded ? '\n' : '') + lines.join('\n');
+        yielded = true;
+        lines = [];
+        size = 0;
+      }
     }
   } catch (error) {
     throw new ExtractionError(
@@ -57,7 +82,7 @@ export async function extractCsvText(filePath: string): Promise<string> {
   }
   // Every cell went through markdownCell (one line, no NUL): normalizeText's two more copies of
   // a large table would find nothing to change.
-  return lines.join('\n');
+  if (lines.length > 0) yield (yielded ? '\n' : '') + lines.join('\n');
 }
 
 /** A record as a Markdown row, padded to the header's width (longer rows keep their extra cells). */

@@ -7,7 +7,7 @@ export const csvFormat: FormatHandler = {
   kind: 'text',
   validate: async ({ head, truncated }) => textProblem(head, truncated, false),
   loadExtractor: async () => {
-    const { extractCsvText } = await import('./extract.js');
-    return { paged: false, extractText: extractCsvText };
+    const { csvTextPieces, extractCsvText } = await import('./extract.js');
+    return { paged: false, extractText: extractCsvText, textPieces: csvTextPieces };
   },
 };

@@ -1,5 +1,7 @@
 // Bytes to a string the chunker can trust, for every format that starts from text (txt, md, html)
-// and for extracted text (DOCX): BOM detection, decoding, NULs and line endings.
+// and for extracted text (DOCX): BOM detection, decoding, NULs and line endings. A file can also
+// be decoded as it is read (decodeTextPieces), for a chunker that takes its text in pieces.
+import { createReadStream } from 'node:fs';
 
 /** The byte-order mark a file starts with, if any, and how long it is. */
 export function bomOf(
@@ -29,4 +31,34 @@ export function decodeText(bytes: Uint8Array): string {
  */
 export function normalizeText(text: string): string {
   return text.replaceAll('\u0000', '').replace(/\r\n?/g, '\n');
+}
+
+/** Bytes read from a file at a time when it is decoded in pieces. */
+const READ_BYTES = 256 * 1024;
+
+/**
+ * decodeText of a file, read and decoded a piece at a time: the pieces joined are exactly
+ * decodeText(the file's bytes), and the file is never held whole, as bytes or as text. A
+ * carriage return at the end of a piece waits for the next one, which may start with its \n.
+ */
+export async function* decodeTextPieces(path: string): AsyncGenerator<string> {
+  let decoder: InstanceType<typeof TextDecoder> | null = null;
+  let carry = '';
+  const tidy = (decoded: string, last: boolean): string => {
+    let text = carry + decoded.replaceAll('\u0000', '');
+    carry = '';
+    if (!last && text.endsWith('\r')) {
+      carry = '\r';
+      text = text.slice(0, -1);
+    }
+    return text.replace(/\r\n?/g, '\n');
+  };
+  for await (const bytes of createReadStream(path, { highWaterMark: READ_BYTES }) as AsyncIterable<Buffer>) {
+    // TextDecoder drops the BOM of its own encoding itself (ignoreBOM defaults to false).
+    decoder ??= new TextDecoder(bomOf(bytes)?.encoding ?? 'utf-8');
+    const text = tidy(decoder.decode(bytes, { stream: true }), false);
+    if (text !== '') yield text;
+  }
+  const text = tidy(decoder?.decode() ?? '', true);
+  if (text !== '') yield text;
 }

@@ -3,7 +3,7 @@
 // because its headings are what the chunker splits on).
 import { readFile } from 'node:fs/promises';
 import type { FormatHandler } from '../handler.js';
-import { decodeText } from './decode.js';
+import { decodeText, decodeTextPieces } from './decode.js';
 import { textProblem } from './validate.js';
 
 export const plainTextFormat: FormatHandler = {
@@ -12,5 +12,6 @@ export const plainTextFormat: FormatHandler = {
   loadExtractor: async () => ({
     paged: false,
     extractText: async (path) => decodeText(await readFile(path)),
+    textPieces: decodeTextPieces,
   }),
 };
