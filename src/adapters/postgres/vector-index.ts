@@ -3,7 +3,6 @@
 // (bit_count(a # b)) picks the nearest candidates cheaply, and the exact cosine over the stored
 // float vectors ranks those. When the org has no more vectors than the candidate budget the
 // answer is exact.
-import type { Filter } from '../../domain/filter.js';
 import type {
   ChunkVector,
   EmbeddingProfile,

@@ -9,7 +9,6 @@
 // asked-for number pass the filters (a filter few documents pass), or document_ids are given, the
 // search is exact over the matching vectors instead; an org within the budget is always exact.
 import { load as loadSqliteVec } from 'sqlite-vec';
-import type { Filter } from '../../domain/filter.js';
 import type {
   ChunkVector,
   EmbeddingProfile,
