@@ -5,6 +5,7 @@
 // or re-chunked, in the same transaction; a write for chunks that are gone writes nothing.
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { seededRandom } from '../../bench/lib.js';
 import { parseFilter } from '../../src/domain/filter.js';
 import type { ChunkVector, DocumentStore, VectorIndex } from '../../src/domain/ports.js';
 import type { NewDocument } from '../../src/domain/types.js';
@@ -29,18 +30,6 @@ function unit(dimensions: number, axis: number, tilt = (axis + 1) % dimensions, 
 export interface CandidateBudget {
   minCandidates?: number;
   candidatesPerHit?: number;
-}
-
-/** A seeded PRNG (mulberry32): the clustered vectors are the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function normalised(v: Float32Array): Float32Array {
@@ -321,7 +310,7 @@ export function vectorIndexContract(
       const CLUSTERS = 24;
       let approx: VectorIndexHarness;
       let clustered: number;
-      const random = seeded(42);
+      const random = seededRandom(42);
       const centroids = Array.from({ length: CLUSTERS }, () =>
         normalised(Float32Array.from({ length: C }, () => random() - 0.5)),
       );

@@ -6,6 +6,7 @@
 // session", for the design and its measurements). Its writes run inside the record store's transactions (PgDocumentStore.saveIndex; a delete cascades from the document
 // row), so a document turns ready with its last chunk and stops matching the moment it goes.
 
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { BM25_B, BM25_K1, bm25Idf } from '../../domain/bm25.js';
 import type { Filter } from '../../domain/filter.js';
 import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
@@ -114,6 +115,9 @@ interface OrgStats {
 const ORG_STATS_TTL_MS = 60_000;
 /** Orgs whose statistics are remembered at once (the map is cleared when full). */
 const ORG_STATS_CACHED = 10_000;
+
+/** The transaction of the search running in this async context (PgKeywordIndex.search). */
+const searchSnapshot = new AsyncLocalStorage<Queryable>();
 
 /** Space-separated words with the org's key before each ("<key base 36>_<word>"), as SQLite's FTS5 terms. */
 function prefixWords(key: number, words: string): string {
@@ -434,7 +438,7 @@ export class PgKeywordIndex implements SearchIndex {
     const capped = (literal: string, cap: string) => `(SELECT count(*)::int FROM (
         SELECT FROM ${this.chunks} AS c WHERE c.org_id = $1 AND c.tsv @@ ${literal}::tsquery LIMIT ${cap}
       ) AS capped)`;
-    const { rows } = await this.db.query<WordCount>(
+    const { rows } = await this.reader.query<WordCount>(
       `WITH words AS (
          SELECT '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''' AS literal,
                 position
@@ -488,7 +492,7 @@ export class PgKeywordIndex implements SearchIndex {
     const now = Date.now();
     const cached = this.stats.get(orgId);
     if (cached && now - cached.at < ORG_STATS_TTL_MS) return cached;
-    const { rows } = await this.db.query<{ chunks: number; tokens: number }>(
+    const { rows } = await this.reader.query<{ chunks: number; tokens: number }>(
       `SELECT coalesce(sum(chunk_count), 0)::float8 AS chunks, coalesce(sum(token_count), 0)::float8 AS tokens
        FROM ${this.documents} WHERE org_id = $1 AND status = 'ready'`,
       [cleanText(orgId)],
@@ -514,7 +518,7 @@ export class PgKeywordIndex implements SearchIndex {
     params: unknown[],
     budget: number,
   ): Promise<string[] | null> {
-    const { rows } = await this.db.query<{ id: string; chunk_count: number }>(
+    const { rows } = await this.reader.query<{ id: string; chunk_count: number }>(
       `SELECT d.id, d.chunk_count FROM ${this.documents} AS d
        WHERE d.org_id = $1 AND d.chunk_count > 0 AND ${filters.join(' AND ')}
        LIMIT ${MAX_FILTER_DOCUMENTS + 1}`,
@@ -542,7 +546,7 @@ export class PgKeywordIndex implements SearchIndex {
       { documents: this.documents, metadata: this.metadata },
       param,
     );
-    const { rows } = await this.db.query<{ id: string; chunk_count: number }>(
+    const { rows } = await this.reader.query<{ id: string; chunk_count: number }>(
       `SELECT d.id, d.chunk_count FROM (${passing}) AS p JOIN ${this.documents} AS d ON d.id = p.id
        WHERE d.org_id = $1 AND d.chunk_count > 0
        LIMIT ${MAX_FILTER_DOCUMENTS + 1}`,
@@ -553,7 +557,30 @@ export class PgKeywordIndex implements SearchIndex {
     return rows.map((r) => r.id);
   }
 
+  /** Where a search's statements run: its snapshot (see search) when inside one. */
+  private get reader(): Queryable {
+    return searchSnapshot.getStore() ?? this.db;
+  }
+
+  /** `fn` in the search's own transaction when inside one (SET LOCAL then lasts to its end), else in a new one. */
+  private inSearchTransaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const tx = searchSnapshot.getStore();
+    return tx ? fn(tx) : this.db.transaction(fn);
+  }
+
+  /**
+   * A search counts its words, plans, then ranks, in several statements: all of them read one
+   * snapshot, so a version swap committing in between cannot make the plan's words (counted
+   * before it) miss the chunks ranked after it, and a query never sees neither version.
+   */
   async search(q: SearchQuery): Promise<SearchHit[]> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      return searchSnapshot.run(tx, () => this.searchInSnapshot(q));
+    });
+  }
+
+  private async searchInSnapshot(q: SearchQuery): Promise<SearchHit[]> {
     const topK = Math.floor(q.topK);
     if (topK <= 0 || q.documentIds?.length === 0) return [];
     const analyzers = queryAnalyzers(this.analyzer.language, await this.writtenAnalysis());
@@ -707,8 +734,8 @@ export class PgKeywordIndex implements SearchIndex {
       );
     const { rows } =
       settings.length === 0
-        ? await run(this.db)
-        : await this.db.transaction(async (tx) => {
+        ? await run(this.reader)
+        : await this.inSearchTransaction(async (tx) => {
             for (const setting of settings) await tx.query(`SET LOCAL ${setting}`);
             return run(tx);
           });
@@ -732,7 +759,11 @@ export class PgKeywordIndex implements SearchIndex {
   private async commonTerms(): Promise<{ rows: Map<string, number>; floor: number }> {
     const now = Date.now();
     if (this.termStats && now - this.termStats.at < TERM_STATS_TTL_MS) return this.termStats;
-    const { rows } = await this.db.query<{ elems: string[] | null; freqs: number[] | null; tuples: number }>(
+    const { rows } = await this.reader.query<{
+      elems: string[] | null;
+      freqs: number[] | null;
+      tuples: number;
+    }>(
       `SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs,
               greatest(c.reltuples, 0)::float8 AS tuples
        FROM pg_stats AS s JOIN pg_class AS c ON c.oid = to_regclass($2)
@@ -771,7 +802,7 @@ export class PgKeywordIndex implements SearchIndex {
     words: string[],
     filter: Filter | null = null,
   ): Promise<SearchHit[]> {
-    const key = await this.orgKey(this.db, q.orgId, false);
+    const key = await this.orgKey(this.reader, q.orgId, false);
     if (key === null) return [];
     const prefix = `${key.toString(36)}_`;
     const literals = words.map((w) => quoteLexeme(prefix + w));
@@ -790,7 +821,7 @@ export class PgKeywordIndex implements SearchIndex {
     const uncounted = words.filter((w) => estimate(w) <= perWord || !common.rows.has(prefix + w));
     const counted = new Map<string, number>();
     if (uncounted.length > 0) {
-      const { rows } = await this.db.query<{ word: string; rows: number }>(
+      const { rows } = await this.reader.query<{ word: string; rows: number }>(
         `SELECT w.word, (SELECT count(*)::int FROM (
              SELECT FROM ${this.chunks} AS c WHERE c.terms @@ w.literal::tsquery LIMIT $3
            ) AS capped) AS rows
