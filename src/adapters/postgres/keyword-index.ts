@@ -737,7 +737,12 @@ export class PgKeywordIndex implements SearchIndex {
         ? await run(this.reader)
         : await this.inSearchTransaction(async (tx) => {
             for (const setting of settings) await tx.query(`SET LOCAL ${setting}`);
-            return run(tx);
+            const result = await run(tx);
+            // The search's transaction goes on (a filtered search may rank again): its later
+            // statements plan with the defaults.
+            for (const setting of settings)
+              await tx.query(`SET LOCAL ${setting.split('=')[0]!.trim()} TO DEFAULT`);
+            return result;
           });
     return rows.map((r) => ({
       documentId: r.document_id,

@@ -422,18 +422,17 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX chunk_vectors_org ON chunk_vectors(org_id, profile_id, id);
       CREATE INDEX chunk_vectors_unsigned ON chunk_vectors(id) WHERE signs IS NULL;
       -- Rows deleted (a deleted or re-chunked document, a replaced vector), so an in-process sign
-      -- index drops them without reloading; only the recent past is kept (the index reloads when
-      -- it has fallen further behind), and a missed entry costs a wasted candidate, never a wrong
-      -- answer: candidates are re-read from chunk_vectors.
+      -- index drops them without reloading. Only the newest 100,000 entries are kept (each new one
+      -- removes the one that fell out of the window): an index that fell further behind rebuilds
+      -- from chunk_vectors (sign-index.ts). No org id is kept, so a purged org leaves nothing here;
+      -- a missed entry costs a wasted candidate, never a wrong answer: candidates are re-read.
       CREATE TABLE chunk_vectors_gone (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        org_id TEXT NOT NULL,
-        profile_id INTEGER NOT NULL,
         vector_id INTEGER NOT NULL
       ) STRICT;
-      CREATE INDEX chunk_vectors_gone_org ON chunk_vectors_gone(org_id, profile_id, seq);
       CREATE TRIGGER chunk_vectors_gone_log AFTER DELETE ON chunk_vectors BEGIN
-        INSERT INTO chunk_vectors_gone (org_id, profile_id, vector_id) VALUES (old.org_id, old.profile_id, old.id);
+        INSERT INTO chunk_vectors_gone (vector_id) VALUES (old.id);
+        DELETE FROM chunk_vectors_gone WHERE seq <= last_insert_rowid() - 100000;
       END;
     `,
   },

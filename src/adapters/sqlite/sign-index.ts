@@ -7,8 +7,9 @@
 // The table stays the truth. Rows only ever get a larger id (AUTOINCREMENT), so a query first reads
 // the rows added since this process last looked, and the deletions logged since (chunk_vectors_gone,
 // written by a trigger): a vector written or deleted by any process is seen by the next query here.
-// A candidate whose row has gone meanwhile simply finds nothing when it is re-read. The log is
-// kept (a few dozen bytes a deleted vector), so a process that was away long still catches up.
+// A candidate whose row has gone meanwhile simply finds nothing when it is re-read. The log keeps
+// the newest 100,000 deletions (database.ts, migration 90); a partition that has not looked since
+// older ones were dropped is rebuilt from the table.
 import type { Database } from './database.js';
 import { StatementCache } from './statements.js';
 
@@ -152,25 +153,31 @@ export class SignIndex {
   }
 
   private refresh(orgId: string, profileId: number, known: Partition | null, stride: number): Partition {
+    const log = this.sql
+      .get<[], { first: number | null; last: number | null }>(
+        'SELECT min(seq) AS first, max(seq) AS last FROM chunk_vectors_gone',
+      )
+      .get();
     let partition = known;
-    // Too much of it is dead weight: rebuilding is cheaper than skipping dead slots on every query.
-    if (partition !== null && partition.deadCount > partition.size * REBUILD_DEAD_SHARE) partition = null;
+    // Too much of it is dead weight (rebuilding is cheaper than skipping dead slots on every
+    // query), or deletions it has not seen have left the log.
+    if (
+      partition !== null &&
+      (partition.deadCount > partition.size * REBUILD_DEAD_SHARE ||
+        (log?.first != null && log.first > partition.lastGone + 1))
+    ) {
+      partition = null;
+    }
     if (partition === null) {
       partition = new Partition(stride);
-      partition.lastGone =
-        this.sql
-          .get<[string, number], number | null>(
-            'SELECT max(seq) FROM chunk_vectors_gone WHERE org_id = ? AND profile_id = ?',
-          )
-          .pluck()
-          .get(orgId, profileId) ?? 0;
+      partition.lastGone = log?.last ?? 0;
     } else {
+      // Every org's deletions: an id that is not this partition's is simply not found in it.
       const gone = this.sql
-        .get<[string, number, number], { seq: number; vector_id: number }>(
-          `SELECT seq, vector_id FROM chunk_vectors_gone
-           WHERE org_id = ? AND profile_id = ? AND seq > ? ORDER BY seq`,
+        .get<[number], { seq: number; vector_id: number }>(
+          'SELECT seq, vector_id FROM chunk_vectors_gone WHERE seq > ? ORDER BY seq',
         )
-        .all(orgId, profileId, partition.lastGone);
+        .all(partition.lastGone);
       for (const g of gone) {
         partition.remove(g.vector_id);
         partition.lastGone = g.seq;

@@ -308,10 +308,10 @@ export class SqliteVectorIndex implements VectorIndex {
       if (hits.length >= q.limit) return hits;
       // The filters let too few candidates through: rank every vector that passes them.
     }
-    return this.rank(q, 'v.org_id = ? AND v.profile_id = ?', [q.orgId, q.profileId], where, params);
+    return this.rank(q, '1', [], where, params);
   }
 
-  /** The exact cosine ranking of the vectors `source` picks that pass `where`. */
+  /** The exact cosine ranking of the org's and profile's vectors that `source` picks and pass `where`. */
   private rank(
     q: VectorSearchQuery,
     source: string,

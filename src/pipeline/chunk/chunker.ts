@@ -86,14 +86,19 @@ const SLASH = 0x2f;
 const PIPE = 0x7c;
 const APOSTROPHE = 0x27;
 
-export function chunkText(text: string, opts: ChunkOptions): ChunkPlan {
-  const { chunkSize, chunkOverlap } = opts;
+/** Throws RangeError unless chunkSize and chunkOverlap are usable (both chunkers check alike). */
+function checkChunkOptions({ chunkSize, chunkOverlap }: ChunkOptions): void {
   if (!Number.isInteger(chunkSize) || chunkSize < MIN_CHUNK_SIZE) {
     throw new RangeError(`chunkSize must be an integer ≥ ${MIN_CHUNK_SIZE}, got ${chunkSize}`);
   }
   if (!Number.isInteger(chunkOverlap) || chunkOverlap < 0 || chunkOverlap >= chunkSize) {
     throw new RangeError(`chunkOverlap must be an integer in [0, chunkSize), got ${chunkOverlap}`);
   }
+}
+
+export function chunkText(text: string, opts: ChunkOptions): ChunkPlan {
+  checkChunkOptions(opts);
+  const { chunkSize, chunkOverlap } = opts;
 
   const { tokens, forced } = encodeInRuns(text);
   if (!/\S/.test(text)) return { chunks: [], tokenCount: tokens.length };
@@ -611,13 +616,8 @@ export class StreamChunker {
   private tokens = 0;
 
   constructor(opts: ChunkOptions, internal: { windowChars?: number } = {}) {
+    checkChunkOptions(opts);
     const { chunkSize, chunkOverlap } = opts;
-    if (!Number.isInteger(chunkSize) || chunkSize < MIN_CHUNK_SIZE) {
-      throw new RangeError(`chunkSize must be an integer ≥ ${MIN_CHUNK_SIZE}, got ${chunkSize}`);
-    }
-    if (!Number.isInteger(chunkOverlap) || chunkOverlap < 0 || chunkOverlap >= chunkSize) {
-      throw new RangeError(`chunkOverlap must be an integer in [0, chunkSize), got ${chunkOverlap}`);
-    }
     this.chunkSize = chunkSize;
     this.chunkOverlap = chunkOverlap;
     this.markdown = opts.markdown === true;

@@ -80,6 +80,22 @@ it('vectors stored before migration 90 are moved, signed and searched; deletes s
     await store.deleteDocument(orgId, doc.id);
     expect(await vectors.countVectors(doc.id, profileId)).toBe(0);
     expect(await vectors.search({ orgId, profileId, vector: along(3), limit: 1 })).toEqual([]);
+
+    // The deletions' log names vectors, not orgs: once the org is purged, no row of any table
+    // mentions it.
+    await store.purgeOrg(orgId);
+    const tables = db
+      .prepare<[], string>(`SELECT name FROM sqlite_master WHERE type = 'table'`)
+      .pluck()
+      .all();
+    expect(tables).toContain('chunk_vectors_gone');
+    expect(db.prepare('SELECT count(*) FROM chunk_vectors_gone').pluck().get()).toBe(16);
+    const mentioning = tables.filter((table) =>
+      (db.prepare(`SELECT * FROM "${table}"`).raw().all() as unknown[][]).some((row) =>
+        row.some((value) => typeof value === 'string' && value.includes(orgId)),
+      ),
+    );
+    expect(mentioning).toEqual([]);
   } finally {
     db.close();
   }
