@@ -3,8 +3,8 @@
 // one step that the finishing download run cannot undo.
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { JobRows } from '../../src/adapters/lease-queue/engine.js';
-import type { DocumentStore } from '../../src/domain/ports.js';
+import { type JobRows, LeaseQueue } from '../../src/adapters/lease-queue/engine.js';
+import type { DocumentStore, JobConsumer } from '../../src/domain/ports.js';
 import { urlDocument } from './job-document.js';
 
 /** Each lane's job rows, driven by hand here (claim/settle, as a consumer does). */
@@ -39,6 +39,78 @@ export function tableQueueLanesContract(name: string, make: () => Promise<LanesH
       const next = await processing.claim('host/1/token/3', 30_000);
       expect(next).toMatchObject({ id: ref.documentId, attempt: 1 });
       expect(await downloads.claim('host/1/token/4', 30_000)).toBeNull();
+    });
+
+    it('a document left processing with its job finished (a lost run) is revived by the next enqueue', async () => {
+      h = await make();
+      const { store, downloads, processing } = h;
+      const ref = { documentId: randomUUID(), orgId: 'org_x' };
+      await store.createDocuments([urlDocument(ref)]);
+      const download = await downloads.claim('host/1/token/2', 30_000);
+      await store.attachBlob(ref.documentId, { blobKey: 'ab/x', contentType: 'image/png', bytes: 9 });
+      await downloads.settle('host/1/token/2', download!, { state: 'done' });
+      const run = await processing.claim('host/1/token/3', 30_000);
+      expect(run).toMatchObject({ id: ref.documentId });
+      // The run ends without the document ending: it stays unfinished (processing where the claim
+      // marks it so), with no job to finish it.
+      await processing.settle('host/1/token/3', run!, { state: 'done' });
+      expect(await processing.waiting(ref.documentId)).toBe(false);
+      expect(['queued', 'processing']).toContain(
+        (await store.getDocument(ref.orgId, ref.documentId))?.status,
+      );
+      await processing.revive([ref.documentId]);
+      expect(await processing.claim('host/1/token/4', 30_000)).toMatchObject({ id: ref.documentId });
+    });
+
+    it('a download run that ends after the process lane took its document leaves the new run alone', async () => {
+      // The lanes' consumers, as the worker starts them: one queue per lane over the same rows.
+      h = await make();
+      const { store, downloads, processing } = h;
+      const ref = { documentId: randomUUID(), orgId: 'org_x' };
+      await store.createDocuments([urlDocument(ref)]);
+      const downloadQueue = new LeaseQueue(downloads, { pollMs: 10 });
+      const processQueue = new LeaseQueue(processing, { pollMs: 10 });
+      let downloadDone = () => {};
+      const downloadEnding = new Promise<void>((resolve) => {
+        downloadDone = resolve;
+      });
+      let processStarted = () => {};
+      const started = new Promise<void>((resolve) => {
+        processStarted = resolve;
+      });
+      const consumers: JobConsumer[] = [];
+      const seen = new Promise<{ aborted: boolean; waiting: boolean }>((resolve) => {
+        consumers.push(
+          processQueue.consume(
+            async (job) => {
+              processStarted();
+              await downloadEnding;
+              // Long enough for the download consumer to record its run's end.
+              await new Promise((wait) => setTimeout(wait, 100));
+              resolve({ aborted: job.signal.aborted, waiting: await processing.waiting(job.documentId) });
+            },
+            { concurrency: 1 },
+          ),
+        );
+      });
+      consumers.push(
+        downloadQueue.consume(
+          async (job) => {
+            await store.attachBlob(job.documentId, { blobKey: 'ab/x', contentType: 'image/png', bytes: 9 });
+            await processQueue.enqueue([ref]);
+            // The process lane has the document before this run ends.
+            await started;
+            downloadDone();
+          },
+          { concurrency: 1 },
+        ),
+      );
+      try {
+        // Still the process run's job: neither finished by the download run nor taken from it.
+        expect(await seen).toEqual({ aborted: false, waiting: true });
+      } finally {
+        for (const consumer of consumers) await consumer.stop();
+      }
     });
   });
 }

@@ -157,6 +157,7 @@ export async function startHarness(
     async waitForDone(org, ids, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       const done = new Map<string, Record<string, unknown>>();
+      const lastSeen = new Map<string, Record<string, unknown>>();
       while (Date.now() < deadline) {
         const pending = ids.filter((id) => !done.has(id));
         for (let i = 0; i < pending.length; i += 100) {
@@ -165,6 +166,7 @@ export async function startHarness(
             key: org.apiKey,
           });
           for (const doc of res.json().documents as Record<string, unknown>[]) {
+            lastSeen.set(doc.id as string, doc);
             if (doc.status === 'ready' || doc.status === 'failed') done.set(doc.id as string, doc);
           }
         }
@@ -172,7 +174,10 @@ export async function startHarness(
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
       throw new Error(
-        `documents not done within ${timeoutMs} ms: ${ids.filter((id) => !done.has(id)).join(', ')}`,
+        `documents not done within ${timeoutMs} ms: ${ids
+          .filter((id) => !done.has(id))
+          .map((id) => `${id} (last seen: ${JSON.stringify(lastSeen.get(id) ?? null)})`)
+          .join(', ')}`,
       );
     },
     async close() {

@@ -47,7 +47,10 @@ export interface JobRows {
   /** Extends the leases of `jobs`; returns the ids that are no longer ours (re-claimed or deleted). */
   renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): MaybePromise<Set<string>>;
   settle(owner: string, job: LeasedJob, next: Settlement): MaybePromise<void>;
-  /** Makes the finished jobs of documents still `queued` pending again (the reconciler's case). */
+  /**
+   * Makes the finished jobs of documents still unfinished (`queued` or `processing`) pending again:
+   * the reconciler's case, a document whose job was lost.
+   */
   revive(documentIds: readonly string[]): MaybePromise<void>;
   /** Whether the document's job is pending or leased. */
   waiting(documentId: string): MaybePromise<boolean>;
@@ -94,6 +97,14 @@ const PROCESS_TOKEN = randomUUID().slice(0, 8);
 const HOST = hostname();
 
 /** Lease owners read `<hostname>/<pid>/<process token>/<consumer>`; hostnames cannot contain '/'. */
+
+/**
+ * Consumers are numbered across every queue of the process, not per queue: the two lanes' queues
+ * share the document rows, and a download run that owned a row under the same name as the process
+ * lane's consumer would finish the process lane's job when it settled its own after the hand-over
+ * (the document then stayed `processing` with no job to finish it).
+ */
+let consumerSeq = 0;
 function parseOwner(owner: string): { host: string; pid: number; token: string } | null {
   const parts = owner.split('/');
   if (parts.length < 4) return null;
@@ -128,7 +139,6 @@ export class LeaseQueue implements JobQueue {
   readonly graceMs: number;
   private readonly onError: (error: unknown) => void;
   private readonly consumers = new Set<LeaseConsumer>();
-  private consumerSeq = 0;
 
   constructor(
     readonly rows: JobRows,
@@ -153,8 +163,8 @@ export class LeaseQueue implements JobQueue {
   }
 
   consume(handler: JobHandler, opts: { concurrency: number }): JobConsumer {
-    this.consumerSeq += 1;
-    const owner = `${HOST}/${process.pid}/${PROCESS_TOKEN}/${this.consumerSeq}`;
+    consumerSeq += 1;
+    const owner = `${HOST}/${process.pid}/${PROCESS_TOKEN}/${consumerSeq}`;
     const consumer = new LeaseConsumer(this, handler, Math.max(1, Math.floor(opts.concurrency)), owner, () =>
       this.consumers.delete(consumer),
     );

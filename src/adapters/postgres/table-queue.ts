@@ -84,7 +84,8 @@ class PgJobRows implements JobRows {
     await this.db.query(
       `UPDATE ${this.documents} SET job_state = 'pending', run_at = now(), job_attempts = 0,
          lease_owner = NULL, lease_until = NULL
-       WHERE id = ANY($1::text[]) AND job_state = 'done' AND (status = 'queued' OR pending_status = 'queued')`,
+       WHERE id = ANY($1::text[]) AND job_state = 'done'
+         AND (status IN ('queued', 'processing') OR pending_status IN ('queued', 'processing'))`,
       [documentIds],
     );
   }

@@ -126,7 +126,7 @@ export class SqliteJobRows implements JobRows {
 
   revive(documentIds: readonly string[]): void {
     const ids = JSON.stringify(documentIds);
-    const condition = `id IN (SELECT value FROM json_each(?)) AND job_state = 'done' AND (status = 'queued' OR pending_status = 'queued')`;
+    const condition = `id IN (SELECT value FROM json_each(?)) AND job_state = 'done' AND (status IN ('queued', 'processing') OR pending_status IN ('queued', 'processing'))`;
     // A read first: a fresh document's job is already pending, and an UPDATE finding nothing
     // would still cost every ingest a write transaction, waiting for the lock like one.
     const revivable = this.sql
