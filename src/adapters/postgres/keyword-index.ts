@@ -17,7 +17,7 @@ import {
   MAX_QUERY_TERMS,
   RAREST_PRECOUNT,
 } from '../../domain/search-limits.js';
-import { planTerms, rarestTerms } from '../../domain/search-plan.js';
+import { planTerms, rarestTerms, type TermPlan } from '../../domain/search-plan.js';
 import {
   type Analyzer,
   analyzer,
@@ -30,7 +30,7 @@ import type { ChunkRow, Metadata, SearchHit, SearchQuery, StoredChunk } from '..
 import type { PgDatabase, Queryable } from './database.js';
 import { postgresFilter, postgresFilterDocuments } from './filter-sql.js';
 import { ensureRum, RUM_INDEX, rumIndexStatement } from './migrations.js';
-import { quoteLexeme, tsvectorLiteral } from './tsvector.js';
+import { quoteLexeme, tsvectorLiteral, unquoteLexeme } from './tsvector.js';
 
 export interface PgKeywordIndexOptions {
   /** Most matching chunks one query may rank (default DEFAULT_SEARCH_ROW_BUDGET). */
@@ -599,6 +599,7 @@ export class PgKeywordIndex implements SearchIndex {
         ? await this.documentsPassing(q, byMetadata, candidateBudget(q, this.searchRowBudget))
         : undefined;
     if (metadataAllowed?.length === 0) return [];
+    if (metadataAllowed && rum) return this.searchRumAmong(q, words, metadataAllowed);
     let walked: SearchHit[] = [];
     // RUM's candidates are RUM_CANDIDATES at most: a top_k near that could never fill from them.
     if (byMetadata !== null && metadataAllowed === null && rum && Math.floor(q.topK) * 2 <= RUM_CANDIDATES) {
@@ -675,24 +676,19 @@ export class PgKeywordIndex implements SearchIndex {
       candidates = `SELECT r.document_id, r.chunk_index, r.token_count, r.tsv FROM (${matches(budget())}) AS r
         ${filtered ? `WHERE ${passing('r')}` : ''}`;
     }
-    // BM25 as embedded (domain/bm25.ts) over the ranked words: a single-word tsquery's cover
-    // density without normalisation is 0.1 × the word's positions in the chunk, its term
-    // frequency; a chunk's length is its token count, against the org's mean. A chunk's tsvector
-    // is usually stored out of line (TOAST): `|| ''` reads it once per chunk into memory (OFFSET 0
-    // keeps that a step of its own), where each word's lookup would otherwise read it again,
-    // twice the time of the whole query with ten words (bench/RESULTS.md, section 11).
-    const hits = await this.rank(q, ranked, params, candidates, `q AS (SELECT $2::tsquery AS query),`);
+    const hits = await this.rank(q, ranked, params, candidates, 'q AS (SELECT $2::tsquery AS query)');
     return hits.length >= walked.length ? hits : walked;
   }
 
   /**
    * BM25 as embedded (domain/bm25.ts) over the ranked words, of the `candidates` (a statement
    * giving document_id, chunk_index, token_count and tsv, whose parameters are in `params`): a
-   * single-word tsquery's cover density without normalisation is 0.1 × the word's positions in
-   * the chunk, its term frequency; a chunk's length is its token count, against the org's mean. A
-   * chunk's tsvector is usually stored out of line (TOAST): `|| ''` reads it once per chunk into
-   * memory (OFFSET 0 keeps that a step of its own), where each word's lookup would otherwise read
-   * it again, twice the time of the whole query with ten words (bench/RESULTS.md, section 11).
+   * word's term frequency in a chunk is how many positions its tsvector holds for it; a chunk's
+   * length is its token count, against the org's mean. Each chunk's tsvector is read once (it is
+   * usually stored out of line) and cut down to the query's words in one pass (setweight marks
+   * them, ts_filter keeps the marked ones; stored lexemes carry no weight), whatever the number
+   * of words: one ts_rank_cd per word and chunk, as before, cost a long query three times the
+   * ranking (bench/RESULTS.md, tenth session).
    */
   private async rank(
     q: SearchQuery,
@@ -708,23 +704,20 @@ export class PgKeywordIndex implements SearchIndex {
     };
     const stats = await this.orgStats(q.orgId);
     const total = Math.max(stats.chunks, ...ranked.map((t) => t.rows));
-    const literals = param(ranked.map((t) => t.literal));
+    const lexemes = param(ranked.map((t) => unquoteLexeme(t.literal)));
     const idfs = param(ranked.map((t) => bm25Idf(total, t.rows)));
     const meanTokens = param(stats.meanTokens);
     const limit = param(Math.floor(q.topK));
     const run = async (db: Queryable) =>
       db.query<HitRow>(
-        `WITH ${prelude}
-       terms AS (SELECT t.literal::tsquery AS query, t.idf
-                 FROM unnest(${literals}::text[], ${idfs}::float8[]) AS t(literal, idf))
+        `${prelude === '' ? '' : `WITH ${prelude}`}
        SELECT c.document_id, c.chunk_index, c.text, c.page_start, c.page_end, d.metadata, top.score
        FROM (SELECT m.document_id, m.chunk_index,
-               (SELECT coalesce(sum(t.idf * f.tf * ${BM25_K1 + 1}
+               (SELECT coalesce(sum((${idfs}::float8[])[array_position(${lexemes}::text[], u.lexeme)] * f.tf * ${BM25_K1 + 1}
                   / (f.tf + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * m.token_count / ${meanTokens}::float8))), 0)
-                FROM terms AS t CROSS JOIN LATERAL (SELECT ts_rank_cd(v.tsv, t.query, 0) * 10 AS tf) AS f
-                WHERE f.tf > 0) AS score
+                FROM unnest(ts_filter(setweight(m.tsv, 'A', ${lexemes}::text[]), '{a}')) AS u
+                CROSS JOIN LATERAL (SELECT cardinality(u.positions)::float8 AS tf) AS f) AS score
              FROM (${candidates}) AS m
-             CROSS JOIN LATERAL (SELECT m.tsv || ''::tsvector AS tsv OFFSET 0) AS v
              ORDER BY score DESC, m.document_id, m.chunk_index
              LIMIT ${limit}) AS top
        JOIN ${this.chunks} AS c ON c.document_id = top.document_id AND c.chunk_index = top.chunk_index
@@ -791,24 +784,47 @@ export class PgKeywordIndex implements SearchIndex {
   }
 
   /**
-   * Keyword search on the RUM index (no filters). Each word's matches are counted, up to the
-   * least frequency the column statistics list, unless they list it as common, when their estimate
-   * stands in; the words to rank are chosen as everywhere (domain/search-plan.ts). Each
-   * chosen word brings its share of chunks of highest term frequency (an ordered
-   * RUM scan, answered from the index's stored positions: the heap is read for those chunks only),
-   * or all its matches when they are no more, and the chosen words together their chunks of
-   * highest frequency over all of them (RUM's rank of their OR); a word over the row budget (a query of common words
-   * only) brings its first matches, where the planner, seeing how common it is, may scan the table
-   * and stop early. Exact BM25 ranks their union: the same ranking as embedded whenever every
-   * chosen word has no more matches than that.
+   * A filter few documents pass, on the RUM path: every chunk of theirs that holds a query word is
+   * ranked with every word (exact, as embedded), the words counted as searchRum counts them. The
+   * GIN path's count (each word's matches in the org, up to the row budget, through the org's
+   * posting lists and table rows) cost seconds for a long query at 1M chunks, twenty times the
+   * ranking (bench/RESULTS.md, tenth session).
    */
-  private async searchRum(
+  private async searchRumAmong(q: SearchQuery, words: string[], documents: string[]): Promise<SearchHit[]> {
+    const counted = await this.rumCounts(q, words);
+    if (counted === null) return [];
+    const ranked: RankedTerm[] = counted.plan.every.map((t) => ({
+      literal: t.literal,
+      rows: counted.rowsOf.get(t) ?? 0,
+    }));
+    const params: unknown[] = [];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const any = `${param(ranked.map((t) => t.literal).join(' | '))}::tsquery`;
+    // The terms are read out of line once, for the match test and the ranking both.
+    const candidates = `SELECT r.document_id, r.chunk_index, r.token_count, v.tsv FROM (
+        SELECT document_id, chunk_index, token_count, terms FROM ${this.chunks}
+        WHERE document_id = ANY(${param(documents)}::text[])
+        LIMIT ${param(candidateBudget(q, this.searchRowBudget))}
+      ) AS r CROSS JOIN LATERAL (SELECT r.terms || ''::tsvector AS tsv OFFSET 0) AS v
+      WHERE v.tsv @@ ${any}`;
+    return this.rank(q, ranked, params, candidates, '');
+  }
+
+  /**
+   * The query's words as the RUM path counts them (see searchRum): each as a literal of the org's
+   * prefixed terms with its matches, counted up to the least frequency the column statistics list
+   * or estimated from them when listed as common; the rarest MAX_QUERY_TERMS of them planned as
+   * everywhere (domain/search-plan.ts). null when the org has no key or no word matches anything.
+   */
+  private async rumCounts(
     q: SearchQuery,
     words: string[],
-    filter: Filter | null = null,
-  ): Promise<SearchHit[]> {
+  ): Promise<{ perWord: number; plan: TermPlan<RankedTerm>; rowsOf: Map<RankedTerm, number> } | null> {
     const key = await this.orgKey(this.reader, q.orgId, false);
-    if (key === null) return [];
+    if (key === null) return null;
     const prefix = `${key.toString(36)}_`;
     const literals = words.map((w) => quoteLexeme(prefix + w));
     const common = await this.commonTerms();
@@ -842,8 +858,30 @@ export class PgKeywordIndex implements SearchIndex {
     const rarest = rarestTerms(counts, MAX_QUERY_TERMS);
     const kept = counts.filter((c) => rarest.includes(c.term));
     const plan = planTerms(kept, this.searchRowBudget);
-    if (plan === null) return [];
-    const rowsOf = new Map(kept.map((c) => [c.term, c.rows]));
+    if (plan === null) return null;
+    return { perWord, plan, rowsOf: new Map(kept.map((c) => [c.term, c.rows])) };
+  }
+
+  /**
+   * Keyword search on the RUM index (no filters). Each word's matches are counted, up to the
+   * least frequency the column statistics list, unless they list it as common, when their estimate
+   * stands in; the words to rank are chosen as everywhere (domain/search-plan.ts). Each
+   * chosen word brings its share of chunks of highest term frequency (an ordered
+   * RUM scan, answered from the index's stored positions: the heap is read for those chunks only),
+   * or all its matches when they are no more, and the chosen words together their chunks of
+   * highest frequency over all of them (RUM's rank of their OR); a word over the row budget (a query of common words
+   * only) brings its first matches, where the planner, seeing how common it is, may scan the table
+   * and stop early. Exact BM25 ranks their union: the same ranking as embedded whenever every
+   * chosen word has no more matches than that.
+   */
+  private async searchRum(
+    q: SearchQuery,
+    words: string[],
+    filter: Filter | null = null,
+  ): Promise<SearchHit[]> {
+    const counted = await this.rumCounts(q, words);
+    if (counted === null) return [];
+    const { perWord, plan, rowsOf } = counted;
     const ranked: RankedTerm[] = plan.chosen.map((t) => ({ literal: t.literal, rows: rowsOf.get(t) ?? 0 }));
 
     const params: unknown[] = [];

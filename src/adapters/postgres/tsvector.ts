@@ -11,6 +11,11 @@ export function quoteLexeme(word: string): string {
   return `'${word.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
 }
 
+/** The word of a literal quoteLexeme made. */
+export function unquoteLexeme(literal: string): string {
+  return literal.slice(1, -1).replaceAll("''", "'").replace(/\\(.)/g, '$1');
+}
+
 /** `'word':1,4 'other':2 …` for space-separated words (an empty string for none). */
 export function tsvectorLiteral(words: string): string {
   if (words === '') return '';
