@@ -84,6 +84,22 @@ export function megabytes(bytes: number, digits = 1): string {
 }
 
 /** Drops a benchmark's PostgreSQL schema and everything in it (pg is loaded only when used). */
+/** VACUUM ANALYZE of every table of a schema, as autovacuum would do after a bulk load. */
+export async function analyzePostgresSchema(url: string, schema: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string }>(
+      'SELECT tablename AS name FROM pg_tables WHERE schemaname = $1',
+      [schema],
+    );
+    for (const { name } of rows) await client.query(`VACUUM ANALYZE "${schema}"."${name}"`);
+  } finally {
+    await client.end();
+  }
+}
+
 export async function dropPostgresSchema(url: string, schema: string): Promise<void> {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
