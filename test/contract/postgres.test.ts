@@ -1,7 +1,7 @@
-// Runs every port contract against the PostgreSQL adapters (stores, PgTableQueue, PgRateLimiter,
-// PgBlobStore),
-// each test in a schema of its own that is dropped afterwards; plus what only PostgreSQL has:
-// concurrent migrations, the full-text index layout, and an unreachable server answering 503.
+// Runs the port contracts against the PostgreSQL adapters (stores, PgTableQueue, PgRateLimiter,
+// PgBlobStore; search, filters and versions are in postgres-search.test.ts), each test in a schema
+// of its own that is dropped afterwards; plus what only PostgreSQL has: concurrent migrations, the
+// full-text index layout, and an unreachable server answering 503.
 import { afterEach, describe, expect, it } from 'vitest';
 import { PgBlobStore } from '../../src/adapters/postgres/blob-store.js';
 import { PgDatabase } from '../../src/adapters/postgres/database.js';
@@ -16,67 +16,19 @@ import { PgUsageStore } from '../../src/adapters/postgres/usage-store.js';
 import { PgWebhookStore } from '../../src/adapters/postgres/webhook-store.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { reindexSearch } from '../../src/domain/reindex.js';
-import { checkServices, describeScaleOut, dropSchema, freshSchema, REQUIRED } from '../scale-out/services.js';
+import { describeScaleOut, dropSchema, freshSchema, REQUIRED } from '../scale-out/services.js';
 import { blobStoreContract } from './blob-store.contract.js';
-import { type DocumentStoreOptions, indexedInto, indexResult, newDoc, query } from './document-fixtures.js';
+import { indexedInto, indexResult, newDoc, query } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
-import { documentVersionsContract } from './document-versions.contract.js';
-import { filterContract } from './filter.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
 import { jobDocument } from './job-document.js';
 import { jobQueueContract } from './job-queue.contract.js';
 import { orgStoreContract } from './org-store.contract.js';
+import { freshDatabase, rum, services, stores, url } from './postgres-support.js';
 import { rateLimiterContract } from './rate-limiter.contract.js';
-import { searchIndexContract } from './search-index.contract.js';
 import { tableQueueLanesContract } from './table-queue-lanes.contract.js';
 import { usageStoreContract } from './usage-store.contract.js';
 import { webhookStoreContract } from './webhook-store.contract.js';
-
-const services = await checkServices(['DATABASE_URL']);
-const url = services.urls.DATABASE_URL ?? '';
-/** Whether the server has the rum extension (installed or installable). */
-const rum = url ? await rumOnServer(url) : false;
-
-async function rumOnServer(connectionString: string): Promise<boolean> {
-  const db = new PgDatabase({ connectionString, schema: 'public', maxConnections: 1 });
-  try {
-    const { rows } = await db.query(`SELECT FROM pg_available_extensions WHERE name = 'rum'`);
-    return rows.length > 0;
-  } finally {
-    await db.close();
-  }
-}
-
-/**
- * A migrated schema of its own; close() drops it. `rum: false` leaves it on the GIN index as a
- * server without the rum extension does (the extension is database-wide, so a schema cannot lack
- * it; the migration's and the index's option are what a missing extension turns off).
- */
-async function freshDatabase(
-  options: { rum?: boolean } = {},
-): Promise<{ db: PgDatabase; close(): Promise<void> }> {
-  const schema = freshSchema();
-  const db = new PgDatabase({ connectionString: url, schema, maxConnections: 6 });
-  await migratePostgres(db, options);
-  return {
-    db,
-    async close() {
-      await db.close();
-      await dropSchema(url, schema);
-    },
-  };
-}
-
-/** Fails unless the schema's keyword search is on RUM: CI must test that path, never skip it. */
-async function expectRumIndex(db: PgDatabase): Promise<void> {
-  const { rows } = await db.query<{ ready: boolean; indexed: boolean }>(
-    `SELECT terms_ready AS ready, to_regclass($1) IS NOT NULL AS indexed FROM ${db.table('search_analysis')}`,
-    [`${db.quotedSchema}.chunks_terms_rum`],
-  );
-  if (!rows[0]?.ready || !rows[0].indexed) {
-    throw new Error('the rum extension is not available on this server: install postgresql-15-rum');
-  }
-}
 
 describeScaleOut('PostgreSQL adapters', services, () => {
   orgStoreContract('PgOrgStore', async () => {
@@ -84,26 +36,7 @@ describeScaleOut('PostgreSQL adapters', services, () => {
     return { store: new PgOrgStore(db), close };
   });
 
-  // Keyword search has two layouts: RUM (the rum extension, required in CI: REQUIRE_SCALE_OUT_TESTS
-  // fails the RUM suites when the server lacks it) and GIN. Both run the whole search contract.
-  const storesOn = (rum: boolean) => async (options: DocumentStoreOptions) => {
-    const { db, close } = await freshDatabase({ rum });
-    if (rum) await expectRumIndex(db);
-    const open = (opts: DocumentStoreOptions) => {
-      const index = new PgKeywordIndex(db, { ...opts, rum });
-      return { store: new PgDocumentStore(db, undefined, { index }), index };
-    };
-    return { ...open(options), reopen: open, close };
-  };
-  // Without the extension on the server, the RUM suite is skipped with a console line, but under
-  // REQUIRE_SCALE_OUT_TESTS=1 (CI) it runs and fails.
-  const stores = storesOn(rum || REQUIRED);
   documentStoreContract('PgDocumentStore', stores);
-  documentVersionsContract('PgDocumentStore versions', stores);
-  if (rum || REQUIRED) searchIndexContract('PgKeywordIndex (RUM)', storesOn(true));
-  else console.log('PgKeywordIndex (RUM) skipped: the rum extension is not available (postgresql-15-rum)');
-  searchIndexContract('PgKeywordIndex (GIN)', storesOn(false));
-  filterContract('PostgreSQL filters', stores);
 
   idempotencyStoreContract('PgIdempotencyStore', async () => {
     const { db, close } = await freshDatabase();
