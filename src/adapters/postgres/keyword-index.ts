@@ -606,7 +606,12 @@ export class PgKeywordIndex implements SearchIndex {
       walked = await this.searchRum(q, words, byMetadata);
       if (walked.length >= Math.floor(q.topK)) return walked;
     }
-    const plan = this.planSearch(await this.countWords(q.orgId, words, filtered));
+    // A loose metadata filter on RUM gets here only when its ranked candidates left too few
+    // passing: its words are counted as there, not one by one across the org on GIN.
+    const plan =
+      rum && byMetadata !== null
+        ? await this.rumPlan(q, words)
+        : this.planSearch(await this.countWords(q.orgId, words, filtered));
     if (plan === null) return [];
 
     // The filters, on a document `d`; their values are parameters $2 on.
@@ -814,6 +819,23 @@ export class PgKeywordIndex implements SearchIndex {
   }
 
   /**
+   * The RUM path's word counts as a plan over the plain words of `tsv` (the org's prefix taken
+   * off), for a loose filter that searchRum's candidates could not satisfy: counting each word
+   * across the org on GIN cost such a query 1.7 s of its 1.8 s at 1M chunks (bench/RESULTS.md,
+   * tenth session).
+   */
+  private async rumPlan(q: SearchQuery, words: string[]): Promise<SearchPlan | null> {
+    const counted = await this.rumCounts(q, words);
+    if (counted === null) return null;
+    const { prefix, plan, rowsOf } = counted;
+    const plain = (t: RankedTerm): RankedTerm => ({
+      literal: quoteLexeme(unquoteLexeme(t.literal).slice(prefix.length)),
+      rows: rowsOf.get(t) ?? 0,
+    });
+    return { chosen: plan.chosen.map(plain), every: plan.every.map(plain), exact: plan.exact };
+  }
+
+  /**
    * The query's words as the RUM path counts them (see searchRum): each as a literal of the org's
    * prefixed terms with its matches, counted up to the least frequency the column statistics list
    * or estimated from them when listed as common; the rarest MAX_QUERY_TERMS of them planned as
@@ -822,7 +844,12 @@ export class PgKeywordIndex implements SearchIndex {
   private async rumCounts(
     q: SearchQuery,
     words: string[],
-  ): Promise<{ perWord: number; plan: TermPlan<RankedTerm>; rowsOf: Map<RankedTerm, number> } | null> {
+  ): Promise<{
+    prefix: string;
+    perWord: number;
+    plan: TermPlan<RankedTerm>;
+    rowsOf: Map<RankedTerm, number>;
+  } | null> {
     const key = await this.orgKey(this.reader, q.orgId, false);
     if (key === null) return null;
     const prefix = `${key.toString(36)}_`;
@@ -859,7 +886,7 @@ export class PgKeywordIndex implements SearchIndex {
     const kept = counts.filter((c) => rarest.includes(c.term));
     const plan = planTerms(kept, this.searchRowBudget);
     if (plan === null) return null;
-    return { perWord, plan, rowsOf: new Map(kept.map((c) => [c.term, c.rows])) };
+    return { prefix, perWord, plan, rowsOf: new Map(kept.map((c) => [c.term, c.rows])) };
   }
 
   /**
