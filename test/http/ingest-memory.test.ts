@@ -6,7 +6,7 @@ import { type Harness, startHarness } from '../helpers/harness.js';
 import { multipart } from '../helpers/multipart.js';
 
 const MB = 1024 * 1024;
-const HEAP_MB = 48;
+const HEAP_MB = 64;
 
 describe('a pipeline thread’s heap cap', () => {
   let h: Harness;
