@@ -83,30 +83,32 @@ export function megabytes(bytes: number, digits = 1): string {
   return `${fmt(bytes / 1e6, digits)} MB`;
 }
 
-/** Drops a benchmark's PostgreSQL schema and everything in it (pg is loaded only when used). */
-/** VACUUM ANALYZE of every table of a schema, as autovacuum would do after a bulk load. */
-export async function analyzePostgresSchema(url: string, schema: string): Promise<void> {
+/** Runs `fn` with a client of its own on `url` (pg is loaded only when used). */
+async function withPgClient<T>(url: string, fn: (client: import('pg').Client) => Promise<T>): Promise<T> {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ name: string }>(
-      'SELECT tablename AS name FROM pg_tables WHERE schemaname = $1',
-      [schema],
-    );
-    for (const { name } of rows) await client.query(`VACUUM ANALYZE "${schema}"."${name}"`);
+    return await fn(client);
   } finally {
     await client.end();
   }
 }
 
-export async function dropPostgresSchema(url: string, schema: string): Promise<void> {
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
+/** VACUUM ANALYZE of every table of a schema, as autovacuum would do after a bulk load. */
+export function analyzePostgresSchema(url: string, schema: string): Promise<void> {
+  return withPgClient(url, async (client) => {
+    const { rows } = await client.query<{ name: string }>(
+      'SELECT tablename AS name FROM pg_tables WHERE schemaname = $1',
+      [schema],
+    );
+    for (const { name } of rows) await client.query(`VACUUM ANALYZE "${schema}"."${name}"`);
+  });
+}
+
+/** Drops a benchmark's PostgreSQL schema and everything in it. */
+export function dropPostgresSchema(url: string, schema: string): Promise<void> {
+  return withPgClient(url, async (client) => {
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await client.end();
-  }
+  });
 }

@@ -96,8 +96,6 @@ interface RunningJob {
 const PROCESS_TOKEN = randomUUID().slice(0, 8);
 const HOST = hostname();
 
-/** Lease owners read `<hostname>/<pid>/<process token>/<consumer>`; hostnames cannot contain '/'. */
-
 /**
  * Consumers are numbered across every queue of the process, not per queue: the two lanes' queues
  * share the document rows, and a download run that owned a row under the same name as the process
@@ -105,6 +103,8 @@ const HOST = hostname();
  * (the document then stayed `processing` with no job to finish it).
  */
 let consumerSeq = 0;
+
+/** Lease owners read `<hostname>/<pid>/<process token>/<consumer>`; hostnames cannot contain '/'. */
 function parseOwner(owner: string): { host: string; pid: number; token: string } | null {
   const parts = owner.split('/');
   if (parts.length < 4) return null;

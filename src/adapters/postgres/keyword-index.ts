@@ -105,6 +105,17 @@ interface SearchPlan {
   exact: boolean;
 }
 
+/** A query's words as the RUM path counts and plans them (PgKeywordIndex.rumCounts). */
+interface RumCounts {
+  /** The org's key before each term ("<key base 36>_"). */
+  prefix: string;
+  /** How many of its chunks of highest frequency each chosen word brings (searchRum). */
+  perWord: number;
+  /** Over the prefixed terms' literals. */
+  plan: TermPlan<RankedTerm>;
+  rowsOf: Map<RankedTerm, number>;
+}
+
 interface OrgStats {
   chunks: number;
   meanTokens: number;
@@ -588,7 +599,10 @@ export class PgKeywordIndex implements SearchIndex {
     if (words.length === 0) return [];
     const filtered = q.documentIds !== null || q.filter !== null;
     const rum = await this.rumReady();
-    if (!filtered && rum) return this.searchRum(q, words);
+    if (!filtered && rum) {
+      const counted = await this.rumCounts(q, words);
+      return counted === null ? [] : this.searchRum(q, counted);
+    }
     // A metadata filter alone: its documents are looked up first. Few: all their chunks are
     // ranked below. Many: the filter is applied to the RUM path's ranked candidates, which costs
     // about what no filter does; only when fewer than topK of those pass does the plan below
@@ -601,17 +615,19 @@ export class PgKeywordIndex implements SearchIndex {
     if (metadataAllowed?.length === 0) return [];
     if (metadataAllowed && rum) return this.searchRumAmong(q, words, metadataAllowed);
     let walked: SearchHit[] = [];
+    // A loose metadata filter on RUM: its words are counted once, as the RUM path counts them
+    // (not one by one across the org on GIN), for RUM's candidates and for the plan below.
+    const rumCounted = byMetadata !== null && rum ? await this.rumCounts(q, words) : undefined;
+    if (rumCounted === null) return [];
     // RUM's candidates are RUM_CANDIDATES at most: a top_k near that could never fill from them.
-    if (byMetadata !== null && metadataAllowed === null && rum && Math.floor(q.topK) * 2 <= RUM_CANDIDATES) {
-      walked = await this.searchRum(q, words, byMetadata);
+    if (rumCounted && Math.floor(q.topK) * 2 <= RUM_CANDIDATES) {
+      walked = await this.searchRum(q, rumCounted, byMetadata);
       if (walked.length >= Math.floor(q.topK)) return walked;
     }
-    // A loose metadata filter on RUM gets here only when its ranked candidates left too few
-    // passing: its words are counted as there, not one by one across the org on GIN.
-    const plan =
-      rum && byMetadata !== null
-        ? await this.rumPlan(q, words)
-        : this.planSearch(await this.countWords(q.orgId, words, filtered));
+    // Here only when RUM's ranked candidates left fewer than topK passing (or none were asked).
+    const plan = rumCounted
+      ? this.rumPlan(rumCounted)
+      : this.planSearch(await this.countWords(q.orgId, words, filtered));
     if (plan === null) return [];
 
     // The filters, on a document `d`; their values are parameters $2 on.
@@ -824,10 +840,7 @@ export class PgKeywordIndex implements SearchIndex {
    * across the org on GIN cost such a query 1.7 s of its 1.8 s at 1M chunks (bench/RESULTS.md,
    * tenth session).
    */
-  private async rumPlan(q: SearchQuery, words: string[]): Promise<SearchPlan | null> {
-    const counted = await this.rumCounts(q, words);
-    if (counted === null) return null;
-    const { prefix, plan, rowsOf } = counted;
+  private rumPlan({ prefix, plan, rowsOf }: RumCounts): SearchPlan {
     const plain = (t: RankedTerm): RankedTerm => ({
       literal: quoteLexeme(unquoteLexeme(t.literal).slice(prefix.length)),
       rows: rowsOf.get(t) ?? 0,
@@ -841,15 +854,7 @@ export class PgKeywordIndex implements SearchIndex {
    * or estimated from them when listed as common; the rarest MAX_QUERY_TERMS of them planned as
    * everywhere (domain/search-plan.ts). null when the org has no key or no word matches anything.
    */
-  private async rumCounts(
-    q: SearchQuery,
-    words: string[],
-  ): Promise<{
-    prefix: string;
-    perWord: number;
-    plan: TermPlan<RankedTerm>;
-    rowsOf: Map<RankedTerm, number>;
-  } | null> {
+  private async rumCounts(q: SearchQuery, words: string[]): Promise<RumCounts | null> {
     const key = await this.orgKey(this.reader, q.orgId, false);
     if (key === null) return null;
     const prefix = `${key.toString(36)}_`;
@@ -903,12 +908,9 @@ export class PgKeywordIndex implements SearchIndex {
    */
   private async searchRum(
     q: SearchQuery,
-    words: string[],
+    { perWord, plan, rowsOf }: RumCounts,
     filter: Filter | null = null,
   ): Promise<SearchHit[]> {
-    const counted = await this.rumCounts(q, words);
-    if (counted === null) return [];
-    const { perWord, plan, rowsOf } = counted;
     const ranked: RankedTerm[] = plan.chosen.map((t) => ({ literal: t.literal, rows: rowsOf.get(t) ?? 0 }));
 
     const params: unknown[] = [];
