@@ -7,6 +7,7 @@
 // An embedding outage never fails a hybrid query: it answers the keyword list alone, each result's
 // `scores.semantic` null and the answer marked `degraded`. A semantic query has nothing to fall
 // back on and answers 503 embeddings_unavailable.
+import { setImmediate } from 'node:timers/promises';
 import { ERRORS } from './errors.js';
 import { type Filter, type FilterJson, parseFilter } from './filter.js';
 import { capPerGroup, fuseRanks, RRF_DEPTH } from './fusion.js';
@@ -101,12 +102,18 @@ export class QueryService {
     } else if (mode === 'semantic') {
       ranked = await this.semanticHits(orgId, query, depth, filter, input.documentIds, true);
     } else {
-      const [keyword, semantic] = await Promise.all([
-        this.keywordHits(orgId, query, depth, filter, input.documentIds),
-        this.semanticHits(orgId, query, depth, filter, input.documentIds, false).catch((error: unknown) => {
+      // The semantic half starts first and the keyword half after a turn of the event loop: by then
+      // the semantic half waits on its off-thread steps (the provider's embedding, the embedded
+      // index's vector scan), which then run beside the keyword search rather than after it.
+      const semanticHalf = this.semanticHits(orgId, query, depth, filter, input.documentIds, false).catch(
+        (error: unknown) => {
           if (error instanceof EmbeddingFailed) return null;
           throw error;
-        }),
+        },
+      );
+      const [keyword, semantic] = await Promise.all([
+        setImmediate().then(() => this.keywordHits(orgId, query, depth, filter, input.documentIds)),
+        semanticHalf,
       ]);
       degraded = semantic === null;
       ranked = fuse(keyword, semantic ?? [], input.semanticWeight ?? DEFAULT_SEMANTIC_WEIGHT);

@@ -21,7 +21,8 @@ vectorIndexContract('SqliteVectorIndex (sqlite-vec, database file)', async (cand
   const index = new SqliteKeywordIndex(db, {});
   return {
     store: new SqliteDocumentStore(db, { index }),
-    vectors: new SqliteVectorIndex(db, candidates),
+    // Every prefilter scan on the scan thread (by default only big partitions go there).
+    vectors: new SqliteVectorIndex(db, { ...candidates, scanThreadFrom: 0 }),
     async close() {
       db.close();
       rmSync(dir, { recursive: true, force: true });

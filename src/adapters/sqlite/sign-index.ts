@@ -2,7 +2,8 @@
 // memory (48 bytes a 384-d vector), compared by Hamming distance in a tight loop, to pick the
 // candidates the exact cosine then ranks in SQL. Scanning the same bits inside SQLite costs a
 // function call and a row decode per vector (~370 ms for 600k) and sqlite-vec's vec0 KNN over a
-// bit column was slower still (~600 ms); the loop here takes ~25 ms. Memory: 56 bytes a 384-d vector.
+// bit column was slower still (~600 ms); the loop (sign-scan.ts, on a thread of its own for big
+// partitions) takes ~15–25 ms. Memory: 56 bytes a 384-d vector.
 //
 // The table stays the truth. Rows only ever get a larger id (AUTOINCREMENT), so a query first reads
 // the rows added since this process last looked, and the deletions logged since (chunk_vectors_gone,
@@ -11,6 +12,7 @@
 // the newest 100,000 deletions (database.ts, migration 90); a partition that has not looked since
 // older ones were dropped is rebuilt from the table.
 import type { Database } from './database.js';
+import { scanNearest, THREAD_MIN_SLOTS } from './sign-scan.js';
 import { StatementCache } from './statements.js';
 
 /** Rebuild a partition from the table once this share of its slots are deleted rows. */
@@ -25,18 +27,12 @@ export function signBytes(vector: Float32Array): Buffer {
   return bytes;
 }
 
-function popcount(x: number): number {
-  let v = x - ((x >>> 1) & 0x55555555);
-  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
-  return (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-}
-
 class Partition {
-  /** Sign bits, `stride` 32-bit words per slot. */
-  words = new Uint32Array(0);
+  /** Sign bits, `stride` 32-bit words per slot; shared with the scan thread, as is `dead`. */
+  words = new Uint32Array(new SharedArrayBuffer(0));
   /** Row id of each slot, ascending (rows are appended in id order). */
   ids = new Float64Array(0);
-  dead = new Uint8Array(0);
+  dead = new Uint8Array(new SharedArrayBuffer(0));
   size = 0;
   deadCount = 0;
   /** Largest row id and deletion-log seq read so far. */
@@ -78,46 +74,19 @@ class Partition {
   }
 
   /** Row ids of the `count` live slots nearest to `query` (ties broken by slot order). */
-  nearest(query: Uint32Array, count: number): number[] {
-    const { stride, words, dead, size } = this;
-    const distances = new Uint16Array(size);
-    const histogram = new Uint32Array(stride * 32 + 2);
-    for (let slot = 0, base = 0; slot < size; slot++, base += stride) {
-      if (dead[slot] === 1) {
-        distances[slot] = 65535;
-        continue;
-      }
-      let d = 0;
-      for (let w = 0; w < stride; w++) d += popcount(words[base + w]! ^ query[w]!);
-      distances[slot] = d;
-      histogram[d]!++;
-    }
-    // The distance at which `count` slots are reached: all nearer slots, then enough at it.
-    let threshold = 0;
-    let below = 0;
-    while (threshold < histogram.length - 1 && below + histogram[threshold]! < count) {
-      below += histogram[threshold]!;
-      threshold++;
-    }
-    let atThreshold = count - below;
-    const picked: number[] = [];
-    for (let slot = 0; slot < size; slot++) {
-      const d = distances[slot]!;
-      if (d < threshold) picked.push(this.ids[slot]!);
-      else if (d === threshold && atThreshold > 0) {
-        picked.push(this.ids[slot]!);
-        atThreshold--;
-      }
-    }
-    return picked;
+  async nearest(query: Uint32Array, count: number, threadMinSlots: number): Promise<number[]> {
+    const { words, dead, size, stride } = this;
+    const slots = await scanNearest({ words, dead, size, stride, query, count }, threadMinSlots);
+    // Slots only ever get appended (a rebuild makes a new partition), so each still holds its row.
+    return Array.from(slots, (slot) => this.ids[slot]!);
   }
 
   private grow(capacity: number): void {
-    const words = new Uint32Array(capacity * this.stride);
+    const words = new Uint32Array(new SharedArrayBuffer(capacity * this.stride * 4));
     words.set(this.words.subarray(0, this.size * this.stride));
     const ids = new Float64Array(capacity);
     ids.set(this.ids.subarray(0, this.size));
-    const dead = new Uint8Array(capacity);
+    const dead = new Uint8Array(new SharedArrayBuffer(capacity));
     dead.set(this.dead.subarray(0, this.size));
     this.words = words;
     this.ids = ids;
@@ -129,7 +98,10 @@ export class SignIndex {
   private readonly partitions = new Map<string, Partition>();
   private readonly sql: StatementCache;
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    private readonly threadMinSlots = THREAD_MIN_SLOTS,
+  ) {
     this.sql = new StatementCache(db);
   }
 
@@ -137,7 +109,12 @@ export class SignIndex {
    * Row ids of chunk_vectors of the org and profile whose sign bits are nearest to the query's,
    * `count` of them; null when the partition holds no more rows than that (rank them all exactly).
    */
-  candidates(orgId: string, profileId: number, vector: Float32Array, count: number): number[] | null {
+  async candidates(
+    orgId: string,
+    profileId: number,
+    vector: Float32Array,
+    count: number,
+  ): Promise<number[] | null> {
     const stride = Math.ceil(vector.length / 32);
     const key = `${orgId}\u0000${profileId}`;
     let partition = this.partitions.get(key);
@@ -149,7 +126,7 @@ export class SignIndex {
     const bytes = signBytes(vector);
     const query = new Uint32Array(stride);
     new Uint8Array(query.buffer).set(bytes);
-    return partition.nearest(query, count);
+    return partition.nearest(query, count, this.threadMinSlots);
   }
 
   private refresh(orgId: string, profileId: number, known: Partition | null, stride: number): Partition {

@@ -34,6 +34,8 @@ const BACKFILL_BATCH = 2_000;
 export interface SqliteVectorIndexOptions {
   minCandidates?: number;
   candidatesPerHit?: number;
+  /** Partitions of at least this many vectors are scanned on the scan thread (sign-scan.ts). */
+  scanThreadFrom?: number;
 }
 
 export class SqliteVectorIndex implements VectorIndex {
@@ -54,7 +56,7 @@ export class SqliteVectorIndex implements VectorIndex {
     loadSqliteVec(db);
     this.sql = new StatementCache(db);
     this.outbox = new SqliteWebhookOutbox(db);
-    this.signs = new SignIndex(db);
+    this.signs = new SignIndex(db, options.scanThreadFrom);
     this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
     this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;
     this.signUnsigned();
@@ -290,7 +292,7 @@ export class SqliteVectorIndex implements VectorIndex {
     }
     const candidates =
       documentIds === null
-        ? this.signs.candidates(
+        ? await this.signs.candidates(
             q.orgId,
             q.profileId,
             q.vector,
