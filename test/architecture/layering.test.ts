@@ -28,6 +28,8 @@ const SHARED_ADAPTER_MODULES = [
   'adapters/records/document-row.ts',
   'adapters/records/record-snapshot.ts',
   'adapters/records/webhook-row.ts',
+  'adapters/sign-scan/scan.ts',
+  'adapters/sign-scan/slots.ts',
 ];
 
 /** Adapter → other adapter imports still to be removed (none left; keep the check strict). */

@@ -41,7 +41,7 @@ describeScaleOut('PostgreSQL vector index', services, () => {
     const index = new PgKeywordIndex(db, {});
     return {
       store: new PgDocumentStore(db, undefined, { index }),
-      vectors: new PgVectorIndex(db, candidates),
+      vectors: new PgVectorIndex(db, { ...candidates, scanThreadFrom: 0 }),
       async close() {
         await db.close();
         await dropSchema(url, schema);

@@ -501,6 +501,43 @@ const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 100,
+    name: 'change feed for in-memory sign bits',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // Each API process holds the sign bits of the vectors it searches (sign-index.ts) and reads,
+      // before a search, what changed since its last look. Written or rewritten rows carry the
+      // writing transaction's id (tx); deleted ones are logged with theirs. A reader keeps the
+      // snapshot it last read at, and asks for the transactions that snapshot did not see (at or
+      // past its xmax, or in progress then): unlike a sequence, that misses no late commit.
+      // Rows written before this migration have no tx; a process reads them when it first loads.
+      await tx.query(`
+        ALTER TABLE ${t('chunk_vectors')} ADD COLUMN tx xid8;
+        ALTER TABLE ${t('chunk_vectors')} ALTER COLUMN tx SET DEFAULT pg_current_xact_id();
+        CREATE INDEX chunk_vectors_tx ON ${t('chunk_vectors')} (org_id, profile_id, tx) WHERE tx IS NOT NULL;
+        CREATE TABLE ${t('chunk_vectors_gone')} (
+          tx xid8 NOT NULL DEFAULT pg_current_xact_id(),
+          at timestamptz NOT NULL DEFAULT clock_timestamp(),
+          org_id text COLLATE "C" NOT NULL,
+          profile_id integer NOT NULL,
+          document_id text COLLATE "C" NOT NULL,
+          chunk_index integer NOT NULL
+        );
+        CREATE INDEX chunk_vectors_gone_tx ON ${t('chunk_vectors_gone')} (org_id, profile_id, tx);
+        CREATE INDEX chunk_vectors_gone_at ON ${t('chunk_vectors_gone')} (at);
+        CREATE FUNCTION ${t('log_chunk_vectors_gone')}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          INSERT INTO ${t('chunk_vectors_gone')} (org_id, profile_id, document_id, chunk_index)
+            SELECT org_id, profile_id, document_id, chunk_index FROM gone;
+          RETURN NULL;
+        END $$;
+        CREATE TRIGGER chunk_vectors_gone_log AFTER DELETE ON ${t('chunk_vectors')}
+          REFERENCING OLD TABLE AS gone FOR EACH STATEMENT
+          EXECUTE FUNCTION ${t('log_chunk_vectors_gone')}();
+      `);
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -1,8 +1,10 @@
 // Chunk vectors in the scale-out database (table chunk_vectors, migration 30), without needing
 // any extension: each vector also keeps its sign bits, the Hamming distance between sign bits
-// (bit_count(a # b)) picks the nearest candidates cheaply, and the exact cosine over the stored
-// float vectors ranks those. When the org has no more vectors than the candidate budget the
-// answer is exact.
+// picks the nearest candidates cheaply, and the exact cosine over the stored float vectors ranks
+// those. The sign bits are scanned in this process's memory (sign-index.ts, fed by migration
+// 100's change feed); when the filters let too few of those candidates through, or document_ids
+// are given, PostgreSQL scans the sign bits of the vectors that pass (bit_count(a # b)). When no
+// more vectors pass than the candidate budget the answer is exact.
 import type {
   ChunkVector,
   EmbeddingProfile,
@@ -15,6 +17,7 @@ import { cleanText } from '../../domain/text.js';
 import type { Metadata } from '../../domain/types.js';
 import type { PgDatabase, Queryable } from './database.js';
 import { postgresFilter } from './filter-sql.js';
+import { type ChunkKey, PgSignIndex } from './sign-index.js';
 import { PgWebhookOutbox } from './webhook-store.js';
 
 /** Candidates the sign prefilter keeps for the exact ranking: at least this many, or 10 per hit asked. */
@@ -25,6 +28,8 @@ const CANDIDATES_PER_HIT = 10;
 export interface VectorCandidateOptions {
   minCandidates?: number;
   candidatesPerHit?: number;
+  /** Partitions of at least this many vectors are scanned on the scan thread (sign-scan/scan.ts). */
+  scanThreadFrom?: number;
 }
 /** $1–$6 of the search statement; a filter's own parameters follow. */
 const BASE_PARAMS = 6;
@@ -40,6 +45,7 @@ export class PgVectorIndex implements VectorIndex {
 
   private readonly minCandidates: number;
   private readonly candidatesPerHit: number;
+  private readonly signs: PgSignIndex;
 
   constructor(
     private readonly db: PgDatabase,
@@ -47,6 +53,7 @@ export class PgVectorIndex implements VectorIndex {
   ) {
     this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
     this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;
+    this.signs = new PgSignIndex(db, options.scanThreadFrom);
     this.outbox = new PgWebhookOutbox(db);
     this.profiles = db.table('vector_profiles');
     this.vectors = db.table('chunk_vectors');
@@ -213,7 +220,7 @@ export class PgVectorIndex implements VectorIndex {
        SELECT d, i, $3, $4, e::real[], s::bit varying
        FROM unnest($1::text[], $2::int[], $5::text[], $6::text[]) AS v(d, i, e, s)
        ON CONFLICT (document_id, chunk_index, profile_id)
-         DO UPDATE SET embedding = excluded.embedding, signs = excluded.signs`,
+         DO UPDATE SET embedding = excluded.embedding, signs = excluded.signs, tx = DEFAULT`,
       [
         vectors.map((v) => v.documentId),
         vectors.map((v) => v.chunkIndex),
@@ -236,95 +243,128 @@ export class PgVectorIndex implements VectorIndex {
   async search(q: VectorSearchQuery): Promise<VectorHit[]> {
     const documentIds = q.documentIds ?? null;
     if (documentIds !== null && documentIds.length === 0) return [];
-    if (documentIds === null && !q.filter) {
-      // No filter: the prefilter reads the vectors' covering index alone (index-only), and only the
-      // candidates are checked against their document. Should too few of them be ready (documents
-      // being re-processed or deleted), the filtered form below decides.
-      const hits = await this.rank(q, false, ["d.status = 'ready'", 'd.org_id = c.org_id'], []);
-      if (hits.length >= q.limit) return hits;
-    }
     const params: unknown[] = [];
     const param = (value: unknown) => {
       params.push(value);
       return `$${params.length + BASE_PARAMS}`;
     };
-    // Filters choose before the prefilter, so a selective filter still finds its nearest chunks;
-    // only chunks of ready documents, as the keyword index shows.
+    // Only chunks of ready documents, as the keyword index shows.
     const where: string[] = ["d.status = 'ready'", 'd.org_id = v.org_id'];
-    if (documentIds !== null) where.push(`v.document_id = ANY(${param(documentIds.map(cleanText))}::text[])`);
     if (q.filter) where.push(postgresFilter(q.filter, 'd.metadata', param));
-    return this.rank(q, true, where, params);
+    if (documentIds === null) {
+      // Candidates from this process's sign bits (sign-index.ts), ranked with the filters applied.
+      const candidates = await this.signs.candidates(
+        q.orgId,
+        q.profileId,
+        q.vector,
+        Math.max(this.minCandidates, q.limit * this.candidatesPerHit),
+      );
+      if (candidates !== null) {
+        const hits = await this.rankCandidates(q, candidates, where, params);
+        if (hits.length >= q.limit) return hits;
+        // The filters let too few candidates through: the prefilter below runs on what passes them.
+      }
+    }
+    if (documentIds !== null) where.push(`v.document_id = ANY(${param(documentIds.map(cleanText))}::text[])`);
+    return this.rank(q, where, params);
   }
 
-  /**
-   * Candidates by Hamming distance over sign bits, then the exact cosine of each. `filterFirst`:
-   * the documents join (and `where`) applies before the prefilter, else to its candidates only.
-   */
-  private async rank(
+  /** The exact cosine of the given candidates that pass `where`, best first. */
+  private async rankCandidates(
     q: VectorSearchQuery,
-    filterFirst: boolean,
+    candidates: ChunkKey[],
     where: string[],
     extra: unknown[],
   ): Promise<VectorHit[]> {
+    const result = await this.db.query<HitRow>(
+      `WITH nearest AS (
+         SELECT v.document_id, v.chunk_index, d.metadata,
+                (SELECT sum(a * b) FROM unnest(v.embedding, $5::real[]) AS u(a, b))::float8 AS score
+         FROM unnest($1::text[], $2::int[]) AS c(document_id, chunk_index)
+           JOIN ${this.vectors} AS v
+             ON v.document_id = c.document_id AND v.chunk_index = c.chunk_index AND v.profile_id = $3
+           JOIN ${this.documents} AS d ON d.id = v.document_id
+         WHERE v.org_id = $4 AND ${where.join(' AND ')}
+         ORDER BY score DESC, v.document_id, v.chunk_index
+         LIMIT $6
+       )
+       SELECT n.document_id, n.chunk_index, n.score, n.metadata, c.text, c.page_start, c.page_end
+       FROM nearest AS n JOIN ${this.chunks} AS c ON c.document_id = n.document_id AND c.chunk_index = n.chunk_index
+       ORDER BY n.score DESC, n.document_id, n.chunk_index`,
+      [
+        candidates.map((c) => c.documentId),
+        candidates.map((c) => c.chunkIndex),
+        q.profileId,
+        q.orgId,
+        `{${Array.from(q.vector).join(',')}}`,
+        q.limit,
+        ...extra,
+      ],
+    );
+    return result.rows.map(toHit);
+  }
+
+  /**
+   * Within the vectors that pass `where`: candidates by Hamming distance over sign bits, then the
+   * exact cosine of each (exact outright when no more vectors pass than the candidate budget).
+   */
+  private async rank(q: VectorSearchQuery, where: string[], extra: unknown[]): Promise<VectorHit[]> {
     const candidates = Math.max(this.minCandidates, q.limit * this.candidatesPerHit);
-    const params: unknown[] = [
-      q.orgId,
-      q.profileId,
-      signBits(q.vector),
-      candidates,
-      `{${Array.from(q.vector).join(',')}}`,
-      q.limit,
-      ...extra,
-    ];
-    const candidateSql = filterFirst
-      ? `SELECT v.document_id, v.chunk_index, v.profile_id, v.org_id
+    const result = await this.db.query<HitRow>(
+      `WITH candidates AS MATERIALIZED (
+         SELECT v.document_id, v.chunk_index, v.profile_id, v.org_id
          FROM ${this.vectors} AS v JOIN ${this.documents} AS d ON d.id = v.document_id
          WHERE v.org_id = $1 AND v.profile_id = $2 AND ${where.join(' AND ')}
          ORDER BY bit_count(v.signs # $3::bit varying)
-         LIMIT $4`
-      : `SELECT v.document_id, v.chunk_index, v.profile_id, v.org_id
-         FROM ${this.vectors} AS v
-         WHERE v.org_id = $1 AND v.profile_id = $2
-         ORDER BY bit_count(v.signs # $3::bit varying)
-         LIMIT $4`;
-    const result = await this.db.query<{
-      document_id: string;
-      chunk_index: number;
-      score: number;
-      text: string;
-      page_start: number | null;
-      page_end: number | null;
-      metadata: Metadata;
-    }>(
-      `WITH candidates AS MATERIALIZED (${candidateSql}
+         LIMIT $4
        ), nearest AS (
          SELECT c.document_id, c.chunk_index, d.metadata,
                 (SELECT sum(a * b) FROM unnest(v.embedding, $5::real[]) AS u(a, b))::float8 AS score
          FROM candidates AS c
            JOIN ${this.vectors} AS v USING (document_id, chunk_index, profile_id)
            JOIN ${this.documents} AS d ON d.id = c.document_id
-         ${filterFirst ? '' : `WHERE ${where.join(' AND ')}`}
          ORDER BY score DESC, c.document_id, c.chunk_index
          LIMIT $6
        )
        SELECT n.document_id, n.chunk_index, n.score, n.metadata, c.text, c.page_start, c.page_end
        FROM nearest AS n JOIN ${this.chunks} AS c ON c.document_id = n.document_id AND c.chunk_index = n.chunk_index
        ORDER BY n.score DESC, n.document_id, n.chunk_index`,
-      params,
+      [
+        q.orgId,
+        q.profileId,
+        signBits(q.vector),
+        candidates,
+        `{${Array.from(q.vector).join(',')}}`,
+        q.limit,
+        ...extra,
+      ],
     );
-    return result.rows.map((r) => ({
-      documentId: r.document_id,
-      chunkIndex: r.chunk_index,
-      score: r.score,
-      text: r.text,
-      metadata: r.metadata,
-      pageStart: r.page_start,
-      pageEnd: r.page_end,
-    }));
+    return result.rows.map(toHit);
   }
 }
 
-/** One character per dimension: '1' where the value is positive. */
+interface HitRow {
+  document_id: string;
+  chunk_index: number;
+  score: number;
+  text: string;
+  page_start: number | null;
+  page_end: number | null;
+  metadata: Metadata;
+}
+
+function toHit(r: HitRow): VectorHit {
+  return {
+    documentId: r.document_id,
+    chunkIndex: r.chunk_index,
+    score: r.score,
+    text: r.text,
+    metadata: r.metadata,
+    pageStart: r.page_start,
+    pageEnd: r.page_end,
+  };
+}
+
 function signBits(vector: Float32Array): string {
   let bits = '';
   for (const v of vector) bits += v > 0 ? '1' : '0';

@@ -11,12 +11,11 @@
 // A candidate whose row has gone meanwhile simply finds nothing when it is re-read. The log keeps
 // the newest 100,000 deletions (database.ts, migration 90); a partition that has not looked since
 // older ones were dropped is rebuilt from the table.
-import type { Database } from './database.js';
-import { scanNearest, THREAD_MIN_SLOTS } from './sign-scan.js';
-import { StatementCache } from './statements.js';
 
-/** Rebuild a partition from the table once this share of its slots are deleted rows. */
-const REBUILD_DEAD_SHARE = 0.25;
+import { THREAD_MIN_SLOTS } from '../sign-scan/scan.js';
+import { fitted, SignSlots } from '../sign-scan/slots.js';
+import type { Database } from './database.js';
+import { StatementCache } from './statements.js';
 
 /** One bit per dimension, set where the value is positive; bit j is bit (j mod 8) of byte ⌊j/8⌋. */
 export function signBytes(vector: Float32Array): Buffer {
@@ -28,44 +27,32 @@ export function signBytes(vector: Float32Array): Buffer {
 }
 
 class Partition {
-  /** Sign bits, `stride` 32-bit words per slot; shared with the scan thread, as is `dead`. */
-  words = new Uint32Array(new SharedArrayBuffer(0));
+  readonly slots: SignSlots;
   /** Row id of each slot, ascending (rows are appended in id order). */
-  ids = new Float64Array(0);
-  dead = new Uint8Array(new SharedArrayBuffer(0));
-  size = 0;
-  deadCount = 0;
+  private ids = new Float64Array(0);
   /** Largest row id and deletion-log seq read so far. */
   lastId = 0;
   lastGone = 0;
 
-  constructor(readonly stride: number) {}
-
-  get live(): number {
-    return this.size - this.deadCount;
+  constructor(readonly stride: number) {
+    this.slots = new SignSlots(stride);
   }
 
   append(id: number, signs: Uint8Array): void {
-    if (this.size === this.ids.length) this.grow(Math.max(1024, this.size * 2));
-    const at = this.size++;
-    this.ids[at] = id;
-    const bytes = new Uint8Array(this.words.buffer, at * this.stride * 4, this.stride * 4);
-    bytes.fill(0);
-    bytes.set(signs.subarray(0, this.stride * 4));
+    const slot = this.slots.append(signs);
+    this.ids = fitted(this.ids, this.slots.capacity, (n) => new Float64Array(n));
+    this.ids[slot] = id;
     this.lastId = id;
   }
 
   remove(id: number): void {
     let lo = 0;
-    let hi = this.size - 1;
+    let hi = this.slots.size - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       const at = this.ids[mid]!;
       if (at === id) {
-        if (this.dead[mid] === 0) {
-          this.dead[mid] = 1;
-          this.deadCount++;
-        }
+        this.slots.kill(mid);
         return;
       }
       if (at < id) lo = mid + 1;
@@ -74,23 +61,10 @@ class Partition {
   }
 
   /** Row ids of the `count` live slots nearest to `query` (ties broken by slot order). */
-  async nearest(query: Uint32Array, count: number, threadMinSlots: number): Promise<number[]> {
-    const { words, dead, size, stride } = this;
-    const slots = await scanNearest({ words, dead, size, stride, query, count }, threadMinSlots);
+  async nearest(query: Uint8Array, count: number, threadMinSlots: number): Promise<number[]> {
+    const slots = await this.slots.nearest(query, count, threadMinSlots);
     // Slots only ever get appended (a rebuild makes a new partition), so each still holds its row.
     return Array.from(slots, (slot) => this.ids[slot]!);
-  }
-
-  private grow(capacity: number): void {
-    const words = new Uint32Array(new SharedArrayBuffer(capacity * this.stride * 4));
-    words.set(this.words.subarray(0, this.size * this.stride));
-    const ids = new Float64Array(capacity);
-    ids.set(this.ids.subarray(0, this.size));
-    const dead = new Uint8Array(new SharedArrayBuffer(capacity));
-    dead.set(this.dead.subarray(0, this.size));
-    this.words = words;
-    this.ids = ids;
-    this.dead = dead;
   }
 }
 
@@ -122,11 +96,8 @@ export class SignIndex {
     // One read transaction: the added rows and the deletion log come from the same snapshot.
     partition = this.db.transaction(() => this.refresh(orgId, profileId, partition ?? null, stride))();
     this.partitions.set(key, partition);
-    if (partition.live <= count) return null;
-    const bytes = signBytes(vector);
-    const query = new Uint32Array(stride);
-    new Uint8Array(query.buffer).set(bytes);
-    return partition.nearest(query, count, this.threadMinSlots);
+    if (partition.slots.live <= count) return null;
+    return partition.nearest(signBytes(vector), count, this.threadMinSlots);
   }
 
   private refresh(orgId: string, profileId: number, known: Partition | null, stride: number): Partition {
@@ -140,8 +111,7 @@ export class SignIndex {
     // query), or deletions it has not seen have left the log.
     if (
       partition !== null &&
-      (partition.deadCount > partition.size * REBUILD_DEAD_SHARE ||
-        (log?.first != null && log.first > partition.lastGone + 1))
+      (partition.slots.wasteful || (log?.first != null && log.first > partition.lastGone + 1))
     ) {
       partition = null;
     }

@@ -2,7 +2,7 @@
 // or on the scan thread, over bits that keep changing in shared memory between scans.
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../../bench/lib.js';
-import { nearestSlots, scanNearest } from '../../../src/adapters/sqlite/sign-scan.js';
+import { nearestSlots, scanNearest } from '../../../src/adapters/sign-scan/scan.js';
 
 const STRIDE = 12;
 

@@ -1,0 +1,260 @@
+// The scale-out vector index's prefilter, held in the API process's memory as the embedded one is
+// (sqlite/sign-index.ts): each (org, profile)'s sign bits, scanned by Hamming distance on the
+// scan thread in ~15–25 ms for 600k vectors, where PostgreSQL's own scan of the covering index
+// (bit_count over every row) takes several times that. The exact cosine then ranks the candidates
+// in PostgreSQL (vector-index.ts). Memory: ~70 bytes a 384-d vector, in each API process that
+// searches the org.
+//
+// The table stays the truth, shared by every node. Migration 100 stamps each written or rewritten
+// row with its transaction's id and logs deleted rows with theirs. A partition remembers the
+// snapshot it last read at; before each search it reads, in one statement (one snapshot), the
+// rows and deletions of every transaction that snapshot did not see: those at or past its xmax
+// and those then in progress. A transaction is thus read exactly once, whenever it commits, and a
+// vector written or deleted through any node is seen by the next search on every node.
+//
+// The deletion log keeps LOG_RETENTION_MS of history (any process trims it); a partition that has
+// not looked for half that long is loaded again from the table. A candidate whose row has gone
+// meanwhile simply finds nothing when the cosine reads it.
+import { THREAD_MIN_SLOTS } from '../sign-scan/scan.js';
+import { SignSlots } from '../sign-scan/slots.js';
+import type { PgDatabase } from './database.js';
+
+/** How long deletions stay in the log; a partition idle for half of it reloads. */
+const LOG_RETENTION_MS = 60 * 60_000;
+/** How often a process trims the log. */
+const TRIM_EVERY_MS = 5 * 60_000;
+/** Rows per fetch while a partition loads (one cursor, one REPEATABLE READ snapshot). */
+const LOAD_PAGE = 50_000;
+
+/** One bit per dimension, set where the value is positive, in varbit_send's order (first bit high). */
+export function signBytesMsbFirst(vector: Float32Array): Uint8Array {
+  const bytes = new Uint8Array(Math.ceil(vector.length / 8));
+  for (let j = 0; j < vector.length; j++) {
+    if (vector[j]! > 0) bytes[j >> 3]! |= 0x80 >> (j & 7);
+  }
+  return bytes;
+}
+
+/** What a snapshot (pg_current_snapshot()) had not seen: transactions ≥ xmax, and those in progress. */
+interface Seen {
+  xmax: string;
+  inProgress: string[];
+}
+
+function parseSnapshot(text: string): Seen {
+  const [, xmax, xip] = text.split(':');
+  return { xmax: xmax!, inProgress: xip ? xip.split(',') : [] };
+}
+
+export interface ChunkKey {
+  documentId: string;
+  chunkIndex: number;
+}
+
+class Partition {
+  readonly slots: SignSlots;
+  private docOf: string[] = [];
+  private chunkOf = new Int32Array(0);
+  /** Live slots of each document, and one string of its id that every slot of it shares. */
+  private readonly byDoc = new Map<string, { id: string; slots: number[] }>();
+  seen: Seen = { xmax: '0', inProgress: [] };
+  /** The database's clock at the last read, ms. */
+  readAt = 0;
+
+  constructor(stride: number) {
+    this.slots = new SignSlots(stride);
+  }
+
+  /** A vector written or rewritten: its older slot, if any, dies (`fresh`: it has none). */
+  put(documentId: string, chunkIndex: number, signs: Uint8Array, fresh = false): void {
+    if (!fresh) this.drop(documentId, chunkIndex);
+    let live = this.byDoc.get(documentId);
+    if (live === undefined) {
+      live = { id: documentId, slots: [] };
+      this.byDoc.set(documentId, live);
+    }
+    const slot = this.slots.append(signs);
+    if (this.chunkOf.length < this.slots.capacity) {
+      const grown = new Int32Array(this.slots.capacity);
+      grown.set(this.chunkOf);
+      this.chunkOf = grown;
+    }
+    this.docOf[slot] = live.id;
+    this.chunkOf[slot] = chunkIndex;
+    live.slots.push(slot);
+  }
+
+  drop(documentId: string, chunkIndex: number): void {
+    const live = this.byDoc.get(documentId);
+    if (live === undefined) return;
+    const at = live.slots.findIndex((slot) => this.chunkOf[slot] === chunkIndex);
+    if (at < 0) return;
+    this.slots.kill(live.slots[at]!);
+    live.slots.splice(at, 1);
+    if (live.slots.length === 0) this.byDoc.delete(documentId);
+  }
+
+  async nearest(query: Uint8Array, count: number, threadMinSlots: number): Promise<ChunkKey[]> {
+    const slots = await this.slots.nearest(query, count, threadMinSlots);
+    return Array.from(slots, (slot) => ({ documentId: this.docOf[slot]!, chunkIndex: this.chunkOf[slot]! }));
+  }
+}
+
+interface Reads {
+  running: Promise<Partition>;
+  queued: Promise<Partition> | null;
+}
+
+interface SignRow {
+  gone: boolean | null;
+  document_id: string | null;
+  chunk_index: number | null;
+  signs: Buffer | null;
+  snapshot: string | null;
+  now_ms: string | null;
+}
+
+export class PgSignIndex {
+  private readonly partitions = new Map<string, Partition>();
+  /** Per partition: the read under way, and the one queued behind it (shared by its waiters). */
+  private readonly reads = new Map<string, Reads>();
+  private readonly vectors: string;
+  private readonly gone: string;
+  private trimmedAt = 0;
+
+  constructor(
+    private readonly db: PgDatabase,
+    private readonly threadMinSlots = THREAD_MIN_SLOTS,
+  ) {
+    this.vectors = db.table('chunk_vectors');
+    this.gone = db.table('chunk_vectors_gone');
+  }
+
+  /**
+   * The `count` chunks of the org and profile whose sign bits are nearest to the query's; null
+   * when the org has no more vectors than that (rank them all exactly).
+   */
+  async candidates(
+    orgId: string,
+    profileId: number,
+    vector: Float32Array,
+    count: number,
+  ): Promise<ChunkKey[] | null> {
+    const partition = await this.current(orgId, profileId, Math.ceil(vector.length / 32));
+    if (partition.slots.live <= count) return null;
+    return partition.nearest(signBytesMsbFirst(vector), count, this.threadMinSlots);
+  }
+
+  /** The partition as of a read that started after this call: a write committed before it is in. */
+  private current(orgId: string, profileId: number, stride: number): Promise<Partition> {
+    const key = `${orgId}\u0000${profileId}`;
+    const start = (reads: Reads) => {
+      const running = this.read(key, orgId, profileId, stride);
+      reads.running = running;
+      const done = () => {
+        if (this.reads.get(key) === reads && reads.running === running && reads.queued === null) {
+          this.reads.delete(key);
+        }
+      };
+      running.then(done, done);
+      return running;
+    };
+    const reads = this.reads.get(key);
+    if (reads === undefined) {
+      const fresh: Reads = { running: Promise.resolve(null as unknown as Partition), queued: null };
+      this.reads.set(key, fresh);
+      return start(fresh);
+    }
+    // The read under way may have taken its snapshot before this search's own writes: one more
+    // read follows it, shared by every search that arrives meanwhile.
+    reads.queued ??= reads.running
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => {
+        reads.queued = null;
+        return start(reads);
+      });
+    return reads.queued;
+  }
+
+  private async read(key: string, orgId: string, profileId: number, stride: number): Promise<Partition> {
+    let partition = this.partitions.get(key);
+    if (partition && (partition.slots.stride !== stride || partition.slots.wasteful)) partition = undefined;
+    if (partition) {
+      const nowMs = await this.readChanges(partition, orgId, profileId);
+      if (nowMs - partition.readAt <= LOG_RETENTION_MS / 2) {
+        partition.readAt = nowMs;
+        await this.trimLog(nowMs);
+        return partition;
+      }
+      // Idle too long: the log may have lost deletions it has not seen.
+    }
+    partition = await this.load(orgId, profileId, stride);
+    this.partitions.set(key, partition);
+    return partition;
+  }
+
+  /** Applies what changed since the partition's last read; returns the database's clock, ms. */
+  private async readChanges(partition: Partition, orgId: string, profileId: number): Promise<number> {
+    const { xmax, inProgress } = partition.seen;
+    const unseen = `(tx >= $3::xid8 OR tx = ANY($4::xid8[]))`;
+    const { rows } = await this.db.query<SignRow>(
+      `SELECT false AS gone, document_id, chunk_index, substring(varbit_send(signs) FROM 5) AS signs,
+              NULL AS snapshot, NULL AS now_ms
+       FROM ${this.vectors} WHERE org_id = $1 AND profile_id = $2 AND tx IS NOT NULL AND ${unseen}
+       UNION ALL
+       SELECT true, document_id, chunk_index, NULL, NULL, NULL
+       FROM ${this.gone} WHERE org_id = $1 AND profile_id = $2 AND ${unseen}
+       UNION ALL
+       SELECT NULL, NULL, NULL, NULL, pg_current_snapshot()::text, (extract(epoch FROM now()) * 1000)::bigint::text`,
+      [orgId, profileId, xmax, `{${inProgress.join(',')}}`],
+    );
+    let nowMs = 0;
+    // Deletions first: a row deleted and written again since the last read is then live.
+    for (const r of rows) if (r.gone === true) partition.drop(r.document_id!, r.chunk_index!);
+    for (const r of rows) {
+      if (r.gone === false) partition.put(r.document_id!, r.chunk_index!, r.signs!);
+      else if (r.snapshot !== null) {
+        partition.seen = parseSnapshot(r.snapshot);
+        nowMs = Number(r.now_ms);
+      }
+    }
+    return nowMs;
+  }
+
+  /** Every vector of the org and profile, read in pages within one snapshot. */
+  private async load(orgId: string, profileId: number, stride: number): Promise<Partition> {
+    const partition = new Partition(stride);
+    await this.db.transaction(async (tx) => {
+      await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      const head = await tx.query<{ snapshot: string; now_ms: string }>(
+        `SELECT pg_current_snapshot()::text AS snapshot, (extract(epoch FROM now()) * 1000)::bigint::text AS now_ms`,
+      );
+      partition.seen = parseSnapshot(head.rows[0]!.snapshot);
+      partition.readAt = Number(head.rows[0]!.now_ms);
+      await tx.query(
+        `DECLARE signs NO SCROLL CURSOR FOR
+           SELECT document_id, chunk_index, substring(varbit_send(signs) FROM 5) AS signs
+           FROM ${this.vectors} WHERE org_id = $1 AND profile_id = $2`,
+        [orgId, profileId],
+      );
+      for (;;) {
+        const { rows } = await tx.query<SignRow>(`FETCH ${LOAD_PAGE} FROM signs`);
+        for (const r of rows) partition.put(r.document_id!, r.chunk_index!, r.signs!, true);
+        if (rows.length < LOAD_PAGE) break;
+      }
+    });
+    return partition;
+  }
+
+  /** Drops deletions older than the log keeps, at most every few minutes from this process. */
+  private async trimLog(nowMs: number): Promise<void> {
+    if (nowMs - this.trimmedAt < TRIM_EVERY_MS) return;
+    this.trimmedAt = nowMs;
+    await this.db.query(`DELETE FROM ${this.gone} WHERE at < now() - $1::interval`, [
+      `${LOG_RETENTION_MS} milliseconds`,
+    ]);
+  }
+}

@@ -1,0 +1,136 @@
+// What only the PostgreSQL vector index has to prove about its in-memory sign bits: every API
+// node holds its own copy, so a vector written, rewritten or deleted through one node must be
+// found (or not) by the next search on another, including a write whose transaction began before
+// that node last read and committed after it (a sequence-numbered feed would skip it for ever).
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { PgDatabase } from '../../../src/adapters/postgres/database.js';
+import { PgDocumentStore } from '../../../src/adapters/postgres/document-store.js';
+import { PgKeywordIndex } from '../../../src/adapters/postgres/keyword-index.js';
+import { migratePostgres } from '../../../src/adapters/postgres/migrations.js';
+import { PgVectorIndex } from '../../../src/adapters/postgres/vector-index.js';
+import type { ChunkVector } from '../../../src/domain/ports.js';
+import { indexedInto } from '../../contract/document-fixtures.js';
+import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../../scale-out/services.js';
+
+const services = await checkServices(['DATABASE_URL']);
+const url = services.urls.DATABASE_URL ?? '';
+
+// Every (document, chunk) of these tests gets an axis of its own.
+const D = 128;
+/** 2 candidates from 40 vectors: searches go through the in-memory sign bits. */
+const BUDGET = { minCandidates: 2, candidatesPerHit: 1, scanThreadFrom: 0 };
+
+function axis(i: number, tilt = 0.05): Float32Array {
+  const v = new Float32Array(D).fill(-0.01);
+  v[i % D] = 1;
+  v[(i + 1) % D] = tilt;
+  const norm = Math.hypot(...v);
+  return v.map((x) => x / norm);
+}
+
+describeScaleOut('PgVectorIndex: sign bits held by each node', services, () => {
+  let schema: string;
+  let writerDb: PgDatabase;
+  let readerDb: PgDatabase;
+  let store: PgDocumentStore;
+  let writer: PgVectorIndex;
+  let reader: PgVectorIndex;
+  let profile: number;
+  const orgId = 'org_signs';
+
+  beforeEach(async () => {
+    schema = freshSchema();
+    writerDb = new PgDatabase({ connectionString: url, schema, maxConnections: 4 });
+    await migratePostgres(writerDb);
+    readerDb = new PgDatabase({ connectionString: url, schema, maxConnections: 4 });
+    store = new PgDocumentStore(writerDb, undefined, { index: new PgKeywordIndex(writerDb, {}) });
+    writer = new PgVectorIndex(writerDb, BUDGET);
+    reader = new PgVectorIndex(readerDb, BUDGET);
+    profile = await writer.profileId({ provider: 'test', model: 'signs', dimensions: D });
+  });
+  afterEach(async () => {
+    await writerDb.close();
+    await readerDb.close();
+    await dropSchema(url, schema);
+  });
+
+  /** Ready documents of 8 chunks, chunk i of document d along axis d * 8 + i. */
+  async function documents(count: number, first = 0) {
+    const ids: string[] = [];
+    for (let d = first; d < first + count; d++) {
+      const doc = await indexedInto(
+        store,
+        orgId,
+        Array.from({ length: 8 }, (_, i) => `document ${d} chunk ${i}`),
+      );
+      const vectors: ChunkVector[] = Array.from({ length: 8 }, (_, chunkIndex) => ({
+        documentId: doc.id,
+        chunkIndex,
+        vector: axis(d * 8 + chunkIndex, 0.05 + d * 0.001),
+      }));
+      expect(await writer.writeVectors(orgId, profile, vectors)).toBe(true);
+      ids.push(doc.id);
+    }
+    return ids;
+  }
+
+  const top = async (vector: Float32Array) =>
+    (await reader.search({ orgId, profileId: profile, vector, limit: 1 })).map((h) => [
+      h.documentId,
+      h.chunkIndex,
+    ]);
+
+  it("sees another node's writes, rewrites and deletions at its next search", async () => {
+    const ids = await documents(5);
+    // The reader loads its copy now.
+    expect(await top(axis(3, 0.05))).toEqual([[ids[0], 3]]);
+
+    // A rewrite moves chunk 5 of the last document onto a direction nobody else has.
+    const lonely = new Float32Array(D).fill(1 / Math.sqrt(D));
+    expect(
+      await writer.writeVectors(orgId, profile, [{ documentId: ids[4]!, chunkIndex: 5, vector: lonely }]),
+    ).toBe(true);
+    expect(await top(lonely)).toEqual([[ids[4], 5]]);
+
+    // A new document, then the deletion of the first one.
+    const [added] = await documents(1, 9);
+    expect(await top(axis(9 * 8 + 2, 0.059))).toEqual([[added, 2]]);
+    await store.deleteDocument(orgId, ids[0]!);
+    const after = await reader.search({ orgId, profileId: profile, vector: axis(3, 0.05), limit: 5 });
+    expect(after.map((h) => h.documentId)).not.toContain(ids[0]);
+    expect(after).toHaveLength(5);
+  });
+
+  it('sees a write whose transaction began before its last read and committed after it', async () => {
+    const ids = await documents(5);
+    const [late] = await documents(1, 7);
+    // The late document's vectors are deleted, then written again inside a transaction held open
+    // across the reader's next search.
+    await writerDb.query(`DELETE FROM ${writerDb.table('chunk_vectors')} WHERE document_id = $1`, [late]);
+    expect(await top(axis(7 * 8 + 1, 0.057))).not.toEqual([[late, 1]]);
+
+    const client = await writerDb.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        `INSERT INTO ${writerDb.table('chunk_vectors')} (document_id, chunk_index, profile_id, org_id, embedding, signs)
+         VALUES ($1, 1, $2, $3, $4::real[], $5::bit varying)`,
+        [
+          late,
+          profile,
+          orgId,
+          `{${Array.from(axis(7 * 8 + 1, 0.057)).join(',')}}`,
+          Array.from(axis(7 * 8 + 1, 0.057), (x) => (x > 0 ? '1' : '0')).join(''),
+        ],
+      );
+      // Another write commits meanwhile, and the reader reads past both transactions' ids.
+      await documents(1, 11);
+      expect(await top(axis(7 * 8 + 1, 0.057))).not.toEqual([[late, 1]]);
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    expect(await top(axis(7 * 8 + 1, 0.057))).toEqual([[late, 1]]);
+    expect(ids).toHaveLength(5);
+  });
+});
