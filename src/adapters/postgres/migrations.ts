@@ -530,6 +530,13 @@ const MIGRATIONS: readonly Migration[] = [
         BEGIN
           INSERT INTO ${t('chunk_vectors_gone')} (org_id, profile_id, document_id, chunk_index)
             SELECT org_id, profile_id, document_id, chunk_index FROM gone;
+          -- The log keeps an hour (sign-index.ts reloads a partition idle for half of that). Old
+          -- entries go a batch at a time with the deletions that follow them; SKIP LOCKED, so
+          -- concurrent writers never wait on each other here.
+          DELETE FROM ${t('chunk_vectors_gone')} WHERE ctid IN (
+            SELECT ctid FROM ${t('chunk_vectors_gone')}
+            WHERE at < clock_timestamp() - interval '1 hour'
+            LIMIT 5000 FOR UPDATE SKIP LOCKED);
           RETURN NULL;
         END $$;
         CREATE TRIGGER chunk_vectors_gone_log AFTER DELETE ON ${t('chunk_vectors')}

@@ -12,17 +12,15 @@
 // and those then in progress. A transaction is thus read exactly once, whenever it commits, and a
 // vector written or deleted through any node is seen by the next search on every node.
 //
-// The deletion log keeps LOG_RETENTION_MS of history (any process trims it); a partition that has
-// not looked for half that long is loaded again from the table. A candidate whose row has gone
+// The deletion log keeps an hour of history (its trigger drops older entries as new ones come);
+// a partition that has not looked for half that long is loaded again from the table. A candidate whose row has gone
 // meanwhile simply finds nothing when the cosine reads it.
 import { THREAD_MIN_SLOTS } from '../sign-scan/scan.js';
 import { SignSlots } from '../sign-scan/slots.js';
 import type { PgDatabase } from './database.js';
 
-/** How long deletions stay in the log; a partition idle for half of it reloads. */
+/** How long deletions stay in the log (migration 100's trigger); a partition idle for half of it reloads. */
 const LOG_RETENTION_MS = 60 * 60_000;
-/** How often a process trims the log. */
-const TRIM_EVERY_MS = 5 * 60_000;
 /** Rows per fetch while a partition loads (one cursor, one REPEATABLE READ snapshot). */
 const LOAD_PAGE = 50_000;
 
@@ -120,7 +118,6 @@ export class PgSignIndex {
   private readonly reads = new Map<string, Reads>();
   private readonly vectors: string;
   private readonly gone: string;
-  private trimmedAt = 0;
 
   constructor(
     private readonly db: PgDatabase,
@@ -186,7 +183,6 @@ export class PgSignIndex {
       const nowMs = await this.readChanges(partition, orgId, profileId);
       if (nowMs - partition.readAt <= LOG_RETENTION_MS / 2) {
         partition.readAt = nowMs;
-        await this.trimLog(nowMs);
         return partition;
       }
       // Idle too long: the log may have lost deletions it has not seen.
@@ -247,14 +243,5 @@ export class PgSignIndex {
       }
     });
     return partition;
-  }
-
-  /** Drops deletions older than the log keeps, at most every few minutes from this process. */
-  private async trimLog(nowMs: number): Promise<void> {
-    if (nowMs - this.trimmedAt < TRIM_EVERY_MS) return;
-    this.trimmedAt = nowMs;
-    await this.db.query(`DELETE FROM ${this.gone} WHERE at < now() - $1::interval`, [
-      `${LOG_RETENTION_MS} milliseconds`,
-    ]);
   }
 }

@@ -133,4 +133,20 @@ describeScaleOut('PgVectorIndex: sign bits held by each node', services, () => {
     expect(await top(axis(7 * 8 + 1, 0.057))).toEqual([[late, 1]]);
     expect(ids).toHaveLength(5);
   });
+
+  it('keeps an hour of deletions in its log: older entries go with the next deletion', async () => {
+    const ids = await documents(2);
+    const gone = writerDb.table('chunk_vectors_gone');
+    await writerDb.query(
+      `INSERT INTO ${gone} (at, org_id, profile_id, document_id, chunk_index)
+       SELECT clock_timestamp() - interval '61 minutes', $1, $2, 'old-' || i, 0 FROM generate_series(1, 3) AS i`,
+      [orgId, profile],
+    );
+    const count = async () =>
+      Number((await writerDb.query<{ n: string }>(`SELECT count(*) AS n FROM ${gone}`)).rows[0]!.n);
+    expect(await count()).toBe(3);
+    await store.deleteDocument(orgId, ids[0]!);
+    // The document's 8 vectors logged, the 3 old entries dropped.
+    expect(await count()).toBe(8);
+  });
 });
