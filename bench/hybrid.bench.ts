@@ -32,6 +32,7 @@ import {
   type Backend,
   makeQueries,
   ORG_SHARES,
+  pgMillionBudgetMs,
   postgresBackend,
   QueryCorpus,
   sqliteBackend,
@@ -408,7 +409,7 @@ async function measure(which: 'sqlite' | 'postgres', options?: BenchOptions): Pr
     if (pg === null) {
       notes.push('- PostgreSQL: skipped (DATABASE_URL not set or adapter missing).');
     } else {
-      const pgRun = await runBackend(pg, scales, texts, budgetMs, quick ? null : 25 * 60_000);
+      const pgRun = await runBackend(pg, scales, texts, budgetMs, quick ? null : pgMillionBudgetMs(25));
       report('PostgreSQL', pgRun.results, GOAL_PG_OVERHEAD_P95_MS);
       notes.push(...pgRun.notes.map((n) => `- ${n}`));
     }
