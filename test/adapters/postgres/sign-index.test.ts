@@ -28,6 +28,13 @@ function axis(i: number, tilt = 0.05): Float32Array {
   return v.map((x) => x / norm);
 }
 
+/** The stored form of a vector (migration 110): float4send's bytes, element after element. */
+function bigEndianFloats(v: Float32Array): Buffer {
+  const bytes = Buffer.alloc(v.length * 4);
+  v.forEach((x, j) => bytes.writeFloatBE(x, j * 4));
+  return bytes;
+}
+
 describeScaleOut('PgVectorIndex: sign bits held by each node', services, () => {
   let schema: string;
   let writerDb: PgDatabase;
@@ -114,12 +121,12 @@ describeScaleOut('PgVectorIndex: sign bits held by each node', services, () => {
       await client.query('BEGIN');
       await client.query(
         `INSERT INTO ${writerDb.table('chunk_vectors')} (document_id, chunk_index, profile_id, org_id, embedding, signs)
-         VALUES ($1, 1, $2, $3, $4::real[], $5::bit varying)`,
+         VALUES ($1, 1, $2, $3, $4, $5::bit varying)`,
         [
           late,
           profile,
           orgId,
-          `{${Array.from(axis(7 * 8 + 1, 0.057)).join(',')}}`,
+          bigEndianFloats(axis(7 * 8 + 1, 0.057)),
           Array.from(axis(7 * 8 + 1, 0.057), (x) => (x > 0 ? '1' : '0')).join(''),
         ],
       );
@@ -148,5 +155,47 @@ describeScaleOut('PgVectorIndex: sign bits held by each node', services, () => {
     await store.deleteDocument(orgId, ids[0]!);
     // The document's 8 vectors logged, the 3 old entries dropped.
     expect(await count()).toBe(8);
+  });
+
+  it('converts vectors written before migration 110 (real[]) to the bytes it ranks, scores unchanged', async () => {
+    const old = freshSchema();
+    const db = new PgDatabase({ connectionString: url, schema: old, maxConnections: 2 });
+    try {
+      await migratePostgres(db, { upTo: 100 });
+      const oldStore = new PgDocumentStore(db, undefined, { index: new PgKeywordIndex(db, {}) });
+      const doc = await indexedInto(
+        oldStore,
+        orgId,
+        Array.from({ length: 3 }, (_, i) => `chunk ${i}`),
+      );
+      await db.query(
+        `INSERT INTO ${db.table('vector_profiles')} (id, provider, model, dimensions) VALUES (1, 'test', 'signs', ${D})`,
+      );
+      const stored = [axis(5), axis(1), axis(2)];
+      for (let i = 0; i < 3; i++) {
+        await db.query(
+          `INSERT INTO ${db.table('chunk_vectors')} (document_id, chunk_index, profile_id, org_id, embedding, signs)
+           VALUES ($1, $2, 1, $3, $4::real[], $5::bit varying)`,
+          [
+            doc.id,
+            i,
+            orgId,
+            `{${Array.from(stored[i]!).join(',')}}`,
+            Array.from(stored[i]!, (x) => (x > 0 ? '1' : '0')).join(''),
+          ],
+        );
+      }
+      await migratePostgres(db);
+      const index = new PgVectorIndex(db);
+      const hits = await index.search({ orgId, profileId: 1, vector: axis(1), limit: 3 });
+      expect(hits.map((h) => h.chunkIndex)).toEqual([1, 2, 0]);
+      expect(hits[0]!.score).toBeCloseTo(1, 5);
+      const exact = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, j) => sum + x * b[j]!, 0);
+      expect(hits[1]!.score).toBeCloseTo(exact(axis(1), stored[2]!), 5);
+      expect(hits[2]!.score).toBeCloseTo(exact(axis(1), stored[0]!), 5);
+    } finally {
+      await db.close();
+      await dropSchema(url, old);
+    }
   });
 });
