@@ -21,6 +21,8 @@ import type { PgDatabase } from './database.js';
 
 /** How long deletions stay in the log (migration 100's trigger); a partition idle for half of it reloads. */
 const LOG_RETENTION_MS = 60 * 60_000;
+/** More changes than this since a partition's last read: it is read whole again instead. */
+const MAX_CHANGES = 50_000;
 /** Rows per fetch while a partition loads (one cursor, one REPEATABLE READ snapshot). */
 const LOAD_PAGE = 50_000;
 
@@ -122,6 +124,7 @@ export class PgSignIndex {
   constructor(
     private readonly db: PgDatabase,
     private readonly threadMinSlots = THREAD_MIN_SLOTS,
+    private readonly maxChanges = MAX_CHANGES,
   ) {
     this.vectors = db.table('chunk_vectors');
     this.gone = db.table('chunk_vectors_gone');
@@ -181,32 +184,46 @@ export class PgSignIndex {
     if (partition && (partition.slots.stride !== stride || partition.slots.wasteful)) partition = undefined;
     if (partition) {
       const nowMs = await this.readChanges(partition, orgId, profileId);
-      if (nowMs - partition.readAt <= LOG_RETENTION_MS / 2) {
+      if (nowMs !== null && nowMs - partition.readAt <= LOG_RETENTION_MS / 2) {
         partition.readAt = nowMs;
         return partition;
       }
-      // Idle too long: the log may have lost deletions it has not seen.
+      // Too much changed to read as changes, or idle so long that the log may have lost
+      // deletions it has not seen: read it all again.
     }
     partition = await this.load(orgId, profileId, stride);
     this.partitions.set(key, partition);
     return partition;
   }
 
-  /** Applies what changed since the partition's last read; returns the database's clock, ms. */
-  private async readChanges(partition: Partition, orgId: string, profileId: number): Promise<number> {
+  /**
+   * Applies what changed since the partition's last read; returns the database's clock, ms, or
+   * null (the partition untouched) when more changed than `maxChanges`: a bulk load since, which a
+   * paged read of the whole partition takes in less memory than one answer of every change.
+   */
+  private async readChanges(partition: Partition, orgId: string, profileId: number): Promise<number | null> {
     const { xmax, inProgress } = partition.seen;
     const unseen = `(tx >= $3::xid8 OR tx = ANY($4::xid8[]))`;
     const { rows } = await this.db.query<SignRow>(
-      `SELECT false AS gone, document_id, chunk_index, substring(varbit_send(signs) FROM 5) AS signs,
-              NULL AS snapshot, NULL AS now_ms
-       FROM ${this.vectors} WHERE org_id = $1 AND profile_id = $2 AND tx IS NOT NULL AND ${unseen}
+      `(SELECT false AS gone, document_id, chunk_index, substring(varbit_send(signs) FROM 5) AS signs,
+               NULL AS snapshot, NULL AS now_ms
+        FROM ${this.vectors} WHERE org_id = $1 AND profile_id = $2 AND tx IS NOT NULL AND ${unseen}
+        LIMIT $5)
        UNION ALL
-       SELECT true, document_id, chunk_index, NULL, NULL, NULL
-       FROM ${this.gone} WHERE org_id = $1 AND profile_id = $2 AND ${unseen}
+       (SELECT true, document_id, chunk_index, NULL, NULL, NULL
+        FROM ${this.gone} WHERE org_id = $1 AND profile_id = $2 AND ${unseen}
+        LIMIT $5)
        UNION ALL
        SELECT NULL, NULL, NULL, NULL, pg_current_snapshot()::text, (extract(epoch FROM now()) * 1000)::bigint::text`,
-      [orgId, profileId, xmax, `{${inProgress.join(',')}}`],
+      [orgId, profileId, xmax, `{${inProgress.join(',')}}`, this.maxChanges + 1],
     );
+    let added = 0;
+    let gone = 0;
+    for (const r of rows) {
+      if (r.gone === false) added++;
+      else if (r.gone === true) gone++;
+    }
+    if (added > this.maxChanges || gone > this.maxChanges) return null;
     let nowMs = 0;
     // Deletions first: a row deleted and written again since the last read is then live.
     for (const r of rows) if (r.gone === true) partition.drop(r.document_id!, r.chunk_index!);

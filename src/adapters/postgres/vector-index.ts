@@ -30,6 +30,8 @@ export interface VectorCandidateOptions {
   candidatesPerHit?: number;
   /** Partitions of at least this many vectors are scanned on the scan thread (sign-scan/scan.ts). */
   scanThreadFrom?: number;
+  /** More changes than this since a node's last read and it reads the org's sign bits whole again. */
+  feedLimit?: number;
 }
 /** $1–$4 of either ranking statement; a filter's own parameters follow. */
 const BASE_PARAMS = 4;
@@ -53,7 +55,7 @@ export class PgVectorIndex implements VectorIndex {
   ) {
     this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
     this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;
-    this.signs = new PgSignIndex(db, options.scanThreadFrom);
+    this.signs = new PgSignIndex(db, options.scanThreadFrom, options.feedLimit);
     this.outbox = new PgWebhookOutbox(db);
     this.profiles = db.table('vector_profiles');
     this.vectors = db.table('chunk_vectors');

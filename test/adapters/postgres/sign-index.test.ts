@@ -198,4 +198,21 @@ describeScaleOut('PgVectorIndex: sign bits held by each node', services, () => {
       await dropSchema(url, old);
     }
   });
+
+  it('reads the whole org again after more changes than its feed takes, missing nothing', async () => {
+    const bulk = new PgVectorIndex(readerDb, { ...BUDGET, feedLimit: 10 });
+    const ids = await documents(2);
+    const first = await bulk.search({ orgId, profileId: profile, vector: axis(8 + 3, 0.051), limit: 1 });
+    expect(first.map((h) => [h.documentId, h.chunkIndex])).toEqual([[ids[1], 3]]);
+    // 24 vectors written and 8 deleted since: past the feed's 10. Sign bits tie between these
+    // vectors, so a copy that had not taken the new ones would offer the first document's chunks
+    // (live, and wrong) as the candidates.
+    const added = await documents(3, 4);
+    await store.deleteDocument(orgId, ids[1]!);
+    const found = await bulk.search({ orgId, profileId: profile, vector: axis(5 * 8 + 6, 0.055), limit: 1 });
+    expect(found.map((h) => [h.documentId, h.chunkIndex])).toEqual([[added[1], 6]]);
+    const near = await bulk.search({ orgId, profileId: profile, vector: axis(8 + 3, 0.051), limit: 5 });
+    expect(near.map((h) => h.documentId)).not.toContain(ids[1]);
+    expect(near).toHaveLength(5);
+  });
 });
