@@ -31,7 +31,7 @@ function axis(i: number, tilt = 0.05): Float32Array {
 /** The stored form of a vector (migration 110): float4send's bytes, element after element. */
 function bigEndianFloats(v: Float32Array): Buffer {
   const bytes = Buffer.alloc(v.length * 4);
-  v.forEach((x, j) => bytes.writeFloatBE(x, j * 4));
+  for (let j = 0; j < v.length; j++) bytes.writeFloatBE(v[j]!, j * 4);
   return bytes;
 }
 
