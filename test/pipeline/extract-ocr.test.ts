@@ -221,6 +221,35 @@ describeWithCorpus('OCR=off', () => {
     },
   );
 
+  itWithCorpus(
+    'fails it no_text as well when the PDF is large enough to be chunked page by page',
+    async () => {
+      const paged = createExtractor({
+        ...OPTIONS,
+        maxWorkers: 1,
+        ocr: { enabled: false, languages: ['eng'] },
+        pagedStreamFromBytes: 0,
+      });
+      try {
+        const stream = paged.indexStream(path.join(SCANNED, 'ocr_test.pdf'), 'pdf', {
+          chunkSize: 64,
+          chunkOverlap: 8,
+        });
+        const error = await failure(
+          (async () => {
+            for await (const _ of stream.chunks) {
+              // nothing is expected before the failure
+            }
+          })(),
+        );
+        expect(error.code).toBe('no_text');
+        expect(error.message).toContain('OCR=off');
+      } finally {
+        await paged.close();
+      }
+    },
+  );
+
   itWithCorpus('fails an image no_text', async () => {
     const error = await failure(ocrOff.extract(path.join(IMAGES, 'testocr.png'), 'png'));
     expect(error.code).toBe('no_text');

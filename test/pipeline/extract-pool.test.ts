@@ -13,7 +13,7 @@ import { analyzer } from '../../src/domain/search-words.js';
 import { chunkForIndex } from '../../src/pipeline/chunk/for-index.js';
 import { createExtractor, ExtractionError } from '../../src/pipeline/extract/index.js';
 import { createWorkerPool } from '../../src/pipeline/extract/pool.js';
-import { itWithCorpus } from '../helpers/shared.js';
+import { HAVE_CORPUS, itWithCorpus } from '../helpers/shared.js';
 import { DOCX_DIR, FIXTURES, makeTempDir, PDF_DIR, ROOT, type TempDir } from './extract-support.js';
 
 const english = analyzer('english');
@@ -269,6 +269,43 @@ describe('chunking in threads', () => {
       });
     } finally {
       await extractor.close();
+    }
+  });
+
+  it('a large PDF, read and chunked page by page in one thread, gives the chunks of its pages joined', async () => {
+    // pagedStreamFromBytes 0: every PDF is large. The same chunks, spans, page ranges and totals as
+    // the split-and-join path of a default pool.
+    const joined = createExtractor(OPTIONS);
+    const streamed = createExtractor({ ...OPTIONS, pagedStreamFromBytes: 0 });
+    try {
+      const options = { chunkSize: 64, chunkOverlap: 8 };
+      const files = [path.join(FIXTURES, 'hyphenation.pdf'), ...(HAVE_CORPUS ? [GEOTOPO] : [])];
+      for (const file of files) {
+        const reference = await indexed(joined, file, 'pdf', options);
+        const paged = await indexed(streamed, file, 'pdf', options);
+        expect(paged).toEqual(reference);
+        expect(new Set(paged.chunks.map((c) => c.pageEnd)).size).toBeGreaterThan(1);
+      }
+      await expect(
+        indexed(streamed, path.join(FIXTURES, 'owner-protected.pdf'), 'pdf', options),
+      ).resolves.toMatchObject({ ocrPages: 0 });
+      await expect(indexed(streamed, path.join(tmp.dir, 'absent.pdf'), 'pdf', options)).rejects.toMatchObject(
+        {
+          name: 'ExtractionError',
+          code: 'corrupt',
+        },
+      );
+      const tooMany = createExtractor({ ...OPTIONS, pagedStreamFromBytes: 0, pdfMaxPages: 2 });
+      try {
+        await expect(
+          indexed(tooMany, path.join(FIXTURES, 'hyphenation.pdf'), 'pdf', options),
+        ).rejects.toMatchObject({ code: 'too_large' });
+      } finally {
+        await tooMany.close();
+      }
+    } finally {
+      await joined.close();
+      await streamed.close();
     }
   });
 

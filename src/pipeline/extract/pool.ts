@@ -5,6 +5,7 @@
 // The same threads chunk every document's text (files, URLs and JSON alike): tokenizing is the
 // pipeline's heaviest CPU work, and off the event loop it neither delays API requests nor stops
 // a second core from helping.
+import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { collectChunks } from '../../domain/chunk-batches.js';
 import { contentTypeOf, formatSpec } from '../../domain/formats.js';
@@ -14,6 +15,7 @@ import type { IndexPlan } from '../chunk/for-index.js';
 import { ChunkQueue } from './chunk-queue.js';
 import { type CpuHeadroom, sampleCpuHeadroom } from './cpu-headroom.js';
 import { ExtractionError } from './errors.js';
+import { assemblePages, unreadScan } from './pages.js';
 import type {
   ChunkSpan,
   ExtractedText,
@@ -33,6 +35,8 @@ import { workerEntry } from './worker-entry.js';
  * a range shorter than this costs more than it saves.
  */
 const PDF_MIN_PAGES_PER_PART = 8;
+/** Paged files from this size on are chunked by one thread as it reads them (streamsPaged). */
+const PAGED_STREAM_FROM_BYTES = 16 * 1024 * 1024;
 
 /**
  * A thread loads its modules in well under a second. The time cap only runs once it has, so
@@ -166,7 +170,7 @@ class WorkerPoolExtractor implements Extractor {
     options: FileChunkOptions,
     signal?: AbortSignal,
   ): ChunkStream {
-    if (!formatSpec(format).paged) {
+    if (!formatSpec(format).paged || this.streamsPaged(path)) {
       return this.stream({ type: 'extract', path, format, chunk: options }, signal);
     }
     // A paged file's (a PDF's) pages may come from several threads: they are joined here, then chunked.
@@ -185,6 +189,20 @@ class WorkerPoolExtractor implements Extractor {
         return { ...chunked.totals(), ocrPages };
       },
     };
+  }
+
+  /**
+   * Whether a paged file is large enough to be read and chunked by one thread a page at a time:
+   * split across threads, each would hold the whole file, and the joined text would cross the
+   * event loop twice (bench/RESULTS.md, section 7). One that cannot be read goes the usual way,
+   * which reports why.
+   */
+  private streamsPaged(path: string): boolean {
+    try {
+      return statSync(path).size >= (this.opts.pagedStreamFromBytes ?? PAGED_STREAM_FROM_BYTES);
+    } catch {
+      return false;
+    }
   }
 
   /** A job whose chunks are handed on as they come; the reader letting go ends the job. */
@@ -429,7 +447,7 @@ class WorkerPoolExtractor implements Extractor {
           // Only an extraction asks for pages; the fallback keeps the compiler content.
           const format = job.task.type === 'extract' ? job.task.format : 'pdf';
           const assembled = assemblePages(job.parts, format, job.ocr.recognised);
-          const empty = unreadScan(assembled, job.ocr, formatSpec(format).name);
+          const empty = unreadScan(assembled.text.trim() !== '', job.ocr, formatSpec(format).name);
           if (empty) this.settle(job, empty);
           else this.settle(job, null, assembled);
         }
@@ -621,53 +639,4 @@ export function splitPages(numPages: number, parts: number): PageRange[] {
   return ranges;
 }
 
-/**
- * A paged document without a word of text, some of whose pages are scans: the honest outcome is a
- * failure that says why, not a `ready` document that no query can ever find.
- */
-export function unreadScan(
-  assembled: ExtractedText,
-  ocr: { recognised: number; skipped: number },
-  name: string,
-): ExtractionError | null {
-  if (assembled.text.trim() !== '') return null;
-  if (ocr.skipped > 0) {
-    return new ExtractionError(
-      'no_text',
-      `the ${name} has no text layer on ${ocr.skipped} of its pages, and OCR, which could read them, is off (OCR=off)`,
-    );
-  }
-  if (ocr.recognised > 0) {
-    return new ExtractionError(
-      'no_text',
-      `OCR found no text on the ${name}'s ${ocr.recognised} scanned pages`,
-    );
-  }
-  return null;
-}
-
-/** Pages joined by a blank line; an empty page gets an empty span and adds no separator. */
-export function assemblePages(
-  parts: Map<number, string[]>,
-  format: SourceFormat,
-  ocrPages: number | null = null,
-): ExtractedText {
-  const pageTexts = [...parts.entries()].sort((a, b) => a[0] - b[0]).flatMap(([, texts]) => texts);
-  const pieces: string[] = [];
-  const pages: PageSpan[] = [];
-  let offset = 0;
-  pageTexts.forEach((text, index) => {
-    if (text === '') {
-      pages.push({ page: index + 1, charStart: offset, charEnd: offset });
-      return;
-    }
-    if (pieces.length > 0) {
-      pieces.push('\n\n');
-      offset += 2;
-    }
-    pages.push({ page: index + 1, charStart: offset, charEnd: offset + text.length });
-    pieces.push(text);
-    offset += text.length;
-  });
-  return { text: pieces.join(''), pages, format, contentType: contentTypeOf(format), ocrPages };
-}
+export { assemblePages } from './pages.js';

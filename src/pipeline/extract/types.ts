@@ -40,6 +40,11 @@ export interface ExtractorOptions {
   ocr?: OcrSettings;
   /** How the threads turn chunks into search words: the index's SEARCH_LANGUAGE (default 'english'). */
   searchLanguage?: SearchLanguage;
+  /**
+   * A paged file (PDF) at least this large is read and chunked by one thread, a page at a time,
+   * instead of being split across threads and joined (default 16 MiB): memory over speed.
+   */
+  pagedStreamFromBytes?: number;
 }
 
 /**
@@ -104,8 +109,9 @@ export type WorkerRequest =
        */
       pdfPart?: { from: number; to: number };
       /**
-       * Chunk the text as well (not for PDFs): the worker answers with chunk spans that carry
-       * their text, then `chunks`, instead of `text`.
+       * Chunk the text as well: the worker answers with chunk spans that carry their text, then
+       * `chunks`, instead of `text`. A paged file (PDF) is then read page by page by this worker
+       * alone, never split across workers.
        */
       chunk?: FileChunkOptions;
     }

@@ -10,6 +10,7 @@ import type { FormatExtractor } from '../formats/handler.js';
 import { FORMAT_HANDLERS } from '../formats/handlers.js';
 import { configureOcr } from '../ocr/engine.js';
 import { ExtractionError } from './errors.js';
+import { PageJoiner, unreadScan } from './pages.js';
 import type { ChunkSpan, WorkerData, WorkerReply, WorkerRequest } from './types.js';
 
 const port = parentPort;
@@ -142,7 +143,7 @@ async function chunkAndReply(
   pieces: Iterable<string> | AsyncIterable<string>,
   options: ChunkRequest['options'],
   withText: boolean,
-  ocrPages: number | null = null,
+  ocrPages: OcrPages = null,
 ): Promise<void> {
   const { IndexChunker } = await loadChunker();
   const chunker = new IndexChunker(options, words);
@@ -172,8 +173,17 @@ async function chunkAndReply(
   await take(chunker.end());
   if (spans.length > 0) await sendSpans(jobId, spans);
   const { tokenCount, contentSha256 } = chunker.totals();
-  reply({ type: 'chunks', jobId, tokenCount, contentSha256, ocrPages });
+  reply({
+    type: 'chunks',
+    jobId,
+    tokenCount,
+    contentSha256,
+    ocrPages: typeof ocrPages === 'function' ? ocrPages() : ocrPages,
+  });
 }
+
+/** Pages OCR read: known at the start (an image: 1), or once every page is read (a PDF). */
+type OcrPages = number | null | (() => number | null);
 
 /** chunkAndReply; a failure is reported as ours (`error`, retried), not as the input's. */
 async function chunkOrReportError(
@@ -181,7 +191,7 @@ async function chunkOrReportError(
   pieces: Iterable<string> | AsyncIterable<string>,
   options: ChunkRequest['options'],
   withText: boolean,
-  ocrPages: number | null = null,
+  ocrPages: OcrPages = null,
 ): Promise<void> {
   try {
     await chunkAndReply(jobId, pieces, options, withText, ocrPages);
@@ -214,7 +224,8 @@ async function handleExtract(request: ExtractRequest): Promise<void> {
       );
     }
     if (extractor.paged) {
-      await extractPages(request, extractor);
+      if (request.chunk) await chunkPages(request, request.chunk, extractor);
+      else await extractPages(request, extractor);
       return;
     }
     // An image is one page, and OCR read it (else extraction failed).
@@ -284,6 +295,57 @@ async function extractPages(
       ocrPages: ocr.recognised,
       ocrSkipped: ocr.skipped,
     });
+  } finally {
+    await doc.close().catch(() => {});
+  }
+}
+
+/**
+ * Pages read between two releases of the reader's caches in chunkPages: every 20 took ~10 MB more
+ * off the server's peak for a 90 MB PDF than every 100 (bench/RESULTS.md, section 7). Releasing
+ * costs the fonts' parsing again, so the pool's split path, for smaller PDFs, never does it.
+ */
+const RELEASE_EVERY_PAGES = 20;
+
+/**
+ * A paged file chunked in this thread as its pages are read, one page at a time (the pool sends
+ * large PDFs here rather than splitting them across threads): neither its text nor its pages'
+ * texts are ever held whole, and the chunks and spans are those of the pages joined.
+ */
+async function chunkPages(
+  request: ExtractRequest,
+  options: NonNullable<ExtractRequest['chunk']>,
+  extractor: Extract<FormatExtractor, { paged: true }>,
+): Promise<void> {
+  const { name } = formatSpec(request.format);
+  const doc = await extractor.openPaged(request.path);
+  try {
+    if (doc.numPages > request.pdfMaxPages) {
+      throw new ExtractionError(
+        'too_large',
+        `the ${name} has ${doc.numPages} pages; at most ${request.pdfMaxPages} are allowed`,
+      );
+    }
+    const joiner = new PageJoiner();
+    const ocr = () => doc.ocrCounts?.() ?? { recognised: 0, skipped: 0 };
+    const pieces = async function* () {
+      for (let page = 1; page <= doc.numPages; page++) {
+        if (page % RELEASE_EVERY_PAGES === 0) await doc.release?.();
+        const [text = ''] = await doc.pageTexts(page, page);
+        const piece = joiner.add(text);
+        if (piece !== '') yield piece;
+      }
+      const empty = unreadScan(joiner.hasText, ocr(), name);
+      if (empty) throw empty;
+    };
+    // The chunker reads the spans of pages added so far: a page's span is in before its text.
+    await chunkOrReportError(
+      request.jobId,
+      tagged(pieces()),
+      { ...options, pages: joiner.pages },
+      true,
+      () => ocr().recognised,
+    );
   } finally {
     await doc.close().catch(() => {});
   }

@@ -59,5 +59,10 @@ export interface PagedDocument {
   pageTexts(from: number, to: number): Promise<string[]>;
   /** Of the pages extracted so far: how many OCR read, and how many needed it while OCR was off. */
   ocrCounts?(): { recognised: number; skipped: number };
+  /**
+   * Lets go of what the reader keeps of the pages read so far (fonts, parsed pages): for a reader
+   * going through a long document page by page. Later pages read as before, if a little slower.
+   */
+  release?(): Promise<void>;
   close(): Promise<void>;
 }
