@@ -13,12 +13,8 @@ import {
   ExtractionError,
   type Extractor,
 } from '../../src/pipeline/extract/index.js';
-import {
-  assemblePages,
-  createWorkerPool,
-  type PageRange,
-  splitPages,
-} from '../../src/pipeline/extract/pool.js';
+import { assemblePages } from '../../src/pipeline/extract/pages.js';
+import { createWorkerPool, type PageRange, splitPages } from '../../src/pipeline/extract/pool.js';
 import { layoutPageText, type PdfTextItem } from '../../src/pipeline/formats/pdf/extract.js';
 import { describeWithCorpus, HAVE_CORPUS, itWithCorpus } from '../helpers/shared.js';
 import {

@@ -1,9 +1,9 @@
 // The scale-out vector index's prefilter, held in the API process's memory as the embedded one is
 // (sqlite/sign-index.ts): each (org, profile)'s sign bits, scanned by Hamming distance on the
 // scan thread in ~15–25 ms for 600k vectors, where PostgreSQL's own scan of the covering index
-// (bit_count over every row) takes several times that. The exact cosine then ranks the candidates
-// in PostgreSQL (vector-index.ts). Memory: ~70 bytes a 384-d vector, in each API process that
-// searches the org.
+// (bit_count over every row) took 141–191 ms. The exact cosine of the candidates is then computed
+// in the API (vector-index.ts). Memory, by its layout (not measured): ~70 bytes a 384-d vector (48
+// of bits, and the slot's document and chunk), in each API process that searches the org.
 //
 // The table stays the truth, shared by every node. Migration 100 stamps each written or rewritten
 // row with its transaction's id and logs deleted rows with theirs. A partition remembers the
@@ -13,10 +13,10 @@
 // vector written or deleted through any node is seen by the next search on every node.
 //
 // The deletion log keeps an hour of history (its trigger drops older entries as new ones come);
-// a partition that has not looked for half that long is loaded again from the table. A candidate whose row has gone
-// meanwhile simply finds nothing when the cosine reads it.
+// a partition that has not looked for half that long is loaded again from the table. A candidate
+// whose row has gone meanwhile simply finds nothing when the cosine reads it.
 import { THREAD_MIN_SLOTS } from '../sign-scan/scan.js';
-import { SignSlots } from '../sign-scan/slots.js';
+import { fitted, SignSlots } from '../sign-scan/slots.js';
 import type { PgDatabase } from './database.js';
 
 /** How long deletions stay in the log (migration 100's trigger); a partition idle for half of it reloads. */
@@ -74,11 +74,7 @@ class Partition {
       this.byDoc.set(documentId, live);
     }
     const slot = this.slots.append(signs);
-    if (this.chunkOf.length < this.slots.capacity) {
-      const grown = new Int32Array(this.slots.capacity);
-      grown.set(this.chunkOf);
-      this.chunkOf = grown;
-    }
+    this.chunkOf = fitted(this.chunkOf, this.slots.capacity, (n) => new Int32Array(n));
     this.docOf[slot] = live.id;
     this.chunkOf[slot] = chunkIndex;
     live.slots.push(slot);
@@ -100,8 +96,9 @@ class Partition {
   }
 }
 
+/** Per partition: the read under way, and the one queued behind it. */
 interface Reads {
-  running: Promise<Partition>;
+  running: Promise<Partition> | null;
   queued: Promise<Partition> | null;
 }
 
@@ -116,7 +113,6 @@ interface SignRow {
 
 export class PgSignIndex {
   private readonly partitions = new Map<string, Partition>();
-  /** Per partition: the read under way, and the one queued behind it (shared by its waiters). */
   private readonly reads = new Map<string, Reads>();
   private readonly vectors: string;
   private readonly gone: string;
@@ -148,35 +144,29 @@ export class PgSignIndex {
   /** The partition as of a read that started after this call: a write committed before it is in. */
   private current(orgId: string, profileId: number, stride: number): Promise<Partition> {
     const key = `${orgId}\u0000${profileId}`;
-    const start = (reads: Reads) => {
-      const running = this.read(key, orgId, profileId, stride);
-      reads.running = running;
-      const done = () => {
-        if (this.reads.get(key) === reads && reads.running === running && reads.queued === null) {
-          this.reads.delete(key);
-        }
-      };
-      running.then(done, done);
+    let reads = this.reads.get(key);
+    if (reads === undefined) {
+      reads = { running: null, queued: null };
+      this.reads.set(key, reads);
+    }
+    const state = reads;
+    const start = (): Promise<Partition> => {
+      const running: Promise<Partition> = this.read(key, orgId, profileId, stride).finally(() => {
+        if (state.running === running) state.running = null;
+      });
+      state.running = running;
       return running;
     };
-    const reads = this.reads.get(key);
-    if (reads === undefined) {
-      const fresh: Reads = { running: Promise.resolve(null as unknown as Partition), queued: null };
-      this.reads.set(key, fresh);
-      return start(fresh);
-    }
+    if (state.running === null) return start();
     // The read under way may have taken its snapshot before this search's own writes: one more
     // read follows it, shared by every search that arrives meanwhile.
-    reads.queued ??= reads.running
-      .then(
-        () => undefined,
-        () => undefined,
-      )
+    state.queued ??= state.running
+      .catch(() => undefined)
       .then(() => {
-        reads.queued = null;
-        return start(reads);
+        state.queued = null;
+        return start();
       });
-    return reads.queued;
+    return state.queued;
   }
 
   private async read(key: string, orgId: string, profileId: number, stride: number): Promise<Partition> {

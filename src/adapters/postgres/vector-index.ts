@@ -398,6 +398,7 @@ function float32Bytes(vector: Float32Array): Buffer {
   return bytes;
 }
 
+/** One character per dimension: '1' where the value is positive. */
 function signBits(vector: Float32Array): string {
   let bits = '';
   for (const v of vector) bits += v > 0 ? '1' : '0';

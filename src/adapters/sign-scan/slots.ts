@@ -46,10 +46,6 @@ export class SignSlots {
     this.deadCount++;
   }
 
-  isDead(slot: number): boolean {
-    return this.dead[slot] === 1;
-  }
-
   /**
    * The `count` live slots nearest to `query` (packed as the appended bits were), ties broken by
    * slot order. Slots appended while the scan runs are not considered.

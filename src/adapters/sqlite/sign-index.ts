@@ -2,8 +2,8 @@
 // memory (48 bytes a 384-d vector), compared by Hamming distance in a tight loop, to pick the
 // candidates the exact cosine then ranks in SQL. Scanning the same bits inside SQLite costs a
 // function call and a row decode per vector (~370 ms for 600k) and sqlite-vec's vec0 KNN over a
-// bit column was slower still (~600 ms); the loop (sign-scan.ts, on a thread of its own for big
-// partitions) takes ~15–25 ms. Memory: 56 bytes a 384-d vector.
+// bit column was slower still (~600 ms); the loop (sign-scan/scan.ts, on a thread of its own for
+// big partitions) takes ~15–25 ms. Memory: 56 bytes a 384-d vector.
 //
 // The table stays the truth. Rows only ever get a larger id (AUTOINCREMENT), so a query first reads
 // the rows added since this process last looked, and the deletions logged since (chunk_vectors_gone,
@@ -34,7 +34,7 @@ class Partition {
   lastId = 0;
   lastGone = 0;
 
-  constructor(readonly stride: number) {
+  constructor(stride: number) {
     this.slots = new SignSlots(stride);
   }
 
@@ -92,7 +92,7 @@ export class SignIndex {
     const stride = Math.ceil(vector.length / 32);
     const key = `${orgId}\u0000${profileId}`;
     let partition = this.partitions.get(key);
-    if (partition && partition.stride !== stride) partition = undefined;
+    if (partition && partition.slots.stride !== stride) partition = undefined;
     // One read transaction: the added rows and the deletion log come from the same snapshot.
     partition = this.db.transaction(() => this.refresh(orgId, profileId, partition ?? null, stride))();
     this.partitions.set(key, partition);

@@ -34,7 +34,7 @@ const BACKFILL_BATCH = 2_000;
 export interface SqliteVectorIndexOptions {
   minCandidates?: number;
   candidatesPerHit?: number;
-  /** Partitions of at least this many vectors are scanned on the scan thread (sign-scan.ts). */
+  /** Partitions of at least this many vectors are scanned on the scan thread (sign-scan/scan.ts). */
   scanThreadFrom?: number;
 }
 

@@ -638,5 +638,3 @@ export function splitPages(numPages: number, parts: number): PageRange[] {
   }
   return ranges;
 }
-
-export { assemblePages } from './pages.js';

@@ -272,13 +272,7 @@ async function extractPages(
   try {
     let range = request.pdfPart;
     if (!range) {
-      // Checked before a single page is read: a 100,000-page PDF costs one parse of its page tree.
-      if (doc.numPages > request.pdfMaxPages) {
-        throw new ExtractionError(
-          'too_large',
-          `the ${name} has ${doc.numPages} pages; at most ${request.pdfMaxPages} are allowed`,
-        );
-      }
+      checkPageCount(doc.numPages, request, name);
       const plan = new Promise<{ from: number; to: number }>((resolve) => awaitingPlan.set(jobId, resolve));
       reply({ type: 'pdfPageCount', jobId, numPages: doc.numPages });
       range = await plan;
@@ -297,6 +291,16 @@ async function extractPages(
     });
   } finally {
     await doc.close().catch(() => {});
+  }
+}
+
+/** Checked before a single page is read: a 100,000-page PDF costs one parse of its page tree. */
+function checkPageCount(numPages: number, request: ExtractRequest, name: string): void {
+  if (numPages > request.pdfMaxPages) {
+    throw new ExtractionError(
+      'too_large',
+      `the ${name} has ${numPages} pages; at most ${request.pdfMaxPages} are allowed`,
+    );
   }
 }
 
@@ -320,12 +324,7 @@ async function chunkPages(
   const { name } = formatSpec(request.format);
   const doc = await extractor.openPaged(request.path);
   try {
-    if (doc.numPages > request.pdfMaxPages) {
-      throw new ExtractionError(
-        'too_large',
-        `the ${name} has ${doc.numPages} pages; at most ${request.pdfMaxPages} are allowed`,
-      );
-    }
+    checkPageCount(doc.numPages, request, name);
     const joiner = new PageJoiner();
     const ocr = () => doc.ocrCounts?.() ?? { recognised: 0, skipped: 0 };
     const pieces = async function* () {

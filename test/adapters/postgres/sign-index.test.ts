@@ -215,4 +215,17 @@ describeScaleOut('PgVectorIndex: sign bits held by each node', services, () => {
     expect(near.map((h) => h.documentId)).not.toContain(ids[1]);
     expect(near).toHaveLength(5);
   });
+
+  it('searches that arrive together, right after a write, all see it', async () => {
+    const ids = await documents(2);
+    expect(await top(axis(3, 0.05))).toEqual([[ids[0], 3]]);
+    const [added] = await documents(1, 6);
+    // The first starts the node's read; the others wait for one more read after it.
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        reader.search({ orgId, profileId: profile, vector: axis(6 * 8 + 2, 0.056), limit: 1 }),
+      ),
+    );
+    for (const hits of answers) expect(hits.map((h) => [h.documentId, h.chunkIndex])).toEqual([[added, 2]]);
+  });
 });
