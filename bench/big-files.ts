@@ -1,6 +1,8 @@
 // Large files for the memory bench (section 7), generated from the bench corpus's prose: a PDF of
-// many text pages and a CSV of many rows. Each is described by its exact length up front (the
+// many text pages, a CSV of many rows and an Excel workbook of many rows. Each is described by its exact length up front (the
 // upload's Content-Length) and its bytes in parts, so the bench never has to guess a size.
+
+import { makeZip, workbookEntries } from '../test/helpers/zip.js';
 import { asciiCorpus } from './corpus.js';
 import type { UploadFile } from './server.js';
 
@@ -107,4 +109,42 @@ export function proseCsv(bytes: number): UploadFile {
     size += blockSize;
   }
   return { filename: 'large.csv', contentType: 'text/csv', bytes: size, parts: rows };
+}
+
+/**
+ * An Excel workbook whose XML parts inflate to about `xmlBytes` bytes: one sheet of rows holding
+ * an id, a date, one of ten categories, a note and an amount, written as Excel writes them
+ * (shared strings, a date style). Each note is unique (its row number appended), so the shared
+ * string table holds every one: the worst case for a reader's memory.
+ */
+export function proseXlsx(xmlBytes: number): UploadFile {
+  const lines = proseLines();
+  const categories = Array.from({ length: 10 }, (_, i) => lines[i]!.split(' ', 1)[0]!);
+  const strings = categories.map((c) => `<si><t>${c}</t></si>`);
+  const rows: string[] = [];
+  let size = 0;
+  for (let r = 1; size < xmlBytes; r++) {
+    const note = `<si><t>${escapeXml(lines[r % lines.length]!)} (${r})</t></si>`;
+    strings.push(note);
+    const row = `<row r="${r}"><c r="A${r}"><v>${r}</v></c><c r="B${r}" s="1"><v>${40_000 + (r % 3_000)}</v></c><c r="C${r}" t="s"><v>${r % 10}</v></c><c r="D${r}" t="s"><v>${strings.length - 1}</v></c><c r="E${r}"><v>${(r * 37) % 10_007}.${r % 100}</v></c></row>`;
+    rows.push(row);
+    size += note.length + row.length;
+  }
+  const zip = makeZip(
+    workbookEntries({
+      sheets: [{ name: 'Ledger', rows: rows.join('') }],
+      sharedStrings: strings,
+      cellXfs: '<xf numFmtId="0"/><xf numFmtId="14"/>',
+    }),
+  );
+  return {
+    filename: 'large.xlsx',
+    contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    bytes: zip.length,
+    parts: [zip],
+  };
+}
+
+function escapeXml(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }

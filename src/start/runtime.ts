@@ -286,6 +286,8 @@ export async function createRuntime(
       pdfMaxPages: config.pdfMaxPages,
       searchLanguage: config.searchLanguage,
       ocr: { enabled: config.ocr === 'on', languages: ocrLanguagesOf(config) },
+      // A text file as large as uploads may be always fits (the default cap is 256 Mi characters).
+      maxTextChars: Math.max(256 * 1024 * 1024, config.maxUploadBytes),
     });
     // The first document should be as fast as the hundredth: a thread starts and loads the
     // tokenizer now rather than when that document arrives.

@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collectChunks } from '../../src/domain/chunk-batches.js';
 import { type FormatId, formatSpec } from '../../src/domain/formats.js';
 import {
   createExtractor,
@@ -22,7 +23,9 @@ import {
   makeZip,
   oleFile,
   type TempDir,
+  type WorkbookSpec,
   wordRecall,
+  workbookEntries,
   type ZipEntrySpec,
 } from './extract-support.js';
 
@@ -130,6 +133,85 @@ describeWithCorpus('Excel (.xlsx)', () => {
     const cups = await extractCorpus('xlsx', 'stanley-cups.xlsx');
     expect(cups.text).toContain('## Stanley Cups Since 67');
     expect(cups.text).toContain('| Maple Leafs | TOR | 13 |');
+  });
+});
+
+describe('Excel cells, in workbooks built here', () => {
+  let counter = 0;
+  const extract = async (spec: WorkbookSpec) =>
+    extractor.extract(await tmp.write(`built-${counter++}.xlsx`, makeZip(workbookEntries(spec))), 'xlsx');
+
+  it('each cell type as Excel shows it; empty rows, error values and empty right columns left out', async () => {
+    const { text } = await extract({
+      sharedStrings: [
+        '<si><t>Name</t></si>',
+        // Rich text runs are one string; the phonetic guide above Japanese text is not part of it.
+        '<si><r><t>Bold </t></r><r><rPr><b/></rPr><t>and plain</t></r><rPh sb="0" eb="1"><t>ふりがな</t></rPh></si>',
+        '<si><t>line_x000D_\nbreak | pipe</t></si>',
+        '<si><t>  </t></si>',
+      ],
+      numFmts:
+        '<numFmt numFmtId="164" formatCode="yyyy\\-mm\\-dd;@"/><numFmt numFmtId="165" formatCode="0.00"/>',
+      cellXfs:
+        '<xf numFmtId="0"/><xf numFmtId="14"/><xf numFmtId="164"/><xf numFmtId="165"/><xf numFmtId="20"/>',
+      sheets: [
+        {
+          name: 'Data',
+          rows: [
+            '<row r="1"><c r="A1" t="s"><v>3</v></c></row>', // only a blank string: an empty row
+            '<row r="2"><c r="B2" t="s"><v>0</v></c><c r="C2" t="inlineStr"><is><t>Inline</t></is></c></row>',
+            '<row r="3"><c r="B3" t="s"><v>1</v></c><c r="C3" s="1"><v>42663</v></c><c r="D3" s="3"><v>3.5</v></c></row>',
+            // A formula's cached text result, with the formula after the value.
+            '<row r="5"><c r="B5" t="str"><v>from a formula</v><f>CONCAT("a","b")</f></c><c r="C5" s="2"><v>45292</v></c><c r="D5" t="b"><v>1</v></c></row>',
+            '<row r="6"><c r="B6" t="e"><v>#N/A</v></c><c r="C6" s="4"><v>0.75</v></c><c r="D6" t="b"><v>0</v></c><c r="G6" t="e"><v>#DIV/0!</v></c></row>',
+            '<row r="7"><c r="B7" t="s"><v>2</v></c><c><v>1e3</v></c></row>',
+          ].join(''),
+        },
+      ],
+    });
+    expect(text).toBe(
+      [
+        '## Data',
+        '',
+        '|  | Name | Inline |  |',
+        '| --- | --- | --- | --- |',
+        '|  | Bold and plain | 2016-10-20 | 3.5 |',
+        '|  | from a formula | 2024-01-01 | true |',
+        '|  |  | 1899-12-30T18:00:00Z | false |',
+        '|  | line break \\| pipe | 1000 |  |',
+      ].join('\n'),
+    );
+  });
+
+  it('sheets in workbook order, a chart sheet by name only, 1904 dates', async () => {
+    const { text } = await extract({
+      date1904: true,
+      cellXfs: '<xf numFmtId="0"/><xf numFmtId="14"/>',
+      sheets: [
+        { name: 'First', rows: '<row r="1"><c r="A1" s="1"><v>0</v></c></row>' },
+        { name: 'Chart', rows: null },
+        { name: 'Blank', rows: '' },
+        { name: 'Last', rows: '<row r="1"><c r="A1"><v>7</v></c></row>' },
+      ],
+    });
+    expect(text).toBe(
+      '## First\n\n| 1904-01-01 |\n| --- |\n\n## Chart\n\n## Blank\n\n## Last\n\n| 7 |\n| --- |',
+    );
+  });
+
+  it('a cell pointing past the shared strings, or a reference that is no cell → corrupt', async () => {
+    for (const rows of [
+      '<row r="1"><c r="A1" t="s"><v>5</v></c></row>',
+      '<row r="1"><c r="1A"><v>1</v></c></row>',
+    ]) {
+      const error = await failure(
+        extract({ sharedStrings: ['<si><t>only</t></si>'], sheets: [{ name: 'S', rows }] }),
+      );
+      expect(error.code).toBe('corrupt');
+      expect(error.message).toMatch(
+        /^the XLSX part xl\/worksheets\/sheet1\.xml (points to shared string 5|has a cell at "1A")/,
+      );
+    }
   });
 });
 
@@ -502,6 +584,44 @@ describe('the thread caps hold for the new formats', () => {
     } finally {
       await small.close();
       await hasty.close();
+    }
+  });
+
+  it('a few KB of sparse table that would pad out to more text than the cap → too_large, streamed or whole', async () => {
+    // A cell at A and one at XFD (column 16,384) per row: ~60 bytes of XML, 64 KiB of Markdown.
+    const rows = Array.from(
+      { length: 200 },
+      (_, i) => `<row r="${i + 1}"><c r="A${i + 1}"><v>${i}</v></c><c r="XFD${i + 1}"><v>1</v></c></row>`,
+    ).join('');
+    const xlsx = await tmp.write('sparse.xlsx', makeZip(workbookEntries({ sheets: [{ name: 'S', rows }] })));
+    // The CSV's header is 16,384 columns wide and its 2,000 rows are one value each.
+    const csv = await tmp.write('sparse.csv', `${'h,'.repeat(16_383)}h\n${'1\n'.repeat(2_000)}`);
+    const capped = createExtractor({
+      maxWorkers: 1,
+      timeoutMs: 60_000,
+      maxHeapMb: 512,
+      pdfMaxPages: 5_000,
+      maxTextChars: 4_000_000,
+    });
+    try {
+      for (const [file, format] of [
+        [xlsx, 'xlsx'],
+        [csv, 'csv'],
+      ] as const) {
+        const whole = await failure(capped.extract(file, format));
+        expect(whole.code).toBe('too_large');
+        expect(whole.message).toBe(
+          "the file's text is longer than 4,000,000 characters (a table of mostly empty cells?)",
+        );
+        const streamed = capped.indexStream(file, format, { chunkSize: 512, chunkOverlap: 0 });
+        const error = await failure(collectChunks({ ...streamed, contentType: null, bytes: null }));
+        expect(error.code).toBe('too_large');
+      }
+      // Under the cap, the same table reads.
+      const small = await tmp.write('sparse-small.csv', `${'h,'.repeat(16_383)}h\n1\n`);
+      expect((await capped.extract(small, 'csv')).text.length).toBeLessThan(4_000_000);
+    } finally {
+      await capped.close();
     }
   });
 });

@@ -13,7 +13,7 @@ import { analyzer } from '../../src/domain/search-words.js';
 import { chunkForIndex } from '../../src/pipeline/chunk/for-index.js';
 import { createExtractor, type Extractor } from '../../src/pipeline/extract/index.js';
 import { CORPUS_DIR, describeWithCorpus } from '../helpers/shared.js';
-import { makeTempDir, type TempDir } from './extract-support.js';
+import { makeTempDir, makeZip, type TempDir, workbookEntries } from './extract-support.js';
 
 const OPTIONS = { chunkSize: 128, chunkOverlap: 16 };
 /** The size of a read in decodeTextPieces: awkward bytes go right around multiples of it. */
@@ -97,6 +97,34 @@ describe('streamed text files', () => {
     const file = path.join(tmp.dir, 'many.csv');
     await writeFile(file, rows.join('\r\n'));
     await expectSameChunks(file, 'csv');
+  }, 120_000);
+
+  it('an Excel workbook of many pieces, two sheets', async () => {
+    const strings: string[] = [];
+    const rows = (sheet: number) => {
+      const xml: string[] = [];
+      for (let r = 1; r <= 15_000; r++) {
+        if (r % 97 === 0) continue; // a gap: rows missing from the file
+        strings.push(`<si><t>sheet ${sheet} note ${r}, with | a pipe&#10;and a line</t></si>`);
+        xml.push(
+          `<row r="${r}"><c r="A${r}"><v>${r}</v></c><c r="B${r}" t="s"><v>${strings.length - 1}</v></c>${r % 5 === 0 ? `<c r="D${r}" t="inlineStr"><is><t>wide ${r}</t></is></c>` : ''}</row>`,
+        );
+      }
+      return xml.join('');
+    };
+    const sheets = [
+      { name: 'One', rows: rows(1) },
+      { name: 'Two', rows: rows(2) },
+    ];
+    const file = path.join(tmp.dir, 'many.xlsx');
+    await writeFile(file, makeZip(workbookEntries({ sheets, sharedStrings: strings })));
+    await expectSameChunks(file, 'xlsx');
+    const { text } = await extractor.extract(file, 'xlsx');
+    expect(text.length).toBeGreaterThan(4 * 256 * 1024);
+    expect(text).toContain('| 5 | sheet 1 note 5, with \\| a pipe and a line |  | wide 5 |');
+    expect(text).toContain(
+      '\n\n## Two\n\n| 1 | sheet 2 note 1, with \\| a pipe and a line |  |  |\n| --- | --- | --- | --- |\n',
+    );
   }, 120_000);
 });
 

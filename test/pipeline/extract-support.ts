@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { constants, crc32, deflateRawSync } from 'node:zlib';
+import { constants, deflateRawSync } from 'node:zlib';
 import { CORPUS_DIR } from '../helpers/shared.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -17,68 +17,9 @@ export const PDF_DIR = path.join(CORPUS, 'pdf');
 export const DOCX_DIR = path.join(CORPUS, 'docx');
 export const FIXTURES = path.join(ROOT, 'test/fixtures/extract');
 
-export interface ZipEntrySpec {
-  name: string;
-  /** Stored deflated unless `stored`. */
-  data?: Buffer | string;
-  /** Already-deflated bytes, written as they are (for bombs built without inflating them first). */
-  deflated?: Buffer;
-  /** What the headers claim the inflated size is; defaults to the truth where known. */
-  claimedSize?: number;
-  stored?: boolean;
-  /** Sets the "encrypted" flag (bit 0); the bytes stay as they are. */
-  encrypted?: boolean;
-}
+import type { ZipEntrySpec } from '../helpers/zip.js';
 
-/** A ZIP archive (no ZIP64, no data descriptors) built byte by byte. */
-export function makeZip(entries: ZipEntrySpec[]): Buffer {
-  const local: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const entry of entries) {
-    const name = Buffer.from(entry.name, 'utf8');
-    const data = entry.data === undefined ? null : Buffer.from(entry.data);
-    const stored = entry.stored === true;
-    const body = entry.deflated ?? (stored ? data! : deflateRawSync(data ?? Buffer.alloc(0)));
-    const crc = data ? crc32(data) : 0;
-    const size = entry.claimedSize ?? data?.length ?? 0;
-    const method = stored ? 0 : 8;
-    const flags = 0x0800 | (entry.encrypted ? 1 : 0); // UTF-8 names
-
-    const header = Buffer.alloc(30);
-    header.writeUInt32LE(0x04034b50, 0);
-    header.writeUInt16LE(20, 4);
-    header.writeUInt16LE(flags, 6);
-    header.writeUInt16LE(method, 8);
-    header.writeUInt32LE(crc, 14);
-    header.writeUInt32LE(body.length, 18);
-    header.writeUInt32LE(size, 22);
-    header.writeUInt16LE(name.length, 26);
-    local.push(header, name, body);
-
-    const record = Buffer.alloc(46);
-    record.writeUInt32LE(0x02014b50, 0);
-    record.writeUInt16LE(20, 4);
-    record.writeUInt16LE(20, 6);
-    record.writeUInt16LE(flags, 8);
-    record.writeUInt16LE(method, 10);
-    record.writeUInt32LE(crc, 16);
-    record.writeUInt32LE(body.length, 20);
-    record.writeUInt32LE(size, 24);
-    record.writeUInt16LE(name.length, 28);
-    record.writeUInt32LE(offset, 42);
-    central.push(record, name);
-    offset += header.length + name.length + body.length;
-  }
-  const directory = Buffer.concat(central);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(Math.min(entries.length, 0xffff), 8);
-  end.writeUInt16LE(Math.min(entries.length, 0xffff), 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...local, directory, end]);
-}
+export { makeZip, type WorkbookSpec, workbookEntries, type ZipEntrySpec } from '../helpers/zip.js';
 
 /**
  * A raw deflate stream of `copies` × `chunkBytes` zero bytes, made without ever holding the

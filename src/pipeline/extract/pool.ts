@@ -22,7 +22,6 @@ import type {
   Extractor,
   ExtractorOptions,
   FileChunkOptions,
-  PageSpan,
   SourceFormat,
   WorkerData,
   WorkerReply,
@@ -345,6 +344,7 @@ class WorkerPoolExtractor implements Extractor {
       workerData: {
         searchLanguage: this.opts.searchLanguage ?? 'english',
         ocr: this.opts.ocr ?? { enabled: true, languages: ['eng'] },
+        maxTextChars: this.opts.maxTextChars ?? 256 * 1024 * 1024,
       } satisfies WorkerData,
     });
     const slot: Slot = {

@@ -45,6 +45,11 @@ export interface ExtractorOptions {
    * instead of being split across threads and joined (default 16 MiB): memory over speed.
    */
   pagedStreamFromBytes?: number;
+  /**
+   * The most characters of text one file may give, or it fails too_large (default 256 Mi: above
+   * what any file within the upload and archive limits holds, unless its text is padding).
+   */
+  maxTextChars?: number;
 }
 
 /**
@@ -94,6 +99,7 @@ export type ExtractionCode =
 export interface WorkerData {
   searchLanguage: SearchLanguage;
   ocr: OcrSettings;
+  maxTextChars: number;
 }
 
 export type WorkerRequest =

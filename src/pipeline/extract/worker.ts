@@ -124,11 +124,36 @@ class SourceError extends Error {
   }
 }
 
-async function* tagged(pieces: AsyncIterable<string>): AsyncGenerator<string> {
+/**
+ * A file's text as it is read, for the chunker: its failures tagged as the input's, and cut off
+ * with too_large past the text cap.
+ */
+async function* fromFile(pieces: AsyncIterable<string>): AsyncGenerator<string> {
   try {
-    yield* pieces;
+    let chars = 0;
+    for await (const piece of pieces) {
+      chars += piece.length;
+      checkTextLength(chars);
+      yield piece;
+    }
   } catch (error) {
     throw new SourceError(error);
+  }
+}
+
+/**
+ * The most text one file may give (ExtractorOptions.maxTextChars): far above what any file within
+ * the upload and archive limits holds, so only a file whose text is mostly padding meets it (a
+ * table of millions of empty cells: a few bytes of spreadsheet or CSV each, four characters of
+ * Markdown each).
+ */
+function checkTextLength(chars: number): void {
+  const { maxTextChars } = workerData as WorkerData;
+  if (chars > maxTextChars) {
+    throw new ExtractionError(
+      'too_large',
+      `the file's text is longer than ${maxTextChars.toLocaleString('en-US')} characters (a table of mostly empty cells?)`,
+    );
   }
 }
 
@@ -232,11 +257,12 @@ async function handleExtract(request: ExtractRequest): Promise<void> {
     const ocrPages = extractor.ocr ? 1 : null;
     if (request.chunk && extractor.textPieces) {
       // Read, decoded and chunked a piece at a time: a 100 MB file is never one string here.
-      const pieces = tagged(extractor.textPieces(request.path));
+      const pieces = fromFile(extractor.textPieces(request.path));
       await chunkOrReportError(jobId, pieces, request.chunk, true, ocrPages);
       return;
     }
     const text = await extractor.extractText(request.path);
+    checkTextLength(text.length);
     if (request.chunk) await chunkOrReportError(jobId, [text], request.chunk, true, ocrPages);
     else reply({ type: 'text', jobId, text, ocrPages });
   } catch (error) {
@@ -340,7 +366,7 @@ async function chunkPages(
     // The chunker reads the spans of pages added so far: a page's span is in before its text.
     await chunkOrReportError(
       request.jobId,
-      tagged(pieces()),
+      fromFile(pieces()),
       { ...options, pages: joiner.pages },
       true,
       () => ocr().recognised,

@@ -1,9 +1,9 @@
 // The archive limits every ZIP-based format is held to (README, failure codes), checked before any
 // parser sees the archive: every entry is inflated to nowhere while the bytes that really come
 // out are counted (headers can claim anything), and the XML parts are scanned for the DTD
-// declarations entity-expansion attacks need. Parsers (mammoth, read-excel-file, our own SAX
-// readers) would inflate the whole archive into memory before they could object, so they only
-// ever see archives that passed. Then `readZipEntries` hands the parts a reader needs.
+// declarations entity-expansion attacks need. Parsers (mammoth, our own SAX readers) would inflate
+// parts into memory before they could object, so they only ever see archives that passed. Then
+// `readZipEntries` hands a reader the parts it needs whole, and `openZipParts` in pieces.
 import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { createInflateRaw } from 'node:zlib';
@@ -134,7 +134,34 @@ export async function readZipEntries(
   format: Pick<ZipFormat, 'name'>,
   wanted: (lowerName: string) => boolean,
 ): Promise<Map<string, Buffer>> {
-  const parts = new Map<string, Buffer>();
+  const zip = await openZipParts(filePath, format);
+  try {
+    const parts = new Map<string, Buffer>();
+    for (const name of zip.names()) if (wanted(name)) parts.set(name, await zip.read(name));
+    return parts;
+  } finally {
+    zip.close();
+  }
+}
+
+/** The parts of an archive that passed `checkArchive`, by lowercase name, each read whole or in pieces. */
+export interface ZipParts {
+  /** Every part's lowercase name, in archive order (folders left out). */
+  names(): string[];
+  has(lowerName: string): boolean;
+  /** The part inflated whole, for parts the archive limits bound; a missing part → corrupt. */
+  read(lowerName: string): Promise<Buffer>;
+  /** The part as it inflates, as often as wanted: for parts too large to hold whole. */
+  pieces(lowerName: string): AsyncIterable<Buffer>;
+  close(): void;
+}
+
+/** Opens an archive that passed `checkArchive`; a damaged entry met later → corrupt. */
+export async function openZipParts(filePath: string, format: Pick<ZipFormat, 'name'>): Promise<ZipParts> {
+  const damaged = (error: unknown) =>
+    error instanceof ExtractionError
+      ? error
+      : new ExtractionError('corrupt', `the ${format.name} archive is damaged (${messageOf(error)})`);
   let zip: ZipFile;
   try {
     zip = await yauzl.openPromise(filePath, { lazyEntries: true, autoClose: false, decodeStrings: true });
@@ -144,22 +171,39 @@ export async function readZipEntries(
       `the ${format.name} is not a valid ZIP archive (${messageOf(error)})`,
     );
   }
+  const entries = new Map<string, Entry>();
   try {
     for (let entry = await nextEntry(zip); entry !== null; entry = await nextEntry(zip)) {
       const key = entry.fileName.replace(/\\/g, '/').toLowerCase();
-      if (key.endsWith('/') || !wanted(key)) continue;
-      const stream = await zip.openReadStreamPromise(entry);
-      const pieces: Buffer[] = [];
-      for await (const piece of stream) pieces.push(piece as Buffer);
-      parts.set(key, Buffer.concat(pieces));
+      if (!key.endsWith('/')) entries.set(key, entry);
     }
   } catch (error) {
-    if (error instanceof ExtractionError) throw error;
-    throw new ExtractionError('corrupt', `the ${format.name} archive is damaged (${messageOf(error)})`);
-  } finally {
     zip.close();
+    throw damaged(error);
   }
-  return parts;
+  const entryOf = (name: string): Entry => {
+    const entry = entries.get(name);
+    if (!entry) throw new ExtractionError('corrupt', `the ${format.name} has no ${name}`);
+    return entry;
+  };
+  async function* pieces(name: string): AsyncGenerator<Buffer> {
+    try {
+      for await (const piece of await zip.openReadStreamPromise(entryOf(name))) yield piece as Buffer;
+    } catch (error) {
+      throw damaged(error);
+    }
+  }
+  return {
+    names: () => [...entries.keys()],
+    has: (name) => entries.has(name),
+    async read(name) {
+      const all: Buffer[] = [];
+      for await (const piece of pieces(name)) all.push(piece);
+      return Buffer.concat(all);
+    },
+    pieces,
+    close: () => zip.close(),
+  };
 }
 
 /** An encrypted package or a legacy binary file under this format's name: say which. */

@@ -1,6 +1,6 @@
 // .xlsx: Excel workbooks (Office Open XML). Each sheet becomes a "## name" heading and a Markdown
-// table, its cells as Excel last showed them (formulas' cached values); read by read-excel-file
-// after the archive limits every ZIP-based format is held to (extract.ts).
+// table, its cells as Excel last showed them (formulas' cached values); read with saxes as the
+// worksheets inflate, after the archive limits every ZIP-based format is held to (extract.ts).
 import type { FormatHandler } from '../handler.js';
 import { zipKindOf } from '../shared/zip-kind.js';
 import { packageProblem } from '../shared/zip-validate.js';
@@ -15,7 +15,7 @@ export const xlsxFormat: FormatHandler = {
       legacy: 'it is a legacy Excel .xls file; save it as .xlsx',
     }),
   loadExtractor: async () => {
-    const { extractXlsxText } = await import('./extract.js');
-    return { paged: false, extractText: extractXlsxText };
+    const { extractXlsxText, xlsxTextPieces } = await import('./extract.js');
+    return { paged: false, extractText: extractXlsxText, textPieces: xlsxTextPieces };
   },
 };
