@@ -2,14 +2,15 @@
 // over the shared corpus files (../shared/corpus/<format>/), through the whole extractor (worker
 // thread, archive limits, parser, Markdown), and the process's RSS peak above its baseline while
 // the largest file of each format is extracted (threads are in this process, so its RSS counts
-// theirs). A generated 24 MB CSV (the corpus's weather table repeated) shows how the text-table
-// path scales; it is labelled as generated.
+// theirs). A generated 24 MB CSV (the corpus's weather table repeated) and a generated workbook
+// show how the table paths scale; they are labelled as generated.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FormatId } from '../src/domain/formats.js';
 import { createExtractor, type Extractor } from '../src/pipeline/extract/index.js';
+import { proseXlsx } from './big-files.js';
 import { type Benchmark, type BenchSection, fmt, median, megabytes, projectRoot, timeRuns } from './lib.js';
 
 const FORMATS: readonly { format: FormatId; folder: string; extensions: readonly string[] }[] = [
@@ -35,6 +36,24 @@ async function rssPeak(baseline: number, fn: () => Promise<unknown>): Promise<nu
     clearInterval(timer);
   }
   return Math.max(0, Math.max(peak, process.memoryUsage.rss()) - baseline);
+}
+
+/** One timed extraction of a generated file, as a row of the table. */
+async function generatedRow(
+  extractor: Extractor,
+  label: string,
+  file: string,
+  format: FormatId,
+): Promise<string> {
+  const size = statSync(file).size;
+  const baseline = await settledRss();
+  let chars = 0;
+  const started = performance.now();
+  const peak = await rssPeak(baseline, async () => {
+    chars = (await extractor.extract(file, format)).text.length;
+  });
+  const ms = performance.now() - started;
+  return `| ${label} | 1 | ${megabytes(size, 1)} | ${chars.toLocaleString('en-US')} | ${fmt(ms)} (one run) | ${fmt(size / 1e6 / (ms / 1000), 2)} | ${path.basename(file)} | ${megabytes(peak)} |`;
 }
 
 async function settledRss(): Promise<number> {
@@ -88,17 +107,14 @@ export const run: Benchmark = async (options): Promise<BenchSection> => {
     const copies = options?.quick ? 50 : 500;
     const big = path.join(tmp, 'big.csv');
     await writeFile(big, `${header}\n${Array.from({ length: copies }, () => rows.join('\n')).join('\n')}\n`);
-    const size = statSync(big).size;
-    const baseline = await settledRss();
-    let chars = 0;
-    const started = performance.now();
-    const peak = await rssPeak(baseline, async () => {
-      chars = (await extractor.extract(big, 'csv')).text.length;
-    });
-    const ms = performance.now() - started;
     lines.push(
-      `| csv (generated: seattle-weather.csv rows × ${copies}) | 1 | ${megabytes(size, 1)} | ${chars.toLocaleString('en-US')} | ${fmt(ms)} (one run) | ${fmt(size / 1e6 / (ms / 1000), 2)} | big.csv | ${megabytes(peak)} |`,
+      await generatedRow(extractor, `csv (generated: seattle-weather.csv rows × ${copies})`, big, 'csv'),
     );
+    // The generated workbook (bench section 7's, smaller): a ledger whose XML inflates to ~40 MB.
+    const ledger = proseXlsx((options?.quick ? 4 : 40) * 1e6);
+    const xlsx = path.join(tmp, ledger.filename);
+    await writeFile(xlsx, Buffer.concat([...ledger.parts]));
+    lines.push(await generatedRow(extractor, 'xlsx (generated: a ledger, as in section 7)', xlsx, 'xlsx'));
   } finally {
     await extractor.close();
     await rm(tmp, { recursive: true, force: true });
