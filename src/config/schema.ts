@@ -85,6 +85,7 @@ export interface Config {
   embeddingsConcurrency: number;
   embeddingsTimeoutMs: number;
   embeddingsMaxRetries: number;
+  vectorPrefilterMaxMb: number;
   keepOriginals: boolean;
 }
 
@@ -651,6 +652,15 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     max: 20,
     description:
       '`openai`: retries of a request that timed out, lost its connection or got 429 (its `Retry-After` honoured) or 5xx, with exponential backoff',
+  },
+  vectorPrefilterMaxMb: {
+    env: 'VECTOR_PREFILTER_MAX_MB',
+    type: 'int',
+    default: 1024,
+    min: 1,
+    max: 1024 * 1024,
+    description:
+      "memory for the semantic prefilter's sign bits in each process that searches (~56–70 bytes a 384-d vector); past it, the orgs searched least recently are let go and read again at their next semantic search",
   },
 };
 

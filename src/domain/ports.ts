@@ -527,4 +527,9 @@ export interface VectorIndex {
    * same documents).
    */
   search(q: VectorSearchQuery): Promise<VectorHit[]>;
+  /**
+   * What this process holds in memory to search faster (the sign-bit prefilter): how many
+   * (org, profile) partitions and their bytes, within VECTOR_PREFILTER_MAX_MB.
+   */
+  heldMemory(): { partitions: number; bytes: number };
 }

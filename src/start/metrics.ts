@@ -1,7 +1,7 @@
 // Prometheus metrics (prom-client): HTTP traffic by route and status, document outcomes, and the
 // backlog of waiting documents, served at /metrics.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Clock, DocumentStore } from '../domain/ports.js';
+import type { Clock, DocumentStore, VectorIndex } from '../domain/ports.js';
 import type { DeliveryOutcome, WebhookStore } from '../domain/webhooks.js';
 import type { MetricsSink } from '../http/deps.js';
 import type { ProcessingOutcome } from '../pipeline/processor.js';
@@ -11,7 +11,12 @@ export interface Metrics extends MetricsSink {
   webhookAttempt(outcome: DeliveryOutcome, durationMs: number): void;
 }
 
-export function createMetrics(documents: DocumentStore, webhooks: WebhookStore, clock: Clock): Metrics {
+export function createMetrics(
+  documents: DocumentStore,
+  webhooks: WebhookStore,
+  vectors: VectorIndex,
+  clock: Clock,
+): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'docindex_' });
   const requests = new Counter({
@@ -52,6 +57,22 @@ export function createMetrics(documents: DocumentStore, webhooks: WebhookStore, 
     help: 'Time from sending a webhook to its answer (or failure), per attempt.',
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
+  });
+  new Gauge({
+    name: 'docindex_vector_prefilter_bytes',
+    help: 'Bytes of sign bits this process holds for semantic search (VECTOR_PREFILTER_MAX_MB bounds them).',
+    registers: [registry],
+    collect() {
+      this.set(vectors.heldMemory().bytes);
+    },
+  });
+  new Gauge({
+    name: 'docindex_vector_prefilter_partitions',
+    help: 'Organisations (per embedding profile) whose sign bits this process holds.',
+    registers: [registry],
+    collect() {
+      this.set(vectors.heldMemory().partitions);
+    },
   });
   // Both gauges read the shared outbox, so every process reports the same figure.
   let outboxRead: Promise<{ depth: number; oldest: Date | null }> | null = null;

@@ -156,7 +156,7 @@ export async function createAdapters(
     orgs: new SqliteOrgStore(db),
     documents: new SqliteDocumentStore(db, { index: search }),
     search,
-    vectors: new SqliteVectorIndex(db),
+    vectors: new SqliteVectorIndex(db, { prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024 }),
     usage: new SqliteUsageStore(db),
     queue,
     downloadQueue,
@@ -202,7 +202,7 @@ export async function createRuntime(
   const embedder = await createEmbedder(config);
   const policy = createAddressPolicy({ allow: config.urlFetchAllow });
   const usageService = new UsageService(usage, clock);
-  const metrics = createMetrics(documents, adapters.webhooks, clock);
+  const metrics = createMetrics(documents, adapters.webhooks, adapters.vectors, clock);
 
   const ingestion = new IngestionService({
     documents,

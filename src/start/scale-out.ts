@@ -163,7 +163,7 @@ export async function createScaleOutAdapters(
     orgs: new PgOrgStore(db),
     documents: new PgDocumentStore(db, clock, { tableQueue: config.redisUrl === null, index: search }),
     search,
-    vectors: new PgVectorIndex(db),
+    vectors: new PgVectorIndex(db, { prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024 }),
     usage: new PgUsageStore(db),
     queue,
     downloadQueue,

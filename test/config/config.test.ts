@@ -64,6 +64,7 @@ describe('loadConfig', () => {
       urlFetchAllow: [],
       urlFetchConnectTimeoutMs: 10_000,
       urlFetchTimeoutMs: 120_000,
+      vectorPrefilterMaxMb: 1024,
       webhookMaxEndpoints: 10,
       webhookTimeoutMs: 10_000,
       webhookRetryBaseMs: 5_000,

@@ -30,6 +30,8 @@ function unit(dimensions: number, axis: number, tilt = (axis + 1) % dimensions, 
 export interface CandidateBudget {
   minCandidates?: number;
   candidatesPerHit?: number;
+  /** The prefilter's memory budget (bytes of sign bits held). */
+  prefilterMaxBytes?: number;
 }
 
 function normalised(v: Float32Array): Float32Array {
@@ -326,11 +328,11 @@ export function vectorIndexContract(
       });
 
       /** Four ready documents of 24 chunks, chunk i near centroid i mod CLUSTERS. */
-      async function corpus(orgId: string, profileId = clustered) {
+      async function corpus(orgId: string, profileId = clustered, into = approx) {
         const stored: Array<{ documentId: string; chunkIndex: number; vector: Float32Array }> = [];
         for (let d = 0; d < 4; d++) {
           const doc = await indexedInto(
-            approx.store,
+            into.store,
             orgId,
             Array.from({ length: 24 }, (_, i) => `document ${d} chunk ${i}`),
             { metadata: { n: String(d) } },
@@ -340,7 +342,7 @@ export function vectorIndexContract(
             chunkIndex,
             vector: near(chunkIndex % CLUSTERS),
           }));
-          expect(await approx.vectors.writeVectors(orgId, profileId, vectors)).toBe(true);
+          expect(await into.vectors.writeVectors(orgId, profileId, vectors)).toBe(true);
           stored.push(...vectors);
         }
         return stored;
@@ -416,6 +418,46 @@ export function vectorIndexContract(
         });
         expect(hits).toHaveLength(10);
         expect(hits.every((x) => x.metadata.n === '3')).toBe(true);
+      });
+
+      it('under a memory budget of less than one partition, searches across orgs stay exact, changes made meanwhile included', async () => {
+        const small = await make({ minCandidates: 8, candidatesPerHit: 4, prefilterMaxBytes: 1 });
+        try {
+          const profileId = await small.vectors.profileId({
+            provider: 'test',
+            model: 'clustered',
+            dimensions: C,
+          });
+          const a = await corpus(orgA, profileId, small);
+          const b = await corpus(orgB, profileId, small);
+          const top = async (orgId: string, q: Float32Array) =>
+            (await small.vectors.search({ orgId, profileId, vector: q, limit: 2 })).map(
+              (x) => `${x.documentId}#${x.chunkIndex}`,
+            );
+          for (const cluster of [5, 6]) {
+            const q = near(cluster);
+            expect(await top(orgA, q)).toEqual(exactTop(a, q, 2));
+            expect(await top(orgB, q)).toEqual(exactTop(b, q, 2));
+          }
+          expect(small.vectors.heldMemory()).toMatchObject({ partitions: 1 });
+          // org A's bits were let go when org B was searched; a deletion meanwhile is seen.
+          const q = near(7);
+          const gone = (await top(orgA, q))[0]!.split('#')[0]!;
+          await top(orgB, q);
+          await small.store.deleteDocument(orgA, gone);
+          const left = a.filter((v) => v.documentId !== gone);
+          expect(await top(orgA, q)).toEqual(exactTop(left, q, 2));
+          // Without the tight budget, both orgs' bits stay held.
+          await corpus(orgA);
+          await corpus(orgB);
+          for (const orgId of [orgA, orgB]) {
+            await approx.vectors.search({ orgId, profileId: clustered, vector: q, limit: 2 });
+          }
+          expect(approx.vectors.heldMemory().partitions).toBe(2);
+          expect(approx.vectors.heldMemory().bytes).toBeGreaterThan(0);
+        } finally {
+          await small.close();
+        }
       });
 
       it("never mixes in another org's or another profile's vectors", async () => {

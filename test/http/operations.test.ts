@@ -71,6 +71,9 @@ describe('operations', () => {
     );
     expect(res.body).toContain('route="/v1/documents/:id",status="404"');
     expect(res.body).toMatch(/docindex_documents_pending \d+/);
+    // No semantic search yet: no sign bits held.
+    expect(res.body).toMatch(/docindex_vector_prefilter_bytes 0\b/);
+    expect(res.body).toMatch(/docindex_vector_prefilter_partitions 0\b/);
   });
 
   it('unknown routes are a 404 problem', async () => {

@@ -15,6 +15,7 @@
 // The deletion log keeps an hour of history (its trigger drops older entries as new ones come);
 // a partition that has not looked for half that long is loaded again from the table. A candidate
 // whose row has gone meanwhile simply finds nothing when the cosine reads it.
+import { DEFAULT_PREFILTER_MAX_BYTES, HeldPartitions } from '../sign-scan/held.js';
 import { THREAD_MIN_SLOTS } from '../sign-scan/scan.js';
 import { fitted, SignSlots } from '../sign-scan/slots.js';
 import type { PgDatabase } from './database.js';
@@ -65,6 +66,14 @@ class Partition {
     this.slots = new SignSlots(stride);
   }
 
+  /**
+   * Estimated from the layout: the bits, each slot's chunk number and document reference, and
+   * each document's entry (its id string is shared by its slots) with its list of slots.
+   */
+  get bytes(): number {
+    return this.slots.bytes + this.chunkOf.byteLength + this.docOf.length * 8 + this.byDoc.size * 120;
+  }
+
   /** A vector written or rewritten: its older slot, if any, dies (`fresh`: it has none). */
   put(documentId: string, chunkIndex: number, signs: Uint8Array, fresh = false): void {
     if (!fresh) this.drop(documentId, chunkIndex);
@@ -112,7 +121,7 @@ interface SignRow {
 }
 
 export class PgSignIndex {
-  private readonly partitions = new Map<string, Partition>();
+  private readonly partitions: HeldPartitions<Partition>;
   private readonly reads = new Map<string, Reads>();
   private readonly vectors: string;
   private readonly gone: string;
@@ -121,7 +130,9 @@ export class PgSignIndex {
     private readonly db: PgDatabase,
     private readonly threadMinSlots = THREAD_MIN_SLOTS,
     private readonly maxChanges = MAX_CHANGES,
+    maxBytes = DEFAULT_PREFILTER_MAX_BYTES,
   ) {
+    this.partitions = new HeldPartitions(maxBytes);
     this.vectors = db.table('chunk_vectors');
     this.gone = db.table('chunk_vectors_gone');
   }
@@ -176,14 +187,20 @@ export class PgSignIndex {
       const nowMs = await this.readChanges(partition, orgId, profileId);
       if (nowMs !== null && nowMs - partition.readAt <= LOG_RETENTION_MS / 2) {
         partition.readAt = nowMs;
+        this.partitions.use(key, partition);
         return partition;
       }
       // Too much changed to read as changes, or idle so long that the log may have lost
       // deletions it has not seen: read it all again.
     }
     partition = await this.load(orgId, profileId, stride);
-    this.partitions.set(key, partition);
+    this.partitions.use(key, partition);
     return partition;
+  }
+
+  /** The partitions held and their bytes (sign-scan/held.ts). */
+  held(): { keys: string[]; bytes: number } {
+    return this.partitions.summary();
   }
 
   /**

@@ -32,6 +32,8 @@ export interface VectorCandidateOptions {
   scanThreadFrom?: number;
   /** More changes than this since a node's last read and it reads the org's sign bits whole again. */
   feedLimit?: number;
+  /** Bytes of sign bits this process holds before it lets the least recently searched go (sign-scan/held.ts). */
+  prefilterMaxBytes?: number;
 }
 /** $1–$4 of either ranking statement; a filter's own parameters follow. */
 const BASE_PARAMS = 4;
@@ -55,13 +57,18 @@ export class PgVectorIndex implements VectorIndex {
   ) {
     this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
     this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;
-    this.signs = new PgSignIndex(db, options.scanThreadFrom, options.feedLimit);
+    this.signs = new PgSignIndex(db, options.scanThreadFrom, options.feedLimit, options.prefilterMaxBytes);
     this.outbox = new PgWebhookOutbox(db);
     this.profiles = db.table('vector_profiles');
     this.vectors = db.table('chunk_vectors');
     this.states = db.table('document_vectors');
     this.documents = db.table('documents');
     this.chunks = db.table('chunks');
+  }
+
+  heldMemory(): { partitions: number; bytes: number } {
+    const { keys, bytes } = this.signs.held();
+    return { partitions: keys.length, bytes };
   }
 
   async profileId(profile: EmbeddingProfile): Promise<number> {

@@ -25,6 +25,11 @@ export class SignSlots {
     return this.dead.length;
   }
 
+  /** Bytes of the bits and the dead flags, as allocated (capacity, not size). */
+  get bytes(): number {
+    return this.capacity * (this.stride * 4 + 1);
+  }
+
   /** Whether enough of the slots are dead that a rebuild pays. */
   get wasteful(): boolean {
     return this.deadCount > this.size * REBUILD_DEAD_SHARE;

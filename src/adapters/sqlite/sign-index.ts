@@ -12,6 +12,7 @@
 // the newest 100,000 deletions (database.ts, migration 90); a partition that has not looked since
 // older ones were dropped is rebuilt from the table.
 
+import { DEFAULT_PREFILTER_MAX_BYTES, HeldPartitions } from '../sign-scan/held.js';
 import { THREAD_MIN_SLOTS } from '../sign-scan/scan.js';
 import { fitted, SignSlots } from '../sign-scan/slots.js';
 import type { Database } from './database.js';
@@ -36,6 +37,10 @@ class Partition {
 
   constructor(stride: number) {
     this.slots = new SignSlots(stride);
+  }
+
+  get bytes(): number {
+    return this.slots.bytes + this.ids.byteLength;
   }
 
   append(id: number, signs: Uint8Array): void {
@@ -69,14 +74,21 @@ class Partition {
 }
 
 export class SignIndex {
-  private readonly partitions = new Map<string, Partition>();
+  private readonly partitions: HeldPartitions<Partition>;
   private readonly sql: StatementCache;
 
   constructor(
     private readonly db: Database,
     private readonly threadMinSlots = THREAD_MIN_SLOTS,
+    maxBytes = DEFAULT_PREFILTER_MAX_BYTES,
   ) {
     this.sql = new StatementCache(db);
+    this.partitions = new HeldPartitions(maxBytes);
+  }
+
+  /** The partitions held and their bytes (sign-scan/held.ts). */
+  held(): { keys: string[]; bytes: number } {
+    return this.partitions.summary();
   }
 
   /**
@@ -95,7 +107,7 @@ export class SignIndex {
     if (partition && partition.slots.stride !== stride) partition = undefined;
     // One read transaction: the added rows and the deletion log come from the same snapshot.
     partition = this.db.transaction(() => this.refresh(orgId, profileId, partition ?? null, stride))();
-    this.partitions.set(key, partition);
+    this.partitions.use(key, partition);
     if (partition.slots.live <= count) return null;
     return partition.nearest(signBytes(vector), count, this.threadMinSlots);
   }

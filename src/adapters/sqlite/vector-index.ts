@@ -36,6 +36,8 @@ export interface SqliteVectorIndexOptions {
   candidatesPerHit?: number;
   /** Partitions of at least this many vectors are scanned on the scan thread (sign-scan/scan.ts). */
   scanThreadFrom?: number;
+  /** Bytes of sign bits this process holds before it lets the least recently searched go (sign-scan/held.ts). */
+  prefilterMaxBytes?: number;
 }
 
 export class SqliteVectorIndex implements VectorIndex {
@@ -56,7 +58,7 @@ export class SqliteVectorIndex implements VectorIndex {
     loadSqliteVec(db);
     this.sql = new StatementCache(db);
     this.outbox = new SqliteWebhookOutbox(db);
-    this.signs = new SignIndex(db, options.scanThreadFrom);
+    this.signs = new SignIndex(db, options.scanThreadFrom, options.prefilterMaxBytes);
     this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
     this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;
     this.signUnsigned();
@@ -84,6 +86,11 @@ export class SqliteVectorIndex implements VectorIndex {
       })();
       after = rows[rows.length - 1]!.id;
     }
+  }
+
+  heldMemory(): { partitions: number; bytes: number } {
+    const { keys, bytes } = this.signs.held();
+    return { partitions: keys.length, bytes };
   }
 
   async profileId(profile: EmbeddingProfile): Promise<number> {
