@@ -1,8 +1,8 @@
 // The sign-bit partitions one process holds, for both vector indexes: every partition a search
 // used is kept for the next, until their bytes together pass the budget
 // (VECTOR_PREFILTER_MAX_MB); then the least recently searched are let go. One let go is read again
-// from the table at its org's next semantic search, which waits for that read (embedded: ~0.5 s
-// for 600k vectors; PostgreSQL: a paged read of every row).
+// from the table at its org's next semantic search, which waits for that read (every row of the
+// org and profile: a big org's first search after it takes longer, as after a restart).
 
 /** What a partition reports of itself: its bytes, estimated from its arrays' lengths. */
 export interface Sized {
