@@ -27,10 +27,11 @@ import {
 } from '../../domain/search-words.js';
 import { cleanText } from '../../domain/text.js';
 import type { ChunkRow, Metadata, SearchHit, SearchQuery, StoredChunk } from '../../domain/types.js';
+import { BinaryArray, int4Array, TEXT } from './binary-array.js';
 import type { PgDatabase, Queryable } from './database.js';
 import { postgresFilter, postgresFilterDocuments } from './filter-sql.js';
 import { ensureRum, RUM_INDEX, rumIndexStatement } from './migrations.js';
-import { quoteLexeme, tsvectorLiteral, unquoteLexeme } from './tsvector.js';
+import { quoteLexeme, unquoteLexeme, writeTsvectorLiterals } from './tsvector.js';
 
 export interface PgKeywordIndexOptions {
   /** Most matching chunks one query may rank (default DEFAULT_SEARCH_ROW_BUDGET). */
@@ -130,11 +131,9 @@ const ORG_STATS_CACHED = 10_000;
 /** The transaction of the search running in this async context (PgKeywordIndex.search). */
 const searchSnapshot = new AsyncLocalStorage<Queryable>();
 
-/** Space-separated words with the org's key before each ("<key base 36>_<word>"), as SQLite's FTS5 terms. */
-function prefixWords(key: number, words: string): string {
-  if (words === '') return '';
-  const prefix = `${key.toString(36)}_`;
-  return prefix + words.replaceAll(' ', ` ${prefix}`);
+/** What goes before each word of an org's terms ("<key base 36>_<word>"), as SQLite's FTS5 terms. */
+function termPrefix(key: number): string {
+  return `${key.toString(36)}_`;
 }
 
 interface HitRow {
@@ -292,9 +291,12 @@ export class PgKeywordIndex implements SearchIndex {
         [...after, limit],
       );
       if (rows.length > 0) {
-        const words = rows.map((r) => this.analyzer.words(r.text));
-        const keys: number[] = [];
-        for (const r of rows) keys.push((await this.orgKey(tx, r.org_id, true)) as number);
+        const tsv = new BinaryArray(TEXT);
+        const terms = new BinaryArray(TEXT);
+        for (const r of rows) {
+          const key = (await this.orgKey(tx, r.org_id, true)) as number;
+          writeTsvectorLiterals(this.analyzer.words(r.text), termPrefix(key), tsv, terms);
+        }
         await tx.query(
           `UPDATE ${this.chunks} AS c SET tsv = CASE WHEN $5 THEN v.tsv::tsvector ELSE c.tsv END,
              terms = v.terms::tsvector
@@ -303,8 +305,8 @@ export class PgKeywordIndex implements SearchIndex {
           [
             rows.map((r) => r.document_id),
             rows.map((r) => r.chunk_index),
-            words.map((w) => (language ? tsvectorLiteral(w) : '')),
-            words.map((w, i) => tsvectorLiteral(prefixWords(keys[i] as number, w))),
+            tsv.finish(),
+            terms.finish(),
             language,
           ],
         );
@@ -409,29 +411,45 @@ export class PgKeywordIndex implements SearchIndex {
     orgId: string,
     batch: readonly ChunkRow[],
   ): Promise<void> {
-    const texts = batch.map((c) => cleanText(c.text));
-    const words = batch.map((c, i) => c.words ?? this.analyzer.words(texts[i] as string));
-    const key = (await this.orgKey(tx, orgId, true)) as number;
+    const prefix = termPrefix((await this.orgKey(tx, orgId, true)) as number);
     await tx.query(
       `INSERT INTO ${this.chunks}
          (document_id, org_id, chunk_index, text, token_count, char_start, char_end, page_start, page_end, tsv, terms)
        SELECT $1, $2, i, t, n, cs, ce, ps, pe, v::tsvector, w::tsvector
        FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[], $11::text[])
          AS u(i, t, n, cs, ce, ps, pe, v, w)`,
-      [
-        documentId,
-        orgId,
-        batch.map((c) => c.index),
-        texts,
-        batch.map((c) => c.tokenCount),
-        batch.map((c) => c.charStart),
-        batch.map((c) => c.charEnd),
-        batch.map((c) => c.pageStart),
-        batch.map((c) => c.pageEnd),
-        words.map((w) => tsvectorLiteral(w)),
-        words.map((w) => tsvectorLiteral(prefixWords(key, w))),
-      ],
+      [documentId, orgId, ...this.chunkColumns(batch, prefix)],
     );
+  }
+
+  /**
+   * The unnest columns of writeChunks, as binary arrays (binary-array.ts): index, text, token
+   * count, character and page ranges, then the tsvector literals of the words and of the terms.
+   */
+  private chunkColumns(batch: readonly ChunkRow[], prefix: string): Buffer[] {
+    let chars = 0;
+    for (const c of batch) chars += c.text.length;
+    // Room for ASCII text and the literals it makes (0.9-1.05 and 1.0-1.3 bytes a character of
+    // prose, in chunks of 500 to 8,000 characters), so that the buffers seldom grow.
+    const text = new BinaryArray(TEXT, chars + 4 * batch.length);
+    const tsv = new BinaryArray(TEXT, Math.ceil(1.25 * chars));
+    const terms = new BinaryArray(TEXT, Math.ceil(1.5 * chars));
+    for (const c of batch) {
+      const cleaned = cleanText(c.text);
+      text.text(cleaned);
+      writeTsvectorLiterals(c.words ?? this.analyzer.words(cleaned), prefix, tsv, terms);
+    }
+    return [
+      int4Array(batch.map((c) => c.index)),
+      text.finish(),
+      int4Array(batch.map((c) => c.tokenCount)),
+      int4Array(batch.map((c) => c.charStart)),
+      int4Array(batch.map((c) => c.charEnd)),
+      int4Array(batch.map((c) => c.pageStart)),
+      int4Array(batch.map((c) => c.pageEnd)),
+      tsv.finish(),
+      terms.finish(),
+    ];
   }
 
   /**
@@ -857,7 +875,7 @@ export class PgKeywordIndex implements SearchIndex {
   private async rumCounts(q: SearchQuery, words: string[]): Promise<RumCounts | null> {
     const key = await this.orgKey(this.reader, q.orgId, false);
     if (key === null) return null;
-    const prefix = `${key.toString(36)}_`;
+    const prefix = termPrefix(key);
     const literals = words.map((w) => quoteLexeme(prefix + w));
     const common = await this.commonTerms();
     const share = Math.floor(RUM_CANDIDATES / 2 / words.length);
