@@ -43,7 +43,8 @@ function literalsOf(list: string[], prefix: string): { plain: string[]; prefixed
   return { plain: decodeTextArray(plain.finish()), prefixed: decodeTextArray(prefixed.finish()) };
 }
 
-const many = (n: number, word: (i: number) => string) => Array.from({ length: n }, (_, i) => word(i)).join(' ');
+const many = (n: number, word: (i: number) => string) =>
+  Array.from({ length: n }, (_, i) => word(i)).join(' ');
 
 const CASES = [
   '',
