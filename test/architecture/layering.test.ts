@@ -30,6 +30,7 @@ const SHARED_ADAPTER_MODULES = [
   'adapters/records/webhook-row.ts',
   'adapters/sign-scan/scan.ts',
   'adapters/sign-scan/slots.ts',
+  'adapters/sign-scan/held.ts',
 ];
 
 /** Adapter → other adapter imports still to be removed (none left; keep the check strict). */
