@@ -49,7 +49,7 @@ import { WebhookService, type WebhookStore } from '../domain/webhooks.js';
 import type { AppDeps, ReadinessCheck } from '../http/deps.js';
 import { toDocumentJson } from '../http/routes/documents/json.js';
 import { TOKENIZER_NAME } from '../pipeline/chunk/chunker.js';
-import { createExtractor, detectFormat } from '../pipeline/extract/index.js';
+import { createExtractor, DEFAULT_MAX_TEXT_CHARS, detectFormat } from '../pipeline/extract/index.js';
 import {
   checkSubmittedUrl,
   createAddressPolicy,
@@ -286,8 +286,8 @@ export async function createRuntime(
       pdfMaxPages: config.pdfMaxPages,
       searchLanguage: config.searchLanguage,
       ocr: { enabled: config.ocr === 'on', languages: ocrLanguagesOf(config) },
-      // A text file as large as uploads may be always fits (the default cap is 256 Mi characters).
-      maxTextChars: Math.max(256 * 1024 * 1024, config.maxUploadBytes),
+      // A text file as large as uploads may be always fits.
+      maxTextChars: Math.max(DEFAULT_MAX_TEXT_CHARS, config.maxUploadBytes),
     });
     // The first document should be as fast as the hundredth: a thread starts and loads the
     // tokenizer now rather than when that document arrives.

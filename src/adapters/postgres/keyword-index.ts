@@ -295,7 +295,9 @@ export class PgKeywordIndex implements SearchIndex {
         const terms = new BinaryArray(TEXT);
         for (const r of rows) {
           const key = (await this.orgKey(tx, r.org_id, true)) as number;
-          writeTsvectorLiterals(this.analyzer.words(r.text), termPrefix(key), tsv, terms);
+          // Only the terms when the language is unchanged: the CASE below keeps the stored tsv.
+          writeTsvectorLiterals(this.analyzer.words(r.text), termPrefix(key), language ? tsv : null, terms);
+          if (!language) tsv.text('');
         }
         await tx.query(
           `UPDATE ${this.chunks} AS c SET tsv = CASE WHEN $5 THEN v.tsv::tsvector ELSE c.tsv END,

@@ -38,17 +38,17 @@ let lexemes = 0;
 
 /**
  * Appends the tsvector literal of space-separated words (`'word':1,4 'other':2 …`, empty for no
- * words) to `plain`, and the same with `prefix` before each word to `prefixed`, as an element of
- * each, from one pass over the words.
+ * words) to `plain` (unless null: only the terms are wanted), and the same with `prefix` before
+ * each word to `prefixed`, as an element of each, from one pass over the words.
  */
 export function writeTsvectorLiterals(
   words: string,
   prefix: string,
-  plain: BinaryArray,
+  plain: BinaryArray | null,
   prefixed: BinaryArray,
 ): void {
   countLexemes(words);
-  writeLiteral(words, '', plain);
+  if (plain) writeLiteral(words, '', plain);
   writeLiteral(words, prefix, prefixed);
 }
 

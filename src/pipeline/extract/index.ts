@@ -12,3 +12,4 @@ export type {
   PageSpan,
   SourceFormat,
 } from './types.js';
+export { DEFAULT_MAX_TEXT_CHARS } from './types.js';

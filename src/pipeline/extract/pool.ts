@@ -16,16 +16,17 @@ import { ChunkQueue } from './chunk-queue.js';
 import { type CpuHeadroom, sampleCpuHeadroom } from './cpu-headroom.js';
 import { ExtractionError } from './errors.js';
 import { assemblePages, unreadScan } from './pages.js';
-import type {
-  ChunkSpan,
-  ExtractedText,
-  Extractor,
-  ExtractorOptions,
-  FileChunkOptions,
-  SourceFormat,
-  WorkerData,
-  WorkerReply,
-  WorkerRequest,
+import {
+  type ChunkSpan,
+  DEFAULT_MAX_TEXT_CHARS,
+  type ExtractedText,
+  type Extractor,
+  type ExtractorOptions,
+  type FileChunkOptions,
+  type SourceFormat,
+  type WorkerData,
+  type WorkerReply,
+  type WorkerRequest,
 } from './types.js';
 import { workerEntry } from './worker-entry.js';
 
@@ -344,7 +345,7 @@ class WorkerPoolExtractor implements Extractor {
       workerData: {
         searchLanguage: this.opts.searchLanguage ?? 'english',
         ocr: this.opts.ocr ?? { enabled: true, languages: ['eng'] },
-        maxTextChars: this.opts.maxTextChars ?? 256 * 1024 * 1024,
+        maxTextChars: this.opts.maxTextChars ?? DEFAULT_MAX_TEXT_CHARS,
       } satisfies WorkerData,
     });
     const slot: Slot = {

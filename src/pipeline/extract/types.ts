@@ -45,12 +45,15 @@ export interface ExtractorOptions {
    * instead of being split across threads and joined (default 16 MiB): memory over speed.
    */
   pagedStreamFromBytes?: number;
-  /**
-   * The most characters of text one file may give, or it fails too_large (default 256 Mi: above
-   * what any file within the upload and archive limits holds, unless its text is padding).
-   */
+  /** The most characters of text one file may give, or it fails too_large (default DEFAULT_MAX_TEXT_CHARS). */
   maxTextChars?: number;
 }
+
+/**
+ * 256 Mi characters: above what any file within the upload and archive limits holds, unless its
+ * text is padding (a table of millions of empty cells).
+ */
+export const DEFAULT_MAX_TEXT_CHARS = 256 * 1024 * 1024;
 
 /**
  * The pipeline's worker threads: they extract the text of stored files and chunk every text, so

@@ -93,7 +93,7 @@ async function readWorkbook(zip: ZipParts): Promise<Workbook> {
     zip.has('xl/_rels/workbook.xml.rels') ? await zip.read('xl/_rels/workbook.xml.rels') : undefined,
     'the XLSX part xl/_rels/workbook.xml.rels',
   );
-  const partOf = (type: RegExp, fallback: string | null): string | null => {
+  const partOf = (type: RegExp, fallback: string): string => {
     for (const { target, type: relType } of relationships.values()) {
       if (type.test(relType)) return resolvePart('xl', target);
     }
@@ -124,11 +124,10 @@ async function readWorkbook(zip: ZipParts): Promise<Workbook> {
   const stylesPart = partOf(STYLES, 'xl/styles.xml');
   return {
     sheets,
-    sharedStrings: stringsPart && zip.has(stringsPart) ? await readSharedStrings(zip, stringsPart) : [],
-    dateStyles:
-      stylesPart && zip.has(stylesPart)
-        ? readDateStyles(await zip.read(stylesPart), `the XLSX part ${stylesPart}`)
-        : [],
+    sharedStrings: zip.has(stringsPart) ? await readSharedStrings(zip, stringsPart) : [],
+    dateStyles: zip.has(stylesPart)
+      ? readDateStyles(await zip.read(stylesPart), `the XLSX part ${stylesPart}`)
+      : [],
     epoch1904,
   };
 }
@@ -139,24 +138,24 @@ async function readWorkbook(zip: ZipParts): Promise<Workbook> {
  */
 async function readSharedStrings(zip: ZipParts, part: string): Promise<string[]> {
   const strings: string[] = [];
-  let text: string[] | null = null;
+  let text: string | null = null;
   let inT = false;
   let phonetic = 0;
   const events: XmlEvents = {
     open(name) {
-      if (name === 'si') text = [];
+      if (name === 'si') text = '';
       else if (name === 't') inT = true;
       else if (name === 'rPh') phonetic++;
     },
     close(name) {
-      if (name === 'si' && text) {
-        strings.push(markdownCell(unescapeXlsx(text.join(''))));
+      if (name === 'si' && text !== null) {
+        strings.push(markdownCell(unescapeXlsx(text)));
         text = null;
       } else if (name === 't') inT = false;
       else if (name === 'rPh') phonetic--;
     },
     text(value) {
-      if (text && inT && phonetic === 0) text.push(value);
+      if (text !== null && inT && phonetic === 0) text += value;
     },
   };
   for await (const _ of readXmlPieces(zip.pieces(part), events, `the XLSX part ${part}`));
@@ -247,8 +246,9 @@ function readRows(
   let filled = false;
   let column = 0;
   let cell: { ref?: string; type?: string; style?: string } | null = null;
-  let value: string[] | null = null;
-  let inline: string[] | null = null;
+  /** The text of the cell's <v>, and of its inline string (<is>); null when it has none. */
+  let value: string | null = null;
+  let inline: string | null = null;
   let inV = false;
   let inT = false;
   let phonetic = 0;
@@ -268,10 +268,10 @@ function readRows(
           break;
         case 'v':
           inV = true;
-          if (cell) value = [];
+          if (cell) value = '';
           break;
         case 'is':
-          if (cell) inline = [];
+          if (cell) inline = '';
           break;
         case 't':
           inT = true;
@@ -287,7 +287,7 @@ function readRows(
           if (!cell) break;
           // A cell without a reference is the one after the previous cell.
           column = cell.ref ? columnOf(cell.ref, what) : column + 1;
-          const text = read(cell, value?.join(''), inline?.join(''), book, what);
+          const text = read(cell, value ?? undefined, inline ?? undefined, book, what);
           if (text !== '') {
             cells[column - 1] = text;
             filled = true;
@@ -310,8 +310,8 @@ function readRows(
       }
     },
     text(text) {
-      if (inline && inT && phonetic === 0) inline.push(text);
-      else if (value && inV) value.push(text);
+      if (inline !== null && inT && phonetic === 0) inline += text;
+      else if (value !== null && inV) value += text;
     },
   };
   return readXmlPieces(zip.pieces(part), events, what);
