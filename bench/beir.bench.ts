@@ -1,43 +1,69 @@
-// Ranking quality on BEIR SciFact (../shared/benchmarks/beir/scifact): every abstract ingested
-// through the public API of a real server (title + "\n\n" + text, one document each, default
-// chunking), the 300 test queries run with top_k 100, the chunk results turned into a document
-// ranking (first hit counts), scored with nDCG@10 and Recall@100. Published figures of other
-// systems on the same set are printed beside docindex's. The previous analysis (no stemming,
-// SEARCH_LANGUAGE=none) and BM25 without the proximity bonus (SEARCH_PROXIMITY=false) are
-// measured in the same run as references; PostgreSQL runs too when DATABASE_URL is set, with and
-// without the bonus.
+// Ranking quality on every BEIR-layout collection in ../shared/benchmarks/beir/ (SciFact, XQuAD in
+// several languages, and any other set placed there): each collection ingested through the public
+// API of a real server (title + "\n\n" + text, one document each, default chunking), its judged
+// queries run with top_k 100, the chunk results turned into a document ranking (first hit counts),
+// scored with nDCG@10 and Recall@100. One default configuration for every set; the ablation runs
+// switch one ranking feature at a time and report its effect on each set. Published Lucene BM25
+// figures are printed beside docindex's where they exist; PostgreSQL runs the default too when
+// DATABASE_URL is set.
 import { randomUUID } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import path from 'node:path';
+import { analyzer } from '../src/domain/search-words.js';
+import { chunkForIndex } from '../src/pipeline/chunk/for-index.js';
 import { type BeirScores, type BeirSet, beirFolder, firstHits, loadBeir, score } from './beir.js';
-import { type Benchmark, type BenchSection, dropPostgresSchema, fmt, median, percentile } from './lib.js';
+import { type Benchmark, dropPostgresSchema, fmt, median, percentile, projectRoot } from './lib.js';
 import { callApi, type DocindexServer, type IngestAck, startDocindex, waitUntilDone } from './server.js';
 
 const BATCH = 50;
 const INGESTS_IN_FLIGHT = 4;
 const TOP_K = 100;
 
-/** Published SciFact figures (../shared/benchmarks/beir/README.md lists where each is from). */
-const REFERENCES: readonly [string, number, number | null][] = [
-  ['BM25 flat (Anserini, Lucene, Porter stemmer)', 0.679, 0.925],
-  ['BM25 multifield (Anserini)', 0.665, 0.908],
-  ['SPLADE++ ED', 0.704, null],
-  ['all-MiniLM-L6-v2', 0.645, 0.925],
-  ['e5-small-v2', 0.689, 0.928],
-  ['bge-small-en-v1.5', 0.713, 0.945],
-  ['BGE-base-en-v1.5', 0.741, null],
-  ['text-embedding-3-small', 0.734, null],
-];
-const GOAL_NDCG = 0.69;
-const GOAL_RECALL = 0.925;
+/**
+ * Published Lucene BM25 flat figures (nDCG@10, Recall@100) by collection, from Pyserini's BEIR
+ * regressions as ../shared/benchmarks/beir/README.md lists them.
+ */
+const LUCENE_FLAT: Readonly<Record<string, [number, number]>> = {
+  scifact: [0.6789, 0.9253],
+  nfcorpus: [0.3218, 0.2457],
+  'fiqa-2018': [0.2361, 0.5395],
+  fiqa: [0.2361, 0.5395],
+  scidocs: [0.149, 0.3477],
+  'trec-covid': [0.5947, 0.1091],
+  quora: [0.7886, 0.9733],
+  'webis-touche2020': [0.4422, 0.5822],
+  arguana: [0.397, 0.932],
+};
 
+/** A configuration: the default (no variables) or one feature switched. */
 interface Variant {
   label: string;
+  /** What the ablation row says is switched. */
+  feature: string;
   env: Record<string, string>;
-  cleanup?: () => Promise<void>;
 }
 
+const DEFAULT: Variant = { label: 'default', feature: '—', env: {} };
+const ABLATIONS: readonly Variant[] = [
+  {
+    label: 'no stemming (`SEARCH_LANGUAGE=none`)',
+    feature: 'stemming in each document’s language',
+    env: { SEARCH_LANGUAGE: 'none' },
+  },
+  {
+    label: 'every document English (`SEARCH_LANGUAGE=en`)',
+    feature: 'language detection',
+    env: { SEARCH_LANGUAGE: 'en' },
+  },
+  {
+    label: 'proximity bonus on (`SEARCH_PROXIMITY=true`)',
+    feature: 'term-proximity bonus (off by default)',
+    env: { SEARCH_PROXIMITY: 'true' },
+  },
+];
+
 interface Measured extends BeirScores {
-  label: string;
   ingestSeconds: number;
   queryP50Ms: number;
   queryP95Ms: number;
@@ -54,7 +80,7 @@ export async function ingestSet(server: DocindexServer, set: BeirSet): Promise<M
         server,
         'POST',
         '/v1/ingest',
-        { documents: batch.map((d) => ({ text: `${d.title}\n\n${d.text}` })) },
+        { documents: batch.map((d) => ({ text: d.title === '' ? d.text : `${d.title}\n\n${d.text}` })) },
         202,
       );
       for (const [i, id] of ack.document_ids.entries()) beirIdOf.set(id, batch[i]!.id);
@@ -91,8 +117,12 @@ export async function runQueries(
   return { rankings, times };
 }
 
-async function measure(set: BeirSet, variant: Variant): Promise<Measured> {
-  const server = await startDocindex({ env: variant.env, timeoutMs: 120_000 });
+async function measure(
+  set: BeirSet,
+  env: Record<string, string>,
+  cleanup?: () => Promise<void>,
+): Promise<Measured> {
+  const server = await startDocindex({ env, timeoutMs: 120_000 });
   try {
     const started = performance.now();
     const beirIdOf = await ingestSet(server, set);
@@ -101,7 +131,6 @@ async function measure(set: BeirSet, variant: Variant): Promise<Measured> {
     await runQueries(server, set, beirIdOf);
     const { rankings, times } = await runQueries(server, set, beirIdOf);
     return {
-      label: variant.label,
       ...score(set, rankings),
       ingestSeconds,
       queryP50Ms: median(times),
@@ -109,87 +138,165 @@ async function measure(set: BeirSet, variant: Variant): Promise<Measured> {
     };
   } finally {
     await server.stop();
-    await variant.cleanup?.();
+    await cleanup?.();
   }
 }
 
-function postgresVariant(proximity: boolean): Variant | null {
+async function measurePostgres(set: BeirSet): Promise<Measured | null> {
   const url = process.env.DATABASE_URL;
   if (!url) return null;
   const schema = `bench_beir_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-  return {
-    label: proximity
-      ? 'docindex keyword, PostgreSQL (`english`)'
-      : 'docindex keyword, PostgreSQL (`english`), `SEARCH_PROXIMITY=false`',
-    env: { DATABASE_URL: url, DATABASE_SCHEMA: schema, SEARCH_PROXIMITY: String(proximity) },
-    cleanup: () => dropPostgresSchema(url, schema),
+  return measure(set, { DATABASE_URL: url, DATABASE_SCHEMA: schema }, () => dropPostgresSchema(url, schema));
+}
+
+/** Every collection folder beside the project, SciFact first, then by name. */
+function collections(): string[] {
+  const root = path.join(projectRoot(), '..', 'shared', 'benchmarks', 'beir');
+  let names: string[];
+  try {
+    names = readdirSync(root, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && beirFolder(e.name) !== null)
+      .map((e) => e.name);
+  } catch {
+    return [];
+  }
+  return names.sort((a, b) => (a === 'scifact' ? -1 : b === 'scifact' ? 1 : a.localeCompare(b)));
+}
+
+/** --quick: a tenth of the queries over their judged documents and a few hundred others. */
+function reduced(full: BeirSet): BeirSet {
+  const queries = full.queries.slice(0, Math.max(20, Math.ceil(full.queries.length / 10)));
+  const keep = new Set(queries.flatMap((q) => [...full.relevant.get(q.id)!]));
+  const documents = full.documents.filter((d, i) => keep.has(d.id) || i < 300);
+  return { ...full, queries, documents };
+}
+
+/**
+ * How fast a chunking thread turns English text into chunks and words with each document's
+ * language told (the default) against one fixed English analysis: alternating rounds, medians.
+ */
+function analysisThroughput(texts: readonly string[]): { auto: number; english: number; rounds: number } {
+  const options = { chunkSize: 512, chunkOverlap: 64 };
+  const english = analyzer('en');
+  const timed = (run: (text: string) => unknown) => {
+    const started = performance.now();
+    for (const text of texts) run(text);
+    return performance.now() - started;
   };
+  const rounds = 7;
+  const auto: number[] = [];
+  const fixed: number[] = [];
+  timed((t) => chunkForIndex(t, options, { given: null, configured: 'auto' }));
+  for (let i = 0; i < rounds; i++) {
+    auto.push(timed((t) => chunkForIndex(t, options, { given: null, configured: 'auto' })));
+    fixed.push(timed((t) => chunkForIndex(t, options, english)));
+  }
+  return { auto: median(auto), english: median(fixed), rounds };
 }
 
 export const run: Benchmark = async (options) => {
-  const title = 'Ranking quality: BEIR SciFact, nDCG@10 and Recall@100';
-  const folder = beirFolder('scifact');
-  if (folder === null) {
-    return { title, lines: ['- skipped: ../shared/benchmarks/beir/scifact is not beside the project.'] };
+  const title = 'Ranking quality: BEIR collections in several languages, nDCG@10 and Recall@100';
+  const names = collections();
+  if (names.length === 0) {
+    return { title, lines: ['- skipped: ../shared/benchmarks/beir is not beside the project.'] };
   }
-  const full = loadBeir('scifact', folder);
-  // --quick: a tenth of the queries over their judged documents and as many others.
-  const set: BeirSet = options?.quick
-    ? (() => {
-        const queries = full.queries.slice(0, 30);
-        const keep = new Set(queries.flatMap((q) => [...full.relevant.get(q.id)!]));
-        const documents = full.documents.filter((d, i) => keep.has(d.id) || i < 500);
-        return { ...full, queries, documents };
-      })()
-    : full;
-  const variants: Variant[] = [
-    {
-      label: 'docindex keyword, embedded, `SEARCH_LANGUAGE=none` (no stemming: before)',
-      env: { SEARCH_LANGUAGE: 'none' },
-    },
-    { label: 'docindex keyword, embedded (`english`, the default)', env: {} },
-    {
-      label: 'docindex keyword, embedded (`english`), `SEARCH_PROXIMITY=false` (BM25 alone: before)',
-      env: { SEARCH_PROXIMITY: 'false' },
-    },
-  ];
-  // PostgreSQL with the default only: its ingest alone takes minutes, and the bonus is computed
-  // above the index, the same on both backends (the embedded pair measures it).
-  const pg = postgresVariant(true);
-  if (pg) variants.push(pg);
-  const measured: Measured[] = [];
+  const sets = names.map((name) => {
+    const full = loadBeir(name, beirFolder(name)!);
+    return options?.quick ? reduced(full) : full;
+  });
   const loadBefore = loadavg();
-  for (const variant of variants) measured.push(await measure(set, variant));
-  const load = (l: number[]) => l.map((x) => fmt(x, 2)).join(' / ');
-  const lines = report(set, measured, pg === null);
+  const byVariant = new Map<Variant, Map<string, Measured>>();
+  for (const variant of [DEFAULT, ...ABLATIONS]) {
+    const results = new Map<string, Measured>();
+    for (const set of sets) results.set(set.name, await measure(set, variant.env));
+    byVariant.set(variant, results);
+  }
+  const postgres = new Map<string, Measured>();
+  for (const set of sets) {
+    const measured = await measurePostgres(set);
+    if (measured) postgres.set(set.name, measured);
+  }
+  const englishTexts = sets
+    .find((s) => s.name === 'scifact')
+    ?.documents.slice(0, 2000)
+    .map((d) => `${d.title}\n\n${d.text}`);
+  const throughput = englishTexts ? analysisThroughput(englishTexts) : null;
+
+  const defaults = byVariant.get(DEFAULT)!;
+  const lines: string[] = [
+    `Collections: ${sets.map((s) => `${s.name} (${s.documents.length.toLocaleString('en-US')} documents, ${s.queries.length.toLocaleString('en-US')} queries)`).join(', ')}. Each document is ingested as title + "\\n\\n" + text through \`POST /v1/ingest\` (default chunking, no \`language\` given: told from the text), each query runs through \`POST /v1/query\` (keyword mode, top_k ${TOP_K}); chunk results become a document ranking by first hit. One default configuration for every collection.`,
+    '',
+    '| collection | nDCG@10 | Recall@100 | Lucene BM25 flat (published) | × English nDCG@10 | PostgreSQL nDCG@10 / Recall@100 |',
+    '|---|---:|---:|---|---:|---|',
+  ];
+  const english = defaults.get('xquad-en');
+  for (const set of sets) {
+    const m = defaults.get(set.name)!;
+    const lucene = LUCENE_FLAT[set.name];
+    const pg = postgres.get(set.name);
+    const ratio = set.name.startsWith('xquad-') && english ? fmt(m.ndcg10 / english.ndcg10, 3) : '–';
+    lines.push(
+      `| ${set.name} | **${fmt(m.ndcg10, 4)}** | **${fmt(m.recall100, 4)}** | ${lucene ? `${fmt(lucene[0], 4)} / ${fmt(lucene[1], 4)}` : '–'} | ${ratio} | ${pg ? `${fmt(pg.ndcg10, 4)} / ${fmt(pg.recall100, 4)}` : 'not run'} |`,
+    );
+  }
   lines.push(
-    `- Machine load (1 / 5 / 15-minute average, 2 CPUs shared with other work): ${load(loadBefore)} before, ${load(loadavg())} after; latencies and ingest times move with it, the scores do not.`,
+    '',
+    'Ablation: each row switches one ranking feature against the default, Δ nDCG@10 on each collection (Δ Recall@100 in brackets), same run.',
+    '',
+    `| switched | feature | ${sets.map((s) => s.name).join(' | ')} | mean Δ nDCG@10 |`,
+    `|---|---|${sets.map(() => '---:').join('|')}|---:|`,
+  );
+  for (const variant of ABLATIONS) {
+    const results = byVariant.get(variant)!;
+    const deltas = sets.map((s) => results.get(s.name)!.ndcg10 - defaults.get(s.name)!.ndcg10);
+    const cells = sets.map((s, i) => {
+      const recall = results.get(s.name)!.recall100 - defaults.get(s.name)!.recall100;
+      return `${signed(deltas[i]!)} (${signed(recall)})`;
+    });
+    lines.push(
+      `| ${variant.label} | ${variant.feature} | ${cells.join(' | ')} | ${signed(deltas.reduce((a, b) => a + b, 0) / deltas.length)} |`,
+    );
+  }
+  lines.push(
+    '',
+    '| collection | ingest (s), default | docs/s | query p50 (ms) | query p95 (ms) |',
+    '|---|---:|---:|---:|---:|',
+    ...sets.map((s) => {
+      const m = defaults.get(s.name)!;
+      return `| ${s.name} | ${fmt(m.ingestSeconds, 1)} | ${fmt(s.documents.length / m.ingestSeconds, 0)} | ${fmt(m.queryP50Ms, 1)} | ${fmt(m.queryP95Ms, 1)} |`;
+    }),
+    '',
+  );
+  if (throughput) {
+    lines.push(
+      `- Analysis throughput (chunking and words of 2,000 SciFact abstracts in one thread, ${throughput.rounds} alternating rounds, medians): language told per document ${fmt(throughput.auto, 0)} ms against one fixed English analysis ${fmt(throughput.english, 0)} ms: **${fmt(throughput.english / throughput.auto, 2)}×** English-only throughput (goal ≥ 0.9×).`,
+    );
+  }
+  const scifact = defaults.get('scifact');
+  if (scifact) {
+    lines.push(
+      `- Goal, SciFact keyword mode at or above Lucene BM25 flat: nDCG@10 ${fmt(scifact.ndcg10, 4)} (Lucene 0.6789, kept goal 0.690) — **${scifact.ndcg10 >= 0.6789 ? 'met' : 'not met'}** against Lucene, **${scifact.ndcg10 >= 0.69 ? 'met' : 'not met'}** against 0.690; Recall@100 ${fmt(scifact.recall100, 4)} (goal ≥ 0.9253) — **${scifact.recall100 >= 0.9253 ? 'met' : 'not met'}**.`,
+    );
+  }
+  if (english) {
+    const worst = sets
+      .filter((s) => s.name.startsWith('xquad-'))
+      .map((s) => ({ name: s.name, ratio: defaults.get(s.name)!.ndcg10 / english.ndcg10 }))
+      .sort((a, b) => a.ratio - b.ratio)[0];
+    if (worst) {
+      lines.push(
+        `- Goal, every XQuAD language ≥ 0.95 × English nDCG@10: lowest ${worst.name} at ${fmt(worst.ratio, 3)}× — **${worst.ratio >= 0.95 ? 'met' : 'not met'}**.`,
+      );
+    }
+  }
+  if (postgres.size === 0) lines.push('- PostgreSQL: not run (DATABASE_URL not set).');
+  const load = (l: number[]) => l.map((x) => fmt(x, 2)).join(' / ');
+  lines.push(
+    `- Machine load (1 / 5 / 15-minute average, 2 CPUs shared with other work): ${load(loadBefore)} before, ${load(loadavg())} after; latencies, ingest and throughput move with it, the scores do not.`,
   );
   return { title, lines };
 };
 
-function report(set: BeirSet, measured: Measured[], noPostgres: boolean): string[] {
-  const embedded = measured[1]!;
-  const lines: BenchSection['lines'] = [
-    `SciFact test set: ${set.documents.length} documents, ${set.queries.length} queries with judgements. Each document is ingested as title + "\\n\\n" + text through \`POST /v1/ingest\` (default chunking), each query runs through \`POST /v1/query\` with top_k ${TOP_K}; chunk results become a document ranking by first hit. Docindex figures are measured here; the others are published (../shared/benchmarks/beir/README.md).`,
-    '',
-    '| system | nDCG@10 | Recall@100 |',
-    '|---|---|---|',
-    ...measured.map((m) => `| **${m.label}** | **${fmt(m.ndcg10, 4)}** | **${fmt(m.recall100, 4)}** |`),
-    ...REFERENCES.map(
-      ([name, ndcg, recall]) => `| ${name} | ${fmt(ndcg, 3)} | ${recall === null ? '–' : fmt(recall, 3)} |`,
-    ),
-    '',
-    '| docindex run | ingest (s) | docs/s | query p50 (ms) | query p95 (ms) |',
-    '|---|---|---|---|---|',
-    ...measured.map(
-      (m) =>
-        `| ${m.label} | ${fmt(m.ingestSeconds, 1)} | ${fmt(set.documents.length / m.ingestSeconds, 0)} | ${fmt(m.queryP50Ms, 1)} | ${fmt(m.queryP95Ms, 1)} |`,
-    ),
-    '',
-    `- Proximity bonus (BM25TP, \`domain/proximity.ts\`), embedded, same run: nDCG@10 ${fmt(measured[2]!.ndcg10, 4)} → ${fmt(embedded.ndcg10, 4)}, Recall@100 ${fmt(measured[2]!.recall100, 4)} → ${fmt(embedded.recall100, 4)}.`,
-    `- Goal (issue 15), keyword mode embedded: nDCG@10 ≥ ${GOAL_NDCG} — **${embedded.ndcg10 >= GOAL_NDCG ? 'met' : 'not met'}** (${fmt(embedded.ndcg10, 4)}); Recall@100 ≥ ${GOAL_RECALL} — **${embedded.recall100 >= GOAL_RECALL ? 'met' : 'not met'}** (${fmt(embedded.recall100, 4)}).`,
-  ];
-  if (noPostgres) lines.push('- PostgreSQL: skipped (DATABASE_URL not set).');
-  return lines;
+function signed(x: number): string {
+  return `${x >= 0 ? '+' : '−'}${fmt(Math.abs(x), 4)}`;
 }

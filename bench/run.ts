@@ -54,7 +54,11 @@ const BENCHMARKS: readonly Entry[] = [
     title: 'Peer pipeline: LangChain.js splitter + in-memory BM25 vs docindex',
   },
   { id: 'mechanisms', module: 'mechanisms.bench.js', title: 'Mechanisms: what each still earns' },
-  { id: 'beir', module: 'beir.bench.js', title: 'Ranking quality: BEIR SciFact, nDCG@10 and Recall@100' },
+  {
+    id: 'beir',
+    module: 'beir.bench.js',
+    title: 'Ranking quality: BEIR collections in several languages, nDCG@10 and Recall@100',
+  },
   {
     id: 'webhooks',
     module: 'webhooks.bench.js',

@@ -4,7 +4,7 @@
 // disagree.
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { SEARCH_LANGUAGES, type SearchLanguage } from '../domain/search-words.js';
+import type { SearchLanguage } from '../domain/search-words.js';
 import { installedOcrLanguages, missingOcrLanguages } from '../pipeline/ocr/languages.js';
 
 /** Where uploaded and downloaded files are kept (BLOB_STORE). */
@@ -290,17 +290,20 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
   searchLanguage: {
     env: 'SEARCH_LANGUAGE',
     type: 'string',
-    default: 'english',
-    oneOf: SEARCH_LANGUAGES,
+    default: 'auto',
+    pattern: {
+      test: /^(auto|none|english|[a-z]{2})$/,
+      invalid: 'SEARCH_LANGUAGE must be `auto`, `none` or an ISO 639-1 language code such as `en` or `de`',
+    },
     description:
-      'how text and queries become searchable words: `english` (case and accents folded, English words stemmed: "running" finds "runs") or `none` (folded only). Every process of a deployment must use the same; after changing it, `docindex reindex` rewrites the index online',
+      "the language of documents that name none at ingest: `auto` (told from each document's text; English when it cannot be told), an ISO 639-1 code (`en`, `de`, …: every such document is taken to be in it), or `none` (no stemming). Each document is analysed in its own language (stemming, Chinese/Japanese/Thai word segmentation, Korean particles, accent folding); a query is read in the languages of the org's documents. Changing it affects documents indexed afterwards",
   },
   searchProximity: {
     env: 'SEARCH_PROXIMITY',
     type: 'bool',
-    default: true,
+    default: false,
     description:
-      'rank keyword results by BM25 plus a bonus for query words that stand close together in a chunk (computed on the best 30 or top_k chunks); `false`: BM25 alone',
+      'add to BM25 a bonus for query words that stand close together in a chunk (computed on the best 30 or top_k chunks). Off by default: it helps some collections and hurts others (bench/RESULTS.md, section 11)',
   },
   adminToken: {
     env: 'ADMIN_TOKEN',

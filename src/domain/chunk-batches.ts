@@ -10,12 +10,12 @@ export interface ChunkBatches {
 
 export function chunkBatchesOf(result: IndexResult): ChunkBatches {
   if ('totals' in result) return { batches: result.chunks, totals: () => result.totals() };
-  const { chunks, tokenCount, contentSha256, ocrPages } = result;
+  const { chunks, tokenCount, contentSha256, ocrPages, language } = result;
   return {
     batches: (async function* () {
       if (chunks.length > 0) yield chunks;
     })(),
-    totals: () => ({ tokenCount, contentSha256, ocrPages }),
+    totals: () => ({ tokenCount, contentSha256, ocrPages, ...(language === undefined ? {} : { language }) }),
   };
 }
 

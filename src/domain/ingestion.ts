@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { readDocumentText } from './documents.js';
 import { ERRORS } from './errors.js';
+import { checkLanguage } from './languages.js';
 import type { BlobStore, BlobWrite, Clock, DocumentStore, JobQueue } from './ports.js';
 import { BlobTooLargeError, newBlobKey } from './ports.js';
 import { cleanMetadata, cleanText } from './text.js';
@@ -22,6 +23,8 @@ export interface TextDocumentInput {
   metadata?: Metadata;
   /** The caller's key: a document of the org that has it gets a new version instead. */
   external_id?: string;
+  /** The text's language (ISO 639-1); absent: detected. */
+  language?: string;
 }
 
 /** The 202 of PUT /v1/documents/{id}/content and POST /v1/documents/{id}/reprocess. */
@@ -34,10 +37,14 @@ export interface VersionAck {
 }
 
 /** The new content of PUT /v1/documents/{id}/content. */
-export type NewContent =
+export type NewContent = (
   | { kind: 'text'; text: string }
   | { kind: 'url'; url: string }
-  | { kind: 'file'; staged: StagedFile };
+  | { kind: 'file'; staged: StagedFile }
+) & {
+  /** The new content's language (ISO 639-1); absent: detected. */
+  language?: string | null;
+};
 
 /** An upload stored and checked, not yet committed. */
 export interface StagedFile {
@@ -90,6 +97,7 @@ export class IngestionService {
 
   async ingestText(orgId: string, documents: TextDocumentInput[], chunks: ChunkSettings): Promise<IngestAck> {
     checkChunkSettings(chunks);
+    for (const [i, doc] of documents.entries()) checkLanguage(doc.language, `/documents/${i}/language`);
     await this.checkBackpressure(documents.length);
     const now = this.deps.clock.now();
     const rows = documents.map((doc) =>
@@ -97,6 +105,7 @@ export class IngestionService {
         source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
         text: cleanText(doc.text),
         externalId: doc.external_id ?? null,
+        language: doc.language ?? null,
       }),
     );
     return this.commit(orgId, rows);
@@ -104,12 +113,22 @@ export class IngestionService {
 
   /** Starts a new version of a document from new content (PUT /v1/documents/{id}/content). */
   async replaceContent(orgId: string, id: string, content: NewContent): Promise<VersionAck> {
+    try {
+      checkLanguage(content.language, '/language');
+    } catch (error) {
+      if (content.kind === 'file') await this.discardFile(content.staged);
+      throw error;
+    }
     const current = await this.deps.documents.getDocument(orgId, id);
     if (!current) {
       if (content.kind === 'file') await this.discardFile(content.staged);
       throw ERRORS.documentNotFound(id);
     }
-    const settings = { chunkSize: current.chunkSize, chunkOverlap: current.chunkOverlap };
+    const settings = {
+      chunkSize: current.chunkSize,
+      chunkOverlap: current.chunkOverlap,
+      language: content.language ?? null,
+    };
     if (content.kind === 'text') {
       await this.checkBackpressure(1);
       return this.startVersion(orgId, id, {
@@ -175,7 +194,7 @@ export class IngestionService {
     };
     checkChunkSettings(chunks);
     await this.checkBackpressure(1);
-    const base = { ...chunks, source: current.source, fetchUrl: null };
+    const base = { ...chunks, source: current.source, fetchUrl: null, language: current.requestedLanguage };
     if (current.source.type === 'text') {
       if (current.status !== 'ready') {
         throw ERRORS.cannotReprocess(
@@ -291,10 +310,16 @@ export class IngestionService {
     }
   }
 
-  async commitFile(orgId: string, staged: StagedFile, externalId: string | null = null): Promise<IngestAck> {
+  async commitFile(
+    orgId: string,
+    staged: StagedFile,
+    externalId: string | null = null,
+    language: string | null = null,
+  ): Promise<IngestAck> {
     const row = this.newDocument(orgId, this.deps.clock.now(), DEFAULT_CHUNKS, staged.metadata, {
       ...this.fileInput(staged),
       externalId,
+      language,
     });
     try {
       return await this.commit(orgId, [row]);
@@ -313,13 +338,16 @@ export class IngestionService {
     url: string,
     metadata: Metadata,
     externalId: string | null = null,
+    language: string | null = null,
   ): Promise<IngestAck> {
+    checkLanguage(language, '/language');
     const displayUrl = this.screen(url);
     await this.checkBackpressure(1);
     const row = this.newDocument(orgId, this.deps.clock.now(), DEFAULT_CHUNKS, metadata, {
       source: { type: 'url', filename: null, url: displayUrl, content_type: null, bytes: null },
       fetchUrl: url,
       externalId,
+      language,
     });
     return this.commit(orgId, [row], this.deps.downloadQueue);
   }
@@ -335,6 +363,7 @@ export class IngestionService {
       blobKey?: string;
       fetchUrl?: string;
       externalId?: string | null;
+      language?: string | null;
     },
   ): NewDocument {
     return {
@@ -346,6 +375,7 @@ export class IngestionService {
       chunkSize: chunks.chunkSize,
       chunkOverlap: chunks.chunkOverlap,
       tokenizer: this.deps.limits.tokenizer,
+      language: input.language ?? null,
       createdAt,
       text: input.text ?? null,
       blobKey: input.blobKey ?? null,

@@ -11,10 +11,11 @@ import { setImmediate } from 'node:timers/promises';
 import { ERRORS } from './errors.js';
 import { type Filter, type FilterJson, parseFilter } from './filter.js';
 import { capPerGroup, fuseRanks, RRF_DEPTH } from './fusion.js';
+import { checkLanguage } from './languages.js';
 import { type Embedder, EmbeddingError, type SearchIndex, type VectorIndex } from './ports.js';
 import { PROXIMITY_DEPTH, rerankByProximity } from './proximity.js';
 import type { QueryEmbeddings } from './query-embeddings.js';
-import { type Analyzer, analyzer as analyzerOf } from './search-words.js';
+import type { Analyzer } from './search-words.js';
 import { cleanText } from './text.js';
 import type { SearchHit } from './types.js';
 import type { UsageService } from './usage.js';
@@ -41,6 +42,8 @@ export interface QueryInput {
   maxChunksPerDocument?: number | undefined;
   /** Only results whose final score (of the mode used) is at least this. */
   scoreThreshold?: number | undefined;
+  /** The query's language (ISO 639-1): its words are read in it as well as in the org's documents' languages. */
+  language?: string | undefined;
 }
 
 export interface QueryHit extends SearchHit {
@@ -76,10 +79,10 @@ export class QueryService {
     private readonly usage: UsageService,
     private readonly semantic: SemanticSearch | null = null,
     /**
-     * The deployment's SEARCH_LANGUAGE analysis, which the proximity bonus reads chunks with;
-     * null: BM25's order as the index gave it (SEARCH_PROXIMITY=false).
+     * The analysis the proximity bonus reads chunks with (that of documents whose language is
+     * unknown); null: BM25's order as the index gave it (SEARCH_PROXIMITY=false, the default).
      */
-    private readonly proximity: Analyzer | null = analyzerOf('english'),
+    private readonly proximity: Analyzer | null = null,
   ) {}
 
   /** The mode of a query that names none. */
@@ -91,6 +94,8 @@ export class QueryService {
     const mode = input.mode ?? this.defaultMode;
     if (mode !== 'keyword' && this.semantic === null) throw ERRORS.semanticSearchUnavailable(mode);
     const filter = input.filter === undefined ? null : parseFilter(input.filter, '/filter');
+    checkLanguage(input.language, '/language');
+    const language = input.language ?? null;
     const query = cleanText(input.query);
     // A per-document cap may drop chunks of the best documents: the next ones must be at hand.
     const depth = mode === 'hybrid' || input.maxChunksPerDocument !== undefined ? RRF_DEPTH : input.topK;
@@ -98,7 +103,9 @@ export class QueryService {
     let ranked: QueryHit[];
     let degraded = false;
     if (mode === 'keyword') {
-      ranked = (await this.keywordHits(orgId, query, depth, filter, input.documentIds)).map(keywordOnly);
+      ranked = (await this.keywordHits(orgId, query, depth, filter, input.documentIds, language)).map(
+        keywordOnly,
+      );
     } else if (mode === 'semantic') {
       ranked = await this.semanticHits(orgId, query, depth, filter, input.documentIds, true);
     } else {
@@ -112,7 +119,7 @@ export class QueryService {
         },
       );
       const [keyword, semantic] = await Promise.all([
-        setImmediate().then(() => this.keywordHits(orgId, query, depth, filter, input.documentIds)),
+        setImmediate().then(() => this.keywordHits(orgId, query, depth, filter, input.documentIds, language)),
         semanticHalf,
       ]);
       degraded = semantic === null;
@@ -142,14 +149,17 @@ export class QueryService {
     topK: number,
     filter: Filter | null,
     documentIds: string[] | null,
+    language: string | null,
   ): Promise<SearchHit[]> {
-    if (this.proximity === null) return this.index.search({ orgId, query, topK, filter, documentIds });
+    if (this.proximity === null)
+      return this.index.search({ orgId, query, topK, filter, documentIds, language });
     const hits = await this.index.search({
       orgId,
       query,
       topK: Math.max(topK, PROXIMITY_DEPTH),
       filter,
       documentIds,
+      language,
     });
     return rerankByProximity(hits, query, this.proximity);
   }

@@ -77,6 +77,13 @@ export interface DocumentRecord {
    * that never need OCR (text, DOCX, HTML) and for documents indexed before OCR existed.
    */
   ocrPages: number | null;
+  /**
+   * The language (ISO 639-1) the document's words were analysed in, once indexed: the one given
+   * at ingest, else the one detected; null before, and under SEARCH_LANGUAGE=none when none was given.
+   */
+  language: string | null;
+  /** The language given at ingest for the version the job produces; null: detect it. */
+  requestedLanguage: string | null;
   error: DocumentError | null;
   attempts: number;
   createdAt: Date;
@@ -94,6 +101,8 @@ export interface NewDocument {
   chunkSize: number;
   chunkOverlap: number;
   tokenizer: string;
+  /** The document's language (ISO 639-1) as given; null or absent: detect it. */
+  language?: string | null;
   createdAt: Date;
   /** JSON ingest: the text itself. */
   text: string | null;
@@ -144,6 +153,8 @@ export interface IndexTotals {
   contentSha256: string;
   /** Pages recognised by OCR (`ocr_pages`); absent or null for a text that cannot need OCR. */
   ocrPages?: number | null;
+  /** The language the words were analysed in (DocumentRecord.language); absent: unknown. */
+  language?: string | null;
 }
 
 /** A document's chunks, all at hand. */
@@ -179,6 +190,11 @@ export interface SearchQuery {
   /** Only documents whose metadata passes it (domain/filter.ts); null: every document. */
   filter: Filter | null;
   documentIds: string[] | null;
+  /**
+   * The query's language (ISO 639-1), read in its analysis as well as in those of the org's
+   * documents; absent: only theirs.
+   */
+  language?: string | null;
 }
 
 export interface SearchHit {
@@ -235,6 +251,8 @@ export interface NewVersion {
   chunkOverlap: number;
   /** Replaces the document's metadata at once (filters see it before the content is ready); null keeps it. */
   metadata: Metadata | null;
+  /** The new content's language as given; null or absent: detect it. */
+  language?: string | null;
   text: string | null;
   blobKey: string | null;
   fetchUrl: string | null;

@@ -78,6 +78,13 @@ export const ExternalId = Type.String({
   examples: ['crm-ticket-4711'],
 });
 
+export const LanguageCode = Type.String({
+  pattern: '^[a-z]{2}$',
+  description:
+    'The language of the text, an ISO 639-1 code (`en`, `de`, `zh`, …): its words are analysed in it (stemming, word segmentation). Absent: told from the text (the server’s SEARCH_LANGUAGE decides when it cannot be).',
+  examples: ['de'],
+});
+
 export const IngestBody = Type.Object(
   {
     documents: Type.Array(
@@ -86,6 +93,7 @@ export const IngestBody = Type.Object(
           text: Type.String({ minLength: 1, description: 'The document text.' }),
           metadata: Type.Optional(Metadata),
           external_id: Type.Optional(ExternalId),
+          language: Type.Optional(LanguageCode),
         },
         { additionalProperties: false },
       ),
@@ -122,6 +130,7 @@ export const IngestUrlBody = Type.Object(
     url: Type.String({ minLength: 1, maxLength: 8192, description: 'An http or https URL to download.' }),
     metadata: Type.Optional(Metadata),
     external_id: Type.Optional(ExternalId),
+    language: Type.Optional(LanguageCode),
   },
   {
     additionalProperties: false,
@@ -272,6 +281,12 @@ export const DocumentRecordSchema = Type.Object(
       Type.Integer({
         description:
           'Pages whose text OCR recognised (an image upload counts as one page), once ready; 0 for a PDF whose every page had a text layer; null for formats that never need OCR.',
+      }),
+    ),
+    language: Nullable(
+      Type.String({
+        description:
+          'The language (ISO 639-1) the document’s words were analysed in, once indexed: the one given at ingest, else the one told from its text; null before, or when the server analyses without stemming (SEARCH_LANGUAGE=none).',
       }),
     ),
     error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()], {
@@ -441,6 +456,14 @@ export const QueryBody = Type.Object(
       Type.Number({
         description:
           'Only results whose `score` is at least this: BM25 in keyword mode, cosine similarity in semantic mode, the fused score in hybrid mode.',
+      }),
+    ),
+    language: Type.Optional(
+      Type.String({
+        pattern: '^[a-z]{2}$',
+        description:
+          'The query’s language (ISO 639-1). A query is read in the languages of your documents (each is found in the forms of its own language); naming the query’s language reads it in that one too.',
+        examples: ['de'],
       }),
     ),
   },
@@ -805,7 +828,10 @@ export const VersionAck = Type.Object(
 export const ReplaceContentJson = Type.Union(
   [
     Type.Object(
-      { text: Type.String({ minLength: 1, description: 'The new text of the document.' }) },
+      {
+        text: Type.String({ minLength: 1, description: 'The new text of the document.' }),
+        language: Type.Optional(LanguageCode),
+      },
       { additionalProperties: false },
     ),
     Type.Object(
@@ -815,6 +841,7 @@ export const ReplaceContentJson = Type.Union(
           maxLength: 8192,
           description: 'An http or https URL to download the new content from.',
         }),
+        language: Type.Optional(LanguageCode),
       },
       { additionalProperties: false },
     ),

@@ -171,6 +171,7 @@ export class DocumentProcessor {
       chunkSize: record.chunkSize,
       chunkOverlap: record.chunkOverlap,
       markdown: formatSpec(format).headings,
+      language: record.requestedLanguage,
     };
     const save = (chunks: ChunkStream) =>
       documents.saveIndex(record.id, {

@@ -40,7 +40,7 @@ import type {
 import { QueryService } from '../domain/query.js';
 import { QueryEmbeddings } from '../domain/query-embeddings.js';
 import { QueueReconciler } from '../domain/reconciler.js';
-import { analyzer } from '../domain/search-words.js';
+import { documentAnalyzer, documentLanguage } from '../domain/search-words.js';
 import { UsageService } from '../domain/usage.js';
 import { VectorStage } from '../domain/vector-stage.js';
 import { VectorStatusService, vectorsAtEvent } from '../domain/vector-status.js';
@@ -252,7 +252,9 @@ export async function createRuntime(
             vectors: adapters.vectors,
             embeddingDeadlineMs: config.embeddingsTimeoutMs,
           },
-      config.searchProximity ? analyzer(config.searchLanguage) : null,
+      config.searchProximity
+        ? documentAnalyzer(documentLanguage(null, () => null, config.searchLanguage))
+        : null,
     ),
     usage: usageService,
     webhooks: new WebhookService(adapters.webhooks, clock, {

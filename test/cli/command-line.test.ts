@@ -29,7 +29,7 @@ function fakeServer(calls: string[] = []): ServerSide {
       calls.push('reindex');
       onProgress({ rewritten: 20_000 });
       return {
-        before: { configured: 'english', written: 'none', reindexNeeded: true },
+        before: { configured: 'languages', written: 'none', reindexNeeded: true },
         rewritten: 20_000,
         done: true,
       };

@@ -20,6 +20,8 @@ export interface DocumentStoreHarness {
   index: SearchIndex;
   /** Another store and index on the same database, with other options: as another process. */
   reopen(options: DocumentStoreOptions): { store: DocumentStore; index: SearchIndex };
+  /** Records the index's words as written by `analysis` (an earlier release's, say). */
+  setWrittenAnalysis(analysis: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -27,7 +29,7 @@ export interface DocumentStoreHarness {
 export interface DocumentStoreOptions {
   /** Most matching chunks one query may rank (the adapters default to 20,000). */
   searchRowBudget?: number;
-  /** SEARCH_LANGUAGE (the adapters default to 'english'). */
+  /** SEARCH_LANGUAGE (the adapters default to 'auto'). */
   language?: SearchLanguage;
 }
 

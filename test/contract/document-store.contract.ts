@@ -80,6 +80,8 @@ export function documentStoreContract(
           tokenCount: null,
           contentSha256: null,
           ocrPages: null,
+          language: null,
+          requestedLanguage: null,
           error: null,
           attempts: 0,
           createdAt: new Date(T0),

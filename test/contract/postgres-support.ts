@@ -65,7 +65,10 @@ export const storesOn = (withRum: boolean) => async (options: DocumentStoreOptio
     const index = new PgKeywordIndex(db, { ...opts, rum: withRum });
     return { store: new PgDocumentStore(db, undefined, { index }), index };
   };
-  return { ...open(options), reopen: open, close };
+  const setWrittenAnalysis = async (analysis: string) => {
+    await db.query(`UPDATE ${db.table('search_analysis')} SET written = $1`, [analysis]);
+  };
+  return { ...open(options), reopen: open, setWrittenAnalysis, close };
 };
 
 /**

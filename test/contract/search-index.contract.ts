@@ -7,8 +7,10 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Filter } from '../../src/domain/filter.js';
 import type { DocumentStore, SearchIndex } from '../../src/domain/ports.js';
+import { analyzer } from '../../src/domain/search-words.js';
 import type { ChunkRow, NewDocument, SearchHit, SearchQuery } from '../../src/domain/types.js';
 import {
+  chunks,
   type DocumentStoreHarness,
   type DocumentStoreOptions,
   FILLER,
@@ -273,6 +275,39 @@ export function searchIndexContract(
         expect(await ids(index, orgA, 'runnings')).toEqual(new Set([run.id]));
       });
 
+      it('finds each document in its own language: segmented, without particles, stemmed', async () => {
+        const inLanguage = async (language: string, text: string) => {
+          const doc = newDoc(orgA);
+          await store.createDocuments([doc]);
+          const rows = chunks([text]).map((c) => ({ ...c, words: analyzer(language).words(c.text) }));
+          expect(await store.saveIndex(doc.id, indexResult([], { chunks: rows, language }))).toBe(true);
+          return doc.id;
+        };
+        const zh = await inLanguage('zh', '我们今天去北京旅游，然后参观了故宫。');
+        const ja = await inLanguage('ja', '明日の天気予報によると、東京では雨が降るそうです。');
+        const ko = await inLanguage(
+          'ko',
+          '한국의 수도는 서울입니다. 서울에서 부산까지 기차로 세 시간 걸립니다.',
+        );
+        const de = await inLanguage('de', 'Die Kinder spielten in den großen Häusern der Stadt.');
+        const ru = await inLanguage('ru', 'Дети играли в больших домах города.');
+        const en = await inLanguage('en', 'The runners were running along the river.');
+        const expectations: [string, string][] = [
+          ['北京', zh],
+          ['故宫', zh],
+          ['東京', ja],
+          ['天気', ja],
+          ['한국', ko],
+          ['부산', ko],
+          ['Haus', de],
+          ['дом', ru],
+          ['runs', en],
+        ];
+        for (const [q, id] of expectations) expect(await ids(index, orgA, q), q).toEqual(new Set([id]));
+        // Another org's languages are not this one's, and its documents never answer.
+        expect(await ids(index, orgB, '北京')).toEqual(new Set());
+      });
+
       it('finds words of other scripts, numbers and codes exactly as written', async () => {
         const texts = [
           'Привет мир',
@@ -307,16 +342,18 @@ export function searchIndexContract(
         expect(await ids(plain.index, orgA, 'run')).toEqual(new Set());
       });
 
-      it('rewrites an index written with another language online, resuming where a run stopped', async () => {
+      it('rewrites an index an earlier release wrote online, resuming where a run stopped', async () => {
+        // An earlier release wrote every chunk with one analysis (`none`: folding only).
         const before = h.reopen({ language: 'none' });
-        await before.index.adoptAnalysis();
+        await h.setWrittenAnalysis('none');
         const docs = [];
         for (let i = 0; i < 5; i++) {
-          docs.push(await indexedInto(before.store, orgA, [`runners number ${i} were running`, ...FILLER]));
+          const first = `The runners of team number ${i} were running along the river every morning before work.`;
+          docs.push(await indexedInto(before.store, orgA, [first, ...FILLER]));
         }
         const total = 5 * (1 + FILLER.length);
         expect(await index.analysisState()).toEqual({
-          configured: 'english',
+          configured: 'languages',
           written: 'none',
           reindexNeeded: true,
         });
@@ -342,26 +379,30 @@ export function searchIndexContract(
         expect(rewritten).toBeGreaterThanOrEqual(total);
         expect(rewritten).toBeLessThanOrEqual(total + 1);
         expect(await index.analysisState()).toEqual({
-          configured: 'english',
-          written: 'english',
+          configured: 'languages',
+          written: 'languages',
           reindexNeeded: false,
         });
+        // Each document was told to be English on the way and is stemmed as English now.
         expect(await ids(index, orgA, 'runs')).toEqual(new Set([...docs.map((d) => d.id), during.id]));
         expect(await index.reindexBatch(7)).toEqual({ rewritten: 0, done: true });
-        expect((await before.index.analysisState()).reindexNeeded).toBe(true);
       });
 
       it('adopts the configured analysis on a new index, and never overwrites a recorded one', async () => {
         await index.adoptAnalysis();
         expect(await index.analysisState()).toEqual({
-          configured: 'english',
-          written: 'english',
+          configured: 'languages',
+          written: 'languages',
           reindexNeeded: false,
         });
+        // SEARCH_LANGUAGE decides only the language of documents nobody named: no rewrite.
         const plain = h.reopen({ language: 'none' });
         await plain.index.adoptAnalysis();
+        expect((await plain.index.analysisState()).reindexNeeded).toBe(false);
+        await h.setWrittenAnalysis('english');
+        await plain.index.adoptAnalysis();
         expect(await plain.index.analysisState()).toEqual({
-          configured: 'none',
+          configured: 'languages',
           written: 'english',
           reindexNeeded: true,
         });

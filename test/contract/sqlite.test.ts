@@ -72,6 +72,9 @@ for (const [kind, open] of [
     return {
       ...sqliteStores(db, options),
       reopen: (other: DocumentStoreOptions) => sqliteStores(db, other),
+      setWrittenAnalysis: async (analysis: string) => {
+        db.prepare('UPDATE search_analysis SET written = ? WHERE id = 1').run(analysis);
+      },
       close,
     };
   };

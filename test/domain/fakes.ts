@@ -159,7 +159,7 @@ export class FakeSearch implements SearchIndex {
   async adoptAnalysis(): Promise<void> {}
 
   async analysisState(): Promise<AnalysisState> {
-    return { configured: 'english', written: 'english', reindexNeeded: false };
+    return { configured: 'languages', written: 'languages', reindexNeeded: false };
   }
 
   async reindexBatch(): Promise<{ rewritten: number; done: boolean }> {

@@ -181,8 +181,7 @@ describe('QueryService', () => {
       {
         orgId: ORG,
         query: 'quokka',
-        // The proximity rerank reorders at least its depth of BM25's best (domain/proximity.ts).
-        topK: 30,
+        topK: 5,
         filter: {
           kind: 'and',
           filters: [
@@ -191,6 +190,7 @@ describe('QueryService', () => {
           ],
         },
         documentIds: null,
+        language: null,
       },
     ]);
     expect(usage.counts.get(`${ORG} 2026-03-10`)).toBe(1);

@@ -165,6 +165,7 @@ describe('StreamChunker', () => {
       expect(chunker.totals()).toEqual({
         tokenCount: reference.tokenCount,
         contentSha256: reference.contentSha256,
+        language: 'en',
       });
     },
     TEST_TIMEOUT,

@@ -9,7 +9,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectChunks } from '../../src/domain/chunk-batches.js';
 import type { FormatId } from '../../src/domain/formats.js';
-import { analyzer } from '../../src/domain/search-words.js';
 import { chunkForIndex } from '../../src/pipeline/chunk/for-index.js';
 import { createExtractor, type Extractor } from '../../src/pipeline/extract/index.js';
 import { CORPUS_DIR, describeWithCorpus } from '../helpers/shared.js';
@@ -38,11 +37,16 @@ async function expectSameChunks(file: string, format: FormatId, markdown = false
     bytes: null,
   });
   const whole = await extractor.extract(file, format);
-  const reference = chunkForIndex(whole.text, { ...options, pages: whole.pages }, analyzer('english'));
+  const reference = chunkForIndex(
+    whole.text,
+    { ...options, pages: whole.pages },
+    { given: null, configured: 'auto' },
+  );
   expect(streamed.chunks).toEqual(reference.chunks);
   expect(streamed.totals).toMatchObject({
     tokenCount: reference.tokenCount,
     contentSha256: reference.contentSha256,
+    language: reference.language,
   });
 }
 

@@ -4,6 +4,7 @@
 // statement.
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
 import type { ChunkPage, Clock, DocumentStore } from '../../domain/ports.js';
+import { documentAnalyzer } from '../../domain/search-words.js';
 import { cleanMetadata, cleanText } from '../../domain/text.js';
 import type {
   ChunkRow,
@@ -140,6 +141,7 @@ export class PgDocumentStore implements DocumentStore {
           source: doc.source,
           chunkSize: doc.chunkSize,
           chunkOverlap: doc.chunkOverlap,
+          language: doc.language ?? null,
           metadata: doc.metadata,
           text: doc.text,
           blobKey: doc.blobKey,
@@ -208,7 +210,7 @@ export class PgDocumentStore implements DocumentStore {
          source_url = $9, content_type = $10, bytes = $11, chunk_size = $12, chunk_overlap = $13,
          blob_key = $14, chunk_count = NULL, token_count = NULL, content_sha256 = NULL,
          error_code = NULL, error_message = NULL, pending_version = NULL, pending_status = NULL,
-         pending = NULL, ${set}
+         pending = NULL, requested_language = $15, ${set}
        WHERE id = $1`,
       [
         ...common,
@@ -221,6 +223,7 @@ export class PgDocumentStore implements DocumentStore {
         v.chunkSize,
         v.chunkOverlap,
         storable(v.blobKey),
+        v.language ?? null,
       ],
     );
     return { id, version, created: false, discardedBlobKeys: discarded };
@@ -229,14 +232,14 @@ export class PgDocumentStore implements DocumentStore {
   /** One multi-row INSERT (atomic: all rows or none); how many rows it inserted. */
   private async insertDocuments(db: Queryable, docs: NewDocument[], onConflict: string): Promise<number> {
     if (docs.length === 0) return 0;
-    const PER_ROW = 17;
+    const PER_ROW = 18;
     const values: string[] = [];
     const params: unknown[] = [];
     docs.forEach((d, i) => {
       const p = (n: number) => `$${i * PER_ROW + n}`;
       values.push(
         `(${p(1)}, ${p(2)}, 'queued', ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}::jsonb, ${p(9)}, ${p(10)},
-          ${p(11)}, 0, ${p(12)}, ${p(12)}, ${p(13)}, ${p(14)}, ${p(15)}, ${p(16)}, clock_timestamp(), 0, ${p(17)})`,
+          ${p(11)}, 0, ${p(12)}, ${p(12)}, ${p(13)}, ${p(14)}, ${p(15)}, ${p(16)}, clock_timestamp(), 0, ${p(17)}, ${p(18)})`,
       );
       params.push(
         d.id,
@@ -256,13 +259,14 @@ export class PgDocumentStore implements DocumentStore {
         storable(d.fetchUrl),
         this.initialJobState,
         d.externalId === undefined || d.externalId === null ? null : storable(d.externalId),
+        d.language ?? null,
       );
     });
     const r = await db.query(
       `INSERT INTO ${this.documents} (
          id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
          chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
-         input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id
+         input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id, requested_language
        ) VALUES ${values.join(', ')} ${onConflict}`,
       params,
     );
@@ -353,6 +357,7 @@ export class PgDocumentStore implements DocumentStore {
         [storable(orgId)],
       );
       await this.index.forgetOrg(tx, storable(orgId));
+      await tx.query(`DELETE FROM ${this.db.table('search_languages')} WHERE org_id = $1`, [storable(orgId)]);
       const blobKeys = new Set<string>();
       for (const row of rows) {
         if (row.blob_key !== null) blobKeys.add(row.blob_key);
@@ -526,15 +531,15 @@ export class PgDocumentStore implements DocumentStore {
         // everything this transaction wrote is rolled back.
         const latest = await work('FOR UPDATE')(tx);
         if (!latest) throw new StaleVersion();
-        const { tokenCount, contentSha256, ocrPages } = totals();
+        const { tokenCount, contentSha256, ocrPages, language } = totals();
         const spec = pendingActive(latest) ? latest.pending : null;
         // The pending version (if that is what this is) becomes the current one.
         const promote =
           spec === null
             ? ''
             : `, version = pending_version, pending_version = NULL, pending_status = NULL, pending = NULL,
-               source_type = $9, filename = $10, source_url = $11, chunk_size = $12, chunk_overlap = $13,
-               blob_key = $14`;
+               source_type = $10, filename = $11, source_url = $12, chunk_size = $13, chunk_overlap = $14,
+               blob_key = $15, requested_language = $16`;
         const promoteParams =
           spec === null
             ? []
@@ -545,13 +550,14 @@ export class PgDocumentStore implements DocumentStore {
                 spec.chunk_size,
                 spec.chunk_overlap,
                 storable(spec.blob_key),
+                spec.language ?? null,
               ];
         await tx.query(
           `UPDATE ${this.documents} SET status = 'ready', chunk_count = $1, token_count = $2, content_sha256 = $3,
              content_type = coalesce($4, ${spec === null ? 'content_type' : "pending->'source'->>'content_type'"}),
              bytes = coalesce($5, ${spec === null ? 'bytes' : "(pending->'source'->>'bytes')::bigint"}),
              input_text = NULL, fetch_url = NULL, error_code = NULL, error_message = NULL, updated_at = $6,
-             ocr_pages = $8
+             ocr_pages = $8, language = $9
              ${promote}
            WHERE id = $7`,
           [
@@ -563,9 +569,18 @@ export class PgDocumentStore implements DocumentStore {
             this.clock.now(),
             docId,
             ocrPages ?? null,
+            language ?? null,
             ...promoteParams,
           ],
         );
+        if (language !== undefined) {
+          // The org has documents analysed in this language (search_languages): queries read it too.
+          await tx.query(
+            `INSERT INTO ${this.db.table('search_languages')} (org_id, language)
+             SELECT org_id, $2 FROM ${this.documents} WHERE id = $1 ON CONFLICT DO NOTHING`,
+            [docId, documentAnalyzer(language).language],
+          );
+        }
         await this.outbox.emit(tx, 'document.ready', docId, this.clock.now()); // webhooks: same transaction
         return true;
       });

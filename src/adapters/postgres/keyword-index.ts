@@ -9,6 +9,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { BM25_B, BM25_K1, bm25Idf } from '../../domain/bm25.js';
 import type { Filter } from '../../domain/filter.js';
+import { detectLanguage } from '../../domain/languages.js';
 import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
 import {
   candidateBudget,
@@ -19,11 +20,14 @@ import {
 } from '../../domain/search-limits.js';
 import { planTerms, rarestTerms, type TermPlan } from '../../domain/search-plan.js';
 import {
+  ANALYSIS,
   type Analyzer,
-  analyzer,
+  documentAnalyzer,
+  documentLanguage,
   queryAnalyzers,
   queryWordsOf,
   type SearchLanguage,
+  type WrittenAnalysis,
 } from '../../domain/search-words.js';
 import { cleanText } from '../../domain/text.js';
 import type { ChunkRow, Metadata, SearchHit, SearchQuery, StoredChunk } from '../../domain/types.js';
@@ -65,14 +69,14 @@ const RUM_COUNT_WITHOUT_STATISTICS = 2_000;
 /** How long the common terms' frequencies (pg_stats) are reused before being read again. */
 const TERM_STATS_TTL_MS = 60_000;
 
-type Written = SearchLanguage | 'legacy' | null;
+type Written = WrittenAnalysis | null;
 
 interface AnalysisRow {
   written: Written;
   terms_ready: boolean;
   terms_after_document: string | null;
   terms_after_chunk: number | null;
-  reindex_target: SearchLanguage | null;
+  reindex_target: WrittenAnalysis | null;
   reindex_after_document: string | null;
   reindex_after_chunk: number | null;
 }
@@ -152,6 +156,8 @@ export class PgKeywordIndex implements SearchIndex {
   private readonly chunks: string;
   private readonly analysisTable: string;
   private readonly searchRowBudget: number;
+  private readonly language: SearchLanguage;
+  /** The analysis of chunks that come without their words. */
   private readonly analyzer: Analyzer;
   private readonly rumWanted: boolean;
   private written: { value: Written; termsReady: boolean; at: number } | null = null;
@@ -168,7 +174,8 @@ export class PgKeywordIndex implements SearchIndex {
     this.chunks = db.table('chunks');
     this.analysisTable = db.table('search_analysis');
     this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
-    this.analyzer = analyzer(opts.language ?? 'english');
+    this.language = opts.language ?? 'auto';
+    this.analyzer = documentAnalyzer(documentLanguage(null, () => null, this.language));
     this.rumWanted = opts.rum ?? true;
   }
 
@@ -224,6 +231,39 @@ export class PgKeywordIndex implements SearchIndex {
     return key;
   }
 
+  /**
+   * The language of a chunk's document; for one indexed before documents had a language, told
+   * from this chunk and kept on the document (its other chunks are then analysed alike).
+   */
+  private async languageOf(
+    tx: Queryable,
+    row: { document_id: string; language: string | null; text: string },
+  ): Promise<string | null> {
+    if (row.language !== null) return row.language;
+    const language = documentLanguage(null, () => detectLanguage(row.text), this.language);
+    await tx.query(`UPDATE ${this.documents} SET language = $1 WHERE id = $2 AND language IS NULL`, [
+      language,
+      row.document_id,
+    ]);
+    await tx.query(
+      `INSERT INTO ${this.db.table('search_languages')} (org_id, language)
+       SELECT org_id, $2 FROM ${this.documents} WHERE id = $1 ON CONFLICT DO NOTHING`,
+      [row.document_id, documentAnalyzer(language).language],
+    );
+    return language;
+  }
+
+  /** The analyses of the org's documents (search_languages), and the query's own. */
+  private async queryLanguages(orgId: string, language: string | null | undefined): Promise<string[]> {
+    const { rows } = await this.db.query<{ language: string }>(
+      `SELECT language FROM ${this.db.table('search_languages')} WHERE org_id = $1`,
+      [cleanText(orgId)],
+    );
+    const languages = rows.map((r) => r.language);
+    if (language) languages.push(language);
+    return languages;
+  }
+
   /** Whether this server has (or can install) the rum extension. */
   private async rumAvailable(): Promise<boolean> {
     const { rows } = await this.db.query<{ ok: boolean }>(
@@ -233,16 +273,14 @@ export class PgKeywordIndex implements SearchIndex {
   }
 
   async adoptAnalysis(): Promise<void> {
-    await this.db.query(`UPDATE ${this.analysisTable} SET written = $1 WHERE written IS NULL`, [
-      this.analyzer.language,
-    ]);
+    await this.db.query(`UPDATE ${this.analysisTable} SET written = $1 WHERE written IS NULL`, [ANALYSIS]);
     this.written = null;
   }
 
   async analysisState(): Promise<AnalysisState> {
     this.written = null;
     const { value: written, termsReady } = await this.readAnalysis();
-    const configured = this.analyzer.language;
+    const configured = ANALYSIS;
     // Terms still to fill (chunks written before migration 60) on a server that has RUM.
     const termsNeeded = this.rumWanted && !termsReady && (await this.rumAvailable());
     return {
@@ -260,7 +298,7 @@ export class PgKeywordIndex implements SearchIndex {
    * instead of rewriting the same chunks.
    */
   async reindexBatch(limit: number): Promise<{ rewritten: number; done: boolean }> {
-    const configured = this.analyzer.language;
+    const configured = ANALYSIS;
     const fillTerms = this.rumWanted && (await this.rumAvailable());
     const result = await this.db.transaction(async (tx) => {
       const { rows: states } = await tx.query<AnalysisRow>(
@@ -285,18 +323,26 @@ export class PgKeywordIndex implements SearchIndex {
         chunk_index: number;
         org_id: string;
         text: string;
+        language: string | null;
       }>(
-        `SELECT document_id, chunk_index, org_id, text FROM ${this.chunks}
-         WHERE (document_id, chunk_index) > ($1, $2) ORDER BY document_id, chunk_index LIMIT $3`,
+        `SELECT c.document_id, c.chunk_index, c.org_id, c.text, d.language FROM ${this.chunks} AS c
+         LEFT JOIN ${this.documents} AS d ON d.id = c.document_id
+         WHERE (c.document_id, c.chunk_index) > ($1, $2) ORDER BY c.document_id, c.chunk_index LIMIT $3`,
         [...after, limit],
       );
       if (rows.length > 0) {
         const tsv = new BinaryArray(TEXT);
         const terms = new BinaryArray(TEXT);
+        const languages = new Map<string, string | null>();
         for (const r of rows) {
           const key = (await this.orgKey(tx, r.org_id, true)) as number;
-          // Only the terms when the language is unchanged: the CASE below keeps the stored tsv.
-          writeTsvectorLiterals(this.analyzer.words(r.text), termPrefix(key), language ? tsv : null, terms);
+          const analysed = languages.has(r.document_id)
+            ? (languages.get(r.document_id) ?? null)
+            : await this.languageOf(tx, r);
+          languages.set(r.document_id, analysed);
+          const words = documentAnalyzer(analysed).words(r.text);
+          // Only the terms when the analysis is unchanged: the CASE below keeps the stored tsv.
+          writeTsvectorLiterals(words, termPrefix(key), language ? tsv : null, terms);
           if (!language) tsv.text('');
         }
         await tx.query(
@@ -614,7 +660,11 @@ export class PgKeywordIndex implements SearchIndex {
   private async searchInSnapshot(q: SearchQuery): Promise<SearchHit[]> {
     const topK = Math.floor(q.topK);
     if (topK <= 0 || q.documentIds?.length === 0) return [];
-    const analyzers = queryAnalyzers(this.analyzer.language, await this.writtenAnalysis());
+    const [languages, written] = await Promise.all([
+      this.queryLanguages(q.orgId, q.language),
+      this.writtenAnalysis(),
+    ]);
+    const analyzers = queryAnalyzers(languages, written, this.language);
     const words = queryWordsOf(q.query, analyzers);
     if (words.length === 0) return [];
     const filtered = q.documentIds !== null || q.filter !== null;

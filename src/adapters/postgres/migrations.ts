@@ -564,6 +564,24 @@ const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 120,
+    name: 'document languages',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // As in SQLite: the language a document was analysed in, the one ingest was given, and the
+      // analyses each org's documents were written in (only added to).
+      await tx.query(`
+        ALTER TABLE ${t('documents')} ADD COLUMN language text;
+        ALTER TABLE ${t('documents')} ADD COLUMN requested_language text;
+        CREATE TABLE ${t('search_languages')} (
+          org_id text NOT NULL,
+          language text NOT NULL,
+          PRIMARY KEY (org_id, language)
+        );
+      `);
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */

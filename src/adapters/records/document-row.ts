@@ -16,7 +16,8 @@ import type {
 
 export const RECORD_COLUMNS = `id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
   chunk_size, chunk_overlap, tokenizer, chunk_count, token_count, content_sha256, ocr_pages, error_code,
-  error_message, attempts, created_at, updated_at, external_id, version, pending_version, pending_status, pending`;
+  error_message, attempts, created_at, updated_at, external_id, version, pending_version, pending_status, pending,
+  language, requested_language`;
 
 /**
  * What a pending version is made of, as the `pending` JSON column holds it: written by
@@ -29,6 +30,8 @@ export interface PendingSpec {
   chunk_overlap: number;
   blob_key: string | null;
   error: DocumentError | null;
+  /** The new content's language as given (absent in specs written before languages). */
+  language?: string | null;
 }
 
 export function pendingSpecOf(version: NewVersion): PendingSpec {
@@ -38,6 +41,7 @@ export function pendingSpecOf(version: NewVersion): PendingSpec {
     chunk_overlap: version.chunkOverlap,
     blob_key: version.blobKey,
     error: null,
+    language: version.language ?? null,
   };
 }
 
@@ -74,6 +78,8 @@ export interface DocumentRow<N, T, M> {
   pending_version: number | null;
   pending_status: PendingVersion['status'] | null;
   pending: M | null;
+  language: string | null;
+  requested_language: string | null;
 }
 
 export interface RowReaders<N, T, M> {
@@ -114,6 +120,8 @@ export function toDocumentRecord<N, T, M>(
     tokenCount: row.token_count === null ? null : read.number(row.token_count),
     contentSha256: row.content_sha256,
     ocrPages: row.ocr_pages,
+    language: row.language ?? null,
+    requestedLanguage: row.requested_language ?? null,
     error:
       row.error_code === null
         ? null
@@ -152,6 +160,7 @@ export function toJobInput<N, T, M>(
       source: spec.source,
       chunkSize: spec.chunk_size,
       chunkOverlap: spec.chunk_overlap,
+      requestedLanguage: spec.language ?? null,
     },
     version: pending.version,
     blobKey: spec.blob_key,

@@ -436,6 +436,24 @@ const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 120,
+    name: 'document languages',
+    sql: `
+      -- language: what the document's words were analysed in (given or detected), set when it is
+      -- indexed; requested_language: what ingest was given for the version in work (NULL: detect).
+      ALTER TABLE documents ADD COLUMN language TEXT;
+      ALTER TABLE documents ADD COLUMN requested_language TEXT;
+      -- The analyses an org's documents were written in: a query is read in each of them, so it
+      -- meets every document in that document's own forms. Rows are only added (a language whose
+      -- last document went costs a few extra query words, never a wrong answer).
+      CREATE TABLE search_languages (
+        org_id TEXT NOT NULL,
+        language TEXT NOT NULL,
+        PRIMARY KEY (org_id, language)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */

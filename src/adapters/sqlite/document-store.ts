@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
 import type { ChunkPage, Clock, DocumentStore } from '../../domain/ports.js';
+import { documentAnalyzer } from '../../domain/search-words.js';
 import type {
   ChunkRow,
   DocumentError,
@@ -166,8 +167,8 @@ export class SqliteDocumentStore implements DocumentStore {
     const insert = this.sql.get(`INSERT INTO documents (
         id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
         chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
-        input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id
-      ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0, ?)`);
+        input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id, requested_language
+      ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?)`);
     for (const d of docs) {
       const at = d.createdAt.getTime();
       insert.run(
@@ -189,6 +190,7 @@ export class SqliteDocumentStore implements DocumentStore {
         d.fetchUrl,
         at,
         d.externalId ?? null,
+        d.language ?? null,
       );
     }
   }
@@ -205,6 +207,7 @@ export class SqliteDocumentStore implements DocumentStore {
           source: doc.source,
           chunkSize: doc.chunkSize,
           chunkOverlap: doc.chunkOverlap,
+          language: doc.language ?? null,
           metadata: doc.metadata,
           text: doc.text,
           blobKey: doc.blobKey,
@@ -262,7 +265,7 @@ export class SqliteDocumentStore implements DocumentStore {
         `UPDATE documents SET version = @version, status = 'queued', source_type = @type,
            filename = @filename, source_url = @url, content_type = @contentType, bytes = @bytes,
            chunk_size = @chunkSize, chunk_overlap = @chunkOverlap, blob_key = @blobKey,
-           chunk_count = NULL, token_count = NULL, content_sha256 = NULL, error_code = NULL,
+           requested_language = @language, chunk_count = NULL, token_count = NULL, content_sha256 = NULL, error_code = NULL,
            error_message = NULL, pending_version = NULL, pending_status = NULL, pending = NULL,
            ${freshJob}
          WHERE id = @id`,
@@ -278,6 +281,7 @@ export class SqliteDocumentStore implements DocumentStore {
         chunkSize: v.chunkSize,
         chunkOverlap: v.chunkOverlap,
         blobKey: v.blobKey,
+        language: v.language ?? null,
       });
     return { id, version, created: false, discardedBlobKeys: discarded };
   }
@@ -493,6 +497,7 @@ export class SqliteDocumentStore implements DocumentStore {
             .get(orgId) ?? 0;
         const shadows = rows.flatMap((row) => this.handShadows(row.id));
         this.handToPurge('org_id = ?', orgId);
+        this.sql.get('DELETE FROM search_languages WHERE org_id = ?').run(orgId);
         return { rows, chunks, shadows };
       })
       .immediate();
@@ -786,6 +791,7 @@ export class SqliteDocumentStore implements DocumentStore {
            content_type = @contentType, bytes = @bytes, chunk_size = @chunkSize,
            chunk_overlap = @chunkOverlap, blob_key = @blobKey, status = 'ready', chunk_count = @chunkCount,
            token_count = @tokenCount, content_sha256 = @sha, ocr_pages = @ocrPages, input_text = NULL, fetch_url = NULL,
+           language = @language, requested_language = @requested,
            error_code = NULL, error_message = NULL, updated_at = @now, job_state = 'done',
            lease_owner = NULL, lease_until = NULL, index_run = NULL
          WHERE id = @id`,
@@ -804,21 +810,24 @@ export class SqliteDocumentStore implements DocumentStore {
         tokenCount: ready.tokenCount,
         sha: ready.contentSha256,
         ocrPages: ready.ocrPages ?? null,
+        language: ready.language ?? null,
+        requested: spec.language ?? null,
         now: this.now(),
       });
+    this.noteLanguage(id, ready.language);
     this.outbox.emit('document.ready', id); // webhooks: same transaction as the swap
   }
 
   private markReady(
     id: string,
-    { chunkCount, tokenCount, contentSha256, ocrPages, result }: ReadyIndex,
+    { chunkCount, tokenCount, contentSha256, ocrPages, language, result }: ReadyIndex,
   ): void {
     // A ready document has no job left to run, and in SQLite its job is this row: ending it here
     // leaves the queue's settle nothing to write (one commit per document fewer).
     this.sql
       .get(
         `UPDATE documents SET status = 'ready', chunk_count = ?, token_count = ?, content_sha256 = ?, ocr_pages = ?,
-           content_type = coalesce(?, content_type), bytes = coalesce(?, bytes),
+           language = ?, content_type = coalesce(?, content_type), bytes = coalesce(?, bytes),
            input_text = NULL, fetch_url = NULL, error_code = NULL, error_message = NULL, updated_at = ?,
            job_state = 'done', lease_owner = NULL, lease_until = NULL, index_run = NULL
          WHERE id = ?`,
@@ -828,12 +837,24 @@ export class SqliteDocumentStore implements DocumentStore {
         tokenCount,
         contentSha256,
         ocrPages ?? null,
+        language ?? null,
         storableNullable(result.contentType),
         result.bytes,
         this.now(),
         id,
       );
+    this.noteLanguage(id, language);
     this.outbox.emit('document.ready', id); // webhooks: same transaction as the status change
+  }
+
+  /** The org of a document just indexed has documents analysed in this language (search_languages). */
+  private noteLanguage(id: string, language: string | null | undefined): void {
+    if (language === undefined) return;
+    this.sql
+      .get(
+        'INSERT OR IGNORE INTO search_languages (org_id, language) SELECT org_id, ? FROM documents WHERE id = ?',
+      )
+      .run(documentAnalyzer(language).language, id);
   }
 
   async markFailed(id: string, error: DocumentError, version?: number): Promise<boolean> {

@@ -2,6 +2,8 @@
 // (fts-terms.ts), and BM25 search over the chunks of `ready` documents. Its writes run inside the
 // record store's transactions (SqliteDocumentStore.saveIndex and deleteDocument), so a document
 // turns ready with its last chunk and stops matching the moment it is deleted.
+
+import { detectLanguage } from '../../domain/languages.js';
 import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
 import {
   candidateBudget,
@@ -12,11 +14,14 @@ import {
 } from '../../domain/search-limits.js';
 import { OverBudgetTerms, planTerms, rarestTerms } from '../../domain/search-plan.js';
 import {
+  ANALYSIS,
   type Analyzer,
-  analyzer,
+  documentAnalyzer,
+  documentLanguage,
   queryAnalyzers,
   queryWordsOf,
   type SearchLanguage,
+  type WrittenAnalysis,
 } from '../../domain/search-words.js';
 import type {
   ChunkRow,
@@ -35,7 +40,7 @@ import { storableText } from './text.js';
 export interface SqliteKeywordIndexOptions {
   /** Most matching chunks one query may rank (default DEFAULT_SEARCH_ROW_BUDGET). */
   searchRowBudget?: number;
-  /** SEARCH_LANGUAGE: how chunks and queries become words (default 'english'). */
+  /** SEARCH_LANGUAGE: the language of documents that name none and cannot be told (default 'auto'). */
   language?: SearchLanguage;
   /** How long a term found over the row budget is not counted again (default 60 s; 0: always). */
   overBudgetMemoMs?: number;
@@ -48,8 +53,8 @@ export interface SqliteKeywordIndexOptions {
 const WALK_FIRST = 1000;
 
 interface AnalysisRow {
-  written: SearchLanguage | null;
-  reindex_target: SearchLanguage | null;
+  written: WrittenAnalysis | null;
+  reindex_target: WrittenAnalysis | null;
   reindex_after: number | null;
 }
 
@@ -69,6 +74,8 @@ export class SqliteKeywordIndex implements SearchIndex {
   private readonly sql: StatementCache;
   private readonly orgKeys = new Map<string, number>();
   private readonly searchRowBudget: number;
+  private readonly language: SearchLanguage;
+  /** The analysis of chunks that come without their words. */
   private readonly analyzer: Analyzer;
   private readonly overBudget: OverBudgetTerms;
 
@@ -79,7 +86,8 @@ export class SqliteKeywordIndex implements SearchIndex {
     this.sql = new StatementCache(db);
     this.overBudget = new OverBudgetTerms(opts.overBudgetMemoMs);
     this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
-    this.analyzer = analyzer(opts.language ?? 'english');
+    this.language = opts.language ?? 'auto';
+    this.analyzer = documentAnalyzer(documentLanguage(null, () => null, this.language));
   }
 
   private analysis(): AnalysisRow {
@@ -93,15 +101,12 @@ export class SqliteKeywordIndex implements SearchIndex {
   }
 
   async adoptAnalysis(): Promise<void> {
-    this.sql
-      .get('UPDATE search_analysis SET written = ? WHERE id = 1 AND written IS NULL')
-      .run(this.analyzer.language);
+    this.sql.get('UPDATE search_analysis SET written = ? WHERE id = 1 AND written IS NULL').run(ANALYSIS);
   }
 
   async analysisState(): Promise<AnalysisState> {
     const { written } = this.analysis();
-    const configured = this.analyzer.language;
-    return { configured, written, reindexNeeded: written !== null && written !== configured };
+    return { configured: ANALYSIS, written, reindexNeeded: written !== null && written !== ANALYSIS };
   }
 
   /**
@@ -111,15 +116,18 @@ export class SqliteKeywordIndex implements SearchIndex {
    * writes fails at once with SQLITE_BUSY instead of waiting its turn.
    */
   async reindexBatch(limit: number): Promise<{ rewritten: number; done: boolean }> {
-    const configured = this.analyzer.language;
+    const configured = ANALYSIS;
     return this.db
       .transaction(() => {
         const state = this.analysis();
         if (state.written === null || state.written === configured) return { rewritten: 0, done: true };
         const after = state.reindex_target === configured ? (state.reindex_after ?? 0) : 0;
         const rows = this.sql
-          .get<[number, number], { id: number; text: string; org_key: number }>(
-            `SELECT c.id, c.text, o.id AS org_key FROM chunks AS c
+          .get<
+            [number, number],
+            { id: number; text: string; org_key: number; document_id: string; language: string | null }
+          >(
+            `SELECT c.id, c.text, o.id AS org_key, d.id AS document_id, d.language FROM chunks AS c
            CROSS JOIN documents AS d ON d.id = c.document_id
            CROSS JOIN fts_orgs AS o ON o.org_id = d.org_id
            WHERE c.id > ? ORDER BY c.id LIMIT ?`,
@@ -127,9 +135,14 @@ export class SqliteKeywordIndex implements SearchIndex {
           .all(after, limit);
         const drop = this.sql.get('DELETE FROM chunks_fts WHERE rowid = ?');
         const insert = this.sql.get('INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)');
+        const languages = new Map<string, string | null>();
         for (const row of rows) {
           drop.run(row.id);
-          insert.run(row.id, indexTerms(row.org_key, this.analyzer.words(row.text)));
+          const language = languages.has(row.document_id)
+            ? (languages.get(row.document_id) ?? null)
+            : this.languageOf(row);
+          languages.set(row.document_id, language);
+          insert.run(row.id, indexTerms(row.org_key, documentAnalyzer(language).words(row.text)));
         }
         const done = rows.length < limit;
         const last = rows[rows.length - 1];
@@ -147,6 +160,34 @@ export class SqliteKeywordIndex implements SearchIndex {
         return { rewritten: rows.length, done };
       })
       .immediate();
+  }
+
+  /**
+   * The language of a chunk's document; for one indexed before documents had a language, told
+   * from this chunk and kept on the document (its other chunks are then analysed alike).
+   */
+  private languageOf(row: { document_id: string; language: string | null; text: string }): string | null {
+    if (row.language !== null) return row.language;
+    const language = documentLanguage(null, () => detectLanguage(row.text), this.language);
+    this.sql
+      .get('UPDATE documents SET language = ? WHERE id = ? AND language IS NULL')
+      .run(language, row.document_id);
+    this.sql
+      .get(
+        'INSERT OR IGNORE INTO search_languages (org_id, language) SELECT org_id, ? FROM documents WHERE id = ?',
+      )
+      .run(documentAnalyzer(language).language, row.document_id);
+    return language;
+  }
+
+  /** The analyses of the org's documents (search_languages), and the query's own. */
+  private queryLanguages(orgId: string, language: string | null | undefined): string[] {
+    const languages = this.sql
+      .get<[string], string>('SELECT language FROM search_languages WHERE org_id = ?')
+      .pluck()
+      .all(orgId);
+    if (language) languages.push(language);
+    return languages;
   }
 
   /**
@@ -437,7 +478,12 @@ export class SqliteKeywordIndex implements SearchIndex {
     const orgKey = this.orgKey(q.orgId, false);
     // An org that has never indexed a chunk has no terms to match.
     if (orgKey === null || topK <= 0 || q.documentIds?.length === 0) return [];
-    const words = queryWordsOf(q.query, queryAnalyzers(this.analyzer.language, this.analysis().written));
+    const analyzers = queryAnalyzers(
+      this.queryLanguages(q.orgId, q.language),
+      this.analysis().written,
+      this.language,
+    );
+    const words = queryWordsOf(q.query, analyzers);
     const plan = this.planMatch(this.rarestTerms(queryTerms(orgKey, words)));
     if (plan === null) return [];
     const { match, minRowid } = plan;

@@ -52,6 +52,8 @@ export interface ChunkOptions {
   chunkOverlap: number;
   markdown?: boolean;
   pages?: PageSpan[] | null;
+  /** The document's language as given at ingest (the analysis of its words; null: detect it). */
+  language?: string | null;
 }
 
 export interface ChunkPlan {

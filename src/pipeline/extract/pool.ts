@@ -157,7 +157,7 @@ class WorkerPoolExtractor implements Extractor {
       contentType: null,
       bytes: null,
     });
-    return { chunks, ...totals };
+    return { chunks, ...totals, language: totals.language ?? null };
   }
 
   chunkStream(text: string, options: ChunkOptions, signal?: AbortSignal): ChunkStream {
@@ -343,7 +343,7 @@ class WorkerPoolExtractor implements Extractor {
       resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb },
       execArgv: workerExecArgv(),
       workerData: {
-        searchLanguage: this.opts.searchLanguage ?? 'english',
+        searchLanguage: this.opts.searchLanguage ?? 'auto',
         ocr: this.opts.ocr ?? { enabled: true, languages: ['eng'] },
         maxTextChars: this.opts.maxTextChars ?? DEFAULT_MAX_TEXT_CHARS,
       } satisfies WorkerData,
@@ -483,6 +483,7 @@ class WorkerPoolExtractor implements Extractor {
         this.settle(job, null, {
           tokenCount: message.tokenCount,
           contentSha256: message.contentSha256,
+          language: message.language,
           // Only files that OCR read say so; a text's totals stay what chunkForIndex gives.
           ...(message.ocrPages !== null ? { ocrPages: message.ocrPages } : {}),
         });

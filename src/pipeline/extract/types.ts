@@ -38,7 +38,7 @@ export interface ExtractorOptions {
   pdfMaxPages: number;
   /** OCR of scanned PDF pages and images (OCR, OCR_LANGUAGES); on with English when absent. */
   ocr?: OcrSettings;
-  /** How the threads turn chunks into search words: the index's SEARCH_LANGUAGE (default 'english'). */
+  /** SEARCH_LANGUAGE: the language of documents that name none and cannot be told (default 'auto'). */
   searchLanguage?: SearchLanguage;
   /**
    * A paged file (PDF) at least this large is read and chunked by one thread, a page at a time,
@@ -158,6 +158,13 @@ export type WorkerReply =
    */
   | { type: 'chunkSpans'; jobId: number; spans: ChunkSpan[] }
   /** The chunking is done: every span has been sent. */
-  | { type: 'chunks'; jobId: number; tokenCount: number; contentSha256: string; ocrPages: number | null }
+  | {
+      type: 'chunks';
+      jobId: number;
+      tokenCount: number;
+      contentSha256: string;
+      language: string | null;
+      ocrPages: number | null;
+    }
   /** Something went wrong that is not the input's fault (a bug): the caller retries. */
   | { type: 'error'; jobId: number; message: string };

@@ -4,7 +4,6 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { FORMAT_IDS, type FormatId, formatSpec } from '../../domain/formats.js';
-import { analyzer } from '../../domain/search-words.js';
 import type { IndexPiece } from '../chunk/for-index.js';
 import type { FormatExtractor } from '../formats/handler.js';
 import { FORMAT_HANDLERS } from '../formats/handlers.js';
@@ -15,7 +14,7 @@ import type { ChunkSpan, WorkerData, WorkerReply, WorkerRequest } from './types.
 
 const port = parentPort;
 if (!port) throw new Error('worker.ts runs only as a worker thread');
-const words = analyzer((workerData as WorkerData).searchLanguage);
+const configuredLanguage = (workerData as WorkerData).searchLanguage;
 configureOcr((workerData as WorkerData).ocr);
 
 /**
@@ -171,7 +170,10 @@ async function chunkAndReply(
   ocrPages: OcrPages = null,
 ): Promise<void> {
   const { IndexChunker } = await loadChunker();
-  const chunker = new IndexChunker(options, words);
+  const chunker = new IndexChunker(options, {
+    given: options.language ?? null,
+    configured: configuredLanguage,
+  });
   let spans: ChunkSpan[] = [];
   let size = 0;
   const take = async (chunks: Iterable<IndexPiece>) => {
@@ -197,12 +199,13 @@ async function chunkAndReply(
   for await (const piece of pieces) await take(chunker.push(piece));
   await take(chunker.end());
   if (spans.length > 0) await sendSpans(jobId, spans);
-  const { tokenCount, contentSha256 } = chunker.totals();
+  const { tokenCount, contentSha256, language } = chunker.totals();
   reply({
     type: 'chunks',
     jobId,
     tokenCount,
     contentSha256,
+    language,
     ocrPages: typeof ocrPages === 'function' ? ocrPages() : ocrPages,
   });
 }

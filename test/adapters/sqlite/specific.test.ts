@@ -23,7 +23,10 @@ import { indexTerms, queryTerms } from '../../../src/adapters/sqlite/fts-terms.j
 import { SqliteKeywordIndex } from '../../../src/adapters/sqlite/keyword-index.js';
 import { SqliteTableQueue } from '../../../src/adapters/sqlite/table-queue.js';
 import { BlobNotFoundError, type JobConsumer, type JobContext } from '../../../src/domain/ports.js';
-import { analyzer, searchWords } from '../../../src/domain/search-words.js';
+import { analyzer } from '../../../src/domain/search-words.js';
+
+const searchWords = (text: string) => analyzer('none').words(text);
+
 import type { JobRef, NewDocument } from '../../../src/domain/types.js';
 import { newDoc } from '../../contract/document-fixtures.js';
 import { jobDocument, urlDocument } from '../../contract/job-document.js';

@@ -34,6 +34,7 @@ export function toDocumentJson(doc: DocumentRecord, vectors: VectorsStatus = DIS
     token_count: doc.tokenCount,
     content_sha256: doc.contentSha256,
     ocr_pages: doc.ocrPages,
+    language: doc.language,
     error: doc.error,
     attempts: doc.attempts,
     vectors,

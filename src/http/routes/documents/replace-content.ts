@@ -17,7 +17,7 @@ import {
   VersionAck,
 } from '../../schemas.js';
 import { FILE_EXTENSIONS } from '../ingest/file.js';
-import { readUploadForm } from '../ingest/upload-form.js';
+import { parseLanguagePart, readUploadForm } from '../ingest/upload-form.js';
 
 const validateJson = new Ajv({ allErrors: false, strict: false }).compile(ReplaceContentJson);
 
@@ -36,7 +36,8 @@ const ReplaceContentBody = Type.Union(
     ),
   ],
   {
-    description: 'JSON `{text}` or `{url}`, or multipart/form-data with one `file` part.',
+    description:
+      'JSON `{text}` or `{url}` (each with an optional `language`), or multipart/form-data with one `file` part and an optional `language` part.',
     examples: [{ text: 'Refunds are accepted within 60 days of purchase.' }],
   },
 );
@@ -71,7 +72,11 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
       const orgId = request.principal.org.id;
       const { id } = request.params;
       if (request.isMultipart()) {
-        const staged = await readUploadForm(request, deps, [], () => ({}));
+        let language: string | null = null;
+        const staged = await readUploadForm(request, deps, ['language'], (fields) => {
+          language = parseLanguagePart(fields.language ?? null);
+          return {};
+        });
         let used = false;
         try {
           return await acceptIdempotently(
@@ -79,10 +84,14 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
             request,
             reply,
             `documents/${id}/content`,
-            { sha256: staged.blob.sha256, filename: staged.filename },
+            {
+              sha256: staged.blob.sha256,
+              filename: staged.filename,
+              ...(language === null ? {} : { language }),
+            },
             () => {
               used = true;
-              return deps.ingestion.replaceContent(orgId, id, { kind: 'file', staged });
+              return deps.ingestion.replaceContent(orgId, id, { kind: 'file', staged, language });
             },
             () => deps.ingestion.discardFile(staged),
           );
@@ -101,7 +110,9 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
       }
       const body = request.body as ReplaceContentJson;
       const content: NewContent =
-        'text' in body ? { kind: 'text', text: body.text } : { kind: 'url', url: body.url };
+        'text' in body
+          ? { kind: 'text', text: body.text, language: body.language ?? null }
+          : { kind: 'url', url: body.url, language: body.language ?? null };
       return acceptIdempotently(deps, request, reply, `documents/${id}/content`, body, () =>
         deps.ingestion.replaceContent(orgId, id, content),
       );

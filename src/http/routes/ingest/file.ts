@@ -6,10 +6,11 @@ import { MAX_EXTERNAL_ID_LENGTH } from '../../../domain/types.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
 import { documentOnly, idempotentIngest } from '../../openapi.js';
-import { COMMON_ERRORS, INGEST_ERRORS, IngestAck, problemResponses } from '../../schemas.js';
+import { COMMON_ERRORS, INGEST_ERRORS, IngestAck, LanguageCode, problemResponses } from '../../schemas.js';
 import {
   MAX_METADATA_PART_BYTES,
   parseExternalIdPart,
+  parseLanguagePart,
   parseMetadata,
   readUploadForm,
 } from './upload-form.js';
@@ -40,6 +41,7 @@ const IngestFileForm = Type.Object(
           'Your own key for the document, unique in your organisation: when a document already has it, this file becomes that document’s new version (the ack names it).',
       }),
     ),
+    language: Type.Optional(LanguageCode),
   },
   {
     additionalProperties: false,
@@ -62,7 +64,7 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
       schema: {
         operationId: 'ingestFile',
         summary: 'Ingest an uploaded file',
-        description: `multipart/form-data with one \`file\` part (${FILE_EXTENSIONS}, at most 100 MB), an optional \`metadata\` part (a JSON object of string values, encoded as a string) and an optional \`external_id\` part (re-sending an external_id makes a new version of that document). The format is decided from the bytes and must agree with the extension.`,
+        description: `multipart/form-data with one \`file\` part (${FILE_EXTENSIONS}, at most 100 MB), an optional \`metadata\` part (a JSON object of string values, encoded as a string) and an optional \`external_id\` part (re-sending an external_id makes a new version of that document) and an optional \`language\` part (ISO 639-1; detected when absent). The format is decided from the bytes and must agree with the extension.`,
         tags: ['ingest'],
         consumes: ['multipart/form-data'],
         response: {
@@ -74,10 +76,17 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
     async (request, reply) => {
       checkIdempotencyHeader(request);
       let externalId: string | null = null;
-      const staged = await readUploadForm(request, deps, ['metadata', 'external_id'], (fields) => {
-        externalId = parseExternalIdPart(fields.external_id ?? null);
-        return parseMetadata(fields.metadata ?? null);
-      });
+      let language: string | null = null;
+      const staged = await readUploadForm(
+        request,
+        deps,
+        ['metadata', 'external_id', 'language'],
+        (fields) => {
+          externalId = parseExternalIdPart(fields.external_id ?? null);
+          language = parseLanguagePart(fields.language ?? null);
+          return parseMetadata(fields.metadata ?? null);
+        },
+      );
       const orgId = request.principal.org.id;
       let committed = false;
       try {
@@ -91,9 +100,10 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
             filename: staged.filename,
             metadata: staged.metadata,
             ...(externalId === null ? {} : { external_id: externalId }),
+            ...(language === null ? {} : { language }),
           },
           async () => {
-            const ack = await deps.ingestion.commitFile(orgId, staged, externalId);
+            const ack = await deps.ingestion.commitFile(orgId, staged, externalId, language);
             committed = true;
             return ack;
           },

@@ -6,6 +6,7 @@ import { Ajv } from 'ajv';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, ERRORS } from '../../../domain/errors.js';
 import type { StagedFile } from '../../../domain/ingestion.js';
+import { checkLanguage } from '../../../domain/languages.js';
 import { displayFilename } from '../../../domain/text.js';
 import { MAX_EXTERNAL_ID_LENGTH, type Metadata as MetadataRecord } from '../../../domain/types.js';
 import type { AppDeps } from '../../deps.js';
@@ -85,6 +86,13 @@ export async function readUploadForm(
       },
     ),
   );
+}
+
+/** The `language` form part: an ISO 639-1 code; null when absent. */
+export function parseLanguagePart(raw: string | null): string | null {
+  if (raw === null) return null;
+  checkLanguage(raw, '/language');
+  return raw;
 }
 
 /** The `external_id` form part: 1 to 255 characters; null when absent. */

@@ -33,6 +33,7 @@ export function ingestUrlRoute(app: FastifyInstance, deps: AppDeps): void {
           request.body.url,
           request.body.metadata ?? {},
           request.body.external_id ?? null,
+          request.body.language ?? null,
         ),
       ),
   );

@@ -41,6 +41,7 @@ export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
         semanticWeight: body.semantic_weight,
         maxChunksPerDocument: body.max_chunks_per_document,
         scoreThreshold: body.score_threshold,
+        language: body.language,
       });
       return {
         org_id: orgId,
