@@ -134,7 +134,8 @@ export const run: Benchmark = async (options) => {
   const quick = options?.quick ?? false;
   const texts = corpusDocuments(quick ? 200 : 2_000, 2_000);
   const count = quick ? 40 : 300;
-  const queries = queriesFrom(texts, count + 200);
+  // Each outage takes its warm-up queries and `count` more, all distinct.
+  const queries = queriesFrom(texts, 2 * (count + BREAKER_FAILURES * 4));
   const lines: string[] = [];
   const notes: string[] = [];
   const table = [
@@ -184,7 +185,12 @@ export const run: Benchmark = async (options) => {
         const seconds = (performance.now() - start) / 1000;
         table.push(row('keyword', outage.label, result.first));
         table.push(
-          row('hybrid (degraded)', outage.label, result.second, `${result.degraded} of ${count} degraded`),
+          row(
+            'hybrid (degraded)',
+            outage.label,
+            result.second,
+            `${result.degraded} of ${measured.length} degraded`,
+          ),
         );
         table.push(row('**hybrid − keyword** (paired)', outage.label, result.diff));
         const extra = percentile(result.second, 95) - percentile(result.first, 95);
