@@ -92,6 +92,11 @@ const BENCHMARKS: readonly Entry[] = [
     title: 'Query latency at 10M chunks (embedded)',
     namedOnly: true,
   },
+  {
+    id: 'provider-outage',
+    module: 'provider-outage.bench.js',
+    title: 'Provider outage: hybrid vs keyword latency with the embedding provider dead; rerank overhead',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

@@ -91,6 +91,7 @@ async function signIn(key, { silent = false } = {}) {
     $('session').hidden = false;
     $('dashboard').hidden = false;
     renderUsage(usage);
+    loadProviders();
     await loadDocuments({ reset: true });
     loadWebhooks();
     $('main').focus();
@@ -124,6 +125,17 @@ function signOut(message) {
 
 // ---------------------------------------------------------------------------------------------
 // Usage chart
+
+/** Shows the rerank toggle when the server has a reranker; /readyz names the providers it calls. */
+async function loadProviders() {
+  try {
+    const response = await fetch('/readyz', { cache: 'no-store', credentials: 'omit' });
+    const ready = await response.json();
+    $('rerank-toggle').hidden = !ready?.providers?.rerank;
+  } catch {
+    $('rerank-toggle').hidden = true;
+  }
+}
 
 async function loadUsage() {
   try {
@@ -600,8 +612,10 @@ async function runQuery(event) {
     const topK = Number($('topk-input').value);
     // No mode sent: the server's default (hybrid with an embedding provider, else keyword).
     const mode = $('mode-input').value;
+    // The toggle shows only when the server has a reranker (its /readyz lists one).
+    const rerank = $('rerank-toggle').hidden ? {} : { rerank: $('rerank-input').checked };
     const answer = await api('POST', '/v1/query', {
-      json: { query, top_k: topK, ...(mode ? { mode } : {}) },
+      json: { query, top_k: topK, ...(mode ? { mode } : {}), ...rerank },
     });
     await renderResults(query, answer.results, answer);
     loadUsage(); // the query counts towards today's usage
@@ -620,7 +634,13 @@ async function renderResults(query, results, answer = {}) {
     }
   }
   const how = answer.mode ? ` (${answer.mode} search)` : '';
-  const fallback = answer.degraded ? ' The embedding provider is unavailable: keyword results only.' : '';
+  const reasons = answer.degraded_reasons ?? (answer.degraded ? ['embeddings_unavailable'] : []);
+  let fallback = '';
+  if (reasons.includes('embeddings_unavailable')) {
+    fallback += ' The embedding provider is unavailable: keyword results only.';
+  }
+  if (reasons.includes('rerank_unavailable'))
+    fallback += ' The reranker is unavailable: results not reranked.';
   $('results-summary').textContent =
     (results.length === 0
       ? `No chunk matches that query${how}.`
@@ -652,8 +672,11 @@ async function renderResults(query, results, answer = {}) {
       const parts = [];
       if (hit.scores.keyword !== null) parts.push(`keyword (BM25) ${hit.scores.keyword.toFixed(3)}`);
       if (hit.scores.semantic !== null) parts.push(`semantic (cosine) ${hit.scores.semantic.toFixed(3)}`);
+      const reranked = hit.scores.rerank !== null && hit.scores.rerank !== undefined;
+      if (reranked) parts.push(`rerank ${hit.scores.rerank.toFixed(3)}`);
       score.title = parts.join(' · ');
-      if (answer.mode === 'hybrid') score.textContent = `score ${hit.score.toFixed(4)}`;
+      if (reranked) score.textContent = `rerank ${hit.score.toFixed(3)}`;
+      else if (answer.mode === 'hybrid') score.textContent = `score ${hit.score.toFixed(4)}`;
     }
     head.append(score);
     // Extracted text keeps the source's line breaks; only paragraph breaks help the reader.

@@ -63,7 +63,9 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
   docindex cat <id>                the text a ready document was indexed from
   docindex cat <id> --original [--output PATH]
                                    the file it was uploaded as or downloaded from (to PATH, or stdout)
-  docindex query "text" [--mode keyword|semantic|hybrid] [--top-k N] [--filter F …] [--document-id ID …] [--json]
+  docindex query "text" [--mode keyword|semantic|hybrid] [--top-k N] [--filter F …] [--document-id ID …]
+                [--rerank | --no-rerank] [--rerank-candidates N] [--json]
+                                   reranking (the server's RERANK) is on by default when it has a reranker
   A filter F is k=v, or a JSON filter such as '{"year": {"$gte": "2020"}, "lang": {"$in": ["en", "de"]}}'
   (operators $eq $ne $gt $gte $lt $lte $in $nin $exists $and $or $not); several must all hold.
   docindex usage [--json]          queries per day over 30 days, totals and the rate limit
@@ -673,9 +675,16 @@ async function queryCommand(args: string[], env: Record<string, string | undefin
     mode: { type: 'string' },
     filter: { type: 'string', multiple: true },
     'document-id': { type: 'string', multiple: true },
+    rerank: { type: 'boolean' },
+    'no-rerank': { type: 'boolean' },
+    'rerank-candidates': { type: 'string' },
     json: { type: 'boolean' },
   });
   if (positionals.length === 0) throw new UsageError('query needs the text to search for');
+  if (values.rerank && values['no-rerank'])
+    throw new UsageError('--rerank and --no-rerank contradict each other');
+  const rerank = values.rerank ? true : values['no-rerank'] ? false : undefined;
+  const rerankCandidates = wholeNumber(values['rerank-candidates'], '--rerank-candidates', 1, 200);
   const mode = values.mode;
   if (mode !== undefined && mode !== 'keyword' && mode !== 'semantic' && mode !== 'hybrid') {
     throw new UsageError(`--mode must be keyword, semantic or hybrid, not "${mode}"`);
@@ -689,13 +698,18 @@ async function queryCommand(args: string[], env: Record<string, string | undefin
     ...(mode === undefined ? {} : { mode }),
     ...(filter === undefined ? {} : { filter }),
     ...(values['document-id'] ? { documentIds: values['document-id'] } : {}),
+    ...(rerank === undefined ? {} : { rerank }),
+    ...(rerankCandidates === undefined ? {} : { rerankCandidates }),
   });
   if (values.json) {
     io.stdout.write(`${JSON.stringify(answer)}\n`);
     return 0;
   }
-  if (answer.degraded) {
+  if (answer.degraded_reasons.includes('embeddings_unavailable')) {
     io.stderr.write('the embedding provider is unavailable: keyword results only\n');
+  }
+  if (answer.degraded_reasons.includes('rerank_unavailable')) {
+    io.stderr.write('the reranker is unavailable: results in first-stage order\n');
   }
   if (answer.results.length === 0) {
     io.stderr.write('no matching chunks\n');

@@ -117,8 +117,15 @@ export interface QueryOptions extends RequestOptions {
   semanticWeight?: number;
   /** At most this many chunks of one document, 1–100. */
   maxChunksPerDocument?: number;
-  /** Only results whose `score` (of the mode used) is at least this. */
+  /** Only results whose `score` (of the mode used, or the reranker's when reranked) is at least this. */
   scoreThreshold?: number;
+  /**
+   * Order the first stage's best chunks with the server's reranker. Server default: true when it
+   * has one; true without one is a 400 `rerank_unavailable`.
+   */
+  rerank?: boolean;
+  /** With reranking: how many of the first stage's best chunks are reranked, 1–200 (server default 50). */
+  rerankCandidates?: number;
 }
 
 export interface WaitProgress {
@@ -396,8 +403,10 @@ export class DocindexClient {
   /**
    * The best-matching chunks (`POST /v1/query`), by keyword, semantic or hybrid search; each
    * successful query counts once towards usage. Each result carries `scores.keyword` (BM25) and
-   * `scores.semantic` (cosine), null when the chunk was not in that list; `degraded` says a
-   * hybrid answer is keyword-only because the embedding provider failed.
+   * `scores.semantic` (cosine), null when the chunk was not in that list, and `scores.rerank`, the
+   * reranker's score (null when not reranked); `degraded` says a provider failed and
+   * `degraded_reasons` which: a hybrid answer is keyword-only (`embeddings_unavailable`), or a
+   * reranked one is in the first stage's order (`rerank_unavailable`).
    */
   query(options: QueryOptions): Promise<QueryResponse> {
     const body = {
@@ -411,6 +420,8 @@ export class DocindexClient {
         ? {}
         : { max_chunks_per_document: options.maxChunksPerDocument }),
       ...(options.scoreThreshold === undefined ? {} : { score_threshold: options.scoreThreshold }),
+      ...(options.rerank === undefined ? {} : { rerank: options.rerank }),
+      ...(options.rerankCandidates === undefined ? {} : { rerank_candidates: options.rerankCandidates }),
     };
     return this.#call<QueryResponse>('POST', '/v1/query', { json: body, signal: options.signal });
   }

@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'service_unavailable'
   | 'semantic_search_unavailable'
   | 'embeddings_unavailable'
+  | 'rerank_unavailable'
   | 'internal';
 
 export interface FieldError {
@@ -55,6 +56,7 @@ const STATUS: Record<ErrorCode, number> = {
   service_unavailable: 503,
   semantic_search_unavailable: 400,
   embeddings_unavailable: 503,
+  rerank_unavailable: 400,
   internal: 500,
 };
 
@@ -81,6 +83,7 @@ const TITLE: Record<ErrorCode, string> = {
   service_unavailable: 'Service unavailable',
   semantic_search_unavailable: 'Semantic search unavailable',
   embeddings_unavailable: 'Embedding provider unavailable',
+  rerank_unavailable: 'Reranking unavailable',
   internal: 'Internal error',
 };
 
@@ -179,6 +182,12 @@ export const ERRORS = {
       'embeddings_unavailable',
       `The embedding provider could not embed the query (${reason}); retry later, or use mode "keyword" or "hybrid".`,
       { retryAfterSeconds },
+    ),
+  rerankUnavailable: () =>
+    new ApiError(
+      'rerank_unavailable',
+      'Reranking was asked for, and no reranker is configured (RERANK=none); leave `rerank` out or set it to false.',
+      { errors: [{ pointer: '/rerank', message: 'needs a reranker' }] },
     ),
   unavailable: (what: string) =>
     new ApiError('service_unavailable', `${what} is unavailable; retry shortly.`, { retryAfterSeconds: 5 }),

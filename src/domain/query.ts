@@ -6,7 +6,8 @@
 //
 // An embedding outage never fails a hybrid query: it answers the keyword list alone, each result's
 // `scores.semantic` null and the answer marked `degraded`. A semantic query has nothing to fall
-// back on and answers 503 embeddings_unavailable.
+// back on and answers 503 embeddings_unavailable. With a reranker (domain/rerank.ts) the mode's
+// list is the first stage, and a reranker outage answers that list in its own order, `degraded`.
 import { setImmediate } from 'node:timers/promises';
 import { ERRORS } from './errors.js';
 import { type Filter, type FilterJson, parseFilter } from './filter.js';
@@ -15,6 +16,7 @@ import { checkLanguage } from './languages.js';
 import { type Embedder, EmbeddingError, type SearchIndex, type VectorIndex } from './ports.js';
 import { PROXIMITY_DEPTH, rerankByProximity } from './proximity.js';
 import type { QueryEmbeddings } from './query-embeddings.js';
+import { DEFAULT_RERANK_CANDIDATES, type Reranking, rerankCandidates, wantsRerank } from './rerank.js';
 import type { Analyzer } from './search-words.js';
 import { cleanText } from './text.js';
 import type { SearchHit } from './types.js';
@@ -40,21 +42,29 @@ export interface QueryInput {
   semanticWeight?: number | undefined;
   /** At most this many chunks of one document in the answer. */
   maxChunksPerDocument?: number | undefined;
-  /** Only results whose final score (of the mode used) is at least this. */
+  /** Only results whose final score (of the mode used, or the reranker's) is at least this. */
   scoreThreshold?: number | undefined;
   /** The query's language (ISO 639-1): its words are read in it as well as in the org's documents' languages. */
   language?: string | undefined;
+  /** Absent: reranked whenever a reranker is configured; true without one is a 400. */
+  rerank?: boolean | undefined;
+  /** How many of the first stage's best chunks the reranker orders (with top_k, the larger). */
+  rerankCandidates?: number | undefined;
 }
 
+/** Why an answer is `degraded`: a provider it would have used was down. */
+export type DegradedReason = 'embeddings_unavailable' | 'rerank_unavailable';
+
 export interface QueryHit extends SearchHit {
-  /** BM25 score and cosine similarity of the chunk, when it was in that list. */
-  scores: { keyword: number | null; semantic: number | null };
+  /** BM25 score and cosine similarity of the chunk, when it was in that list; the reranker's score. */
+  scores: { keyword: number | null; semantic: number | null; rerank: number | null };
 }
 
 export interface QueryAnswer {
   mode: QueryMode;
-  /** Hybrid only: the query could not be embedded, so the results are the keyword list alone. */
+  /** A provider was down and the answer made without it: `degradedReasons` says which. */
   degraded: boolean;
+  degradedReasons: DegradedReason[];
   hits: QueryHit[];
 }
 
@@ -83,7 +93,14 @@ export class QueryService {
      * unknown); null: BM25's order as the index gave it (SEARCH_PROXIMITY=false, the default).
      */
     private readonly proximity: Analyzer | null = null,
+    /** The second stage (RERANK); null when no reranker is configured. */
+    private readonly reranking: Reranking | null = null,
   ) {}
+
+  /** Whether a query that does not say is reranked. */
+  get rerankByDefault(): boolean {
+    return this.reranking !== null;
+  }
 
   /** The mode of a query that names none. */
   get defaultMode(): QueryMode {
@@ -93,12 +110,17 @@ export class QueryService {
   async query(orgId: string, input: QueryInput): Promise<QueryAnswer> {
     const mode = input.mode ?? this.defaultMode;
     if (mode !== 'keyword' && this.semantic === null) throw ERRORS.semanticSearchUnavailable(mode);
+    const rerank = wantsRerank(input.rerank, this.reranking);
     const filter = input.filter === undefined ? null : parseFilter(input.filter, '/filter');
     checkLanguage(input.language, '/language');
     const language = input.language ?? null;
     const query = cleanText(input.query);
     // A per-document cap may drop chunks of the best documents: the next ones must be at hand.
-    const depth = mode === 'hybrid' || input.maxChunksPerDocument !== undefined ? RRF_DEPTH : input.topK;
+    const candidates = rerank ? Math.max(input.topK, input.rerankCandidates ?? DEFAULT_RERANK_CANDIDATES) : 0;
+    const depth = Math.max(
+      mode === 'hybrid' || input.maxChunksPerDocument !== undefined ? RRF_DEPTH : input.topK,
+      candidates,
+    );
 
     let ranked: QueryHit[];
     let degraded = false;
@@ -125,6 +147,12 @@ export class QueryService {
       degraded = semantic === null;
       ranked = fuse(keyword, semantic ?? [], input.semanticWeight ?? DEFAULT_SEMANTIC_WEIGHT);
     }
+    const degradedReasons: DegradedReason[] = degraded ? ['embeddings_unavailable'] : [];
+    if (rerank && this.reranking !== null) {
+      const reranked = await rerankCandidates(this.reranking, query, ranked.slice(0, candidates));
+      if (reranked === null) degradedReasons.push('rerank_unavailable');
+      else ranked = reranked;
+    }
 
     let hits = ranked;
     if (input.scoreThreshold !== undefined) {
@@ -136,7 +164,7 @@ export class QueryService {
     }
     hits = hits.slice(0, input.topK);
     await this.usage.recordQuery(orgId);
-    return { mode, degraded, hits };
+    return { mode, degraded: degradedReasons.length > 0, degradedReasons, hits };
   }
 
   /**
@@ -196,7 +224,7 @@ export class QueryService {
     }
     const profileId = await this.profileOf(vector.length);
     const hits = await semantic.vectors.search({ orgId, profileId, vector, limit, filter, documentIds });
-    return hits.map((h) => ({ ...h, scores: { keyword: null, semantic: h.score } }));
+    return hits.map((h) => ({ ...h, scores: { keyword: null, semantic: h.score, rerank: null } }));
   }
 
   private profileOf(dimensions: number): Promise<number> {
@@ -215,7 +243,7 @@ export class QueryService {
 class EmbeddingFailed extends Error {}
 
 function keywordOnly(hit: SearchHit): QueryHit {
-  return { ...hit, scores: { keyword: hit.score, semantic: null } };
+  return { ...hit, scores: { keyword: hit.score, semantic: null, rerank: null } };
 }
 
 const keyOf = (hit: { documentId: string; chunkIndex: number }) => `${hit.documentId}\u0000${hit.chunkIndex}`;
@@ -229,7 +257,7 @@ function fuse(keyword: readonly SearchHit[], semantic: readonly QueryHit[], weig
     const seen = byKey.get(key);
     byKey.set(key, {
       ...hit,
-      scores: { keyword: hit.score, semantic: seen?.scores.semantic ?? null },
+      scores: { keyword: hit.score, semantic: seen?.scores.semantic ?? null, rerank: null },
     });
   }
   return fuseRanks(keyword.map(keyOf), semantic.map(keyOf), weight).map((f) => ({

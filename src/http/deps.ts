@@ -5,6 +5,7 @@ import type { IdempotencyService } from '../domain/idempotency.js';
 import type { IngestionService } from '../domain/ingestion.js';
 import type { OrgAdmin } from '../domain/orgs.js';
 import type { RateLimiter } from '../domain/ports.js';
+import type { ProviderStatus } from '../domain/provider-health.js';
 import type { QueryService } from '../domain/query.js';
 import type { UsageService } from '../domain/usage.js';
 import type { VectorStatusService } from '../domain/vector-status.js';
@@ -33,6 +34,8 @@ export interface AppDeps {
   usage: UsageService;
   webhooks: WebhookService;
   readiness: ReadinessCheck[];
+  /** The providers queries call (embeddings, reranker): /readyz shows each one's circuit state. */
+  providers?: ProviderStatus[];
   metrics?: MetricsSink;
   /** The admin API (/admin/v1); absent when ADMIN_TOKEN is unset, and then its routes do not exist. */
   admin?: { token: string; orgs: OrgAdmin };

@@ -455,7 +455,21 @@ export const QueryBody = Type.Object(
     score_threshold: Type.Optional(
       Type.Number({
         description:
-          'Only results whose `score` is at least this: BM25 in keyword mode, cosine similarity in semantic mode, the fused score in hybrid mode.',
+          'Only results whose `score` is at least this: BM25 in keyword mode, cosine similarity in semantic mode, the fused score in hybrid mode; the reranker’s relevance score when the results were reranked.',
+      }),
+    ),
+    rerank: Type.Optional(
+      Type.Boolean({
+        description:
+          'Order the first stage’s best chunks with the configured reranker (a cross-encoder). Default: true when the server has a reranker; true without one is a 400 `rerank_unavailable`.',
+      }),
+    ),
+    rerank_candidates: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 200,
+        description:
+          'With reranking: how many of the first stage’s best chunks (filters applied) the reranker orders; max(top_k, this) are taken. Default 50.',
       }),
     ),
     language: Type.Optional(
@@ -480,6 +494,7 @@ export const QueryBody = Type.Object(
         filter: { source: 'hr' },
       },
       { query: 'time off after a child is born', top_k: 10, mode: 'semantic', score_threshold: 0.3 },
+      { query: 'who approves parental leave', top_k: 5, rerank: true, rerank_candidates: 100 },
     ],
   },
 );
@@ -521,8 +536,12 @@ export const QueryResponse = Type.Object(
     }),
     degraded: Type.Boolean({
       description:
-        'Hybrid only: the embedding provider could not embed the query, so these are the keyword results alone (every `scores.semantic` null).',
+        'A provider was down and the answer was made without it (`degraded_reasons` says which): a hybrid query’s keyword results alone (every `scores.semantic` null), or the first stage’s order when the reranker failed (every `scores.rerank` null).',
     }),
+    degraded_reasons: Type.Array(
+      Type.Union([Type.Literal('embeddings_unavailable'), Type.Literal('rerank_unavailable')]),
+      { description: 'Empty unless `degraded`.' },
+    ),
     results: Type.Array(
       Type.Object({
         document_id: Type.String(),
@@ -530,16 +549,17 @@ export const QueryResponse = Type.Object(
         text: Type.String(),
         score: Type.Number({
           description:
-            'Higher is better; comparable within one answer. BM25 in keyword mode, cosine similarity in semantic mode, the fused reciprocal-rank score in hybrid mode.',
+            'Higher is better; comparable within one answer. BM25 in keyword mode, cosine similarity in semantic mode, the fused reciprocal-rank score in hybrid mode; when reranked, the reranker’s relevance score.',
         }),
         scores: Type.Object(
           {
             keyword: Nullable(Type.Number()),
             semantic: Nullable(Type.Number()),
+            rerank: Nullable(Type.Number()),
           },
           {
             description:
-              'The chunk’s BM25 score and cosine similarity, each null when the chunk was not in that list.',
+              'The chunk’s BM25 score and cosine similarity, each null when the chunk was not in that list, and the reranker’s relevance score, null when the results were not reranked.',
           },
         ),
         metadata: Type.Record(Type.String(), Type.String()),
@@ -556,13 +576,14 @@ export const QueryResponse = Type.Object(
         org_id: EXAMPLE_ORG_ID,
         mode: 'hybrid',
         degraded: false,
+        degraded_reasons: [],
         results: [
           {
             document_id: EXAMPLE_DOCUMENT_ID,
             chunk_index: 1,
             text: '…to 16:00. 2. Holidays. Each employee has 25 days of paid leave a year…',
-            score: 0.016393,
-            scores: { keyword: 7.4213, semantic: 0.6812 },
+            score: 0.9731,
+            scores: { keyword: 7.4213, semantic: 0.6812, rerank: 0.9731 },
             metadata: { source: 'hr', year: '2026' },
             page_start: 2,
             page_end: 3,
@@ -648,7 +669,8 @@ const PROBLEM_MEANINGS: Partial<Record<ErrorCode, string>> = {
   semantic_search_unavailable:
     'Mode `semantic` or `hybrid` was asked, and no embedding provider is configured.',
   embeddings_unavailable:
-    'Mode `semantic`: the embedding provider failed to embed the query (an outage; `hybrid` answers keyword results instead).',
+    'Mode `semantic`: the embedding provider failed to embed the query, or failed repeatedly and is skipped for a cool-down (an outage; `hybrid` answers keyword results instead).',
+  rerank_unavailable: '`rerank: true` was asked, and no reranker is configured.',
 };
 
 /** The sample error of each code that the examples show, unless a route passes its own. */
@@ -675,6 +697,7 @@ const SAMPLE_ERRORS: Partial<Record<ErrorCode, () => ApiError>> = {
   service_unavailable: () => ERRORS.unavailable('The database'),
   semantic_search_unavailable: () => ERRORS.semanticSearchUnavailable('hybrid'),
   embeddings_unavailable: () => ERRORS.embeddingsUnavailable('server_error', 5),
+  rerank_unavailable: () => ERRORS.rerankUnavailable(),
 };
 
 /** An error a route shows with its own example (and a name for the shared response it gets). */

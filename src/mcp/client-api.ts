@@ -11,6 +11,8 @@ export function clientApi(client: DocindexClient): DocindexApi {
         query: input.query,
         ...(input.topK === undefined ? {} : { topK: input.topK }),
         ...(input.mode === undefined ? {} : { mode: input.mode }),
+        ...(input.rerank === undefined ? {} : { rerank: input.rerank }),
+        ...(input.rerankCandidates === undefined ? {} : { rerankCandidates: input.rerankCandidates }),
         ...(input.filter === undefined ? {} : { filter: input.filter }),
         ...(input.documentIds === undefined ? {} : { documentIds: input.documentIds }),
       }),

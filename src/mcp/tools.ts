@@ -29,6 +29,8 @@ export interface DocindexApi {
     filter?: QueryFilter;
     documentIds?: string[];
     mode?: 'keyword' | 'semantic' | 'hybrid';
+    rerank?: boolean;
+    rerankCandidates?: number;
   }): Promise<QueryResponse>;
   getDocument(id: string): Promise<DocumentRecord>;
   listDocuments(input: {
@@ -138,6 +140,21 @@ const searchInput = {
     .max(1000)
     .optional()
     .describe('Search only within these documents (at most 1,000).'),
+  rerank: z
+    .boolean()
+    .optional()
+    .describe(
+      'Order the best candidates with the server’s reranker (a cross-encoder that reads the query with each passage). Default: on when the server has a reranker; true without one is an error.',
+    ),
+  rerank_candidates: z
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      'With reranking: how many of the first stage’s best chunks the reranker orders, 1–200 (default 50).',
+    ),
 };
 
 const getDocumentInput = { id: documentId };
@@ -209,13 +226,18 @@ const searchOutput = {
   org_id: z.string(),
   mode: z.enum(['keyword', 'semantic', 'hybrid']),
   degraded: z.boolean(),
+  degraded_reasons: z.array(z.enum(['embeddings_unavailable', 'rerank_unavailable'])),
   results: z.array(
     z.object({
       document_id: z.string(),
       chunk_index: z.number().int(),
       text: z.string(),
       score: z.number(),
-      scores: z.object({ keyword: z.number().nullable(), semantic: z.number().nullable() }),
+      scores: z.object({
+        keyword: z.number().nullable(),
+        semantic: z.number().nullable(),
+        rerank: z.number().nullable(),
+      }),
       metadata: z.record(z.string(), z.string()),
       page_start: z.number().int().nullable(),
       page_end: z.number().int().nullable(),
@@ -285,11 +307,15 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions = 
         filter?: Record<string, unknown>;
         document_ids?: string[];
         mode?: 'keyword' | 'semantic' | 'hybrid';
+        rerank?: boolean;
+        rerank_candidates?: number;
       }) =>
         api.search({
           query: args.query,
           ...(args.top_k === undefined ? {} : { topK: args.top_k }),
           ...(args.mode === undefined ? {} : { mode: args.mode }),
+          ...(args.rerank === undefined ? {} : { rerank: args.rerank }),
+          ...(args.rerank_candidates === undefined ? {} : { rerankCandidates: args.rerank_candidates }),
           ...(args.filter === undefined ? {} : { filter: args.filter as QueryFilter }),
           ...(args.document_ids === undefined ? {} : { documentIds: args.document_ids }),
         }),

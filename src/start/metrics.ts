@@ -1,7 +1,9 @@
-// Prometheus metrics (prom-client): HTTP traffic by route and status, document outcomes, and the
-// backlog of waiting documents, served at /metrics.
+// Prometheus metrics (prom-client): HTTP traffic by route and status, document outcomes, the
+// backlog of waiting documents, and each query provider's circuit state, served at /metrics.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { CIRCUIT_STATES } from '../domain/circuit-breaker.js';
 import type { Clock, DocumentStore, VectorIndex } from '../domain/ports.js';
+import type { ProviderStatus } from '../domain/provider-health.js';
 import type { DeliveryOutcome, WebhookStore } from '../domain/webhooks.js';
 import type { MetricsSink } from '../http/deps.js';
 import type { ProcessingOutcome } from '../pipeline/processor.js';
@@ -16,6 +18,7 @@ export function createMetrics(
   webhooks: WebhookStore,
   vectors: VectorIndex,
   clock: Clock,
+  providers: readonly ProviderStatus[] = [],
 ): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'docindex_' });
@@ -72,6 +75,20 @@ export function createMetrics(
     registers: [registry],
     collect() {
       this.set(vectors.heldMemory().partitions);
+    },
+  });
+  new Gauge({
+    name: 'docindex_provider_circuit_state',
+    help: 'Circuit breaker of each provider queries call (embeddings, rerank) in this process: 1 for its current state (closed, open, half-open), 0 for the others.',
+    labelNames: ['provider', 'kind', 'state'],
+    registers: [registry],
+    collect() {
+      for (const provider of providers) {
+        const now = provider.state();
+        for (const state of CIRCUIT_STATES) {
+          this.set({ provider: provider.name, kind: provider.kind, state }, state === now ? 1 : 0);
+        }
+      }
     },
   });
   // Both gauges read the shared outbox, so every process reports the same figure.

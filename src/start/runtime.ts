@@ -18,6 +18,7 @@ import { SqliteWebhookStore } from '../adapters/sqlite/webhook-store.js';
 import type { Config } from '../config/index.js';
 import { ocrLanguagesOf } from '../config/schema.js';
 import { Authenticator } from '../domain/auth.js';
+import { CircuitBreaker, type CircuitState } from '../domain/circuit-breaker.js';
 import { DocumentService } from '../domain/documents.js';
 import { contentTypeOf } from '../domain/formats.js';
 import { IdempotencyService } from '../domain/idempotency.js';
@@ -33,10 +34,12 @@ import type {
   JobQueue,
   OrgStore,
   RateLimiter,
+  Reranker,
   SearchIndex,
   UsageStore,
   VectorIndex,
 } from '../domain/ports.js';
+import { guardEmbedder, guardReranker, type ProviderStatus } from '../domain/provider-health.js';
 import { QueryService } from '../domain/query.js';
 import { QueryEmbeddings } from '../domain/query-embeddings.js';
 import { QueueReconciler } from '../domain/reconciler.js';
@@ -63,6 +66,7 @@ import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
 import { createEmbedder } from './embedder.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
+import { createReranker } from './reranker.js';
 
 export const systemClock: Clock = { now: () => new Date() };
 
@@ -102,6 +106,10 @@ export interface Runtime extends Adapters {
   clock: Clock;
   /** EMBEDDINGS' provider; null when EMBEDDINGS=none (keyword search only). */
   embedder: Embedder | null;
+  /** RERANK's provider; null when RERANK=none. */
+  reranker: Reranker | null;
+  /** The providers queries call, each with its circuit breaker's state. */
+  providers: ProviderStatus[];
   admin: OrgAdmin;
   appDeps: AppDeps;
   /**
@@ -200,9 +208,48 @@ export async function createRuntime(
   }
   const { orgs, documents, usage, queue, downloadQueue, rateLimiter, blobs } = adapters;
   const embedder = await createEmbedder(config);
+  const reranker = await createReranker(config);
+  // A query's provider calls go through a circuit breaker per provider; the background vector
+  // stage calls the embedder directly and keeps its own backoff.
+  const breakerFor = (name: string) =>
+    new CircuitBreaker(name, clock, {
+      failureThreshold: config.providerBreakerFailures,
+      coolDownMs: config.providerBreakerCooldownMs,
+      onStateChange: (to: CircuitState, from: CircuitState) => {
+        const message = `${name} provider ${to === 'open' ? 'failing: skipped by queries for a cool-down' : to === 'half-open' ? 'probed again' : 'back in use'}`;
+        if (to === 'open') logger.warn({ provider: name, from, to }, message);
+        else logger.info({ provider: name, from, to }, message);
+      },
+    });
+  const embeddingsBreaker = embedder === null ? null : breakerFor('embeddings');
+  const rerankBreaker = reranker === null ? null : breakerFor('rerank');
+  const providers: ProviderStatus[] = [];
+  if (embedder !== null && embeddingsBreaker !== null) {
+    providers.push({
+      name: 'embeddings',
+      kind: embedder.provider,
+      model: embedder.model,
+      state: () => embeddingsBreaker.state(),
+    });
+  }
+  if (reranker !== null && rerankBreaker !== null) {
+    providers.push({
+      name: 'rerank',
+      kind: reranker.provider,
+      model: reranker.model,
+      state: () => rerankBreaker.state(),
+    });
+  }
+  logger.info(
+    {
+      embeddings: embedder === null ? null : providerLine(embedder, config.embeddingsUrl),
+      rerank: reranker === null ? null : providerLine(reranker, config.rerankUrl),
+    },
+    'providers',
+  );
   const policy = createAddressPolicy({ allow: config.urlFetchAllow });
   const usageService = new UsageService(usage, clock);
-  const metrics = createMetrics(documents, adapters.webhooks, adapters.vectors, clock);
+  const metrics = createMetrics(documents, adapters.webhooks, adapters.vectors, clock, providers);
 
   const ingestion = new IngestionService({
     documents,
@@ -248,13 +295,18 @@ export async function createRuntime(
         ? null
         : {
             embedder,
-            embeddings: new QueryEmbeddings(embedder),
+            embeddings: new QueryEmbeddings(
+              embeddingsBreaker === null ? embedder : guardEmbedder(embedder, embeddingsBreaker),
+            ),
             vectors: adapters.vectors,
             embeddingDeadlineMs: config.embeddingsTimeoutMs,
           },
       config.searchProximity
         ? documentAnalyzer(documentLanguage(null, () => null, config.searchLanguage))
         : null,
+      reranker === null || rerankBreaker === null
+        ? null
+        : { reranker: guardReranker(reranker, rerankBreaker), deadlineMs: config.rerankTimeoutMs },
     ),
     usage: usageService,
     webhooks: new WebhookService(adapters.webhooks, clock, {
@@ -266,6 +318,7 @@ export async function createRuntime(
       },
     }),
     readiness: adapters.readiness,
+    providers,
     metrics,
     ...(config.adminToken === '' ? {} : { admin: { token: config.adminToken, orgs: admin } }),
     limits: {
@@ -410,15 +463,23 @@ export async function createRuntime(
     ...adapters,
     async close() {
       await embedder?.close();
+      await reranker?.close();
       await adapters.close();
     },
     config,
     logger,
     clock,
     embedder,
+    reranker,
+    providers,
     admin,
     appDeps,
     startWorker,
     startDispatcher,
   };
+}
+
+/** What the start-up log says of a provider: its kind, model and URL without credentials or query. */
+function providerLine(provider: { provider: string; model: string }, url: string | null) {
+  return { kind: provider.provider, model: provider.model, ...(url === null ? {} : { url: redactUrl(url) }) };
 }

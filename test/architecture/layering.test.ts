@@ -23,6 +23,7 @@ const SHARED_ADAPTER_MODULES = [
   'adapters/blob/byte-limit.ts',
   'adapters/blob/local-copy.ts',
   'adapters/lease-queue/engine.ts',
+  'adapters/onnx/model-thread.ts',
   'adapters/ratelimit/fixed-window.ts',
   'adapters/records/org-row.ts',
   'adapters/records/document-row.ts',

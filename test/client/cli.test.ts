@@ -192,7 +192,11 @@ describeWithCorpus('docindex client commands', () => {
     const answer = JSON.parse(json.stdout);
     expect(answer.mode).toBe('keyword');
     expect(answer.results).toHaveLength(1);
-    expect(answer.results[0].scores).toEqual({ keyword: answer.results[0].score, semantic: null });
+    expect(answer.results[0].scores).toEqual({
+      keyword: answer.results[0].score,
+      semantic: null,
+      rerank: null,
+    });
     expect(answer.results[0]).toMatchObject({ metadata: { shelf: 'nature' }, page_start: null });
     expect(answer.results[0].text).toMatch(/Salmon swim upstream/);
 
@@ -209,6 +213,18 @@ describeWithCorpus('docindex client commands', () => {
     const unknown = cli('query', 'salmon', '--mode', 'vector');
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toMatch(/--mode must be keyword, semantic or hybrid/);
+
+    // No reranker either: --rerank is refused by the server (not counted); contradictory or
+    // out-of-range flags never leave the CLI.
+    const rerank = cli('query', 'salmon', '--rerank', '--rerank-candidates', '20');
+    expect(rerank.status).toBe(1);
+    expect(rerank.stderr).toMatch(/rerank_unavailable|no reranker/);
+    const both = cli('query', 'salmon', '--rerank', '--no-rerank');
+    expect(both.status).toBe(2);
+    expect(both.stderr).toMatch(/--rerank and --no-rerank contradict each other/);
+    const candidates = cli('query', 'salmon', '--rerank-candidates', '201');
+    expect(candidates.status).toBe(2);
+    expect(candidates.stderr).toMatch(/--rerank-candidates/);
   });
 
   it('usage draws 30 days with the totals and rate limit; --json is the API body', () => {

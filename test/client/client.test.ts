@@ -90,7 +90,13 @@ describe('DocindexClient', () => {
       scoreThreshold: 1e12,
     });
     expect(shaped).toMatchObject({ mode: 'keyword', degraded: false, results: [] });
-    expect(answer.results[0]!.scores).toEqual({ keyword: answer.results[0]!.score, semantic: null });
+    expect(answer.results[0]!.scores).toEqual({
+      keyword: answer.results[0]!.score,
+      semantic: null,
+      rerank: null,
+    });
+    const rerank = await rejection(client.query({ query: 'owls', rerank: true, rerankCandidates: 20 }));
+    expect(rerank).toMatchObject({ status: 400, code: 'rerank_unavailable' });
     const semantic = await rejection(client.query({ query: 'owls', mode: 'semantic', semanticWeight: 0.7 }));
     expect(semantic).toMatchObject({ status: 400, code: 'semantic_search_unavailable' });
 

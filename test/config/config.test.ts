@@ -49,6 +49,15 @@ describe('loadConfig', () => {
       embeddingsConcurrency: 4,
       embeddingsTimeoutMs: 30_000,
       embeddingsMaxRetries: 4,
+      rerank: 'none',
+      rerankUrl: null,
+      rerankModel: '',
+      rerankApiKey: '',
+      rerankModelDir: '',
+      rerankTimeoutMs: 10_000,
+      rerankBatchSize: 32,
+      providerBreakerFailures: 5,
+      providerBreakerCooldownMs: 30_000,
       workerConcurrency: 4,
       downloadConcurrency: 8,
       workerYieldIngestRps: 500,
@@ -271,6 +280,33 @@ describe('embedding configuration', () => {
       embeddings: 'openai',
       embeddingsModel: 'nomic-embed-text',
       embeddingsDimensions: 256,
+    });
+  });
+});
+
+describe('rerank and provider-health configuration', () => {
+  it('RERANK=http needs a URL, RERANK=onnx a model folder; the reranker must be known; breaker bounds hold', () => {
+    expect(() => loadConfig({ RERANK: 'http' })).toThrow(/RERANK=http needs RERANK_URL/);
+    expect(() => loadConfig({ RERANK: 'onnx' })).toThrow(/RERANK=onnx needs RERANK_MODEL_DIR/);
+    expect(() => loadConfig({ RERANK: 'cohere' })).toThrow(/RERANK must be one of none, http, onnx/);
+    expect(() => loadConfig({ RERANK: 'http', RERANK_URL: 'ftp://x' })).toThrow(/RERANK_URL must be an http/);
+    expect(() => loadConfig({ PROVIDER_BREAKER_FAILURES: '0' })).toThrow(/PROVIDER_BREAKER_FAILURES/);
+    const config = loadConfig({
+      RERANK: 'http',
+      RERANK_URL: 'https://api.cohere.com/v2',
+      RERANK_MODEL: 'rerank-v3.5',
+      RERANK_API_KEY: 'co-key',
+      RERANK_TIMEOUT_MS: '2500',
+      PROVIDER_BREAKER_COOLDOWN_MS: '5000',
+    });
+    expect(config).toMatchObject({
+      rerank: 'http',
+      rerankUrl: 'https://api.cohere.com/v2',
+      rerankModel: 'rerank-v3.5',
+      rerankApiKey: 'co-key',
+      rerankTimeoutMs: 2500,
+      providerBreakerFailures: 5,
+      providerBreakerCooldownMs: 5000,
     });
   });
 });

@@ -216,6 +216,8 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
     expect(await first.locator('mark').first().textContent()).toBe('Salmon');
     // No embedding provider: the default mode is keyword, and the summary says so.
     expect(await page.locator('#results-summary').textContent()).toMatch(/\(keyword search\)/);
+    // No reranker either: /readyz lists none, so the rerank toggle stays hidden.
+    expect(await page.locator('#rerank-toggle').isVisible()).toBe(false);
 
     // The chart is redrawn after the query: today (the rightmost bar) counts it.
     await page.locator('#usage-chart rect.today[data-count="1"]').waitFor();

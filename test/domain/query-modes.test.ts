@@ -52,9 +52,10 @@ describe('QueryService with a provider that never answers', () => {
     const answer = await query.query(ORG, { query: 'x', topK: 10, filter: undefined, documentIds: null });
     expect(answer.mode).toBe('hybrid');
     expect(answer.degraded).toBe(true);
+    expect(answer.degradedReasons).toEqual(['embeddings_unavailable']);
     expect(answer.hits.map((h) => [h.documentId, h.scores])).toEqual([
-      ['a', { keyword: 3, semantic: null }],
-      ['b', { keyword: 2, semantic: null }],
+      ['a', { keyword: 3, semantic: null, rerank: null }],
+      ['b', { keyword: 2, semantic: null, rerank: null }],
     ]);
     // Ranked as a fusion with an empty semantic list.
     expect(answer.hits[0]!.score).toBeCloseTo(0.5 / 61, 12);

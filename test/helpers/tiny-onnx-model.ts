@@ -108,10 +108,10 @@ function tokenizerJson(vocab: readonly string[]): unknown {
 
 // --- ONNX protobuf, encoded by hand -------------------------------------------------------------
 
-const TENSOR_FLOAT = 1;
-const TENSOR_INT64 = 7;
+export const TENSOR_FLOAT = 1;
+export const TENSOR_INT64 = 7;
 
-function varint(value: number): number[] {
+export function varint(value: number): number[] {
   const out: number[] = [];
   let v = value;
   while (v > 0x7f) {
@@ -123,18 +123,18 @@ function varint(value: number): number[] {
 }
 
 /** A varint field (wire type 0). */
-function intField(field: number, value: number): Buffer {
+export function intField(field: number, value: number): Buffer {
   return Buffer.from([...varint(field << 3), ...varint(value)]);
 }
 
 /** A length-delimited field (wire type 2): bytes, strings and nested messages. */
-function bytesField(field: number, value: Buffer | string): Buffer {
+export function bytesField(field: number, value: Buffer | string): Buffer {
   const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
   return Buffer.concat([Buffer.from([...varint((field << 3) | 2), ...varint(bytes.length)]), bytes]);
 }
 
 /** ValueInfoProto of a tensor whose dims are symbolic names or fixed sizes. */
-function tensorValueInfo(name: string, elemType: number, dims: Array<string | number>): Buffer {
+export function tensorValueInfo(name: string, elemType: number, dims: Array<string | number>): Buffer {
   const shape = Buffer.concat(
     dims.map((d) => bytesField(1, typeof d === 'string' ? bytesField(2, d) : intField(1, d))),
   );

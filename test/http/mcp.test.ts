@@ -112,7 +112,16 @@ describe('MCP over streamable HTTP (/mcp)', () => {
     const search = tools.find((tool) => tool.name === 'search')!;
     expect(search.inputSchema.required).toEqual(['query']);
     const properties = search.inputSchema.properties as Record<string, { description?: string }>;
-    expect(Object.keys(properties).sort()).toEqual(['document_ids', 'filter', 'mode', 'query', 'top_k']);
+    expect(Object.keys(properties).sort()).toEqual([
+      'document_ids',
+      'filter',
+      'mode',
+      'query',
+      'rerank',
+      'rerank_candidates',
+      'top_k',
+    ]);
+    expect(properties.rerank?.description).toContain('reranker');
     expect(properties.filter?.description).toContain('$gte');
     expect(search.annotations).toMatchObject({ readOnlyHint: true });
   });
@@ -174,6 +183,19 @@ describe('MCP over streamable HTTP (/mcp)', () => {
     expect(keyword.mode).toBe('keyword');
     expect(errorText(await call(client, 'search', { query: 'okapi', mode: 'semantic' }))).toMatch(
       /^semantic_search_unavailable: /,
+    );
+    // No reranker on this server: asking for one is the API's refusal, declining it a plain search.
+    expect(errorText(await call(client, 'search', { query: 'okapi', rerank: true }))).toMatch(
+      /^rerank_unavailable: /,
+    );
+    const declined = resultOf(
+      await call(client, 'search', { query: 'okapi', rerank: false, rerank_candidates: 5 }),
+    );
+    expect(declined.degraded_reasons).toEqual([]);
+    const [firstHit] = declined.results as Array<{ scores: { rerank: number | null } }>;
+    expect(firstHit?.scores.rerank).toBeNull();
+    expect(errorText(await call(client, 'search', { query: 'okapi', rerank_candidates: 201 }))).toMatch(
+      /rerank_candidates/,
     );
     // Arguments outside the schema are refused before anything runs.
     expect(errorText(await call(client, 'search', { query: 'okapi', top_k: 0 }))).toMatch(/top_k/);

@@ -12,7 +12,7 @@ interface Result {
   document_id: string;
   chunk_index: number;
   score: number;
-  scores: { keyword: number | null; semantic: number | null };
+  scores: { keyword: number | null; semantic: number | null; rerank: number | null };
   metadata: Record<string, string>;
 }
 
@@ -113,7 +113,7 @@ describe('query modes with an embedding provider', () => {
     expect(res.json().mode).toBe('semantic');
     expect(results[0]!.document_id).toBe(red[1]);
     expect(results[0]!.score).toBeCloseTo(1, 5);
-    for (const r of results) expect(r.scores).toEqual({ keyword: null, semantic: r.score });
+    for (const r of results) expect(r.scores).toEqual({ keyword: null, semantic: r.score, rerank: null });
     const strict = await query(h.orgA, { query: 'otter river den', mode: 'semantic', score_threshold: 0.99 });
     expect((strict.json().results as Result[]).map((r) => r.document_id)).toEqual([red[1]]);
   });
@@ -179,7 +179,11 @@ describe('query modes with an embedding provider', () => {
 
       const hybrid = await query(h.orgA, { query: 'otter fishing down' });
       expect(hybrid.statusCode).toBe(200);
-      expect(hybrid.json()).toMatchObject({ mode: 'hybrid', degraded: true });
+      expect(hybrid.json()).toMatchObject({
+        mode: 'hybrid',
+        degraded: true,
+        degraded_reasons: ['embeddings_unavailable'],
+      });
       const results = hybrid.json().results as Result[];
       expect(results[0]!.document_id).toBe(red[0]);
       for (const r of results) {
@@ -190,7 +194,7 @@ describe('query modes with an embedding provider', () => {
       await provider.start();
     }
     const back = await query(h.orgA, { query: 'otter fishing down' });
-    expect(back.json().degraded).toBe(false);
+    expect(back.json()).toMatchObject({ degraded: false, degraded_reasons: [] });
   });
 
   it('a rate-limited provider: the 503 carries its Retry-After', async () => {

@@ -41,7 +41,7 @@ describe('POST /v1/query', () => {
       chunk_index: 0,
       text: 'Salmon swim upstream to spawn. Salmon salmon salmon.',
       score: first.score,
-      scores: { keyword: first.score, semantic: null },
+      scores: { keyword: first.score, semantic: null, rerank: null },
       metadata: { kind: 'fish', lang: 'en' },
       page_start: null,
       page_end: null,

@@ -446,6 +446,8 @@ class Client:
         semantic_weight: Optional[float] = None,
         max_chunks_per_document: Optional[int] = None,
         score_threshold: Optional[float] = None,
+        rerank: Optional[bool] = None,
+        rerank_candidates: Optional[int] = None,
     ) -> QueryResponse:
         """The best-matching chunks (``POST /v1/query``); each successful query counts once
         towards usage, whatever its mode.
@@ -457,7 +459,11 @@ class Client:
         (both, fused by reciprocal rank; ``semantic_weight`` 0–1, default 0.5); the server's
         default is hybrid when it has an embedding provider, else keyword.
         ``max_chunks_per_document`` (1–100) caps each document; ``score_threshold`` drops results
-        whose score (of the mode used) is below it.
+        whose score (of the mode used, or the reranker's when reranked) is below it.
+        ``rerank`` orders the first stage's best ``max(top_k, rerank_candidates)`` chunks
+        (``rerank_candidates`` 1–200, server default 50) with the server's reranker; the server
+        reranks by default when it has one, and ``rerank=True`` without one is a
+        ``rerank_unavailable`` error.
         """
         body: Dict[str, Any] = {"query": text}
         if top_k is not None:
@@ -470,6 +476,10 @@ class Client:
             body["max_chunks_per_document"] = max_chunks_per_document
         if score_threshold is not None:
             body["score_threshold"] = score_threshold
+        if rerank is not None:
+            body["rerank"] = rerank
+        if rerank_candidates is not None:
+            body["rerank_candidates"] = rerank_candidates
         if filter is not None:
             body["filter"] = _filter_json(filter)
         if document_ids is not None:

@@ -308,8 +308,9 @@ class QueryResult:
     """One ranked chunk of a query's answer; page numbers only for paged formats (PDF).
 
     ``score`` is the one of the mode used (BM25, cosine similarity, or the fused reciprocal-rank
-    score in hybrid mode); ``keyword_score`` (BM25) and ``semantic_score`` (cosine) are None when
-    the chunk was not in that list.
+    score in hybrid mode, or the reranker's relevance score when reranked); ``keyword_score``
+    (BM25) and ``semantic_score`` (cosine) are None when the chunk was not in that list,
+    ``rerank_score`` when the results were not reranked.
     """
 
     document_id: str
@@ -321,6 +322,7 @@ class QueryResult:
     page_end: Optional[int] = None
     keyword_score: Optional[float] = None
     semantic_score: Optional[float] = None
+    rerank_score: Optional[float] = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "QueryResult":
@@ -338,6 +340,7 @@ class QueryResult:
             page_end=_opt_int(data.get("page_end")),
             keyword_score=_opt_float(scores.get("keyword")),
             semantic_score=_opt_float(scores.get("semantic")),
+            rerank_score=_opt_float(scores.get("rerank")),
         )
 
 
@@ -345,14 +348,16 @@ class QueryResult:
 class QueryResponse:
     """The answer of ``POST /v1/query``: the best chunks, best first.
 
-    ``mode`` is the mode used; ``degraded`` is True when a hybrid query could not be embedded
-    (provider outage) and the results are the keyword ones alone.
+    ``mode`` is the mode used; ``degraded`` is True when a provider was down and the answer was
+    made without it, and ``degraded_reasons`` says which: ``"embeddings_unavailable"`` (a hybrid
+    query's keyword results alone) or ``"rerank_unavailable"`` (the first stage's order).
     """
 
     org_id: str
     results: List[QueryResult]
     mode: str = "keyword"
     degraded: bool = False
+    degraded_reasons: List[str] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "QueryResponse":
@@ -362,6 +367,7 @@ class QueryResponse:
             results=[QueryResult.from_json(item) for item in data.get("results", [])],
             mode=str(data.get("mode", "keyword")),
             degraded=bool(data.get("degraded", False)),
+            degraded_reasons=[str(reason) for reason in data.get("degraded_reasons", [])],
         )
 
 

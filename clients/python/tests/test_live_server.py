@@ -81,9 +81,16 @@ class IngestAndQueryTest(unittest.TestCase):
         for hit in keyword.results:
             self.assertEqual(hit.keyword_score, hit.score)
             self.assertIsNone(hit.semantic_score)
+            self.assertIsNone(hit.rerank_score)
+        self.assertEqual(keyword.degraded_reasons, [])
         with self.assertRaises(DocindexError) as refused:
             self.client.query("owls", mode="semantic")
         self.assertEqual(refused.exception.code, "semantic_search_unavailable")
+        # No reranker on this server: asking for one is refused, declining it is a plain query.
+        with self.assertRaises(DocindexError) as no_reranker:
+            self.client.query("owls", rerank=True, rerank_candidates=20)
+        self.assertEqual(no_reranker.exception.code, "rerank_unavailable")
+        self.assertEqual(len(self.client.query("owls salmon", rerank=False, filter={"run": tag}).results), 2)
 
     def test_metadata_is_updated_and_filters_see_it_at_once(self) -> None:
         tag = run_tag()

@@ -27,6 +27,7 @@ class QueryResponseTest(unittest.TestCase):
                 "org_id": "org_1",
                 "mode": "hybrid",
                 "degraded": True,
+                "degraded_reasons": ["embeddings_unavailable", "rerank_unavailable"],
                 "results": [
                     {
                         "document_id": "d",
@@ -44,3 +45,29 @@ class QueryResponseTest(unittest.TestCase):
         self.assertEqual((answer.mode, answer.degraded), ("hybrid", True))
         self.assertEqual(answer.results[0].keyword_score, 4.2)
         self.assertIsNone(answer.results[0].semantic_score)
+        self.assertIsNone(answer.results[0].rerank_score)
+        self.assertEqual(answer.degraded_reasons, ["embeddings_unavailable", "rerank_unavailable"])
+
+    def test_reranked_answers_carry_the_rerank_score(self) -> None:
+        answer = QueryResponse.from_json(
+            {
+                "org_id": "org_1",
+                "mode": "keyword",
+                "degraded": False,
+                "degraded_reasons": [],
+                "results": [
+                    {
+                        "document_id": "d",
+                        "chunk_index": 0,
+                        "text": "t",
+                        "score": 0.97,
+                        "scores": {"keyword": 4.2, "semantic": None, "rerank": 0.97},
+                        "metadata": {},
+                        "page_start": None,
+                        "page_end": None,
+                    }
+                ],
+            }
+        )
+        self.assertEqual(answer.results[0].rerank_score, 0.97)
+        self.assertEqual(answer.degraded_reasons, [])

@@ -1,4 +1,6 @@
 // Operational endpoints, outside /v1 and without auth: liveness, readiness, the OpenAPI document.
+// /readyz also shows the providers queries call (kind, model, circuit state): a provider that is
+// down does not make the instance unready, as queries still answer without it (`degraded`).
 import type { FastifyInstance } from 'fastify';
 import { withTimeout } from '../../domain/timeout.js';
 import type { AppDeps } from '../deps.js';
@@ -22,7 +24,10 @@ export function operationsRoutes(app: FastifyInstance, deps: AppDeps): void {
         }
       }),
     );
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks });
+    const providers = Object.fromEntries(
+      (deps.providers ?? []).map((p) => [p.name, { kind: p.kind, model: p.model, state: p.state() }]),
+    );
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks, providers });
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -1,14 +1,15 @@
 // The `onnx` embedding provider: a local sentence-transformer folder (config.json, tokenizer.json,
 // onnx/model.onnx — e.g. bge-small-en-v1.5 exported for transformers.js) run by transformers.js on
 // onnxruntime-node's CPU build. Remote models are off: the folder is the only place a model may
-// come from, nothing is downloaded. The model runs in the process's model thread
-// (model-thread.ts), so a batch of embeddings never holds up the event loop that answers the API.
+// come from, nothing is downloaded. The model runs in the process's ONNX model thread
+// (adapters/onnx/model-thread.ts), so a batch of embeddings never holds up the event loop that
+// answers the API.
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Embedder, EmbeddingError } from '../../../domain/ports.js';
+import { ModelThreadStopped, modelThread } from '../../onnx/model-thread.js';
 import { checkDimensions } from '../vectors.js';
-import { modelThread } from './model-thread.js';
 
 export interface OnnxEmbedderOptions {
   /** The model folder. */
@@ -41,7 +42,7 @@ export class OnnxEmbedder implements Embedder {
     if (texts.length === 0) return [];
     opts.signal?.throwIfAborted();
     await this.load();
-    const reply = await modelThread().request({
+    const reply = await ask({
       type: 'embed',
       key: this.key,
       texts: [...texts],
@@ -74,7 +75,7 @@ export class OnnxEmbedder implements Embedder {
   /** Loads the model into the thread on first use; a failed load is tried again by the next call. */
   private load(): Promise<void> {
     this.loaded ??= (async () => {
-      const reply = await modelThread().request({
+      const reply = await ask({
         type: 'load',
         key: this.key,
         modelDir: this.modelDir,
@@ -93,6 +94,16 @@ export class OnnxEmbedder implements Embedder {
     });
     return this.loaded;
   }
+}
+
+/** A request to the model thread; its death is the model being unavailable. */
+function ask(request: Parameters<ReturnType<typeof modelThread>['request']>[0]) {
+  return modelThread()
+    .request(request)
+    .catch((error: unknown) => {
+      if (error instanceof ModelThreadStopped) throw new EmbeddingError('model_unavailable', error.message);
+      throw error;
+    });
 }
 
 /**

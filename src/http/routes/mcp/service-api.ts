@@ -19,11 +19,14 @@ export function serviceApi(deps: AppDeps, orgId: string): DocindexApi {
         filter: input.filter,
         documentIds: input.documentIds ?? null,
         mode: input.mode,
+        rerank: input.rerank,
+        rerankCandidates: input.rerankCandidates,
       });
       return {
         org_id: orgId,
         mode: answer.mode,
         degraded: answer.degraded,
+        degraded_reasons: answer.degradedReasons,
         results: answer.hits.map(toQueryResultJson),
       };
     },

@@ -7,7 +7,7 @@ export function toQueryResultJson(hit: QueryHit) {
     chunk_index: hit.chunkIndex,
     text: hit.text,
     score: hit.score,
-    scores: { keyword: hit.scores.keyword, semantic: hit.scores.semantic },
+    scores: { keyword: hit.scores.keyword, semantic: hit.scores.semantic, rerank: hit.scores.rerank },
     metadata: hit.metadata,
     page_start: hit.pageStart,
     page_end: hit.pageEnd,

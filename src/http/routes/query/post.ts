@@ -1,5 +1,5 @@
-// POST /v1/query — keyword (BM25), semantic or hybrid search; each successful query counts one
-// towards usage, whatever its mode.
+// POST /v1/query — keyword (BM25), semantic or hybrid search, optionally reranked; each successful
+// query counts one towards usage, whatever its mode.
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { COMMON_ERRORS, problemResponses, QueryBody, QueryResponse } from '../../schemas.js';
@@ -14,7 +14,7 @@ export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'query',
         summary: 'Query indexed chunks',
         description:
-          'Search over the organisation’s ready documents. `mode`: `keyword` (BM25), `semantic` (cosine similarity of the chunks’ vectors; only chunks whose vectors exist) or `hybrid` (both lists, the same filters applied to each, top 100 of each fused by weighted reciprocal rank, k = 60). Default: `hybrid` when an embedding provider is configured, else `keyword`. When the provider cannot embed the query, `hybrid` answers the keyword results with `degraded: true` and every `scores.semantic` null, and `semantic` answers 503 `embeddings_unavailable`.',
+          'Search over the organisation’s ready documents. `mode`: `keyword` (BM25), `semantic` (cosine similarity of the chunks’ vectors; only chunks whose vectors exist) or `hybrid` (both lists, the same filters applied to each, top 100 of each fused by weighted reciprocal rank, k = 60). Default: `hybrid` when an embedding provider is configured, else `keyword`. With a reranker configured (`RERANK`), the mode’s best max(`top_k`, `rerank_candidates`) chunks are ordered by it (`rerank`, default true then) and `score` is its relevance score. When the embedding provider cannot embed the query (or failed repeatedly and is skipped for a cool-down), `hybrid` answers the keyword results with `degraded: true`, `degraded_reasons: ["embeddings_unavailable"]` and every `scores.semantic` null, and `semantic` answers 503 `embeddings_unavailable`; when the reranker fails, the first stage’s order comes back with `degraded_reasons: ["rerank_unavailable"]`.',
         tags: ['query'],
         body: QueryBody,
         response: {
@@ -25,6 +25,7 @@ export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
             'unsupported_media_type',
             'semantic_search_unavailable',
             'embeddings_unavailable',
+            'rerank_unavailable',
           ),
         },
       },
@@ -42,11 +43,14 @@ export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
         maxChunksPerDocument: body.max_chunks_per_document,
         scoreThreshold: body.score_threshold,
         language: body.language,
+        rerank: body.rerank,
+        rerankCandidates: body.rerank_candidates,
       });
       return {
         org_id: orgId,
         mode: answer.mode,
         degraded: answer.degraded,
+        degraded_reasons: answer.degradedReasons,
         results: answer.hits.map(toQueryResultJson),
       };
     },

@@ -1,11 +1,11 @@
 // The one worker thread per process that runs ONNX models. One, because onnxruntime-node's native
 // addon is not context-aware: a process can load it into a single thread only, ever (a second
-// thread gets "Module did not self-register"). Every OnnxEmbedder of the process shares this
-// thread; it is started on first use and stopped when the process has nothing else to do, and if
-// it dies the models are unavailable until the process restarts.
+// thread gets "Module did not self-register"). Every onnx adapter of the process (the embedder's
+// sentence encoders, the reranker's cross-encoders) shares this thread; it is started on first use
+// and stopped when the process has nothing else to do, and if it dies the models are unavailable
+// until the process restarts (each adapter turns ModelThreadStopped into its own error).
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { EmbeddingError } from '../../../domain/ports.js';
 import {
   type OnnxWorkerData,
   type OnnxWorkerReply,
@@ -64,11 +64,16 @@ class ModelThread {
     });
   }
 
-  private unavailable(): EmbeddingError {
-    return new EmbeddingError(
-      'model_unavailable',
-      `the model thread stopped: ${this.dead?.message ?? 'unknown'}`,
-    );
+  private unavailable(): ModelThreadStopped {
+    return new ModelThreadStopped(`the model thread stopped: ${this.dead?.message ?? 'unknown'}`);
+  }
+}
+
+/** The model thread died: no model of this process can run until it restarts. */
+export class ModelThreadStopped extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ModelThreadStopped';
   }
 }
 
