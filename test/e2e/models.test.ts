@@ -290,11 +290,14 @@ describe('docindex models pull', () => {
 
   it('an unknown repository, revision or host is one clear line and exit 1', async () => {
     const dir = modelsDir();
-    const unknownRepo = await pull(dir, ['Nobody/nothing']);
+    const unknownRepo = await pull(dir, ['Nobody/nothing'], { HF_TOKEN: 'hf_reader' });
     expect(unknownRepo.status).toBe(1);
     expectOneLine(unknownRepo.stderr);
-    expect(unknownRepo.stderr).toBe(
-      `docindex: no model Nobody/nothing on ${hub.url} (404); a private model needs HF_TOKEN\n`,
+    expect(unknownRepo.stderr).toBe(`docindex: no model Nobody/nothing on ${hub.url} (404)\n`);
+    const anonymous = await pull(dir, ['Nobody/nothing']);
+    expect(anonymous.status).toBe(1);
+    expect(anonymous.stderr).toBe(
+      `docindex: no model Nobody/nothing on ${hub.url} (401); a private model needs HF_TOKEN\n`,
     );
 
     const unknownRevision = await pull(dir, [`${ENCODER}@v9`]);
@@ -353,6 +356,28 @@ describe('docindex models pull', () => {
     expect(missing.stderr).toMatch(
       /^docindex: Tiny\/sentence-encoder@main is not a transformers.js model docindex can run: it has no onnx\/model_quantized\.onnx; it has --variant fp32 /,
     );
+  });
+
+  it('a new commit on the branch replaces the folder whole, keeping the kind it was pulled as', async () => {
+    const dir = modelsDir();
+    const first = await modelFiles((await writeTinyOnnxModel(path.join(root, 'moving-1'), 24)).dir);
+    const second = await modelFiles((await writeTinyOnnxModel(path.join(root, 'moving-2'), 32)).dir);
+    hub.repos.set('Tiny/moving', { commit: '1'.repeat(40), files: first });
+    const before = await pull(dir, ['Tiny/moving', '--kind', 'rerank']);
+    expect(before.status, before.stderr).toBe(0);
+    const folder = path.join(dir, 'Tiny', 'moving');
+
+    hub.repos.set('Tiny/moving', { commit: '2'.repeat(40), files: second });
+    const after = await pull(dir, ['Tiny/moving']);
+    expect(after.status, after.stderr).toBe(0);
+    expect(after.stderr).toContain(`it replaced commit ${'1'.repeat(12)}`);
+    expect(envLine(after.stderr)).toEqual({ RERANK: 'onnx', RERANK_MODEL_DIR: folder });
+    expect((await readFile(path.join(folder, 'onnx', 'model.onnx'))).equals(second['onnx/model.onnx']!)).toBe(
+      true,
+    );
+    const manifest = JSON.parse(await readFile(path.join(folder, 'docindex-model.json'), 'utf8'));
+    expect(manifest).toMatchObject({ commit: '2'.repeat(40), kind: 'rerank' });
+    expect(await readdir(path.join(dir, '.partial'))).toEqual([]);
   });
 
   it('a cross-encoder is pulled as a reranker and its RERANK variables printed', async () => {

@@ -4,7 +4,8 @@
 // redirects LFS files to a second server on another port, the CDN, as the real Hub does. Both
 // honour `Range`. A test can make a repository gated behind a token, cut a download's connection
 // after some bytes, serve a corrupted file, or make the CDN ignore `Range`; every request is
-// recorded with its Range and Authorization headers.
+// recorded with its Range and Authorization headers. An unknown repository is a 401 without a
+// token and a 404 with one, as on the Hub.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -144,7 +145,9 @@ export async function startFakeHub(): Promise<FakeHub> {
     const api = /^\/api\/models\/(.+)\/revision\/([^/]+)$/.exec(url.pathname);
     if (api) {
       const repo = repos.get(api[1]!);
-      if (!repo) return problem(404, 'RepoNotFound', 'Repository not found');
+      // As the Hub: without a token, a repository it will not show is a 401, not a 404.
+      if (!repo)
+        return problem(req.headers.authorization ? 404 : 401, 'RepoNotFound', 'Repository not found');
       const commit = commitOf(repo, decodeURIComponent(api[2]!));
       if (!commit) return problem(404, 'RevisionNotFound', 'Invalid rev id');
       const blobs = url.searchParams.get('blobs') === 'true';
