@@ -3,8 +3,9 @@
 // models the test generates: the pulled folder is what EMBEDDINGS=onnx then loads, a pull cut off
 // mid-file resumes with a Range request, a corrupted file or an unknown model leaves no model
 // behind, and every failure is one line with the documented exit code.
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -258,6 +259,25 @@ describe('docindex models pull', () => {
     }
   });
 
+  it('one pull of a model at a time; the lock of a pull that died is taken over', async () => {
+    const dir = modelsDir();
+    await mkdir(path.join(dir, '.partial'), { recursive: true });
+    const lockFile = path.join(dir, '.partial', 'Tiny--sentence-encoder.lock');
+    // A running process holds it: this test's own.
+    await writeFile(lockFile, String(process.pid));
+    const busy = await pull(dir, [ENCODER]);
+    expect(busy.status).toBe(1);
+    expect(busy.stderr.trim().split('\n').at(-1)).toBe(
+      `docindex: another docindex models pull of ${ENCODER} is running (process ${process.pid})`,
+    );
+    // A process that has exited held it.
+    const gone = spawnSync(process.execPath, ['-e', '']).pid;
+    await writeFile(lockFile, String(gone));
+    const taken = await pull(dir, [ENCODER]);
+    expect(taken.status, taken.stderr).toBe(0);
+    expect(await exists(lockFile)).toBe(false);
+  });
+
   it('a file whose hash is not the Hub’s fails the pull and leaves no model', async () => {
     const dir = modelsDir();
     hub.corrupted.add('onnx/model.onnx');
@@ -399,7 +419,7 @@ describe('docindex models pull', () => {
     expect((await list(dir)).stdout).toMatch(/^Tiny\/cross-encoder\s+d{40}\s+d{12}\s+rerank\s+fp32\s/m);
   });
 
-  it('a repository without ONNX weights, or a MODELS_DIR that is a file, fails clearly', async () => {
+  it('a repository without ONNX weights, a folder in the way, or a MODELS_DIR that is a file fails clearly', async () => {
     const dir = modelsDir();
     const files = { ...encoderFiles } as FakeRepo['files'];
     delete files['onnx/model.onnx'];
@@ -409,6 +429,26 @@ describe('docindex models pull', () => {
     expectOneLine(result.stderr);
     expect(result.stderr).toMatch(
       /it has no onnx\/model\.onnx; it has no onnx\/ folder: pick a transformers\.js export/,
+    );
+
+    // A folder that is another model, or none of ours, is never replaced.
+    const small = await modelFiles((await writeTinyOnnxModel(path.join(root, 'pair-source'), 16)).dir);
+    hub.repos.set('Tiny/pair', {
+      commit: 'f'.repeat(40),
+      files: { ...encoderFiles, 'onnx/model_quantized.onnx': small['onnx/model.onnx']! },
+    });
+    hub.repos.set('Tiny/pair-quantized', { commit: 'f'.repeat(40), files: encoderFiles });
+    expect((await pull(dir, ['Tiny/pair', '--variant', 'quantized'])).status).toBe(0);
+    const clash = await pull(dir, ['Tiny/pair-quantized']);
+    expect(clash.status).toBe(1);
+    expect(clash.stderr.trim().split('\n').at(-1)).toBe(
+      `docindex: ${path.join(dir, 'Tiny', 'pair-quantized')} holds Tiny/pair@main (quantized): move it away first`,
+    );
+    await rm(path.join(dir, 'Tiny', 'pair-quantized', 'docindex-model.json'));
+    const foreign = await pull(dir, ['Tiny/pair', '--variant', 'quantized']);
+    expect(foreign.status).toBe(1);
+    expect(foreign.stderr).toContain(
+      'exists and was not pulled by docindex (no docindex-model.json): move it away first',
     );
 
     const file = path.join(root, 'not-a-folder');

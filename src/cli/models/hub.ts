@@ -77,6 +77,12 @@ export class HubClient {
     try {
       info = await answer.body.json();
     } catch (error) {
+      if (error instanceof SyntaxError) {
+        throw new ModelPullError(
+          'hub',
+          `${answer.host} answered the file list of ${repo}@${revision} with something that is not JSON`,
+        );
+      }
       throw networkFailure(error, answer.host, `the file list of ${repo}@${revision}`);
     }
     return modelOf(info, repo, revision, this.origin);

@@ -87,7 +87,19 @@ export async function pullModel(
   });
 
   const installed = await readInstalled(finalDir);
-  if (installed && installed.commit === model.commit && installed.variant === variant) {
+  if (
+    installed &&
+    (installed.repo !== request.repo ||
+      installed.revision !== request.revision ||
+      installed.variant !== variant)
+  ) {
+    // Folder names can meet (`a/b` quantized and `a/b-quantized`): never replace another model.
+    throw new ModelPullError(
+      'disk',
+      `${finalDir} holds ${installed.repo}@${installed.revision} (${installed.variant}): move it away first`,
+    );
+  }
+  if (installed && installed.commit === model.commit) {
     const problem = await checkFolder(finalDir, installed);
     if (problem === null) {
       const manifest = await keepKind(finalDir, installed, request.kind);
