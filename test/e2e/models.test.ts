@@ -419,7 +419,7 @@ describe('docindex models pull', () => {
     expect((await list(dir)).stdout).toMatch(/^Tiny\/cross-encoder\s+d{40}\s+d{12}\s+rerank\s+fp32\s/m);
   });
 
-  it('a repository without ONNX weights, a folder in the way, or a MODELS_DIR that is a file fails clearly', async () => {
+  it('a repository without ONNX weights, a folder in the way, or a MODELS_DIR that cannot be written fails clearly', async () => {
     const dir = modelsDir();
     const files = { ...encoderFiles } as FakeRepo['files'];
     delete files['onnx/model.onnx'];
@@ -449,6 +449,13 @@ describe('docindex models pull', () => {
     expect(foreign.status).toBe(1);
     expect(foreign.stderr).toContain(
       'exists and was not pulled by docindex (no docindex-model.json): move it away first',
+    );
+
+    // sysfs refuses new folders to everyone, root included: a MODELS_DIR that cannot be written.
+    const readOnly = await pull('/sys/docindex-models', [ENCODER]);
+    expect(readOnly.status).toBe(2);
+    expect(readOnly.stderr.trim().split('\n').at(-1)).toMatch(
+      /^docindex: cannot write \/sys\/docindex-models \((EPERM|EACCES|EROFS)\): choose another MODELS_DIR or fix its permissions$/,
     );
 
     const file = path.join(root, 'not-a-folder');

@@ -103,8 +103,9 @@ export async function readManifest(dir: string): Promise<ModelManifest | null> {
   try {
     text = await readFile(path.join(dir, MANIFEST_FILE), 'utf8');
   } catch (error) {
-    if (isMissing(error)) return null;
-    throw error;
+    // ENOTDIR: a file stands where a folder of the path should; no manifest there either.
+    if (isMissing(error) || codeOf(error) === 'ENOTDIR') return null;
+    throw new ModelPullError('disk', `cannot read ${path.join(dir, MANIFEST_FILE)} (${codeOf(error)})`);
   }
   try {
     const manifest = JSON.parse(text) as ModelManifest;
@@ -176,7 +177,9 @@ export async function checkFolder(dir: string, manifest: ModelManifest): Promise
       return `${file.path} is missing`;
     }
     if (size !== file.size) return `${file.path} has ${size} bytes, not ${file.size}`;
-    if ((await sha256Of(full)) !== file.sha256) return `${file.path} has changed`;
+    const sha256 = await sha256Of(full).catch(() => null);
+    if (sha256 === null) return `${file.path} cannot be read`;
+    if (sha256 !== file.sha256) return `${file.path} has changed`;
   }
   return null;
 }

@@ -191,9 +191,7 @@ function planFiles(model: HubModel, variant: ModelVariant, endpoint: string): Pl
 
 /** The manifest of the folder that is already there; a folder that is not a pulled model is refused. */
 async function readInstalled(finalDir: string): Promise<ModelManifest | null> {
-  const manifest = await readManifest(finalDir).catch((error: unknown) => {
-    throw diskFailure(error, finalDir);
-  });
+  const manifest = await readManifest(finalDir);
   if (manifest !== null) return manifest;
   const there = await stat(finalDir).then(
     () => true,
@@ -263,7 +261,7 @@ async function downloadFile(
   if (done !== null) {
     // Verified when it was renamed; checked again, as the folder may have been touched since.
     const kept = new FileHashes(file);
-    await kept.read(target, done.size);
+    await onDisk(target, () => kept.read(target, done.size));
     if (kept.mismatch(done.size) === null) {
       onEvent({ type: 'file', file: file.path, size: done.size, reused: true });
       return { path: file.local, source: file.path, size: done.size, sha256: kept.sha256() };
@@ -275,7 +273,7 @@ async function downloadFile(
   let offset = (await stat(part).catch(() => null))?.size ?? 0;
   if (file.size !== null && offset > file.size) offset = 0;
   let hashes = new FileHashes(file);
-  if (offset > 0) await hashes.read(part, offset);
+  if (offset > 0) await onDisk(part, () => hashes.read(part, offset));
 
   let total = file.size;
   if (file.size === null || offset < file.size) {
@@ -295,7 +293,7 @@ async function downloadFile(
     });
   }
 
-  const size = (await stat(part)).size;
+  const size = (await onDisk(part, () => stat(part))).size;
   if (total !== null && size < total) {
     throw new ModelPullError(
       'network',
