@@ -1,5 +1,6 @@
 // The `docindex` command line: help, then the client commands (which need nothing but a server's
-// URL and key), then the admin commands (which need the server's configuration, opened by the
+// URL and key), then the models commands (which need MODELS_DIR and the Hub's address from the
+// configuration) and the admin commands (which need the server's configuration, opened by the
 // composition root only when one of them runs). Every failure goes through exit.ts.
 import type { Readable, Writable } from 'node:stream';
 import { ADMIN_USAGE, runAdminCommand, type ServerSide } from './admin-commands.js';

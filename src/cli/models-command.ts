@@ -3,7 +3,6 @@
 // server never downloads; this command is the one way a model arrives. Progress and notes go to
 // stderr, the model's folder (or, with --json, one JSON line) to stdout.
 import { parseArguments, UsageError } from './args.js';
-import { HubClient } from './models/hub.js';
 import {
   isRepoId,
   listInterrupted,
@@ -12,7 +11,7 @@ import {
   MODEL_VARIANTS,
   type ModelManifest,
 } from './models/model-folder.js';
-import { type PullEvent, pullModel } from './models/pull.js';
+import type { PullEvent } from './models/pull.js';
 import { ProgressLine, type TerminalIO } from './render.js';
 
 export const MODELS_USAGE = `Models (from the Hugging Face Hub into MODELS_DIR; the server itself never downloads):
@@ -63,6 +62,9 @@ async function pull(args: string[], settings: () => ModelSettings, io: TerminalI
   const variant = oneOf(values.variant, MODEL_VARIANTS, '--variant');
   const { modelsDir, hubEndpoint, hubToken } = settings();
 
+  // Loaded here: the other commands start without the HTTP client the downloads use.
+  const { HubClient } = await import('./models/hub.js');
+  const { pullModel } = await import('./models/pull.js');
   const hub = new HubClient(hubEndpoint, hubToken);
   const progress = new ProgressLine(io.stderr);
   const say = (line: string) => {
