@@ -410,12 +410,15 @@ describe('docindex models pull', () => {
           model_type: 'bert',
           architectures: ['BertForSequenceClassification'],
         }),
+        'special_tokens_map.json': '',
       },
     });
     const result = await pull(dir, [`Tiny/cross-encoder@${'d'.repeat(40)}`]);
     expect(result.status, result.stderr).toBe(0);
     const folder = path.join(dir, 'Tiny', `cross-encoder@${'d'.repeat(40)}`);
     expect(envLine(result.stderr)).toEqual({ RERANK: 'onnx', RERANK_MODEL_DIR: folder });
+    // An empty file is a file too.
+    expect(await readFile(path.join(folder, 'special_tokens_map.json'), 'utf8')).toBe('');
     expect((await list(dir)).stdout).toMatch(/^Tiny\/cross-encoder\s+d{40}\s+d{12}\s+rerank\s+fp32\s/m);
   });
 

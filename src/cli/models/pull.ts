@@ -276,7 +276,7 @@ async function downloadFile(
   if (offset > 0) await onDisk(part, () => hashes.read(part, offset));
 
   let total = file.size;
-  if (file.size === null || offset < file.size) {
+  if (offset === 0 || file.size === null || offset < file.size) {
     const download = await hub.download(model.repo, model.commit, file.path, offset);
     if (offset > 0 && download.start === 0) {
       onEvent({ type: 'restart', file: file.path, reason: `${download.host} ignored the range request` });
@@ -378,9 +378,10 @@ async function receive(
 class FileHashes {
   private readonly sha = createHash('sha256');
   private readonly git: Hash | null;
+  private digest: string | null = null;
 
   constructor(private readonly file: HubFile) {
-    // A git blob id hashes the length first, so it can be checked only when the Hub gives it.
+    // A git blob id hashes the length first: it can be checked only when the Hub gives the size too.
     this.git = file.gitBlobId !== null && file.size !== null ? createHash('sha1') : null;
     this.git?.update(`blob ${file.size}\0`);
   }
@@ -396,8 +397,6 @@ class FileHashes {
     for await (const chunk of createReadStream(file, { start: 0, end: length - 1 }))
       this.update(chunk as Buffer);
   }
-
-  private digest: string | null = null;
 
   sha256(): string {
     this.digest ??= this.sha.digest('hex');
