@@ -6,6 +6,7 @@ import { DocindexError } from '../client/errors.js';
 import { ConfigError } from '../config/index.js';
 import { ApiError } from '../domain/errors.js';
 import { UsageError } from './args.js';
+import { ModelPullError } from './models/errors.js';
 
 export const EXIT_OK = 0;
 /** The command ran and something failed: a document, a request, an unknown id. */
@@ -40,6 +41,15 @@ function failureOf(error: unknown): Failure | null {
   }
   if (error instanceof DocindexError) {
     return { exitCode: EXIT_FAILED, message: describeClientError(error), withUsage: false, named: true };
+  }
+  // `docindex models`: a token or MODELS_DIR to fix is setup; the Hub, network or disk saying no is a failure.
+  if (error instanceof ModelPullError) {
+    return {
+      exitCode: error.setup ? EXIT_USAGE : EXIT_FAILED,
+      message: error.message,
+      withUsage: false,
+      named: true,
+    };
   }
   // An unknown organisation or key (admin commands) is the user's to fix.
   if (error instanceof ApiError && error.code === 'not_found') {

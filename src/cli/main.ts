@@ -1,11 +1,13 @@
 // The `docindex` command line: help, then the client commands (which need nothing but a server's
-// URL and key), then the admin commands (which need the server's configuration, opened by the
+// URL and key), then the models commands (which need MODELS_DIR and the Hub's address from the
+// configuration) and the admin commands (which need the server's configuration, opened by the
 // composition root only when one of them runs). Every failure goes through exit.ts.
 import type { Readable, Writable } from 'node:stream';
 import { ADMIN_USAGE, runAdminCommand, type ServerSide } from './admin-commands.js';
 import { CLIENT_USAGE, isClientCommand, runClientCommand } from './client-commands.js';
 import { reportFailure } from './exit.js';
 import { MCP_USAGE, runMcpCommand } from './mcp-command.js';
+import { MODELS_USAGE, type ModelSettings, runModelsCommand } from './models-command.js';
 import type { TerminalIO } from './render.js';
 
 export const USAGE = `docindex — document ingestion, indexing and retrieval
@@ -15,6 +17,8 @@ ${ADMIN_USAGE}
 ${CLIENT_USAGE}
 
 ${MCP_USAGE}
+
+${MODELS_USAGE}
 
 Configuration is read from the environment; see README.md.`;
 
@@ -26,6 +30,8 @@ export interface CommandLineDeps {
   stdio?: { stdin: Readable; stdout: Writable };
   /** Reads the server's configuration (a ConfigError when it is invalid). */
   openServer(): Promise<ServerSide>;
+  /** MODELS_DIR, HF_ENDPOINT and HF_TOKEN from the configuration (a ConfigError when it is invalid). */
+  modelSettings(): ModelSettings;
 }
 
 export async function runCommandLine(argv: string[], deps: CommandLineDeps): Promise<number> {
@@ -41,6 +47,7 @@ export async function runCommandLine(argv: string[], deps: CommandLineDeps): Pro
     return runMcpCommand(rest, deps.env, { ...stdio, stderr: io.stderr });
   }
   try {
+    if (command === 'models') return await runModelsCommand(rest, () => deps.modelSettings(), io);
     return await runAdminCommand(command, rest, () => deps.openServer(), deps.env, io);
   } catch (error) {
     return reportFailure(error, { name: 'docindex', usage: USAGE, stderr: io.stderr });

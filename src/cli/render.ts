@@ -134,6 +134,15 @@ export class ProgressLine {
     if (!this.stream.isTTY) return;
     if (this.#pending !== null) this.#draw(Date.now());
     if (this.#shown) this.stream.write('\n');
+    this.#shown = false;
+  }
+
+  /** Erases the line, so that what is written next takes its place. */
+  clear(): void {
+    if (!this.stream.isTTY) return;
+    if (this.#shown) this.stream.write('\r\x1b[2K');
+    this.#pending = null;
+    this.#shown = false;
   }
 
   #draw(now: number): void {

@@ -17,6 +17,12 @@ export interface Config {
   port: number;
   dataDir: string;
   blobDir: string;
+  /** Where `docindex models pull` puts models (absolute). */
+  modelsDir: string;
+  /** The Hugging Face Hub (or a mirror) `docindex models pull` downloads from. */
+  hfEndpoint: string;
+  /** '' when unset: the Hub is asked without a token. */
+  hfToken: string;
   databaseUrl: string | null;
   /** PostgreSQL schema that holds docindex's tables (scale-out). */
   databaseSchema: string;
@@ -203,6 +209,33 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     path: true,
     description:
       'with `BLOB_STORE=fs`: where uploaded and downloaded files are kept (a volume every process mounts in scale-out)',
+  },
+  modelsDir: {
+    env: 'MODELS_DIR',
+    type: 'string',
+    default: (read) => path.join(read.dataDir ?? '', 'models'),
+    defaultText: '`$DATA_DIR/models`',
+    path: true,
+    description:
+      'where `docindex models pull` puts models (one folder per model, e.g. `Xenova/bge-small-en-v1.5`); the server never downloads',
+  },
+  hfEndpoint: {
+    env: 'HF_ENDPOINT',
+    type: 'string',
+    default: 'https://huggingface.co',
+    pattern: {
+      test: /^https?:\/\/[^\s/]+(\/[^\s]*)?$/i,
+      invalid: 'HF_ENDPOINT must be an http:// or https:// URL (e.g. https://huggingface.co)',
+    },
+    description: '`docindex models pull`: the Hugging Face Hub (or a mirror) models are downloaded from',
+  },
+  hfToken: {
+    env: 'HF_TOKEN',
+    type: 'string',
+    default: '',
+    defaultText: '—',
+    description:
+      '`docindex models pull`: a Hugging Face access token, sent as `Authorization: Bearer …` to `HF_ENDPOINT` only (never to the CDN it redirects downloads to); private and gated models need one',
   },
   databaseUrl: {
     env: 'DATABASE_URL',

@@ -19,6 +19,10 @@ export function main(argv: string[]): Promise<number> {
     env: process.env,
     io: { stdout: process.stdout, stderr: process.stderr },
     openServer: async () => openServer(loadConfig()),
+    modelSettings: () => {
+      const config = loadConfig();
+      return { modelsDir: config.modelsDir, hubEndpoint: config.hfEndpoint, hubToken: config.hfToken };
+    },
   });
 }
 

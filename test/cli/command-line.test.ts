@@ -4,6 +4,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { ServerSide } from '../../src/cli/admin-commands.js';
 import { runCommandLine, USAGE } from '../../src/cli/main.js';
+import type { ModelSettings } from '../../src/cli/models-command.js';
 import { ConfigError } from '../../src/config/index.js';
 
 function terminal() {
@@ -54,9 +55,15 @@ function fakeServer(calls: string[] = []): ServerSide {
   };
 }
 
-async function run(argv: string[], openServer: () => Promise<ServerSide> = async () => fakeServer()) {
+async function run(
+  argv: string[],
+  openServer: () => Promise<ServerSide> = async () => fakeServer(),
+  modelSettings: () => ModelSettings = () => {
+    throw new Error('the models commands must not read the configuration here');
+  },
+) {
   const t = terminal();
-  const status = await runCommandLine(argv, { env: {}, io: t.io, openServer });
+  const status = await runCommandLine(argv, { env: {}, io: t.io, openServer, modelSettings });
   return { status, stdout: t.out(), stderr: t.err() };
 }
 
@@ -124,6 +131,39 @@ describe('docindex command line', () => {
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/^docindex usage: no API key: set DOCINDEX_API_KEY/);
     expect(result.stderr).not.toContain('Client (talks to a running server');
+  });
+
+  it('models commands check their arguments before the configuration: exit 2 with the usage', async () => {
+    for (const argv of [
+      ['models'],
+      ['models', 'fetch', 'Xenova/bge-small-en-v1.5'],
+      ['models', 'pull'],
+      ['models', 'pull', '../etc'],
+      ['models', 'pull', 'Xenova/bge-small-en-v1.5@'],
+      ['models', 'pull', 'Xenova/bge-small-en-v1.5', '--variant', 'fp8'],
+      ['models', 'pull', 'Xenova/bge-small-en-v1.5', '--kind', 'chat'],
+      ['models', 'list', 'extra'],
+    ]) {
+      const result = await run(argv);
+      expect(result.status, argv.join(' ')).toBe(2);
+      expect(result.stderr, argv.join(' ')).toMatch(/^docindex: .+\n\ndocindex — /);
+    }
+    expect((await run(['models', 'pull', '../etc'])).stderr).toMatch(/is not a Hub repository id/);
+    expect((await run(['models', 'pull', 'a/b', '--variant', 'fp8'])).stderr).toMatch(
+      /--variant takes fp32 or quantized, got "fp8"/,
+    );
+  });
+
+  it('models commands with an invalid environment exit 2 with the configuration problems', async () => {
+    const result = await run(['models', 'list'], undefined, () => {
+      throw new ConfigError(['HF_ENDPOINT must be an http:// or https:// URL (e.g. https://huggingface.co)']);
+    });
+    expect(result).toEqual({
+      status: 2,
+      stdout: '',
+      stderr:
+        'invalid configuration:\n  - HF_ENDPOINT must be an http:// or https:// URL (e.g. https://huggingface.co)\n',
+    });
   });
 
   it('a bug is not dressed up as a user error', async () => {

@@ -33,6 +33,9 @@ describe('loadConfig', () => {
       databaseSchema: 'public',
       redisPrefix: 'docindex',
       blobDir: path.resolve('./data/blobs'),
+      modelsDir: path.resolve('./data/models'),
+      hfEndpoint: 'https://huggingface.co',
+      hfToken: '',
       defaultRateLimitRpm: 600,
       unauthenticatedRateLimitRpm: 120,
       searchLanguage: 'auto',
@@ -222,6 +225,20 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://db' }).blobStore).toBe('postgres');
     expect(loadConfig({ DATABASE_URL: 'postgres://db', BLOB_STORE: 'fs' }).blobStore).toBe('fs');
     expect(loadConfig({ BLOB_STORE: 's3', S3_BUCKET: 'docs' }).blobStore).toBe('s3');
+  });
+
+  it('puts pulled models under DATA_DIR unless MODELS_DIR says otherwise, and checks HF_ENDPOINT', () => {
+    expect(loadConfig({ DATA_DIR: '/srv/docindex' }).modelsDir).toBe(path.resolve('/srv/docindex/models'));
+    expect(loadConfig({ DATA_DIR: '/srv/docindex', MODELS_DIR: 'models' }).modelsDir).toBe(
+      path.resolve('models'),
+    );
+    expect(loadConfig({ HF_ENDPOINT: 'https://hf-mirror.example/', HF_TOKEN: 'hf_x' })).toMatchObject({
+      hfEndpoint: 'https://hf-mirror.example/',
+      hfToken: 'hf_x',
+    });
+    expect(() => loadConfig({ HF_ENDPOINT: 'huggingface.co' })).toThrow(
+      'HF_ENDPOINT must be an http:// or https:// URL (e.g. https://huggingface.co)',
+    );
   });
 
   it('reads the S3 settings', () => {
