@@ -24,6 +24,7 @@ describe('documents', () => {
         'error',
         'external_id',
         'id',
+        'language',
         'metadata',
         'ocr_pages',
         'org_id',
@@ -44,6 +45,8 @@ describe('documents', () => {
       chunk_count: 1,
       token_count: 3,
       ocr_pages: null,
+      // Three words are too few to tell a language by: SEARCH_LANGUAGE=auto's English.
+      language: 'en',
     });
     expect(doc).toMatchObject({ external_id: null, version: 1, pending_version: null });
     // No embedding provider in this harness: the vector stage is off.

@@ -572,9 +572,9 @@ const MIGRATIONS: readonly Migration[] = [
       // As in SQLite: the language a document was analysed in, the one ingest was given, and the
       // analyses each org's documents were written in (only added to).
       await tx.query(`
-        ALTER TABLE ${t('documents')} ADD COLUMN language text;
-        ALTER TABLE ${t('documents')} ADD COLUMN requested_language text;
-        CREATE TABLE ${t('search_languages')} (
+        ALTER TABLE ${t('documents')} ADD COLUMN IF NOT EXISTS language text;
+        ALTER TABLE ${t('documents')} ADD COLUMN IF NOT EXISTS requested_language text;
+        CREATE TABLE IF NOT EXISTS ${t('search_languages')} (
           org_id text NOT NULL,
           language text NOT NULL,
           PRIMARY KEY (org_id, language)
