@@ -268,7 +268,9 @@ async function reindex(server: ServerSide, io: TerminalIO): Promise<number> {
   });
   const { configured, written } = report.before;
   if (!report.before.reindexNeeded && report.rewritten === 0) {
-    io.stdout.write(`the keyword index already uses SEARCH_LANGUAGE=${configured}; nothing to rewrite\n`);
+    io.stdout.write(
+      `the keyword index is already written with the analysis '${configured}'; nothing to rewrite\n`,
+    );
     return 0;
   }
   if (!report.done) {
@@ -278,7 +280,7 @@ async function reindex(server: ServerSide, io: TerminalIO): Promise<number> {
     return 1;
   }
   io.stdout.write(
-    `keyword index rewritten from SEARCH_LANGUAGE=${written} to ${configured}: ${report.rewritten} chunks\n`,
+    `keyword index rewritten from the analysis '${written}' to '${configured}' (each document in its own language): ${report.rewritten} chunks\n`,
   );
   return 0;
 }

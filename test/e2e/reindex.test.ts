@@ -1,8 +1,10 @@
-// `docindex reindex`, run as a user runs it: an index written without stemming is rewritten for
-// SEARCH_LANGUAGE=english while the server keeps answering queries and accepting documents.
+// `docindex reindex`, run as a user runs it: an index an earlier release wrote without stemming
+// (one analysis for every document) is rewritten in each document's language, told from its text,
+// while the server keeps answering queries and accepting documents.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, runCliAsync, type ServerProcess, startServer, stopServer } from '../helpers/process.js';
 
@@ -69,6 +71,11 @@ describe('docindex reindex', () => {
     expect(await hits('running')).toBe(100);
     expect(await hits('runs')).toBe(0);
     await stopServer(server);
+    // What an earlier release left: every chunk in one analysis, no document languages.
+    const db = new Database(path.join(dataDir, 'docindex.db'));
+    db.exec(`UPDATE search_analysis SET written = 'none';
+      UPDATE documents SET language = NULL; DELETE FROM search_languages;`);
+    db.close();
 
     server = await startServer(['serve'], env);
     running = server;
@@ -92,7 +99,7 @@ describe('docindex reindex', () => {
     expect(queries).toBeGreaterThan(0);
     expect(result.status, result.stderr).toBe(0);
     const rewritten = Number(/: (\d+) chunks/.exec(result.stdout)?.[1]);
-    expect(result.stdout).toMatch(/rewritten from SEARCH_LANGUAGE=none to english/);
+    expect(result.stdout).toMatch(/rewritten from the analysis 'none' to 'languages'/);
     expect(rewritten).toBeGreaterThan(1000);
     await waitReady(during);
 
@@ -104,6 +111,6 @@ describe('docindex reindex', () => {
 
     const again = runCli(['reindex'], env);
     expect(again.status).toBe(0);
-    expect(again.stdout).toMatch(/already uses SEARCH_LANGUAGE=english; nothing to rewrite/);
+    expect(again.stdout).toMatch(/already written with the analysis 'languages'; nothing to rewrite/);
   });
 });
