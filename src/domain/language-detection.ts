@@ -76,7 +76,7 @@ const KANA = /[\p{sc=Hiragana}\p{sc=Katakana}]/u;
 const LETTER = /\p{L}/u;
 const WORD = /[\p{L}\p{M}]+/gu;
 const ASCII_WORD = /[a-z]+/g;
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 const MARKS = /\p{M}+/gu;
 
 const languagesOf = new Map<string, string[]>();
