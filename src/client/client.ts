@@ -126,6 +126,8 @@ export interface QueryOptions extends RequestOptions {
   rerank?: boolean;
   /** With reranking: how many of the first stage's best chunks are reranked, 1–200 (server default 50). */
   rerankCandidates?: number;
+  /** The query's language (ISO 639-1): read in it too, beside the languages of your documents. */
+  language?: string;
 }
 
 export interface WaitProgress {
@@ -422,6 +424,7 @@ export class DocindexClient {
       ...(options.scoreThreshold === undefined ? {} : { score_threshold: options.scoreThreshold }),
       ...(options.rerank === undefined ? {} : { rerank: options.rerank }),
       ...(options.rerankCandidates === undefined ? {} : { rerank_candidates: options.rerankCandidates }),
+      ...(options.language === undefined ? {} : { language: options.language }),
     };
     return this.#call<QueryResponse>('POST', '/v1/query', { json: body, signal: options.signal });
   }

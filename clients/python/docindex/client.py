@@ -448,6 +448,7 @@ class Client:
         score_threshold: Optional[float] = None,
         rerank: Optional[bool] = None,
         rerank_candidates: Optional[int] = None,
+        language: Optional[str] = None,
     ) -> QueryResponse:
         """The best-matching chunks (``POST /v1/query``); each successful query counts once
         towards usage, whatever its mode.
@@ -463,7 +464,8 @@ class Client:
         ``rerank`` orders the first stage's best ``max(top_k, rerank_candidates)`` chunks
         (``rerank_candidates`` 1–200, server default 50) with the server's reranker; the server
         reranks by default when it has one, and ``rerank=True`` without one is a
-        ``rerank_unavailable`` error.
+        ``rerank_unavailable`` error. ``language`` (ISO 639-1) reads the query in that language
+        too, beside the languages of your documents.
         """
         body: Dict[str, Any] = {"query": text}
         if top_k is not None:
@@ -480,6 +482,8 @@ class Client:
             body["rerank"] = rerank
         if rerank_candidates is not None:
             body["rerank_candidates"] = rerank_candidates
+        if language is not None:
+            body["language"] = language
         if filter is not None:
             body["filter"] = _filter_json(filter)
         if document_ids is not None:

@@ -45,6 +45,8 @@ class TextDocument:
     metadata: Metadata = field(default_factory=dict)
     #: Your key for the document: sent again, it makes a new version of that document.
     external_id: Optional[str] = None
+    #: The text's language (ISO 639-1); told from the text when None.
+    language: Optional[str] = None
 
     def to_json(self) -> Dict[str, Any]:
         """The request body's form of this document."""
@@ -53,6 +55,8 @@ class TextDocument:
             body["metadata"] = dict(self.metadata)
         if self.external_id is not None:
             body["external_id"] = self.external_id
+        if self.language is not None:
+            body["language"] = self.language
         return body
 
 
@@ -182,6 +186,9 @@ class Document:
     #: Pages whose text OCR recognised (an image counts as one), once ready; 0 for a PDF whose
     #: every page had a text layer; None for formats that never need OCR and older servers.
     ocr_pages: Optional[int] = None
+    #: The language (ISO 639-1) the document's words were analysed in, once indexed; None before,
+    #: without stemming (SEARCH_LANGUAGE=none) and from older servers.
+    language: Optional[str] = None
     #: The vector stage: ``{"status": "pending"|"ready"|"failed"|"disabled", "model", "error"}``.
     vectors: Optional[Mapping[str, Any]] = None
     #: Your key for the document, if you gave one.
@@ -216,6 +223,7 @@ class Document:
             created_at=str(data.get("created_at", "")),
             updated_at=str(data.get("updated_at", "")),
             ocr_pages=_opt_int(data.get("ocr_pages")),
+            language=_opt_str(data.get("language")),
             vectors=data.get("vectors") if isinstance(data.get("vectors"), dict) else None,
             external_id=_opt_str(data.get("external_id")),
             version=int(data.get("version", 1)),

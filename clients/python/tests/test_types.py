@@ -2,7 +2,7 @@
 
 import unittest
 
-from docindex.types import Document, QueryResponse
+from docindex.types import Document, QueryResponse, TextDocument
 
 from .test_transport import document
 
@@ -14,6 +14,12 @@ class DocumentTest(unittest.TestCase):
         self.assertIsNone(Document.from_json(dict(document("d2", "ready"), ocr_pages=None)).ocr_pages)
         # An older server does not send the field at all.
         self.assertIsNone(Document.from_json(document("d3", "ready")).ocr_pages)
+
+    def test_language_is_read_and_sent(self) -> None:
+        self.assertEqual(Document.from_json(dict(document("d1", "ready"), language="de")).language, "de")
+        self.assertIsNone(Document.from_json(document("d2", "ready")).language)
+        self.assertEqual(TextDocument("Hallo Welt", language="de").to_json(), {"text": "Hallo Welt", "language": "de"})
+        self.assertEqual(TextDocument("hello").to_json(), {"text": "hello"})
 
 
 if __name__ == "__main__":
