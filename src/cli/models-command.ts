@@ -12,7 +12,7 @@ import {
   type ModelManifest,
 } from './models/model-folder.js';
 import type { PullEvent } from './models/pull.js';
-import { ProgressLine, type TerminalIO } from './render.js';
+import { ProgressLine, renderTable, type TerminalIO } from './render.js';
 
 export const MODELS_USAGE = `Models (from the Hugging Face Hub into MODELS_DIR; the server itself never downloads):
   docindex models pull REPO[@REVISION] [--kind ${MODEL_KINDS.join('|')}] [--variant ${MODEL_VARIANTS.join('|')}] [--json]
@@ -163,7 +163,7 @@ async function list(args: string[], settings: () => ModelSettings, io: TerminalI
       bytes(size),
       path,
     ]);
-    io.stdout.write(table([header, ...rows]));
+    io.stdout.write(renderTable([header, ...rows]));
   }
   for (const pull of interrupted) {
     io.stderr.write(
@@ -216,16 +216,4 @@ function bytes(count: number): string {
     unit++;
   }
   return `${value.toFixed(1)} ${units[unit]}`;
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
-  return `${rows
-    .map((row) =>
-      row
-        .map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]!)))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n')}\n`;
 }

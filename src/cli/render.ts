@@ -25,9 +25,13 @@ export function renderDocumentTable(docs: DocumentRecord[]): string {
   ]);
   const header = ['ID', 'STATUS', 'CREATED (UTC)', 'CHUNKS', 'SOURCE', 'ERROR'];
   const showError = rows.some((row) => row[5] !== '');
-  const table = [header, ...rows].map((row) => (showError ? row : row.slice(0, 5)));
-  const widths = table[0]!.map((_, col) => Math.max(...table.map((row) => row[col]!.length)));
-  return `${table
+  return renderTable([header, ...rows].map((row) => (showError ? row : row.slice(0, 5))));
+}
+
+/** Rows of cells as aligned columns two spaces apart (the first row is the header). */
+export function renderTable(rows: string[][]): string {
+  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
+  return `${rows
     .map((row) =>
       row
         .map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]!)))

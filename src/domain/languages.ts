@@ -62,6 +62,20 @@ export const SNOWBALL_STEMMERS: Readonly<Record<string, (word: string) => string
   uk: ukrainian,
 };
 
+/**
+ * A stemmer that leaves a word as it is where its own code throws (third-party code run on any
+ * text: the Bulgarian one throws on some Cyrillic words, which is why it is not in the table).
+ */
+export function guardedStemmer(stem: (word: string) => string): (word: string) => string {
+  return (word) => {
+    try {
+      return stem(word) || word;
+    } catch {
+      return word;
+    }
+  };
+}
+
 const ISO_639_1 = /^[a-z]{2}$/;
 const names = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
 
@@ -73,11 +87,6 @@ export function isLanguageCode(code: string): boolean {
   return ISO_639_1.test(code) && names.of(code) !== undefined;
 }
 
-/** The English name of a language code ("de" → "German"), for messages and listings. */
-export function languageName(code: string): string {
-  return names.of(code) ?? code;
-}
-
 /**
  * A document's `language`, when given, must be an ISO 639-1 code (lower case); `pointer` names it
  * in the 400.
@@ -87,5 +96,3 @@ export function checkLanguage(language: string | null | undefined, pointer: stri
   const message = `must be an ISO 639-1 language code such as "en" or "de", not ${JSON.stringify(language)}`;
   throw ERRORS.invalid(`\`language\` ${message}.`, [{ pointer, message }]);
 }
-
-export { detectLanguage } from './language-detection.js';

@@ -10,7 +10,7 @@
 // Snowball ones) gets its words stemmed too. `none` is the analysis without stemming.
 import { stemmer as porterStemmer } from 'stemmer';
 import { withoutParticle } from './korean.js';
-import { isLanguageCode, SNOWBALL_STEMMERS } from './languages.js';
+import { guardedStemmer, SNOWBALL_STEMMERS } from './languages.js';
 
 /**
  * A deployment's SEARCH_LANGUAGE: `auto` (each document's own language, given or detected),
@@ -32,11 +32,6 @@ export type WrittenAnalysis = string;
  * have one detected, so changing it needs no rewrite of what is indexed.
  */
 export const ANALYSIS: WrittenAnalysis = 'languages';
-
-/** Whether `value` is a SEARCH_LANGUAGE this release accepts. */
-export function isSearchLanguage(value: string): boolean {
-  return value === 'auto' || value === 'none' || isLanguageCode(value);
-}
 
 /** Longer runs of letters (base64 blobs, hashes) are cut: they would only bloat the term index. */
 const MAX_WORD_LENGTH = 64;
@@ -170,15 +165,10 @@ function stemmingOf(language: string): Stemming {
   }
   const snowball = SNOWBALL_STEMMERS[language];
   if (snowball === undefined) return NO_STEMMING;
-  // A stemmer that throws on some word (a bug in its code) leaves that word as it is.
-  const stem = (word: string) => {
-    try {
-      return snowball(word) || word;
-    } catch {
-      return word;
-    }
+  return {
+    beforeFolding: cached(guardedStemmer(snowball), (w) => w.length >= 3 && !DIGIT.test(w)),
+    afterFolding: (w) => w,
   };
-  return { beforeFolding: cached(stem, (w) => w.length >= 3 && !DIGIT.test(w)), afterFolding: (w) => w };
 }
 
 function makeAnalyzer(language: string, words: (text: string) => string): Analyzer {
@@ -220,10 +210,15 @@ export function documentLanguage(
   configured: SearchLanguage,
 ): string | null {
   if (given !== null) return given;
+  if (configured === 'auto') return detect() ?? 'en';
+  return fallbackLanguage(configured);
+}
+
+/** The language of a document that names none and whose text is not read: SEARCH_LANGUAGE's. */
+export function fallbackLanguage(configured: SearchLanguage): string | null {
   if (configured === 'none') return null;
-  if (configured === 'english') return 'en';
-  if (configured !== 'auto') return configured;
-  return detect() ?? 'en';
+  if (configured === 'english' || configured === 'auto') return 'en';
+  return configured;
 }
 
 /** The analysis of a document of this language (null: `none`). */
@@ -283,7 +278,7 @@ export function queryAnalyzers(
 ): Analyzer[] {
   const chosen = new Set<Analyzer>();
   for (const language of languages) chosen.add(documentAnalyzer(language));
-  if (chosen.size === 0) chosen.add(documentAnalyzer(documentLanguage(null, () => null, configured)));
+  if (chosen.size === 0) chosen.add(documentAnalyzer(fallbackLanguage(configured)));
   const former = written === null || written === ANALYSIS ? null : formerAnalyzer(written);
   if (former) chosen.add(former);
   return [...chosen];

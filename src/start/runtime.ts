@@ -43,7 +43,7 @@ import { guardEmbedder, guardReranker, type ProviderStatus } from '../domain/pro
 import { QueryService } from '../domain/query.js';
 import { QueryEmbeddings } from '../domain/query-embeddings.js';
 import { QueueReconciler } from '../domain/reconciler.js';
-import { documentAnalyzer, documentLanguage } from '../domain/search-words.js';
+import { documentAnalyzer, fallbackLanguage } from '../domain/search-words.js';
 import { UsageService } from '../domain/usage.js';
 import { VectorStage } from '../domain/vector-stage.js';
 import { VectorStatusService, vectorsAtEvent } from '../domain/vector-status.js';
@@ -301,9 +301,7 @@ export async function createRuntime(
             vectors: adapters.vectors,
             embeddingDeadlineMs: config.embeddingsTimeoutMs,
           },
-      config.searchProximity
-        ? documentAnalyzer(documentLanguage(null, () => null, config.searchLanguage))
-        : null,
+      config.searchProximity ? documentAnalyzer(fallbackLanguage(config.searchLanguage)) : null,
       reranker === null || rerankBreaker === null
         ? null
         : { reranker: guardReranker(reranker, rerankBreaker), deadlineMs: config.rerankTimeoutMs },

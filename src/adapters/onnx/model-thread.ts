@@ -83,3 +83,18 @@ export function modelThread(): ModelThread {
   shared ??= new ModelThread();
   return shared;
 }
+
+/**
+ * A request to the shared model thread, for an adapter whose port has its own error type: the
+ * thread's death becomes `unavailable(message)` (each adapter's `model_unavailable`).
+ */
+export function askModelThread(
+  request: Parameters<ModelThread['request']>[0],
+  unavailable: (message: string) => Error,
+): ReturnType<ModelThread['request']> {
+  return modelThread()
+    .request(request)
+    .catch((error: unknown) => {
+      throw error instanceof ModelThreadStopped ? unavailable(error.message) : error;
+    });
+}

@@ -4,7 +4,6 @@
 // statement.
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
 import type { ChunkPage, Clock, DocumentStore } from '../../domain/ports.js';
-import { documentAnalyzer } from '../../domain/search-words.js';
 import { cleanMetadata, cleanText } from '../../domain/text.js';
 import type {
   ChunkRow,
@@ -357,7 +356,6 @@ export class PgDocumentStore implements DocumentStore {
         [storable(orgId)],
       );
       await this.index.forgetOrg(tx, storable(orgId));
-      await tx.query(`DELETE FROM ${this.db.table('search_languages')} WHERE org_id = $1`, [storable(orgId)]);
       const blobKeys = new Set<string>();
       for (const row of rows) {
         if (row.blob_key !== null) blobKeys.add(row.blob_key);
@@ -573,14 +571,7 @@ export class PgDocumentStore implements DocumentStore {
             ...promoteParams,
           ],
         );
-        if (language !== undefined) {
-          // The org has documents analysed in this language (search_languages): queries read it too.
-          await tx.query(
-            `INSERT INTO ${this.db.table('search_languages')} (org_id, language)
-             SELECT org_id, $2 FROM ${this.documents} WHERE id = $1 ON CONFLICT DO NOTHING`,
-            [docId, documentAnalyzer(language).language],
-          );
-        }
+        if (language !== undefined) await this.index.noteLanguage(tx, docId, language);
         await this.outbox.emit(tx, 'document.ready', docId, this.clock.now()); // webhooks: same transaction
         return true;
       });

@@ -9,7 +9,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { BM25_B, BM25_K1, bm25Idf } from '../../domain/bm25.js';
 import type { Filter } from '../../domain/filter.js';
-import { detectLanguage } from '../../domain/languages.js';
+import { detectLanguage } from '../../domain/language-detection.js';
 import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
 import {
   candidateBudget,
@@ -24,6 +24,7 @@ import {
   type Analyzer,
   documentAnalyzer,
   documentLanguage,
+  fallbackLanguage,
   queryAnalyzers,
   queryWordsOf,
   type SearchLanguage,
@@ -175,7 +176,7 @@ export class PgKeywordIndex implements SearchIndex {
     this.analysisTable = db.table('search_analysis');
     this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
     this.language = opts.language ?? 'auto';
-    this.analyzer = documentAnalyzer(documentLanguage(null, () => null, this.language));
+    this.analyzer = documentAnalyzer(fallbackLanguage(this.language));
     this.rumWanted = opts.rum ?? true;
   }
 
@@ -245,12 +246,20 @@ export class PgKeywordIndex implements SearchIndex {
       language,
       row.document_id,
     ]);
+    await this.noteLanguage(tx, row.document_id, language);
+    return language;
+  }
+
+  /**
+   * Records, in the caller's transaction, that the document's org has documents analysed in this
+   * language (search_languages, which queries are read with).
+   */
+  async noteLanguage(tx: Queryable, documentId: string, language: string | null): Promise<void> {
     await tx.query(
       `INSERT INTO ${this.db.table('search_languages')} (org_id, language)
        SELECT org_id, $2 FROM ${this.documents} WHERE id = $1 ON CONFLICT DO NOTHING`,
-      [row.document_id, documentAnalyzer(language).language],
+      [documentId, documentAnalyzer(language).language],
     );
-    return language;
   }
 
   /** The analyses of the org's documents (search_languages), and the query's own. */
@@ -440,6 +449,7 @@ export class PgKeywordIndex implements SearchIndex {
    */
   async forgetOrg(tx: Queryable, orgId: string): Promise<void> {
     await tx.query(`DELETE FROM ${this.db.table('search_org_keys')} WHERE org_id = $1`, [cleanText(orgId)]);
+    await tx.query(`DELETE FROM ${this.db.table('search_languages')} WHERE org_id = $1`, [cleanText(orgId)]);
     this.orgKeys.delete(cleanText(orgId));
   }
 

@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
 import type { ChunkPage, Clock, DocumentStore } from '../../domain/ports.js';
-import { documentAnalyzer } from '../../domain/search-words.js';
 import type {
   ChunkRow,
   DocumentError,
@@ -497,7 +496,6 @@ export class SqliteDocumentStore implements DocumentStore {
             .get(orgId) ?? 0;
         const shadows = rows.flatMap((row) => this.handShadows(row.id));
         this.handToPurge('org_id = ?', orgId);
-        this.sql.get('DELETE FROM search_languages WHERE org_id = ?').run(orgId);
         return { rows, chunks, shadows };
       })
       .immediate();
@@ -814,7 +812,7 @@ export class SqliteDocumentStore implements DocumentStore {
         requested: spec.language ?? null,
         now: this.now(),
       });
-    this.noteLanguage(id, ready.language);
+    if (ready.language !== undefined) this.index.noteLanguage(id, ready.language);
     this.outbox.emit('document.ready', id); // webhooks: same transaction as the swap
   }
 
@@ -843,18 +841,8 @@ export class SqliteDocumentStore implements DocumentStore {
         this.now(),
         id,
       );
-    this.noteLanguage(id, language);
+    if (language !== undefined) this.index.noteLanguage(id, language);
     this.outbox.emit('document.ready', id); // webhooks: same transaction as the status change
-  }
-
-  /** The org of a document just indexed has documents analysed in this language (search_languages). */
-  private noteLanguage(id: string, language: string | null | undefined): void {
-    if (language === undefined) return;
-    this.sql
-      .get(
-        'INSERT OR IGNORE INTO search_languages (org_id, language) SELECT org_id, ? FROM documents WHERE id = ?',
-      )
-      .run(documentAnalyzer(language).language, id);
   }
 
   async markFailed(id: string, error: DocumentError, version?: number): Promise<boolean> {

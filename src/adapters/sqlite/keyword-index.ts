@@ -3,7 +3,7 @@
 // record store's transactions (SqliteDocumentStore.saveIndex and deleteDocument), so a document
 // turns ready with its last chunk and stops matching the moment it is deleted.
 
-import { detectLanguage } from '../../domain/languages.js';
+import { detectLanguage } from '../../domain/language-detection.js';
 import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
 import {
   candidateBudget,
@@ -18,6 +18,7 @@ import {
   type Analyzer,
   documentAnalyzer,
   documentLanguage,
+  fallbackLanguage,
   queryAnalyzers,
   queryWordsOf,
   type SearchLanguage,
@@ -87,7 +88,7 @@ export class SqliteKeywordIndex implements SearchIndex {
     this.overBudget = new OverBudgetTerms(opts.overBudgetMemoMs);
     this.searchRowBudget = opts.searchRowBudget ?? DEFAULT_SEARCH_ROW_BUDGET;
     this.language = opts.language ?? 'auto';
-    this.analyzer = documentAnalyzer(documentLanguage(null, () => null, this.language));
+    this.analyzer = documentAnalyzer(fallbackLanguage(this.language));
   }
 
   private analysis(): AnalysisRow {
@@ -172,12 +173,20 @@ export class SqliteKeywordIndex implements SearchIndex {
     this.sql
       .get('UPDATE documents SET language = ? WHERE id = ? AND language IS NULL')
       .run(language, row.document_id);
+    this.noteLanguage(row.document_id, language);
+    return language;
+  }
+
+  /**
+   * Records, in the caller's transaction, that the document's org has documents analysed in this
+   * language (search_languages, which queries are read with).
+   */
+  noteLanguage(documentId: string, language: string | null): void {
     this.sql
       .get(
         'INSERT OR IGNORE INTO search_languages (org_id, language) SELECT org_id, ? FROM documents WHERE id = ?',
       )
-      .run(documentAnalyzer(language).language, row.document_id);
-    return language;
+      .run(documentAnalyzer(language).language, documentId);
   }
 
   /** The analyses of the org's documents (search_languages), and the query's own. */
@@ -250,6 +259,7 @@ export class SqliteKeywordIndex implements SearchIndex {
    */
   forgetOrg(orgId: string): void {
     this.sql.get('DELETE FROM fts_orgs WHERE org_id = ?').run(orgId);
+    this.sql.get('DELETE FROM search_languages WHERE org_id = ?').run(orgId);
     this.orgKeys.delete(orgId);
   }
 

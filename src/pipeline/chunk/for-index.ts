@@ -3,7 +3,7 @@
 // pass in the same thread, so a chunking thread does all the CPU work of indexing and the store
 // only writes rows.
 import { createHash } from 'node:crypto';
-import { detectLanguage } from '../../domain/languages.js';
+import { detectLanguage } from '../../domain/language-detection.js';
 import {
   type Analyzer,
   documentAnalyzer,

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Embedder, EmbeddingError } from '../../../domain/ports.js';
-import { ModelThreadStopped, modelThread } from '../../onnx/model-thread.js';
+import { askModelThread, modelThread } from '../../onnx/model-thread.js';
 import { checkDimensions } from '../vectors.js';
 
 export interface OnnxEmbedderOptions {
@@ -97,13 +97,8 @@ export class OnnxEmbedder implements Embedder {
 }
 
 /** A request to the model thread; its death is the model being unavailable. */
-function ask(request: Parameters<ReturnType<typeof modelThread>['request']>[0]) {
-  return modelThread()
-    .request(request)
-    .catch((error: unknown) => {
-      if (error instanceof ModelThreadStopped) throw new EmbeddingError('model_unavailable', error.message);
-      throw error;
-    });
+function ask(request: Parameters<typeof askModelThread>[0]) {
+  return askModelThread(request, (message) => new EmbeddingError('model_unavailable', message));
 }
 
 /**

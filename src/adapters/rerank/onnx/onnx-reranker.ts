@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { RerankError, type Reranker } from '../../../domain/ports.js';
-import { ModelThreadStopped, modelThread } from '../../onnx/model-thread.js';
+import { askModelThread } from '../../onnx/model-thread.js';
 
 export interface OnnxRerankerOptions {
   /** The model folder. */
@@ -85,11 +85,6 @@ export class OnnxReranker implements Reranker {
 }
 
 /** A request to the model thread; its death is the model being unavailable. */
-function ask(request: Parameters<ReturnType<typeof modelThread>['request']>[0]) {
-  return modelThread()
-    .request(request)
-    .catch((error: unknown) => {
-      if (error instanceof ModelThreadStopped) throw new RerankError('model_unavailable', error.message);
-      throw error;
-    });
+function ask(request: Parameters<typeof askModelThread>[0]) {
+  return askModelThread(request, (message) => new RerankError('model_unavailable', message));
 }
