@@ -1,16 +1,10 @@
 // Tests that read the shared corpus (`../shared` beside the repository: real PDFs and DOCX files
 // made by other people's tools). A clone on its own has no `../shared`: those tests then skip and
 // say so once. CI sets REQUIRE_SHARED_TESTS=1, and a missing corpus fails the run instead.
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, it } from 'vitest';
+import { CORPUS_DIR, HAVE_CORPUS } from './shared-dir.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-export const SHARED_DIR = path.resolve(ROOT, '../shared');
-export const CORPUS_DIR = path.join(SHARED_DIR, 'corpus');
-export const HAVE_CORPUS = existsSync(CORPUS_DIR);
+export { CORPUS_DIR, HAVE_CORPUS, SHARED_DIR } from './shared-dir.js';
 
 if (!HAVE_CORPUS && process.env.REQUIRE_SHARED_TESTS === '1') {
   throw new Error(`REQUIRE_SHARED_TESTS=1, but the shared corpus is not at ${CORPUS_DIR}`);

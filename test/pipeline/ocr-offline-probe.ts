@@ -2,11 +2,8 @@
 // of an image and of a scanned PDF page must work there, since the engine, its wasm and its
 // language data all come from installed packages. Prints one JSON line of what it read.
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createExtractor } from '../../src/pipeline/extract/index.js';
-
-// Not test/helpers/shared.ts: that one needs vitest, and this runs under vite-node alone.
-const CORPUS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/corpus');
+import { CORPUS_DIR } from '../helpers/shared-dir.js';
 
 const extractor = createExtractor({
   maxWorkers: 1,
