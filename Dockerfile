@@ -7,6 +7,7 @@ WORKDIR /app
 COPY package.json package-lock.json .npmrc tsconfig.json ./
 COPY bin ./bin
 COPY src ./src
+COPY scripts ./scripts
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
