@@ -97,6 +97,11 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'provider-outage.bench.js',
     title: 'Provider outage: hybrid vs keyword latency with the embedding provider dead; rerank overhead',
   },
+  {
+    id: 'first-document',
+    module: 'first-document.bench.js',
+    title: 'First contact: npm start, and the first document after a start',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

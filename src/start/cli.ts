@@ -85,19 +85,22 @@ function openServer(config: Config): ServerSide {
 async function serve(runtime: Runtime, withWorker: boolean): Promise<number> {
   const { config, logger } = runtime;
   const firstKey = await runtime.admin.bootstrapFirstOrg();
-  const { buildApp } = await import('../app.js');
-  const app = await buildApp(runtime.appDeps, logger);
   // Workers in this process give way to bursts of ingests (see pipeline/yield-to-api.ts); reads
   // and queries, however many, never hold documents back. Without such workers nothing counts.
   const yielding = withWorker && config.workerYieldIngestRps > 0;
   const ingestRequests = yielding ? new RequestRate() : undefined;
+  // Started before the app is built: its extraction thread loads on the other core meanwhile.
+  const worker = withWorker ? runtime.startWorker({ ingestRequests }) : null;
+  const { buildApp } = await import('../app.js');
+  const app = await buildApp(runtime.appDeps, logger);
   if (ingestRequests) {
     app.server.on('request', (req: IncomingMessage) => {
       if (req.method === 'POST' && req.url?.startsWith('/v1/ingest')) ingestRequests.record(Date.now());
     });
   }
-  const worker = withWorker ? runtime.startWorker({ ingestRequests }) : null;
   const dispatcher = runtime.startDispatcher();
+  // Listening only once a thread is ready: the first document is then as fast as any other.
+  await worker?.ready;
   const address = await app.listen({ host: config.host, port: config.port });
   logger.info({ address, worker: worker !== null }, 'docindex listening');
   if (firstKey) {

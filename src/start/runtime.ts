@@ -116,7 +116,11 @@ export interface Runtime extends Adapters {
    * Starts consuming jobs and the reconciler; returns a handle that stops both. Given the API's
    * ingest request rate (workers in the API's process), processing gives way to ingest bursts.
    */
-  startWorker(options?: { ingestRequests?: RequestRate }): { stop(): Promise<void> };
+  startWorker(options?: { ingestRequests?: RequestRate }): {
+    /** Resolves once an extraction thread has loaded the tokenizer (or could not start). */
+    ready: Promise<void>;
+    stop(): Promise<void>;
+  };
   /** Starts sending the webhook outbox (every `serve` and `worker` process runs one). */
   startDispatcher(): { stop(): Promise<void> };
 }
@@ -343,8 +347,8 @@ export async function createRuntime(
       maxTextChars: Math.max(DEFAULT_MAX_TEXT_CHARS, config.maxUploadBytes),
     });
     // The first document should be as fast as the hundredth: a thread starts and loads the
-    // tokenizer now rather than when that document arrives.
-    extractor.warm();
+    // tokenizer now rather than when that document arrives (`ready` says when it has).
+    const ready = extractor.warm();
     const processor = new DocumentProcessor({
       documents,
       processQueue: queue,
@@ -409,6 +413,7 @@ export async function createRuntime(
           });
     vectorStage?.start();
     return {
+      ready,
       async stop() {
         clearInterval(timer);
         await vectorStage?.stop();

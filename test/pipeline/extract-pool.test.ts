@@ -102,6 +102,25 @@ describe('built with tsc (dist/src/pipeline/extract/*.js)', () => {
   );
 });
 
+describe('warm()', () => {
+  it('starts a thread and resolves once it has loaded and run the chunker; later calls resolve at once', async () => {
+    const extractor = createExtractor(OPTIONS);
+    try {
+      await extractor.warm();
+      await extractor.warm();
+    } finally {
+      await extractor.close();
+    }
+  });
+
+  it('resolves when the pool closes before a thread is warm', async () => {
+    const extractor = createExtractor(OPTIONS);
+    const warming = extractor.warm();
+    await extractor.close();
+    await warming;
+  });
+});
+
 describe('a thread that runs out of heap', () => {
   it('fails only its document (too_large); the next document gets a fresh thread', async () => {
     const extractor = createExtractor({ ...OPTIONS, maxHeapMb: 64 });

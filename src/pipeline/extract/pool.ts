@@ -133,6 +133,10 @@ class WorkerPoolExtractor implements Extractor {
   private readonly queue: Job[] = [];
   private readonly jobs = new Set<Job>();
   private readonly exiting = new Set<Promise<unknown>>();
+  /** Callers of warm() waiting for a thread's chunker to be warm (or for the thread to fail). */
+  private warming: Array<() => void> = [];
+  /** Whether a thread has warmed its chunker: the tables are built and the code is compiled. */
+  private hasWarmed = false;
   private readonly entry = workerEntry();
   private closed = false;
   private nextJobId = 1;
@@ -253,13 +257,23 @@ class WorkerPoolExtractor implements Extractor {
     });
   }
 
-  warm(): void {
-    if (!this.closed && this.slots.size === 0) this.spawn();
+  warm(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.hasWarmed) return Promise.resolve();
+    if (this.slots.size === 0) this.spawn();
+    return new Promise((resolve) => this.warming.push(resolve));
+  }
+
+  private warmed(): void {
+    const waiting = this.warming;
+    this.warming = [];
+    for (const resolve of waiting) resolve();
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.deps.cpuHeadroom.stop();
+    this.warmed();
     for (const job of [...this.jobs]) this.settle(job, new Error('the extractor is closed'));
     for (const slot of [...this.slots]) this.kill(slot);
     await Promise.all([...this.exiting]);
@@ -424,6 +438,11 @@ class WorkerPoolExtractor implements Extractor {
 
   private onReply(slot: Slot, message: WorkerReply): void {
     if (slot.dead) return;
+    if (message.type === 'warmed') {
+      this.hasWarmed = true;
+      this.warmed();
+      return;
+    }
     if (message.type === 'ready') {
       slot.ready = true;
       clearTimeout(slot.startup);
@@ -529,6 +548,8 @@ class WorkerPoolExtractor implements Extractor {
     if (slot.dead) return;
     const job = slot.job;
     this.kill(slot);
+    // A thread that cannot start does not hold up whoever waits for one: documents meet the error.
+    this.warmed();
     if (job) this.settle(job, crashError(error, slot.ready, this.opts.maxHeapMb, job.task.type));
     this.pump();
   }

@@ -78,9 +78,9 @@ export interface Extractor {
   ): ChunkStream;
   /**
    * Starts a thread now, if none runs, so the first document does not wait for one to load its
-   * modules and the tokenizer's tables (an idle thread loads them ahead).
+   * modules and the tokenizer's tables. Resolves once a thread has them (or could not start).
    */
-  warm(): void;
+  warm(): Promise<void>;
   /** Rejects documents still queued or running and stops every worker thread. */
   close(): Promise<void>;
 }
@@ -147,6 +147,8 @@ export interface ChunkSpan {
 /** Worker → pool. */
 export type WorkerReply =
   | { type: 'ready' }
+  /** The chunker is loaded and has run once: its tables are built (see warm()). */
+  | { type: 'warmed' }
   | { type: 'pdfPageCount'; jobId: number; numPages: number }
   /** `ocrPages`: of these pages, how many OCR read; `ocrSkipped`: how many needed it while it was off. */
   | { type: 'pdfPages'; jobId: number; from: number; texts: string[]; ocrPages: number; ocrSkipped: number }

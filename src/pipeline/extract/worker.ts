@@ -48,10 +48,23 @@ type ChunkRequest = Extract<WorkerRequest, { type: 'chunk' }>;
 const awaitingPlan = new Map<number, (range: { from: number; to: number }) => void>();
 let busy = false;
 let preload: NodeJS.Timeout | undefined;
-/** The chunker loads its token table (a few hundred ms) on first use, or ahead of it when idle. */
+/**
+ * The chunker loads its token table (a few hundred ms) on first use, or ahead of it when idle.
+ * Once loaded it runs once on a short text, so the encoder's ASCII vocabulary and the configured
+ * language's analysis are built too, and the pool is told (warm() waits for it): the first
+ * document costs what the hundredth does.
+ */
 let chunker: Promise<typeof import('../chunk/for-index.js')> | null = null;
 const loadChunker = () => {
-  chunker ??= import('../chunk/for-index.js');
+  chunker ??= import('../chunk/for-index.js').then((loaded) => {
+    loaded.chunkForIndex(
+      'Warming up: the first document after a start is chunked as fast as any other.',
+      { chunkSize: 128, chunkOverlap: 0 },
+      { given: null, configured: configuredLanguage },
+    );
+    reply({ type: 'warmed' });
+    return loaded;
+  });
   return chunker;
 };
 
