@@ -722,7 +722,7 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     default: 'none',
     oneOf: RERANK_PROVIDERS,
     description:
-      'reranker that orders each query’s best candidates ([Reranking](../README.md#reranking)): `none`, `http` (the `/rerank` API of Cohere, Jina, Voyage and Hugging Face TEI) or `onnx` (a local cross-encoder folder, run in a worker thread)',
+      'reranker that orders each query’s best candidates ([Reranking](SEARCH.md#reranking)): `none`, `http` (the `/rerank` API of Cohere, Jina, Voyage and Hugging Face TEI) or `onnx` (a local cross-encoder folder, run in a worker thread)',
   },
   rerankUrl: {
     env: 'RERANK_URL',
