@@ -50,7 +50,7 @@ const MIN_QUERIES = 20;
 /**
  * PostgreSQL at 1M is attempted only when the 100k build projects to finish within this: the
  * section's default, or BENCH_PG_MILLION_BUDGET_MIN minutes (the build is slow on a small
- * machine; README, Benchmarks).
+ * machine; docs/BENCHMARKS.md).
  */
 export function pgMillionBudgetMs(defaultMinutes = 5): number {
   const raw = process.env.BENCH_PG_MILLION_BUDGET_MIN;

@@ -244,7 +244,7 @@ async function main(argv: string[]): Promise<number> {
   const header = [
     quick ? '# Benchmark results (--quick smoke run)' : '# Benchmark results',
     '',
-    'Written by `npm run bench` (bench/run.ts); see README "Benchmarks". The machine is shared and noisy, so every comparison is a ratio of figures taken in the same run, side by side; absolute figures move with load. Each section says when it was last measured.',
+    'Written by `npm run bench` (bench/run.ts); see docs/BENCHMARKS.md. The machine is shared and noisy, so every comparison is a ratio of figures taken in the same run, side by side; absolute figures move with load. Each section says when it was last measured.',
     '',
     `- Machine: ${machine()}`,
     `- Last run: ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC (${selected.map((b) => b.id).join(', ')})`,

@@ -165,7 +165,7 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
   // to about 20 KB, so the file is about 100 MB.
   const pdf = textPdf(Math.round(4_800 * scale), 200);
   const csv = proseCsv(Math.round(100 * MB * scale));
-  // The largest workbook the archive limits let through inflates to 200 MiB of XML (README).
+  // The largest workbook the archive limits let through inflates to 200 MiB of XML (docs/API.md, "Why a document fails").
   const xlsxXml = Math.round(190 * MB * scale);
   const xlsx = proseXlsx(xlsxXml);
   const loadBefore = loadavg()[0]!;

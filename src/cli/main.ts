@@ -20,7 +20,7 @@ ${MCP_USAGE}
 
 ${MODELS_USAGE}
 
-Configuration is read from the environment; see README.md.`;
+Configuration is read from the environment; see docs/CONFIGURATION.md.`;
 
 export interface CommandLineDeps {
   /** The client commands' DOCINDEX_URL and DOCINDEX_API_KEY; the admin commands' DOCINDEX_ADMIN_TOKEN. */

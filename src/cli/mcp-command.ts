@@ -35,7 +35,7 @@ export async function runMcpCommand(
     const { values } = parseArguments(args, { url: { type: 'string' }, 'api-key': { type: 'string' } }, 0);
     const client = connect(values, env);
     io.stderr.write(
-      `docindex mcp: serving MCP over stdio for ${client.baseUrl}; an MCP client starts this command (README, "MCP")\n`,
+      `docindex mcp: serving MCP over stdio for ${client.baseUrl}; an MCP client starts this command (docs/CLIENTS.md, "MCP")\n`,
     );
     await serveStdio(client, { stdin: io.stdin, stdout: io.stdout });
     return 0;

@@ -149,7 +149,7 @@ export interface WaitOptions extends RequestOptions {
   intervalMs?: number;
 }
 
-/** Most ids one batch-status request may carry (the API's limit, README). */
+/** Most ids one batch-status request may carry (the API's limit, docs/API.md). */
 export const MAX_IDS_PER_REQUEST = 100;
 const MAX_POLL_INTERVAL_MS = 2_000;
 

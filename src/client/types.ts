@@ -49,7 +49,7 @@ export type Metadata = NonNullable<TextDocument['metadata']>;
 /**
  * A metadata filter (query, list, delete): `{key: "v"}`, `{key: ["a", "b"]}`, operator objects
  * `{key: {$eq|$ne|$gt|$gte|$lt|$lte: "v", $in|$nin: [...], $exists: boolean}}`, and `$and`, `$or`,
- * `$not`. The README's "Filters" section has the rules.
+ * `$not`. docs/SEARCH.md, "Filters", has the rules.
  */
 export type QueryFilter = NonNullable<Static<typeof QueryBody>['filter']>;
 /** `POST /v1/documents/delete`: how many went, and whether more still match. */

@@ -1,6 +1,6 @@
 // Every environment variable docindex reads, declared once: its name, type, default, limits and
-// the sentence the README's configuration table shows. loadConfig (index.ts) reads the
-// environment from this list and readme-table.ts writes the table from it, so the two cannot
+// the sentence the configuration table (docs/CONFIGURATION.md) shows. loadConfig (index.ts) reads
+// the environment from this list and config-table.ts writes the table from it, so the two cannot
 // disagree.
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
@@ -121,9 +121,9 @@ export const EMBEDDINGS_PROVIDERS: readonly EmbeddingsProvider[] = ['none', 'ope
 interface Described {
   /** The environment variable. */
   env: string;
-  /** The README table's "meaning" column (Markdown). */
+  /** The configuration table's "meaning" column (Markdown). */
   description: string;
-  /** The README table's "default" column when the default is not a plain value (Markdown). */
+  /** The configuration table's "default" column when the default is not a plain value (Markdown). */
   defaultText?: string;
 }
 
@@ -181,7 +181,7 @@ type VariableFor<T> = [T] extends [number]
         : UrlVariable;
 
 /**
- * One entry per Config field, in the README table's order (also the order in which problems are
+ * One entry per Config field, in the configuration table's order (also the order in which problems are
  * listed). Variables whose default depends on another come after it.
  */
 export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
@@ -722,7 +722,7 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     default: 'none',
     oneOf: RERANK_PROVIDERS,
     description:
-      'reranker that orders each query’s best candidates (README, "Reranking"): `none`, `http` (the `/rerank` API of Cohere, Jina, Voyage and Hugging Face TEI) or `onnx` (a local cross-encoder folder, run in a worker thread)',
+      'reranker that orders each query’s best candidates ([Reranking](SEARCH.md#reranking)): `none`, `http` (the `/rerank` API of Cohere, Jina, Voyage and Hugging Face TEI) or `onnx` (a local cross-encoder folder, run in a worker thread)',
   },
   rerankUrl: {
     env: 'RERANK_URL',

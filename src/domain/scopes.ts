@@ -6,7 +6,7 @@ export const SCOPES = ['ingest', 'query', 'read', 'write', 'webhooks'] as const;
 
 export type Scope = (typeof SCOPES)[number];
 
-/** What each scope allows, for the README, the OpenAPI document and the console. */
+/** What each scope allows, for docs/API.md, the OpenAPI document and the console. */
 export const SCOPE_MEANINGS: Readonly<Record<Scope, string>> = {
   ingest: 'submit documents (text, file, URL)',
   query: 'search (POST /v1/query)',

@@ -7,7 +7,7 @@ export const DOCUMENT_STATUSES: readonly DocumentStatus[] = ['queued', 'processi
 
 export type SourceType = 'text' | 'file' | 'url';
 
-/** Codes a document can fail with after its 202 (the README lists them). */
+/** Codes a document can fail with after its 202 (docs/API.md lists them). */
 export type FailureCode =
   | 'url_unreachable'
   | 'url_blocked'

@@ -3,6 +3,8 @@
 // TypeScript client over HTTP, the server's /mcp endpoint with the domain services. Each tool
 // answers its result as JSON text and as structured content; a failure is a tool error that
 // starts with the API's problem code (`not_found: …`), never a protocol error or a crash.
+// Arguments outside a tool's input schema never reach it: the SDK answers those with a tool error
+// of its own (`MCP error -32602: Input validation error: …`), as docs/CLIENTS.md describes.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';

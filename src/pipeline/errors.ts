@@ -1,5 +1,5 @@
 // The one error type the pipeline fails a document with: `code` is the document's `error.code`
-// (the README lists them), `transient` says whether trying again later could succeed. Extraction
+// (docs/API.md lists them), `transient` says whether trying again later could succeed. Extraction
 // and fetch errors are kinds of it, with their narrower sets of codes. Anything else a stage
 // throws (a database hiccup, a bug) is internal and retried while attempts remain.
 import type { FailureCode } from '../domain/types.js';

@@ -26,7 +26,7 @@ import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
 import type { Logger } from './logger.js';
 import type { Adapters } from './runtime.js';
 
-/** How long start-up waits for Redis before carrying on degraded (see README, "Scale-out"). */
+/** How long start-up waits for Redis before carrying on degraded (see docs/OPERATIONS.md, "When something fails"). */
 const REDIS_STARTUP_WAIT_MS = 5_000;
 /** The same outage logs at most once per this interval per source, with a count of the rest. */
 const LOG_EVERY_MS = 30_000;

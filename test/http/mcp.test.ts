@@ -178,6 +178,13 @@ describe('MCP over streamable HTTP (/mcp)', () => {
     const bad = errorText(await call(client, 'search', { query: 'okapi', filter: { year: { $gt: 2023 } } }));
     expect(bad).toMatch(/^invalid_request: /);
     expect(bad).toContain('/filter/year');
+    // Arguments outside the tool's input schema are refused by the MCP layer before the tool runs,
+    // as docs/CLIENTS.md ("MCP") shows them: still a tool error, one line per problem.
+    const outOfBounds = errorText(await call(client, 'search', { query: 'okapi', top_k: 500 }));
+    expect(outOfBounds).toMatch(
+      /^MCP error -32602: Input validation error: Invalid arguments for tool search: /,
+    );
+    expect(outOfBounds).toMatch(/<=100 at top_k/);
     // Modes: keyword is what this server (no embedding provider) does; semantic is its 400.
     const keyword = resultOf(await call(client, 'search', { query: 'okapi', mode: 'keyword' }));
     expect(keyword.mode).toBe('keyword');

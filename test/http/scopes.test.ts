@@ -26,7 +26,7 @@ const onInit = ({ fastify }: { fastify: FastifyInstance }) => {
 };
 
 /**
- * The rule every /v1 route's scope follows (README, "Scopes"). A route it cannot place fails the
+ * The rule every /v1 route's scope follows (docs/API.md, "Scopes and expiring keys"). A route it cannot place fails the
  * test: decide its scope, then add it here.
  */
 function expectedScope(method: string, url: string): Scope | null {

@@ -1,6 +1,6 @@
 // DOCX extraction: the corpus documents give their text, nothing is ever fetched, and hostile
 // archives built here at run time (bombs, 10,001 entries, duplicate names, DTDs) stop at the
-// archive limits the README states with the code a user would see.
+// archive limits docs/API.md states with the code a user would see.
 import { createHook } from 'node:async_hooks';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -145,7 +145,7 @@ describe('a DOCX made by pandoc (test/fixtures/extract/pandoc-notes.docx)', () =
 });
 
 describe('archive limits (before mammoth sees the file)', () => {
-  it('keeps the archive limits the README states', () => {
+  it('keeps the archive limits docs/API.md states', () => {
     expect(DOCX_LIMITS).toMatchObject({
       maxEntries: 1_000,
       maxEntryRatio: 100,

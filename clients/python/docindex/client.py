@@ -495,7 +495,7 @@ class Client:
         return UsageReport.from_json(self._json(self._call("GET", "/v1/usage")))
 
     # Webhooks -----------------------------------------------------------------------------------
-    # Answers are the API's JSON objects as dicts (README, "Webhooks").
+    # Answers are the API's JSON objects as dicts (docs/API.md, "Webhooks").
 
     def create_webhook(
         self,

@@ -1,4 +1,4 @@
-// The JSON shape of a document status record (README, "API overview").
+// The JSON shape of a document status record (docs/API.md, "Routes").
 import type { DocumentRecord } from '../../../domain/types.js';
 import type { VectorsStatus } from '../../../domain/vector-status.js';
 import type { AppDeps } from '../../deps.js';

@@ -1,4 +1,4 @@
-// The JSON shape of a query result (README, "API overview").
+// The JSON shape of a query result (docs/API.md, "Routes").
 import type { QueryHit } from '../../../domain/query.js';
 
 export function toQueryResultJson(hit: QueryHit) {

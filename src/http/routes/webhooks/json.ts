@@ -1,4 +1,4 @@
-// The JSON shapes of webhook endpoints and delivery attempts (README, "Webhooks").
+// The JSON shapes of webhook endpoints and delivery attempts (docs/API.md, "Webhooks").
 import type { DeliveryAttempt, WebhookEndpoint } from '../../../domain/webhooks.js';
 
 export function toWebhookJson(e: WebhookEndpoint) {

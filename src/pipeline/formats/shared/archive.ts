@@ -1,4 +1,4 @@
-// The archive limits every ZIP-based format is held to (README, failure codes), checked before any
+// The archive limits every ZIP-based format is held to (docs/API.md, "Why a document fails"), checked before any
 // parser sees the archive: every entry is inflated to nowhere while the bytes that really come
 // out are counted (headers can claim anything), and the XML parts are scanned for the DTD
 // declarations entity-expansion attacks need. Parsers (mammoth, our own SAX readers) would inflate
@@ -28,7 +28,7 @@ export interface ArchiveLimits {
   maxTotalBytes: number;
 }
 
-/** The limits of every ZIP-based format (README, "failure codes"). */
+/** The limits of every ZIP-based format (docs/API.md, "Why a document fails"). */
 export const ARCHIVE_LIMITS: ArchiveLimits = {
   maxEntries: 1_000,
   maxEntryRatio: 100,

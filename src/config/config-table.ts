@@ -1,6 +1,6 @@
-// The README's configuration table, written from the variables in schema.ts. `npm run
-// docs:config` puts it between the markers in README.md; test/config/readme-table.test.ts fails
-// when the README's copy differs.
+// The configuration table of docs/CONFIGURATION.md, written from the variables in schema.ts.
+// `npm run docs:config` puts it between the markers in that page; test/config/config-table.test.ts
+// fails when the page's copy differs.
 import { VARIABLES, type Variable } from './schema.js';
 
 export const TABLE_START = '<!-- config:start -->';
@@ -10,7 +10,7 @@ function defaultColumn(variable: Variable): string {
   if (variable.defaultText !== undefined) return variable.defaultText;
   if (variable.type === 'url' || variable.type === 'list') return '—';
   if (typeof variable.default === 'function') {
-    throw new Error(`${variable.env}: a computed default needs a defaultText for the README`);
+    throw new Error(`${variable.env}: a computed default needs a defaultText for the configuration table`);
   }
   return `\`${variable.default}\``;
 }
@@ -23,14 +23,17 @@ export function renderConfigTable(): string {
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }
 
-/** `readme` with the text between the markers replaced by the table. */
-export function withConfigTable(readme: string): string {
-  const start = readme.indexOf(TABLE_START);
-  const end = readme.indexOf(TABLE_END);
+/** The page where the table lives, from the repository's root. */
+export const CONFIG_TABLE_PAGE = 'docs/CONFIGURATION.md';
+
+/** `page` with the text between the markers replaced by the table. */
+export function withConfigTable(page: string): string {
+  const start = page.indexOf(TABLE_START);
+  const end = page.indexOf(TABLE_END);
   if (start < 0 || end < start) {
     throw new Error(
-      `README.md needs the markers ${TABLE_START} and ${TABLE_END} around the configuration table`,
+      `${CONFIG_TABLE_PAGE} needs the markers ${TABLE_START} and ${TABLE_END} around the configuration table`,
     );
   }
-  return `${readme.slice(0, start + TABLE_START.length)}\n${renderConfigTable()}\n${readme.slice(end)}`;
+  return `${page.slice(0, start + TABLE_START.length)}\n${renderConfigTable()}\n${page.slice(end)}`;
 }

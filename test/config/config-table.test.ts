@@ -1,18 +1,24 @@
-// README.md's configuration table is written from the schema (`npm run docs:config`): this fails
-// when someone edits one and not the other.
+// The configuration table of docs/CONFIGURATION.md is written from the schema (`npm run
+// docs:config`): this fails when someone edits one and not the other.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { renderConfigTable, TABLE_END, TABLE_START, withConfigTable } from '../../src/config/readme-table.js';
+import {
+  CONFIG_TABLE_PAGE,
+  renderConfigTable,
+  TABLE_END,
+  TABLE_START,
+  withConfigTable,
+} from '../../src/config/config-table.js';
 import { VARIABLES } from '../../src/config/schema.js';
 
-const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+const PAGE = readFileSync(fileURLToPath(new URL(`../../${CONFIG_TABLE_PAGE}`, import.meta.url)), 'utf8');
 
-describe('README configuration table', () => {
+describe('the configuration table', () => {
   it('is the one the schema produces (run `npm run docs:config` to rewrite it)', () => {
-    const between = README.slice(README.indexOf(TABLE_START) + TABLE_START.length, README.indexOf(TABLE_END));
+    const between = PAGE.slice(PAGE.indexOf(TABLE_START) + TABLE_START.length, PAGE.indexOf(TABLE_END));
     expect(between.trim()).toBe(renderConfigTable());
-    expect(withConfigTable(README)).toBe(README);
+    expect(withConfigTable(PAGE)).toBe(PAGE);
   });
 
   it('has one row per variable, with its default', () => {
