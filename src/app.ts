@@ -37,6 +37,7 @@ import { ingestTextRoute } from './http/routes/ingest/text.js';
 import { ingestUrlRoute } from './http/routes/ingest/url.js';
 import { mcpEndpoint } from './http/routes/mcp/endpoint.js';
 import { operationsRoutes } from './http/routes/operations.js';
+import { orgRoute } from './http/routes/org/get.js';
 import { queryRoute } from './http/routes/query/post.js';
 import { usageRoute } from './http/routes/usage/get.js';
 import { createWebhookRoute } from './http/routes/webhooks/create.js';
@@ -66,6 +67,7 @@ const TAGS = [
   },
   { name: 'query', description: 'Search (scope `query`).' },
   { name: 'usage', description: 'Query volume and rate limit (scope `read`).' },
+  { name: 'org', description: 'The organisation an API key belongs to (scope `read`).' },
   {
     name: 'webhooks',
     description: 'Signed document events sent to your endpoints (scope `webhooks`).',
@@ -204,6 +206,7 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       reprocessDocumentRoute(v1, deps);
       queryRoute(v1, deps);
       usageRoute(v1, deps);
+      orgRoute(v1);
       createWebhookRoute(v1, deps);
       listWebhooksRoute(v1, deps);
       getWebhookRoute(v1, deps);
