@@ -15,6 +15,7 @@ const FILES = {
   'app.js': 'text/javascript; charset=utf-8',
   'admin.html': 'text/html; charset=utf-8',
   'admin.js': 'text/javascript; charset=utf-8',
+  'notices.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 } as const satisfies Record<string, string>;
