@@ -116,7 +116,9 @@ async function serve(runtime: Runtime, withWorker: boolean): Promise<number> {
       ].join('\n'),
     );
   }
-  process.stdout.write(`docindex listening on ${address} (docs: ${address}/docs)\n`);
+  process.stdout.write(
+    `docindex listening on ${address} (console: ${address}/console, API docs: ${address}/docs)\n`,
+  );
   await waitForSignal();
   logger.info('shutting down');
   await app.close();
