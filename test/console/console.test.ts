@@ -9,6 +9,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADVERTISED_EXTENSIONS } from '../../src/domain/formats.js';
 import { CONSOLE_CSP, fillConsolePage } from '../../src/http/routes/console.js';
+import { EmbeddingsServer } from '../helpers/embeddings-server.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { CORPUS_DIR, HAVE_CORPUS } from '../helpers/shared.js';
 
@@ -131,6 +132,29 @@ if (!hasChromium) {
 
 const ADMIN_TOKEN = 'console-test-admin-token-0123456789abcdef';
 
+const launchChromium = () =>
+  chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+
+/** The search mode options as [value, label, disabled]. */
+const modeOptions = (page: Page) =>
+  page
+    .locator('#mode-input option')
+    .evaluateAll((options) =>
+      options.map((o) => [o.getAttribute('value'), o.textContent, o.hasAttribute('disabled')]),
+    );
+
 describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
   let h: Harness;
   let baseUrl: string;
@@ -143,19 +167,7 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
     h = await startHarness({ env: { ADMIN_TOKEN } });
     await h.app.listen({ host: '127.0.0.1', port: 0 });
     baseUrl = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
     page.on('console', (msg) => {
       if (msg.type() === 'error' && !/status of 4\d\d/.test(msg.text())) problems.push(msg.text());
@@ -189,12 +201,7 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
     expect(await page.locator('#session-org').textContent()).toBe(`org-a · ${h.orgA.apiKey.slice(0, 8)}…`);
     expect(await page.locator('#session-org').getAttribute('title')).toContain(h.orgA.orgId);
     // No embedding provider (/readyz lists none): semantic and hybrid cannot be chosen, and say why.
-    const modes = await page
-      .locator('#mode-input option')
-      .evaluateAll((options) =>
-        options.map((o) => [o.getAttribute('value'), o.textContent, o.hasAttribute('disabled')]),
-      );
-    expect(modes).toEqual([
+    expect(await modeOptions(page)).toEqual([
       ['', 'Default (keyword)', false],
       ['keyword', 'Keyword', false],
       ['semantic', 'Semantic (needs an embedding provider)', true],
@@ -515,5 +522,52 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
       await admin.close();
     }
     expect(offsite).toEqual([]);
+  });
+});
+
+describe.runIf(hasChromium)('console with an embedding provider', () => {
+  let provider: EmbeddingsServer;
+  let h: Harness;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    provider = await new EmbeddingsServer({ dimensions: 16 }).start();
+    h = await startHarness({
+      worker: false,
+      env: { EMBEDDINGS: 'openai', EMBEDDINGS_URL: provider.url, EMBEDDINGS_MODEL: 'test-embedding' },
+    });
+    await h.app.listen({ host: '127.0.0.1', port: 0 });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+    await provider?.stop();
+  });
+
+  it('offers every mode, names hybrid as the default, and labels the answer with its mode', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}/console`);
+    await page.getByLabel('API key').fill(h.orgA.apiKey);
+    await page.getByLabel('API key').press('Enter');
+    await page.locator('#dashboard').waitFor({ state: 'visible' });
+    await expect
+      .poll(() => modeOptions(page))
+      .toEqual([
+        ['', 'Default (hybrid)', false],
+        ['keyword', 'Keyword', false],
+        ['semantic', 'Semantic', false],
+        ['hybrid', 'Hybrid', false],
+      ]);
+    await page.getByLabel('Query').fill('anything at all');
+    await page.getByLabel('Query').press('Enter');
+    await expect
+      .poll(() => page.locator('#results-summary').textContent())
+      .toBe('No chunk matches that query (hybrid search).');
+    await page.getByLabel('Search mode').selectOption('semantic');
+    await expect
+      .poll(() => page.locator('#results-summary').textContent())
+      .toBe('No chunk matches that query (semantic search).');
+    await page.close();
   });
 });
