@@ -704,7 +704,10 @@ async function runQuery(event) {
   const rerank = $('rerank-toggle').hidden ? {} : { rerank: $('rerank-input').checked };
   $('results').classList.add('stale');
   $('results').setAttribute('aria-busy', 'true');
-  if (!$('results').hasChildNodes()) $('results-summary').textContent = 'Searching…';
+  if (!$('results').hasChildNodes()) {
+    $('results-summary').classList.remove('error-text');
+    $('results-summary').textContent = 'Searching…';
+  }
   try {
     const answer = await api('POST', '/v1/query', {
       json: { query, top_k: topK, ...(mode ? { mode } : {}), ...rerank },
