@@ -1,6 +1,7 @@
 // docindex admin page: organisations and their API keys over the admin API (/admin/v1). The admin
 // token lives in sessionStorage only (this tab); every request is same-origin. The DOM is built
 // with textContent and createElement, never from HTML strings of API data.
+import { el, toast } from './notices.js';
 
 const TOKEN_STORAGE = 'docindex.adminToken';
 const PAGE_SIZE = 50;
@@ -40,20 +41,6 @@ async function api(method, path, { json, token = state.token } = {}) {
     throw new ApiError(404, { detail: 'The admin API is off on this server (ADMIN_TOKEN is not set).' });
   }
   throw new ApiError(response.status, problem);
-}
-
-function el(name, { class: className, text } = {}) {
-  const node = document.createElement(name);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function toast(message, { error = false } = {}) {
-  const node = el('div', { class: `toast${error ? ' toast-error' : ''}`, text: message });
-  if (error) node.setAttribute('role', 'alert');
-  $('toasts').append(node);
-  setTimeout(() => node.remove(), error ? 8000 : 4000);
 }
 
 const formatDate = (iso) => (iso ? new Date(iso).toLocaleString() : '—');

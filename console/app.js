@@ -1,6 +1,7 @@
 // docindex console: a single page over the same /v1 API the client and CLI use. The API key lives
 // in sessionStorage only (this tab); every request is same-origin. No framework, no build step:
 // the DOM is built with textContent and createElement, never from HTML strings of API data.
+import { el, toast } from './notices.js';
 
 const KEY_STORAGE = 'docindex.apiKey';
 const PAGE_SIZE = 25;
@@ -16,6 +17,8 @@ const state = {
   pollTimer: null,
   /** The document the dialog shows, or null. */
   open: null,
+  /** Counts queries sent: only the answer to the latest one is shown. */
+  querySeq: 0,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -83,15 +86,21 @@ async function signIn(key, { silent = false } = {}) {
   submit.disabled = true;
   $('signin-error').textContent = '';
   try {
-    const usage = await api('GET', '/v1/usage', { key });
+    // The organisation's name is for the header; without it (a key lacking `read`), the id.
+    const [usage, org] = await Promise.all([
+      api('GET', '/v1/usage', { key }),
+      api('GET', '/v1/org', { key }).catch(() => null),
+    ]);
     state.key = key;
     sessionStorage.setItem(KEY_STORAGE, key);
-    $('session-org').textContent = `${usage.org_id} · ${key.slice(0, 8)}…`;
+    $('session-org').textContent = `${org?.name ?? usage.org_id} · ${key.slice(0, 8)}…`;
+    $('session-org').title =
+      `Organisation ${usage.org_id}${org ? `, key ${org.key.key_id} (${org.key.scopes.join(', ')})` : ''}`;
     $('signin').hidden = true;
     $('session').hidden = false;
     $('dashboard').hidden = false;
     renderUsage(usage);
-    loadProviders();
+    await loadProviders();
     await loadDocuments({ reset: true });
     loadWebhooks();
     $('main').focus();
@@ -118,6 +127,7 @@ function signOut(message) {
   $('signin').hidden = false;
   $('api-key').value = '';
   $('signin-error').textContent = message ?? '';
+  state.querySeq += 1; // an answer still on its way is not shown
   $('results').replaceChildren();
   $('results-summary').textContent = '';
   $('api-key').focus();
@@ -126,15 +136,38 @@ function signOut(message) {
 // ---------------------------------------------------------------------------------------------
 // Usage chart
 
-/** Shows the rerank toggle when the server has a reranker; /readyz names the providers it calls. */
+/**
+ * What the server's providers allow, from /readyz (which names the providers queries call): the
+ * rerank toggle shows when it has a reranker, and semantic and hybrid search can be chosen only
+ * when it has an embedding provider. Unknown (no answer): every mode stays on offer, and a
+ * refusal from the server says why (showQueryError).
+ */
 async function loadProviders() {
   try {
     const response = await fetch('/readyz', { cache: 'no-store', credentials: 'omit' });
-    const ready = await response.json();
-    $('rerank-toggle').hidden = !ready?.providers?.rerank;
+    const providers = (await response.json())?.providers;
+    $('rerank-toggle').hidden = !providers?.rerank;
+    if (providers) offerModes(Boolean(providers.embeddings));
   } catch {
     $('rerank-toggle').hidden = true;
   }
+}
+
+/** Semantic and hybrid stay in the list without an embedding provider, but cannot be chosen, saying why. */
+function offerModes(semantic) {
+  const select = $('mode-input');
+  for (const option of select.options) {
+    option.dataset.label ??= option.textContent;
+    if (option.value === '') {
+      option.textContent = `Default (${semantic ? 'hybrid' : 'keyword'})`;
+    } else if (option.dataset.needs === 'embeddings') {
+      option.disabled = !semantic;
+      option.textContent = semantic
+        ? option.dataset.label
+        : `${option.dataset.label} (needs an embedding provider)`;
+    }
+  }
+  if (select.selectedOptions[0]?.disabled) select.value = '';
 }
 
 async function loadUsage() {
@@ -326,6 +359,18 @@ function documentRow(doc) {
   const tr = document.createElement('tr');
   tr.dataset.id = doc.id;
   tr.dataset.status = doc.status;
+  // The whole row opens the document (click, or Enter once focused); its buttons do their own thing.
+  tr.className = 'doc-row';
+  tr.tabIndex = 0;
+  tr.addEventListener('click', (event) => {
+    if (!event.target.closest('button, a')) openDocument(doc);
+  });
+  tr.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && event.target === tr) {
+      event.preventDefault();
+      openDocument(doc);
+    }
+  });
 
   const nameCell = el('td');
   nameCell.append(el('div', { class: 'doc-name', text: documentName(doc) }));
@@ -359,7 +404,16 @@ function documentRow(doc) {
   const added = el('td', { class: 'muted', text: relativeTime(doc.created_at) });
   added.title = doc.created_at;
 
-  const actions = el('td', { class: 'num' });
+  const actions = el('td', { class: 'num actions' });
+  // A failed file or URL can be extracted again from its original (a text has nothing more to give).
+  if (doc.status === 'failed' && doc.source.type !== 'text') {
+    const again = el('button', { class: 'button button-quiet', text: 'Reprocess' });
+    again.type = 'button';
+    again.title = 'Extract the original again, as a new version';
+    again.setAttribute('aria-label', `Reprocess ${documentName(doc)}`);
+    again.addEventListener('click', () => reprocessDocument(doc, again));
+    actions.append(again);
+  }
   const open = el('button', { class: 'button button-quiet', text: 'Open' });
   open.type = 'button';
   open.setAttribute('aria-label', `Open ${documentName(doc)}`);
@@ -458,6 +512,30 @@ async function saveMetadata(event) {
   }
 }
 
+async function reprocessDocument(doc, button) {
+  button.disabled = true;
+  try {
+    await api('POST', `/v1/documents/${encodeURIComponent(doc.id)}/reprocess`, {
+      json: {},
+      idempotent: true,
+    });
+    toast(`Reprocessing ${documentName(doc)}`);
+    await refreshDocuments([doc.id]);
+  } catch (error) {
+    button.disabled = false;
+    toast(`Could not reprocess ${documentName(doc)}: ${error.message}`, { error: true });
+  }
+}
+
+/** Reloads these documents where they are in the table, and polls them while they are pending. */
+async function refreshDocuments(ids) {
+  const page = await api('GET', `/v1/documents?limit=100&ids=${ids.join(',')}`);
+  const latest = new Map(page.documents.map((doc) => [doc.id, doc]));
+  state.docs = state.docs.map((doc) => latest.get(doc.id) ?? doc);
+  renderDocuments();
+  schedulePoll();
+}
+
 async function deleteDocument(doc) {
   if (!window.confirm(`Delete “${documentName(doc)}”? Its chunks stop matching queries at once.`)) return;
   try {
@@ -536,13 +614,17 @@ async function ingestText(event) {
   });
 }
 
+/** Runs a form's work with its button disabled; a failure is written in the form (else a notice). */
 async function submitting(form, work) {
   const button = form.querySelector('button[type="submit"]');
+  const problem = form.querySelector('.field-error');
   button.disabled = true;
+  if (problem) problem.textContent = '';
   try {
     await work();
   } catch (error) {
-    toast(error.message, { error: true });
+    if (problem) problem.textContent = error.message;
+    else toast(error.message, { error: true });
   } finally {
     button.disabled = false;
   }
@@ -604,25 +686,59 @@ function setUpTabs() {
 // ---------------------------------------------------------------------------------------------
 // Search
 
+/**
+ * Sends the query with the chosen mode, top k and rerank setting. What is on screen always answers
+ * what the form shows: the results of an earlier query are dimmed while a new one is on its way,
+ * only the latest answer is drawn, and a refused query clears them and says why.
+ */
 async function runQuery(event) {
-  event.preventDefault();
+  event?.preventDefault();
   const query = $('query-input').value.trim();
   if (!query) return $('query-input').focus();
-  await submitting(event.currentTarget, async () => {
-    const topK = Number($('topk-input').value);
-    // No mode sent: the server's default (hybrid with an embedding provider, else keyword).
-    const mode = $('mode-input').value;
-    // The toggle shows only when the server has a reranker (its /readyz lists one).
-    const rerank = $('rerank-toggle').hidden ? {} : { rerank: $('rerank-input').checked };
+  const seq = ++state.querySeq;
+  const current = () => seq === state.querySeq;
+  const topK = Number($('topk-input').value);
+  // No mode sent: the server's default (hybrid with an embedding provider, else keyword).
+  const mode = $('mode-input').value;
+  // The toggle shows only when the server has a reranker (its /readyz lists one).
+  const rerank = $('rerank-toggle').hidden ? {} : { rerank: $('rerank-input').checked };
+  $('results').classList.add('stale');
+  $('results').setAttribute('aria-busy', 'true');
+  if (!$('results').hasChildNodes()) {
+    $('results-summary').classList.remove('error-text');
+    $('results-summary').textContent = 'Searching…';
+  }
+  try {
     const answer = await api('POST', '/v1/query', {
       json: { query, top_k: topK, ...(mode ? { mode } : {}), ...rerank },
     });
-    await renderResults(query, answer.results, answer);
+    if (!current()) return;
+    await renderResults(query, answer.results, answer, current);
     loadUsage(); // the query counts towards today's usage
-  });
+  } catch (error) {
+    if (current()) showQueryError(error);
+  } finally {
+    if (current()) {
+      $('results').classList.remove('stale');
+      $('results').removeAttribute('aria-busy');
+    }
+  }
 }
 
-async function renderResults(query, results, answer = {}) {
+function showQueryError(error) {
+  // The server has no embedding provider after all: offer only what it can answer from now on.
+  if (error.code === 'semantic_search_unavailable') offerModes(false);
+  $('results').replaceChildren();
+  $('results-summary').classList.add('error-text');
+  $('results-summary').textContent = `No results: ${error.message}`;
+}
+
+/** A search setting changed while results are shown: search again, so they match the form. */
+function searchAgain() {
+  if ($('query-input').value.trim() && $('results-summary').textContent) runQuery();
+}
+
+async function renderResults(query, results, answer, current) {
   const names = new Map(state.docs.map((doc) => [doc.id, documentName(doc)]));
   const unknown = [...new Set(results.map((hit) => hit.document_id))].filter((id) => !names.has(id));
   if (unknown.length > 0) {
@@ -632,7 +748,9 @@ async function renderResults(query, results, answer = {}) {
     } catch {
       // Names are a nicety; the ids still say where each chunk comes from.
     }
+    if (!current()) return;
   }
+  $('results-summary').classList.remove('error-text');
   const how = answer.mode ? ` (${answer.mode} search)` : '';
   const reasons = answer.degraded_reasons ?? (answer.degraded ? ['embeddings_unavailable'] : []);
   let fallback = '';
@@ -723,20 +841,6 @@ function highlight(text, terms) {
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-function el(name, { class: className, text } = {}) {
-  const node = document.createElement(name);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function toast(message, { error = false } = {}) {
-  const node = el('div', { class: `toast${error ? ' toast-error' : ''}`, text: message });
-  if (error) node.setAttribute('role', 'alert');
-  $('toasts').append(node);
-  setTimeout(() => node.remove(), error ? 8000 : 4000);
-}
-
 const numberFormat = new Intl.NumberFormat();
 const formatNumber = (n) => numberFormat.format(n);
 
@@ -816,6 +920,7 @@ function renderWebhooks(hooks) {
     return row;
   });
   $('webhooks-body').replaceChildren(...rows);
+  $('webhooks-table').hidden = hooks.length === 0;
   $('webhooks-empty').textContent = 'No endpoints yet.';
   $('webhooks-empty').hidden = hooks.length > 0;
 }
@@ -823,16 +928,14 @@ function renderWebhooks(hooks) {
 async function createWebhook(event) {
   event.preventDefault();
   const url = $('webhook-url').value.trim();
-  try {
+  await submitting(event.currentTarget, async () => {
     const created = await api('POST', '/v1/webhooks', { json: { url } });
     $('webhook-url').value = '';
     const note = $('webhook-secret');
     note.textContent = `Signing secret for ${created.url} (shown only now, keep it): ${created.secret}`;
     note.hidden = false;
     await loadWebhooks();
-  } catch (error) {
-    toast(`Could not add the endpoint: ${error.message}`, { error: true });
-  }
+  });
 }
 
 async function testWebhook(hook) {
@@ -891,6 +994,9 @@ function start() {
   $('panel-url').addEventListener('submit', ingestUrl);
   $('panel-text').addEventListener('submit', ingestText);
   $('search-form').addEventListener('submit', runQuery);
+  for (const setting of ['mode-input', 'topk-input', 'rerank-input']) {
+    $(setting).addEventListener('change', searchAgain);
+  }
   $('documents-refresh').addEventListener('click', () => {
     loadDocuments({ reset: true });
     loadUsage();

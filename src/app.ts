@@ -9,7 +9,7 @@ import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ERRORS } from './domain/errors.js';
 import type { AppDeps } from './http/deps.js';
-import { shareProblemResponses } from './http/openapi.js';
+import { docsPage, shareProblemResponses } from './http/openapi.js';
 import { adminScope } from './http/plugins/admin.js';
 import { authenticatedScope } from './http/plugins/authenticated.js';
 import { handleError, sendProblem } from './http/problem.js';
@@ -21,7 +21,7 @@ import { listOrgsRoute } from './http/routes/admin/list-orgs.js';
 import { purgeOrgRoute } from './http/routes/admin/purge-org.js';
 import { revokeKeyRoute } from './http/routes/admin/revoke-key.js';
 import { updateOrgRoute } from './http/routes/admin/update-org.js';
-import { consoleRoutes } from './http/routes/console.js';
+import { consoleRoutes, readConsoleFile, rootRedirect } from './http/routes/console.js';
 import { documentChunksRoute } from './http/routes/documents/chunks.js';
 import { documentContentRoute } from './http/routes/documents/content.js';
 import { deleteDocumentRoute } from './http/routes/documents/delete.js';
@@ -37,6 +37,7 @@ import { ingestTextRoute } from './http/routes/ingest/text.js';
 import { ingestUrlRoute } from './http/routes/ingest/url.js';
 import { mcpEndpoint } from './http/routes/mcp/endpoint.js';
 import { operationsRoutes } from './http/routes/operations.js';
+import { orgRoute } from './http/routes/org/get.js';
 import { queryRoute } from './http/routes/query/post.js';
 import { usageRoute } from './http/routes/usage/get.js';
 import { createWebhookRoute } from './http/routes/webhooks/create.js';
@@ -56,6 +57,27 @@ import {
 export type { AppDeps } from './http/deps.js';
 
 const MAX_FORM_PARTS = 10;
+
+/** The document's tags; `admin` only where the admin API exists (ADMIN_TOKEN set). */
+const TAGS = [
+  { name: 'ingest', description: 'Submit documents (scope `ingest`).' },
+  {
+    name: 'documents',
+    description: 'Read (scope `read`), change and delete (scope `write`) documents.',
+  },
+  { name: 'query', description: 'Search (scope `query`).' },
+  { name: 'usage', description: 'Query volume and rate limit (scope `read`).' },
+  { name: 'org', description: 'The organisation an API key belongs to (scope `read`).' },
+  {
+    name: 'webhooks',
+    description: 'Signed document events sent to your endpoints (scope `webhooks`).',
+  },
+  {
+    name: 'admin',
+    description:
+      'Organisations and their API keys, behind `Authorization: Bearer <ADMIN_TOKEN>`. Present only when the server has ADMIN_TOKEN set.',
+  },
+];
 
 export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
   const requestTimeout = deps.http?.requestTimeoutMs ?? 300_000;
@@ -118,7 +140,7 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       openapi: '3.1.0',
       info: {
         title: 'docindex API',
-        version: '1.0.0',
+        version: deps.version,
         description:
           'Multi-tenant document ingestion, indexing and retrieval. Every /v1 request needs `Authorization: Bearer <API key>`. Errors are RFC 9457 problem+json.',
         contact: { name: 'docindex', url: 'https://docindex.dev' },
@@ -142,27 +164,10 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
         },
       },
       security: [{ bearer: [] }],
-      tags: [
-        { name: 'ingest', description: 'Submit documents (scope `ingest`).' },
-        {
-          name: 'documents',
-          description: 'Read (scope `read`), change and delete (scope `write`) documents.',
-        },
-        { name: 'query', description: 'Search (scope `query`).' },
-        { name: 'usage', description: 'Query volume and rate limit (scope `read`).' },
-        {
-          name: 'webhooks',
-          description: 'Signed document events sent to your endpoints (scope `webhooks`).',
-        },
-        {
-          name: 'admin',
-          description:
-            'Organisations and their API keys, behind `Authorization: Bearer <ADMIN_TOKEN>`. Present only when the server has ADMIN_TOKEN set.',
-        },
-      ],
+      tags: deps.admin ? TAGS : TAGS.filter((tag) => tag.name !== 'admin'),
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, docsPage(readConsoleFile('favicon.svg')));
 
   await app.register(multipart, {
     limits: {
@@ -178,6 +183,7 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
   });
 
   operationsRoutes(app, deps);
+  rootRedirect(app);
   await app.register(consoleRoutes, { prefix: '/console' });
 
   await app.register(
@@ -198,6 +204,7 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       reprocessDocumentRoute(v1, deps);
       queryRoute(v1, deps);
       usageRoute(v1, deps);
+      orgRoute(v1);
       createWebhookRoute(v1, deps);
       listWebhooksRoute(v1, deps);
       getWebhookRoute(v1, deps);

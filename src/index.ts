@@ -34,6 +34,7 @@ export type {
   IssuedKey,
   KeyScope,
   Metadata,
+  OrgInfo,
   Problem,
   PurgeReceipt,
   QueryFilter,

@@ -23,6 +23,8 @@ ${MODELS_USAGE}
 Configuration is read from the environment; see docs/CONFIGURATION.md.`;
 
 export interface CommandLineDeps {
+  /** The service's version, which `docindex mcp` shows its MCP client. */
+  version: string;
   /** The client commands' DOCINDEX_URL and DOCINDEX_API_KEY; the admin commands' DOCINDEX_ADMIN_TOKEN. */
   env: Record<string, string | undefined>;
   io: TerminalIO;
@@ -44,7 +46,7 @@ export async function runCommandLine(argv: string[], deps: CommandLineDeps): Pro
   if (isClientCommand(command)) return runClientCommand(command, rest, deps.env, io);
   if (command === 'mcp') {
     const stdio = deps.stdio ?? { stdin: process.stdin, stdout: process.stdout };
-    return runMcpCommand(rest, deps.env, { ...stdio, stderr: io.stderr });
+    return runMcpCommand(rest, deps.env, { ...stdio, stderr: io.stderr }, deps.version);
   }
   try {
     if (command === 'models') return await runModelsCommand(rest, () => deps.modelSettings(), io);

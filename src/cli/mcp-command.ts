@@ -26,6 +26,7 @@ export async function runMcpCommand(
   args: string[],
   env: Record<string, string | undefined>,
   io: McpCommandIO,
+  version: string,
 ): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) {
     io.stdout.write(`${MCP_USAGE}\n`);
@@ -37,7 +38,7 @@ export async function runMcpCommand(
     io.stderr.write(
       `docindex mcp: serving MCP over stdio for ${client.baseUrl}; an MCP client starts this command (docs/CLIENTS.md, "MCP")\n`,
     );
-    await serveStdio(client, { stdin: io.stdin, stdout: io.stdout });
+    await serveStdio(client, { stdin: io.stdin, stdout: io.stdout }, version);
     return 0;
   } catch (error) {
     return reportFailure(error, { name: 'docindex mcp', usage: MCP_USAGE, stderr: io.stderr });

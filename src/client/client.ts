@@ -18,6 +18,7 @@ import type {
   DocumentStatus,
   IngestAck,
   Metadata,
+  OrgInfo,
   QueryFilter,
   QueryResponse,
   TextDocument,
@@ -472,6 +473,11 @@ export class DocindexClient {
     return this.#call<WebhookDeliveries>('GET', `/v1/webhooks/${encodeURIComponent(id)}/deliveries${query}`, {
       signal: options.signal,
     });
+  }
+
+  /** The organisation the key belongs to (id, name, rate limit) and the key's id and scopes. */
+  org(options: RequestOptions = {}): Promise<OrgInfo> {
+    return this.#call<OrgInfo>('GET', '/v1/org', options);
   }
 
   /** Queries per UTC day for the last 30 days (today first) and the rate limit. */

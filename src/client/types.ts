@@ -17,6 +17,7 @@ import type {
   DocumentRecordSchema,
   IngestAck as IngestAckSchema,
   IngestBody,
+  OrgResponse,
   Problem as ProblemSchema,
   QueryBody,
   QueryResponse as QueryResponseSchema,
@@ -38,6 +39,8 @@ export type QueryResponse = Static<typeof QueryResponseSchema>;
 export type QueryResult = QueryResponse['results'][number];
 /** `GET /v1/usage`: queries per UTC day (today first) and the rate limit. */
 export type UsageReport = Static<typeof UsageResponse>;
+/** `GET /v1/org`: the key's organisation (id, name, rate limit) and the key's id and scopes. */
+export type OrgInfo = Static<typeof OrgResponse>;
 /** An RFC 9457 problem+json body as the API sends it. */
 export type Problem = Static<typeof ProblemSchema>;
 export type FieldError = NonNullable<Problem['errors']>[number];

@@ -2,10 +2,17 @@
 // purge receipt. One source for validation, serialisation, the OpenAPI document and the client.
 import { type Static, Type } from '@sinclair/typebox';
 import { ERRORS, type ErrorCode } from '../domain/errors.js';
-import { SCOPE_MEANINGS, SCOPES } from '../domain/scopes.js';
-import { EXAMPLE_CURSOR, EXAMPLE_ORG_ID, type ProblemSample } from './schemas.js';
+import { SCOPES } from '../domain/scopes.js';
+import {
+  EXAMPLE_CURSOR,
+  EXAMPLE_KEY_ID,
+  EXAMPLE_ORG_ID,
+  type ProblemSample,
+  ScopeSchema,
+} from './schemas.js';
 
-export const EXAMPLE_KEY_ID = 'key_7c4e2a9b1d3f4e6a8b0c2d4e6f8a1b3c';
+export { EXAMPLE_KEY_ID, ScopeSchema };
+
 const EXAMPLE_OTHER_KEY_ID = 'key_2e9d7b5a3c1f4e8d9a0b6c4e2f1d3a5b';
 /** Not a working key: the shape of one (`dix_` and 43 base64url characters). */
 const EXAMPLE_API_KEY = 'dix_EXAMPLEonlyNotARealKey0123456789abcdefghijk';
@@ -16,13 +23,6 @@ const RATE_LIMIT = {
   description: 'Requests per minute, across every endpoint.',
 };
 const ORG_NAME = { minLength: 1, maxLength: 200, pattern: '^[^\\u0000]*$' };
-
-export const ScopeSchema = Type.Union(
-  SCOPES.map((scope) => Type.Literal(scope)),
-  {
-    description: `What a key may do: ${SCOPES.map((s) => `\`${s}\` (${SCOPE_MEANINGS[s]})`).join('; ')}.`,
-  },
-);
 
 export const OrgParams = Type.Object(
   { id: Type.String({ maxLength: 64, description: 'Organisation ID (org_…).', examples: [EXAMPLE_ORG_ID] }) },

@@ -23,6 +23,8 @@ export interface MetricsSink {
 }
 
 export interface AppDeps {
+  /** The service's version (package.json's): the OpenAPI document's `info.version`. */
+  version: string;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   ingestion: IngestionService;

@@ -3,8 +3,10 @@
 // is no body for Fastify to validate) and the Idempotency-Key header of the ingest operations
 // (checked by domain/idempotency.ts, whose messages and pointers the API promises). Routes pass
 // these as `config.swaggerTransform`, which @fastify/swagger applies to the document only.
-// Also the document's final pass, which shares the problem responses (shareProblemResponses).
+// Also the document's final pass, which shares the problem responses (shareProblemResponses), and
+// the docs page's own options (docsPage).
 import type { SwaggerTransform } from '@fastify/swagger';
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import { type TObject, type TSchema, Type } from '@sinclair/typebox';
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../domain/idempotency.js';
 import { PROBLEM_RESPONSE_NAME } from './schemas.js';
@@ -105,4 +107,27 @@ export function shareProblemResponses<T extends object>(document: T): T {
   const components = (doc.components ?? {}) as JsonObject;
   const sorted = Object.fromEntries(Object.entries(shared).sort(([a], [b]) => a.localeCompare(b)));
   return { ...document, components: { ...components, responses: sorted } };
+}
+
+/**
+ * The docs page (/docs, Swagger UI) under docindex's name: its title, and docindex's mark (the
+ * console's favicon, when the build has the console) as its icon and in its top bar, linking to
+ * the console, instead of the UI plugin's own branding.
+ */
+export function docsPage(mark: Buffer | null): FastifySwaggerUiOptions {
+  return {
+    routePrefix: '/docs',
+    theme: {
+      title: 'docindex API',
+      ...(mark === null
+        ? {}
+        : {
+            favicon: [
+              { filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: mark },
+            ],
+          }),
+    },
+    // null: no logo at all rather than the plugin's default one.
+    logo: mark === null ? (null as never) : { type: 'image/svg+xml', content: mark, href: '/console' },
+  };
 }

@@ -14,6 +14,7 @@ import {
   METADATA_MAX_VALUE_LENGTH,
   type MetadataPatch,
 } from '../domain/metadata.js';
+import { SCOPE_MEANINGS, SCOPES } from '../domain/scopes.js';
 import { DOCUMENT_STATUSES, MAX_EXTERNAL_ID_LENGTH } from '../domain/types.js';
 
 export { METADATA_MAX_KEY_LENGTH, METADATA_MAX_KEYS, METADATA_MAX_VALUE_LENGTH };
@@ -21,6 +22,7 @@ export { METADATA_MAX_KEY_LENGTH, METADATA_MAX_KEYS, METADATA_MAX_VALUE_LENGTH }
 // Sample values for the examples on the schemas below (and in admin-schemas.ts). Each example is
 // checked against its own schema by test/openapi/document.test.ts and by Spectral.
 export const EXAMPLE_ORG_ID = 'org_5d1f0c9e8b7a4e2f9c3d6a1b0e4f7c2d';
+export const EXAMPLE_KEY_ID = 'key_7c4e2a9b1d3f4e6a8b0c2d4e6f8a1b3c';
 export const EXAMPLE_DOCUMENT_ID = '3f8c1a52-9d4e-4b7a-8e21-6c0d5f9a7b13';
 export const EXAMPLE_OTHER_DOCUMENT_ID = 'b21e7d44-0c5a-4f3e-9a86-d1f27c3e5b90';
 export const EXAMPLE_REQUEST_ID = 'req_9b2f4c1d7e8a4f0b8c6d2e1f3a5b7c9d';
@@ -591,6 +593,41 @@ export const QueryResponse = Type.Object(
             page_end: 3,
           },
         ],
+      },
+    ],
+  },
+);
+
+export const ScopeSchema = Type.Union(
+  SCOPES.map((scope) => Type.Literal(scope)),
+  {
+    description: `What a key may do: ${SCOPES.map((s) => `\`${s}\` (${SCOPE_MEANINGS[s]})`).join('; ')}.`,
+  },
+);
+
+export const OrgResponse = Type.Object(
+  {
+    org_id: Type.String(),
+    name: Type.String({ description: 'The name the organisation was created with.' }),
+    rate_limit_rpm: Type.Integer({ description: 'Requests per minute, across every endpoint.' }),
+    created_at: Type.String({ format: 'date-time' }),
+    key: Type.Object(
+      {
+        key_id: Type.String(),
+        scopes: Type.Array(ScopeSchema),
+      },
+      { description: 'The API key of this request.' },
+    ),
+  },
+  {
+    description: 'The organisation the API key belongs to, and what the key may do.',
+    examples: [
+      {
+        org_id: EXAMPLE_ORG_ID,
+        name: 'Acme Corp',
+        rate_limit_rpm: 600,
+        created_at: '2026-03-01T09:30:00.000Z',
+        key: { key_id: EXAMPLE_KEY_ID, scopes: ['ingest', 'query', 'read'] },
       },
     ],
   },

@@ -20,9 +20,10 @@ export interface StdioStreams {
 export async function serveStdio(
   client: DocindexClient,
   streams: StdioStreams,
+  version: string,
   signal?: AbortSignal,
 ): Promise<void> {
-  const server = createToolServer(clientApi(client));
+  const server = createToolServer(clientApi(client), { version });
   const transport = new StdioServerTransport(streams.stdin, streams.stdout);
   const ended = new Promise<void>((resolve) => {
     streams.stdin.once('end', resolve);

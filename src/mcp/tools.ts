@@ -52,6 +52,8 @@ export interface DocindexApi {
 }
 
 export interface ToolServerOptions {
+  /** The version MCP clients are shown: the service's (package.json's), as the OpenAPI document gives it. */
+  version: string;
   /**
    * The calling key's scopes, when this side enforces them (the /mcp endpoint): a tool whose scope
    * is missing answers `insufficient_scope`. Over stdio the API itself enforces them.
@@ -72,9 +74,6 @@ export const TOOL_SCOPES: Readonly<Record<ToolName, Scope>> = {
   ingest_text: 'ingest',
   ingest_url: 'ingest',
 };
-
-/** The version MCP clients are shown: the API's, as the OpenAPI document gives it. */
-const SERVER_VERSION = '1.0.0';
 
 /** Largest number of array elements and object members one call's arguments may hold. */
 const MAX_ARGUMENT_ELEMENTS = 5_000;
@@ -263,9 +262,9 @@ const WAIT_ADVICE =
   'Processing is asynchronous: call get_document with the returned id until its status is ready (usually seconds; failed carries error.code and error.message) before searching for it.';
 
 /** An MCP server with the docindex tools, answering through `api`. One per connection. */
-export function createToolServer(api: DocindexApi, options: ToolServerOptions = {}): McpServer {
+export function createToolServer(api: DocindexApi, options: ToolServerOptions): McpServer {
   const server = new McpServer(
-    { name: 'docindex', title: 'docindex', version: SERVER_VERSION },
+    { name: 'docindex', title: 'docindex', version: options.version },
     {
       maxToolInputElements: MAX_ARGUMENT_ELEMENTS,
       instructions:

@@ -9,6 +9,7 @@ import { type Config, loadConfig } from '../config/index.js';
 import { reindexSearch } from '../domain/reindex.js';
 import { RequestRate } from '../pipeline/yield-to-api.js';
 import { createLogger } from './logger.js';
+import { PACKAGE_VERSION } from './package-version.js';
 import type { Runtime } from './runtime.js';
 
 /** Chunks per reindex transaction: a few tens of milliseconds of database time each. */
@@ -16,6 +17,7 @@ const REINDEX_BATCH_CHUNKS = 500;
 
 export function main(argv: string[]): Promise<number> {
   return runCommandLine(argv, {
+    version: PACKAGE_VERSION,
     env: process.env,
     io: { stdout: process.stdout, stderr: process.stderr },
     openServer: async () => openServer(loadConfig()),
@@ -117,7 +119,9 @@ async function serve(runtime: Runtime, withWorker: boolean): Promise<number> {
       ].join('\n'),
     );
   }
-  process.stdout.write(`docindex listening on ${address} (docs: ${address}/docs)\n`);
+  process.stdout.write(
+    `docindex listening on ${address} (console: ${address}/console, API docs: ${address}/docs)\n`,
+  );
   await waitForSignal();
   logger.info('shutting down');
   await app.close();

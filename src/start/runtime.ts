@@ -66,6 +66,7 @@ import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
 import { createEmbedder } from './embedder.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
+import { PACKAGE_VERSION } from './package-version.js';
 import { createReranker } from './reranker.js';
 
 export const systemClock: Clock = { now: () => new Date() };
@@ -286,6 +287,7 @@ export async function createRuntime(
   );
 
   const appDeps: AppDeps = {
+    version: PACKAGE_VERSION,
     authenticator: new Authenticator(orgs, clock),
     rateLimiter,
     ingestion,

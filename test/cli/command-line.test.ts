@@ -63,7 +63,13 @@ async function run(
   },
 ) {
   const t = terminal();
-  const status = await runCommandLine(argv, { env: {}, io: t.io, openServer, modelSettings });
+  const status = await runCommandLine(argv, {
+    version: '0.1.0',
+    env: {},
+    io: t.io,
+    openServer,
+    modelSettings,
+  });
   return { status, stdout: t.out(), stderr: t.err() };
 }
 

@@ -44,6 +44,15 @@ describeWithCorpus('docindex client commands', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
+  it('names the console and the API docs when it starts, and its root leads to the console', async () => {
+    expect(server.stdout()).toContain(
+      `docindex listening on ${server.baseUrl} (console: ${server.baseUrl}/console, API docs: ${server.baseUrl}/docs)`,
+    );
+    const answer = await fetch(server.baseUrl, { redirect: 'manual' });
+    expect(answer.status).toBe(302);
+    expect(answer.headers.get('location')).toBe('/console');
+  });
+
   it('ingest --wait walks a folder, reports the failure with its reason and exits non-zero', () => {
     const result = cli('ingest', folder, '--metadata', 'shelf=nature', '--wait');
     expect(result.status).toBe(1);

@@ -9,6 +9,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADVERTISED_EXTENSIONS } from '../../src/domain/formats.js';
 import { CONSOLE_CSP, fillConsolePage } from '../../src/http/routes/console.js';
+import { EmbeddingsServer } from '../helpers/embeddings-server.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { CORPUS_DIR, HAVE_CORPUS } from '../helpers/shared.js';
 
@@ -18,6 +19,12 @@ const browserRequired = process.env.REQUIRE_BROWSER_TESTS === '1';
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 // The browser test uploads an encrypted PDF from the shared corpus: without it, it is skipped.
 const ENCRYPTED_PDF = path.join(CORPUS_DIR, 'pdf/libreoffice-writer-password.pdf');
+
+/** What a page loads: every src, and the href of every element but a link (<a>). */
+const loadedFrom = (html: string) =>
+  [...html.matchAll(/<(?!a\s)[a-z]+\s[^>]*?\b(?:src|href)="([^"]*)"/g)].map((m) => m[1]);
+/** Where a page's links (<a href>) lead. */
+const linksOf = (html: string) => [...html.matchAll(/<a\s[^>]*?\bhref="([^"]*)"/g)].map((m) => m[1]);
 
 describe('console static files', () => {
   let h: Harness;
@@ -33,6 +40,7 @@ describe('console static files', () => {
       ['/console/app.js', 'text/javascript'],
       ['/console/admin.html', 'text/html'],
       ['/console/admin.js', 'text/javascript'],
+      ['/console/notices.js', 'text/javascript'],
       ['/console/app.css', 'text/css'],
       ['/console/favicon.svg', 'image/svg+xml'],
     ] as const) {
@@ -48,9 +56,10 @@ describe('console static files', () => {
 
   it('loads nothing from elsewhere and no inline script or style', async () => {
     const html = (await h.request('GET', '/console', { key: null })).body;
-    const references = [...html.matchAll(/\b(?:src|href)="([^"]*)"/g)].map((m) => m[1]);
-    expect(references.length).toBeGreaterThan(2);
-    for (const ref of references) expect(ref).toMatch(/^(\/console\/|#)/);
+    expect(loadedFrom(html).length).toBeGreaterThan(2);
+    for (const ref of loadedFrom(html)) expect(ref).toMatch(/^(\/console\/|#)/);
+    // Links lead to this server's own pages only.
+    expect(linksOf(html)).toEqual(['#main', '/console/', '/docs/']);
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/\sstyle=|<style/);
     expect(html).toMatch(/<label[^>]*for="api-key"/);
@@ -58,9 +67,8 @@ describe('console static files', () => {
 
   it('the admin page asks for the admin token, keeps it in sessionStorage only, and loads nothing inline', async () => {
     const html = (await h.request('GET', '/console/admin.html', { key: null })).body;
-    for (const ref of [...html.matchAll(/\b(?:src|href)="([^"]*)"/g)].map((m) => m[1])) {
-      expect(ref).toMatch(/^(\/console\/|#)/);
-    }
+    for (const ref of loadedFrom(html)) expect(ref).toMatch(/^(\/console\/|#)/);
+    expect(linksOf(html)).toEqual(['#main', '/console/admin.html', '/console/', '/docs/']);
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/\sstyle=|<style/);
     expect(html).toMatch(/<label[^>]*for="admin-token"/);
@@ -88,6 +96,11 @@ describe('console static files', () => {
       'PDF, DOCX, TXT, Markdown, HTML, PPTX, XLSX, CSV/TSV, ODT, EPUB, RTF, E-mail (EML), PNG, JPEG or TIFF · up to 100 MB each',
     );
     expect(html.match(/\baccept="([^"]*)"/)?.[1]?.split(',')).toEqual(ADVERTISED_EXTENSIONS);
+    // The URL tab names the same formats as the upload tab: one list, from the registry.
+    const caption = (id: string) => html.match(new RegExp(`<p[^>]*id="${id}"[^>]*>([^<]*)</p>`))?.[1];
+    const formats = caption('file-formats')?.split(' · ')[0];
+    expect(formats).toMatch(/^PDF, DOCX, .* or TIFF$/);
+    expect(caption('url-formats')).toContain(`: ${formats} · up to 100 MB`);
     expect(html).not.toContain('{{');
     expect(() => fillConsolePage('<p>{{no-such-value}}</p>')).toThrow(/unknown placeholder/);
   });
@@ -117,6 +130,31 @@ if (!hasChromium) {
   }
 }
 
+const ADMIN_TOKEN = 'console-test-admin-token-0123456789abcdef';
+
+const launchChromium = () =>
+  chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+
+/** The search mode options as [value, label, disabled]. */
+const modeOptions = (page: Page) =>
+  page
+    .locator('#mode-input option')
+    .evaluateAll((options) =>
+      options.map((o) => [o.getAttribute('value'), o.textContent, o.hasAttribute('disabled')]),
+    );
+
 describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
   let h: Harness;
   let baseUrl: string;
@@ -126,22 +164,10 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
   const offsite: string[] = [];
 
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ env: { ADMIN_TOKEN } });
     await h.app.listen({ host: '127.0.0.1', port: 0 });
     baseUrl = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
     page.on('console', (msg) => {
       if (msg.type() === 'error' && !/status of 4\d\d/.test(msg.text())) problems.push(msg.text());
@@ -157,7 +183,9 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
   });
 
   it('signs in, uploads, waits for ready, queries, and counts the query in the usage chart', async () => {
-    await page.goto(`${baseUrl}/console`);
+    // The server's root sends a browser to the console.
+    await page.goto(baseUrl);
+    expect(new URL(page.url()).pathname).toBe('/console');
     await page.getByLabel('API key').fill('dix_not-a-real-key');
     await page.getByRole('button', { name: 'Connect' }).click();
     await expect.poll(() => page.locator('#signin-error').textContent()).toMatch(/not accepted/);
@@ -169,6 +197,16 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
     expect(await page.evaluate("sessionStorage.getItem('docindex.apiKey')")).toBe(h.orgA.apiKey);
     expect(await page.evaluate('localStorage.length')).toBe(0);
     expect(await page.locator('#stat-rate').textContent()).toBe('1,000,000');
+    // The header names the organisation (GET /v1/org), not its id.
+    expect(await page.locator('#session-org').textContent()).toBe(`org-a · ${h.orgA.apiKey.slice(0, 8)}…`);
+    expect(await page.locator('#session-org').getAttribute('title')).toContain(h.orgA.orgId);
+    // No embedding provider (/readyz lists none): semantic and hybrid cannot be chosen, and say why.
+    expect(await modeOptions(page)).toEqual([
+      ['', 'Default (keyword)', false],
+      ['keyword', 'Keyword', false],
+      ['semantic', 'Semantic (needs an embedding provider)', true],
+      ['hybrid', 'Hybrid (needs an embedding provider)', true],
+    ]);
 
     // File picker: a text file, and a PDF that cannot be read.
     await page.locator('#file-input').setInputFiles({
@@ -258,9 +296,34 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
     expect(offsite).toEqual([]);
   });
 
+  it('opens a document from its row (a click, or Enter once focused) and from its Open button', async () => {
+    const row = page.locator('#documents-body tr', { hasText: 'herons.md' });
+    const dialog = page.locator('#document-dialog');
+    await row.locator('.doc-name').click();
+    await dialog.waitFor({ state: 'visible' });
+    expect(await page.locator('#dialog-title').textContent()).toBe('herons.md');
+    await page.getByRole('button', { name: 'Close' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await row.focus();
+    await page.keyboard.press('Enter');
+    await dialog.waitFor({ state: 'visible' });
+    expect(await page.locator('#dialog-title').textContent()).toBe('herons.md');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    // The row's own buttons keep their meaning: Delete asks, and a refusal opens nothing.
+    page.once('dialog', (question) => question.dismiss());
+    await row.getByRole('button', { name: 'Delete herons.md' }).click();
+    expect(await dialog.isVisible()).toBe(false);
+    await row.getByRole('button', { name: 'Open herons.md' }).click();
+    await dialog.waitFor({ state: 'visible' });
+    await page.getByRole('button', { name: 'Close' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(problems).toEqual([]);
+  });
+
   it('opens a document: shows the chunks it was indexed as and edits its metadata', async () => {
     const row = page.locator('#documents-body tr', { hasText: 'salmon-notes.txt' });
-    await row.getByRole('button', { name: 'Open salmon-notes.txt' }).click();
+    await row.locator('.doc-name').click();
     const dialog = page.locator('#document-dialog');
     await dialog.waitFor({ state: 'visible' });
     await expect.poll(() => page.locator('#chunks-note').textContent()).toBe('1 chunk');
@@ -290,5 +353,221 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
     await dialog.waitFor({ state: 'hidden' });
     expect(problems).toEqual([]);
     expect(offsite).toEqual([]);
+  });
+  it('reprocesses a failed document from its row; a ready one offers no such button', async () => {
+    const failed = page.locator('#documents-body tr', { hasText: 'libreoffice-writer-password.pdf' });
+    const ready = page.locator('#documents-body tr', { hasText: 'salmon-notes.txt' });
+    expect(await ready.getByRole('button', { name: /^Reprocess/ }).count()).toBe(0);
+    const id = (await failed.getAttribute('data-id'))!;
+    expect((await h.request('GET', `/v1/documents/${id}`)).json().version).toBe(1);
+    await failed.getByRole('button', { name: 'Reprocess libreoffice-writer-password.pdf' }).click();
+    // A new version from the stored original: extracted again, and (still encrypted) failed again.
+    await expect
+      .poll(
+        async () => {
+          const doc = (await h.request('GET', `/v1/documents/${id}`)).json();
+          return `${doc.version} ${doc.status}`;
+        },
+        { timeout: 30_000 },
+      )
+      .toBe('2 failed');
+    await failed.locator('.badge-failed').waitFor();
+    expect(await failed.locator('.failure').textContent()).toMatch(/encrypted/);
+    expect(problems).toEqual([]);
+  });
+
+  it('shows results only for the mode the form shows: a refused mode clears them and says why', async () => {
+    await page.getByLabel('Query').fill('salmon');
+    await page.getByLabel('Search mode').selectOption('keyword');
+    await page.getByLabel('Query').press('Enter');
+    await expect.poll(() => page.locator('#results-summary').textContent()).toMatch(/\(keyword search\)\.$/);
+    expect(await page.locator('#results .result').count()).toBe(1);
+    // A server that loses its provider after the page loaded: the option is on offer, the server refuses.
+    await page.evaluate(`(() => {
+      const option = document.querySelector('#mode-input option[value="semantic"]');
+      option.disabled = false;
+      option.textContent = 'Semantic';
+    })()`);
+    // Changing the mode searches again at once; the keyword results do not stay under "Semantic".
+    await page.getByLabel('Search mode').selectOption('semantic');
+    await expect
+      .poll(() => page.locator('#results-summary').textContent())
+      .toMatch(/^No results: Mode "semantic" needs an embedding provider/);
+    expect(await page.locator('#results .result').count()).toBe(0);
+    expect(await page.locator('#mode-input').inputValue()).toBe('');
+    expect(await page.locator('#mode-input option[value="semantic"]').isDisabled()).toBe(true);
+    // Back to a mode the server answers: results again, labelled with their mode.
+    await page.getByLabel('Search mode').selectOption('keyword');
+    await expect.poll(() => page.locator('#results .result').count()).toBe(1);
+    expect(await page.locator('#results-summary').textContent()).toMatch(/\(keyword search\)\.$/);
+    expect(problems).toEqual([]);
+  });
+
+  it('webhooks: a refused local receiver is told URL_FETCH_ALLOW; the table fits the page at 1280 px and at 700 px', async () => {
+    await page.getByLabel('Endpoint URL').fill('http://127.0.0.1:4519/hook');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await expect
+      .poll(() => page.locator('#webhook-error').textContent())
+      .toBe(
+        'The webhook URL cannot be used: 127.0.0.1 is not a public address (the server accepts it when started with URL_FETCH_ALLOW=127.0.0.1:4519).',
+      );
+    for (const name of ['orders', 'a-rather-long-path-segment/for-receiving-every-document-event']) {
+      await page.getByLabel('Endpoint URL').fill(`https://hooks.example.com/docindex/${name}`);
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await page.locator('#webhooks-body tr', { hasText: name }).waitFor();
+    }
+    expect(await page.locator('#webhook-error').textContent()).toBe('');
+    for (const width of [1280, 700]) {
+      await page.setViewportSize({ width, height: 900 });
+      // Both tables, every column and button inside the card, and nothing to scroll sideways.
+      const fit = await page.evaluate(`['webhooks', 'documents'].map((panel) => {
+        const card = document.querySelector('.' + panel);
+        const box = card.getBoundingClientRect();
+        const wrap = card.querySelector('.table-wrap');
+        const buttons = [...card.querySelectorAll('tbody button')].map((b) => b.getBoundingClientRect());
+        return {
+          panel,
+          scrolls: wrap.scrollWidth > wrap.clientWidth,
+          insideCard: buttons.every((b) => b.left >= box.left && b.right <= box.right),
+          insidePage: box.right <= document.documentElement.clientWidth,
+          buttons: buttons.length,
+        };
+      })`);
+      expect(fit, `${width} px`).toEqual([
+        { panel: 'webhooks', scrolls: false, insideCard: true, insidePage: true, buttons: 6 },
+        // Four documents (Open, Delete each), the failed one with Reprocess too.
+        { panel: 'documents', scrolls: false, insideCard: true, insidePage: true, buttons: 9 },
+      ]);
+    }
+    await expect.poll(() => page.locator('.toast').count(), { timeout: 10_000 }).toBe(0);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'console-narrow.png'), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    expect(problems).toEqual([]);
+  });
+
+  it('notices: at most three at once, one per message, each gone within six seconds', async () => {
+    const other = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      await other.clock.install();
+      await other.goto(`${baseUrl}/console`);
+      await other.getByLabel('API key').fill(h.orgA.apiKey);
+      await other.getByLabel('API key').press('Enter');
+      await other.locator('#dashboard').waitFor({ state: 'visible' });
+      // The most notices ever shown at once, and every time a notice of the repeated refusal is added.
+      await other.evaluate(`(() => {
+        window.mostNotices = 0;
+        window.sameAdded = [];
+        const box = document.getElementById('toasts');
+        new MutationObserver((mutations) => {
+          window.mostNotices = Math.max(window.mostNotices, box.children.length);
+          for (const node of mutations.flatMap((m) => [...m.addedNodes])) {
+            if (node.dataset.message.startsWith('same.bin: ')) window.sameAdded.push(node);
+          }
+        }).observe(box, { childList: true });
+      })()`);
+      let refused = 0;
+      other.on('response', (response) => {
+        if (response.url().endsWith('/v1/ingest/file') && response.status() === 415) refused += 1;
+      });
+      // Five files the server refuses, at once: a notice for the batch and one per file.
+      const junk = (name: string) => ({
+        name,
+        mimeType: 'application/octet-stream',
+        buffer: Buffer.from([0, 1, 2, 3, 0xff]),
+      });
+      await other
+        .locator('#file-input')
+        .setInputFiles(['a', 'b', 'c', 'd', 'e'].map((n) => junk(`${n}.bin`)));
+      await expect.poll(() => refused).toBe(5);
+      await expect.poll(() => other.locator('.toast').count()).toBe(3);
+      expect(await other.evaluate('window.mostNotices')).toBe(3);
+      // The same refusal twice: the second time, the notice already shown stays (moved last), no new one.
+      for (let i = 0; i < 2; i++) await other.locator('#file-input').setInputFiles(junk('same.bin'));
+      await expect.poll(() => other.evaluate('window.sameAdded.length')).toBe(2);
+      expect(await other.evaluate('window.sameAdded[0] === window.sameAdded[1]')).toBe(true);
+      expect(await other.locator('.toast', { hasText: /^same\.bin: / }).count()).toBe(1);
+      expect(await other.locator('.toast', { hasText: 'Uploading same.bin' }).count()).toBe(1);
+      // Six seconds later (on the page's clock) every notice is gone.
+      await other.clock.fastForward(6_000);
+      expect(await other.locator('.toast').count()).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('the admin page has the console’s header', async () => {
+    const header = async (p: Page) =>
+      p.evaluate(`(() => {
+        const bar = document.querySelector('header.topbar');
+        return {
+          mark: bar.querySelector('.brand-mark').getAttribute('src'),
+          name: bar.querySelector('.brand-name').textContent,
+          docs: [...bar.querySelectorAll('.topnav a')].map((a) => a.textContent).includes('API docs'),
+          signOut: bar.querySelector('#sign-out').textContent,
+          height: Math.round(bar.getBoundingClientRect().height),
+        };
+      })()`);
+    const consoleHeader = await header(page);
+    const admin = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+    try {
+      await admin.goto(`${baseUrl}/console/admin.html`);
+      await admin.getByLabel('Admin token').fill(ADMIN_TOKEN);
+      await admin.getByLabel('Admin token').press('Enter');
+      await admin.locator('#orgs-body tr', { hasText: 'org-a' }).waitFor();
+      expect(await header(admin)).toEqual(consoleHeader);
+      expect(await admin.locator('.brand-sub').textContent()).toBe('admin');
+      expect(await admin.locator('#session').isVisible()).toBe(true);
+      await admin.screenshot({ path: path.join(ARTIFACTS, 'admin.png'), fullPage: true });
+    } finally {
+      await admin.close();
+    }
+    expect(offsite).toEqual([]);
+  });
+});
+
+describe.runIf(hasChromium)('console with an embedding provider', () => {
+  let provider: EmbeddingsServer;
+  let h: Harness;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    provider = await new EmbeddingsServer({ dimensions: 16 }).start();
+    h = await startHarness({
+      worker: false,
+      env: { EMBEDDINGS: 'openai', EMBEDDINGS_URL: provider.url, EMBEDDINGS_MODEL: 'test-embedding' },
+    });
+    await h.app.listen({ host: '127.0.0.1', port: 0 });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+    await provider?.stop();
+  });
+
+  it('offers every mode, names hybrid as the default, and labels the answer with its mode', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}/console`);
+    await page.getByLabel('API key').fill(h.orgA.apiKey);
+    await page.getByLabel('API key').press('Enter');
+    await page.locator('#dashboard').waitFor({ state: 'visible' });
+    await expect
+      .poll(() => modeOptions(page))
+      .toEqual([
+        ['', 'Default (hybrid)', false],
+        ['keyword', 'Keyword', false],
+        ['semantic', 'Semantic', false],
+        ['hybrid', 'Hybrid', false],
+      ]);
+    await page.getByLabel('Query').fill('anything at all');
+    await page.getByLabel('Query').press('Enter');
+    await expect
+      .poll(() => page.locator('#results-summary').textContent())
+      .toBe('No chunk matches that query (hybrid search).');
+    await page.getByLabel('Search mode').selectOption('semantic');
+    await expect
+      .poll(() => page.locator('#results-summary').textContent())
+      .toBe('No chunk matches that query (semantic search).');
+    await page.close();
   });
 });

@@ -3,6 +3,7 @@
 // answer through the TypeScript client, so the server's problems (not_found, insufficient_scope)
 // come back as tool errors; the process ends when the client closes its stdin.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -54,7 +55,9 @@ describe('docindex mcp (stdio)', () => {
 
   it('serves the tools against the server: ingest_text, get_document until ready, search with a filter', async () => {
     const { client } = await connect(h.orgA.apiKey);
-    expect(client.getServerVersion()).toMatchObject({ name: 'docindex' });
+    // The service's version, as the OpenAPI document gives it (package.json's).
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(client.getServerVersion()).toMatchObject({ name: 'docindex', version });
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([
       'get_document',

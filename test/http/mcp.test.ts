@@ -3,6 +3,8 @@
 // URL ingest from a local server, and what a caller may not do: no key (401), another org's
 // document (not_found), a key without a tool's scope (insufficient_scope), GET/DELETE (405), and
 // the org's rate limit, which /mcp shares with /v1.
+
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -99,7 +101,9 @@ describe('MCP over streamable HTTP (/mcp)', () => {
 
   it('lists the five tools, each with a described input schema and an output schema', async () => {
     const client = await connect(h.orgA.apiKey);
-    expect(client.getServerVersion()).toMatchObject({ name: 'docindex' });
+    // The service's version, as the OpenAPI document gives it (package.json's).
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(client.getServerVersion()).toMatchObject({ name: 'docindex', version });
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
       ['get_document', 'ingest_text', 'ingest_url', 'list_documents', 'search'].sort(),

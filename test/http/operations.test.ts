@@ -1,4 +1,5 @@
-// Health, readiness, the OpenAPI document, docs page, and unknown routes.
+// Health, readiness, the OpenAPI document, docs page, the root, and unknown routes.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
 
@@ -58,6 +59,52 @@ describe('operations', () => {
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/text\/html/);
     expect(page.body).toMatch(/swagger/i);
+  });
+
+  it('the docs page and the document carry docindex’s name, mark and package version', async () => {
+    const page = (await h.request('GET', '/docs/', { key: null })).body;
+    expect(page).toContain('<title>docindex API</title>');
+    const icon = page.match(/<link rel="icon" type="image\/svg\+xml" href="\.\/([^"]+)"/)?.[1];
+    expect(icon).toBeDefined();
+    const mark = readFileSync(new URL('../../console/favicon.svg', import.meta.url));
+    expect((await h.request('GET', `/docs/${icon}`, { key: null })).rawPayload).toEqual(mark);
+    // The top bar's logo is the same mark, not the UI plugin's own.
+    const script = (await h.request('GET', '/docs/static/swagger-initializer.js', { key: null })).body;
+    expect(script).toContain(`data:image/svg+xml;base64,${mark.toString('base64')}`);
+    expect(script.match(/data:image\/svg\+xml;base64,/g)).toHaveLength(1);
+
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    const doc = (await h.request('GET', '/openapi.json', { key: null })).json();
+    expect(doc.info.version).toBe(pkg.version);
+    expect(doc.info.title).toBe('docindex API');
+    // The Swagger UI reads the same document.
+    expect((await h.request('GET', '/docs/json', { key: null })).json().info.version).toBe(pkg.version);
+  });
+
+  it('names no admin tag while the admin API is off (no ADMIN_TOKEN)', async () => {
+    const doc = (await h.request('GET', '/openapi.json', { key: null })).json();
+    const tags = doc.tags.map((tag: { name: string }) => tag.name);
+    expect(tags).toEqual(expect.arrayContaining(['ingest', 'documents', 'query', 'usage', 'webhooks']));
+    expect(tags).not.toContain('admin');
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/admin/'))).toEqual([]);
+    // No tag without an operation: the docs page would show it as an empty section.
+    const used = new Set(
+      Object.values(doc.paths as Record<string, Record<string, { tags: string[] }>>).flatMap((item) =>
+        Object.values(item).flatMap((op) => op.tags),
+      ),
+    );
+    for (const tag of tags) expect(used.has(tag), tag).toBe(true);
+  });
+
+  it('sends a browser at / to the console (GET and HEAD); other methods stay a 404', async () => {
+    for (const method of ['GET', 'HEAD'] as const) {
+      const res = await h.request(method, '/', { key: null });
+      expect(res.statusCode, method).toBe(302);
+      expect(res.headers.location, method).toBe('/console');
+    }
+    expect((await h.request('GET', '/console', { key: null })).statusCode).toBe(200);
+    expect((await h.request('POST', '/', { key: null })).statusCode).toBe(404);
+    expect((await h.request('GET', '/healthz', { key: null })).statusCode).toBe(200);
   });
 
   it('/metrics exposes request counts by route pattern and the backlog', async () => {

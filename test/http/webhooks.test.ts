@@ -386,6 +386,14 @@ describe('webhooks', () => {
     });
   }
 
+  it('a local receiver refused at create is told the URL_FETCH_ALLOW entry that would admit it', async () => {
+    const res = await h.request('POST', '/v1/webhooks', { body: { url: 'http://127.0.0.1:4519/hook' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().detail).toBe(
+      'The webhook URL cannot be used: 127.0.0.1 is not a public address (the server accepts it when started with URL_FETCH_ALLOW=127.0.0.1:4519).',
+    );
+  });
+
   it('a name that resolves to loopback passes create but every delivery is refused: the canary hears nothing', async () => {
     // /etc/hosts maps `vm` to 127.0.0.1 on this machine; the port is not allow-listed.
     const res = await h.request('POST', '/v1/webhooks', { body: { url: `http://vm:${canaryPort}/hook` } });

@@ -168,6 +168,26 @@ describe('checkSubmittedUrl', () => {
     if (!result.ok) expect(result.reason).not.toMatch(/SECRETSIG|sig=/);
   });
 
+  it('says which URL_FETCH_ALLOW entry would admit an address refused as not public, and only then', () => {
+    const reason = (raw: string) => {
+      const result = checkSubmittedUrl(raw, noAllowList);
+      return result.ok ? null : result.reason;
+    };
+    expect(reason('http://127.0.0.1:9999/hook?sig=SECRETSIG')).toBe(
+      '127.0.0.1 is not a public address (the server accepts it when started with URL_FETCH_ALLOW=127.0.0.1:9999)',
+    );
+    expect(reason('https://[::1]/hook')).toMatch(/URL_FETCH_ALLOW=\[::1\]:443\)$/);
+    expect(reason('http://localhost/x')).toMatch(/URL_FETCH_ALLOW=localhost:80\)$/);
+    // The entry it names does admit it.
+    const policy = createAddressPolicy({ allow: ['127.0.0.1:9999', '[::1]:443', 'localhost:80'] });
+    for (const raw of ['http://127.0.0.1:9999/hook', 'https://[::1]/hook', 'http://localhost/x']) {
+      expect(checkSubmittedUrl(raw, policy).ok, raw).toBe(true);
+    }
+    // Refusals no allow-list entry would lift name no variable.
+    expect(reason('ftp://example.com/x')).not.toContain('URL_FETCH_ALLOW');
+    expect(reason('http://user:pw@example.com/x')).not.toContain('URL_FETCH_ALLOW');
+  });
+
   it('lets an allow-listed host:port through, on that port only, in any notation', () => {
     const policy = createAddressPolicy({ allow: ['127.0.0.1:8080'] });
     expect(checkSubmittedUrl('http://127.0.0.1:8080/x', policy).ok).toBe(true);

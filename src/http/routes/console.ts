@@ -2,20 +2,23 @@
 // and uses /admin/v1): a fixed set of static files from console/ (no build step),
 // read once at start and served with a self-only Content-Security-Policy. Outside /v1 and without
 // auth: the page asks for an API key and calls the API itself. The page's list of formats (the
-// file input's `accept`, the caption under it) is filled in from the format registry when read.
+// file input's `accept`, the captions of the upload and URL tabs) is filled in from the format
+// registry when read. GET / sends a browser to the console (to the docs page in a build without
+// the console files).
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ADVERTISED_EXTENSIONS, listInProse, SUPPORTED_FORMATS } from '../../domain/formats.js';
 
-const FILES: Record<string, string> = {
+const FILES = {
   'index.html': 'text/html; charset=utf-8',
   'app.js': 'text/javascript; charset=utf-8',
   'admin.html': 'text/html; charset=utf-8',
   'admin.js': 'text/javascript; charset=utf-8',
+  'notices.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
-};
+} as const satisfies Record<string, string>;
 
 export const CONSOLE_CSP = [
   "default-src 'self'",
@@ -56,7 +59,7 @@ interface StaticFile {
 
 /** Registered with `{ prefix: '/console' }`. */
 export async function consoleRoutes(app: FastifyInstance): Promise<void> {
-  const dir = findConsoleDir();
+  const dir = CONSOLE_DIR;
   if (dir === null) return; // a build without the console files serves the API alone
   const files = new Map<string, StaticFile>();
   for (const [name, type] of Object.entries(FILES)) {
@@ -94,6 +97,17 @@ export async function consoleRoutes(app: FastifyInstance): Promise<void> {
   });
 }
 
+/** GET (and HEAD) / → 302 to the console, the first page a browser pointed at the server wants. */
+export function rootRedirect(app: FastifyInstance): void {
+  const target = CONSOLE_DIR === null ? '/docs' : '/console';
+  app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(target, 302));
+}
+
+/** One of the console's files (the brand mark the docs page shows too), or null without them. */
+export function readConsoleFile(name: keyof typeof FILES): Buffer | null {
+  return CONSOLE_DIR === null ? null : readFileSync(new URL(name, CONSOLE_DIR));
+}
+
 // The console folder sits at the repository root: two levels above this file in src/, three in dist/src/.
 function findConsoleDir(): URL | null {
   for (const relative of ['../../../console/', '../../../../console/']) {
@@ -102,3 +116,5 @@ function findConsoleDir(): URL | null {
   }
   return null;
 }
+
+const CONSOLE_DIR = findConsoleDir();

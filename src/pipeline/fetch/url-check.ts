@@ -21,24 +21,47 @@ export function effectivePort(url: URL): number {
  * hostnames are judged at connect time against every address they resolve to.
  */
 export function urlRefusal(url: URL, policy: AddressPolicy): string | null {
+  return refusalOf(url, policy)?.reason ?? null;
+}
+
+interface Refusal {
+  reason: string;
+  /** Refused for its address alone, which an allow-list entry (URL_FETCH_ALLOW) would admit. */
+  notPublic: boolean;
+}
+
+function refusalOf(url: URL, policy: AddressPolicy): Refusal | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return `only http and https URLs can be fetched, not ${url.protocol.slice(0, -1)}`;
+    return {
+      reason: `only http and https URLs can be fetched, not ${url.protocol.slice(0, -1)}`,
+      notPublic: false,
+    };
   }
   if (url.username !== '' || url.password !== '') {
-    return 'URLs with credentials (user:pass@host) are not accepted; use a pre-signed URL instead';
+    return {
+      reason: 'URLs with credentials (user:pass@host) are not accepted; use a pre-signed URL instead',
+      notPublic: false,
+    };
   }
   const host = normaliseHostname(url.hostname);
-  if (host === '') return 'the URL has no host';
+  if (host === '') return { reason: 'the URL has no host', notPublic: false };
   if (isIP(host) !== 0 && !policy.isAllowed(host, effectivePort(url), host)) {
-    return `${host} is not a public address`;
+    return { reason: `${host} is not a public address`, notPublic: true };
   }
   if (isIP(host) === 0 && isLocalName(host) && !policy.allowsName(host, effectivePort(url))) {
-    return `${host} names this machine or a metadata service, not a public address`;
+    return {
+      reason: `${host} names this machine or a metadata service, not a public address`,
+      notPublic: true,
+    };
   }
   return null;
 }
 
-/** Submit-time check (→ HTTP 400). Hostnames pass here and are checked when connecting. */
+/**
+ * Submit-time check (→ HTTP 400). Hostnames pass here and are checked when connecting. A URL
+ * refused for its address says how the server would accept it, for a receiver or file server
+ * on the operator's own network (a webhook receiver on this machine, say).
+ */
 export function checkSubmittedUrl(
   raw: string,
   policy: AddressPolicy,
@@ -49,8 +72,15 @@ export function checkSubmittedUrl(
   } catch {
     return { ok: false, reason: 'not a valid absolute URL' };
   }
-  const reason = urlRefusal(url, policy);
-  return reason === null ? { ok: true, url } : { ok: false, reason };
+  const refusal = refusalOf(url, policy);
+  if (refusal === null) return { ok: true, url };
+  if (!refusal.notPublic) return { ok: false, reason: refusal.reason };
+  // URL.hostname keeps an IPv6 address's brackets: [::1]:8080, as URL_FETCH_ALLOW takes it.
+  const entry = `${url.hostname}:${effectivePort(url)}`;
+  return {
+    ok: false,
+    reason: `${refusal.reason} (the server accepts it when started with URL_FETCH_ALLOW=${entry})`,
+  };
 }
 
 /** scheme://host[:port]/path: no credentials, no query (signatures live there), no fragment. */

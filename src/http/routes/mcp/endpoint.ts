@@ -26,6 +26,7 @@ export function mcpEndpoint(app: FastifyInstance, deps: AppDeps): void {
     }
     const { principal } = request;
     const server = createToolServer(serviceApi(deps, principal.org.id), {
+      version: deps.version,
       grantedScopes: principal.scopes,
       onUnexpectedError: (error, tool) => request.log.error({ err: error, tool }, 'MCP tool failed'),
     });
