@@ -269,7 +269,14 @@ describeWithCorpus('docindex client commands', () => {
     });
 
     // A URL carries them too: the server checks them before it looks at the address.
-    const url = cli('ingest', 'https://example.com/report.pdf', '--chunk-size', '256', '--chunk-overlap', '256');
+    const url = cli(
+      'ingest',
+      'https://example.com/report.pdf',
+      '--chunk-size',
+      '256',
+      '--chunk-overlap',
+      '256',
+    );
     expect(url.status).toBe(1);
     expect(url.stdout).toMatch(/chunk_overlap must be smaller than chunk_size/);
 
