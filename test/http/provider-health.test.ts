@@ -77,7 +77,11 @@ describe('provider outages and circuit breakers', () => {
         embeddings: { kind: 'openai', model: 'test-embedding', state: 'closed' },
         rerank: { kind: 'http', model: '', state: 'closed' },
       },
+      embeddings: { provider: 'openai', model: 'test-embedding' },
+      rerank: { provider: 'http', model: '' },
     });
+    // Which providers, never where or with what key.
+    expect(JSON.stringify(await providers())).not.toContain(embeddings.url);
   });
 
   it('hung providers: degraded answers, then no provider time at all while the breakers are open', async () => {

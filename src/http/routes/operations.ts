@@ -1,6 +1,7 @@
 // Operational endpoints, outside /v1 and without auth: liveness, readiness, the OpenAPI document.
-// /readyz also shows the providers queries call (kind, model, circuit state): a provider that is
-// down does not make the instance unready, as queries still answer without it (`degraded`).
+// /readyz also shows the providers queries call (kind, model, circuit state; `embeddings` and
+// `rerank` say which model each is, or "none"): a provider that is down does not make the instance
+// unready, as queries still answer without it (`degraded`).
 import type { FastifyInstance } from 'fastify';
 import { withTimeout } from '../../domain/timeout.js';
 import type { AppDeps } from '../deps.js';
@@ -24,10 +25,22 @@ export function operationsRoutes(app: FastifyInstance, deps: AppDeps): void {
         }
       }),
     );
+    const configured = deps.providers ?? [];
     const providers = Object.fromEntries(
-      (deps.providers ?? []).map((p) => [p.name, { kind: p.kind, model: p.model, state: p.state() }]),
+      configured.map((p) => [p.name, { kind: p.kind, model: p.model, state: p.state() }]),
     );
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks, providers });
+    // Which embedding model and reranker this instance uses, or "none": never a URL or a key.
+    const active = (name: string) => {
+      const provider = configured.find((p) => p.name === name);
+      return provider ? { provider: provider.kind, model: provider.model } : 'none';
+    };
+    return reply.code(ready ? 200 : 503).send({
+      status: ready ? 'ready' : 'unavailable',
+      checks,
+      providers,
+      embeddings: active('embeddings'),
+      rerank: active('rerank'),
+    });
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
