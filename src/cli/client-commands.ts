@@ -123,7 +123,7 @@ export async function runClientCommand(
         return await webhooksCommand(args, (values) => connect(values, env), io);
     }
   } catch (error) {
-    return reportFailure(error, { name: `docindex ${command}`, usage: CLIENT_USAGE, stderr: io.stderr });
+    return reportFailure(error, { name: `docindex ${command}`, stderr: io.stderr });
   }
 }
 

@@ -40,6 +40,6 @@ export async function runMcpCommand(
     await serveStdio(client, { stdin: io.stdin, stdout: io.stdout });
     return 0;
   } catch (error) {
-    return reportFailure(error, { name: 'docindex mcp', usage: MCP_USAGE, stderr: io.stderr });
+    return reportFailure(error, { name: 'docindex mcp', stderr: io.stderr });
   }
 }

@@ -3,13 +3,14 @@
 // admin command runs, the configuration, the runtime and the HTTP server. Results go to stdout;
 // logs go to stderr.
 import type { IncomingMessage } from 'node:http';
-import type { ServerSide } from '../cli/admin-commands.js';
+import type { OrgAdministration, ServerSide } from '../cli/admin-commands.js';
 import { SetupError } from '../cli/exit.js';
 import { runCommandLine } from '../cli/main.js';
 import { type Config, loadConfig } from '../config/index.js';
-import type { CreatedOrg } from '../domain/orgs.js';
+import type { CreatedOrg, OrgAdmin } from '../domain/orgs.js';
 import type { ProviderStatus } from '../domain/provider-health.js';
 import { reindexSearch } from '../domain/reindex.js';
+import { toKeyJson, toOrgJson } from '../http/routes/admin/json.js';
 import { RequestRate } from '../pipeline/yield-to-api.js';
 import { createLogger } from './logger.js';
 import type { Runtime } from './runtime.js';
@@ -62,7 +63,7 @@ function openServer(config: Config): ServerSide {
     },
     openAdmin: async () => {
       const oneShot = await runtime(true);
-      return { admin: oneShot.admin, close: () => oneShot.close() };
+      return { admin: storesAdministration(oneShot.admin), close: () => oneShot.close() };
     },
     reindex: async (onProgress) => {
       const oneShot = await runtime(true);
@@ -82,6 +83,25 @@ function openServer(config: Config): ServerSide {
         await oneShot.close();
       }
     },
+  };
+}
+
+/** The orgs and keys commands on the server's stores, listing as the admin API does. */
+function storesAdministration(admin: OrgAdmin): OrgAdministration {
+  return {
+    createOrg: (name, rateLimitRpm) => admin.createOrg(name, rateLimitRpm),
+    issueKey: (orgId, options) => admin.issueKey(orgId, options),
+    setRateLimit: (orgId, rpm) => admin.setRateLimit(orgId, rpm),
+    revokeKey: (keyId) => admin.revokeKey(keyId),
+    async *everyOrg() {
+      let cursor: string | null = null;
+      do {
+        const page = await admin.listOrgs({ limit: 100, cursor });
+        yield* page.orgs.map(toOrgJson);
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+    },
+    keysOf: async (orgId) => (await admin.listKeys(orgId)).map(toKeyJson),
   };
 }
 
