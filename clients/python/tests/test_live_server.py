@@ -277,14 +277,14 @@ class UrlIngestTest(unittest.TestCase):
         self.assertEqual(error.status, 400)
         self.assertEqual(error.code, "invalid_request")
         self.assertEqual([field.pointer for field in error.errors], ["/url"])
+        self.assertTrue((error.request_id or "").startswith("req_"), error.request_id)
+        self.assertIn("public", error.detail)
 
     def test_chunk_settings_are_sent_and_checked(self) -> None:
         client = live_client()
         with self.assertRaises(InvalidRequestError) as caught:
             client.ingest_url("https://example.com/report.pdf", chunk_size=256, chunk_overlap=256)
         self.assertEqual([field.pointer for field in caught.exception.errors], ["/chunk_overlap"])
-        self.assertTrue((error.request_id or "").startswith("req_"), error.request_id)
-        self.assertIn("public", error.detail)
 
 
 class DocumentsTest(unittest.TestCase):
