@@ -120,6 +120,16 @@ describe('docindex command line', () => {
   it('prints the usage: exit 0 when asked, 1 with no command', async () => {
     expect(await run(['--help'])).toEqual({ status: 0, stdout: `${USAGE}\n`, stderr: '' });
     expect(await run([])).toMatchObject({ status: 1, stdout: `${USAGE}\n` });
+    // After any command too, without opening the server side.
+    const closed = async (): Promise<ServerSide> => {
+      throw new Error('--help must not open the server side');
+    };
+    expect(await run(['orgs', '--help'], closed)).toEqual({ status: 0, stdout: `${USAGE}\n`, stderr: '' });
+    expect(await run(['keys', 'list', '-h'], closed)).toEqual({
+      status: 0,
+      stdout: `${USAGE}\n`,
+      stderr: '',
+    });
   });
 
   it('an unknown command is one line with the nearest command and a pointer to --help: exit 2', async () => {
