@@ -51,13 +51,13 @@ export async function runCommandLine(argv: string[], deps: CommandLineDeps): Pro
     return EXIT_USAGE;
   }
   if (isClientCommand(command)) return runClientCommand(command, rest, deps.env, io);
-  if (rest.includes('--help') || rest.includes('-h')) {
-    io.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
   if (command === 'mcp') {
     const stdio = deps.stdio ?? { stdin: process.stdin, stdout: process.stdout };
     return runMcpCommand(rest, deps.env, { ...stdio, stderr: io.stderr });
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
   }
   try {
     if (command === 'models') return await runModelsCommand(rest, () => deps.modelSettings(), io);
