@@ -1,17 +1,18 @@
 // The `docindex` commands that run the server or administer its data (serve, worker, migrate,
-// orgs, keys). The orgs and keys commands act either directly on the server's stores (what the
+// reindex, orgs, keys). The orgs and keys commands act either directly on the server's stores (what the
 // composition root, start/cli.ts, opens as a ServerSide) or, given an admin token, over the admin
 // HTTP API of a running server (client/AdminClient): the same commands, the same output. This
 // layer parses and prints, and knows no adapter, database or Fastify.
 
 import { AdminClient } from '../client/admin-client.js';
 import { DocindexError } from '../client/errors.js';
+import type { AdminKey, AdminOrg } from '../client/types.js';
 import { ApiError } from '../domain/errors.js';
 import type { ReindexProgress, ReindexReport } from '../domain/reindex.js';
 import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
-import { parseArguments, UsageError } from './args.js';
+import { didYouMean, parseArguments, UsageError } from './args.js';
 import { SetupError } from './exit.js';
-import type { TerminalIO } from './render.js';
+import { renderKeyTable, renderOrgTable, type TerminalIO } from './render.js';
 
 export const ADMIN_USAGE = `Server:
   docindex serve [--no-worker]     start the API (and, unless --no-worker, the workers)
@@ -24,9 +25,24 @@ Administration (on the same DATA_DIR / DATABASE_URL as the server, or, with an a
 over the admin API of a running server: --url URL --admin-token TOKEN, or DOCINDEX_URL and
 DOCINDEX_ADMIN_TOKEN):
   docindex orgs create --name NAME [--rate-limit-rpm N] [--json]
+  docindex orgs list [--json]      every organisation: rate limit, active keys, queries, created
   docindex orgs set-rate-limit ORG_ID N
   docindex keys create --org ORG_ID [--scopes ${SCOPES.join(',')}] [--expires-at ISO-8601] [--json]
+  docindex keys list --org ORG_ID [--json]
+                                   the organisation's keys: scopes, expiry, state (never the key itself)
   docindex keys revoke KEY_ID`;
+
+export const ADMIN_COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'orgs', 'keys'] as const;
+
+/** The actions of `docindex orgs` and `docindex keys`. */
+const ADMIN_ACTIONS = [
+  'orgs create',
+  'orgs list',
+  'orgs set-rate-limit',
+  'keys create',
+  'keys list',
+  'keys revoke',
+];
 
 /** A key as the orgs and keys commands print it. */
 export interface IssuedKeyLine {
@@ -45,6 +61,10 @@ export interface OrgAdministration {
   setRateLimit(orgId: string, rpm: number): Promise<boolean>;
   /** false when the key does not exist (or, on the stores, was already revoked). */
   revokeKey(keyId: string): Promise<boolean>;
+  /** Every organisation, newest first, as the admin API shows it. */
+  everyOrg(): AsyncIterable<AdminOrg>;
+  /** The organisation's keys, oldest first, revoked ones included; an unknown org is not_found. */
+  keysOf(orgId: string): Promise<AdminKey[]>;
 }
 
 /** An organisation administrator over the server's stores, and how to let them go. */
@@ -115,8 +135,6 @@ export async function runAdminCommand(
       }
     }
     default:
-      // Even an unknown command reads the configuration first: a bad environment is reported as such.
-      await openServer();
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);
   }
 }
@@ -193,6 +211,8 @@ function remoteSession(remote: Remote): AdminSession {
         () => true,
         (error: unknown) => (missing(error) ? false : Promise.reject(error)),
       ),
+    everyOrg: () => client.iterateOrgs(),
+    keysOf: (orgId) => client.listKeys(orgId),
   };
   return { admin, close: async () => {} };
 }
@@ -216,6 +236,20 @@ async function administer(
     const issued = await admin.createOrg(values.name, rpm);
     // One line of exactly these three fields (DESIGN: `orgs create --json`).
     printIssued(io, { org_id: issued.org_id, key_id: issued.key_id, api_key: issued.api_key }, values.json);
+    return 0;
+  }
+  if (group === 'orgs' && action === 'list') {
+    const { values } = parseArguments(rest, { json: { type: 'boolean' } }, 0);
+    const orgs: AdminOrg[] = [];
+    for await (const org of admin.everyOrg()) orgs.push(org);
+    io.stdout.write(values.json ? `${JSON.stringify(orgs, null, 2)}\n` : renderOrgTable(orgs));
+    return 0;
+  }
+  if (group === 'keys' && action === 'list') {
+    const { values } = parseArguments(rest, { org: { type: 'string' }, json: { type: 'boolean' } }, 0);
+    if (!values.org) throw new UsageError('keys list needs --org ORG_ID');
+    const keys = await admin.keysOf(values.org);
+    io.stdout.write(values.json ? `${JSON.stringify(keys, null, 2)}\n` : renderKeyTable(keys, new Date()));
     return 0;
   }
   if (group === 'orgs' && action === 'set-rate-limit') {
@@ -255,7 +289,10 @@ async function administer(
     io.stdout.write(`key ${keyId} revoked\n`);
     return 0;
   }
-  throw new UsageError(`unknown command ${group} ${action ?? ''}`.trim());
+  const typed = `${group} ${action ?? ''}`.trim();
+  throw new UsageError(
+    `unknown command ${JSON.stringify(typed)}${didYouMean(typed, ADMIN_ACTIONS, (name) => JSON.stringify(name))}`,
+  );
 }
 
 async function reindex(server: ServerSide, io: TerminalIO): Promise<number> {

@@ -1,8 +1,9 @@
 // The command line's one argument parser (node:util parseArgs, strict) and the UsageError every
-// command throws when its arguments are wrong: exit 2, the message and the usage text (exit.ts).
+// command throws when its arguments are wrong: exit 2 and one line (exit.ts). An unknown option or
+// command is named with the nearest known one.
 import { parseArgs } from 'node:util';
 
-/** The command line is wrong: the message and the usage text, exit 2. */
+/** The command line is wrong: one line and a pointer to --help, exit 2. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
@@ -26,7 +27,9 @@ export function parseArguments<T extends OptionSpec>(
   try {
     parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(
+      optionProblem(args, options) ?? (error instanceof Error ? error.message : String(error)),
+    );
   }
   if (positionalCount !== undefined && parsed.positionals.length !== positionalCount) {
     throw new UsageError(`expected ${positionalCount} argument(s), got ${parsed.positionals.length}`);
@@ -55,4 +58,74 @@ export function keyValues(pairs: string[] | undefined, flag: string): Array<[str
     if (eq < 1) throw new UsageError(`${flag} takes key=value, got ${JSON.stringify(pair)}`);
     return [pair.slice(0, eq), pair.slice(eq + 1)];
   });
+}
+
+/**
+ * What is wrong with the options in `args`, said as a user reads it (parseArgs's own messages
+ * suggest shell quoting that is seldom the fix); null when they look right.
+ */
+function optionProblem(args: string[], options: OptionSpec): string | null {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') break;
+    if (!arg.startsWith('-') || arg === '-') continue;
+    const eq = arg.indexOf('=');
+    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
+    const spec = flag.startsWith('--') ? options[flag.slice(2)] : undefined;
+    if (spec === undefined) {
+      const known = Object.keys(options).map((name) => `--${name}`);
+      return `unknown option ${flag}${didYouMean(flag, known)}`;
+    }
+    if (spec.type === 'boolean') {
+      if (flag !== arg) return `${flag} takes no value, got ${JSON.stringify(arg)}`;
+      continue;
+    }
+    if (flag !== arg) continue;
+    const value = args[i + 1];
+    if (value === undefined) return `${flag} needs a value`;
+    if (value.startsWith('-')) {
+      return `${flag} needs a value; to give one that starts with "-", write ${flag}=${value}`;
+    }
+    i++;
+  }
+  return null;
+}
+
+/** `; did you mean "x"?` for the nearest of `known` within a typo or two of `word`, else nothing. */
+export function didYouMean(
+  word: string,
+  known: readonly string[],
+  show: (name: string) => string = (name) => name,
+): string {
+  const nearest = closest(word, known);
+  return nearest === null ? '' : `; did you mean ${show(nearest)}?`;
+}
+
+/** The entry of `known` nearest to `word` by edit distance, when close enough to be a typo. */
+export function closest(word: string, known: readonly string[]): string | null {
+  const limit = word.length <= 4 ? 1 : 2;
+  let best: { name: string; distance: number } | null = null;
+  for (const name of known) {
+    const distance = editDistance(word, name);
+    if (distance <= limit && (best === null || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name ?? null;
+}
+
+/** Insertions, deletions, substitutions and swaps of neighbours (optimal string alignment). */
+function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d = Math.min(d, rows[i - 2]![j - 2]! + 1);
+      }
+      rows[i]![j] = d;
+    }
+  }
+  return rows[a.length]![b.length]!;
 }

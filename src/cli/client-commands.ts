@@ -1,9 +1,9 @@
 // The `docindex` client commands (ingest, status, ls, rm, chunks, query, usage, webhooks): they talk to a running
 // server over HTTP with DocindexClient, configured by DOCINDEX_URL / DOCINDEX_API_KEY or flags.
 // Results go to stdout (`--json`: the API's JSON body); progress and problems go to stderr.
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DocindexClient, type WaitProgress } from '../client/client.js';
+import { type ChunkOptions, DocindexClient, type WaitProgress } from '../client/client.js';
 import { DocindexError, WaitTimeoutError } from '../client/errors.js';
 import type {
   ChunkPage,
@@ -13,7 +13,8 @@ import type {
   QueryFilter,
   VersionAck,
 } from '../client/types.js';
-import { ADVERTISED_EXTENSIONS, listInProse, SUPPORTED_FORMATS } from '../domain/formats.js';
+import { CHUNK_OVERLAP, CHUNK_SIZE } from '../domain/chunk-settings.js';
+import { ADVERTISED_EXTENSIONS, listInProse } from '../domain/formats.js';
 import { keyValues, type OptionSpec, parseArguments, UsageError, wholeNumber } from './args.js';
 import { reportFailure, SetupError } from './exit.js';
 import {
@@ -46,7 +47,10 @@ export const CLIENT_USAGE = `Client (talks to a running server; DOCINDEX_URL, de
 DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
   docindex ingest <files|folders|urls…> [--metadata k=v …] [--chunk-size N] [--chunk-overlap N] [--wait]
                                    upload files (folders are searched for ${ADVERTISED_EXTENSIONS.join(' ')}),
-                                   queue URLs; --wait follows them to ready or failed
+                                   queue URLs; --wait follows them to ready or failed;
+                                   --chunk-size N: tokens per chunk, ${CHUNK_SIZE.minimum} to ${CHUNK_SIZE.maximum} (default ${CHUNK_SIZE.default});
+                                   --chunk-overlap N: tokens two chunks share, ${CHUNK_OVERLAP.minimum} to ${CHUNK_OVERLAP.maximum},
+                                   less than the chunk size (default ${CHUNK_OVERLAP.default})
   docindex ingest <file|url> --external-id ID [--metadata k=v …] [--wait]
                                    with your own key for it: sent again, it becomes a new version
   docindex update <id> (--text T | --file PATH | --url URL) [--json]
@@ -54,6 +58,7 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
                                    answers queries until it is ready)
   docindex reprocess <id> [--chunk-size N] [--chunk-overlap N] [--json]
                                    process a document again from its text or original file
+                                   (chunk settings as for ingest; the document's by default)
   docindex status <id…> [--json]   processing status of documents
   docindex ls [--status S] [--filter F …] [--limit N] [--cursor C] [--json]
   docindex rm <id…>                delete documents
@@ -76,10 +81,6 @@ const UPLOAD_CONCURRENCY = 4;
 const SUPPORTED_EXTENSIONS: ReadonlySet<string> = new Set(ADVERTISED_EXTENSIONS);
 /** ".pdf, .docx, .txt, .md, .html or .htm", for messages about what a folder held. */
 const SUPPORTED_LIST = listInProse(ADVERTISED_EXTENSIONS);
-// The file endpoint has no chunk settings, so with --chunk-size/--chunk-overlap these go as text.
-const TEXT_EXTENSIONS: ReadonlySet<string> = new Set(
-  SUPPORTED_FORMATS.filter((f) => f.plainText).flatMap((f) => f.extensions),
-);
 const STATUSES: readonly DocumentStatus[] = ['queued', 'processing', 'ready', 'failed'];
 
 export function isClientCommand(command: string): command is ClientCommand {
@@ -122,7 +123,7 @@ export async function runClientCommand(
         return await webhooksCommand(args, (values) => connect(values, env), io);
     }
   } catch (error) {
-    return reportFailure(error, { name: `docindex ${command}`, usage: CLIENT_USAGE, stderr: io.stderr });
+    return reportFailure(error, { name: `docindex ${command}`, stderr: io.stderr });
   }
 }
 
@@ -182,9 +183,7 @@ async function ingestCommand(args: string[], env: Record<string, string | undefi
     throw new UsageError('--external-id names one document: give exactly one file or URL with it');
   }
   const metadata: Metadata = Object.fromEntries(keyValues(values.metadata, '--metadata'));
-  const chunkSize = wholeNumber(values['chunk-size'], '--chunk-size', 1, 1_000_000);
-  const chunkOverlap = wholeNumber(values['chunk-overlap'], '--chunk-overlap', 0, 1_000_000);
-  const chunked = chunkSize !== undefined || chunkOverlap !== undefined;
+  const chunks = chunkOptions(values);
   const client = connect(values, env);
 
   const items = await collectItems(positionals, io);
@@ -195,19 +194,6 @@ async function ingestCommand(args: string[], env: Record<string, string | undefi
     io.stderr.write(`docindex ingest: nothing to ingest (no ${SUPPORTED_LIST} files found)\n`);
     return 1;
   }
-  if (
-    chunked &&
-    items.some(
-      (item) =>
-        item.source.kind === 'url' ||
-        (item.source.kind === 'file' && !TEXT_EXTENSIONS.has(extensionOf(item.source.path))),
-    )
-  ) {
-    io.stderr.write(
-      'note: --chunk-size/--chunk-overlap apply to .txt and .md files (sent as text); the API chunks PDF, DOCX and URL documents with its defaults (512/64).\n',
-    );
-  }
-
   const progress = new ProgressLine(io.stderr);
   const render = () => progress.update(ingestProgressText(items, values.wait === true));
   render();
@@ -217,13 +203,10 @@ async function ingestCommand(args: string[], env: Record<string, string | undefi
     item.state = 'uploading';
     render();
     try {
-      const ack = await uploadItem(
-        client,
-        item.source,
-        metadata,
-        chunked ? { chunkSize, chunkOverlap } : null,
-        externalId,
-      );
+      const ack = await uploadItem(client, item.source, metadata, {
+        ...chunks,
+        ...(externalId === undefined ? {} : { externalId }),
+      });
       item.documentId = ack.document_ids[0] ?? null;
       item.state = 'queued';
     } catch (error) {
@@ -337,28 +320,29 @@ async function walkFolder(folder: string): Promise<string[]> {
   return found;
 }
 
-async function uploadItem(
+function uploadItem(
   client: DocindexClient,
   source: { kind: 'file'; path: string } | { kind: 'url'; url: string },
   metadata: Metadata,
-  chunks: { chunkSize: number | undefined; chunkOverlap: number | undefined } | null,
-  externalId: string | undefined,
+  options: ChunkOptions & { externalId?: string },
 ) {
-  const keyed = externalId === undefined ? {} : { externalId };
-  if (source.kind === 'url') return client.ingestUrl(source.url, metadata, keyed);
-  if (chunks && TEXT_EXTENSIONS.has(extensionOf(source.path))) {
-    const text = await readFile(source.path, 'utf8');
-    const document = {
-      text,
-      metadata: { filename: path.basename(source.path), ...metadata },
-      ...(externalId === undefined ? {} : { external_id: externalId }),
-    };
-    return client.ingestText([document], {
-      ...(chunks.chunkSize === undefined ? {} : { chunkSize: chunks.chunkSize }),
-      ...(chunks.chunkOverlap === undefined ? {} : { chunkOverlap: chunks.chunkOverlap }),
-    });
-  }
-  return client.ingestFile(source.path, { metadata, ...keyed });
+  if (source.kind === 'url') return client.ingestUrl(source.url, metadata, options);
+  return client.ingestFile(source.path, { metadata, ...options });
+}
+
+/** `--chunk-size` and `--chunk-overlap`, checked against the bounds the server accepts. */
+function chunkOptions(values: { 'chunk-size'?: string; 'chunk-overlap'?: string }): ChunkOptions {
+  const chunkSize = wholeNumber(values['chunk-size'], '--chunk-size', CHUNK_SIZE.minimum, CHUNK_SIZE.maximum);
+  const chunkOverlap = wholeNumber(
+    values['chunk-overlap'],
+    '--chunk-overlap',
+    CHUNK_OVERLAP.minimum,
+    CHUNK_OVERLAP.maximum,
+  );
+  return {
+    ...(chunkSize === undefined ? {} : { chunkSize }),
+    ...(chunkOverlap === undefined ? {} : { chunkOverlap }),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -392,13 +376,9 @@ async function reprocessCommand(args: string[], env: Record<string, string | und
     json: { type: 'boolean' },
   });
   if (positionals.length !== 1) throw new UsageError('reprocess needs exactly one document id');
-  const chunkSize = wholeNumber(values['chunk-size'], '--chunk-size', 1, 1_000_000);
-  const chunkOverlap = wholeNumber(values['chunk-overlap'], '--chunk-overlap', 0, 1_000_000);
+  const chunks = chunkOptions(values);
   const client = connect(values, env);
-  const ack = await client.reprocessDocument(positionals[0]!, {
-    ...(chunkSize === undefined ? {} : { chunkSize }),
-    ...(chunkOverlap === undefined ? {} : { chunkOverlap }),
-  });
+  const ack = await client.reprocessDocument(positionals[0]!, chunks);
   return printVersionAck(ack, values.json === true, io);
 }
 

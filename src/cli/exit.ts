@@ -14,6 +14,9 @@ export const EXIT_FAILED = 1;
 /** The command could not run: wrong arguments, missing setup, invalid configuration. */
 export const EXIT_USAGE = 2;
 
+/** Where every command and option is listed. */
+export const HELP = 'docindex --help';
+
 /** Something to set up before the command can run (no key, bad URL): the message alone, exit 2. */
 export class SetupError extends Error {
   override readonly name = 'SetupError';
@@ -22,38 +25,35 @@ export class SetupError extends Error {
 interface Failure {
   exitCode: number;
   message: string;
-  /** Follow the message with the command's usage text. */
-  withUsage: boolean;
   /** Start the message with the command's name (`docindex ingest: …`). */
   named: boolean;
 }
 
 function failureOf(error: unknown): Failure | null {
   if (error instanceof UsageError) {
-    return { exitCode: EXIT_USAGE, message: error.message, withUsage: true, named: true };
+    return { exitCode: EXIT_USAGE, message: `${error.message} (see ${HELP})`, named: true };
   }
   if (error instanceof SetupError) {
-    return { exitCode: EXIT_USAGE, message: error.message, withUsage: false, named: true };
+    return { exitCode: EXIT_USAGE, message: error.message, named: true };
   }
   // The message lists every bad variable under its own heading.
   if (error instanceof ConfigError) {
-    return { exitCode: EXIT_USAGE, message: error.message, withUsage: false, named: false };
+    return { exitCode: EXIT_USAGE, message: error.message, named: false };
   }
   if (error instanceof DocindexError) {
-    return { exitCode: EXIT_FAILED, message: describeClientError(error), withUsage: false, named: true };
+    return { exitCode: EXIT_FAILED, message: describeClientError(error), named: true };
   }
   // `docindex models`: a token or MODELS_DIR to fix is setup; the Hub, network or disk saying no is a failure.
   if (error instanceof ModelPullError) {
     return {
       exitCode: error.setup ? EXIT_USAGE : EXIT_FAILED,
       message: error.message,
-      withUsage: false,
       named: true,
     };
   }
   // An unknown organisation or key (admin commands) is the user's to fix.
   if (error instanceof ApiError && error.code === 'not_found') {
-    return { exitCode: EXIT_FAILED, message: error.message, withUsage: false, named: true };
+    return { exitCode: EXIT_FAILED, message: error.message, named: true };
   }
   return null;
 }
@@ -61,12 +61,11 @@ function failureOf(error: unknown): Failure | null {
 /** Writes what the user should see about `error` to `stderr` and returns the exit code; rethrows a bug. */
 export function reportFailure(
   error: unknown,
-  context: { name: string; usage: string; stderr: NodeJS.WritableStream },
+  context: { name: string; stderr: NodeJS.WritableStream },
 ): number {
   const failure = failureOf(error);
   if (failure === null) throw error;
-  const usage = failure.withUsage ? `\n\n${context.usage}` : '';
-  context.stderr.write(`${failure.named ? `${context.name}: ` : ''}${failure.message}${usage}\n`);
+  context.stderr.write(`${failure.named ? `${context.name}: ` : ''}${failure.message}\n`);
   return failure.exitCode;
 }
 

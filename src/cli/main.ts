@@ -3,9 +3,10 @@
 // configuration) and the admin commands (which need the server's configuration, opened by the
 // composition root only when one of them runs). Every failure goes through exit.ts.
 import type { Readable, Writable } from 'node:stream';
-import { ADMIN_USAGE, runAdminCommand, type ServerSide } from './admin-commands.js';
-import { CLIENT_USAGE, isClientCommand, runClientCommand } from './client-commands.js';
-import { reportFailure } from './exit.js';
+import { ADMIN_COMMANDS, ADMIN_USAGE, runAdminCommand, type ServerSide } from './admin-commands.js';
+import { didYouMean } from './args.js';
+import { CLIENT_COMMANDS, CLIENT_USAGE, isClientCommand, runClientCommand } from './client-commands.js';
+import { EXIT_USAGE, HELP, reportFailure } from './exit.js';
 import { MCP_USAGE, runMcpCommand } from './mcp-command.js';
 import { MODELS_USAGE, type ModelSettings, runModelsCommand } from './models-command.js';
 import type { TerminalIO } from './render.js';
@@ -21,6 +22,9 @@ ${MCP_USAGE}
 ${MODELS_USAGE}
 
 Configuration is read from the environment; see docs/CONFIGURATION.md.`;
+
+/** Every command `docindex` knows, for the nearest one to a mistyped name. */
+const COMMANDS: readonly string[] = [...ADMIN_COMMANDS, ...CLIENT_COMMANDS, 'mcp', 'models', 'help'];
 
 export interface CommandLineDeps {
   /** The service's version, which `docindex mcp` shows its MCP client. */
@@ -43,15 +47,24 @@ export async function runCommandLine(argv: string[], deps: CommandLineDeps): Pro
     io.stdout.write(`${USAGE}\n`);
     return command ? 0 : 1;
   }
+  if (!COMMANDS.includes(command)) {
+    const hint = didYouMean(command, COMMANDS, (name) => JSON.stringify(name));
+    io.stderr.write(`docindex: unknown command ${JSON.stringify(command)}${hint} (see ${HELP})\n`);
+    return EXIT_USAGE;
+  }
   if (isClientCommand(command)) return runClientCommand(command, rest, deps.env, io);
   if (command === 'mcp') {
     const stdio = deps.stdio ?? { stdin: process.stdin, stdout: process.stdout };
     return runMcpCommand(rest, deps.env, { ...stdio, stderr: io.stderr }, deps.version);
   }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   try {
     if (command === 'models') return await runModelsCommand(rest, () => deps.modelSettings(), io);
     return await runAdminCommand(command, rest, () => deps.openServer(), deps.env, io);
   } catch (error) {
-    return reportFailure(error, { name: 'docindex', usage: USAGE, stderr: io.stderr });
+    return reportFailure(error, { name: 'docindex', stderr: io.stderr });
   }
 }

@@ -41,6 +41,6 @@ export async function runMcpCommand(
     await serveStdio(client, { stdin: io.stdin, stdout: io.stdout }, version);
     return 0;
   } catch (error) {
-    return reportFailure(error, { name: 'docindex mcp', usage: MCP_USAGE, stderr: io.stderr });
+    return reportFailure(error, { name: 'docindex mcp', stderr: io.stderr });
   }
 }

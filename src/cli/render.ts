@@ -1,6 +1,6 @@
-// What the client commands draw on a terminal: the documents table, query hits, the usage chart
-// and the self-overwriting progress line. Pure text, apart from ProgressLine's writes.
-import type { DocumentRecord, QueryResult, UsageReport } from '../client/types.js';
+// What the commands draw on a terminal: the documents, organisations and keys tables, query hits,
+// the usage chart and the self-overwriting progress line. Pure text, apart from ProgressLine's writes.
+import type { AdminKey, AdminOrg, DocumentRecord, QueryResult, UsageReport } from '../client/types.js';
 
 /** Where the commands write; process.stdout/stderr unless a caller passes others. */
 export interface TerminalIO {
@@ -18,7 +18,7 @@ export function renderDocumentTable(docs: DocumentRecord[]): string {
   const rows = docs.map((doc) => [
     doc.id,
     doc.status,
-    doc.created_at.slice(0, 16).replace('T', ' '),
+    minuteOf(doc.created_at),
     doc.chunk_count === null ? '-' : String(doc.chunk_count),
     documentName(doc),
     doc.error ? `${doc.error.code}: ${doc.error.message}` : '',
@@ -26,6 +26,55 @@ export function renderDocumentTable(docs: DocumentRecord[]): string {
   const header = ['ID', 'STATUS', 'CREATED (UTC)', 'CHUNKS', 'SOURCE', 'ERROR'];
   const showError = rows.some((row) => row[5] !== '');
   return renderTable([header, ...rows].map((row) => (showError ? row : row.slice(0, 5))));
+}
+
+/** "2026-03-15 12:00" from an ISO 8601 date-time (UTC). */
+function minuteOf(iso: string): string {
+  return iso.slice(0, 16).replace('T', ' ');
+}
+
+/** One row per organisation, as `docindex orgs list` prints them. */
+export function renderOrgTable(orgs: AdminOrg[]): string {
+  const days = orgs[0]?.usage.period_days ?? 30;
+  const rows = orgs.map((org) => [
+    org.org_id,
+    org.name,
+    String(org.rate_limit_rpm),
+    String(org.active_keys),
+    String(org.usage.total_queries),
+    minuteOf(org.created_at),
+  ]);
+  const header = [
+    'ORG ID',
+    'NAME',
+    'RATE LIMIT (RPM)',
+    'ACTIVE KEYS',
+    `QUERIES (${days} D)`,
+    'CREATED (UTC)',
+  ];
+  return renderTable([header, ...rows]);
+}
+
+/** One row per key, as `docindex keys list` prints them: never the key, only its first characters. */
+export function renderKeyTable(keys: AdminKey[], now: Date): string {
+  const rows = keys.map((key) => {
+    const state =
+      key.revoked_at !== null
+        ? `revoked ${minuteOf(key.revoked_at)}`
+        : key.expires_at !== null && Date.parse(key.expires_at) <= now.getTime()
+          ? 'expired'
+          : 'active';
+    return [
+      key.key_id,
+      `${key.prefix}…`,
+      key.scopes.join(','),
+      key.expires_at === null ? 'never' : minuteOf(key.expires_at),
+      minuteOf(key.created_at),
+      state,
+    ];
+  });
+  const header = ['KEY ID', 'KEY', 'SCOPES', 'EXPIRES (UTC)', 'CREATED (UTC)', 'STATE'];
+  return renderTable([header, ...rows]);
 }
 
 /** Rows of cells as aligned columns two spaces apart (the first row is the header). */

@@ -51,14 +51,17 @@ export interface IngestOptions extends RequestOptions {
   idempotencyKey?: string;
 }
 
-export interface IngestTextOptions extends IngestOptions {
+/** How the server cuts the document into chunks; every ingest form takes them. */
+export interface ChunkOptions {
   /** Tokens per chunk, 128–4096 (server default 512). */
   chunkSize?: number;
   /** Tokens shared by consecutive chunks, 0–512 and below chunkSize (server default 64). */
   chunkOverlap?: number;
 }
 
-export interface IngestUrlOptions extends IngestOptions {
+export interface IngestTextOptions extends IngestOptions, ChunkOptions {}
+
+export interface IngestUrlOptions extends IngestOptions, ChunkOptions {
   /**
    * Your key for the document, unique in your organisation: when a document has it already, this
    * becomes its new version (the ack names that document).
@@ -175,8 +178,7 @@ export class DocindexClient {
   ingestText(documents: Array<string | TextDocument>, options: IngestTextOptions = {}): Promise<IngestAck> {
     const body = {
       documents: documents.map((doc) => (typeof doc === 'string' ? { text: doc } : doc)),
-      ...(options.chunkSize === undefined ? {} : { chunk_size: options.chunkSize }),
-      ...(options.chunkOverlap === undefined ? {} : { chunk_overlap: options.chunkOverlap }),
+      ...chunkFields(options),
     };
     return this.#call<IngestAck>('POST', '/v1/ingest', {
       json: body,
@@ -191,12 +193,14 @@ export class DocindexClient {
    */
   async ingestFile(file: string | Blob, options: IngestFileOptions = {}): Promise<IngestAck> {
     const { blob, filename } = await fileBlob(file, options.filename);
-    const { metadata, externalId } = options;
+    const { metadata, externalId, chunkSize, chunkOverlap } = options;
     return this.#call<IngestAck>('POST', '/v1/ingest/file', {
       form: () => {
         const form = new FormData();
         if (metadata !== undefined) form.append('metadata', JSON.stringify(metadata));
         if (externalId !== undefined) form.append('external_id', externalId);
+        if (chunkSize !== undefined) form.append('chunk_size', String(chunkSize));
+        if (chunkOverlap !== undefined) form.append('chunk_overlap', String(chunkOverlap));
         form.append('file', blob, filename);
         return form;
       },
@@ -212,6 +216,7 @@ export class DocindexClient {
         url,
         ...(metadata === undefined ? {} : { metadata }),
         ...(options.externalId === undefined ? {} : { external_id: options.externalId }),
+        ...chunkFields(options),
       },
       idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
       signal: options.signal,
@@ -277,10 +282,7 @@ export class DocindexClient {
    */
   reprocessDocument(id: string, options: ReprocessOptions = {}): Promise<VersionAck> {
     return this.#call<VersionAck>('POST', `/v1/documents/${encodeURIComponent(id)}/reprocess`, {
-      json: {
-        ...(options.chunkSize === undefined ? {} : { chunk_size: options.chunkSize }),
-        ...(options.chunkOverlap === undefined ? {} : { chunk_overlap: options.chunkOverlap }),
-      },
+      json: chunkFields(options),
       idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
       signal: options.signal,
     });
@@ -559,6 +561,14 @@ function summarise(documents: DocumentRecord[]): WaitProgress {
   };
   for (const doc of documents) progress[doc.status] += 1;
   return progress;
+}
+
+/** The chunk settings given, as the JSON bodies name them. */
+function chunkFields(options: ChunkOptions): { chunk_size?: number; chunk_overlap?: number } {
+  return {
+    ...(options.chunkSize === undefined ? {} : { chunk_size: options.chunkSize }),
+    ...(options.chunkOverlap === undefined ? {} : { chunk_overlap: options.chunkOverlap }),
+  };
 }
 
 function newIdempotencyKey(): string {

@@ -3,6 +3,7 @@
 // commit; a queue hiccup after it is repaired by the reconciler, never reported as a failure.
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { type ChunkSettings, checkChunkSettings, DEFAULT_CHUNKS } from './chunk-settings.js';
 import { readDocumentText } from './documents.js';
 import { ERRORS } from './errors.js';
 import { checkLanguage } from './languages.js';
@@ -25,6 +26,16 @@ export interface TextDocumentInput {
   external_id?: string;
   /** The text's language (ISO 639-1); absent: detected. */
   language?: string;
+}
+
+/** What a file or URL ingest may say besides its content and metadata. */
+export interface IngestOptions {
+  /** The caller's key: a document of the org that has it gets a new version instead. */
+  externalId?: string | null;
+  /** The content's language (ISO 639-1); absent: detected. */
+  language?: string | null;
+  /** Absent: DEFAULT_CHUNKS. */
+  chunks?: ChunkSettings;
 }
 
 /** The 202 of PUT /v1/documents/{id}/content and POST /v1/documents/{id}/reprocess. */
@@ -52,11 +63,6 @@ export interface StagedFile {
   filename: string | null;
   metadata: Metadata;
   contentType: string;
-}
-
-export interface ChunkSettings {
-  chunkSize: number;
-  chunkOverlap: number;
 }
 
 /** Decides a stored upload's format from its bytes and name. */
@@ -310,18 +316,16 @@ export class IngestionService {
     }
   }
 
-  async commitFile(
-    orgId: string,
-    staged: StagedFile,
-    externalId: string | null = null,
-    language: string | null = null,
-  ): Promise<IngestAck> {
-    const row = this.newDocument(orgId, this.deps.clock.now(), DEFAULT_CHUNKS, staged.metadata, {
-      ...this.fileInput(staged),
-      externalId,
-      language,
-    });
+  /** Queues a staged upload; on any refusal the upload is removed. */
+  async commitFile(orgId: string, staged: StagedFile, options: IngestOptions = {}): Promise<IngestAck> {
+    const chunks = options.chunks ?? DEFAULT_CHUNKS;
     try {
+      checkChunkSettings(chunks);
+      const row = this.newDocument(orgId, this.deps.clock.now(), chunks, staged.metadata, {
+        ...this.fileInput(staged),
+        externalId: options.externalId ?? null,
+        language: options.language ?? null,
+      });
       return await this.commit(orgId, [row]);
     } catch (error) {
       await this.discardFile(staged);
@@ -337,17 +341,18 @@ export class IngestionService {
     orgId: string,
     url: string,
     metadata: Metadata,
-    externalId: string | null = null,
-    language: string | null = null,
+    options: IngestOptions = {},
   ): Promise<IngestAck> {
-    checkLanguage(language, '/language');
+    const chunks = options.chunks ?? DEFAULT_CHUNKS;
+    checkChunkSettings(chunks);
+    checkLanguage(options.language, '/language');
     const displayUrl = this.screen(url);
     await this.checkBackpressure(1);
-    const row = this.newDocument(orgId, this.deps.clock.now(), DEFAULT_CHUNKS, metadata, {
+    const row = this.newDocument(orgId, this.deps.clock.now(), chunks, metadata, {
       source: { type: 'url', filename: null, url: displayUrl, content_type: null, bytes: null },
       fetchUrl: url,
-      externalId,
-      language,
+      externalId: options.externalId ?? null,
+      language: options.language ?? null,
     });
     return this.commit(orgId, [row], this.deps.downloadQueue);
   }
@@ -432,18 +437,5 @@ export class IngestionService {
     if (this.pendingCache.count + incoming > this.deps.limits.maxQueuedDocuments) {
       throw ERRORS.overloaded(5);
     }
-  }
-}
-
-export const DEFAULT_CHUNKS: ChunkSettings = { chunkSize: 512, chunkOverlap: 64 };
-
-export function checkChunkSettings(chunks: ChunkSettings): void {
-  if (chunks.chunkOverlap >= chunks.chunkSize) {
-    throw ERRORS.invalid('chunk_overlap must be smaller than chunk_size.', [
-      {
-        pointer: '/chunk_overlap',
-        message: `must be smaller than chunk_size (${chunks.chunkSize}), got ${chunks.chunkOverlap}`,
-      },
-    ]);
   }
 }

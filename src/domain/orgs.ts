@@ -24,10 +24,12 @@ export interface CreatedOrg extends IssuedKey {
   rate_limit_rpm: number;
 }
 
-/** An org with its query count over the usage window, for the admin list. */
+/** An org with its query count over the usage window and its usable keys, for the admin list. */
 export interface OrgSummary {
   org: Org;
   queries: number;
+  /** Keys neither revoked nor expired. */
+  activeKeys: number;
 }
 
 export interface OrgPage {
@@ -93,7 +95,7 @@ export class OrgAdmin {
   async getOrg(orgId: string): Promise<OrgSummary> {
     const org = await this.orgs.getOrg(orgId);
     if (!org) throw ERRORS.orgNotFound(orgId);
-    return { org, queries: await this.queriesOf(org.id) };
+    return this.summaryOf(org);
   }
 
   /** Newest first, with each org's queries over the usage window. */
@@ -104,7 +106,7 @@ export class OrgAdmin {
     const last = page[page.length - 1];
     const nextCursor =
       found.length > options.limit && last ? encodePageCursor(last.createdAt, last.id) : null;
-    const orgs = await Promise.all(page.map(async (org) => ({ org, queries: await this.queriesOf(org.id) })));
+    const orgs = await Promise.all(page.map((org) => this.summaryOf(org)));
     return { orgs, nextCursor };
   }
 
@@ -112,7 +114,7 @@ export class OrgAdmin {
   async updateOrg(orgId: string, changes: { name?: string; rateLimitRpm?: number }): Promise<OrgSummary> {
     const org = await this.orgs.updateOrg(orgId, changes);
     if (!org) throw ERRORS.orgNotFound(orgId);
-    return { org, queries: await this.queriesOf(org.id) };
+    return this.summaryOf(org);
   }
 
   /** false when the org does not exist. */
@@ -207,7 +209,12 @@ export class OrgAdmin {
     return this.createOrg('default');
   }
 
-  private async queriesOf(orgId: string): Promise<number> {
-    return (await this.usage.report(orgId, 0)).total_queries;
+  private async summaryOf(org: Org): Promise<OrgSummary> {
+    const now = this.clock.now().getTime();
+    const [report, keys] = await Promise.all([this.usage.report(org.id, 0), this.orgs.listKeys(org.id)]);
+    const activeKeys = keys.filter(
+      (key) => key.revokedAt === null && (key.expiresAt === null || key.expiresAt.getTime() > now),
+    ).length;
+    return { org, queries: report.total_queries, activeKeys };
   }
 }

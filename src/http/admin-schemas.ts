@@ -92,6 +92,7 @@ const EXAMPLE_ORG = {
   rate_limit_rpm: 600,
   created_at: '2026-01-05T09:30:00.000Z',
   usage: { period_days: 30, total_queries: 1284 },
+  active_keys: 2,
 };
 
 const EXAMPLE_KEY = {
@@ -114,6 +115,7 @@ export const OrgSchema = Type.Object(
       period_days: Type.Integer(),
       total_queries: Type.Integer({ description: 'Queries over the last period_days days.' }),
     }),
+    active_keys: Type.Integer({ description: 'API keys of the organisation neither revoked nor expired.' }),
   },
   { description: 'An organisation with its usage.', examples: [EXAMPLE_ORG] },
 );

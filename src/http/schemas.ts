@@ -1,6 +1,7 @@
 // Request and response schemas (TypeBox → JSON Schema): one source for validation, response
 // serialisation and the OpenAPI document.
 import { type Static, Type } from '@sinclair/typebox';
+import { CHUNK_OVERLAP, CHUNK_SIZE } from '../domain/chunk-settings.js';
 import { ApiError, ERRORS, type ErrorCode, titleOf } from '../domain/errors.js';
 import {
   FILTER_MAX_CONDITIONS,
@@ -87,6 +88,28 @@ export const LanguageCode = Type.String({
   examples: ['de'],
 });
 
+/** Tokens per chunk, within the bounds every form that takes it shares. */
+export const ChunkSize = (options: { default?: number; description?: string } = {}) =>
+  Type.Integer({
+    minimum: CHUNK_SIZE.minimum,
+    maximum: CHUNK_SIZE.maximum,
+    description: 'Tokens per chunk.',
+    ...options,
+  });
+
+/** Tokens shared by consecutive chunks, within the bounds every form that takes it shares. */
+export const ChunkOverlap = (options: { default?: number; description?: string } = {}) =>
+  Type.Integer({
+    minimum: CHUNK_OVERLAP.minimum,
+    maximum: CHUNK_OVERLAP.maximum,
+    description: 'Tokens shared by consecutive chunks; must be smaller than chunk_size.',
+    ...options,
+  });
+
+/** The descriptions of a form where the settings may be left out. */
+export const CHUNK_SIZE_WITH_DEFAULT = `Tokens per chunk (default ${CHUNK_SIZE.default}).`;
+export const CHUNK_OVERLAP_WITH_DEFAULT = `Tokens shared by consecutive chunks, smaller than chunk_size (default ${CHUNK_OVERLAP.default}).`;
+
 export const IngestBody = Type.Object(
   {
     documents: Type.Array(
@@ -101,13 +124,8 @@ export const IngestBody = Type.Object(
       ),
       { minItems: 1, maxItems: 50, description: 'At most 50 documents per request.' },
     ),
-    chunk_size: Type.Integer({ minimum: 128, maximum: 4096, default: 512, description: 'Tokens per chunk.' }),
-    chunk_overlap: Type.Integer({
-      minimum: 0,
-      maximum: 512,
-      default: 64,
-      description: 'Tokens shared by consecutive chunks; must be smaller than chunk_size.',
-    }),
+    chunk_size: ChunkSize({ default: CHUNK_SIZE.default }),
+    chunk_overlap: ChunkOverlap({ default: CHUNK_OVERLAP.default }),
   },
   {
     additionalProperties: false,
@@ -133,6 +151,8 @@ export const IngestUrlBody = Type.Object(
     metadata: Type.Optional(Metadata),
     external_id: Type.Optional(ExternalId),
     language: Type.Optional(LanguageCode),
+    chunk_size: Type.Optional(ChunkSize({ description: CHUNK_SIZE_WITH_DEFAULT })),
+    chunk_overlap: Type.Optional(ChunkOverlap({ description: CHUNK_OVERLAP_WITH_DEFAULT })),
   },
   {
     additionalProperties: false,
@@ -919,17 +939,9 @@ export type ReplaceContentJson = Static<typeof ReplaceContentJson>;
 
 export const ReprocessBody = Type.Object(
   {
-    chunk_size: Type.Optional(
-      Type.Integer({
-        minimum: 128,
-        maximum: 4096,
-        description: 'Tokens per chunk (default: the document’s).',
-      }),
-    ),
+    chunk_size: Type.Optional(ChunkSize({ description: 'Tokens per chunk (default: the document’s).' })),
     chunk_overlap: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        maximum: 512,
+      ChunkOverlap({
         description:
           'Tokens shared by consecutive chunks (default: the document’s); smaller than chunk_size.',
       }),

@@ -17,6 +17,7 @@ import type {
   QueryFilter,
   QueryResponse,
 } from '../client/types.js';
+import { CHUNK_OVERLAP, CHUNK_SIZE } from '../domain/chunk-settings.js';
 import { ApiError, ERRORS } from '../domain/errors.js';
 import { FILTER_MAX_CONDITIONS, FILTER_MAX_DEPTH } from '../domain/filter.js';
 import { METADATA_MAX_KEY_LENGTH, METADATA_MAX_KEYS, METADATA_MAX_VALUE_LENGTH } from '../domain/metadata.js';
@@ -187,17 +188,21 @@ const ingestTextInput = {
   chunk_size: z
     .number()
     .int()
-    .min(128)
-    .max(4096)
+    .min(CHUNK_SIZE.minimum)
+    .max(CHUNK_SIZE.maximum)
     .optional()
-    .describe('Tokens per chunk, 128–4096 (default 512).'),
+    .describe(
+      `Tokens per chunk, ${CHUNK_SIZE.minimum}–${CHUNK_SIZE.maximum} (default ${CHUNK_SIZE.default}).`,
+    ),
   chunk_overlap: z
     .number()
     .int()
-    .min(0)
-    .max(512)
+    .min(CHUNK_OVERLAP.minimum)
+    .max(CHUNK_OVERLAP.maximum)
     .optional()
-    .describe('Tokens shared by consecutive chunks, 0–512 and smaller than chunk_size (default 64).'),
+    .describe(
+      `Tokens shared by consecutive chunks, ${CHUNK_OVERLAP.minimum}–${CHUNK_OVERLAP.maximum} and smaller than chunk_size (default ${CHUNK_OVERLAP.default}).`,
+    ),
 };
 
 const ingestUrlInput = {

@@ -3,10 +3,14 @@
 // admin command runs, the configuration, the runtime and the HTTP server. Results go to stdout;
 // logs go to stderr.
 import type { IncomingMessage } from 'node:http';
-import type { ServerSide } from '../cli/admin-commands.js';
+import type { OrgAdministration, ServerSide } from '../cli/admin-commands.js';
+import { SetupError } from '../cli/exit.js';
 import { runCommandLine } from '../cli/main.js';
 import { type Config, loadConfig } from '../config/index.js';
+import type { CreatedOrg, OrgAdmin } from '../domain/orgs.js';
+import type { ProviderStatus } from '../domain/provider-health.js';
 import { reindexSearch } from '../domain/reindex.js';
+import { toKeyJson, toOrgJson } from '../http/routes/admin/json.js';
 import { RequestRate } from '../pipeline/yield-to-api.js';
 import { createLogger } from './logger.js';
 import { PACKAGE_VERSION } from './package-version.js';
@@ -61,7 +65,7 @@ function openServer(config: Config): ServerSide {
     },
     openAdmin: async () => {
       const oneShot = await runtime(true);
-      return { admin: oneShot.admin, close: () => oneShot.close() };
+      return { admin: storesAdministration(oneShot.admin), close: () => oneShot.close() };
     },
     reindex: async (onProgress) => {
       const oneShot = await runtime(true);
@@ -84,9 +88,27 @@ function openServer(config: Config): ServerSide {
   };
 }
 
+/** The orgs and keys commands on the server's stores, listing as the admin API does. */
+function storesAdministration(admin: OrgAdmin): OrgAdministration {
+  return {
+    createOrg: (name, rateLimitRpm) => admin.createOrg(name, rateLimitRpm),
+    issueKey: (orgId, options) => admin.issueKey(orgId, options),
+    setRateLimit: (orgId, rpm) => admin.setRateLimit(orgId, rpm),
+    revokeKey: (keyId) => admin.revokeKey(keyId),
+    async *everyOrg() {
+      let cursor: string | null = null;
+      do {
+        const page = await admin.listOrgs({ limit: 100, cursor });
+        yield* page.orgs.map(toOrgJson);
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+    },
+    keysOf: async (orgId) => (await admin.listKeys(orgId)).map(toKeyJson),
+  };
+}
+
 async function serve(runtime: Runtime, withWorker: boolean): Promise<number> {
   const { config, logger } = runtime;
-  const firstKey = await runtime.admin.bootstrapFirstOrg();
   // Workers in this process give way to bursts of ingests (see pipeline/yield-to-api.ts); reads
   // and queries, however many, never hold documents back. Without such workers nothing counts.
   const yielding = withWorker && config.workerYieldIngestRps > 0;
@@ -100,28 +122,23 @@ async function serve(runtime: Runtime, withWorker: boolean): Promise<number> {
       if (req.method === 'POST' && req.url?.startsWith('/v1/ingest')) ingestRequests.record(Date.now());
     });
   }
-  const dispatcher = runtime.startDispatcher();
   // Listening only once a thread is ready: the first document is then as fast as any other.
   await worker?.ready;
-  const address = await app.listen({ host: config.host, port: config.port });
-  logger.info({ address, worker: worker !== null }, 'docindex listening');
-  if (firstKey) {
-    process.stdout.write(
-      [
-        '',
-        'docindex created a first organisation. Its API key is shown once — keep it:',
-        '',
-        `  org_id:  ${firstKey.org_id}`,
-        `  api_key: ${firstKey.api_key}`,
-        '',
-        `Try: curl -H "Authorization: Bearer ${firstKey.api_key}" ${address}/v1/usage`,
-        '',
-      ].join('\n'),
-    );
+  let address: string;
+  try {
+    address = await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    await worker?.stop();
+    await app.close();
+    await runtime.close();
+    throw listenFailure(error, config) ?? error;
   }
-  process.stdout.write(
-    `docindex listening on ${address} (console: ${address}/console, API docs: ${address}/docs)\n`,
-  );
+  const dispatcher = runtime.startDispatcher();
+  logger.info({ address, worker: worker !== null }, 'docindex listening');
+  // Only now that the server listens: a first key made by a start that then failed would be
+  // shown to no one, and the next start would find an organisation and make none.
+  const firstKey = await runtime.admin.bootstrapFirstOrg();
+  process.stdout.write(startBanner(address, firstKey, runtime));
   await waitForSignal();
   logger.info('shutting down');
   await app.close();
@@ -129,6 +146,67 @@ async function serve(runtime: Runtime, withWorker: boolean): Promise<number> {
   await dispatcher.stop();
   await runtime.close();
   return 0;
+}
+
+/** A listen error the user can fix by configuration, as one line; null for anything else. */
+function listenFailure(error: unknown, config: Config): SetupError | null {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${config.host}:${config.port}`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return new SetupError(
+        `cannot listen on ${where}: port ${config.port} is already in use; stop what listens there or set PORT to a free port`,
+      );
+    case 'EACCES':
+      return new SetupError(
+        `cannot listen on ${where}: port ${config.port} needs privileges this process lacks; set PORT to 1024 or above`,
+      );
+    case 'EADDRNOTAVAIL':
+      return new SetupError(
+        `cannot listen on ${where}: ${config.host} is not an address of this machine; set HOST (e.g. 127.0.0.1 or 0.0.0.0)`,
+      );
+    default:
+      return null;
+  }
+}
+
+/** What `docindex serve` prints once it listens: the first key if it made one, where things are. */
+function startBanner(address: string, firstKey: CreatedOrg | null, runtime: Runtime): string {
+  const lines: string[] = [];
+  if (firstKey) {
+    lines.push(
+      '',
+      'docindex created a first organisation. Its API key is shown once — keep it:',
+      '',
+      `  org_id:  ${firstKey.org_id}`,
+      `  api_key: ${firstKey.api_key}`,
+      '',
+      `Try: curl -H "Authorization: Bearer ${firstKey.api_key}" ${address}/v1/usage`,
+      '',
+    );
+  }
+  lines.push(
+    `docindex listening on ${address}`,
+    `  console:  ${address}/console`,
+    `  API docs: ${address}/docs (OpenAPI: ${address}/openapi.json)`,
+    `  search:   ${describeProviders(runtime.providers)}`,
+  );
+  // A key is shown once, when it is made; a later start says how to get another.
+  if (!firstKey) {
+    lines.push(
+      '  API keys: `docindex orgs list` names the organisations; `docindex keys create --org ORG_ID` makes a new key',
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** "keyword + embeddings openai nomic-embed-text, rerank none": never a URL or a key. */
+function describeProviders(providers: readonly ProviderStatus[]): string {
+  const named = (name: string) => {
+    const provider = providers.find((p) => p.name === name);
+    return provider ? `${provider.kind} ${provider.model}` : 'none';
+  };
+  return `keyword, embeddings ${named('embeddings')}, rerank ${named('rerank')}`;
 }
 
 async function runWorker(runtime: Runtime): Promise<number> {

@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 import type { ServerSide } from '../../src/cli/admin-commands.js';
 import { runCommandLine, USAGE } from '../../src/cli/main.js';
 import type { ModelSettings } from '../../src/cli/models-command.js';
+import type { AdminKey } from '../../src/client/types.js';
 import { ConfigError } from '../../src/config/index.js';
+import { ApiError } from '../../src/domain/errors.js';
 
 function terminal() {
   const stdout = new PassThrough();
@@ -13,6 +15,46 @@ function terminal() {
   const text = (stream: PassThrough) => () => (stream.read() ?? '').toString();
   return { io: { stdout, stderr }, out: text(stdout), err: text(stderr) };
 }
+
+const ORGS = [
+  {
+    org_id: 'org_1',
+    name: 'Acme',
+    rate_limit_rpm: 600,
+    created_at: '2026-01-05T09:30:00.000Z',
+    usage: { period_days: 30, total_queries: 1284 },
+    active_keys: 1,
+  },
+  {
+    org_id: 'org_2',
+    name: 'Globex Research',
+    rate_limit_rpm: 60,
+    created_at: '2026-01-04T08:00:00.000Z',
+    usage: { period_days: 30, total_queries: 0 },
+    active_keys: 0,
+  },
+];
+
+const KEYS: AdminKey[] = [
+  {
+    key_id: 'key_1',
+    org_id: 'org_1',
+    prefix: 'dix_AbCdEfGh',
+    scopes: ['query', 'read'],
+    expires_at: '2099-01-01T00:00:00.000Z',
+    created_at: '2026-01-05T09:30:00.000Z',
+    revoked_at: null,
+  },
+  {
+    key_id: 'key_2',
+    org_id: 'org_1',
+    prefix: 'dix_ZyXwVuTs',
+    scopes: ['ingest', 'query', 'read', 'write', 'webhooks'],
+    expires_at: null,
+    created_at: '2026-01-06T10:00:00.000Z',
+    revoked_at: '2026-02-01T00:00:00.000Z',
+  },
+];
 
 function fakeServer(calls: string[] = []): ServerSide {
   const issued = { org_id: 'org_1', key_id: 'key_1', api_key: 'dix_secret' };
@@ -46,6 +88,13 @@ function fakeServer(calls: string[] = []): ServerSide {
           issueKey: async () => issued,
           setRateLimit: async () => false,
           revokeKey: async () => false,
+          async *everyOrg() {
+            yield* ORGS;
+          },
+          keysOf: async (orgId: string) => {
+            if (orgId !== 'org_1') throw new ApiError('not_found', `no organisation with id ${orgId}`);
+            return KEYS;
+          },
         },
         close: async () => {
           calls.push('close');
@@ -77,17 +126,102 @@ describe('docindex command line', () => {
   it('prints the usage: exit 0 when asked, 1 with no command', async () => {
     expect(await run(['--help'])).toEqual({ status: 0, stdout: `${USAGE}\n`, stderr: '' });
     expect(await run([])).toMatchObject({ status: 1, stdout: `${USAGE}\n` });
+    // After any command too, without opening the server side.
+    const closed = async (): Promise<ServerSide> => {
+      throw new Error('--help must not open the server side');
+    };
+    expect(await run(['orgs', '--help'], closed)).toEqual({ status: 0, stdout: `${USAGE}\n`, stderr: '' });
+    expect(await run(['keys', 'list', '-h'], closed)).toEqual({
+      status: 0,
+      stdout: `${USAGE}\n`,
+      stderr: '',
+    });
   });
 
-  it('an unknown command or flag exits 2 with the message and the usage', async () => {
-    expect(await run(['frobnicate'])).toEqual({
+  it('an unknown command is one line with the nearest command and a pointer to --help: exit 2', async () => {
+    const opened: string[] = [];
+    const server = async () => {
+      opened.push('open');
+      return fakeServer();
+    };
+    expect(await run(['qurey', 'otters'], server)).toEqual({
       status: 2,
       stdout: '',
-      stderr: `docindex: unknown command "frobnicate"\n\n${USAGE}\n`,
+      stderr: 'docindex: unknown command "qurey"; did you mean "query"? (see docindex --help)\n',
     });
-    const badFlag = await run(['serve', '--bogus']);
-    expect(badFlag.status).toBe(2);
-    expect(badFlag.stderr).toMatch(/^docindex: Unknown option '--bogus'/);
+    expect((await run(['ingets'], server)).stderr).toBe(
+      'docindex: unknown command "ingets"; did you mean "ingest"? (see docindex --help)\n',
+    );
+    expect(await run(['frobnicate'], server)).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'docindex: unknown command "frobnicate" (see docindex --help)\n',
+    });
+    expect((await run(['orgs', 'lst'], server)).stderr).toBe(
+      'docindex: unknown command "orgs lst"; did you mean "orgs list"? (see docindex --help)\n',
+    );
+    // A mistyped command needs no configuration: the server side is opened only for "orgs lst".
+    expect(opened).toEqual(['open']);
+  });
+
+  it('an option error is one line: the unknown option and the nearest one, a missing or bad value', async () => {
+    const cases: [string[], string][] = [
+      [['query', 'otters', '--topk', '3'], 'docindex query: unknown option --topk; did you mean --top-k?'],
+      [
+        ['query', 'otters', '--top-k', 'abc'],
+        'docindex query: --top-k must be a whole number from 1 to 100, got "abc"',
+      ],
+      [['query', 'otters', '--top-k'], 'docindex query: --top-k needs a value'],
+      [
+        ['query', 'otters', '--top-k', '-3'],
+        'docindex query: --top-k needs a value; to give one that starts with "-", write --top-k=-3',
+      ],
+      [['ls', '--json=yes'], 'docindex ls: --json takes no value, got "--json=yes"'],
+      [
+        ['ingest', 'a.txt', '--chunk-size', '64'],
+        'docindex ingest: --chunk-size must be a whole number from 128 to 4096, got "64"',
+      ],
+      [['serve', '--bogus'], 'docindex: unknown option --bogus'],
+      [['serve', '--no-workers'], 'docindex: unknown option --no-workers; did you mean --no-worker?'],
+    ];
+    for (const [argv, line] of cases) {
+      expect(await run(argv), argv.join(' ')).toEqual({
+        status: 2,
+        stdout: '',
+        stderr: `${line} (see docindex --help)\n`,
+      });
+    }
+  });
+
+  it('orgs list and keys list: aligned tables or --json, never a key', async () => {
+    const orgs = await run(['orgs', 'list']);
+    expect(orgs.status).toBe(0);
+    expect(orgs.stdout.split('\n')).toEqual([
+      'ORG ID  NAME             RATE LIMIT (RPM)  ACTIVE KEYS  QUERIES (30 D)  CREATED (UTC)',
+      'org_1   Acme             600               1            1284            2026-01-05 09:30',
+      'org_2   Globex Research  60                0            0               2026-01-04 08:00',
+      '',
+    ]);
+    expect(JSON.parse((await run(['orgs', 'list', '--json'])).stdout)).toEqual(ORGS);
+
+    const keys = await run(['keys', 'list', '--org', 'org_1']);
+    expect(keys.status).toBe(0);
+    expect(keys.stdout.split('\n')).toEqual([
+      'KEY ID  KEY            SCOPES                            EXPIRES (UTC)     CREATED (UTC)     STATE',
+      'key_1   dix_AbCdEfGh…  query,read                        2099-01-01 00:00  2026-01-05 09:30  active',
+      'key_2   dix_ZyXwVuTs…  ingest,query,read,write,webhooks  never             2026-01-06 10:00  revoked 2026-02-01 00:00',
+      '',
+    ]);
+    expect(JSON.parse((await run(['keys', 'list', '--org', 'org_1', '--json'])).stdout)).toEqual(KEYS);
+    expect(await run(['keys', 'list'])).toMatchObject({
+      status: 2,
+      stderr: 'docindex: keys list needs --org ORG_ID (see docindex --help)\n',
+    });
+    expect(await run(['keys', 'list', '--org', 'org_nope'])).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: 'docindex: no organisation with id org_nope\n',
+    });
   });
 
   it('an invalid environment exits 2 with the configuration problems alone', async () => {
@@ -139,7 +273,7 @@ describe('docindex command line', () => {
     expect(result.stderr).not.toContain('Client (talks to a running server');
   });
 
-  it('models commands check their arguments before the configuration: exit 2 with the usage', async () => {
+  it('models commands check their arguments before the configuration: exit 2 with one line', async () => {
     for (const argv of [
       ['models'],
       ['models', 'fetch', 'Xenova/bge-small-en-v1.5'],
@@ -152,7 +286,7 @@ describe('docindex command line', () => {
     ]) {
       const result = await run(argv);
       expect(result.status, argv.join(' ')).toBe(2);
-      expect(result.stderr, argv.join(' ')).toMatch(/^docindex: .+\n\ndocindex — /);
+      expect(result.stderr, argv.join(' ')).toMatch(/^docindex: .+ \(see docindex --help\)\n$/);
     }
     expect((await run(['models', 'pull', '../etc'])).stderr).toMatch(/is not a Hub repository id/);
     expect((await run(['models', 'pull', 'a/b', '--variant', 'fp8'])).stderr).toMatch(

@@ -46,7 +46,7 @@ describeWithCorpus('docindex client commands', () => {
 
   it('names the console and the API docs when it starts, and its root leads to the console', async () => {
     expect(server.stdout()).toContain(
-      `docindex listening on ${server.baseUrl} (console: ${server.baseUrl}/console, API docs: ${server.baseUrl}/docs)`,
+      `docindex listening on ${server.baseUrl}\n  console:  ${server.baseUrl}/console\n  API docs: ${server.baseUrl}/docs`,
     );
     const answer = await fetch(server.baseUrl, { redirect: 'manual' });
     expect(answer.status).toBe(302);
@@ -259,7 +259,7 @@ describeWithCorpus('docindex client commands', () => {
     expect(human.stdout).toMatch(/Rate limit: 100,000 requests per minute/);
   });
 
-  it('ingest without --wait prints queued ids; --chunk-size sends .txt as text with its settings', () => {
+  it('ingest without --wait prints queued ids; --chunk-size and --chunk-overlap go with files and URLs', () => {
     const notes = path.join(root, 'notes.txt');
     writeFileSync(notes, 'Kingfishers dive for small fish from a perch above the water.\n');
     const quick = cli('ingest', notes);
@@ -274,8 +274,26 @@ describeWithCorpus('docindex client commands', () => {
     expect(doc).toMatchObject({
       chunk_size: 128,
       chunk_overlap: 16,
-      source: { type: 'text' },
-      metadata: { filename: 'notes.txt' },
+      source: { type: 'file', filename: 'notes.txt' },
+    });
+
+    // A URL carries them too: the server checks them before it looks at the address.
+    const url = cli(
+      'ingest',
+      'https://example.com/report.pdf',
+      '--chunk-size',
+      '256',
+      '--chunk-overlap',
+      '256',
+    );
+    expect(url.status).toBe(1);
+    expect(url.stdout).toMatch(/chunk_overlap must be smaller than chunk_size/);
+
+    const outOfBounds = cli('ingest', notes, '--chunk-size', '100');
+    expect(outOfBounds).toMatchObject({
+      status: 2,
+      stderr:
+        'docindex ingest: --chunk-size must be a whole number from 128 to 4096, got "100" (see docindex --help)\n',
     });
   });
 
@@ -286,7 +304,7 @@ describeWithCorpus('docindex client commands', () => {
 
     const badFlag = cli('ls', '--frobnicate');
     expect(badFlag.status).toBe(2);
-    expect(badFlag.stderr).toMatch(/Unknown option '--frobnicate'/);
+    expect(badFlag.stderr).toBe('docindex ls: unknown option --frobnicate (see docindex --help)\n');
 
     const noKey = runCli(['usage'], { DOCINDEX_URL: server.baseUrl, DOCINDEX_API_KEY: '' });
     expect(noKey.status).toBe(2);

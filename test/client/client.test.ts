@@ -224,6 +224,25 @@ describe('DocindexClient', () => {
     expect(missing.status).toBe(404);
   });
 
+  it('ingestFile and ingestUrl send chunkSize and chunkOverlap', async () => {
+    const file = path.join(dir, 'gannets.txt');
+    writeFileSync(file, 'Gannets dive into the sea from thirty metres up. '.repeat(200));
+    const ack = await client.ingestFile(file, { chunkSize: 128, chunkOverlap: 0 });
+    const [doc] = await client.waitForDocuments(ack.document_ids);
+    expect(doc).toMatchObject({ status: 'ready', chunk_size: 128, chunk_overlap: 0 });
+    const { chunks } = await client.listChunks(doc!.id, { limit: 100 });
+    expect(chunks.length).toBeGreaterThan(10);
+    expect(Math.max(...chunks.map((c) => c.token_count))).toBeLessThanOrEqual(128);
+
+    // The URL is refused by the address policy only after the settings were checked.
+    const refused = await rejection(
+      client.ingestUrl('https://example.com/report.pdf', undefined, { chunkSize: 256, chunkOverlap: 256 }),
+    );
+    expect(refused.errors.map((e) => e.pointer)).toEqual(['/chunk_overlap']);
+    const tooBig = await rejection(client.ingestFile(file, { chunkSize: 4097 }));
+    expect(tooBig.errors.map((e) => e.pointer)).toEqual(['/chunk_size']);
+  });
+
   it('filters queries and lists with operators, and deletes by filter', async () => {
     const key = (await h.runtime.admin.createOrg('filters')).api_key;
     const mine = new DocindexClient({ baseUrl, apiKey: key });

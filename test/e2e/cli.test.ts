@@ -24,6 +24,26 @@ describe('docindex CLI', () => {
     const second = JSON.parse(runCli(['keys', 'create', '--org', org.org_id, '--json'], env).stdout);
     expect(second.org_id).toBe(org.org_id);
 
+    // orgs list and keys list on the stores: the counts the server keeps, never a key.
+    const listed = runCli(['orgs', 'list'], env);
+    expect(listed.status).toBe(0);
+    const [header, ...rows] = listed.stdout.trim().split('\n');
+    expect(header).toMatch(
+      /^ORG ID\s+NAME\s+RATE LIMIT \(RPM\)\s+ACTIVE KEYS\s+QUERIES \(30 D\)\s+CREATED \(UTC\)$/,
+    );
+    expect(rows).toEqual([
+      expect.stringMatching(new RegExp(`^${org.org_id}\\s+Acme\\s+77\\s+2\\s+0\\s+\\d{4}-`)),
+    ]);
+    const orgsJson = JSON.parse(runCli(['orgs', 'list', '--json'], env).stdout);
+    expect(orgsJson).toEqual([expect.objectContaining({ org_id: org.org_id, name: 'Acme', active_keys: 2 })]);
+    const keys = runCli(['keys', 'list', '--org', org.org_id], env);
+    expect(keys.status).toBe(0);
+    expect(keys.stdout).toContain(second.key_id);
+    expect(keys.stdout).not.toContain(second.api_key);
+    const keysJson = JSON.parse(runCli(['keys', 'list', '--org', org.org_id, '--json'], env).stdout);
+    expect(keysJson.map((k: { key_id: string }) => k.key_id)).toEqual([org.key_id, second.key_id]);
+    expect(JSON.stringify(keysJson)).not.toContain(org.api_key);
+
     const server = await startServer(['serve', '--no-worker'], env);
     try {
       // An organisation exists, so the server does not create or print another key.
@@ -111,6 +131,21 @@ describe('docindex CLI', () => {
       expect(runCli(['keys', 'revoke', key.key_id, '--admin-token', adminToken], remote).status).toBe(0);
       expect((await call('GET', '/v1/usage', key.api_key)).status).toBe(401);
 
+      // Listing over the admin API: the server's own first org and this one, newest first.
+      const orgs = JSON.parse(runCli(['orgs', 'list', '--json', '--admin-token', adminToken], remote).stdout);
+      expect(orgs.map((o: { name: string }) => o.name)).toEqual(['Remote', 'default']);
+      expect(orgs[0]).toMatchObject({ org_id: org.org_id, rate_limit_rpm: 33, active_keys: 1 });
+      const keys = runCli(['keys', 'list', '--org', org.org_id, '--admin-token', adminToken], remote);
+      expect(keys.status).toBe(0);
+      expect(keys.stdout).toMatch(new RegExp(`^${org.key_id}\\s.*\\sactive$`, 'm'));
+      expect(keys.stdout).toMatch(
+        new RegExp(`^${key.key_id}\\s+dix_\\S+…\\s+query,read\\s.*\\srevoked `, 'm'),
+      );
+      expect(keys.stdout).not.toContain(key.api_key);
+      expect(
+        runCli(['keys', 'list', '--org', 'org_nope', '--admin-token', adminToken], remote),
+      ).toMatchObject({ status: 1 });
+
       const wrong = runCli(['keys', 'revoke', key.key_id, '--admin-token', `${adminToken}x`], remote);
       expect(wrong.status).toBe(2);
       expect(wrong.stderr).toMatch(/refused the admin token/);
@@ -150,6 +185,10 @@ describe('docindex CLI', () => {
     });
     expect(runCli(['orgs', 'set-rate-limit', 'org_nope', 'abc'], env).status).toBe(2);
     expect(runCli(['frobnicate'], env).status).toBe(2);
+    expect(runCli(['orgs', 'lis'], env)).toMatchObject({
+      status: 2,
+      stderr: 'docindex: unknown command "orgs lis"; did you mean "orgs list"? (see docindex --help)\n',
+    });
   });
 
   it('a bad environment variable is reported by name', () => {

@@ -122,6 +122,7 @@ describe('admin API', () => {
       name: 'Acme',
       rate_limit_rpm: 90,
       usage: { period_days: 30, total_queries: 1 },
+      active_keys: 1,
     });
     const patched = await admin('PATCH', `/admin/v1/orgs/${org.org_id}`, {
       name: 'Acme Ltd',

@@ -78,6 +78,8 @@ describe('provider outages and circuit breakers', () => {
         rerank: { kind: 'http', model: '', state: 'closed' },
       },
     });
+    // Which providers, never where or with what key.
+    expect(JSON.stringify(await providers())).not.toContain(embeddings.url);
   });
 
   it('hung providers: degraded answers, then no provider time at all while the breakers are open', async () => {

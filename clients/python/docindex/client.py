@@ -143,10 +143,7 @@ class Client:
         ``chunk_size`` (default 64). ``idempotency_key`` defaults to a random UUID.
         """
         body: Dict[str, Any] = {"documents": [_text_document(doc) for doc in documents]}
-        if chunk_size is not None:
-            body["chunk_size"] = chunk_size
-        if chunk_overlap is not None:
-            body["chunk_overlap"] = chunk_overlap
+        body.update(_chunk_fields(chunk_size, chunk_overlap))
         answer = self._call(
             "POST", "/v1/ingest", json_body=body, idempotency_key=idempotency_key or _new_key()
         )
@@ -161,6 +158,8 @@ class Client:
         content_type: Optional[str] = None,
         idempotency_key: Optional[str] = None,
         external_id: Optional[str] = None,
+        chunk_size: Optional[int] = None,
+        chunk_overlap: Optional[int] = None,
     ) -> IngestAck:
         """Uploads one file (``POST /v1/ingest/file``), streamed from disk, not read into memory.
 
@@ -168,13 +167,16 @@ class Client:
         records) defaults to the path's basename; ``content_type`` to the one its extension
         names (.pdf, .docx, .txt, .md, .html/.htm, .png, .jpg/.jpeg, .tiff/.tif, and the others
         the server lists). ``external_id`` is your key for the document: a document that has it
-        already gets this file as its new version.
+        already gets this file as its new version. ``chunk_size`` and ``chunk_overlap`` as for
+        :meth:`ingest_text`.
         """
         fields: List[Tuple[str, str]] = []
         if metadata is not None:
             fields.append(("metadata", json.dumps(dict(metadata), ensure_ascii=False)))
         if external_id is not None:
             fields.append(("external_id", external_id))
+        for name, value in _chunk_fields(chunk_size, chunk_overlap).items():
+            fields.append((name, str(value)))
         body = _file_form(file, fields, filename, content_type)
         answer = self._call(
             "POST", "/v1/ingest/file", body=body, idempotency_key=idempotency_key or _new_key()
@@ -188,17 +190,20 @@ class Client:
         *,
         idempotency_key: Optional[str] = None,
         external_id: Optional[str] = None,
+        chunk_size: Optional[int] = None,
+        chunk_overlap: Optional[int] = None,
     ) -> IngestAck:
         """Queues a public or pre-signed http(s) URL for the service to download (``POST /v1/ingest/url``).
 
         Non-public addresses (loopback, private networks) are refused with a 400. ``external_id``
-        as for :meth:`ingest_file`.
+        as for :meth:`ingest_file`; ``chunk_size`` and ``chunk_overlap`` as for :meth:`ingest_text`.
         """
         body: Dict[str, Any] = {"url": url}
         if metadata is not None:
             body["metadata"] = dict(metadata)
         if external_id is not None:
             body["external_id"] = external_id
+        body.update(_chunk_fields(chunk_size, chunk_overlap))
         answer = self._call(
             "POST", "/v1/ingest/url", json_body=body, idempotency_key=idempotency_key or _new_key()
         )
@@ -239,11 +244,7 @@ class Client:
     ) -> VersionAck:
         """Processes a document again as a new version (``POST /v1/documents/{id}/reprocess``):
         its text re-chunked or its original re-extracted, with new chunk settings if given."""
-        body: Dict[str, Any] = {}
-        if chunk_size is not None:
-            body["chunk_size"] = chunk_size
-        if chunk_overlap is not None:
-            body["chunk_overlap"] = chunk_overlap
+        body = _chunk_fields(chunk_size, chunk_overlap)
         answer = self._call(
             "POST",
             _document_path(document_id) + "/reprocess",
@@ -664,6 +665,16 @@ def _filter_json(value: Any) -> Any:
     if isinstance(value, (str, bool, int, float)) or value is None:
         return value
     return [_filter_json(item) for item in value]
+
+
+def _chunk_fields(chunk_size: Optional[int], chunk_overlap: Optional[int]) -> Dict[str, Any]:
+    """The chunk settings given, as every ingest form names them."""
+    fields: Dict[str, Any] = {}
+    if chunk_size is not None:
+        fields["chunk_size"] = chunk_size
+    if chunk_overlap is not None:
+        fields["chunk_overlap"] = chunk_overlap
+    return fields
 
 
 def _text_document(doc: TextInput) -> Dict[str, Any]:

@@ -133,6 +133,23 @@ class FileUploadTest(unittest.TestCase):
         (doc,) = self.client.wait_ready(ack.document_ids, timeout=WAIT_SECONDS)
         return doc
 
+    def test_a_file_is_chunked_with_the_settings_given(self) -> None:
+        tag = run_tag()
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "terns.txt")
+            with open(path, "w", encoding="utf-8") as out:
+                out.write("Arctic terns fly from one pole to the other every year. " * 200)
+            ack = self.client.ingest_file(path, metadata={"run": tag}, chunk_size=128, chunk_overlap=0)
+            with self.assertRaises(InvalidRequestError) as caught:
+                self.client.ingest_file(path, chunk_size=4097)
+        self.assertEqual([field.pointer for field in caught.exception.errors], ["/chunk_size"])
+        (doc,) = self.client.wait_ready(ack.document_ids, timeout=WAIT_SECONDS)
+        self.assertEqual(doc.status, "ready", doc.error)
+        self.assertEqual((doc.chunk_size, doc.chunk_overlap), (128, 0))
+        chunks = self.client.list_chunks(doc.id, limit=100).chunks
+        self.assertGreater(len(chunks), 10)
+        self.assertTrue(all(chunk.token_count <= 128 for chunk in chunks))
+
     def test_text_and_markdown_files_are_uploaded_and_searchable(self) -> None:
         tag = run_tag()
         with tempfile.TemporaryDirectory() as folder:
@@ -262,6 +279,12 @@ class UrlIngestTest(unittest.TestCase):
         self.assertEqual([field.pointer for field in error.errors], ["/url"])
         self.assertTrue((error.request_id or "").startswith("req_"), error.request_id)
         self.assertIn("public", error.detail)
+
+    def test_chunk_settings_are_sent_and_checked(self) -> None:
+        client = live_client()
+        with self.assertRaises(InvalidRequestError) as caught:
+            client.ingest_url("https://example.com/report.pdf", chunk_size=256, chunk_overlap=256)
+        self.assertEqual([field.pointer for field in caught.exception.errors], ["/chunk_overlap"])
 
 
 class DocumentsTest(unittest.TestCase):

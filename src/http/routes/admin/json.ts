@@ -4,13 +4,14 @@ import type { OrgSummary } from '../../../domain/orgs.js';
 import type { ApiKeyRecord } from '../../../domain/types.js';
 import { USAGE_PERIOD_DAYS } from '../../../domain/usage.js';
 
-export function toOrgJson({ org, queries }: OrgSummary) {
+export function toOrgJson({ org, queries, activeKeys }: OrgSummary) {
   return {
     org_id: org.id,
     name: org.name,
     rate_limit_rpm: org.rateLimitRpm,
     created_at: org.createdAt.toISOString(),
     usage: { period_days: USAGE_PERIOD_DAYS, total_queries: queries },
+    active_keys: activeKeys,
   };
 }
 

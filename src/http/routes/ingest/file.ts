@@ -1,14 +1,26 @@
 // POST /v1/ingest/file — one uploaded file (multipart), streamed to the blob store.
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { DEFAULT_CHUNKS } from '../../../domain/chunk-settings.js';
 import { listInProse, SUPPORTED_FORMATS } from '../../../domain/formats.js';
 import { MAX_EXTERNAL_ID_LENGTH } from '../../../domain/types.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
 import { documentOnly, idempotentIngest } from '../../openapi.js';
-import { COMMON_ERRORS, INGEST_ERRORS, IngestAck, LanguageCode, problemResponses } from '../../schemas.js';
+import {
+  CHUNK_OVERLAP_WITH_DEFAULT,
+  CHUNK_SIZE_WITH_DEFAULT,
+  ChunkOverlap,
+  ChunkSize,
+  COMMON_ERRORS,
+  INGEST_ERRORS,
+  IngestAck,
+  LanguageCode,
+  problemResponses,
+} from '../../schemas.js';
 import {
   MAX_METADATA_PART_BYTES,
+  parseChunkParts,
   parseExternalIdPart,
   parseLanguagePart,
   parseMetadata,
@@ -42,10 +54,19 @@ const IngestFileForm = Type.Object(
       }),
     ),
     language: Type.Optional(LanguageCode),
+    chunk_size: Type.Optional(ChunkSize({ description: CHUNK_SIZE_WITH_DEFAULT })),
+    chunk_overlap: Type.Optional(ChunkOverlap({ description: CHUNK_OVERLAP_WITH_DEFAULT })),
   },
   {
     additionalProperties: false,
-    examples: [{ file: '(the bytes of employee-handbook.pdf)', metadata: '{"source":"hr","year":"2026"}' }],
+    examples: [
+      {
+        file: '(the bytes of employee-handbook.pdf)',
+        metadata: '{"source":"hr","year":"2026"}',
+        chunk_size: 256,
+        chunk_overlap: 32,
+      },
+    ],
   },
 );
 
@@ -64,7 +85,7 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
       schema: {
         operationId: 'ingestFile',
         summary: 'Ingest an uploaded file',
-        description: `multipart/form-data with one \`file\` part (${FILE_EXTENSIONS}, at most 100 MB), an optional \`metadata\` part (a JSON object of string values, encoded as a string) and an optional \`external_id\` part (re-sending an external_id makes a new version of that document) and an optional \`language\` part (ISO 639-1; detected when absent). The format is decided from the bytes and must agree with the extension.`,
+        description: `multipart/form-data with one \`file\` part (${FILE_EXTENSIONS}, at most 100 MB), an optional \`metadata\` part (a JSON object of string values, encoded as a string), an optional \`external_id\` part (re-sending an external_id makes a new version of that document), an optional \`language\` part (ISO 639-1; detected when absent), and optional \`chunk_size\` and \`chunk_overlap\` parts (whole numbers, as on POST /v1/ingest). The format is decided from the bytes and must agree with the extension.`,
         tags: ['ingest'],
         consumes: ['multipart/form-data'],
         response: {
@@ -77,13 +98,21 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
       checkIdempotencyHeader(request);
       let externalId: string | null = null;
       let language: string | null = null;
+      let chunks = DEFAULT_CHUNKS;
+      let chunkParts: Record<string, number> = {};
       const staged = await readUploadForm(
         request,
         deps,
-        ['metadata', 'external_id', 'language'],
+        ['metadata', 'external_id', 'language', 'chunk_size', 'chunk_overlap'],
         (fields) => {
           externalId = parseExternalIdPart(fields.external_id ?? null);
           language = parseLanguagePart(fields.language ?? null);
+          chunks = parseChunkParts(fields);
+          // The settings sent, for the idempotency fingerprint (a default is not a setting sent).
+          chunkParts = {
+            ...(fields.chunk_size == null ? {} : { chunk_size: chunks.chunkSize }),
+            ...(fields.chunk_overlap == null ? {} : { chunk_overlap: chunks.chunkOverlap }),
+          };
           return parseMetadata(fields.metadata ?? null);
         },
       );
@@ -101,9 +130,10 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
             metadata: staged.metadata,
             ...(externalId === null ? {} : { external_id: externalId }),
             ...(language === null ? {} : { language }),
+            ...chunkParts,
           },
           async () => {
-            const ack = await deps.ingestion.commitFile(orgId, staged, externalId, language);
+            const ack = await deps.ingestion.commitFile(orgId, staged, { externalId, language, chunks });
             committed = true;
             return ack;
           },

@@ -2,15 +2,17 @@
 // IngestionService.stageFile, which checks its size and format) and a few small text parts, which
 // may come before or after the file. POST /v1/ingest/file and PUT /v1/documents/{id}/content use it.
 import type { MultipartFile, MultipartValue } from '@fastify/multipart';
+import { Type } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
 import type { FastifyRequest } from 'fastify';
+import { type ChunkSettings, checkChunkSettings, chunkSettingsOf } from '../../../domain/chunk-settings.js';
 import { ApiError, ERRORS } from '../../../domain/errors.js';
 import type { StagedFile } from '../../../domain/ingestion.js';
 import { checkLanguage } from '../../../domain/languages.js';
 import { displayFilename } from '../../../domain/text.js';
 import { MAX_EXTERNAL_ID_LENGTH, type Metadata as MetadataRecord } from '../../../domain/types.js';
 import type { AppDeps } from '../../deps.js';
-import { Metadata } from '../../schemas.js';
+import { ChunkOverlap, ChunkSize, Metadata } from '../../schemas.js';
 
 const validateMetadata = new Ajv({ allErrors: false, strict: false }).compile(Metadata);
 
@@ -93,6 +95,40 @@ export function parseLanguagePart(raw: string | null): string | null {
   if (raw === null) return null;
   checkLanguage(raw, '/language');
   return raw;
+}
+
+const validateChunkParts = new Ajv({ allErrors: false, strict: false }).compile(
+  Type.Object({ chunk_size: Type.Optional(ChunkSize()), chunk_overlap: Type.Optional(ChunkOverlap()) }),
+);
+
+/**
+ * The `chunk_size` and `chunk_overlap` form parts: whole numbers within the bounds of the JSON
+ * forms, refused with the same problem (pointer and message) as a JSON body's; each absent one
+ * at its default.
+ */
+export function parseChunkParts(raw: {
+  chunk_size?: string | null;
+  chunk_overlap?: string | null;
+}): ChunkSettings {
+  const numbers: Record<string, number | string> = {};
+  for (const name of ['chunk_size', 'chunk_overlap'] as const) {
+    const value = raw[name];
+    if (value === null || value === undefined) continue;
+    // A part is text: digits are its number; anything else is left for the schema to refuse.
+    numbers[name] = /^-?\d{1,15}$/.test(value.trim()) ? Number(value.trim()) : value;
+  }
+  if (!validateChunkParts(numbers)) {
+    const issue = validateChunkParts.errors?.[0];
+    const pointer = issue?.instancePath ?? '';
+    const message = issue?.message ?? 'is invalid';
+    throw ERRORS.invalid(`Invalid request: ${pointer} ${message}.`, [{ pointer, message }]);
+  }
+  const chunks = chunkSettingsOf({
+    chunkSize: numbers.chunk_size as number | undefined,
+    chunkOverlap: numbers.chunk_overlap as number | undefined,
+  });
+  checkChunkSettings(chunks);
+  return chunks;
 }
 
 /** The `external_id` form part: 1 to 255 characters; null when absent. */

@@ -1,5 +1,6 @@
 // POST /v1/ingest/url — a URL the service downloads itself.
 import type { FastifyInstance } from 'fastify';
+import { chunkSettingsOf } from '../../../domain/chunk-settings.js';
 import { listInProse, SUPPORTED_FORMATS } from '../../../domain/formats.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently } from '../../idempotent.js';
@@ -17,7 +18,7 @@ export function ingestUrlRoute(app: FastifyInstance, deps: AppDeps): void {
       schema: {
         operationId: 'ingestUrl',
         summary: 'Ingest a document from a URL',
-        description: `Queues a public or pre-signed http(s) URL for download (${DOWNLOADABLE}). Non-public addresses are refused. An \`external_id\` a document already has makes a new version of it.`,
+        description: `Queues a public or pre-signed http(s) URL for download (${DOWNLOADABLE}). Non-public addresses are refused. An \`external_id\` a document already has makes a new version of it. \`chunk_size\` and \`chunk_overlap\` work as on POST /v1/ingest.`,
         tags: ['ingest'],
         body: IngestUrlBody,
         response: {
@@ -28,13 +29,14 @@ export function ingestUrlRoute(app: FastifyInstance, deps: AppDeps): void {
     },
     async (request, reply) =>
       acceptIdempotently(deps, request, reply, 'ingest/url', request.body, () =>
-        deps.ingestion.ingestUrl(
-          request.principal.org.id,
-          request.body.url,
-          request.body.metadata ?? {},
-          request.body.external_id ?? null,
-          request.body.language ?? null,
-        ),
+        deps.ingestion.ingestUrl(request.principal.org.id, request.body.url, request.body.metadata ?? {}, {
+          externalId: request.body.external_id ?? null,
+          language: request.body.language ?? null,
+          chunks: chunkSettingsOf({
+            chunkSize: request.body.chunk_size,
+            chunkOverlap: request.body.chunk_overlap,
+          }),
+        }),
       ),
   );
 }

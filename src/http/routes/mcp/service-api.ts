@@ -1,7 +1,7 @@
 // DocindexApi on the domain services, for one organisation: what the /mcp endpoint's tools call.
 // Each method does what its /v1 route's handler does (after the schema has checked the input,
 // which the tools' own schemas do here), and answers the same JSON.
-import { DEFAULT_CHUNKS } from '../../../domain/ingestion.js';
+import { DEFAULT_CHUNKS } from '../../../domain/chunk-settings.js';
 import type { DocindexApi } from '../../../mcp/tools.js';
 import type { AppDeps } from '../../deps.js';
 import { documentJson, documentsJson } from '../documents/json.js';
