@@ -40,16 +40,26 @@ describe('proximity bonus', () => {
   });
 });
 
-describe('rerankByProximity', () => {
-  const hit = (text: string, score: number) => ({ text, score, id: text });
+/** The ceiling of every hit below: a list's hits share the ceiling of the terms that ranked them. */
+const CEILING = 200;
 
+const hit = (text: string, bm25: number) => ({
+  text,
+  bm25,
+  bm25Max: CEILING,
+  score: bm25 / CEILING,
+  id: text,
+});
+
+describe('rerankByProximity', () => {
   it('puts the chunk with the query words together ahead of an equal BM25 score', () => {
     const scattered = hit('low vitamin intake was seen in the group; deficiency of iron too', 5);
     const together = hit('low intake caused vitamin deficiency in the group studied', 5);
     const ranked = rerankByProximity([scattered, together], 'Vitamin deficiency', english);
     expect(ranked.map((h) => h.id)).toEqual([together.id, scattered.id]);
-    expect(ranked[0]!.score).toBeGreaterThan(5);
-    expect(ranked[1]!.score).toBe(5);
+    expect(ranked[0]!.bm25).toBeGreaterThan(5);
+    expect(ranked[1]!.bm25).toBe(5);
+    expect(ranked[0]!.score).toBeGreaterThan(ranked[1]!.score);
   });
 
   it('keeps BM25 order and scores for a one-word query, and the index order on ties', () => {
@@ -62,19 +72,37 @@ describe('rerankByProximity', () => {
     const weak = hit('insulin resistance', 1);
     expect(rerankByProximity([strong, weak], 'insulin resistance', english)[0]!.id).toBe(strong.id);
   });
+
+  it('scores each hit as its BM25 plus bonus over one ceiling grown by the most the bonus gives', () => {
+    // Two weighted words, each tally saturating under k1 + 1 = 2.2: the ceiling grows by 4.4.
+    const q = 'blood pressure';
+    const best = hit(Array(50).fill('blood pressure').join(' '), CEILING - 1);
+    const hits = [best, hit('pressure of blood', 30), hit('blood and then pressure', 30), hit('blood', 2)];
+    const ranked = rerankByProximity(hits, q, english);
+    for (const h of ranked) {
+      expect(h.bm25Max).toBeCloseTo(CEILING + 4.4, 9);
+      expect(h.score).toBe(h.bm25 / h.bm25Max);
+      expect(h.score).toBeGreaterThan(0);
+      expect(h.score).toBeLessThan(1);
+    }
+    // The best is near the most BM25 and bonus can give together.
+    expect(ranked[0]!.score).toBeGreaterThan(0.99);
+    const scores = ranked.map((h) => h.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+  });
 });
 
 describe('rerankByProximity past its depth', () => {
   it('reorders only the first PROXIMITY_DEPTH hits; the rest follow in BM25 order, scores falling', () => {
-    const hits = Array.from({ length: PROXIMITY_DEPTH + 5 }, (_, i) => ({
-      // Every hit holds the words side by side, so each of the first PROXIMITY_DEPTH gains.
-      text: `vitamin deficiency case ${i}`,
-      score: 100 - i,
-    }));
+    // Every hit holds the words side by side, so each of the first PROXIMITY_DEPTH gains.
+    const hits = Array.from({ length: PROXIMITY_DEPTH + 5 }, (_, i) =>
+      hit(`vitamin deficiency case ${i}`, 100 - i),
+    );
     const ranked = rerankByProximity(hits, 'vitamin deficiency', english);
-    expect(ranked.slice(PROXIMITY_DEPTH)).toEqual(hits.slice(PROXIMITY_DEPTH));
-    for (const hit of ranked.slice(0, PROXIMITY_DEPTH))
-      expect(hit.score).toBeGreaterThan(100 - PROXIMITY_DEPTH);
+    expect(ranked.slice(PROXIMITY_DEPTH).map((h) => [h.id, h.bm25])).toEqual(
+      hits.slice(PROXIMITY_DEPTH).map((h) => [h.id, h.bm25]),
+    );
+    for (const h of ranked.slice(0, PROXIMITY_DEPTH)) expect(h.bm25).toBeGreaterThan(100 - PROXIMITY_DEPTH);
     const scores = ranked.map((h) => h.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
   });
