@@ -2,7 +2,10 @@
 // chunks BM25 scores alike, the one holding the query's words side by side comes first.
 import { describe, expect, it } from 'vitest';
 import { PROXIMITY_DEPTH, proximityBonus, rerankByProximity } from '../../src/domain/proximity.js';
+import { QueryService } from '../../src/domain/query.js';
 import { analyzer } from '../../src/domain/search-words.js';
+import { UsageService } from '../../src/domain/usage.js';
+import { FakeSearch, FixedClock, MemoryUsage } from './fakes.js';
 
 const english = analyzer('english');
 const words = (text: string) => english.words(text).split(' ');
@@ -105,5 +108,42 @@ describe('rerankByProximity past its depth', () => {
     for (const h of ranked.slice(0, PROXIMITY_DEPTH)) expect(h.bm25).toBeGreaterThan(100 - PROXIMITY_DEPTH);
     const scores = ranked.map((h) => h.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
+  });
+});
+
+describe('keyword queries with the proximity bonus', () => {
+  it('answer BM25 and bonus over their most as score and scores.keyword, and score_threshold compares that', async () => {
+    const search = new FakeSearch();
+    const chunk = { chunkIndex: 0, metadata: {}, pageStart: null, pageEnd: null };
+    search.hits = [
+      { ...hit('vitamin intake and iron deficiency', 10), ...chunk, documentId: 'apart' },
+      { ...hit('vitamin deficiency', 10), ...chunk, documentId: 'together' },
+      { ...hit('vitamin', 4), ...chunk, documentId: 'one word' },
+    ];
+    const service = new QueryService(
+      search,
+      new UsageService(new MemoryUsage(), new FixedClock(new Date())),
+      null,
+      english,
+    );
+    const ask = (scoreThreshold?: number) =>
+      service.query('org', {
+        query: 'vitamin deficiency',
+        topK: 10,
+        filter: undefined,
+        documentIds: null,
+        scoreThreshold,
+      });
+    const { hits } = await ask();
+    expect(hits.map((h) => h.documentId)).toEqual(['together', 'apart', 'one word']);
+    for (const h of hits) {
+      expect(h.scores.keyword).toBe(h.score);
+      expect(h.score).toBeGreaterThan(0);
+      expect(h.score).toBeLessThan(1);
+    }
+    // The ceiling grew by the bonus's most (two words, 2.2 each): one divisor for the list.
+    expect(hits[2]!.score).toBeCloseTo(4 / (CEILING + 4.4), 12);
+    const between = (hits[1]!.score + hits[2]!.score) / 2;
+    expect((await ask(between)).hits.map((h) => h.documentId)).toEqual(['together', 'apart']);
   });
 });
