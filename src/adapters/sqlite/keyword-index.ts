@@ -66,10 +66,12 @@ interface Ranking {
   match: string;
   /**
    * bm25Ceiling of the IDFs FTS5 ranks these terms with: N its row count (ftsRowCount), n each
-   * term's matches as counted for the plan. Exact whenever every count is under the row budget,
-   * and for a single term whatever its count (its IDF is both the score's factor and the
-   * ceiling's). A term counted only up to the cap (budget + 1) weighs at least as much here as in
-   * FTS5, so the score is lower than exact, never over 1.
+   * term's matches as counted for the plan (docs/ARCHITECTURE.md, "Keyword scores"). Exact
+   * whenever every count is within the row budget, and for a single term whatever its count (its
+   * IDF is both the score's factor and the ceiling's). A term counted only up to the cap
+   * (budget + 1) weighs at least as much here as in FTS5, so the score is a little lower than
+   * exact; one remembered over the budget but since brought under it by deletions may weigh less,
+   * and keywordScore keeps the score at 1 at most.
    */
   ceiling: number;
 }
@@ -368,6 +370,7 @@ export class SqliteKeywordIndex implements SearchIndex {
       ceiling: bm25Ceiling(
         chosen.map((term) => {
           const rows = rowsOf.get(term) ?? 0;
+          // A table whose averages record is not written yet counts at least the matches.
           return bm25Idf(Math.max(total, rows), rows);
         }),
       ),
