@@ -788,7 +788,8 @@ async function renderResults(query, results, answer, current) {
     // Hybrid scores are small fused ranks; what each list said is in the tooltip.
     if (hit.scores) {
       const parts = [];
-      if (hit.scores.keyword !== null) parts.push(`keyword (BM25) ${hit.scores.keyword.toFixed(3)}`);
+      // The keyword score is BM25 as a share of the most the query could score (0–1).
+      if (hit.scores.keyword !== null) parts.push(`keyword (BM25 share) ${hit.scores.keyword.toFixed(3)}`);
       if (hit.scores.semantic !== null) parts.push(`semantic (cosine) ${hit.scores.semantic.toFixed(3)}`);
       const reranked = hit.scores.rerank !== null && hit.scores.rerank !== undefined;
       if (reranked) parts.push(`rerank ${hit.scores.rerank.toFixed(3)}`);

@@ -121,7 +121,10 @@ export interface QueryOptions extends RequestOptions {
   semanticWeight?: number;
   /** At most this many chunks of one document, 1–100. */
   maxChunksPerDocument?: number;
-  /** Only results whose `score` (of the mode used, or the reranker's when reranked) is at least this. */
+  /**
+   * Only results whose `score` (of the mode used, or the reranker's when reranked) is at least
+   * this; in keyword mode a share, 0–1, of the most the query could score (0.3, say).
+   */
   scoreThreshold?: number;
   /**
    * Order the first stage's best chunks with the server's reranker. Server default: true when it
@@ -407,7 +410,8 @@ export class DocindexClient {
 
   /**
    * The best-matching chunks (`POST /v1/query`), by keyword, semantic or hybrid search; each
-   * successful query counts once towards usage. Each result carries `scores.keyword` (BM25) and
+   * successful query counts once towards usage. Each result carries `scores.keyword` (BM25 as a
+   * share, 0–1, of the most the query could score; `score` in keyword mode) and
    * `scores.semantic` (cosine), null when the chunk was not in that list, and `scores.rerank`, the
    * reranker's score (null when not reranked); `degraded` says a provider failed and
    * `degraded_reasons` which: a hybrid answer is keyword-only (`embeddings_unavailable`), or a

@@ -12,12 +12,12 @@ import type {
   IndexResult,
   JobInput,
   JobRef,
+  KeywordHit,
   ListQuery,
   Metadata,
   NewDocument,
   NewVersion,
   Org,
-  SearchHit,
   SearchQuery,
   StartedVersion,
   StoredChunk,
@@ -171,10 +171,11 @@ export interface DocumentStore {
  */
 export interface SearchIndex {
   /**
-   * BM25 hits, best first; each query ranks at most the index's row budget of matching chunks
-   * (planned by domain/search-plan.ts), filters and document_ids choosing inside it.
+   * BM25 hits, best first, each scored as a fraction of the most its query could score
+   * (KeywordHit); each query ranks at most the index's row budget of matching chunks (planned by
+   * domain/search-plan.ts), filters and document_ids choosing inside it.
    */
-  search(q: SearchQuery): Promise<SearchHit[]>;
+  search(q: SearchQuery): Promise<KeywordHit[]>;
   /**
    * Records the configured analysis as the index's own when the index has none yet (a new
    * database); every process calls it at start.

@@ -4,7 +4,9 @@
 // is computed from the texts of the chunks an index already returned, so both backends rank the
 // same way without either storing positions for it. Its form and constants are the paper's, not
 // fitted to a test collection (bench/RESULTS.md, section 11 and the history of issue 15).
+import { keywordScore } from './bm25.js';
 import type { Analyzer } from './search-words.js';
+import type { KeywordHit } from './types.js';
 
 /**
  * How many of BM25's best chunks are reordered with the bonus: enough for a first page whatever
@@ -73,11 +75,24 @@ export function proximityBonus(
 }
 
 /**
- * Hits ranked by BM25 (score), the first PROXIMITY_DEPTH reranked by BM25 + the proximity bonus
- * of their text (each one's score becomes that sum), the rest after them as they were: the bonus
- * is never negative, so scores still fall down the list. Ties keep the index's order.
+ * The most proximityBonus can give a chunk for these query words: each weighted word's tally is
+ * saturated under k1 + 1 (nothing for a query of fewer than two words, which earns no bonus).
  */
-export function rerankByProximity<H extends { text: string; score: number }>(
+export function proximityCeiling(queryWords: ReadonlySet<string>, unweighted: ReadonlySet<string>): number {
+  if (queryWords.size < 2) return 0;
+  let weighted = 0;
+  for (const word of queryWords) if (!unweighted.has(word)) weighted += 1;
+  return weighted * (K1 + 1);
+}
+
+/**
+ * Hits ranked by BM25, the first PROXIMITY_DEPTH reranked by BM25 + the proximity bonus of their
+ * text (each one's `bm25` becomes that sum), the rest after them as they were: the bonus is never
+ * negative, so the sums still fall down the list. Ties keep the index's order. Every hit's
+ * ceiling grows by the bonus's (proximityCeiling) and its `score` is the sum as a fraction of
+ * that: one divisor for the list, so the scores fall as the sums do and stay within (0, 1].
+ */
+export function rerankByProximity<H extends Pick<KeywordHit, 'text' | 'score' | 'bm25' | 'bm25Max'>>(
   hits: readonly H[],
   query: string,
   analyzer: Analyzer,
@@ -85,16 +100,19 @@ export function rerankByProximity<H extends { text: string; score: number }>(
   const queryWords = new Set(analyzer.queryWords(query));
   if (queryWords.size < 2) return [...hits];
   const unweighted = functionWords(analyzer);
+  const extra = proximityCeiling(queryWords, unweighted);
+  const rescored = (hit: H, bonus: number): H => {
+    const bm25 = hit.bm25 + bonus;
+    const bm25Max = hit.bm25Max + extra;
+    return { ...hit, bm25, bm25Max, score: keywordScore(bm25, bm25Max) };
+  };
   const head = hits
     .slice(0, PROXIMITY_DEPTH)
     .map((hit, order) => ({
-      hit: {
-        ...hit,
-        score: hit.score + proximityBonus(analyzer.words(hit.text).split(' '), queryWords, unweighted),
-      },
+      hit: rescored(hit, proximityBonus(analyzer.words(hit.text).split(' '), queryWords, unweighted)),
       order,
     }))
-    .sort((a, b) => b.hit.score - a.hit.score || a.order - b.order)
+    .sort((a, b) => b.hit.bm25 - a.hit.bm25 || a.order - b.order)
     .map((r) => r.hit);
-  return [...head, ...hits.slice(PROXIMITY_DEPTH)];
+  return [...head, ...hits.slice(PROXIMITY_DEPTH).map((hit) => rescored(hit, 0))];
 }

@@ -1,8 +1,8 @@
-// Answering queries in three modes (DESIGN §6.1): `keyword` (BM25), `semantic` (cosine over the
-// chunks' vectors of the active embedding profile) and `hybrid` (both lists, the same filters
-// applied to each, fused by weighted reciprocal rank: domain/fusion.ts). A successful query counts
-// one towards the org's usage for the current UTC day, whatever its mode; a rejected one never
-// reaches the count.
+// Answering queries in three modes (DESIGN §6.1): `keyword` (BM25, scored as a fraction of the
+// most the query could score: domain/bm25.ts), `semantic` (cosine over the chunks' vectors of the
+// active embedding profile) and `hybrid` (both lists, the same filters applied to each, fused by
+// weighted reciprocal rank: domain/fusion.ts). A successful query counts one towards the org's
+// usage for the current UTC day, whatever its mode; a rejected one never reaches the count.
 //
 // An embedding outage never fails a hybrid query: it answers the keyword list alone, each result's
 // `scores.semantic` null and the answer marked `degraded`. A semantic query has nothing to fall
@@ -19,7 +19,7 @@ import type { QueryEmbeddings } from './query-embeddings.js';
 import { DEFAULT_RERANK_CANDIDATES, type Reranking, rerankCandidates, wantsRerank } from './rerank.js';
 import type { Analyzer } from './search-words.js';
 import { cleanText } from './text.js';
-import type { SearchHit } from './types.js';
+import type { KeywordHit, SearchHit } from './types.js';
 import type { UsageService } from './usage.js';
 
 export const QUERY_MODES = ['keyword', 'semantic', 'hybrid'] as const;
@@ -56,7 +56,10 @@ export interface QueryInput {
 export type DegradedReason = 'embeddings_unavailable' | 'rerank_unavailable';
 
 export interface QueryHit extends SearchHit {
-  /** BM25 score and cosine similarity of the chunk, when it was in that list; the reranker's score. */
+  /**
+   * The keyword score (BM25 as a fraction of the query's most) and cosine similarity of the chunk,
+   * when it was in that list; the reranker's score.
+   */
   scores: { keyword: number | null; semantic: number | null; rerank: number | null };
 }
 
@@ -178,7 +181,7 @@ export class QueryService {
     filter: Filter | null,
     documentIds: string[] | null,
     language: string | null,
-  ): Promise<SearchHit[]> {
+  ): Promise<KeywordHit[]> {
     if (this.proximity === null)
       return this.index.search({ orgId, query, topK, filter, documentIds, language });
     const hits = await this.index.search({

@@ -208,6 +208,17 @@ export interface SearchHit {
   pageEnd: number | null;
 }
 
+/**
+ * A keyword index's hit: `score` is `bm25` as a fraction of `bm25Max` (domain/bm25.ts,
+ * keywordScore), so it lies in (0, 1] and falls as `bm25` does.
+ */
+export interface KeywordHit extends SearchHit {
+  /** The chunk's Okapi BM25 for the terms that ranked it: what orders the list. */
+  bm25: number;
+  /** The most BM25 those terms could give a chunk (bm25Ceiling of their IDFs). */
+  bm25Max: number;
+}
+
 export interface ListQuery {
   orgId: string;
   limit: number;

@@ -479,7 +479,7 @@ export const QueryBody = Type.Object(
     score_threshold: Type.Optional(
       Type.Number({
         description:
-          'Only results whose `score` is at least this: BM25 in keyword mode, cosine similarity in semantic mode, the fused score in hybrid mode; the reranker’s relevance score when the results were reranked.',
+          'Only results whose `score` is at least this: in keyword mode the share of the most the query could score (0–1, e.g. 0.3), cosine similarity in semantic mode, the fused score in hybrid mode; the reranker’s relevance score when the results were reranked.',
       }),
     ),
     rerank: Type.Optional(
@@ -573,7 +573,7 @@ export const QueryResponse = Type.Object(
         text: Type.String(),
         score: Type.Number({
           description:
-            'Higher is better; comparable within one answer. BM25 in keyword mode, cosine similarity in semantic mode, the fused reciprocal-rank score in hybrid mode; when reranked, the reranker’s relevance score.',
+            'Higher is better. Keyword mode: the chunk’s BM25 as a fraction of the most the query could score, BM25 / Σ idf × (k1 + 1) over the query words that ranked, in (0, 1] (1: every such word present with saturating frequency), comparable across queries. Semantic mode: cosine similarity. Hybrid mode: the fused reciprocal-rank score, comparable within one answer. When reranked: the reranker’s relevance score.',
         }),
         scores: Type.Object(
           {
@@ -583,7 +583,7 @@ export const QueryResponse = Type.Object(
           },
           {
             description:
-              'The chunk’s BM25 score and cosine similarity, each null when the chunk was not in that list, and the reranker’s relevance score, null when the results were not reranked.',
+              'The chunk’s keyword score (BM25 as a fraction of the query’s most, as `score` in keyword mode) and cosine similarity, each null when the chunk was not in that list, and the reranker’s relevance score, null when the results were not reranked.',
           },
         ),
         metadata: Type.Record(Type.String(), Type.String()),

@@ -238,7 +238,11 @@ const searchOutput = {
       document_id: z.string(),
       chunk_index: z.number().int(),
       text: z.string(),
-      score: z.number(),
+      score: z
+        .number()
+        .describe(
+          'Higher is better. keyword: the share (0–1) of the most the query could score, comparable across queries; semantic: cosine similarity; hybrid: the fused rank score; reranked: the reranker’s score.',
+        ),
       scores: z.object({
         keyword: z.number().nullable(),
         semantic: z.number().nullable(),

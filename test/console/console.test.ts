@@ -273,7 +273,8 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
       expect(bars[i]!.date! > bars[i - 1]!.date!).toBe(true);
     }
 
-    // The mode switch: the query is sent with the chosen mode, and each score's tooltip tells BM25.
+    // The mode switch: the query is sent with the chosen mode, and each score's tooltip tells the
+    // keyword score, BM25's share of the query's most.
     await page.getByLabel('Search mode').selectOption('keyword');
     await page.getByLabel('Query').fill('herons');
     await page.getByLabel('Query').press('Enter');
@@ -281,9 +282,11 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
     expect(await page.locator('#results-summary').textContent()).toMatch(
       /^1 chunk, best first \(keyword search\)\.$/,
     );
-    expect(await page.locator('#results .result-score').first().getAttribute('title')).toMatch(
-      /^keyword \(BM25\) \d+\.\d{3}$/,
-    );
+    const tooltip = await page.locator('#results .result-score').first().getAttribute('title');
+    expect(tooltip).toMatch(/^keyword \(BM25 share\) [01]\.\d{3}$/);
+    const share = Number(tooltip!.split(' ').at(-1));
+    expect(share).toBeGreaterThan(0.2);
+    expect(share).toBeLessThanOrEqual(1);
 
     // Back to the upload tab, and let the notices fade, so the screenshot shows the page itself.
     await page.getByRole('tab', { name: 'Upload files' }).click();

@@ -227,13 +227,16 @@ describeScaleOut('PostgreSQL adapters', services, () => {
         });
         expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toMatch(/Index Scan using chunks_terms_rum/);
         // Same hits in the same order, every word here having fewer matches than a word may bring;
-        // the same scores too, but for one-word queries, whose count GIN skips (the order is the same
-        // whatever it is) where RUM has it and scores as embedded.
+        // the same hits in full too, but for one-word queries, whose count GIN skips (the order is
+        // the same whatever it is) where RUM has it and ranks as embedded: their raw BM25 differs,
+        // their scores do not (a lone word's IDF is both BM25's factor and its ceiling's).
         const after = await Promise.all(queries.map((q) => new PgKeywordIndex(db).search(query(org, q))));
         const keys = (hits: { documentId: string; chunkIndex: number }[] | undefined) =>
           hits?.map((h) => `${h.documentId}/${h.chunkIndex}`);
         expect(after.map(keys)).toEqual(before.map(keys));
         expect([after[0], after[3]]).toEqual([before[0], before[3]]);
+        for (const [i, hits] of after.entries())
+          for (const [j, hit] of hits.entries()) expect(hit.score).toBeCloseTo(before[i]![j]!.score, 12);
         // Chunks written from now on are found through RUM too, and only in their own org.
         await indexedInto(store, org, ['a kingfisher over the river']);
         await indexedInto(store, `org_${crypto.randomUUID()}`, ['another kingfisher elsewhere']);

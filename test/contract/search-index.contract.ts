@@ -59,7 +59,7 @@ export function searchIndexContract(
         expect(hits.map((hit) => hit.chunkIndex)).toEqual([1, 0]);
         expect(hits[0]).toMatchObject({ documentId: doc.id, pageStart: null, pageEnd: null, metadata: {} });
         expect(hits[0]?.text).toContain('habitat survey');
-        for (const hit of hits) expect(Number.isFinite(hit.score)).toBe(true);
+        expectKeywordScores(hits);
         expect(hits[0]?.score).toBeGreaterThan(hits[1]?.score ?? Number.POSITIVE_INFINITY);
       });
 
@@ -251,10 +251,60 @@ export function searchIndexContract(
             );
             expect(hits).toEqual([]);
             const unfiltered = await index.search(query(orgA, q, { documentIds: null }));
-            expect(Array.isArray(unfiltered)).toBe(true);
+            expectKeywordScores(unfiltered, JSON.stringify(q));
           }),
           { numRuns: 300 },
         );
+      });
+    });
+
+    describe('scores', () => {
+      /** Indexes `texts` as the chunks of one English document, each chunk's words given. */
+      const indexedEnglish = async (orgId: string, texts: string[]) => {
+        const doc = newDoc(orgId);
+        await store.createDocuments([doc]);
+        const rows = chunks(texts).map((c) => ({ ...c, words: ENGLISH.words(c.text) }));
+        const result = indexResult(texts, { chunks: rows, language: 'en' });
+        expect(await store.saveIndex(doc.id, result)).toBe(true);
+        return doc;
+      };
+
+      it('scores a one-document org’s match as a fraction of the most its query could score', async () => {
+        // Every word of a one-chunk org is in every chunk: BM25's IDF is floored at a millionth,
+        // and the raw score with it; a word once in a chunk of average length is 1 / 2.2 of the most.
+        await indexedEnglish(orgA, ['the heron waded in the shallow marsh']);
+        for (const q of ['heron', 'heron marsh', 'Herons of a marsh']) {
+          const [hit, ...rest] = await index.search(query(orgA, q));
+          expect(rest, q).toEqual([]);
+          expect(hit?.score, q).toBeGreaterThan(0.2);
+          expect(hit?.score, q).toBeLessThan(1);
+          expect(hit?.score, q).toBeCloseTo(1 / 2.2, 9);
+        }
+      });
+
+      it('orders and scores results as BM25 over its most, computed here from the words’ counts', async () => {
+        // The only chunks of a fresh index: N, every backend's, is TREES' length.
+        const doc = await indexedEnglish(orgA, TREES);
+        for (const q of TREE_QUERIES) {
+          const expected = treeScores(q);
+          const hits = await index.search(query(orgA, q));
+          expect(
+            hits.map((h) => h.chunkIndex),
+            q,
+          ).toEqual(expected.map((e) => e.index));
+          for (const [i, hit] of hits.entries()) {
+            expect(hit.documentId, q).toBe(doc.id);
+            expect(hit.score, q).toBeCloseTo(expected[i]!.score, 9);
+          }
+          expectKeywordScores(hits, q);
+          // A document restriction ranks among the document's chunks alone: the same scores.
+          const restricted = await index.search(query(orgA, q, { documentIds: [doc.id] }));
+          expect(
+            restricted.map((h) => h.chunkIndex),
+            q,
+          ).toEqual(hits.map((h) => h.chunkIndex));
+          for (const [i, hit] of restricted.entries()) expect(hit.score, q).toBeCloseTo(hits[i]!.score, 9);
+        }
       });
     });
 
@@ -511,10 +561,8 @@ export function searchIndexContract(
           for (const hit of hits) {
             expect(mine.has(hit.documentId), q).toBe(true);
             expect(hit.text, q).toContain('report');
-            expect(Number.isFinite(hit.score), q).toBe(true);
           }
-          const scores = hits.map((hit) => hit.score);
-          expect(scores, q).toEqual([...scores].sort((x, y) => y - x));
+          expectKeywordScores(hits, q);
         }
         for (const q of HOSTILE_QUERIES) {
           const hits = await budgeted.index.search(query(orgA, `report ${q}`));
@@ -708,4 +756,71 @@ export function searchIndexContract(
       });
     });
   });
+}
+
+const ENGLISH = analyzer('en');
+
+/** Chunks of five words each, so BM25's length normalisation is 1 for every chunk. */
+const TREES = [
+  'alder birch cedar larch maple',
+  'alder alder alder birch rowan',
+  'birch birch hazel rowan willow',
+  'cedar cedar cedar cedar cedar',
+  'alder hazel larch poplar pine',
+  'willow willow willow willow poplar',
+  'pine poplar elm aspen spruce',
+  'elm aspen spruce beech holly',
+  'moss fern lichen reed sedge',
+  'moss moss fern fern lichen',
+  'reed sedge rush clover thistle',
+  'clover thistle nettle dock sorrel',
+];
+
+const TREE_QUERIES = [
+  'alder',
+  'alder birch',
+  'cedar alder',
+  'birch rowan hazel',
+  'willow poplar',
+  'larch maple cedar alder birch',
+  'moss fern',
+  'elm holly oak',
+];
+
+/**
+ * Okapi BM25 as FTS5 defines it (k1 1.2, b 0.75, IDF ln((N − n + 0.5) / (n + 0.5)) floored at a
+ * millionth), from TREES' words alone, and each chunk's score: that BM25 over the most the
+ * query's matching words could give, Σ IDF × 2.2. Best first, ties in chunk order.
+ */
+function treeScores(q: string): { index: number; score: number }[] {
+  const chunkWords = TREES.map((text) => ENGLISH.words(text).split(' '));
+  for (const words of chunkWords) expect(words).toHaveLength(5);
+  const total = chunkWords.length;
+  const idfs = new Map<string, number>();
+  for (const word of new Set(ENGLISH.queryWords(q))) {
+    const holding = chunkWords.filter((words) => words.includes(word)).length;
+    if (holding > 0) idfs.set(word, Math.max(Math.log((total - holding + 0.5) / (holding + 0.5)), 1e-6));
+  }
+  let most = 0;
+  for (const idf of idfs.values()) most += idf * 2.2;
+  const scored: { index: number; bm25: number; score: number }[] = [];
+  for (const [index, words] of chunkWords.entries()) {
+    let bm25 = 0;
+    for (const [word, idf] of idfs) {
+      const tf = words.filter((w) => w === word).length;
+      bm25 += (idf * tf * 2.2) / (tf + 1.2);
+    }
+    if (bm25 > 0) scored.push({ index, bm25, score: bm25 / most });
+  }
+  return scored.sort((a, b) => b.bm25 - a.bm25 || a.index - b.index);
+}
+
+/** Keyword scores as a reader sees them: each in (0, 1], best first. */
+function expectKeywordScores(hits: readonly SearchHit[], label?: string): void {
+  const scores = hits.map((hit) => hit.score);
+  for (const score of scores) {
+    expect(score, label).toBeGreaterThan(0);
+    expect(score, label).toBeLessThanOrEqual(1);
+  }
+  expect(scores, label).toEqual([...scores].sort((x, y) => y - x));
 }

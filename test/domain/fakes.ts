@@ -15,7 +15,7 @@ import type {
   UsageStore,
 } from '../../src/domain/ports.js';
 import { BlobNotFoundError, BlobTooLargeError } from '../../src/domain/ports.js';
-import type { JobRef, NewDocument, SearchHit, SearchQuery } from '../../src/domain/types.js';
+import type { JobRef, KeywordHit, NewDocument, SearchQuery } from '../../src/domain/types.js';
 
 export class FixedClock implements Clock {
   constructor(public at: Date) {}
@@ -147,10 +147,10 @@ export class MemoryUsage implements UsageStore {
 
 export class FakeSearch implements SearchIndex {
   readonly queries: SearchQuery[] = [];
-  hits: SearchHit[] = [];
+  hits: KeywordHit[] = [];
   fail: Error | null = null;
 
-  async search(q: SearchQuery): Promise<SearchHit[]> {
+  async search(q: SearchQuery): Promise<KeywordHit[]> {
     this.queries.push(q);
     if (this.fail) throw this.fail;
     return this.hits;

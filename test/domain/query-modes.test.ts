@@ -6,7 +6,7 @@ import { ApiError } from '../../src/domain/errors.js';
 import type { Embedder, VectorIndex } from '../../src/domain/ports.js';
 import { QueryService } from '../../src/domain/query.js';
 import { QueryEmbeddings } from '../../src/domain/query-embeddings.js';
-import type { SearchHit } from '../../src/domain/types.js';
+import type { KeywordHit } from '../../src/domain/types.js';
 import { UsageService } from '../../src/domain/usage.js';
 import { FakeSearch, FixedClock, MemoryUsage } from './fakes.js';
 
@@ -29,8 +29,10 @@ const noVectors = {
   search: async () => [],
 } as unknown as VectorIndex;
 
-function hit(documentId: string, score: number): SearchHit {
-  return { documentId, chunkIndex: 0, text: documentId, score, metadata: {}, pageStart: null, pageEnd: null };
+function hit(documentId: string, bm25: number): KeywordHit {
+  const bm25Max = 10;
+  const chunk = { documentId, chunkIndex: 0, text: documentId, metadata: {}, pageStart: null, pageEnd: null };
+  return { ...chunk, score: bm25 / bm25Max, bm25, bm25Max };
 }
 
 function service() {
@@ -54,8 +56,8 @@ describe('QueryService with a provider that never answers', () => {
     expect(answer.degraded).toBe(true);
     expect(answer.degradedReasons).toEqual(['embeddings_unavailable']);
     expect(answer.hits.map((h) => [h.documentId, h.scores])).toEqual([
-      ['a', { keyword: 3, semantic: null, rerank: null }],
-      ['b', { keyword: 2, semantic: null, rerank: null }],
+      ['a', { keyword: 0.3, semantic: null, rerank: null }],
+      ['b', { keyword: 0.2, semantic: null, rerank: null }],
     ]);
     // Ranked as a fusion with an empty semantic list.
     expect(answer.hits[0]!.score).toBeCloseTo(0.5 / 61, 12);

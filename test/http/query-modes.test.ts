@@ -78,7 +78,7 @@ describe('query modes with an embedding provider', () => {
     ]);
   });
 
-  it('defaults to hybrid, each result with its BM25 score and cosine similarity', async () => {
+  it('defaults to hybrid, each result with its keyword score and cosine similarity', async () => {
     const res = await query(h.orgA, { query: 'otter river' });
     expect(res.statusCode).toBe(200);
     const body = res.json();
@@ -89,6 +89,14 @@ describe('query modes with an embedding provider', () => {
     expect(new Set(results.map((r) => r.document_id))).toEqual(new Set([...red, ...blue]));
     const best = results[0]!;
     expect(best.document_id).toBe(red[0]);
+    // The keyword score as keyword mode gives it: BM25's share of the most the query could score.
+    const keyword = (await query(h.orgA, { query: 'otter river', mode: 'keyword', top_k: 100 })).json()
+      .results as Result[];
+    for (const r of results) {
+      const alone = keyword.find((k) => k.document_id === r.document_id && k.chunk_index === r.chunk_index);
+      expect(r.scores.keyword).toBe(alone?.score ?? null);
+      if (r.scores.keyword !== null) expect(r.scores.keyword).toBeLessThanOrEqual(1);
+    }
     expect(best.scores.keyword).toBeGreaterThan(0);
     expect(best.scores.semantic).toBeGreaterThan(0.5);
     // The fused score: w/(60 + rank) summed over both lists, rank 1 in each.

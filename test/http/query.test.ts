@@ -1,4 +1,4 @@
-// POST /v1/query: BM25 ranking, filters, validation, and usage counting.
+// POST /v1/query: BM25 ranking and its scores, filters, validation, and usage counting.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
@@ -144,16 +144,29 @@ describe('POST /v1/query', () => {
     });
   }
 
-  it('score_threshold keeps the results whose BM25 score reaches it', async () => {
-    const all = (await h.request('POST', '/v1/query', { body: { query: 'salmon', mode: 'keyword' } })).json();
-    expect(all.results).toHaveLength(2);
-    const [best, second] = all.results;
-    const kept = (
-      await h.request('POST', '/v1/query', {
-        body: { query: 'salmon', mode: 'keyword', score_threshold: (best.score + second.score) / 2 },
-      })
-    ).json();
-    expect(kept.results.map((r: { document_id: string }) => r.document_id)).toEqual([best.document_id]);
+  it('score_threshold keeps the keyword results whose share of the query’s most reaches it', async () => {
+    const scored = async (threshold?: number) =>
+      (
+        await h.request('POST', '/v1/query', {
+          body: {
+            query: 'salmon',
+            mode: 'keyword',
+            ...(threshold === undefined ? {} : { score_threshold: threshold }),
+          },
+        })
+      ).json().results as { document_id: string; score: number }[];
+    // Of three documents, two say salmon: BM25's IDF is floored there, and the scores are still
+    // the share of the most a chunk could score: four times in a longer chunk, once in a short one.
+    const [best, second, ...rest] = await scored();
+    expect(rest).toEqual([]);
+    expect(best!.document_id).toBe(ids[0]);
+    expect(best!.score).toBeGreaterThan(0.6);
+    expect(best!.score).toBeLessThan(1);
+    expect(second!.score).toBeGreaterThan(0.3);
+    expect(second!.score).toBeLessThan(0.6);
+    expect((await scored(0.6)).map((r) => r.document_id)).toEqual([ids[0]]);
+    expect((await scored(0.3)).map((r) => r.document_id)).toEqual([ids[0], ids[1]]);
+    expect(await scored(0.99)).toEqual([]);
   });
 
   it('max_chunks_per_document caps each document, letting the next documents in', async () => {

@@ -461,7 +461,8 @@ class Client:
         (both, fused by reciprocal rank; ``semantic_weight`` 0–1, default 0.5); the server's
         default is hybrid when it has an embedding provider, else keyword.
         ``max_chunks_per_document`` (1–100) caps each document; ``score_threshold`` drops results
-        whose score (of the mode used, or the reranker's when reranked) is below it.
+        whose score (of the mode used, or the reranker's when reranked) is below it: in keyword
+        mode a share, 0–1, of the most the query could score (0.3, say).
         ``rerank`` orders the first stage's best ``max(top_k, rerank_candidates)`` chunks
         (``rerank_candidates`` 1–200, server default 50) with the server's reranker; the server
         reranks by default when it has one, and ``rerank=True`` without one is a

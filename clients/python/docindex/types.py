@@ -315,10 +315,11 @@ class DocumentFile:
 class QueryResult:
     """One ranked chunk of a query's answer; page numbers only for paged formats (PDF).
 
-    ``score`` is the one of the mode used (BM25, cosine similarity, or the fused reciprocal-rank
-    score in hybrid mode, or the reranker's relevance score when reranked); ``keyword_score``
-    (BM25) and ``semantic_score`` (cosine) are None when the chunk was not in that list,
-    ``rerank_score`` when the results were not reranked.
+    ``score`` is the one of the mode used (the keyword score, cosine similarity, or the fused
+    reciprocal-rank score in hybrid mode, or the reranker's relevance score when reranked);
+    ``keyword_score`` (BM25 as a share, 0–1, of the most the query could score) and
+    ``semantic_score`` (cosine) are None when the chunk was not in that list, ``rerank_score``
+    when the results were not reranked.
     """
 
     document_id: str

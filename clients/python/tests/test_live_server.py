@@ -71,7 +71,8 @@ class IngestAndQueryTest(unittest.TestCase):
         only_owls = self.client.query("owls salmon", document_ids=[ack.document_ids[1]])
         self.assertEqual([hit.document_id for hit in only_owls.results], [ack.document_ids[1]])
 
-        # Keyword mode: the BM25 score is the score; no semantic list on this server.
+        # Keyword mode: the keyword score (BM25's share of the query's most) is the score; no
+        # semantic list on this server.
         keyword = self.client.query(
             "owls salmon", mode="keyword", filter={"run": tag}, max_chunks_per_document=1, score_threshold=0
         )
@@ -80,6 +81,8 @@ class IngestAndQueryTest(unittest.TestCase):
         self.assertEqual({hit.document_id for hit in keyword.results}, set(ack.document_ids))
         for hit in keyword.results:
             self.assertEqual(hit.keyword_score, hit.score)
+            self.assertGreater(hit.score, 0)
+            self.assertLessEqual(hit.score, 1)
             self.assertIsNone(hit.semantic_score)
             self.assertIsNone(hit.rerank_score)
         self.assertEqual(keyword.degraded_reasons, [])

@@ -7,7 +7,7 @@
 // row), so a document turns ready with its last chunk and stops matching the moment it goes.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { BM25_B, BM25_K1, bm25Idf } from '../../domain/bm25.js';
+import { BM25_B, BM25_K1, bm25Ceiling, bm25Idf, keywordScore } from '../../domain/bm25.js';
 import type { Filter } from '../../domain/filter.js';
 import { detectLanguage } from '../../domain/language-detection.js';
 import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
@@ -31,7 +31,7 @@ import {
   type WrittenAnalysis,
 } from '../../domain/search-words.js';
 import { cleanText } from '../../domain/text.js';
-import type { ChunkRow, Metadata, SearchHit, SearchQuery, StoredChunk } from '../../domain/types.js';
+import type { ChunkRow, KeywordHit, Metadata, SearchQuery, StoredChunk } from '../../domain/types.js';
 import { BinaryArray, int4Array, TEXT } from './binary-array.js';
 import type { PgDatabase, Queryable } from './database.js';
 import { postgresFilter, postgresFilterDocuments } from './filter-sql.js';
@@ -660,14 +660,14 @@ export class PgKeywordIndex implements SearchIndex {
    * snapshot, so a version swap committing in between cannot make the plan's words (counted
    * before it) miss the chunks ranked after it, and a query never sees neither version.
    */
-  async search(q: SearchQuery): Promise<SearchHit[]> {
+  async search(q: SearchQuery): Promise<KeywordHit[]> {
     return this.db.transaction(async (tx) => {
       await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
       return searchSnapshot.run(tx, () => this.searchInSnapshot(q));
     });
   }
 
-  private async searchInSnapshot(q: SearchQuery): Promise<SearchHit[]> {
+  private async searchInSnapshot(q: SearchQuery): Promise<KeywordHit[]> {
     const topK = Math.floor(q.topK);
     if (topK <= 0 || q.documentIds?.length === 0) return [];
     const [languages, written] = await Promise.all([
@@ -694,7 +694,7 @@ export class PgKeywordIndex implements SearchIndex {
         : undefined;
     if (metadataAllowed?.length === 0) return [];
     if (metadataAllowed && rum) return this.searchRumAmong(q, words, metadataAllowed);
-    let walked: SearchHit[] = [];
+    let walked: KeywordHit[] = [];
     // A loose metadata filter on RUM: its words are counted once, as the RUM path counts them
     // (not one by one across the org on GIN), for RUM's candidates and for the plan below.
     const rumCounted = byMetadata !== null && rum ? await this.rumCounts(q, words) : undefined;
@@ -789,7 +789,8 @@ export class PgKeywordIndex implements SearchIndex {
    * usually stored out of line) and cut down to the query's words in one pass (setweight marks
    * them, ts_filter keeps the marked ones; stored lexemes carry no weight), whatever the number
    * of words: one ts_rank_cd per word and chunk, as before, cost a long query three times the
-   * ranking (bench/RESULTS.md, tenth session).
+   * ranking (bench/RESULTS.md, tenth session). Each hit's score is its BM25 as a fraction of the
+   * most the same IDFs allow (domain/bm25.ts, keywordScore).
    */
   private async rank(
     q: SearchQuery,
@@ -798,7 +799,7 @@ export class PgKeywordIndex implements SearchIndex {
     candidates: string,
     prelude: string,
     settings: readonly string[] = [],
-  ): Promise<SearchHit[]> {
+  ): Promise<KeywordHit[]> {
     const param = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
@@ -806,7 +807,9 @@ export class PgKeywordIndex implements SearchIndex {
     const stats = await this.orgStats(q.orgId);
     const total = Math.max(stats.chunks, ...ranked.map((t) => t.rows));
     const lexemes = param(ranked.map((t) => unquoteLexeme(t.literal)));
-    const idfs = param(ranked.map((t) => bm25Idf(total, t.rows)));
+    const idfValues = ranked.map((t) => bm25Idf(total, t.rows));
+    const ceiling = bm25Ceiling(idfValues);
+    const idfs = param(idfValues);
     const meanTokens = param(stats.meanTokens);
     const limit = param(Math.floor(q.topK));
     const run = async (db: Queryable) =>
@@ -842,7 +845,9 @@ export class PgKeywordIndex implements SearchIndex {
       documentId: r.document_id,
       chunkIndex: r.chunk_index,
       text: r.text,
-      score: r.score,
+      score: keywordScore(r.score, ceiling),
+      bm25: r.score,
+      bm25Max: ceiling,
       metadata: r.metadata,
       pageStart: r.page_start,
       pageEnd: r.page_end,
@@ -891,7 +896,7 @@ export class PgKeywordIndex implements SearchIndex {
    * posting lists and table rows) cost seconds for a long query at 1M chunks, twenty times the
    * ranking (bench/RESULTS.md, tenth session).
    */
-  private async searchRumAmong(q: SearchQuery, words: string[], documents: string[]): Promise<SearchHit[]> {
+  private async searchRumAmong(q: SearchQuery, words: string[], documents: string[]): Promise<KeywordHit[]> {
     const counted = await this.rumCounts(q, words);
     if (counted === null) return [];
     const ranked: RankedTerm[] = counted.plan.every.map((t) => ({
@@ -990,7 +995,7 @@ export class PgKeywordIndex implements SearchIndex {
     q: SearchQuery,
     { perWord, plan, rowsOf }: RumCounts,
     filter: Filter | null = null,
-  ): Promise<SearchHit[]> {
+  ): Promise<KeywordHit[]> {
     const ranked: RankedTerm[] = plan.chosen.map((t) => ({ literal: t.literal, rows: rowsOf.get(t) ?? 0 }));
 
     const params: unknown[] = [];

@@ -3,6 +3,7 @@
 // record store's transactions (SqliteDocumentStore.saveIndex and deleteDocument), so a document
 // turns ready with its last chunk and stops matching the moment it is deleted.
 
+import { bm25Ceiling, bm25Idf, keywordScore } from '../../domain/bm25.js';
 import { detectLanguage } from '../../domain/language-detection.js';
 import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
 import {
@@ -27,13 +28,14 @@ import {
 import type {
   ChunkRow,
   DocumentStatus,
+  KeywordHit,
   Metadata,
-  SearchHit,
   SearchQuery,
   StoredChunk,
 } from '../../domain/types.js';
 import type { Database } from './database.js';
 import { sqliteFilter, sqliteFilterDocuments } from './filter-sql.js';
+import { averagesRowCount } from './fts-row-count.js';
 import { indexTerms, queryTerms } from './fts-terms.js';
 import { StatementCache } from './statements.js';
 import { storableText } from './text.js';
@@ -57,6 +59,31 @@ interface AnalysisRow {
   written: WrittenAnalysis | null;
   reindex_target: WrittenAnalysis | null;
   reindex_after: number | null;
+}
+
+/** Terms OR-ed into an FTS5 MATCH, with the most BM25 they could give a chunk. */
+interface Ranking {
+  match: string;
+  /**
+   * bm25Ceiling of the IDFs FTS5 ranks these terms with: N its row count (ftsRowCount), n each
+   * term's matches as counted for the plan (docs/ARCHITECTURE.md, "Keyword scores"). Exact
+   * whenever every count is within the row budget, and for a single term whatever its count (its
+   * IDF is both the score's factor and the ceiling's). A term counted only up to the cap
+   * (budget + 1) weighs at least as much here as in FTS5, so the score is a little lower than
+   * exact; one remembered over the budget but since brought under it by deletions may weigh less,
+   * and keywordScore keeps the score at 1 at most.
+   */
+  ceiling: number;
+}
+
+interface SearchPlan {
+  /** The terms the plan chose; from `minRowid` on when their matches exceed the budget. */
+  chosen: Ranking;
+  /** Every term that matches anything. */
+  every: Ranking;
+  minRowid: number;
+  /** Whether `chosen` is every term, every match counted. */
+  exact: boolean;
 }
 
 interface HitRow {
@@ -308,14 +335,22 @@ export class SqliteKeywordIndex implements SearchIndex {
   }
 
   /**
+   * How many rows FTS5's bm25() takes the table to hold (its N; fts-row-count.ts): the whole
+   * table's, as it ranks, not the org's.
+   */
+  private ftsRowCount(): number {
+    return averagesRowCount(
+      this.sql.get<[], Uint8Array>('SELECT block FROM chunks_fts_data WHERE id = 1').pluck().get(),
+    );
+  }
+
+  /**
    * The terms to rank with (domain/search-plan.ts) as FTS5 MATCH expressions. A query whose
    * rarest term alone exceeds the budget is ranked among that term's newest matches, from
-   * `minRowid` on. `every` ORs all the terms that match anything; `exact` says whether `match`
+   * `minRowid` on. `every` ORs all the terms that match anything; `exact` says whether `chosen`
    * is all of them, every match counted. null when no term matches anything.
    */
-  private planMatch(
-    terms: string[],
-  ): { match: string; minRowid: number; every: string; exact: boolean } | null {
+  private planMatch(terms: string[]): SearchPlan | null {
     const countCapped = this.countCapped();
     const over = this.searchRowBudget + 1;
     // Terms are org-scoped (fts-terms.ts), so a term is its own key.
@@ -325,21 +360,31 @@ export class SqliteKeywordIndex implements SearchIndex {
       if (rows >= over) this.overBudget.add(term);
       return rows;
     };
-    const plan = planTerms(
-      terms.map((term) => ({ term, rows: count(term) })),
-      this.searchRowBudget,
-    );
+    const counts = terms.map((term) => ({ term, rows: count(term) }));
+    const plan = planTerms(counts, this.searchRowBudget);
     if (plan === null) return null;
-    const match = plan.chosen.join(' OR ');
-    const every = plan.every.join(' OR ');
-    if (plan.rows <= this.searchRowBudget) return { match, minRowid: 0, every, exact: plan.exact };
+    const total = this.ftsRowCount();
+    const rowsOf = new Map(counts.map((c) => [c.term, c.rows]));
+    const ranking = (chosen: readonly string[]): Ranking => ({
+      match: chosen.join(' OR '),
+      ceiling: bm25Ceiling(
+        chosen.map((term) => {
+          const rows = rowsOf.get(term) ?? 0;
+          // A table whose averages record is not written yet counts at least the matches.
+          return bm25Idf(Math.max(total, rows), rows);
+        }),
+      ),
+    });
+    const chosen = ranking(plan.chosen);
+    const every = ranking(plan.every);
+    if (plan.rows <= this.searchRowBudget) return { chosen, every, minRowid: 0, exact: plan.exact };
     const edge = this.sql
       .get<[string, number], number>(
         'SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?',
       )
       .pluck()
-      .get(match, this.searchRowBudget - 1);
-    return { match, minRowid: edge ?? 0, every, exact: false };
+      .get(chosen.match, this.searchRowBudget - 1);
+    return { chosen, every, minRowid: edge ?? 0, exact: false };
   }
 
   /**
@@ -432,17 +477,17 @@ export class SqliteKeywordIndex implements SearchIndex {
    */
   private searchFiltered(
     q: SearchQuery,
-    plan: { match: string; minRowid: number; every: string; exact: boolean },
+    plan: SearchPlan,
     where: string[],
     params: (string | number)[],
     joined: string,
-    rankAndFilter: (best?: number) => HitRow[],
-  ): HitRow[] {
+    rankAndFilter: (best?: number) => KeywordHit[],
+  ): KeywordHit[] {
     const topK = Math.floor(q.topK);
     // One FTS scan over the candidates' rowid span ranks them: bm25() counts each term's matches
     // once per scan, so one scan per document would cost that count per document. `+rowid` keeps
     // the IN list out of the FTS query plan for the same reason.
-    const rankAmong = (match: string, rowids: number[]): HitRow[] => {
+    const rankAmong = (ranking: Ranking, rowids: number[]): KeywordHit[] => {
       if (rowids.length === 0) return [];
       let lo = Number.POSITIVE_INFINITY;
       let hi = 0;
@@ -450,7 +495,7 @@ export class SqliteKeywordIndex implements SearchIndex {
         if (id < lo) lo = id;
         if (id > hi) hi = id;
       }
-      return this.sql
+      const rows = this.sql
         .get<(string | number)[], HitRow>(
           `WITH f AS MATERIALIZED (
              SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
@@ -461,7 +506,8 @@ export class SqliteKeywordIndex implements SearchIndex {
            WHERE d.org_id = ? AND ${where.join(' AND ')}
            ORDER BY f.bm25_score, f.chunk_id`,
         )
-        .all(match, lo, hi, JSON.stringify(rowids), topK, q.orgId, ...params);
+        .all(ranking.match, lo, hi, JSON.stringify(rowids), topK, q.orgId, ...params);
+      return keywordHits(rows, ranking);
     };
     // Named documents under the budget are ranked and filtered as they are (their matches are
     // all ranked); a metadata filter is looked up first whatever the plan.
@@ -470,8 +516,8 @@ export class SqliteKeywordIndex implements SearchIndex {
       const rowids = this.chunksOf(q, allowed);
       // The terms the plan chose first, as an unfiltered query ranks: the too-common ones cost a
       // scan of their whole posting list. Every term only when those find fewer than topK.
-      if (plan.match !== plan.every) {
-        const chosen = rankAmong(plan.match, rowids);
+      if (plan.chosen.match !== plan.every.match) {
+        const chosen = rankAmong(plan.chosen, rowids);
         if (chosen.length >= topK) return chosen;
       }
       return rankAmong(plan.every, rowids);
@@ -479,15 +525,24 @@ export class SqliteKeywordIndex implements SearchIndex {
     let walked = rankAndFilter(WALK_FIRST);
     if (walked.length < topK) walked = rankAndFilter();
     if (walked.length >= topK || plan.exact) return walked;
-    const newest = rankAmong(plan.match, this.newestPassing(plan.match, q, where, params));
+    const newest = rankAmong(plan.chosen, this.newestPassing(plan.chosen.match, q, where, params));
     return newest.length > walked.length ? newest : walked;
   }
 
-  async search(q: SearchQuery): Promise<SearchHit[]> {
+  /**
+   * The query's best matches. Its terms are counted, FTS5's row count read and the matches
+   * ranked in one read transaction: one snapshot, so the IDFs a score is divided by are those
+   * bm25() ranked with even while another process writes.
+   */
+  async search(q: SearchQuery): Promise<KeywordHit[]> {
     const topK = Math.floor(q.topK);
     const orgKey = this.orgKey(q.orgId, false);
     // An org that has never indexed a chunk has no terms to match.
     if (orgKey === null || topK <= 0 || q.documentIds?.length === 0) return [];
+    return this.db.transaction(() => this.searchInSnapshot(q, orgKey, topK))();
+  }
+
+  private searchInSnapshot(q: SearchQuery, orgKey: number, topK: number): KeywordHit[] {
     const analyzers = queryAnalyzers(
       this.queryLanguages(q.orgId, q.language),
       this.analysis().written,
@@ -496,7 +551,7 @@ export class SqliteKeywordIndex implements SearchIndex {
     const words = queryWordsOf(q.query, analyzers);
     const plan = this.planMatch(this.rarestTerms(queryTerms(orgKey, words)));
     if (plan === null) return [];
-    const { match, minRowid } = plan;
+    const { chosen, minRowid } = plan;
 
     // Only chunks of ready documents are found: a large document being indexed in slices, or
     // one whose indexing was cut off, has some of its chunks in the index already.
@@ -525,44 +580,50 @@ export class SqliteKeywordIndex implements SearchIndex {
     // With `best`, only that many of the best matches are walked: a top-N sort instead of
     // sorting every match, the same answer whenever topK of them pass.
     const rankAndFilter = (best?: number) =>
-      this.sql
-        .get<(string | number)[], HitRow>(
-          `WITH f AS MATERIALIZED (
-             SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
-             WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid LIMIT ?)
-           ${joined}
-           WHERE d.org_id = ? AND ${where.join(' AND ')}
-           ORDER BY f.bm25_score, f.chunk_id
-           LIMIT ?`,
-        )
-        .all(match, minRowid, best ?? -1, q.orgId, ...params, topK);
-    let rows: HitRow[];
-    if (!filtered) {
-      // Terms are org-scoped, so every match is this org's: top-k is taken in the index before
-      // any join.
-      rows = this.sql
-        .get<(string | number)[], HitRow>(
-          `WITH f AS MATERIALIZED (
-             SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
-             WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid LIMIT ?)
-           ${joined}
-           ORDER BY f.bm25_score, f.chunk_id`,
-        )
-        .all(match, minRowid, topK);
-      // Unless that top-k held chunks not to be shown: of a document not ready yet, or of one
-      // deleted whose chunks are still being removed.
-      if (rows.some((r) => r.status !== 'ready' || r.org_id !== q.orgId)) rows = rankAndFilter();
-    } else {
-      rows = this.searchFiltered(q, plan, where, params, joined, rankAndFilter);
-    }
-    return rows.map((r) => ({
-      documentId: r.document_id,
-      chunkIndex: r.chunk_index,
-      text: r.text,
-      score: r.score,
-      metadata: JSON.parse(r.metadata) as Metadata,
-      pageStart: r.page_start,
-      pageEnd: r.page_end,
-    }));
+      keywordHits(
+        this.sql
+          .get<(string | number)[], HitRow>(
+            `WITH f AS MATERIALIZED (
+               SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
+               WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid LIMIT ?)
+             ${joined}
+             WHERE d.org_id = ? AND ${where.join(' AND ')}
+             ORDER BY f.bm25_score, f.chunk_id
+             LIMIT ?`,
+          )
+          .all(chosen.match, minRowid, best ?? -1, q.orgId, ...params, topK),
+        chosen,
+      );
+    if (filtered) return this.searchFiltered(q, plan, where, params, joined, rankAndFilter);
+    // Terms are org-scoped, so every match is this org's: top-k is taken in the index before
+    // any join.
+    const rows = this.sql
+      .get<(string | number)[], HitRow>(
+        `WITH f AS MATERIALIZED (
+           SELECT rowid AS chunk_id, bm25(chunks_fts) AS bm25_score FROM chunks_fts
+           WHERE chunks_fts MATCH ? AND rowid >= ? ORDER BY bm25_score, rowid LIMIT ?)
+         ${joined}
+         ORDER BY f.bm25_score, f.chunk_id`,
+      )
+      .all(chosen.match, minRowid, topK);
+    // Unless that top-k held chunks not to be shown: of a document not ready yet, or of one
+    // deleted whose chunks are still being removed.
+    if (rows.some((r) => r.status !== 'ready' || r.org_id !== q.orgId)) return rankAndFilter();
+    return keywordHits(rows, chosen);
   }
+}
+
+/** Rows ranked by `ranking`'s terms as hits, each scored against its ceiling. */
+function keywordHits(rows: readonly HitRow[], ranking: Ranking): KeywordHit[] {
+  return rows.map((r) => ({
+    documentId: r.document_id,
+    chunkIndex: r.chunk_index,
+    text: r.text,
+    score: keywordScore(r.score, ranking.ceiling),
+    bm25: r.score,
+    bm25Max: ranking.ceiling,
+    metadata: JSON.parse(r.metadata) as Metadata,
+    pageStart: r.page_start,
+    pageEnd: r.page_end,
+  }));
 }

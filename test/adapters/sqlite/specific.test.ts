@@ -19,6 +19,7 @@ import {
   SQLITE_SCHEMA_VERSIONS,
 } from '../../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../../src/adapters/sqlite/document-store.js';
+import { averagesRowCount } from '../../../src/adapters/sqlite/fts-row-count.js';
 import { indexTerms, queryTerms } from '../../../src/adapters/sqlite/fts-terms.js';
 import { SqliteKeywordIndex } from '../../../src/adapters/sqlite/keyword-index.js';
 import { SqliteTableQueue } from '../../../src/adapters/sqlite/table-queue.js';
@@ -535,6 +536,90 @@ describe('FTS5 terms', () => {
       return n === 0;
     });
     expect(reopened.prepare('SELECT count(*) FROM chunks').pluck().get()).toBe(0);
+  });
+});
+
+describe('keyword scores', () => {
+  const english = analyzer('en');
+  /** Indexes English chunks of `texts` as one document of `orgId`. */
+  async function indexed(store: SqliteDocumentStore, orgId: string, texts: string[]) {
+    const doc = jobDocument({ documentId: crypto.randomUUID(), orgId });
+    await store.createDocuments([doc]);
+    const chunks = texts.map((text, index) => ({
+      index,
+      text,
+      words: english.words(text),
+      tokenCount: 4,
+      charStart: 0,
+      charEnd: 0,
+      pageStart: null,
+      pageEnd: null,
+    }));
+    const result = { tokenCount: 4 * texts.length, contentSha256: 'x', contentType: null, bytes: null };
+    expect(await store.saveIndex(doc.id, { ...result, chunks, language: 'en' })).toBe(true);
+    return doc;
+  }
+
+  it('reads the row count FTS5 keeps, as count(*) gives it', () => {
+    const db = open(':memory:');
+    const insert = db.prepare('INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)');
+    const block = () => db.prepare('SELECT block FROM chunks_fts_data WHERE id = 1').pluck().get() as Buffer;
+    // 300 rows: a count of two varint bytes.
+    for (let i = 1; i <= 300; i += 1) insert.run(i, `1_word 1_n${i}`);
+    expect(averagesRowCount(block())).toBe(300);
+    expect(db.prepare('SELECT count(*) FROM chunks_fts').pluck().get()).toBe(300);
+    expect(averagesRowCount(undefined)).toBe(0);
+  });
+
+  it('divides by the most the query could score with the IDFs FTS5 ranked with, deleted and other orgs’ rows counted', async () => {
+    const db = open(':memory:');
+    const store = new SqliteDocumentStore(db);
+    // Four words a chunk, in every chunk ever written, so the length normalisation is 1.
+    const other = await indexed(store, 'org_other', ['gull tern skua puffin', 'gull gull tern auk']);
+    const mine = await indexed(store, 'org_birds', [
+      'heron egret stork crane',
+      'heron heron heron ibis',
+      'heron coot teal rail',
+      'stork stork crane ibis',
+      'coot teal rail wren',
+    ]);
+    await store.deleteDocument('org_other', other.id);
+    await waitFor(
+      'the other org’s chunks to go',
+      () => db.prepare('SELECT count(*) FROM chunks').pluck().get() === 5,
+    );
+    // FTS5's IDF of a word, as it ranks: the BM25 of a chunk holding it once (the saturated
+    // frequency of tf 1 at length normalisation 1 is exactly 1).
+    const rowid = (index: number) =>
+      db
+        .prepare('SELECT id FROM chunks WHERE document_id = ? AND chunk_index = ?')
+        .pluck()
+        .get(mine.id, index);
+    const idf = (word: string, index: number) =>
+      db
+        .prepare('SELECT -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?')
+        .pluck()
+        .get(
+          `"${db.prepare('SELECT id FROM fts_orgs WHERE org_id = ?').pluck().get('org_birds')}_${word}"`,
+          rowid(index),
+        ) as number;
+    const heron = idf('heron', 0);
+    const wren = idf('wren', 4);
+    const saturated = (tf: number) => (tf * 2.2) / (tf + 1.2);
+    const most = 2.2 * (heron + wren);
+    const hits = await store.index.search({
+      orgId: 'org_birds',
+      query: 'heron wren',
+      topK: 10,
+      filter: null,
+      documentIds: null,
+    });
+    expect(hits.map((h) => [h.chunkIndex, h.score])).toEqual([
+      [4, expect.closeTo(wren / most, 12)],
+      [1, expect.closeTo((heron * saturated(3)) / most, 12)],
+      [0, expect.closeTo(heron / most, 12)],
+      [2, expect.closeTo(heron / most, 12)],
+    ]);
   });
 });
 
