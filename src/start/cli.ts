@@ -109,6 +109,7 @@ function storesAdministration(admin: OrgAdmin): OrgAdministration {
 
 async function serve(runtime: Runtime, withWorker: boolean): Promise<number> {
   const { config, logger } = runtime;
+  runtime.logProviders();
   // Workers in this process give way to bursts of ingests (see pipeline/yield-to-api.ts); reads
   // and queries, however many, never hold documents back. Without such workers nothing counts.
   const yielding = withWorker && config.workerYieldIngestRps > 0;
@@ -210,6 +211,7 @@ function describeProviders(providers: readonly ProviderStatus[]): string {
 }
 
 async function runWorker(runtime: Runtime): Promise<number> {
+  runtime.logProviders();
   const handle = runtime.startWorker();
   const dispatcher = runtime.startDispatcher();
   runtime.logger.info('docindex worker started');

@@ -111,6 +111,8 @@ export interface Runtime extends Adapters {
   reranker: Reranker | null;
   /** The providers queries call, each with its circuit breaker's state. */
   providers: ProviderStatus[];
+  /** Logs the providers (kind, model, URL without credentials): once, by a serving process. */
+  logProviders(): void;
   admin: OrgAdmin;
   appDeps: AppDeps;
   /**
@@ -245,13 +247,14 @@ export async function createRuntime(
       state: () => rerankBreaker.state(),
     });
   }
-  logger.info(
-    {
-      embeddings: embedder === null ? null : providerLine(embedder, config.embeddingsUrl),
-      rerank: reranker === null ? null : providerLine(reranker, config.rerankUrl),
-    },
-    'providers',
-  );
+  const logProviders = () =>
+    logger.info(
+      {
+        embeddings: embedder === null ? null : providerLine(embedder, config.embeddingsUrl),
+        rerank: reranker === null ? null : providerLine(reranker, config.rerankUrl),
+      },
+      'providers',
+    );
   const policy = createAddressPolicy({ allow: config.urlFetchAllow });
   const usageService = new UsageService(usage, clock);
   const metrics = createMetrics(documents, adapters.webhooks, adapters.vectors, clock, providers);
@@ -477,6 +480,7 @@ export async function createRuntime(
     embedder,
     reranker,
     providers,
+    logProviders,
     admin,
     appDeps,
     startWorker,

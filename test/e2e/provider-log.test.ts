@@ -1,6 +1,6 @@
 // `docindex serve` logs the providers queries will call when it starts: each one's kind, model and
 // URL, the URL without its credentials or query string (where API keys and signatures hide).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -57,5 +57,15 @@ describe('the start-up log', () => {
     } finally {
       child.kill('SIGKILL');
     }
+  });
+
+  it('is a serving process’s: a command that runs and exits (orgs list) prints no such line', () => {
+    const run = spawnSync(process.execPath, [BIN, 'orgs', 'list'], {
+      env: { ...process.env, LOG_LEVEL: 'info', DATA_DIR: dataDir, EMBEDDINGS: 'none', RERANK: 'none' },
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^ORG ID/);
+    expect(run.stderr).not.toContain('"msg":"providers"');
   });
 });
