@@ -30,6 +30,10 @@ export function clientApi(client: DocindexClient): DocindexApi {
           ...(input.chunkOverlap === undefined ? {} : { chunkOverlap: input.chunkOverlap }),
         },
       ),
-    ingestUrl: (input) => client.ingestUrl(input.url, input.metadata),
+    ingestUrl: (input) =>
+      client.ingestUrl(input.url, input.metadata, {
+        ...(input.chunkSize === undefined ? {} : { chunkSize: input.chunkSize }),
+        ...(input.chunkOverlap === undefined ? {} : { chunkOverlap: input.chunkOverlap }),
+      }),
   };
 }

@@ -49,7 +49,12 @@ export interface DocindexApi {
     chunkSize?: number;
     chunkOverlap?: number;
   }): Promise<IngestAck>;
-  ingestUrl(input: { url: string; metadata?: Metadata }): Promise<IngestAck>;
+  ingestUrl(input: {
+    url: string;
+    metadata?: Metadata;
+    chunkSize?: number;
+    chunkOverlap?: number;
+  }): Promise<IngestAck>;
 }
 
 export interface ToolServerOptions {
@@ -182,9 +187,7 @@ const listDocumentsInput = {
     .describe('The status of these documents (at most 100) in one call; unknown ids are left out.'),
 };
 
-const ingestTextInput = {
-  text: z.string().min(1).describe('The document text (plain text or Markdown).'),
-  metadata: metadataSchema.optional(),
+const chunkSettingsInput = {
   chunk_size: z
     .number()
     .int()
@@ -205,6 +208,23 @@ const ingestTextInput = {
     ),
 };
 
+/** The tools' chunk settings as the API's client takes them. */
+function chunkSettings(args: { chunk_size?: number; chunk_overlap?: number }): {
+  chunkSize?: number;
+  chunkOverlap?: number;
+} {
+  return {
+    ...(args.chunk_size === undefined ? {} : { chunkSize: args.chunk_size }),
+    ...(args.chunk_overlap === undefined ? {} : { chunkOverlap: args.chunk_overlap }),
+  };
+}
+
+const ingestTextInput = {
+  text: z.string().min(1).describe('The document text (plain text or Markdown).'),
+  metadata: metadataSchema.optional(),
+  ...chunkSettingsInput,
+};
+
 const ingestUrlInput = {
   url: z
     .string()
@@ -214,6 +234,7 @@ const ingestUrlInput = {
       'A public http(s) URL of a PDF, DOCX, text or Markdown file or an HTML page (pre-signed object-storage URLs work if valid for at least 60 s). Private and local addresses are refused.',
     ),
   metadata: metadataSchema.optional(),
+  ...chunkSettingsInput,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -392,8 +413,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
         api.ingestText({
           text: args.text,
           ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
-          ...(args.chunk_size === undefined ? {} : { chunkSize: args.chunk_size }),
-          ...(args.chunk_overlap === undefined ? {} : { chunkOverlap: args.chunk_overlap }),
+          ...chunkSettings(args),
         }),
     ),
   );
@@ -402,7 +422,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
     'ingest_url',
     {
       title: 'Add a document from a URL',
-      description: `Have docindex download a document from a URL and index it (PDF, DOCX, text, Markdown, or the main text of an HTML page), with optional metadata. Returns the new document's id in document_ids. A download that fails later (unreachable, unsupported format, too large) shows as status failed with error.code. ${WAIT_ADVICE} Needs the \`${TOOL_SCOPES.ingest_url}\` key scope.`,
+      description: `Have docindex download a document from a URL and index it (PDF, DOCX, text, Markdown, or the main text of an HTML page), with optional metadata and chunk settings. Returns the new document's id in document_ids. A download that fails later (unreachable, unsupported format, too large) shows as status failed with error.code. ${WAIT_ADVICE} Needs the \`${TOOL_SCOPES.ingest_url}\` key scope.`,
       inputSchema: ingestUrlInput,
       outputSchema: ingestOutput,
       annotations: {
@@ -412,8 +432,14 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
         openWorldHint: true,
       },
     },
-    run('ingest_url', (args: { url: string; metadata?: Metadata }) =>
-      api.ingestUrl({ url: args.url, ...(args.metadata === undefined ? {} : { metadata: args.metadata }) }),
+    run(
+      'ingest_url',
+      (args: { url: string; metadata?: Metadata; chunk_size?: number; chunk_overlap?: number }) =>
+        api.ingestUrl({
+          url: args.url,
+          ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
+          ...chunkSettings(args),
+        }),
     ),
   );
 

@@ -251,11 +251,18 @@ describe('MCP over streamable HTTP (/mcp)', () => {
   it('ingest_url downloads from a (local) server and the text becomes searchable', async () => {
     const client = await connect(h.orgA.apiKey);
     const ack = resultOf(
-      await call(client, 'ingest_url', { url: `${pagesOrigin}/tapir.txt`, metadata: { kind: 'web' } }),
+      await call(client, 'ingest_url', {
+        url: `${pagesOrigin}/tapir.txt`,
+        metadata: { kind: 'web' },
+        chunk_size: 256,
+        chunk_overlap: 16,
+      }),
     );
     const [id] = ack.document_ids as string[];
     expect(await waitReady(client, id!)).toMatchObject({
       status: 'ready',
+      chunk_size: 256,
+      chunk_overlap: 16,
       source: { type: 'url', url: `${pagesOrigin}/tapir.txt` },
       metadata: { kind: 'web' },
     });

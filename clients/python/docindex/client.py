@@ -496,6 +496,11 @@ class Client:
         """Queries per UTC day for the last 30 days (today first) and the rate limit (``GET /v1/usage``)."""
         return UsageReport.from_json(self._json(self._call("GET", "/v1/usage")))
 
+    def org(self) -> Dict[str, Any]:
+        """The key's organisation and the key itself (``GET /v1/org``): ``org_id``, ``name``,
+        ``rate_limit_rpm``, ``created_at`` and ``key`` (``key_id``, ``scopes``)."""
+        return dict(self._json(self._call("GET", "/v1/org")))
+
     # Webhooks -----------------------------------------------------------------------------------
     # Answers are the API's JSON objects as dicts (docs/API.md, "Webhooks").
 

@@ -385,6 +385,14 @@ class DocumentsTest(unittest.TestCase):
 
 
 class UsageTest(unittest.TestCase):
+    def test_org_names_the_keys_organisation(self) -> None:
+        client = live_client()
+        org = client.org()
+        self.assertEqual(org["org_id"], client.usage().org_id)
+        self.assertTrue(org["name"])
+        self.assertGreater(org["rate_limit_rpm"], 0)
+        self.assertIn("query", org["key"]["scopes"])
+
     def test_usage_counts_todays_queries(self) -> None:
         client = live_client()
         before = client.usage()

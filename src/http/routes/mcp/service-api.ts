@@ -52,7 +52,12 @@ export function serviceApi(deps: AppDeps, orgId: string): DocindexApi {
       });
     },
     ingestUrl(input) {
-      return deps.ingestion.ingestUrl(orgId, input.url, input.metadata ?? {});
+      return deps.ingestion.ingestUrl(orgId, input.url, input.metadata ?? {}, {
+        chunks: {
+          chunkSize: input.chunkSize ?? DEFAULT_CHUNKS.chunkSize,
+          chunkOverlap: input.chunkOverlap ?? DEFAULT_CHUNKS.chunkOverlap,
+        },
+      });
     },
   };
 }
