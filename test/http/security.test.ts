@@ -22,6 +22,7 @@ const ROUTES: { method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'; url: string
   { method: 'POST', url: `/v1/documents/${randomUUID()}/reprocess`, body: {} },
   { method: 'POST', url: '/v1/query', body: { query: 'hello' } },
   { method: 'GET', url: '/v1/usage' },
+  { method: 'GET', url: '/v1/org' },
   { method: 'POST', url: '/v1/webhooks', body: { url: 'https://hooks.example.com/a' } },
   { method: 'GET', url: '/v1/webhooks' },
   { method: 'GET', url: '/v1/webhooks/wh_0123456789abcdef0123456789abcdef' },
