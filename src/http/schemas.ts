@@ -607,7 +607,7 @@ export const QueryResponse = Type.Object(
             chunk_index: 1,
             text: '…to 16:00. 2. Holidays. Each employee has 25 days of paid leave a year…',
             score: 0.9731,
-            scores: { keyword: 7.4213, semantic: 0.6812, rerank: 0.9731 },
+            scores: { keyword: 0.6214, semantic: 0.6812, rerank: 0.9731 },
             metadata: { source: 'hr', year: '2026' },
             page_start: 2,
             page_end: 3,
