@@ -243,6 +243,12 @@ async function administer(
     const orgs: AdminOrg[] = [];
     for await (const org of admin.everyOrg()) orgs.push(org);
     io.stdout.write(values.json ? `${JSON.stringify(orgs, null, 2)}\n` : renderOrgTable(orgs));
+    if (orgs.length === 0 && !values.json) {
+      // An empty list is most often the wrong DATA_DIR or DATABASE_URL: say where to look.
+      io.stderr.write(
+        'no organisations here: is this the server’s DATA_DIR or DATABASE_URL? `docindex orgs create --name NAME` makes one\n',
+      );
+    }
     return 0;
   }
   if (group === 'keys' && action === 'list') {

@@ -59,13 +59,15 @@ describe('the start-up log', () => {
     }
   });
 
-  it('is a serving process’s: a command that runs and exits (orgs list) prints no such line', () => {
+  it('is a serving process’s: a command that runs and exits (orgs list) prints no such line, and an empty list says where to look', () => {
+    const empty = path.join(dataDir, 'empty');
     const run = spawnSync(process.execPath, [BIN, 'orgs', 'list'], {
-      env: { ...process.env, LOG_LEVEL: 'info', DATA_DIR: dataDir, EMBEDDINGS: 'none', RERANK: 'none' },
+      env: { ...process.env, LOG_LEVEL: 'info', DATA_DIR: empty, EMBEDDINGS: 'none', RERANK: 'none' },
       encoding: 'utf8',
     });
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^ORG ID/);
     expect(run.stderr).not.toContain('"msg":"providers"');
+    expect(run.stderr).toContain('no organisations here: is this the server’s DATA_DIR or DATABASE_URL?');
   });
 });
