@@ -253,7 +253,14 @@ export class PgWebhookStore implements WebhookStore {
   }
 
   async purgeOrg(orgId: string): Promise<number> {
-    const r = await this.db.query(`DELETE FROM ${this.endpoints} WHERE org_id = $1`, [cleanText(orgId)]);
-    return r.rowCount ?? 0;
+    const org = cleanText(orgId);
+    return this.db.transaction(async (tx) => {
+      // Messages first, then endpoints: the order a settling delivery locks them in (its message,
+      // then its endpoint). Deleting the endpoints first, whose cascade then waits for a message a
+      // delivery holds while that delivery waits for its endpoint, is a deadlock.
+      await tx.query(`DELETE FROM ${this.messages} WHERE org_id = $1`, [org]);
+      const r = await tx.query(`DELETE FROM ${this.endpoints} WHERE org_id = $1`, [org]);
+      return r.rowCount ?? 0;
+    });
   }
 }
