@@ -71,10 +71,16 @@ export async function extractEpubText(filePath: string): Promise<string> {
     },
     `the EPUB part ${packagePath}`,
   );
-  const chapters = spine
-    .map((id) => manifest.get(id))
-    .filter((item) => item !== undefined && CHAPTER_TYPES.has(item.type))
-    .map((item) => item!.href.split('#')[0]!);
+  // Each chapter once, where the spine first lists it: a spine that lists one chapter thousands
+  // of times would otherwise multiply a small file's text past any ratio the archive checks.
+  const chapters = [
+    ...new Set(
+      spine
+        .map((id) => manifest.get(id))
+        .filter((item) => item !== undefined && CHAPTER_TYPES.has(item.type))
+        .map((item) => item!.href.split('#')[0]!),
+    ),
+  ];
   refuseEncryptedChapters(parts.get('meta-inf/encryption.xml'), new Set(chapters));
   const texts: string[] = [];
   for (const chapter of chapters) {

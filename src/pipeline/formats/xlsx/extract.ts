@@ -120,10 +120,19 @@ async function readWorkbook(zip: ZipParts): Promise<Workbook> {
     const heading = unescapeXlsx(name).replace(/\s+/g, ' ').replaceAll('\u0000', '').trim();
     return { name: heading, part: part !== null && zip.has(part) ? part : null };
   });
+  // Each worksheet once, under the first name that lists it: a workbook that lists one sheet
+  // thousands of times would otherwise multiply a small file's text past any ratio the archive checks.
+  const read = new Set<string>();
+  const sheetsOnce = sheets.filter((sheet) => {
+    if (sheet.part === null) return true;
+    if (read.has(sheet.part)) return false;
+    read.add(sheet.part);
+    return true;
+  });
   const stringsPart = partOf(SHARED_STRINGS, 'xl/sharedstrings.xml');
   const stylesPart = partOf(STYLES, 'xl/styles.xml');
   return {
-    sheets,
+    sheets: sheetsOnce,
     sharedStrings: zip.has(stringsPart) ? await readSharedStrings(zip, stringsPart) : [],
     dateStyles: zip.has(stylesPart)
       ? readDateStyles(await zip.read(stylesPart), `the XLSX part ${stylesPart}`)
