@@ -485,36 +485,6 @@ describe.each(['pptx', 'xlsx', 'odt', 'epub'] as const)('hostile %s archives', (
     expect((await failure(extractor.extract(legacy, format))).code).toBe('corrupt');
   });
 
-  it.runIf(format !== 'odt')(
-    'a part listed thousands of times is read once (a 20 KB file would otherwise give megabytes of text)',
-    async () => {
-      const repeated = minimal(format).map((entry) => {
-        if (format === 'epub' && entry.name === 'book.opf') {
-          const refs = '<itemref idref="c1"/>'.repeat(4_000);
-          return { ...entry, data: String(entry.data).replace('<itemref idref="c1"/>', refs) };
-        }
-        if (format === 'xlsx' && entry.name === 'xl/workbook.xml') {
-          // Names that differ, so the part does not compress past the archive's ratio check.
-          const sheet = '<sheet name="Hello sheet" sheetId="1" r:id="rId1"/>';
-          const more = Array.from(
-            { length: 3_000 },
-            (_, i) => `<sheet name="Copy ${i * 7919}" sheetId="${i + 2}" r:id="rId1"/>`,
-          );
-          return { ...entry, data: String(entry.data).replace(sheet, sheet + more.join('')) };
-        }
-        if (format === 'pptx' && entry.name === 'ppt/presentation.xml') {
-          const ids = '<p:sldId id="256" r:id="rId1"/>'.repeat(3_000);
-          return { ...entry, data: String(entry.data).replace('<p:sldId id="256" r:id="rId1"/>', ids) };
-        }
-        return entry;
-      });
-      const once = await extractor.extract(await write(minimal(format)), format);
-      const result = await extractor.extract(await write(repeated), format);
-      expect(result.text).toBe(once.text);
-      expect(result.text.match(/Hello/g)).toHaveLength(format === 'xlsx' ? 2 : 1);
-    },
-  );
-
   it('encrypted entries → encrypted', async () => {
     const entries = minimal(format).map((entry) => ({ ...entry, encrypted: true }));
     expect((await failure(extractor.extract(await write(entries), format))).code).toBe('encrypted');
@@ -531,6 +501,39 @@ describe.each(['pptx', 'xlsx', 'odt', 'epub'] as const)('hostile %s archives', (
       ok: false,
       detail: expect.stringContaining('starts with PNG signature'),
     });
+  });
+});
+
+describe.each(['pptx', 'xlsx', 'epub'] as const)('%s parts listed more than once', (format) => {
+  let counter = 0;
+  const write = (entries: ZipEntrySpec[]) =>
+    tmp.write(`r-${format}-${counter++}.${format}`, makeZip(entries));
+
+  it('a part listed thousands of times is read once (a 20 KB file would otherwise give megabytes of text)', async () => {
+    const repeated = minimal(format).map((entry) => {
+      if (format === 'epub' && entry.name === 'book.opf') {
+        const refs = '<itemref idref="c1"/>'.repeat(4_000);
+        return { ...entry, data: String(entry.data).replace('<itemref idref="c1"/>', refs) };
+      }
+      if (format === 'xlsx' && entry.name === 'xl/workbook.xml') {
+        // Names that differ, so the part does not compress past the archive's ratio check.
+        const sheet = '<sheet name="Hello sheet" sheetId="1" r:id="rId1"/>';
+        const more = Array.from(
+          { length: 3_000 },
+          (_, i) => `<sheet name="Copy ${i * 7919}" sheetId="${i + 2}" r:id="rId1"/>`,
+        );
+        return { ...entry, data: String(entry.data).replace(sheet, sheet + more.join('')) };
+      }
+      if (format === 'pptx' && entry.name === 'ppt/presentation.xml') {
+        const ids = '<p:sldId id="256" r:id="rId1"/>'.repeat(3_000);
+        return { ...entry, data: String(entry.data).replace('<p:sldId id="256" r:id="rId1"/>', ids) };
+      }
+      return entry;
+    });
+    const once = await extractor.extract(await write(minimal(format)), format);
+    const result = await extractor.extract(await write(repeated), format);
+    expect(result.text).toBe(once.text);
+    expect(result.text.match(/Hello/g)).toHaveLength(format === 'xlsx' ? 2 : 1);
   });
 });
 
