@@ -1,4 +1,4 @@
-// Answering queries in three modes (DESIGN §6.1): `keyword` (BM25, scored as a fraction of the
+// Answering queries in three modes: `keyword` (BM25, scored as a fraction of the
 // most the query could score: domain/bm25.ts), `semantic` (cosine over the chunks' vectors of the
 // active embedding profile) and `hybrid` (both lists, the same filters applied to each, fused by
 // weighted reciprocal rank: domain/fusion.ts). A successful query counts one towards the org's

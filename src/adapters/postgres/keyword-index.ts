@@ -2,8 +2,8 @@
 // BM25 search (domain/bm25.ts) over the chunks of `ready` documents. Two layouts: `tsv`, the words
 // as they are in a GIN index with the org id (btree_gin), always written; and `terms`, the words
 // prefixed with the org's key in a RUM index (positions stored in the index, ordered scans), used
-// when the rum extension is installed and every chunk has its terms (bench/RESULTS.md, "Eighth
-// session", for the design and its measurements). Its writes run inside the record store's transactions (PgDocumentStore.saveIndex; a delete cascades from the document
+// when the rum extension is installed and every chunk has its terms (bench/RESULTS.md, history of 2026-11-26,
+// for the design and its measurements). Its writes run inside the record store's transactions (PgDocumentStore.saveIndex; a delete cascades from the document
 // row), so a document turns ready with its last chunk and stops matching the moment it goes.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -789,7 +789,7 @@ export class PgKeywordIndex implements SearchIndex {
    * usually stored out of line) and cut down to the query's words in one pass (setweight marks
    * them, ts_filter keeps the marked ones; stored lexemes carry no weight), whatever the number
    * of words: one ts_rank_cd per word and chunk, as before, cost a long query three times the
-   * ranking (bench/RESULTS.md, tenth session). Each hit's score is its BM25 as a fraction of the
+   * ranking (bench/RESULTS.md, history of 2026-11-27). Each hit's score is its BM25 as a fraction of the
    * most the same IDFs allow (domain/bm25.ts, keywordScore).
    */
   private async rank(
@@ -894,7 +894,7 @@ export class PgKeywordIndex implements SearchIndex {
    * ranked with every word (exact, as embedded), the words counted as searchRum counts them. The
    * GIN path's count (each word's matches in the org, up to the row budget, through the org's
    * posting lists and table rows) cost seconds for a long query at 1M chunks, twenty times the
-   * ranking (bench/RESULTS.md, tenth session).
+   * ranking (bench/RESULTS.md, history of 2026-11-27).
    */
   private async searchRumAmong(q: SearchQuery, words: string[], documents: string[]): Promise<KeywordHit[]> {
     const counted = await this.rumCounts(q, words);
@@ -923,7 +923,7 @@ export class PgKeywordIndex implements SearchIndex {
    * The RUM path's word counts as a plan over the plain words of `tsv` (the org's prefix taken
    * off), for a loose filter that searchRum's candidates could not satisfy: counting each word
    * across the org on GIN cost such a query 1.7 s of its 1.8 s at 1M chunks (bench/RESULTS.md,
-   * tenth session).
+   * history of 2026-11-27).
    */
   private rumPlan({ prefix, plan, rowsOf }: RumCounts): SearchPlan {
     const plain = (t: RankedTerm): RankedTerm => ({
