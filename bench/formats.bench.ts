@@ -63,7 +63,7 @@ async function settledRss(): Promise<number> {
 }
 
 export const run: Benchmark = async (options): Promise<BenchSection> => {
-  const title = 'New formats: MB/s extracted and RSS peak';
+  const title = 'Office, e-book, e-mail and table formats: MB/s extracted and RSS peak';
   const corpus = path.resolve(projectRoot(), '../shared/corpus');
   if (!existsSync(corpus)) return { title, lines: [`- skipped: ${corpus} not found`] };
   const repeats = options?.quick ? 2 : 7;
@@ -125,7 +125,7 @@ export const run: Benchmark = async (options): Promise<BenchSection> => {
     '',
     `- One worker thread; median of ${repeats} passes over every corpus file of the format, after a warm-up pass; MB/s is input bytes per second. The corpus files are small (6 KB–0.5 MB), so fixed costs per file (opening the archive twice: limits, then parts) weigh more than they would on large files.`,
     `- RSS: the process's resident set (worker thread included), sampled every 2 ms while the largest file is extracted, minus the RSS after the warm-up.`,
-    `- ${cpus().length} CPUs, load average ${fmt(loadBefore, 2)} before / ${fmt(loadavg()[0]!, 2)} after (other agents share this machine; every figure is slowed alike).`,
+    `- ${cpus().length} CPUs, load average ${fmt(loadBefore, 2)} before / ${fmt(loadavg()[0]!, 2)} after (other work shares this machine; every figure is slowed alike).`,
   );
   return { title, lines };
 };

@@ -1,6 +1,6 @@
-// Semantic and hybrid query latency at 100k and 1M chunks (issue 15: hybrid fusion overhead vs
+// Semantic and hybrid query latency at 100k and 1M chunks (the goals: hybrid fusion overhead vs
 // keyword alone, p95 ≤ 50 ms embedded and ≤ 100 ms PostgreSQL at 1M, excluding the query's
-// embedding call; issue 16: semantic search on PostgreSQL measured).
+// embedding call; semantic search on PostgreSQL measured).
 //
 // The corpus is section 4's (bench/query.bench.ts: createDocuments + saveIndex, one org with 60%
 // of the chunks); each batch of documents then gets a seeded random 384-d unit vector per chunk,

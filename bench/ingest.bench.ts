@@ -2,7 +2,8 @@
 // workers) receives ~10 MB of real prose as 1,000 documents, 50 per POST, and we time from the
 // first POST to the poll that sees the last document `ready`. The yardstick is a bare
 // gpt-tokenizer `encode` of the same texts in this process, timed in the same run: ingest must
-// reach at least half its throughput. Also reported: 1,000 documents of ~2 KB (issue 2's figure).
+// reach at least half its throughput. Also reported: 1,000 documents of ~2 KB (small documents,
+// where per-document costs weigh most).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';

@@ -1,5 +1,5 @@
 // What each of docindex's less obvious mechanisms still earns, measured against the plain way
-// beside it in the same run (issue "Architecture" asks each to earn its place or go):
+// beside it in the same run, so that each earns its place or goes:
 //   A. the chunker's own o200k encoder (a piece cache, an ASCII twin of the split regex and a
 //      byte-pair merge on strings) against gpt-tokenizer's `encode`, in fresh processes and warm;
 //   B. the WAL checkpoint thread against SQLite's own checkpoints on the writing connection;
@@ -265,7 +265,7 @@ async function createdSection(quick: boolean): Promise<string[]> {
 export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSection> => {
   const quick = options?.quick ?? false;
   const lines = [
-    'Each mechanism against the plain way beside it, in the same run. The verdicts (keep or simplify) are in the hand-kept part at the end of this file.',
+    'Each mechanism against the plain way beside it, in the same run. A verdict that changed the code (kept or simplified) is a row of the table of changes at the end of this file.',
     '',
     ...(await encoderSection(quick)),
     '',

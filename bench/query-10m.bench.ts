@@ -1,4 +1,4 @@
-// Embedded keyword query latency at 10,000,000 chunks (issue 16: p95 ≤ 100 ms, 1–4 words, big
+// Embedded keyword query latency at 10,000,000 chunks (the goal: p95 ≤ 100 ms, 1–4 words, big
 // org). The corpus is section 4's (bench/query.bench.ts: same prose windows, tenants and shelves),
 // grown ten times further. Building it takes tens of minutes and ~19 GB of disk, so the run can
 // keep it: with BENCH_10M_DIR set, a corpus found there is opened again and only queried, and one

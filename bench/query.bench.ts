@@ -33,11 +33,11 @@ import {
 } from './lib.js';
 
 const GOAL_P95_MS = 50;
-/** Goals of the 12–30 word set at 1M chunks (issue 16): embedded, and PostgreSQL (1–4 words: 50 ms). */
+/** Goals of the 12–30 word set at 1M chunks: embedded, and PostgreSQL (1–4 words: 50 ms). */
 const GOAL_LONG_P95_MS = 30;
 const GOAL_PG_P95_MS = 50;
 const GOAL_PG_LONG_P95_MS = 80;
-/** Goals of the 1–4 word set with a metadata range filter at 1M chunks (issue 17). */
+/** Goals of the 1–4 word set with a metadata range filter at 1M chunks. */
 const GOAL_FILTER_P95_MS = 50;
 const GOAL_PG_FILTER_P95_MS = 100;
 const CHUNKS_PER_DOCUMENT = 20;

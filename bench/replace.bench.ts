@@ -2,7 +2,7 @@
 // documents of ~2 KB with external ids, 50 per POST, and we time from the first POST to the poll
 // that sees the last one ready; then the same 1,000 external ids are sent again with other texts
 // and we time until every document answers as version 2 (no pending version left). The goal: the
-// replace rate is at least 0.8× the first ingest's (issue 17), since a version costs one more
+// replace rate is at least 0.8× the first ingest's, since a version costs one more
 // swap in the transaction that indexes it.
 import os from 'node:os';
 import { corpusDocuments } from './corpus.js';

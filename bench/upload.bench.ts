@@ -1,7 +1,7 @@
 // Memory during large uploads: a 100 MB file must stream to the blob store, not sit in the
 // server's memory, and processing it (extraction, chunking, index writes) must stay within a
-// bounded amount of memory too (issue 19: ≤ 256 MiB above the baseline for a 100 MB text, PDF or
-// spreadsheet). The bench streams multipart uploads it generates (a text file, a PDF of many text
+// bounded amount of memory too (the goal: ≤ 256 MiB above the baseline for a 100 MB text, PDF
+// or spreadsheet). The bench streams multipart uploads it generates (a text file, a PDF of many text
 // pages, a CSV) to the real server and samples the server process's resident set size (VmRSS,
 // every thread included) every 50 ms, from before the request until the document is ready.
 
@@ -49,7 +49,8 @@ async function followProcessing(
   while (performance.now() - start < PROCESSING_TIMEOUT_MS) {
     const { exitCode, signalCode } = server.child;
     if (exitCode !== null || signalCode !== null) {
-      // What issue 19 is about: the server went down with the file instead of failing it.
+      // What the memory goal guards against: the server going down with the file instead of
+      // failing it.
       const lastLog = server.stderr().trim().split('\n').slice(-3).join(' / ').slice(0, 400);
       return {
         status: `server process ended (${signalCode ?? `exit code ${exitCode}`})`,
@@ -172,7 +173,7 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
   const rows: Measured[] = [];
   // UPLOAD_BENCH_FILES=text,csv runs only those (for a quick look; RESULTS.md gets them all).
   const only = process.env.UPLOAD_BENCH_FILES?.split(',');
-  // Scale-out with no shared folder (issue 16): the upload streams into PostgreSQL (BLOB_STORE=postgres).
+  // Scale-out with no shared folder: the upload streams into PostgreSQL (BLOB_STORE=postgres).
   const databaseUrl = process.env.DATABASE_URL;
   const redisUrl = process.env.REDIS_URL;
   const pgSchema = `bench_upload_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
@@ -221,7 +222,7 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
       .filter((r) => r.label === PG_BLOB_LABEL)
       .map((r) => {
         const growth = r.uploadPeak - r.baseline;
-        return `- Goal (issue 16), the 100 MB upload streamed into PostgreSQL (BLOB_STORE=postgres, PostgreSQL + Redis, no shared folder): growth of the API's RSS to the 202 ≤ ${mib(GOAL_UPLOAD_GROWTH_BYTES)}: **${mib(growth)}**, ${growth <= GOAL_UPLOAD_GROWTH_BYTES ? 'met' : 'NOT met'}.`;
+        return `- Goal (scale-out upload memory), the 100 MB upload streamed into PostgreSQL (BLOB_STORE=postgres, PostgreSQL + Redis, no shared folder): growth of the API's RSS to the 202 ≤ ${mib(GOAL_UPLOAD_GROWTH_BYTES)}: **${mib(growth)}**, ${growth <= GOAL_UPLOAD_GROWTH_BYTES ? 'met' : 'NOT met'}.`;
       }),
     ...(scaleOut
       ? []
@@ -229,7 +230,7 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
     ...rows.map((r) => {
       const growth = r.peak - r.baseline;
       const met = growth <= GOAL_PROCESSING_GROWTH_BYTES && r.status === 'ready';
-      return `- Goal (issue 19), ${r.label}: upload → ready ≤ ${mib(GOAL_PROCESSING_GROWTH_BYTES)} above baseline: **${mib(growth)}**, ${met ? 'met' : 'NOT met'}${r.status === 'ready' ? '' : ` (the document ended ${r.status})`}${options?.quick ? ` (quick run: ${fmt(r.bytes / MB, 0)} MB, not 100 MB)` : ''}.`;
+      return `- Goal (processing memory), ${r.label}: upload → ready ≤ ${mib(GOAL_PROCESSING_GROWTH_BYTES)} above baseline: **${mib(growth)}**, ${met ? 'met' : 'NOT met'}${r.status === 'ready' ? '' : ` (the document ended ${r.status})`}${options?.quick ? ` (quick run: ${fmt(r.bytes / MB, 0)} MB, not 100 MB)` : ''}.`;
     }),
   ];
   return { title: 'Memory: server RSS during a 100 MB upload and its processing', lines };

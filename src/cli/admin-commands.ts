@@ -234,7 +234,7 @@ async function administer(
     const rpm =
       values['rate-limit-rpm'] === undefined ? undefined : requestsPerMinute(values['rate-limit-rpm']);
     const issued = await admin.createOrg(values.name, rpm);
-    // One line of exactly these three fields (DESIGN: `orgs create --json`).
+    // One line of exactly these three fields, which scripts read (docs/CLIENTS.md, `orgs create`).
     printIssued(io, { org_id: issued.org_id, key_id: issued.key_id, api_key: issued.api_key }, values.json);
     return 0;
   }

@@ -1,4 +1,4 @@
-// Weighted reciprocal rank fusion (DESIGN §6.1): a hybrid query's keyword and semantic lists, each
+// Weighted reciprocal rank fusion: a hybrid query's keyword and semantic lists, each
 // already filtered and cut to its best RRF_DEPTH, merged by rank alone. BM25 scores and cosine
 // similarities live on different scales, so fusing ranks needs no normalisation that one odd
 // query could skew: score(chunk) = w/(k + rank_sem) + (1 − w)/(k + rank_kw), ranks from 1, a list

@@ -2,8 +2,8 @@
 // belongs to one language (Hangul, kana, Thai, Greek…), else by counting the function words of
 // each language of that script ("the", "und", "что") among the text's first words. Function words
 // are the most frequent words of every text, so a few hundred characters of prose hold dozens of
-// them; n-gram detectors read the same text tens of times slower and hold megabytes of tables in
-// every pipeline thread (bench/RESULTS.md, section 11, has both measured).
+// them; n-gram detectors read the same text far slower and hold large tables in every pipeline
+// thread (bench/RESULTS.md, section 11, measures this detector's cost).
 
 /** How much of a text is read: its first words, cut at a word boundary. */
 const SAMPLE_CHARS = 600;

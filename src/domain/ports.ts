@@ -209,8 +209,9 @@ export interface AnalysisState {
  * How many matching chunks one query may rank, in every store: words are taken rarest first while
  * their matches fit, so a common word cannot make a query rank an org's every chunk. Orgs with
  * fewer matches than this get exact ranking over every query word. Ranking costs per matching
- * row (SQLite's bm25(), PostgreSQL's BM25 reading each tsvector once from TOAST) set the size;
- * bench/RESULTS.md, "Design measurements", has the figures.
+ * row (SQLite's bm25(), PostgreSQL's BM25 reading each tsvector once from TOAST) set the size:
+ * a budget's worth of rows keeps a query's ranking within its latency goal (bench/RESULTS.md,
+ * section 4).
  */
 export const DEFAULT_SEARCH_ROW_BUDGET = 20_000;
 
@@ -354,7 +355,7 @@ export interface IdempotencyRecord {
   createdAt: Date;
 }
 
-// --- Embeddings (issue 15) -----------------------------------------------------------------------
+// --- Embeddings ----------------------------------------------------------------------------------
 
 /** Which model made a vector: vectors of different profiles are never compared. */
 export interface EmbeddingProfile {

@@ -3,7 +3,7 @@
 // chunk that holds the words side by side ranks no higher than one that scatters them. The bonus
 // is computed from the texts of the chunks an index already returned, so both backends rank the
 // same way without either storing positions for it. Its form and constants are the paper's, not
-// fitted to a test collection (bench/RESULTS.md, section 11 and the history of issue 15).
+// fitted to a test collection (its effect on each collection: bench/RESULTS.md, section 11).
 import { keywordScore } from './bm25.js';
 import type { Analyzer } from './search-words.js';
 import type { KeywordHit } from './types.js';

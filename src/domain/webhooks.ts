@@ -8,7 +8,7 @@ import { ERRORS } from './errors.js';
 import type { Clock } from './ports.js';
 import type { DocumentRecord } from './types.js';
 
-/** Document events an endpoint can subscribe to (DESIGN §6.4). */
+/** Document events an endpoint can subscribe to (docs/API.md lists them for users). */
 export const WEBHOOK_EVENTS = [
   'document.ready',
   'document.failed',

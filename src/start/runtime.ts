@@ -131,7 +131,7 @@ export interface Runtime extends Adapters {
 export interface RuntimeOptions {
   /**
    * A command that runs and exits (migrate, orgs, keys): no WAL checkpoint thread, which would
-   * only add its start-up (~30 ms) to every run; SQLite checkpoints on the connection instead.
+   * only add its start-up to every run; SQLite checkpoints on the connection instead.
    */
   oneShot?: boolean;
 }

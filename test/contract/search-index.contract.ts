@@ -64,8 +64,8 @@ export function searchIndexContract(
       });
 
       it('counts a word repeated in the query once: the same scores and order as written once', async () => {
-        // Counting each occurrence (as Lucene does) scored lower on BEIR SciFact (bench/RESULTS.md,
-        // issue 15); both backends must agree either way.
+        // Counting each occurrence (as Lucene does) scored lower on BEIR SciFact; both backends
+        // must agree either way.
         await indexed(orgA, [
           'the wombat burrow is deep',
           'a wombat and a burrow and a burrow and another burrow',

@@ -1,6 +1,5 @@
-// Edges a careless or hostile client reaches (issue "Hardening, round 2"): every one answers a
-// clear problem+json 4xx, over inject and over a real socket, and nothing the client sent is
-// silently rewritten.
+// Edges a careless or hostile client reaches: every one answers a clear problem+json 4xx, over
+// inject and over a real socket, and nothing the client sent is silently rewritten.
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

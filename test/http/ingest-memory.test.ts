@@ -1,4 +1,4 @@
-// Memory caps a user notices (issue 19): every pipeline thread has a heap cap (EXTRACT_MAX_HEAP_MB);
+// Memory caps a user notices: every pipeline thread has a heap cap (EXTRACT_MAX_HEAP_MB);
 // a file that needs more fails `too_large` and the server goes on answering, while a text file far
 // larger than the cap is still indexed, because it is decoded and chunked a piece at a time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

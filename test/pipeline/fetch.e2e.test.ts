@@ -1,5 +1,5 @@
 // The URL downloader end to end, against real HTTP servers. Every socket in this file goes to
-// 127.0.0.0/8 or ::1 (DESIGN: "Testing the URL fetcher without touching the network"): the
+// 127.0.0.0/8 or ::1, so testing the fetcher never touches the network: the
 // "public" server is 127.0.0.1:P and the policy allow-lists exactly that host:port; canaries on
 // other loopback destinations count the connections a policy bug would make; DNS is always a
 // stub, so not even a resolver query leaves the machine.

@@ -1,4 +1,4 @@
-// The SSRF cases that name non-loopback addresses, run end to end the way DESIGN prescribes: in
+// The SSRF cases that name non-loopback addresses, run end to end without touching a network: in
 // a network namespace that has only `lo` (`unshare -rn`), where a policy bug shows up as a
 // connect attempt answered by ENETUNREACH instead of as real traffic. Skipped where unprivileged
 // network namespaces are unavailable; the pure-function suite covers the same addresses.

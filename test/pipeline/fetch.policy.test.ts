@@ -1,5 +1,5 @@
-// The fetcher's address and URL rules as pure functions: every SSRF case from DESIGN §5 and the
-// brief is decided here without DNS or sockets, so a policy bug cannot send real traffic.
+// The fetcher's address and URL rules as pure functions: every SSRF case is decided here without
+// DNS or sockets, so a policy bug cannot send real traffic.
 import { describe, expect, it } from 'vitest';
 import {
   checkSubmittedUrl,

@@ -2,9 +2,12 @@
 // BM25 search (domain/bm25.ts) over the chunks of `ready` documents. Two layouts: `tsv`, the words
 // as they are in a GIN index with the org id (btree_gin), always written; and `terms`, the words
 // prefixed with the org's key in a RUM index (positions stored in the index, ordered scans), used
-// when the rum extension is installed and every chunk has its terms (bench/RESULTS.md, history of 2026-11-26,
-// for the design and its measurements). Its writes run inside the record store's transactions (PgDocumentStore.saveIndex; a delete cascades from the document
-// row), so a document turns ready with its last chunk and stops matching the moment it goes.
+// when the rum extension is installed and every chunk has its terms: each org then has posting
+// lists of its own, and a word's chunks of highest frequency are picked inside the index, so a
+// query reads the table for a bounded number of candidates (measured against GIN in
+// bench/RESULTS.md, section 4). Its writes run inside the record store's transactions
+// (PgDocumentStore.saveIndex; a delete cascades from the document row), so a document turns ready
+// with its last chunk and stops matching the moment it goes.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { BM25_B, BM25_K1, bm25Ceiling, bm25Idf, keywordScore } from '../../domain/bm25.js';
@@ -788,9 +791,9 @@ export class PgKeywordIndex implements SearchIndex {
    * length is its token count, against the org's mean. Each chunk's tsvector is read once (it is
    * usually stored out of line) and cut down to the query's words in one pass (setweight marks
    * them, ts_filter keeps the marked ones; stored lexemes carry no weight), whatever the number
-   * of words: one ts_rank_cd per word and chunk, as before, cost a long query three times the
-   * ranking (bench/RESULTS.md, history of 2026-11-27). Each hit's score is its BM25 as a fraction of the
-   * most the same IDFs allow (domain/bm25.ts, keywordScore).
+   * of words: one ts_rank_cd per word and chunk would parse each word's tsquery again per call
+   * and make a long query's ranking grow with its words. Each hit's score is its BM25 as a
+   * fraction of the most the same IDFs allow (domain/bm25.ts, keywordScore).
    */
   private async rank(
     q: SearchQuery,
@@ -893,8 +896,8 @@ export class PgKeywordIndex implements SearchIndex {
    * A filter few documents pass, on the RUM path: every chunk of theirs that holds a query word is
    * ranked with every word (exact, as embedded), the words counted as searchRum counts them. The
    * GIN path's count (each word's matches in the org, up to the row budget, through the org's
-   * posting lists and table rows) cost seconds for a long query at 1M chunks, twenty times the
-   * ranking (bench/RESULTS.md, history of 2026-11-27).
+   * posting lists and table rows) reads a table row per match of every word, far more than the
+   * ranking of the few documents' chunks costs.
    */
   private async searchRumAmong(q: SearchQuery, words: string[], documents: string[]): Promise<KeywordHit[]> {
     const counted = await this.rumCounts(q, words);
@@ -922,8 +925,8 @@ export class PgKeywordIndex implements SearchIndex {
   /**
    * The RUM path's word counts as a plan over the plain words of `tsv` (the org's prefix taken
    * off), for a loose filter that searchRum's candidates could not satisfy: counting each word
-   * across the org on GIN cost such a query 1.7 s of its 1.8 s at 1M chunks (bench/RESULTS.md,
-   * history of 2026-11-27).
+   * across the org on GIN would read a table row per match and cost such a query nearly all of
+   * its time.
    */
   private rumPlan({ prefix, plan, rowsOf }: RumCounts): SearchPlan {
     const plain = (t: RankedTerm): RankedTerm => ({
@@ -1027,7 +1030,7 @@ export class PgKeywordIndex implements SearchIndex {
         u.token_count, u.tsv FROM (${scans.join(' UNION ALL ')}) AS u ${passes}`;
     // A word over the budget is read through a bitmap of its posting list: seeing how common it
     // is, the planner would scan the table expecting its first matches soon, and read most of
-    // it when the org's chunks sit elsewhere in the table (seconds for a small org measured).
+    // it when the org's chunks sit elsewhere in the table (a small org's query then takes seconds).
     const overBudget = ranked.some((t) => t.rows > this.searchRowBudget);
     return this.rank(
       q,

@@ -377,9 +377,9 @@ interface ScoredChunk {
 
 /**
  * The `limit` rows nearest to `query` by cosine (the dot product: stored and query vectors are
- * unit length), ties by document and chunk. Computed here rather than in SQL: unnest-and-sum
- * over 1,000 candidates cost PostgreSQL ~35 ms, reading their bytes and multiplying here ~15 ms
- * (bench/RESULTS.md, "Before and after").
+ * unit length), ties by document and chunk. Computed here rather than in SQL: reading the
+ * candidates' float32 bytes and multiplying them here is cheaper than PostgreSQL's unnest-and-sum
+ * over arrays of reals (measured in bench/RESULTS.md, section 18).
  */
 function nearestOf(rows: readonly VectorRow[], query: Float32Array, limit: number): ScoredChunk[] {
   const scored: ScoredChunk[] = [];

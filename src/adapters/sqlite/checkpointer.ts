@@ -1,9 +1,10 @@
 // WAL checkpoints off the event loop. SQLite runs a checkpoint inside whichever commit takes the
 // WAL past 1,000 pages, on the connection that committed: in the embedded server that is the
 // event loop, which then copies pages into the database file and waits for its fsync (what that
-// costs is in bench/RESULTS.md, section 10, "Mechanisms"). Here a thread with a connection of its own checkpoints every few hundred milliseconds
-// (PASSIVE: it never waits for, or blocks, a writer), and the event loop's connection stops
-// checkpointing. Should the thread fail, the connection checkpoints again as before.
+// costs is measured in bench/RESULTS.md, section 10). Here a thread with a connection of its own
+// checkpoints every few hundred milliseconds (PASSIVE: it never waits for, or blocks, a writer),
+// and the event loop's connection stops checkpointing. Should the thread fail, the connection
+// checkpoints on its own again, as SQLite does by default.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Database } from './database.js';
@@ -12,8 +13,8 @@ import type { Database } from './database.js';
 const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 /**
  * 65,536 frames of 4 KB pages: a WAL file of about 256 MB at most. Each restart holds writers
- * back, so only a WAL well past a burst is restarted (the measurements behind the limit are in
- * bench/RESULTS.md, "Design measurements").
+ * back, so only a WAL well past an ingest burst is restarted: a lower limit restarts during
+ * ordinary bursts and makes their writers wait.
  */
 const DEFAULT_RESTART_FRAMES = 65_536;
 
@@ -30,8 +31,8 @@ const checkpoint = () => {
     // so no writer ever starts the WAL over and it grows without end. Past the limit, RESTART
     // holds writers back (they wait in their busy handler) while it copies what is left, and the
     // next commit writes at the start of the file again. More PASSIVE passes first keep what is
-    // left small. (TRUNCATE, which also shrinks the file, held writers back longer: see
-    // bench/RESULTS.md, "Design measurements".)
+    // left small. (TRUNCATE, which also shrinks the file, holds writers back longer: it waits
+    // for the file's truncation as well.)
     if (!pass || pass.log < workerData.restartFrames) return;
     for (let i = 0; i < 8 && pass && pass.log - pass.checkpointed > 1024; i++) {
       [pass] = db.pragma('wal_checkpoint(PASSIVE)');

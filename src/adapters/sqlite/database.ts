@@ -168,10 +168,9 @@ const MIGRATIONS: readonly Migration[] = [
     name: 'no merges for deletes alone',
     sql: `
       -- By default FTS5 rewrites a segment once a tenth of its rows are deleted. Deleting a large
-      -- document a slice at a time then rewrites its big segments again and again: 35,000 chunks
-      -- took 15.6 s, one slice up to 1.4 s on the event loop. With 100, deleted rows leave their
-      -- segments in the ordinary merges instead: 0.6 s in all, slices of at most ~150 ms
-      -- (bench/RESULTS.md, fifth session).
+      -- document a slice at a time then rewrites its big segments again and again, each slice
+      -- on the event loop. With 100, deleted rows leave their segments in the ordinary merges
+      -- instead, and each slice only deletes.
       INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('deletemerge', 100);
     `,
   },
@@ -398,8 +397,8 @@ const MIGRATIONS: readonly Migration[] = [
     name: 'chunk vectors in a rowid table, with sign bits',
     sql: `
       -- A WITHOUT ROWID table keeps whole rows in its interior pages: with a 1.5 kB embedding per
-      -- row every lookup walked overflow pages (~130 µs a row), so even 6,000 vectors took most of
-      -- a second. Rows now live in a rowid table; id only grows (AUTOINCREMENT), so a process can
+      -- row every lookup walked overflow pages, so even a few thousand vectors were slow to read.
+      -- Rows now live in a rowid table; id only grows (AUTOINCREMENT), so a process can
       -- read the rows added since it last looked (the in-process sign index: vector-index.ts).
       -- signs: one bit per dimension, set when the value is positive; NULL until the vector index
       -- back-fills it (rows copied here from before this version).

@@ -1,9 +1,9 @@
 // The embedded vector index's prefilter: each (org, profile)'s sign bits held in this process's
 // memory (48 bytes a 384-d vector), compared by Hamming distance in a tight loop, to pick the
 // candidates the exact cosine then ranks in SQL. Scanning the same bits inside SQLite costs a
-// function call and a row decode per vector (~370 ms for 600k) and sqlite-vec's vec0 KNN over a
-// bit column was slower still (~600 ms); the loop (sign-scan/scan.ts, on a thread of its own for
-// big partitions) takes ~15–25 ms. Memory: 56 bytes a 384-d vector.
+// function call and a row decode per vector, and sqlite-vec's vec0 KNN over a bit column was
+// slower still; the loop (sign-scan/scan.ts, on a thread of its own for big partitions) does
+// neither. Memory: 56 bytes a 384-d vector.
 //
 // The table stays the truth. Rows only ever get a larger id (AUTOINCREMENT), so a query first reads
 // the rows added since this process last looked, and the deletions logged since (chunk_vectors_gone,

@@ -5,9 +5,9 @@
 // text repeats a few tens of thousands of distinct pieces, so this module keeps each piece's
 // tokens once found and asks the library only for pieces it has not seen. The split regex is
 // Unicode-aware and costs as much as the rest of `encode`; for runs of ASCII text an ASCII-only
-// twin of it, without the u flag, finds the same pieces about three times faster (see
+// twin of it, without the u flag, finds the same pieces faster (see
 // `nextPiece`). A piece not in the cache is encoded by the library, unless it is all ASCII: those
-// (95% of the 40,311 distinct pieces of the bench's 10 MB of Markdown) are byte-pair merged here,
+// (nearly all the distinct pieces of English text and Markdown) are byte-pair merged here,
 // on the string, against the library's own vocabulary (see `mergeAscii`). For ASCII a character is
 // a byte, so this is the library's algorithm without its UTF-8 encoding and decoding of every
 // pair. What it saves, cold and warm, is measured against the library in bench/RESULTS.md

@@ -1,7 +1,7 @@
 // How many CPUs other processes are leaving idle, so the pool splits a PDF across threads only
 // when the extra threads get CPUs of their own. On a saturated machine a split costs more CPU and
-// finishes later than one thread; on an idle one it nearly halves the wall time (bench/RESULTS.md,
-// section 5 and "Design measurements").
+// finishes later than one thread; on an idle one it shortens the wall time (bench/RESULTS.md,
+// section 5, times 2 threads against 1).
 import { availableParallelism, cpus } from 'node:os';
 
 export interface CpuHeadroom {

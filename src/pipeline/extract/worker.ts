@@ -347,9 +347,9 @@ function checkPageCount(numPages: number, request: ExtractRequest, name: string)
 }
 
 /**
- * Pages read between two releases of the reader's caches in chunkPages: every 20 took ~10 MB more
- * off the server's peak for a 90 MB PDF than every 100 (bench/RESULTS.md, section 7). Releasing
- * costs the fonts' parsing again, so the pool's split path, for smaller PDFs, never does it.
+ * Pages read between two releases of the reader's caches in chunkPages: releasing more often
+ * lowers the server's peak for a large PDF (bench/RESULTS.md, section 7) but costs the fonts'
+ * parsing again, so the pool's split path, for smaller PDFs, never does it.
  */
 const RELEASE_EVERY_PAGES = 20;
 

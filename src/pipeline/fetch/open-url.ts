@@ -1,4 +1,4 @@
-// Opens a URL for download under the SSRF and resource rules of DESIGN §5: http(s) only, every
+// Opens a URL for download under the SSRF and resource rules: http(s) only, every
 // redirect hop re-checked, connections only to allowed addresses (see guarded-connect.ts), a
 // byte cap on the decoded body, a connect timeout and a total timeout that also covers the body.
 import type { LookupFunction } from 'node:net';

@@ -19,9 +19,8 @@ const PIECE = 64 * 1024;
 /**
  * Well under the file's size: a store that buffered the file would grow by at least 100 MB. Reading
  * makes garbage (pg hands bytea over as hex text, decoded into new Buffers) that V8 frees in
- * batches, so the peak varies from run to run: 27-52 MB measured on 2 cores at first, 41.9-62.5 MB
- * in six runs of the tenth session (two of which crossed the old 60 MB line); it does
- * not grow with the file.
+ * batches, so the peak varies from run to run, by tens of MB on a loaded 2-core machine (a bound
+ * much closer to the usual peak failed now and then); it does not grow with the file.
  */
 const MAX_RSS_GROWTH = 72 * 1024 * 1024;
 

@@ -84,8 +84,8 @@ export async function openPagedPdf(filePath: string): Promise<PagedDocument> {
   // Read synchronously: this thread has nothing else to do meanwhile, and in A/B runs in one
   // thread the whole extraction of GeoTopo-komprimiert.pdf took about a tenth less CPU (median)
   // than after fs/promises readFile; the cause was not pinned down.
-  // A view of the file's bytes, not a copy (new Uint8Array(buffer) copies): a 90 MB PDF took
-  // 104 MB more of the thread's memory with the copy (bench/RESULTS.md, "Before and after").
+  // A view of the file's bytes, not a copy (new Uint8Array(buffer) copies): with the copy a large
+  // PDF's bytes are held twice for the whole extraction, in a thread with a heap cap.
   const file = readFileSync(filePath);
   const doc = await openPdf(new Uint8Array(file.buffer, file.byteOffset, file.byteLength));
   const ocr = { recognised: 0, skipped: 0 };

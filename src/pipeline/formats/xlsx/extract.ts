@@ -7,8 +7,9 @@
 // Worksheets are read as they inflate (shared/xml.ts's readXmlPieces), twice each: once for the
 // table's width, which its header line needs, and once for its rows, which go out in pieces as they
 // are read. So a worksheet of 150 MB of XML is never held, as XML or as rows; only the shared
-// strings are, which every cell may point into. read-excel-file, which this replaced, held every
-// part as one string and every sheet as a grid (bench/RESULTS.md, section 7 and "formats").
+// strings are, which every cell may point into. A reader that holds every part as one string and
+// every sheet as a grid (read-excel-file does) fails such a workbook on memory (bench/RESULTS.md,
+// sections 7 and 13).
 import { ExtractionError } from '../../extract/errors.js';
 import { checkArchive, openZipParts, type ZipFormat, type ZipParts } from '../shared/archive.js';
 import { markdownCell } from '../shared/markdown-table.js';
