@@ -21,6 +21,7 @@ import type {
   SearchQuery,
   StartedVersion,
   StoredChunk,
+  VersionsAsRead,
 } from './types.js';
 
 export interface Clock {
@@ -81,6 +82,17 @@ export interface DocumentStore {
    * null when there is no such document for this org.
    */
   startVersion(orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null>;
+  /**
+   * startVersion, only if the document is still as the caller read it (`asRead`) and has no
+   * version queued or processing; else nothing is written and the answer is 'in_flight'. The
+   * check and the write are one atomic step: of concurrent calls on one reading, one starts.
+   */
+  startVersionIfSettled(
+    orgId: string,
+    id: string,
+    version: NewVersion,
+    asRead: VersionsAsRead,
+  ): Promise<StartedVersion | 'in_flight' | null>;
   /** null when missing, deleted or owned by another org. */
   getDocument(orgId: string, id: string): Promise<DocumentRecord | null>;
   /** Newest first (createdAt desc, id desc). */

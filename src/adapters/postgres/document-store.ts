@@ -17,8 +17,10 @@ import type {
   NewDocument,
   NewVersion,
   StartedVersion,
+  VersionsAsRead,
 } from '../../domain/types.js';
 import {
+  mayStartVersion,
   PENDING_ACTIVE,
   type PendingSpec,
   pendingSpecOf,
@@ -147,13 +149,25 @@ export class PgDocumentStore implements DocumentStore {
           fetchUrl: doc.fetchUrl,
           at: doc.createdAt,
         }));
-      if (!started) throw new Error(`external_id ${doc.externalId} conflicted but its document is gone`);
+      if (!started || started === 'in_flight') {
+        throw new Error(`external_id ${doc.externalId} conflicted but its document is gone`);
+      }
       return started;
     });
   }
 
-  startVersion(orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null> {
-    return this.db.transaction((tx) => this.startVersionIn(tx, orgId, id, version));
+  async startVersion(orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null> {
+    const started = await this.db.transaction((tx) => this.startVersionIn(tx, orgId, id, version));
+    return started === 'in_flight' ? null : started;
+  }
+
+  startVersionIfSettled(
+    orgId: string,
+    id: string,
+    version: NewVersion,
+    asRead: VersionsAsRead,
+  ): Promise<StartedVersion | 'in_flight' | null> {
+    return this.db.transaction((tx) => this.startVersionIn(tx, orgId, id, version, asRead));
   }
 
   private async startVersionIn(
@@ -161,7 +175,8 @@ export class PgDocumentStore implements DocumentStore {
     orgId: string,
     id: string,
     v: NewVersion,
-  ): Promise<StartedVersion | null> {
+    asRead?: VersionsAsRead,
+  ): Promise<StartedVersion | 'in_flight' | null> {
     // NO KEY UPDATE: orders this against another new version or a metadata change, but not
     // against a running saveIndex (which holds KEY SHARE until its commit and checks the version
     // again before it).
@@ -172,6 +187,8 @@ export class PgDocumentStore implements DocumentStore {
     );
     const row = rows[0];
     if (!row) return null;
+    // Checked under the row lock: of concurrent conditional starts, one sees the others' result.
+    if (!mayStartVersion(row, asRead)) return 'in_flight';
     const discarded: string[] = [];
     // With PgTableQueue the job starts afresh: a run still going for an older version loses its
     // lease. Its writes are refused anyway (their version is stale).
