@@ -26,6 +26,8 @@ export interface Config {
   databaseUrl: string | null;
   /** PostgreSQL schema that holds docindex's tables (scale-out). */
   databaseSchema: string;
+  /** 0: half the pool (start/scale-out.ts). */
+  databaseOrgMaxConnections: number;
   redisUrl: string | null;
   blobStore: BlobStoreKind;
   /** S3 endpoint URL; null means AWS S3 itself (the SDK picks it from the region). */
@@ -253,6 +255,16 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
       invalid: 'DATABASE_SCHEMA must be a lower-case SQL identifier (letters, digits, underscore)',
     },
     description: "PostgreSQL schema for docindex's tables",
+  },
+  databaseOrgMaxConnections: {
+    env: 'DATABASE_ORG_MAX_CONNECTIONS',
+    type: 'int',
+    default: 0,
+    defaultText: '0 (half the pool)',
+    min: 0,
+    max: 1000,
+    description:
+      "PostgreSQL connections one organisation's API requests may hold at once in one process, out of its pool of max(10, 2 × `WORKER_CONCURRENCY` + 4): more wait their turn for up to 5 s, then answer 503 `overloaded`, so one tenant's requests never take every connection from the others; 0: half the pool",
   },
   redisUrl: {
     env: 'REDIS_URL',

@@ -171,6 +171,12 @@ export const ERRORS = {
     new ApiError('overloaded', 'Too many documents are waiting to be processed; retry later.', {
       retryAfterSeconds,
     }),
+  databaseShareBusy: () =>
+    new ApiError(
+      'overloaded',
+      "Too many of this organisation's requests are using the database at once; retry shortly.",
+      { retryAfterSeconds: 1 },
+    ),
   semanticSearchUnavailable: (mode: string) =>
     new ApiError(
       'semantic_search_unavailable',

@@ -10,7 +10,14 @@ import { checkLanguage } from './languages.js';
 import type { BlobStore, BlobWrite, Clock, DocumentStore, JobQueue } from './ports.js';
 import { BlobTooLargeError, newBlobKey } from './ports.js';
 import { cleanMetadata, cleanText } from './text.js';
-import type { DocumentSource, Metadata, NewDocument, NewVersion, StartedVersion } from './types.js';
+import type {
+  DocumentSource,
+  Metadata,
+  NewDocument,
+  NewVersion,
+  StartedVersion,
+  VersionsAsRead,
+} from './types.js';
 
 export interface IngestAck {
   status: 'accepted';
@@ -200,7 +207,15 @@ export class IngestionService {
     };
     checkChunkSettings(chunks);
     await this.checkBackpressure(1);
-    const base = { ...chunks, source: current.source, fetchUrl: null, language: current.requestedLanguage };
+    // The check above and the start below are one step in the store: a version started meanwhile
+    // (another reprocess, PUT /content) makes this one 409, never lost under it.
+    const base = {
+      ...chunks,
+      source: current.source,
+      fetchUrl: null,
+      language: current.requestedLanguage,
+    };
+    const asRead = { version: current.version, pendingVersion: pending?.version ?? null };
     if (current.source.type === 'text') {
       if (current.status !== 'ready') {
         throw ERRORS.cannotReprocess(
@@ -210,7 +225,7 @@ export class IngestionService {
       }
       let text = '';
       for await (const piece of readDocumentText(documents, orgId, id)) text += piece;
-      return this.startVersion(orgId, id, { ...base, text, blobKey: null });
+      return this.startVersion(orgId, id, { ...base, text, blobKey: null }, asRead);
     }
     const input = await documents.loadJobInput(id);
     if (!input) throw ERRORS.documentNotFound(id);
@@ -222,20 +237,25 @@ export class IngestionService {
           : 'its download failed, so there is no original to read; send the URL again with PUT /content',
       );
     }
-    return this.startVersion(orgId, id, { ...base, text: null, blobKey: input.currentBlobKey });
+    return this.startVersion(orgId, id, { ...base, text: null, blobKey: input.currentBlobKey }, asRead);
   }
 
   private async startVersion(
     orgId: string,
     id: string,
     version: Omit<NewVersion, 'at' | 'metadata'>,
+    /** Reprocess: start only if the document is still as read and nothing is on its way. */
+    asRead?: VersionsAsRead,
   ): Promise<VersionAck> {
-    const started = await this.deps.documents.startVersion(orgId, id, {
-      ...version,
-      metadata: null,
-      at: this.deps.clock.now(),
-    });
+    const full = { ...version, metadata: null, at: this.deps.clock.now() };
+    const started =
+      asRead === undefined
+        ? await this.deps.documents.startVersion(orgId, id, full)
+        : await this.deps.documents.startVersionIfSettled(orgId, id, full, asRead);
     if (!started) throw ERRORS.documentNotFound(id);
+    if (started === 'in_flight') {
+      throw ERRORS.cannotReprocess(id, 'another version was started meanwhile; retry once it is ready');
+    }
     await this.afterStarted([{ started, download: version.fetchUrl !== null }], orgId);
     return { status: 'accepted', org_id: orgId, document_id: id, version: started.version };
   }

@@ -21,6 +21,7 @@ import type {
   SearchQuery,
   StartedVersion,
   StoredChunk,
+  VersionsAsRead,
 } from './types.js';
 
 export interface Clock {
@@ -81,13 +82,26 @@ export interface DocumentStore {
    * null when there is no such document for this org.
    */
   startVersion(orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null>;
+  /**
+   * startVersion, only if the document is still as the caller read it (`asRead`) and has no
+   * version queued or processing; else nothing is written and the answer is 'in_flight'. The
+   * check and the write are one atomic step: of concurrent calls on one reading, one starts.
+   */
+  startVersionIfSettled(
+    orgId: string,
+    id: string,
+    version: NewVersion,
+    asRead: VersionsAsRead,
+  ): Promise<StartedVersion | 'in_flight' | null>;
   /** null when missing, deleted or owned by another org. */
   getDocument(orgId: string, id: string): Promise<DocumentRecord | null>;
   /** Newest first (createdAt desc, id desc). */
   listDocuments(q: ListQuery): Promise<DocumentRecord[]>;
   /**
-   * Removes the document and its chunks in one transaction (they stop matching at once).
-   * Returns the blob keys to remove (the current version's and a pending version's), or null when
+   * Removes the document and its chunks in one transaction (they stop matching at once), without
+   * waiting for a running index write: a backend whose write holds the row (PostgreSQL) marks it
+   * deleted instead, so no read finds it from then on, and the write gives up at its next batch
+   * and removes it (or finishDeletes does, if the write died). Returns the blob keys to remove (the current version's and a pending version's), or null when
    * there was no such document for this org.
    */
   deleteDocument(
@@ -150,10 +164,16 @@ export interface DocumentStore {
   /**
    * Removes every document of the org with its chunks (and, in SQLite, the org's number inside
    * the keyword index), as deleteDocument does for one: a job still queued or running for one of
-   * them ends without writing anything. Resolves once nothing of the org is left; the blob keys
-   * are the caller's to delete.
+   * them ends without writing anything. Resolves without waiting for running index writes: from
+   * then on nothing of the org is found, and a document a write still held is removed when it
+   * gives up (as for deleteDocument). The blob keys are the caller's to delete.
    */
   purgeOrg(orgId: string): Promise<{ documents: number; chunks: number; blobKeys: string[] }>;
+  /**
+   * Backends whose deletes can be left to a running write (deleteDocument): removes up to `limit`
+   * documents marked deleted whose write is gone (its process died) and returns how many.
+   */
+  finishDeletes?(limit: number): Promise<number>;
   /** Documents not yet ready or failed (queued + processing), across all orgs: for backpressure. */
   countPending(): Promise<number>;
   /**

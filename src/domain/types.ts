@@ -270,6 +270,13 @@ export interface NewVersion {
   at: Date;
 }
 
+/** A document's versions as a caller read them (DocumentStore.startVersionIfSettled). */
+export interface VersionsAsRead {
+  version: number;
+  /** The version pending then (of any status), or null. */
+  pendingVersion: number | null;
+}
+
 /** The outcome of DocumentStore.startVersion / createOrVersion. */
 export interface StartedVersion {
   id: string;

@@ -22,6 +22,11 @@ export interface MetricsSink {
   render(): Promise<{ contentType: string; body: string }>;
 }
 
+/** Runs `fn`, and everything it starts, as a request of `orgId`. */
+export interface OrgRequestScope {
+  run<T>(orgId: string, fn: () => T): T;
+}
+
 export interface AppDeps {
   /** The service's version (package.json's): the OpenAPI document's `info.version`. */
   version: string;
@@ -36,6 +41,8 @@ export interface AppDeps {
   usage: UsageService;
   webhooks: WebhookService;
   readiness: ReadinessCheck[];
+  /** Runs the rest of each authenticated request as its org's (a per-org share of the database pool). */
+  orgScope?: OrgRequestScope;
   /** The providers queries call (embeddings, reranker): /readyz shows each one's circuit state. */
   providers?: ProviderStatus[];
   metrics?: MetricsSink;

@@ -49,7 +49,7 @@ import { VectorStage } from '../domain/vector-stage.js';
 import { VectorStatusService, vectorsAtEvent } from '../domain/vector-status.js';
 import { WebhookDispatcher } from '../domain/webhook-dispatcher.js';
 import { WebhookService, type WebhookStore } from '../domain/webhooks.js';
-import type { AppDeps, ReadinessCheck } from '../http/deps.js';
+import type { AppDeps, OrgRequestScope, ReadinessCheck } from '../http/deps.js';
 import { toDocumentJson } from '../http/routes/documents/json.js';
 import { TOKENIZER_NAME } from '../pipeline/chunk/chunker.js';
 import { createExtractor, DEFAULT_MAX_TEXT_CHARS, detectFormat } from '../pipeline/extract/index.js';
@@ -98,6 +98,8 @@ export interface Adapters {
   /** Webhook endpoints, the outbox (written by `documents`) and the delivery log. */
   webhooks: WebhookStore;
   readiness: ReadinessCheck[];
+  /** Runs an authenticated request as its org's (scale-out: the org's share of the database pool). */
+  requestScope?: OrgRequestScope;
   close(): Promise<void>;
 }
 
@@ -325,6 +327,7 @@ export async function createRuntime(
       },
     }),
     readiness: adapters.readiness,
+    ...(adapters.requestScope ? { orgScope: adapters.requestScope } : {}),
     providers,
     metrics,
     ...(config.adminToken === '' ? {} : { admin: { token: config.adminToken, orgs: admin } }),

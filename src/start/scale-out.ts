@@ -6,6 +6,7 @@
 //   REDIS_URL only            refused: Redis holds no records, and SQLite cannot be shared by hosts
 // Uploaded files (BLOB_STORE) go to PostgreSQL by default, so the processes share nothing but
 // PostgreSQL and Redis; `s3` puts them in a bucket, `fs` in BLOB_DIR, a folder all of them mount.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { PgDatabase } from '../adapters/postgres/database.js';
 import { PgDocumentStore } from '../adapters/postgres/document-store.js';
 import { PgIdempotencyStore } from '../adapters/postgres/idempotency-store.js';
@@ -70,12 +71,20 @@ export async function createScaleOutAdapters(
     );
   }
 
+  // Requests and jobs each hold a connection for one statement or one short transaction; the
+  // worker side adds heartbeats and claims.
+  const maxConnections = Math.max(10, config.workerConcurrency * 2 + 4);
+  // The org of the API request running now (set by the authenticated scope through
+  // `requestScope`): its queries wait for the org's share of the pool.
+  const requestOrg = new AsyncLocalStorage<string>();
   const db = new PgDatabase({
     connectionString: config.databaseUrl,
     schema: config.databaseSchema,
-    // Requests and jobs each hold a connection for one statement or one short transaction; the
-    // worker side adds heartbeats and claims.
-    maxConnections: Math.max(10, config.workerConcurrency * 2 + 4),
+    maxConnections,
+    orgShare: {
+      currentOrg: () => requestOrg.getStore(),
+      maxConnections: config.databaseOrgMaxConnections || Math.max(1, Math.floor(maxConnections / 2)),
+    },
     onIdleError: throttledWarning(logger, 'idle PostgreSQL connection failed', { service: 'postgres' }),
   });
   try {
@@ -172,6 +181,7 @@ export async function createScaleOutAdapters(
     idempotency: new PgIdempotencyStore(db),
     webhooks: new PgWebhookStore(db),
     readiness,
+    requestScope: { run: (orgId, fn) => requestOrg.run(orgId, fn) },
     async close() {
       await Promise.all([queue.close(), downloadQueue.close()]);
       await rateLimiter.close();

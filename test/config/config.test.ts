@@ -31,6 +31,7 @@ describe('loadConfig', () => {
       s3SecretAccessKey: '',
       s3ForcePathStyle: false,
       databaseSchema: 'public',
+      databaseOrgMaxConnections: 0,
       redisPrefix: 'docindex',
       blobDir: path.resolve('./data/blobs'),
       modelsDir: path.resolve('./data/models'),

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DocumentStore, SearchIndex } from '../../src/domain/ports.js';
-import type { ChunkRow, DocumentRecord, ListQuery, NewDocument } from '../../src/domain/types.js';
+import type { ChunkRow, DocumentRecord, ListQuery, NewDocument, NewVersion } from '../../src/domain/types.js';
 import {
   canonicalText,
   type DocumentStoreHarness,
@@ -46,6 +46,16 @@ export function documentStoreContract(
 
     const indexed = (orgId: string, texts: string[], over: Partial<NewDocument> = {}) =>
       indexedInto(store, orgId, texts, over);
+    const newVersionOf = (text: string): NewVersion => ({
+      source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
+      chunkSize: 512,
+      chunkOverlap: 64,
+      metadata: null,
+      text,
+      blobKey: null,
+      fetchUrl: null,
+      at: new Date(T0 + 60_000),
+    });
 
     describe('records', () => {
       it('reads back a created document as queued, with every field', async () => {
@@ -721,6 +731,107 @@ export function documentStoreContract(
         expect(await store.listDocuments(list(orgA))).toEqual([]);
         expect(await index.search(query(orgA, 'okapi'))).toEqual([]);
         expect(await store.countPending()).toBe(0);
+      });
+    });
+
+    /**
+     * An index write of version 2 of a ready document that stops after its first batch until
+     * released: a long write in progress (a large file being extracted and indexed).
+     */
+    const heldWrite = async (orgId: string, externalId: string) => {
+      const started = await store.createOrVersion({ ...newDoc(orgId), externalId });
+      expect(await store.saveIndex(started.id, indexResult(['walrus old text', ...FILLER]))).toBe(true);
+      expect((await store.startVersion(orgId, started.id, newVersionOf('narwhal')))?.version).toBe(2);
+      expect(await store.markProcessing(started.id, 2)).toBe(true);
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let reached = () => {};
+      const waiting = new Promise<void>((resolve) => {
+        reached = resolve;
+      });
+      const rows = indexResult(Array.from({ length: 40 }, (_, i) => `narwhal new part ${i}`));
+      const chunks = (async function* () {
+        yield rows.chunks.slice(0, 20);
+        reached();
+        await gate;
+        yield rows.chunks.slice(20);
+      })();
+      const saving = store.saveIndex(started.id, { ...rows, chunks, totals: () => rows, version: 2 });
+      await waiting;
+      return { id: started.id, saving, release };
+    };
+    /** Whether `promise` settles within `ms` (generous: the point is "at once", not "after the write"). */
+    const settlesWithin = (promise: Promise<unknown>, ms: number) =>
+      Promise.race([
+        promise.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms)),
+      ]);
+
+    describe('delete during an index write', () => {
+      // The write waits for the test to release it, so a delete that waited for the write would
+      // wait forever: 10 s only bounds how long the test takes to say so.
+      it('answers a delete at once, hides the document from every read, and the write leaves nothing', async () => {
+        const held = await heldWrite(orgA, 'ext/held');
+        try {
+          const deleting = store.deleteDocument(orgA, held.id);
+          expect(await settlesWithin(deleting, 10_000)).toBe(true);
+          expect(await deleting).toEqual({ blobKey: null, pendingBlobKey: null });
+          expect(await store.getDocument(orgA, held.id)).toBeNull();
+          expect(await store.listDocuments(list(orgA))).toEqual([]);
+          expect(await store.listChunks(orgA, held.id, { afterIndex: -1, limit: 10 })).toBeNull();
+          expect(await index.search(query(orgA, 'walrus narwhal', { topK: 100 }))).toEqual([]);
+          expect(await store.loadJobInput(held.id)).toBeNull();
+          expect(await store.countPending()).toBe(0);
+          // Deleted once: a second delete finds nothing, and the external_id is free again.
+          expect(await store.deleteDocument(orgA, held.id)).toBeNull();
+          expect(await store.startVersion(orgA, held.id, newVersionOf('again'))).toBeNull();
+        } finally {
+          held.release();
+        }
+        expect(await held.saving).toBe(false);
+        expect(await store.getDocument(orgA, held.id)).toBeNull();
+        expect(await index.search(query(orgA, 'walrus narwhal', { topK: 100 }))).toEqual([]);
+        const again = await store.createOrVersion({ ...newDoc(orgA), externalId: 'ext/held' });
+        expect(again).toMatchObject({ created: true, version: 1 });
+        expect(await store.saveIndex(again.id, indexResult(['one narwhal']))).toBe(true);
+        expect(
+          (await index.search(query(orgA, 'narwhal', { topK: 100 }))).map((hit) => hit.documentId),
+        ).toEqual([again.id]);
+      });
+
+      it('answers 15 concurrent deletes at once: one deletes, the others find nothing', async () => {
+        const held = await heldWrite(orgA, 'ext/many');
+        let answers: unknown[] = [];
+        try {
+          const deleting = Promise.all(Array.from({ length: 15 }, () => store.deleteDocument(orgA, held.id)));
+          expect(await settlesWithin(deleting, 10_000)).toBe(true);
+          answers = await deleting;
+        } finally {
+          held.release();
+        }
+        expect(answers.filter((a) => a !== null)).toHaveLength(1);
+        expect(await held.saving).toBe(false);
+        expect(await store.getDocument(orgA, held.id)).toBeNull();
+      });
+
+      it('purges an org at once while a write holds one of its documents; nothing of it is left', async () => {
+        const held = await heldWrite(orgA, 'ext/purged');
+        const kept = await indexed(orgB, ['walrus of another org']);
+        try {
+          const purging = store.purgeOrg(orgA);
+          expect(await settlesWithin(purging, 10_000)).toBe(true);
+          expect((await purging).documents).toBe(1);
+          expect(await store.getDocument(orgA, held.id)).toBeNull();
+          expect(await store.listDocuments(list(orgA))).toEqual([]);
+          expect(await index.search(query(orgA, 'walrus narwhal', { topK: 100 }))).toEqual([]);
+        } finally {
+          held.release();
+        }
+        expect(await held.saving).toBe(false);
+        expect(await store.purgeOrg(orgA)).toEqual({ documents: 0, chunks: 0, blobKeys: [] });
+        expect((await index.search(query(orgB, 'walrus'))).map((hit) => hit.documentId)).toEqual([kept.id]);
       });
     });
 

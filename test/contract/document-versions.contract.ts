@@ -333,6 +333,57 @@ export function documentVersionsContract(
         expect((await store.listChunks(orgA, doc.id, { afterIndex: -1, limit: 10 }))?.chunks).toHaveLength(1);
       });
 
+      it('starts one of 30 concurrent versions begun on one reading; the others are in_flight', async () => {
+        const doc = await indexedInto(store, orgA, ['walrus old text']);
+        const asRead = { version: 1, pendingVersion: null };
+        const answers = await Promise.all(
+          Array.from({ length: 30 }, (_, i) =>
+            store.startVersionIfSettled(orgA, doc.id, textVersion(`again ${i}`), asRead),
+          ),
+        );
+        const started = answers.filter((a) => a !== null && a !== 'in_flight');
+        expect(started).toHaveLength(1);
+        expect(answers.filter((a) => a === 'in_flight')).toHaveLength(29);
+        expect(started[0]).toMatchObject({ id: doc.id, version: 2 });
+        expect(await store.getDocument(orgA, doc.id)).toMatchObject({
+          version: 1,
+          pendingVersion: { version: 2, status: 'queued' },
+        });
+      });
+
+      it('does not start over a version begun after the reading: the later content is kept', async () => {
+        const doc = await indexedInto(store, orgA, ['walrus old text']);
+        const asRead = { version: 1, pendingVersion: null };
+        // New content arrives between the reading and the conditional start.
+        expect((await store.startVersion(orgA, doc.id, textVersion('narwhal new text')))?.version).toBe(2);
+        expect(await store.startVersionIfSettled(orgA, doc.id, textVersion('walrus old text'), asRead)).toBe(
+          'in_flight',
+        );
+        expect((await store.loadJobInput(doc.id))?.text).toBe('narwhal new text');
+        expect(await store.saveIndex(doc.id, { ...indexResult(['narwhal new text']), version: 2 })).toBe(
+          true,
+        );
+        // Once it is ready, a start on a fresh reading goes ahead; one on the old reading does not.
+        expect(await store.startVersionIfSettled(orgA, doc.id, textVersion('x'), asRead)).toBe('in_flight');
+        const again = await store.startVersionIfSettled(orgA, doc.id, textVersion('again'), {
+          version: 2,
+          pendingVersion: null,
+        });
+        expect(again).toMatchObject({ version: 3 });
+      });
+
+      it('does not start a conditional version while the document is queued, nor on another org', async () => {
+        const doc = newDoc(orgA);
+        await store.createDocuments([doc]);
+        const asRead = { version: 1, pendingVersion: null };
+        expect(await store.startVersionIfSettled(orgA, doc.id, textVersion('x'), asRead)).toBe('in_flight');
+        expect(await store.markFailed(doc.id, { code: 'corrupt', message: 'x' })).toBe(true);
+        expect(await store.startVersionIfSettled(orgB, doc.id, textVersion('x'), asRead)).toBeNull();
+        expect(await store.startVersionIfSettled(orgA, doc.id, textVersion('x'), asRead)).toMatchObject({
+          version: 2,
+        });
+      });
+
       it('answers every document exactly once while 200 of them are replaced', async () => {
         const docs: NewDocument[] = [];
         for (let i = 0; i < 200; i += 1) docs.push(await indexedInto(store, orgA, [`common doc${i} apple`]));

@@ -284,6 +284,78 @@ describeScaleOut('PostgreSQL adapters', services, () => {
       await queue.enqueue([ref]);
       expect(await queue.has(ref.documentId)).toBe(true);
     });
+
+    it('removes a document deleted during its index write: by the write, or by finishDeletes when the writer died', async () => {
+      const { db, close } = await freshDatabase();
+      cleanups.push(close);
+      const store = new PgDocumentStore(db);
+      const rowsOf = async (id: string) => {
+        const { rows } = await db.query<{ docs: number; chunks: number }>(
+          `SELECT (SELECT count(*) FROM ${db.table('documents')} WHERE id = $1)::int AS docs,
+                  (SELECT count(*) FROM ${db.table('chunks')} WHERE document_id = $1)::int AS chunks`,
+          [id],
+        );
+        return rows[0];
+      };
+
+      // A write that stops after its first batch until released: the delete marks the row, and
+      // the write, told at its next batch, rolls back and removes the row with its chunks.
+      const written = await indexedInto(store, 'org_a', ['walrus old text']);
+      await store.startVersion('org_a', written.id, {
+        source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
+        chunkSize: 512,
+        chunkOverlap: 64,
+        metadata: null,
+        text: 'new',
+        blobKey: null,
+        fetchUrl: null,
+        at: new Date(),
+      });
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let reached = () => {};
+      const waiting = new Promise<void>((resolve) => {
+        reached = resolve;
+      });
+      const rows = indexResult(['narwhal one', 'narwhal two']);
+      const chunks = (async function* () {
+        yield rows.chunks.slice(0, 1);
+        reached();
+        await gate;
+        yield rows.chunks.slice(1);
+      })();
+      const saving = store.saveIndex(written.id, { ...rows, chunks, totals: () => rows, version: 2 });
+      await waiting;
+      expect(await store.deleteDocument('org_a', written.id)).not.toBeNull();
+      expect(await rowsOf(written.id)).toEqual({ docs: 1, chunks: 1 });
+      expect(await store.finishDeletes(100)).toBe(0);
+      release();
+      expect(await saving).toBe(false);
+      expect(await rowsOf(written.id)).toEqual({ docs: 0, chunks: 0 });
+
+      // A writer that dies holding the row (its connection cut): the reconciler's sweep finishes.
+      const orphan = await indexedInto(store, 'org_a', ['walrus orphan']);
+      const writer = await db.connect();
+      await writer.query('BEGIN');
+      await writer.query(`SELECT 1 FROM ${db.table('documents')} WHERE id = $1 FOR KEY SHARE`, [orphan.id]);
+      const pid = (await writer.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+      expect(await store.deleteDocument('org_a', orphan.id)).not.toBeNull();
+      expect(await store.getDocument('org_a', orphan.id)).toBeNull();
+      expect(await rowsOf(orphan.id)).toEqual({ docs: 1, chunks: 1 });
+      await db.query('SELECT pg_terminate_backend($1)', [pid]);
+      writer.release(true);
+      // The server ends the backend asynchronously; its locks go with it.
+      const deadline = Date.now() + 30_000;
+      let removed = 0;
+      while (removed === 0 && Date.now() < deadline) {
+        removed = await store.finishDeletes(100);
+        if (removed === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(removed).toBe(1);
+      expect(await rowsOf(orphan.id)).toEqual({ docs: 0, chunks: 0 });
+    });
   });
 });
 

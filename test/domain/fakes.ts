@@ -45,6 +45,14 @@ export class FakeDocuments {
     return this.stale;
   }
 
+  /** How many times the reconciler asked to finish deletes left by a crashed write. */
+  finishDeletesCalls = 0;
+
+  async finishDeletes(): Promise<number> {
+    this.finishDeletesCalls += 1;
+    return 0;
+  }
+
   asPort(): DocumentStore {
     return new Proxy(this, {
       get: (target, name) => {

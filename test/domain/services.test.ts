@@ -242,5 +242,7 @@ describe('QueueReconciler', () => {
     expect(await reconciler.runOnce()).toBe(2);
     expect(process.enqueued).toEqual([{ jobs: [{ documentId: 'd1', orgId: ORG }], created: false }]);
     expect(download.enqueued).toEqual([{ jobs: [{ documentId: 'u1', orgId: ORG }], created: false }]);
+    // Each pass also finishes deletes a crashed index write left behind.
+    expect(documents.finishDeletesCalls).toBe(1);
   });
 });

@@ -213,6 +213,44 @@ describe('document versions', () => {
     expect(v2.content_sha256).toBe(v1!.content_sha256);
   });
 
+  it('reprocess sent 30 times at once starts one version; the other 29 answer 409 cannot_reprocess', async () => {
+    const text = Array.from({ length: 400 }, (_, i) => `Line ${i} counts gannets on the stack.`).join(' ');
+    const [id] = await h.ingest(h.orgA, [text]);
+    await h.waitForDone(h.orgA, [id!]);
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        h.request('POST', `/v1/documents/${id}/reprocess`, { body: { chunk_size: 128, chunk_overlap: 16 } }),
+      ),
+    );
+    const statuses = answers.map((r) => r.statusCode).sort();
+    expect(statuses).toEqual([202, ...Array<number>(29).fill(409)]);
+    for (const r of answers.filter((a) => a.statusCode === 409)) {
+      expect(r.json()).toMatchObject({ code: 'cannot_reprocess' });
+    }
+    expect((await waitForVersion(id!, 2)).chunk_size).toBe(128);
+  });
+
+  it('a reprocess that loses the race to PUT content answers 409 and the new content is kept', async () => {
+    const text = Array.from({ length: 3000 }, (_, i) => `Line ${i} counts gannets on the stack.`).join(' ');
+    const [id] = await h.ingest(h.orgA, [text]);
+    await h.waitForDone(h.orgA, [id!]);
+    // Both at once, many times: whichever order they land in, the PUT's text ends up current.
+    for (let round = 0; round < 4; round += 1) {
+      const [reprocess, put] = await Promise.all([
+        h.request('POST', `/v1/documents/${id}/reprocess`, { body: {} }),
+        putText(id!, `round ${round}: the puffins came back`),
+      ]);
+      expect(put.statusCode).toBe(202);
+      expect([202, 409]).toContain(reprocess.statusCode);
+      const version = put.json().version as number;
+      if (reprocess.statusCode === 202) expect(reprocess.json().version).toBeLessThan(version);
+      await waitForVersion(id!, version);
+      expect((await h.request('GET', `/v1/documents/${id}/content`)).body).toBe(
+        `round ${round}: the puffins came back`,
+      );
+    }
+  });
+
   it('reprocess of a failed upload tries its original again; overlap ≥ size is a 400', async () => {
     const pdf = readFileSync(new URL('hyphenation.pdf', FIXTURES));
     const { payload, contentType } = await multipart([

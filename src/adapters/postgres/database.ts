@@ -4,6 +4,7 @@
 // 503 instead of 500 and never leaves a request waiting on a dead socket.
 import pg from 'pg';
 import { ApiError, ERRORS } from '../../domain/errors.js';
+import { OrgConnectionShare } from './org-share.js';
 
 export interface PgDatabaseOptions {
   connectionString: string;
@@ -18,6 +19,13 @@ export interface PgDatabaseOptions {
   /** Errors of idle pooled connections (a server restart, a network cut); they are not fatal. */
   onIdleError?: (error: unknown) => void;
   applicationName?: string;
+  /**
+   * Caps the connections one organisation's requests hold at once (OrgConnectionShare):
+   * `currentOrg` names the org of the request running now (undefined outside requests: workers,
+   * start-up), and a query or transaction of that org waits for its share before it takes a
+   * connection from the pool.
+   */
+  orgShare?: { currentOrg: () => string | undefined; maxConnections: number };
 }
 
 export interface Queryable {
@@ -78,6 +86,7 @@ export class PgDatabase implements Queryable {
   readonly schema: string;
   private readonly schemaIdent: string;
   private closed = false;
+  private readonly share: { currentOrg: () => string | undefined; gate: OrgConnectionShare } | null;
 
   constructor(opts: PgDatabaseOptions) {
     // The name ends up in DDL and in every statement; the config checks it too, but this adapter
@@ -97,6 +106,18 @@ export class PgDatabase implements Queryable {
     // Without a listener an idle client's error would crash the process; the next query simply
     // gets a fresh connection.
     this.pool.on('error', (error) => opts.onIdleError?.(error));
+    this.share = opts.orgShare
+      ? {
+          currentOrg: opts.orgShare.currentOrg,
+          gate: new OrgConnectionShare(opts.orgShare.maxConnections, opts.connectTimeoutMs ?? 5_000),
+        }
+      : null;
+  }
+
+  /** Waits for the current request's org to have a connection to spare; the release function. */
+  private async enterShare(): Promise<(() => void) | null> {
+    const orgId = this.share?.currentOrg();
+    return orgId === undefined || !this.share ? null : this.share.gate.enter(orgId);
   }
 
   /** `"schema"."name"`: every statement names its tables through this. */
@@ -112,19 +133,24 @@ export class PgDatabase implements Queryable {
     sql: string,
     params: unknown[] = [],
   ): Promise<pg.QueryResult<R>> {
+    const leave = await this.enterShare();
     try {
       return await this.pool.query<R>(sql, params);
     } catch (error) {
       throw toStoreError(error);
+    } finally {
+      leave?.();
     }
   }
 
   /** Runs `fn` in one transaction on one connection; rolls back if it throws. */
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const leave = await this.enterShare();
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
     } catch (error) {
+      leave?.();
       throw toStoreError(error);
     }
     const tx: Queryable = {
@@ -152,6 +178,7 @@ export class PgDatabase implements Queryable {
       throw error;
     } finally {
       client.release(broken);
+      leave?.();
     }
   }
 

@@ -17,8 +17,10 @@ import type {
   NewDocument,
   NewVersion,
   StartedVersion,
+  VersionsAsRead,
 } from '../../domain/types.js';
 import {
+  mayStartVersion,
   PENDING_ACTIVE,
   type PendingSpec,
   pendingSpecOf,
@@ -35,6 +37,15 @@ import { PgKeywordIndex } from './keyword-index.js';
 import { PgWebhookOutbox } from './webhook-store.js';
 
 const systemClock: Clock = { now: () => new Date() };
+
+/** SQL: the row is not marked deleted. Every read and write but the removal of marked rows says it. */
+const LIVE = 'deleted_at IS NULL';
+
+/** How often, at most, a long index write looks whether its document was deleted meanwhile. */
+const DELETED_CHECK_MS = 250;
+
+/** SQLSTATE lock_not_available: a NOWAIT lock found the row held. */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 export interface PgDocumentStoreOptions {
   /**
@@ -130,7 +141,7 @@ export class PgDocumentStore implements DocumentStore {
       );
       if (inserted > 0) return { id: doc.id, version: 1, created: true, discardedBlobKeys: [] };
       const { rows } = await tx.query<{ id: string }>(
-        `SELECT id FROM ${this.documents} WHERE org_id = $1 AND external_id = $2`,
+        `SELECT id FROM ${this.documents} WHERE org_id = $1 AND external_id = $2 AND ${LIVE}`,
         [storable(doc.orgId), storable(doc.externalId)],
       );
       const existing = rows[0];
@@ -147,13 +158,25 @@ export class PgDocumentStore implements DocumentStore {
           fetchUrl: doc.fetchUrl,
           at: doc.createdAt,
         }));
-      if (!started) throw new Error(`external_id ${doc.externalId} conflicted but its document is gone`);
+      if (!started || started === 'in_flight') {
+        throw new Error(`external_id ${doc.externalId} conflicted but its document is gone`);
+      }
       return started;
     });
   }
 
-  startVersion(orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null> {
-    return this.db.transaction((tx) => this.startVersionIn(tx, orgId, id, version));
+  async startVersion(orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null> {
+    const started = await this.db.transaction((tx) => this.startVersionIn(tx, orgId, id, version));
+    return started === 'in_flight' ? null : started;
+  }
+
+  startVersionIfSettled(
+    orgId: string,
+    id: string,
+    version: NewVersion,
+    asRead: VersionsAsRead,
+  ): Promise<StartedVersion | 'in_flight' | null> {
+    return this.db.transaction((tx) => this.startVersionIn(tx, orgId, id, version, asRead));
   }
 
   private async startVersionIn(
@@ -161,17 +184,20 @@ export class PgDocumentStore implements DocumentStore {
     orgId: string,
     id: string,
     v: NewVersion,
-  ): Promise<StartedVersion | null> {
+    asRead?: VersionsAsRead,
+  ): Promise<StartedVersion | 'in_flight' | null> {
     // NO KEY UPDATE: orders this against another new version or a metadata change, but not
     // against a running saveIndex (which holds KEY SHARE until its commit and checks the version
     // again before it).
     const { rows } = await tx.query<WorkRow & { status: string }>(
       `SELECT org_id, status, version, pending_version, pending_status, pending, blob_key
-       FROM ${this.documents} WHERE id = $1 AND org_id = $2 FOR NO KEY UPDATE`,
+       FROM ${this.documents} WHERE id = $1 AND org_id = $2 AND ${LIVE} FOR NO KEY UPDATE`,
       [storable(id), storable(orgId)],
     );
     const row = rows[0];
     if (!row) return null;
+    // Checked under the row lock: of concurrent conditional starts, one sees the others' result.
+    if (!mayStartVersion(row, asRead)) return 'in_flight';
     const discarded: string[] = [];
     // With PgTableQueue the job starts afresh: a run still going for an older version loses its
     // lease. Its writes are refused anyway (their version is stale).
@@ -274,7 +300,7 @@ export class PgDocumentStore implements DocumentStore {
 
   async getDocument(orgId: string, id: string): Promise<DocumentRecord | null> {
     const { rows } = await this.db.query<DocumentRow>(
-      `SELECT ${RECORD_COLUMNS} FROM ${this.documents} WHERE id = $1 AND org_id = $2`,
+      `SELECT ${RECORD_COLUMNS} FROM ${this.documents} WHERE id = $1 AND org_id = $2 AND ${LIVE}`,
       [storable(id), storable(orgId)],
     );
     return rows[0] ? toRecord(rows[0]) : null;
@@ -282,7 +308,7 @@ export class PgDocumentStore implements DocumentStore {
 
   async listDocuments(q: ListQuery): Promise<DocumentRecord[]> {
     const params: unknown[] = [storable(q.orgId)];
-    const where = ['org_id = $1'];
+    const where = ['org_id = $1', LIVE];
     const param = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
@@ -316,46 +342,91 @@ export class PgDocumentStore implements DocumentStore {
     // moment the document disappears; its webhook event (the record as it was) commits with it. A
     // pending version's chunks are only ever written in the transaction that swaps them in, so
     // there are none of those to find.
-    return this.db.transaction(async (tx) => {
-      // Locked first: an index run finishing meanwhile commits before, and the event shows its result.
-      const own = await tx.query(`SELECT 1 FROM ${this.documents} WHERE id = $1 AND org_id = $2 FOR UPDATE`, [
-        storable(id),
-        storable(orgId),
-      ]);
-      if (!own.rowCount) return null;
-      await this.outbox.emit(tx, 'document.deleted', storable(id), this.clock.now());
+    try {
+      return await this.db.transaction(async (tx) => {
+        // NOWAIT: an index write holds the row (KEY SHARE) for as long as it writes chunks, and a
+        // delete waiting for it would hold a pooled connection until the statement timeout.
+        const own = await tx.query(
+          `SELECT 1 FROM ${this.documents} WHERE id = $1 AND org_id = $2 AND ${LIVE} FOR UPDATE NOWAIT`,
+          [storable(id), storable(orgId)],
+        );
+        if (!own.rowCount) return null;
+        await this.outbox.emit(tx, 'document.deleted', storable(id), this.clock.now());
+        const { rows } = await tx.query<{ blob_key: string | null; pending_blob_key: string | null }>(
+          `DELETE FROM ${this.documents} WHERE id = $1 AND org_id = $2
+           RETURNING blob_key, pending->>'blob_key' AS pending_blob_key`,
+          [storable(id), storable(orgId)],
+        );
+        return rows[0] ? blobKeysOf(rows[0]) : null;
+      });
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
+    }
+    // The row is held: mark it instead. A plain UPDATE of non-key columns does not conflict with
+    // KEY SHARE, so this answers at once; from its commit no read finds the document, and its
+    // external_id is free again. The write gives up at its next batch and removes the row.
+    const marked = await this.db.transaction(async (tx) => {
       const { rows } = await tx.query<{ blob_key: string | null; pending_blob_key: string | null }>(
-        `DELETE FROM ${this.documents} WHERE id = $1 AND org_id = $2
+        `UPDATE ${this.documents} SET deleted_at = $3, external_id = NULL
+         WHERE id = $1 AND org_id = $2 AND ${LIVE}
          RETURNING blob_key, pending->>'blob_key' AS pending_blob_key`,
-        [storable(id), storable(orgId)],
+        [storable(id), storable(orgId), this.clock.now()],
       );
-      const row = rows[0];
-      if (!row) return null;
-      return {
-        blobKey: row.blob_key,
-        pendingBlobKey: row.pending_blob_key === row.blob_key ? null : row.pending_blob_key,
-      };
+      if (!rows[0]) return null;
+      await this.outbox.emit(tx, 'document.deleted', storable(id), this.clock.now());
+      return blobKeysOf(rows[0]);
     });
+    // The write may have ended between the NOWAIT and the mark: then no one else removes the row.
+    if (marked) await this.removeMarked(this.db, `id = $1`, [storable(id)]);
+    return marked;
   }
 
   /**
-   * One transaction: the org's chunks are counted, then its documents deleted (their chunks with
-   * them, ON DELETE CASCADE). A worker indexing one of them holds its row (FOR UPDATE in saveIndex)
-   * until it commits, and then finds it gone; a job still queued finds nothing to load.
+   * Rows marked deleted (see deleteDocument) whose index write died with its process or
+   * connection: the reconciler calls this now and then. A row still held by a write is passed
+   * over; that write removes it itself.
+   */
+  async finishDeletes(limit: number): Promise<number> {
+    return this.removeMarked(this.db, 'deleted_at IS NOT NULL', [], Math.max(0, Math.floor(limit)));
+  }
+
+  /** Removes the marked rows that match `where` and no one holds (SKIP LOCKED: never waits). */
+  private async removeMarked(
+    db: Queryable,
+    where: string,
+    params: unknown[],
+    limit?: number,
+  ): Promise<number> {
+    const cap = limit === undefined ? '' : ` LIMIT ${limit}`;
+    const r = await db.query(
+      `DELETE FROM ${this.documents} WHERE id IN (
+         SELECT id FROM ${this.documents} WHERE ${where} AND deleted_at IS NOT NULL${cap}
+         FOR UPDATE SKIP LOCKED)`,
+      params,
+    );
+    return r.rowCount ?? 0;
+  }
+
+  /**
+   * One transaction marks every document of the org deleted (at once, whatever index writes hold
+   * rows) and removes those no write holds, their chunks with them (ON DELETE CASCADE). A write
+   * holding one gives up at its next batch and removes it; a job still queued finds nothing.
    */
   async purgeOrg(orgId: string): Promise<{ documents: number; chunks: number; blobKeys: string[] }> {
     const chunks = this.db.table('chunks');
+    const org = storable(orgId);
     return this.db.transaction(async (tx) => {
       const counted = await tx.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM ${chunks} WHERE org_id = $1`,
-        [storable(orgId)],
+        [org],
       );
       const { rows } = await tx.query<{ blob_key: string | null; pending_blob_key: string | null }>(
-        `DELETE FROM ${this.documents} WHERE org_id = $1
-         RETURNING blob_key, pending->>'blob_key' AS pending_blob_key`,
-        [storable(orgId)],
+        `UPDATE ${this.documents} SET deleted_at = $2, external_id = NULL
+         WHERE org_id = $1 AND ${LIVE} RETURNING blob_key, pending->>'blob_key' AS pending_blob_key`,
+        [org, this.clock.now()],
       );
-      await this.index.forgetOrg(tx, storable(orgId));
+      await this.removeMarked(tx, 'org_id = $1', [org]);
+      await this.index.forgetOrg(tx, org);
       const blobKeys = new Set<string>();
       for (const row of rows) {
         if (row.blob_key !== null) blobKeys.add(row.blob_key);
@@ -374,7 +445,7 @@ export class PgDocumentStore implements DocumentStore {
     return this.db.transaction(async (tx) => {
       await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
       const { rows } = await tx.query<{ version: number }>(
-        `SELECT version FROM ${this.documents} WHERE id = $1 AND org_id = $2`,
+        `SELECT version FROM ${this.documents} WHERE id = $1 AND org_id = $2 AND ${LIVE}`,
         [storable(id), storable(orgId)],
       );
       const version = rows[0]?.version;
@@ -398,7 +469,7 @@ export class PgDocumentStore implements DocumentStore {
       // The row lock makes concurrent updates of one document apply one after the other (NO KEY:
       // a running index write need not end first).
       const { rows } = await tx.query<{ metadata: Metadata }>(
-        `SELECT metadata FROM ${this.documents} WHERE id = $1 AND org_id = $2 FOR NO KEY UPDATE`,
+        `SELECT metadata FROM ${this.documents} WHERE id = $1 AND org_id = $2 AND ${LIVE} FOR NO KEY UPDATE`,
         [storable(id), storable(orgId)],
       );
       const current = rows[0];
@@ -414,7 +485,7 @@ export class PgDocumentStore implements DocumentStore {
 
   async loadJobInput(id: string): Promise<JobInput | null> {
     const { rows } = await this.db.query<JobInputRow>(
-      `SELECT ${RECORD_COLUMNS}, input_text, blob_key, fetch_url FROM ${this.documents} WHERE id = $1`,
+      `SELECT ${RECORD_COLUMNS}, input_text, blob_key, fetch_url FROM ${this.documents} WHERE id = $1 AND ${LIVE}`,
       [storable(id)],
     );
     const row = rows[0];
@@ -435,7 +506,7 @@ export class PgDocumentStore implements DocumentStore {
     /** Runs in the same transaction when the current version's row changed. */
     onCurrent?: (tx: Queryable) => Promise<unknown>,
   ): Promise<boolean> {
-    const guard = version === undefined ? '' : ` AND ${WORK_VERSION} = @version`;
+    const guard = `${version === undefined ? '' : ` AND ${WORK_VERSION} = @version`} AND ${LIVE}`;
     const all = { ...values, id: storable(id), now: this.clock.now(), version: version ?? null };
     const write = async (q: Queryable) => {
       const run = async (sql: string) => {
@@ -490,15 +561,16 @@ export class PgDocumentStore implements DocumentStore {
       async (tx: Queryable): Promise<WorkRow | null> => {
         const { rows } = await tx.query<WorkRow>(
           `SELECT org_id, version, pending_version, pending_status, pending, blob_key
-           FROM ${this.documents} WHERE id = $1 ${lock}`,
+           FROM ${this.documents} WHERE id = $1 AND ${LIVE} ${lock}`,
           [docId],
         );
         const doc = rows[0];
         if (!doc || (result.version !== undefined && workVersion(doc) !== result.version)) return null;
         return doc;
       };
+    let saved = false;
     try {
-      return await this.db.transaction(async (tx) => {
+      saved = await this.db.transaction(async (tx) => {
         // Two runs of one document take turns (a retried job beside a lost one): the second
         // replaces what the first wrote, never adds to it.
         await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`docindex:save-index:${docId}`]);
@@ -508,7 +580,21 @@ export class PgDocumentStore implements DocumentStore {
         const doc = await work('FOR KEY SHARE')(tx);
         if (!doc) return false;
         await this.index.deleteChunks(tx, docId);
-        const insert = (batch: readonly ChunkRow[]) => this.index.writeChunks(tx, docId, doc.org_id, batch);
+        // A delete meanwhile marks the row rather than wait for this write (deleteDocument): seen
+        // before each insert and every DELETED_CHECK_MS between batches, it ends the write.
+        let checkedAt = Date.now();
+        const stillWanted = async () => {
+          checkedAt = Date.now();
+          const { rows } = await tx.query<{ live: boolean }>(
+            `SELECT ${LIVE} AS live FROM ${this.documents} WHERE id = $1`,
+            [docId],
+          );
+          if (!rows[0]?.live) throw new WriteAbandoned();
+        };
+        const insert = async (batch: readonly ChunkRow[]) => {
+          await stillWanted();
+          await this.index.writeChunks(tx, docId, doc.org_id, batch);
+        };
         let pending: ChunkRow[] = [];
         let pendingChars = 0;
         let chunkCount = 0;
@@ -523,12 +609,13 @@ export class PgDocumentStore implements DocumentStore {
             }
           }
           chunkCount += next.value.length;
+          if (Date.now() - checkedAt >= DELETED_CHECK_MS) await stillWanted();
         }
         if (pending.length > 0) await insert(pending);
-        // Still the version to produce? A newer one recorded while the chunks were written wins:
-        // everything this transaction wrote is rolled back.
+        // Still the version to produce, and not deleted? A newer version recorded while the chunks
+        // were written wins, and a delete ends the write: everything it wrote is rolled back.
         const latest = await work('FOR UPDATE')(tx);
-        if (!latest) throw new StaleVersion();
+        if (!latest) throw new WriteAbandoned();
         const { tokenCount, contentSha256, ocrPages, language } = totals();
         const spec = pendingActive(latest) ? latest.pending : null;
         // The pending version (if that is what this is) becomes the current one.
@@ -575,12 +662,16 @@ export class PgDocumentStore implements DocumentStore {
         await this.outbox.emit(tx, 'document.ready', docId, this.clock.now()); // webhooks: same transaction
         return true;
       });
+      return saved;
     } catch (error) {
-      if (error instanceof StaleVersion) return false;
+      if (error instanceof WriteAbandoned) return false;
       throw error;
     } finally {
       // Left early (deleted meanwhile): the chunks still coming are not wanted.
       await source.return?.();
+      // Deleted while this write held the row: the delete only marked it, so this removes it. A
+      // failure here leaves it to the reconciler's sweep (finishDeletes).
+      if (!saved) await this.removeMarked(this.db, 'id = $1', [docId]).catch(() => {});
     }
   }
 
@@ -633,8 +724,8 @@ export class PgDocumentStore implements DocumentStore {
 
   async countPending(): Promise<number> {
     const { rows } = await this.db.query<{ n: number }>(
-      `SELECT ((SELECT count(*) FROM ${this.documents} WHERE status IN ('queued', 'processing'))
-            + (SELECT count(*) FROM ${this.documents} WHERE pending_status IN ('queued', 'processing')))::int
+      `SELECT ((SELECT count(*) FROM ${this.documents} WHERE status IN ('queued', 'processing') AND ${LIVE})
+            + (SELECT count(*) FROM ${this.documents} WHERE pending_status IN ('queued', 'processing') AND ${LIVE}))::int
          AS n`,
     );
     return rows[0]?.n ?? 0;
@@ -644,12 +735,20 @@ export class PgDocumentStore implements DocumentStore {
     const { rows } = await this.db.query<{ id: string; org_id: string; needs_download: boolean }>(
       `SELECT id, org_id, fetch_url IS NOT NULL AS needs_download FROM ${this.documents}
        WHERE (status IN ('queued', 'processing') OR pending_status IN ('queued', 'processing'))
-         AND updated_at < $1
+         AND updated_at < $1 AND ${LIVE}
        ORDER BY updated_at, id LIMIT $2`,
       [olderThan, Math.max(0, Math.floor(limit))],
     );
     return rows.map((r) => ({ documentId: r.id, orgId: r.org_id, needsDownload: r.needs_download }));
   }
+}
+
+/** The blob keys a removed row leaves to delete (a pending version's only when it is another file). */
+function blobKeysOf(row: { blob_key: string | null; pending_blob_key: string | null }) {
+  return {
+    blobKey: row.blob_key,
+    pendingBlobKey: row.pending_blob_key === row.blob_key ? null : row.pending_blob_key,
+  };
 }
 
 /** The error's code, message and the two as JSON, as @code, @message and @error. */
@@ -675,5 +774,5 @@ function named(sql: string, values: Record<string, unknown>): { text: string; pa
   return { text, params };
 }
 
-/** Thrown inside saveIndex's transaction to roll it back: a newer version took over meanwhile. */
-class StaleVersion extends Error {}
+/** Thrown inside saveIndex's transaction to roll it back: a newer version took over, or a delete. */
+class WriteAbandoned extends Error {}

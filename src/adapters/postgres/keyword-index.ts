@@ -584,7 +584,7 @@ export class PgKeywordIndex implements SearchIndex {
     if (cached && now - cached.at < ORG_STATS_TTL_MS) return cached;
     const { rows } = await this.reader.query<{ chunks: number; tokens: number }>(
       `SELECT coalesce(sum(chunk_count), 0)::float8 AS chunks, coalesce(sum(token_count), 0)::float8 AS tokens
-       FROM ${this.documents} WHERE org_id = $1 AND status = 'ready'`,
+       FROM ${this.documents} WHERE org_id = $1 AND status = 'ready' AND deleted_at IS NULL`,
       [cleanText(orgId)],
     );
     const chunks = rows[0]?.chunks ?? 0;
@@ -610,7 +610,7 @@ export class PgKeywordIndex implements SearchIndex {
   ): Promise<string[] | null> {
     const { rows } = await this.reader.query<{ id: string; chunk_count: number }>(
       `SELECT d.id, d.chunk_count FROM ${this.documents} AS d
-       WHERE d.org_id = $1 AND d.chunk_count > 0 AND ${filters.join(' AND ')}
+       WHERE d.org_id = $1 AND d.chunk_count > 0 AND d.deleted_at IS NULL AND ${filters.join(' AND ')}
        LIMIT ${MAX_FILTER_DOCUMENTS + 1}`,
       [cleanText(orgId), ...params],
     );
@@ -638,7 +638,7 @@ export class PgKeywordIndex implements SearchIndex {
     );
     const { rows } = await this.reader.query<{ id: string; chunk_count: number }>(
       `SELECT d.id, d.chunk_count FROM (${passing}) AS p JOIN ${this.documents} AS d ON d.id = p.id
-       WHERE d.org_id = $1 AND d.chunk_count > 0
+       WHERE d.org_id = $1 AND d.chunk_count > 0 AND d.deleted_at IS NULL
        LIMIT ${MAX_FILTER_DOCUMENTS + 1}`,
       params,
     );
@@ -828,7 +828,7 @@ export class PgKeywordIndex implements SearchIndex {
              ORDER BY score DESC, m.document_id, m.chunk_index
              LIMIT ${limit}) AS top
        JOIN ${this.chunks} AS c ON c.document_id = top.document_id AND c.chunk_index = top.chunk_index
-       JOIN ${this.documents} AS d ON d.id = top.document_id
+       JOIN ${this.documents} AS d ON d.id = top.document_id AND d.deleted_at IS NULL
        ORDER BY top.score DESC, top.document_id, top.chunk_index`,
         params,
       );

@@ -582,6 +582,21 @@ const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 130,
+    name: 'deletes that wait for no index write',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // A document deleted while an index write holds its row is marked (deleted_at, not a key
+      // column, so marking does not wait for the write's KEY SHARE lock), hidden from every read
+      // at once and removed by the write when it gives up, or by the reconciler's sweep
+      // (document-store.ts). The partial index keeps that sweep off the rest of the table.
+      await tx.query(`
+        ALTER TABLE ${t('documents')} ADD COLUMN IF NOT EXISTS deleted_at timestamptz;
+        CREATE INDEX IF NOT EXISTS documents_deleted ON ${t('documents')} (deleted_at) WHERE deleted_at IS NOT NULL;
+      `);
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */

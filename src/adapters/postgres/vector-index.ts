@@ -144,7 +144,7 @@ export class PgVectorIndex implements VectorIndex {
     const result = await this.db.query<{ id: string; org_id: string }>(
       `SELECT d.id, d.org_id FROM ${this.db.table('documents')} d
        LEFT JOIN ${this.states} v ON v.document_id = d.id AND v.profile_id = $1
-       WHERE d.status = 'ready' AND (v.document_id IS NULL OR (v.status = 'pending' AND v.next_attempt_at <= $2))
+       WHERE d.status = 'ready' AND d.deleted_at IS NULL AND (v.document_id IS NULL OR (v.status = 'pending' AND v.next_attempt_at <= $2))
        ORDER BY d.updated_at, d.id
        LIMIT $3`,
       [profileId, now, limit],
@@ -154,7 +154,7 @@ export class PgVectorIndex implements VectorIndex {
 
   async chunkTexts(documentId: string): Promise<Array<{ chunkIndex: number; text: string }> | null> {
     const ready = await this.db.query(
-      `SELECT 1 FROM ${this.db.table('documents')} WHERE id = $1 AND status = 'ready'`,
+      `SELECT 1 FROM ${this.db.table('documents')} WHERE id = $1 AND status = 'ready' AND deleted_at IS NULL`,
       [documentId],
     );
     if (!ready.rowCount) return null;
@@ -257,8 +257,8 @@ export class PgVectorIndex implements VectorIndex {
       params.push(value);
       return `$${params.length + BASE_PARAMS}`;
     };
-    // Only chunks of ready documents, as the keyword index shows.
-    const where: string[] = ["d.status = 'ready'", 'd.org_id = v.org_id'];
+    // Only chunks of ready documents, as the keyword index shows (none being deleted).
+    const where: string[] = ["d.status = 'ready'", 'd.deleted_at IS NULL', 'd.org_id = v.org_id'];
     if (q.filter) where.push(postgresFilter(q.filter, 'd.metadata', param));
     if (documentIds === null) {
       // Candidates from this process's sign bits (sign-index.ts), ranked with the filters applied.
@@ -331,7 +331,7 @@ export class PgVectorIndex implements VectorIndex {
       `SELECT c.document_id, c.chunk_index, c.text, c.page_start, c.page_end, d.metadata
        FROM unnest($1::text[], $2::int[]) AS k(document_id, chunk_index)
          JOIN ${this.chunks} AS c ON c.document_id = k.document_id AND c.chunk_index = k.chunk_index
-         JOIN ${this.documents} AS d ON d.id = c.document_id`,
+         JOIN ${this.documents} AS d ON d.id = c.document_id AND d.deleted_at IS NULL`,
       [ranked.map((r) => r.documentId), ranked.map((r) => r.chunkIndex)],
     );
     const byKey = new Map(rows.map((r) => [`${r.document_id}\u0000${r.chunk_index}`, r]));

@@ -12,6 +12,7 @@ import type {
   NewVersion,
   PendingVersion,
   SourceType,
+  VersionsAsRead,
 } from '../../domain/types.js';
 
 export const RECORD_COLUMNS = `id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
@@ -47,6 +48,23 @@ export function pendingSpecOf(version: NewVersion): PendingSpec {
 
 /** SQL (both backends): a pending version waits or runs, so the job works on it. */
 export const PENDING_ACTIVE = "pending_version IS NOT NULL AND pending_status IN ('queued', 'processing')";
+/**
+ * Whether a new version may start on a row read under the writer's lock: always, unless the
+ * caller gave how it read the document (startVersionIfSettled) and the row moved on since or has
+ * a version queued or processing.
+ */
+export function mayStartVersion(
+  row: { status: string; version: number; pending_version: number | null; pending_status: string | null },
+  asRead: VersionsAsRead | undefined,
+): boolean {
+  if (asRead === undefined) return true;
+  if (Number(row.version) !== asRead.version) return false;
+  const pending = row.pending_version === null ? null : Number(row.pending_version);
+  if (pending !== asRead.pendingVersion) return false;
+  if (row.status === 'queued' || row.status === 'processing') return false;
+  return !(pending !== null && (row.pending_status === 'queued' || row.pending_status === 'processing'));
+}
+
 /** SQL (both backends): the version the document's job produces now. */
 export const WORK_VERSION = `CASE WHEN ${PENDING_ACTIVE} THEN pending_version ELSE version END`;
 

@@ -18,8 +18,10 @@ import type {
   NewDocument,
   NewVersion,
   StartedVersion,
+  VersionsAsRead,
 } from '../../domain/types.js';
 import {
+  mayStartVersion,
   PENDING_ACTIVE,
   type PendingSpec,
   pendingSpecOf,
@@ -213,18 +215,34 @@ export class SqliteDocumentStore implements DocumentStore {
           fetchUrl: doc.fetchUrl,
           at: doc.createdAt,
         });
-        if (started) return started;
+        if (started && started !== 'in_flight') return started;
       }
       this.insertDocuments([doc]);
       return { id: doc.id, version: 1, created: true, discardedBlobKeys: [] };
     });
   }
 
-  startVersion(orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null> {
-    return this.commits.run(() => this.startVersionNow(orgId, id, version));
+  async startVersion(orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null> {
+    const started = await this.commits.run(() => this.startVersionNow(orgId, id, version));
+    return started === 'in_flight' ? null : started;
   }
 
-  private startVersionNow(orgId: string, id: string, v: NewVersion): StartedVersion | null {
+  startVersionIfSettled(
+    orgId: string,
+    id: string,
+    version: NewVersion,
+    asRead: VersionsAsRead,
+  ): Promise<StartedVersion | 'in_flight' | null> {
+    // One writer at a time: nothing can start a version between the check and the write.
+    return this.commits.run(() => this.startVersionNow(orgId, id, version, asRead));
+  }
+
+  private startVersionNow(
+    orgId: string,
+    id: string,
+    v: NewVersion,
+    asRead?: VersionsAsRead,
+  ): StartedVersion | 'in_flight' | null {
     const row = this.sql
       .get<[string, string], WorkRow & { status: string }>(
         `SELECT org_id, status, version, pending_version, pending_status, pending, blob_key
@@ -232,6 +250,7 @@ export class SqliteDocumentStore implements DocumentStore {
       )
       .get(id, orgId);
     if (!row) return null;
+    if (!mayStartVersion(row, asRead)) return 'in_flight';
     const at = v.at.getTime();
     const metadata = v.metadata === null ? null : JSON.stringify(storableMetadata(v.metadata));
     const discarded: string[] = [];

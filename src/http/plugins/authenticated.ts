@@ -76,6 +76,15 @@ export function authenticatedScope(deps: AppDeps, options: { perToolScopes?: boo
         throw ERRORS.insufficientScope(needed, request.method, request.routeOptions.url ?? request.url);
       }
     });
+
+    // The handler runs inside the org's scope: the last hook before it, after the body is read
+    // (the body's stream events would not carry the scope), calls `done` from within it.
+    const orgScope = deps.orgScope;
+    if (orgScope) {
+      app.addHook('preHandler', (request, _reply, done) => {
+        orgScope.run(request.principal.org.id, done);
+      });
+    }
   };
 }
 
