@@ -4,7 +4,7 @@
 // docs/ARCHITECTURE.md ("Job queues") says how a document row doubles as its job.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { JobConsumer, JobHandler, JobQueue } from '../../domain/ports.js';
+import type { ConsumeOptions, JobConsumer, JobHandler, JobQueue } from '../../domain/ports.js';
 import type { JobRef } from '../../domain/types.js';
 
 /**
@@ -42,8 +42,13 @@ type MaybePromise<T> = T | Promise<T>;
  * the backend's own clock.
  */
 export interface JobRows {
-  /** Takes one due job (a lapsed lease first, then the oldest pending) for `leaseMs`, or null. */
-  claim(owner: string, leaseMs: number): MaybePromise<LeasedJob | null>;
+  /**
+   * Takes one due job for `leaseMs`, or null: a lapsed lease first; else, of the orgs with a due
+   * pending job and not in `skipOrgs`, the one with the fewest leased jobs in the lane (then the
+   * one waiting longest), its oldest due job. Fair between orgs: one org's backlog never keeps
+   * another org's document waiting for more than the next free slot.
+   */
+  claim(owner: string, leaseMs: number, skipOrgs?: readonly string[]): MaybePromise<LeasedJob | null>;
   /** Extends the leases of `jobs`; returns the ids that are no longer ours (re-claimed or deleted). */
   renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): MaybePromise<Set<string>>;
   settle(owner: string, job: LeasedJob, next: Settlement): MaybePromise<void>;
@@ -162,10 +167,12 @@ export class LeaseQueue implements JobQueue {
     for (const c of this.consumers) c.wake();
   }
 
-  consume(handler: JobHandler, opts: { concurrency: number }): JobConsumer {
+  consume(handler: JobHandler, opts: ConsumeOptions): JobConsumer {
     consumerSeq += 1;
     const owner = `${HOST}/${process.pid}/${PROCESS_TOKEN}/${consumerSeq}`;
-    const consumer = new LeaseConsumer(this, handler, Math.max(1, Math.floor(opts.concurrency)), owner, () =>
+    const concurrency = Math.max(1, Math.floor(opts.concurrency));
+    const maxPerOrg = Math.min(concurrency, Math.max(1, Math.floor(opts.maxPerOrg ?? concurrency)));
+    const consumer = new LeaseConsumer(this, handler, { concurrency, maxPerOrg }, owner, () =>
       this.consumers.delete(consumer),
     );
     this.consumers.add(consumer);
@@ -221,7 +228,7 @@ class LeaseConsumer implements JobConsumer {
   constructor(
     private readonly queue: LeaseQueue,
     private readonly handler: JobHandler,
-    private readonly concurrency: number,
+    private readonly slots: { concurrency: number; maxPerOrg: number },
     private readonly owner: string,
     private readonly onStopped: () => void,
   ) {}
@@ -248,9 +255,9 @@ class LeaseConsumer implements JobConsumer {
     const { rows } = this.queue;
     while (!this.stopping) {
       let claimed: LeasedJob | null = null;
-      if (this.running.size < this.concurrency) {
+      if (this.running.size < this.slots.concurrency) {
         try {
-          claimed = await rows.claim(this.owner, this.queue.leaseMs);
+          claimed = await rows.claim(this.owner, this.queue.leaseMs, this.orgsAtShare());
         } catch (err) {
           this.queue.reportError(err);
         }
@@ -269,6 +276,14 @@ class LeaseConsumer implements JobConsumer {
       }
       await this.sleep(this.queue.pollMs);
     }
+  }
+
+  /** Orgs holding their share of this consumer's slots: their next job waits for one to finish. */
+  private orgsAtShare(): string[] {
+    if (this.slots.maxPerOrg >= this.slots.concurrency) return [];
+    const held = new Map<string, number>();
+    for (const { job } of this.running.values()) held.set(job.orgId, (held.get(job.orgId) ?? 0) + 1);
+    return [...held].filter(([, n]) => n >= this.slots.maxPerOrg).map(([org]) => org);
   }
 
   private sleep(ms: number): Promise<void> {
