@@ -31,6 +31,16 @@ export interface LeasedJob {
   attempt: number;
 }
 
+/**
+ * What a consumer tells a claim about whose turn it is: orgs holding their share of its slots
+ * (passed over), and the orgs of its latest claims, least recent first (on a tie in running
+ * jobs, an org not among them goes first, then the least recent).
+ */
+export interface ClaimTurn {
+  skip: readonly string[];
+  recent: readonly string[];
+}
+
 /** How a run ends for the queue: finished for good, or due again after `delayMs`. */
 export type Settlement = { state: 'done' } | { state: 'pending'; delayMs: number };
 
@@ -44,11 +54,12 @@ type MaybePromise<T> = T | Promise<T>;
 export interface JobRows {
   /**
    * Takes one due job for `leaseMs`, or null: a lapsed lease first; else, of the orgs with a due
-   * pending job and not in `skipOrgs`, the one with the fewest leased jobs in the lane (then the
-   * one waiting longest), its oldest due job. Fair between orgs: one org's backlog never keeps
-   * another org's document waiting for more than the next free slot.
+   * pending job and not in `turn.skip`, the one with the fewest leased jobs in the lane (then the
+   * one `turn.recent` served least recently, then the one waiting longest), its oldest due job.
+   * Fair between orgs: one org's backlog never keeps another org's document waiting for more
+   * than the next free slot.
    */
-  claim(owner: string, leaseMs: number, skipOrgs?: readonly string[]): MaybePromise<LeasedJob | null>;
+  claim(owner: string, leaseMs: number, turn?: ClaimTurn): MaybePromise<LeasedJob | null>;
   /** Extends the leases of `jobs`; returns the ids that are no longer ours (re-claimed or deleted). */
   renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): MaybePromise<Set<string>>;
   settle(owner: string, job: LeasedJob, next: Settlement): MaybePromise<void>;
@@ -128,6 +139,9 @@ function processIsAlive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }
+
+/** How many of its latest claims' orgs a consumer remembers, for turns between orgs. */
+const RECENT_ORGS = 32;
 
 const delay = (ms: number) =>
   new Promise<void>((resolve) => {
@@ -224,6 +238,8 @@ class LeaseConsumer implements JobConsumer {
   private heartbeat: NodeJS.Timeout | null = null;
   private renewing = false;
   private wakeUp: (() => void) | null = null;
+  /** The orgs of this consumer's latest claims, least recent first. */
+  private readonly recent: string[] = [];
 
   constructor(
     private readonly queue: LeaseQueue,
@@ -257,7 +273,10 @@ class LeaseConsumer implements JobConsumer {
       let claimed: LeasedJob | null = null;
       if (this.running.size < this.slots.concurrency) {
         try {
-          claimed = await rows.claim(this.owner, this.queue.leaseMs, this.orgsAtShare());
+          claimed = await rows.claim(this.owner, this.queue.leaseMs, {
+            skip: this.orgsAtShare(),
+            recent: this.recent,
+          });
         } catch (err) {
           this.queue.reportError(err);
         }
@@ -268,6 +287,7 @@ class LeaseConsumer implements JobConsumer {
         break;
       }
       if (claimed) {
+        this.served(claimed.orgId);
         this.run(claimed);
         // Let I/O in between claims: a backlog in a synchronous database must not monopolise
         // the event loop.
@@ -276,6 +296,14 @@ class LeaseConsumer implements JobConsumer {
       }
       await this.sleep(this.queue.pollMs);
     }
+  }
+
+  /** The org of a claim is now the most recently served. */
+  private served(orgId: string): void {
+    const at = this.recent.indexOf(orgId);
+    if (at !== -1) this.recent.splice(at, 1);
+    this.recent.push(orgId);
+    if (this.recent.length > RECENT_ORGS) this.recent.shift();
   }
 
   /** Orgs holding their share of this consumer's slots: their next job waits for one to finish. */

@@ -4,6 +4,7 @@
 // sharing the database file never take the same job. Times are the injected clock's, in ms.
 import type { Clock } from '../../domain/ports.js';
 import {
+  type ClaimTurn,
   type JobRows,
   LANE_PREDICATE,
   type LeasedJob,
@@ -66,8 +67,9 @@ function orgHeadsSql(lane: QueueLane): string {
 
 /**
  * The due pending job to run next, fair between orgs: the org with the fewest leased jobs in the
- * lane (across every consumer and process), then the org whose oldest due job is oldest; that
- * job. One org's backlog then waits behind another org's single document, not the other way.
+ * lane (across every consumer and process), then the org this consumer served least recently
+ * (@recent, least recent first; an org not in it before any), then the org whose oldest due job
+ * is oldest; that job. One org's backlog then waits behind another org's single document, not the other way.
  */
 function fairPendingSql(lane: QueueLane): string {
   // Leased jobs are few (every consumer's concurrency), read from their own index: an org's
@@ -76,9 +78,13 @@ function fairPendingSql(lane: QueueLane): string {
     LEFT JOIN (SELECT org_id, count(*) AS n FROM documents INDEXED BY documents_job_leased
                WHERE job_state = 'leased'${LANE_PREDICATE[lane]} GROUP BY org_id) AS busy
       ON busy.org_id = d.org_id
-    ORDER BY coalesce(busy.n, 0), d.run_at
+    ORDER BY coalesce(busy.n, 0),
+      coalesce((SELECT key FROM json_each(@recent) WHERE value = d.org_id), -1),
+      d.run_at
     LIMIT 1`;
 }
+
+const NO_TURN: ClaimTurn = { skip: [], recent: [] };
 
 const systemClock: Clock = { now: () => new Date() };
 
@@ -117,14 +123,22 @@ export class SqliteJobRows implements JobRows {
     return this.clock.now().getTime();
   }
 
-  claim(owner: string, leaseMs: number, skipOrgs: readonly string[] = []): LeasedJob | null {
+  claim(owner: string, leaseMs: number, turn: ClaimTurn = NO_TURN): LeasedJob | null {
     const now = this.now();
     // A read first: idle polling then never takes the write lock other processes need.
     const due = this.sql.get<[{ now: number }], number>(this.dueSql).pluck().get({ now });
     if (!due) return null;
     const row = this.sql
-      .get<[{ owner: string; leaseUntil: number; now: number; skip: string }], LeasedJob>(this.claimSql)
-      .get({ owner, leaseUntil: now + leaseMs, now, skip: JSON.stringify(skipOrgs) });
+      .get<[{ owner: string; leaseUntil: number; now: number; skip: string; recent: string }], LeasedJob>(
+        this.claimSql,
+      )
+      .get({
+        owner,
+        leaseUntil: now + leaseMs,
+        now,
+        skip: JSON.stringify(turn.skip),
+        recent: JSON.stringify(turn.recent),
+      });
     return row ?? null;
   }
 
