@@ -1,9 +1,10 @@
 // Fairness between orgs on BullMQ, which takes jobs by priority (lowest first, then in the order
 // they were added) and has no groups: each job gets a priority from its org's place in a round
-// robin. A queue's "round" is the highest priority a worker has started; an org's next job gets
-// one more than the later of the round and its own last job's priority. So the k-th job one org
-// queues at once waits behind at most k − 1 jobs of every other org, and an org arriving behind a
-// backlog of another gets the round's next priority: it is taken ahead of that backlog.
+// robin. A queue's "round" is the highest priority a worker has started. An org with jobs still
+// waiting (its last priority at or past the round) queues its next one two steps after its last;
+// an org with none waiting gets round + 1, an odd step between the backlog's even ones. So the
+// k-th job one org queues at once waits behind at most k − 1 jobs of every other org, and an org
+// arriving behind another's backlog goes ahead of all of it that has not started.
 import { PRIORITY_LIMIT, type Queue } from 'bullmq';
 
 /** KEYS: round, org hash, prioritized set, wait list; ARGV: the org of each job. */
@@ -17,8 +18,9 @@ end
 local limit = ${PRIORITY_LIMIT}
 local out = {}
 for i = 1, #ARGV do
-  local last = tonumber(redis.call('HGET', KEYS[2], ARGV[i]) or '0')
-  local p = math.max(round, last) + 1
+  local last = tonumber(redis.call('HGET', KEYS[2], ARGV[i]) or '-1')
+  local p = round + 1
+  if last >= round then p = last + 2 end
   if p > limit then p = limit end
   redis.call('HSET', KEYS[2], ARGV[i], p)
   out[i] = p
