@@ -106,6 +106,11 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'first-document.bench.js',
     title: 'First contact: npm start, and the first document after a start',
   },
+  {
+    id: 'fairness',
+    module: 'fairness.bench.js',
+    title: 'Fairness: another org’s small document behind one org’s backlog',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

@@ -279,6 +279,18 @@ export interface JobConsumer {
   stop(): Promise<void>;
 }
 
+export interface ConsumeOptions {
+  /** Jobs run at once by this consumer. */
+  concurrency: number;
+  /**
+   * Of those, how many one org may hold (default: all). Below `concurrency`, a slot stays free for
+   * another org's document while one org has a backlog, so it starts without waiting for one of
+   * the first org's jobs to end. The table queues honour it; BullMQ has no way to pass a job over
+   * and ignores it (docs/SCALING.md).
+   */
+  maxPerOrg?: number;
+}
+
 export interface JobQueue {
   /**
    * Idempotent: a document already queued is not queued twice. `created`: the documents were
@@ -286,7 +298,11 @@ export interface JobQueue {
    * live in the document rows then has nothing to write and only wakes its consumers.
    */
   enqueue(jobs: JobRef[], opts?: { created?: boolean }): Promise<void>;
-  consume(handler: JobHandler, opts: { concurrency: number }): JobConsumer;
+  /**
+   * Jobs are taken fairly between orgs: the next job is of the org with the fewest running, then
+   * the oldest; one org's backlog does not hold another org's document back.
+   */
+  consume(handler: JobHandler, opts: ConsumeOptions): JobConsumer;
   /** Whether a job for this document is known to the queue (waiting, delayed or active). */
   has(documentId: string): Promise<boolean>;
   close(): Promise<void>;

@@ -24,14 +24,21 @@ export type IndexFile = (
   format: FormatId,
   options: Omit<ChunkOptions, 'pages'>,
   signal: AbortSignal,
+  orgId: string,
 ) => ChunkStream;
 
 /**
  * Chunks a text, computes each chunk's search words and the text's SHA-256 (`chunkForIndex`); in
  * production it runs in the pipeline's worker threads, off the event loop that serves the API.
  * The chunks come as a stream: the store writes them while later ones are still being made.
+ * `orgId` (here and in IndexFile) lets the threads take turns between orgs.
  */
-export type ChunkDocument = (text: string, options: ChunkOptions, signal: AbortSignal) => ChunkStream;
+export type ChunkDocument = (
+  text: string,
+  options: ChunkOptions,
+  signal: AbortSignal,
+  orgId: string,
+) => ChunkStream;
 
 /** Downloads a URL into the blob store; returns the blob and what was learnt about it. */
 export type DownloadUrl = (
@@ -182,11 +189,15 @@ export class DocumentProcessor {
       });
     let saved: boolean;
     if (input.text !== null) {
-      saved = await save(this.deps.chunkDocument(input.text, { ...options, pages: null }, signal));
+      saved = await save(
+        this.deps.chunkDocument(input.text, { ...options, pages: null }, signal, record.orgId),
+      );
     } else if (input.blobKey !== null) {
       // The file stays at hand until its last chunk is written: the chunks stream from it.
       saved = await blobs
-        .withLocalFile(input.blobKey, (file) => save(this.deps.indexFile(file, format, options, signal)))
+        .withLocalFile(input.blobKey, (file) =>
+          save(this.deps.indexFile(file, format, options, signal, record.orgId)),
+        )
         .catch((error: unknown) => {
           if (error instanceof BlobNotFoundError) {
             throw new PipelineError('internal', 'the stored file of this document is missing');

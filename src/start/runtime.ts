@@ -365,8 +365,9 @@ export async function createRuntime(
       keepOriginals: config.keepOriginals,
       logger,
       onOutcome: (outcome) => metrics.documentOutcome(outcome),
-      indexFile: (file, format, options, signal) => extractor.indexStream(file, format, options, signal),
-      chunkDocument: (text, options, signal) => extractor.chunkStream(text, options, signal),
+      indexFile: (file, format, options, signal, orgId) =>
+        extractor.indexStream(file, format, options, signal, orgId),
+      chunkDocument: (text, options, signal, orgId) => extractor.chunkStream(text, options, signal, orgId),
       downloadUrl: urlDownloader({
         policy,
         blobs,
@@ -384,7 +385,15 @@ export async function createRuntime(
               floorSpacingMs: YIELD_FLOOR_SPACING_MS,
             })
           : processor.handle,
-        { concurrency: config.workerConcurrency },
+        {
+          concurrency: config.workerConcurrency,
+          // More slots than threads: one stays for another org's document while one org has a
+          // backlog, so that document waits for the next free thread at most, not for a slot.
+          maxPerOrg:
+            config.workerConcurrency > config.extractWorkers
+              ? config.workerConcurrency - 1
+              : config.workerConcurrency,
+        },
       ),
       downloadQueue.consume(processor.handleDownload, { concurrency: config.downloadConcurrency }),
     ];

@@ -181,6 +181,26 @@ export function jobQueueContract(
       expect(attempts).toEqual([1, 2]);
     });
 
+    it('claims another org’s job ahead of one org’s backlog', async () => {
+      // Org A queues 50 documents, then org B one. Claims are counted, not timed: with N slots,
+      // B's job must be among the first N + 1 claims, not behind A's backlog.
+      const slots = 3;
+      const backlog = refs(50);
+      await submit(backlog);
+      const [other] = refs(1) as [JobRef];
+      await submit([other]);
+      const claims: string[] = [];
+      const release = deferred();
+      consume(async (ctx) => {
+        claims.push(ctx.documentId);
+        await release.promise;
+      }, slots);
+      await waitFor('every slot to hold a job', () => claims.length >= slots);
+      release.resolve();
+      await waitFor('the other org’s job to run', () => claims.includes(other.documentId), 10_000);
+      expect(claims.indexOf(other.documentId)).toBeLessThan(slots + 1);
+    });
+
     it('never runs more jobs at once than the concurrency', async () => {
       await submit(refs(12));
       let inFlight = 0;

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type JobRows, LeaseQueue } from '../../src/adapters/lease-queue/engine.js';
 import type { DocumentStore, JobConsumer } from '../../src/domain/ports.js';
-import { urlDocument } from './job-document.js';
+import { jobDocument, urlDocument } from './job-document.js';
 
 /** Each lane's job rows, driven by hand here (claim/settle, as a consumer does). */
 export interface LanesHarness {
@@ -60,6 +60,44 @@ export function tableQueueLanesContract(name: string, make: () => Promise<LanesH
       );
       await processing.revive([ref.documentId]);
       expect(await processing.claim('host/1/token/4', 30_000)).toMatchObject({ id: ref.documentId });
+    });
+
+    it('keeps a slot for another org while one org’s backlog holds its share (maxPerOrg)', async () => {
+      h = await make();
+      const { store, processing } = h;
+      const backlog = Array.from({ length: 6 }, () => ({ documentId: randomUUID(), orgId: 'org_a' }));
+      await store.createDocuments(backlog.map(jobDocument));
+      const queue = new LeaseQueue(processing, { pollMs: 10 });
+      const started: string[] = [];
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const consumer = queue.consume(
+        async (job) => {
+          started.push(job.orgId);
+          await held;
+        },
+        { concurrency: 3, maxPerOrg: 2 },
+      );
+      try {
+        const until = async (what: () => boolean) => {
+          for (let i = 0; i < 500 && !what(); i++) await new Promise((wait) => setTimeout(wait, 10));
+        };
+        await until(() => started.length >= 2);
+        // Org A holds its share (2 of 3 slots) while its other jobs wait; the third slot is free.
+        await new Promise((wait) => setTimeout(wait, 200));
+        expect(started).toEqual(['org_a', 'org_a']);
+        const other = { documentId: randomUUID(), orgId: 'org_b' };
+        await store.createDocuments([jobDocument(other)]);
+        await queue.enqueue([other], { created: true });
+        await until(() => started.length >= 3);
+        // Org B's document starts while org A's two runs still hold their slots.
+        expect(started).toEqual(['org_a', 'org_a', 'org_b']);
+      } finally {
+        release();
+        await consumer.stop();
+      }
     });
 
     it('a download run that ends after the process lane took its document leaves the new run alone', async () => {

@@ -440,6 +440,26 @@ describe('chunking in threads', () => {
         expect(plans).toEqual(texts.map((t) => chunkForIndex(t, options, english)));
       }));
 
+    it('takes turns between groups: another org’s text goes before the rest of one org’s backlog', () =>
+      withOneThread(async ({ pool }) => {
+        const longer = long.repeat(2); // past the in-thread limit: each waits in the pool
+        const finished: string[] = [];
+        const run = (name: string, text: string, group: string) =>
+          collectChunks({
+            ...pool.chunkStream(text, options, undefined, group),
+            contentType: null,
+            bytes: null,
+          }).then(() => finished.push(name));
+        await Promise.all([
+          run('a1', longer, 'org_a'),
+          run('a2', longer, 'org_a'),
+          run('a3', longer, 'org_a'),
+          run('b', 'one line of org b', 'org_b'),
+        ]);
+        // The thread is busy with a1 when b arrives; b goes next, not after a2 and a3.
+        expect(finished).toEqual(['a1', 'b', 'a2', 'a3']);
+      }));
+
     it('never waits behind a long text: it stays in the pool for the first thread to come free', () =>
       withOneThread(async ({ pool, queued }) => {
         const longer = long.repeat(2); // ~1.9 MB: past the limit

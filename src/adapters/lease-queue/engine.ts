@@ -4,7 +4,7 @@
 // docs/ARCHITECTURE.md ("Job queues") says how a document row doubles as its job.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { JobConsumer, JobHandler, JobQueue } from '../../domain/ports.js';
+import type { ConsumeOptions, JobConsumer, JobHandler, JobQueue } from '../../domain/ports.js';
 import type { JobRef } from '../../domain/types.js';
 
 /**
@@ -31,6 +31,16 @@ export interface LeasedJob {
   attempt: number;
 }
 
+/**
+ * What a consumer tells a claim about whose turn it is: orgs holding their share of its slots
+ * (passed over), and the orgs of its latest claims, least recent first (on a tie in running
+ * jobs, an org not among them goes first, then the least recent).
+ */
+export interface ClaimTurn {
+  skip: readonly string[];
+  recent: readonly string[];
+}
+
 /** How a run ends for the queue: finished for good, or due again after `delayMs`. */
 export type Settlement = { state: 'done' } | { state: 'pending'; delayMs: number };
 
@@ -42,8 +52,14 @@ type MaybePromise<T> = T | Promise<T>;
  * the backend's own clock.
  */
 export interface JobRows {
-  /** Takes one due job (a lapsed lease first, then the oldest pending) for `leaseMs`, or null. */
-  claim(owner: string, leaseMs: number): MaybePromise<LeasedJob | null>;
+  /**
+   * Takes one due job for `leaseMs`, or null: a lapsed lease first; else, of the orgs with a due
+   * pending job and not in `turn.skip`, the one with the fewest leased jobs in the lane (then the
+   * one `turn.recent` served least recently, then the one waiting longest), its oldest due job.
+   * Fair between orgs: one org's backlog never keeps another org's document waiting for more
+   * than the next free slot.
+   */
+  claim(owner: string, leaseMs: number, turn?: ClaimTurn): MaybePromise<LeasedJob | null>;
   /** Extends the leases of `jobs`; returns the ids that are no longer ours (re-claimed or deleted). */
   renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): MaybePromise<Set<string>>;
   settle(owner: string, job: LeasedJob, next: Settlement): MaybePromise<void>;
@@ -124,6 +140,9 @@ function processIsAlive(pid: number): boolean {
   }
 }
 
+/** How many of its latest claims' orgs a consumer remembers, for turns between orgs. */
+const RECENT_ORGS = 32;
+
 const delay = (ms: number) =>
   new Promise<void>((resolve) => {
     setTimeout(resolve, ms).unref();
@@ -162,10 +181,12 @@ export class LeaseQueue implements JobQueue {
     for (const c of this.consumers) c.wake();
   }
 
-  consume(handler: JobHandler, opts: { concurrency: number }): JobConsumer {
+  consume(handler: JobHandler, opts: ConsumeOptions): JobConsumer {
     consumerSeq += 1;
     const owner = `${HOST}/${process.pid}/${PROCESS_TOKEN}/${consumerSeq}`;
-    const consumer = new LeaseConsumer(this, handler, Math.max(1, Math.floor(opts.concurrency)), owner, () =>
+    const concurrency = Math.max(1, Math.floor(opts.concurrency));
+    const maxPerOrg = Math.min(concurrency, Math.max(1, Math.floor(opts.maxPerOrg ?? concurrency)));
+    const consumer = new LeaseConsumer(this, handler, { concurrency, maxPerOrg }, owner, () =>
       this.consumers.delete(consumer),
     );
     this.consumers.add(consumer);
@@ -217,11 +238,13 @@ class LeaseConsumer implements JobConsumer {
   private heartbeat: NodeJS.Timeout | null = null;
   private renewing = false;
   private wakeUp: (() => void) | null = null;
+  /** The orgs of this consumer's latest claims, least recent first. */
+  private readonly recent: string[] = [];
 
   constructor(
     private readonly queue: LeaseQueue,
     private readonly handler: JobHandler,
-    private readonly concurrency: number,
+    private readonly slots: { concurrency: number; maxPerOrg: number },
     private readonly owner: string,
     private readonly onStopped: () => void,
   ) {}
@@ -248,9 +271,12 @@ class LeaseConsumer implements JobConsumer {
     const { rows } = this.queue;
     while (!this.stopping) {
       let claimed: LeasedJob | null = null;
-      if (this.running.size < this.concurrency) {
+      if (this.running.size < this.slots.concurrency) {
         try {
-          claimed = await rows.claim(this.owner, this.queue.leaseMs);
+          claimed = await rows.claim(this.owner, this.queue.leaseMs, {
+            skip: this.orgsAtShare(),
+            recent: this.recent,
+          });
         } catch (err) {
           this.queue.reportError(err);
         }
@@ -261,6 +287,7 @@ class LeaseConsumer implements JobConsumer {
         break;
       }
       if (claimed) {
+        this.served(claimed.orgId);
         this.run(claimed);
         // Let I/O in between claims: a backlog in a synchronous database must not monopolise
         // the event loop.
@@ -269,6 +296,22 @@ class LeaseConsumer implements JobConsumer {
       }
       await this.sleep(this.queue.pollMs);
     }
+  }
+
+  /** The org of a claim is now the most recently served. */
+  private served(orgId: string): void {
+    const at = this.recent.indexOf(orgId);
+    if (at !== -1) this.recent.splice(at, 1);
+    this.recent.push(orgId);
+    if (this.recent.length > RECENT_ORGS) this.recent.shift();
+  }
+
+  /** Orgs holding their share of this consumer's slots: their next job waits for one to finish. */
+  private orgsAtShare(): string[] {
+    if (this.slots.maxPerOrg >= this.slots.concurrency) return [];
+    const held = new Map<string, number>();
+    for (const { job } of this.running.values()) held.set(job.orgId, (held.get(job.orgId) ?? 0) + 1);
+    return [...held].filter(([, n]) => n >= this.slots.maxPerOrg).map(([org]) => org);
   }
 
   private sleep(ms: number): Promise<void> {

@@ -583,6 +583,21 @@ const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 125,
+    name: 'pending jobs by org',
+    async apply(tx, db) {
+      const documents = db.table('documents');
+      // As in SQLite: a claim picks the org with the fewest running jobs, then its oldest due
+      // job; these list each lane's orgs with pending jobs and give each org's oldest one.
+      await tx.query(`
+        CREATE INDEX IF NOT EXISTS documents_job_pending_download_org ON ${documents} (org_id, run_at)
+          WHERE job_state = 'pending' AND fetch_url IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS documents_job_pending_process_org ON ${documents} (org_id, run_at)
+          WHERE job_state = 'pending' AND fetch_url IS NULL;
+      `);
+    },
+  },
+  {
     version: 130,
     name: 'deletes that wait for no index write',
     async apply(tx, db) {

@@ -8,6 +8,7 @@
 // the rest. PgDocumentStore.attachBlob turns a finished download into a pending job of the
 // process lane in the same statement, so the hand-over can neither be lost nor run twice.
 import {
+  type ClaimTurn,
   type JobRows,
   LANE_PREDICATE,
   type LeasedJob,
@@ -17,6 +18,8 @@ import {
   type Settlement,
 } from '../lease-queue/engine.js';
 import type { PgDatabase } from './database.js';
+
+const NO_TURN: ClaimTurn = { skip: [], recent: [] };
 
 class PgJobRows implements JobRows {
   private readonly documents: string;
@@ -30,28 +33,58 @@ class PgJobRows implements JobRows {
     this.lanePredicate = LANE_PREDICATE[lane];
   }
 
-  async claim(owner: string, leaseMs: number): Promise<LeasedJob | null> {
-    // SKIP LOCKED: rows another consumer is claiming at this instant are passed over rather than
-    // waited for, so concurrent claimers each get a different row. The two candidate lists use
-    // the two partial indexes; each stays a short index scan however long the backlog is.
+  async claim(owner: string, leaseMs: number, turn: ClaimTurn = NO_TURN): Promise<LeasedJob | null> {
+    // Fair between orgs: of the orgs with a due pending job (walked one index seek each, from one
+    // org_id to the next), the one with the fewest leased jobs in the lane, then the one this
+    // consumer served least recently ($4, least recent first), then the one waiting longest,
+    // gives its oldest due job. SKIP LOCKED: rows another consumer is claiming at this
+    // instant are passed over rather than waited for, so concurrent claimers each get a different
+    // row (the next org's, or when one org alone waits, its next job by age: `due`).
     const lane = this.lanePredicate;
+    const docs = this.documents;
     const { rows } = await this.db.query<LeasedJob>(
-      `WITH lapsed AS (
-         SELECT id FROM ${this.documents} WHERE job_state = 'leased' AND lease_until < now()${lane}
+      `WITH RECURSIVE orgs AS (
+         (SELECT org_id FROM ${docs} WHERE job_state = 'pending'${lane} ORDER BY org_id LIMIT 1)
+         UNION ALL
+         SELECT (SELECT later.org_id FROM ${docs} AS later WHERE later.job_state = 'pending'${lane}
+                   AND later.org_id > orgs.org_id ORDER BY later.org_id LIMIT 1)
+         FROM orgs WHERE orgs.org_id IS NOT NULL
+       ), busy AS (
+         SELECT org_id, count(*) AS n FROM ${docs} WHERE job_state = 'leased'${lane} GROUP BY org_id
+       ), heads AS (
+         SELECT head.id, coalesce(busy.n, 0) AS n, coalesce(array_position($4::text[], orgs.org_id), 0) AS served,
+           head.run_at
+         FROM orgs
+         CROSS JOIN LATERAL (
+           SELECT id, run_at FROM ${docs}
+           WHERE job_state = 'pending'${lane} AND org_id = orgs.org_id AND run_at <= now()
+           ORDER BY run_at LIMIT 1
+         ) AS head
+         LEFT JOIN busy ON busy.org_id = orgs.org_id
+         WHERE orgs.org_id IS NOT NULL AND orgs.org_id <> ALL ($3::text[])
+       ), fair AS (
+         SELECT d.id FROM ${docs} AS d JOIN heads ON d.id = heads.id
+         WHERE d.job_state = 'pending'
+         ORDER BY heads.n, heads.served, heads.run_at LIMIT 1 FOR UPDATE OF d SKIP LOCKED
+       ), lapsed AS (
+         SELECT id FROM ${docs} WHERE job_state = 'leased' AND lease_until < now()${lane}
          ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED
        ), due AS (
-         SELECT id FROM ${this.documents} WHERE job_state = 'pending' AND run_at <= now()${lane}
+         SELECT id FROM ${docs} WHERE job_state = 'pending' AND run_at <= now()${lane}
+           AND org_id <> ALL ($3::text[])
          ORDER BY run_at LIMIT 1 FOR UPDATE SKIP LOCKED
        ), next AS (
-         SELECT id FROM (SELECT id, 0 AS rank FROM lapsed UNION ALL SELECT id, 1 FROM due) AS candidates
+         SELECT id FROM (
+           SELECT id, 0 AS rank FROM lapsed UNION ALL SELECT id, 1 FROM fair UNION ALL SELECT id, 2 FROM due
+         ) AS candidates
          ORDER BY rank LIMIT 1
        )
-       UPDATE ${this.documents} AS d
+       UPDATE ${docs} AS d
        SET job_state = 'leased', lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond',
            job_attempts = d.job_attempts + 1
        FROM next WHERE d.id = next.id
        RETURNING d.id, d.org_id AS "orgId", d.job_attempts AS attempt`,
-      [owner, leaseMs],
+      [owner, leaseMs, turn.skip, turn.recent],
     );
     return rows[0] ?? null;
   }

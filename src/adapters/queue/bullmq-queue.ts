@@ -5,9 +5,10 @@
 // another worker once the lock has lapsed.
 import { hostname } from 'node:os';
 import { type Job, Queue, type RedisOptions, WaitingError, Worker } from 'bullmq';
-import type { JobConsumer, JobContext, JobHandler, JobQueue } from '../../domain/ports.js';
+import type { ConsumeOptions, JobConsumer, JobContext, JobHandler, JobQueue } from '../../domain/ports.js';
 import { withTimeout } from '../../domain/timeout.js';
 import type { JobRef } from '../../domain/types.js';
+import { FairPriorities } from './fair-priority.js';
 
 export interface BullmqJobQueueOptions {
   /** redis:// or rediss:// URL. */
@@ -64,6 +65,7 @@ export class BullmqJobQueue implements JobQueue {
   private readonly commandTimeoutMs: number;
   private readonly onError: (error: unknown) => void;
   private readonly queue: Queue<DocumentJobData>;
+  private readonly fair: FairPriorities;
   private readonly consumers = new Set<BullmqConsumer>();
 
   constructor(opts: BullmqJobQueueOptions) {
@@ -91,6 +93,7 @@ export class BullmqJobQueue implements JobQueue {
       } as RedisOptions,
     });
     this.queue.on('error', (error) => this.reportError(error));
+    this.fair = new FairPriorities(this.queue);
   }
 
   /** Resolves once the producer connection is up (BullMQ's scripts loaded); rejects after timeoutMs. */
@@ -116,24 +119,28 @@ export class BullmqJobQueue implements JobQueue {
     if (jobs.length === 0) return;
     // A job id that already exists (waiting, delayed or running) makes BullMQ skip the add.
     // Finished jobs are removed at once, so the reconciler can enqueue a document again.
-    await this.producerCall(() =>
-      this.queue.addBulk(
-        jobs.map((j) => ({
+    // Priorities take turns between orgs (fair-priority.ts).
+    await this.producerCall(async () => {
+      const priorities = await this.fair.assign(jobs.map((j) => j.orgId));
+      return this.queue.addBulk(
+        jobs.map((j, i) => ({
           name: JOB_NAME,
           data: { v: 1 as const, documentId: j.documentId, orgId: j.orgId },
           opts: {
             jobId: j.documentId,
+            priority: priorities[i] ?? 1,
             attempts: this.maxAttempts,
             backoff: { type: BACKOFF_TYPE },
             removeOnComplete: true,
             removeOnFail: true,
           },
         })),
-      ),
-    );
+      );
+    });
   }
 
-  consume(handler: JobHandler, opts: { concurrency: number }): JobConsumer {
+  /** `maxPerOrg` is not honoured: a BullMQ worker cannot pass a job over (docs/SCALING.md). */
+  consume(handler: JobHandler, opts: ConsumeOptions): JobConsumer {
     const consumer = new BullmqConsumer(this, handler, Math.max(1, Math.floor(opts.concurrency)), () =>
       this.consumers.delete(consumer),
     );
@@ -157,6 +164,16 @@ export class BullmqJobQueue implements JobQueue {
       this.onError(error);
     } catch {
       // A failing error reporter must not take a worker down.
+    }
+  }
+
+  /** A worker starts a job: the orgs' round robin moves on to its priority. */
+  async started(priority: number | undefined): Promise<void> {
+    try {
+      await this.fair.started(priority ?? 0);
+    } catch (error) {
+      // Only the order of later jobs depends on it; the job itself runs.
+      this.reportError(error);
     }
   }
 
@@ -222,6 +239,7 @@ class BullmqConsumer implements JobConsumer {
       await job.moveToWait(token);
       throw new WaitingError();
     }
+    await this.queue.started(job.opts.priority);
     const run: RunningJob = { controller: new AbortController(), stopping: false, done: Promise.resolve() };
     let finish = () => {};
     run.done = new Promise<void>((resolve) => {

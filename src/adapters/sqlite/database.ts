@@ -453,6 +453,19 @@ const MIGRATIONS: readonly Migration[] = [
       ) STRICT, WITHOUT ROWID;
     `,
   },
+  {
+    version: 125,
+    name: 'pending jobs by org',
+    sql: `
+      -- A claim picks the org with the fewest running jobs, then its oldest due job: these indexes
+      -- list each lane's orgs with pending jobs (a skip from one org to the next) and give each
+      -- org's oldest job, so a claim costs a few lookups per waiting org, not a walk of a backlog.
+      CREATE INDEX documents_job_pending_download_org ON documents(org_id, run_at)
+        WHERE job_state = 'pending' AND fetch_url IS NOT NULL;
+      CREATE INDEX documents_job_pending_process_org ON documents(org_id, run_at)
+        WHERE job_state = 'pending' AND fetch_url IS NULL;
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */

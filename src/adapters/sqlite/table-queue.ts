@@ -4,6 +4,7 @@
 // sharing the database file never take the same job. Times are the injected clock's, in ms.
 import type { Clock } from '../../domain/ports.js';
 import {
+  type ClaimTurn,
   type JobRows,
   LANE_PREDICATE,
   type LeasedJob,
@@ -40,16 +41,50 @@ function dueSql(lane: QueueLane): string {
   return `SELECT ${[leased, ...pending].join(' OR ')}`;
 }
 
-/** The id of the lane's oldest due pending job. */
-function oldestPendingSql(lane: QueueLane): string {
-  const [only, ...more] = PENDING_PARTITIONS[lane];
-  if (only !== undefined && more.length === 0) return `SELECT id ${pendingDue(only)} ORDER BY run_at LIMIT 1`;
-  // The oldest of each partition, read from its own index, then the older of those.
-  const heads = PENDING_PARTITIONS[lane].map(
-    (p) => `SELECT * FROM (SELECT id, run_at ${pendingDue(p)} ORDER BY run_at LIMIT 1)`,
+/**
+ * The CTEs that list, per partition of the lane, each org with a due pending job and that org's
+ * oldest one (`heads`): orgs are walked one index seek at a time (the next org_id after the last),
+ * so a backlog of one org costs one seek, not a walk through its jobs. Orgs in @skip are left out.
+ */
+function orgHeadsSql(lane: QueueLane): string {
+  const partitions = PENDING_PARTITIONS[lane];
+  const orgs = partitions.map((partition, i) => {
+    const pending = `FROM documents WHERE job_state = 'pending' AND ${partition}`;
+    return `orgs${i}(org) AS (
+        SELECT (SELECT min(org_id) ${pending})
+        UNION ALL
+        SELECT (SELECT min(org_id) ${pending} AND org_id > orgs${i}.org) FROM orgs${i} WHERE orgs${i}.org IS NOT NULL
+      )`;
+  });
+  const heads = partitions.map(
+    (partition, i) =>
+      `SELECT (SELECT id FROM documents WHERE job_state = 'pending' AND ${partition} AND org_id = orgs${i}.org
+         AND run_at <= @now ORDER BY run_at LIMIT 1) AS id
+       FROM orgs${i} WHERE orgs${i}.org IS NOT NULL AND orgs${i}.org NOT IN (SELECT value FROM json_each(@skip))`,
   );
-  return `SELECT id FROM (${heads.join(' UNION ALL ')}) ORDER BY run_at LIMIT 1`;
+  return `WITH RECURSIVE ${orgs.join(', ')}, heads(id) AS (${heads.join(' UNION ALL ')})`;
 }
+
+/**
+ * The due pending job to run next, fair between orgs: the org with the fewest leased jobs in the
+ * lane (across every consumer and process), then the org this consumer served least recently
+ * (@recent, least recent first; an org not in it before any), then the org whose oldest due job
+ * is oldest; that job. One org's backlog then waits behind another org's single document, not the other way.
+ */
+function fairPendingSql(lane: QueueLane): string {
+  // Leased jobs are few (every consumer's concurrency), read from their own index: an org's
+  // index would walk every document the org ever had.
+  return `SELECT d.id FROM heads JOIN documents AS d ON d.id = heads.id
+    LEFT JOIN (SELECT org_id, count(*) AS n FROM documents INDEXED BY documents_job_leased
+               WHERE job_state = 'leased'${LANE_PREDICATE[lane]} GROUP BY org_id) AS busy
+      ON busy.org_id = d.org_id
+    ORDER BY coalesce(busy.n, 0),
+      coalesce((SELECT key FROM json_each(@recent) WHERE value = d.org_id), -1),
+      d.run_at
+    LIMIT 1`;
+}
+
+const NO_TURN: ClaimTurn = { skip: [], recent: [] };
 
 const systemClock: Clock = { now: () => new Date() };
 
@@ -73,13 +108,14 @@ export class SqliteJobRows implements JobRows {
     this.dueSql = dueSql(lane);
     // The job is its document's row, so the claim also does what the processor's first step
     // would (DocumentStore.markProcessing) to a queued document: one commit per document fewer.
-    this.claimSql = `UPDATE documents
+    this.claimSql = `${orgHeadsSql(lane)}
+      UPDATE documents
       SET job_state = 'leased', lease_owner = @owner, lease_until = @leaseUntil, job_attempts = job_attempts + 1,
         ${startProcessingSet(true)}
       WHERE id = coalesce(
         (SELECT id FROM documents WHERE job_state = 'leased' AND lease_until < @now${this.lanePredicate}
          ORDER BY lease_until LIMIT 1),
-        (${oldestPendingSql(lane)}))
+        (${fairPendingSql(lane)}))
       RETURNING id, org_id AS orgId, job_attempts AS attempt`;
   }
 
@@ -87,14 +123,22 @@ export class SqliteJobRows implements JobRows {
     return this.clock.now().getTime();
   }
 
-  claim(owner: string, leaseMs: number): LeasedJob | null {
+  claim(owner: string, leaseMs: number, turn: ClaimTurn = NO_TURN): LeasedJob | null {
     const now = this.now();
     // A read first: idle polling then never takes the write lock other processes need.
     const due = this.sql.get<[{ now: number }], number>(this.dueSql).pluck().get({ now });
     if (!due) return null;
     const row = this.sql
-      .get<[{ owner: string; leaseUntil: number; now: number }], LeasedJob>(this.claimSql)
-      .get({ owner, leaseUntil: now + leaseMs, now });
+      .get<[{ owner: string; leaseUntil: number; now: number; skip: string; recent: string }], LeasedJob>(
+        this.claimSql,
+      )
+      .get({
+        owner,
+        leaseUntil: now + leaseMs,
+        now,
+        skip: JSON.stringify(turn.skip),
+        recent: JSON.stringify(turn.recent),
+      });
     return row ?? null;
   }
 

@@ -55,6 +55,9 @@ const QUEUE_BEHIND_MAX_CHARS = 1_000_000;
  */
 const RECYCLE_AFTER_CHARS = 8_000_000;
 
+/** Groups whose last turn the pool remembers (their count stays small: orgs with work in flight). */
+const MAX_REMEMBERED_GROUPS = 10_000;
+
 interface Slot {
   worker: Worker;
   /** The document this thread works on, if any. */
@@ -89,6 +92,8 @@ type JobTask =
 interface Job {
   id: number;
   task: JobTask;
+  /** Whose document it is: waiting documents take turns between groups (orgs). */
+  group: string | null;
   resolve: (result: ExtractedText | IndexTotals) => void;
   reject: (error: unknown) => void;
   signal: AbortSignal | undefined;
@@ -140,6 +145,9 @@ class WorkerPoolExtractor implements Extractor {
   private readonly entry = workerEntry();
   private closed = false;
   private nextJobId = 1;
+  /** When each group last got a thread (a count of turns), for turns between groups. */
+  private readonly lastTurn = new Map<string, number>();
+  private turns = 0;
 
   constructor(
     private readonly opts: ExtractorOptions,
@@ -152,7 +160,7 @@ class WorkerPoolExtractor implements Extractor {
   }
 
   extract(path: string, format: SourceFormat, signal?: AbortSignal): Promise<ExtractedText> {
-    return this.submit({ type: 'extract', path, format }, signal) as Promise<ExtractedText>;
+    return this.submit({ type: 'extract', path, format }, signal, null) as Promise<ExtractedText>;
   }
 
   async chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<IndexPlan> {
@@ -164,8 +172,8 @@ class WorkerPoolExtractor implements Extractor {
     return { chunks, ...totals, language: totals.language ?? null };
   }
 
-  chunkStream(text: string, options: ChunkOptions, signal?: AbortSignal): ChunkStream {
-    return this.stream({ type: 'chunk', text, options }, signal);
+  chunkStream(text: string, options: ChunkOptions, signal?: AbortSignal, group?: string): ChunkStream {
+    return this.stream({ type: 'chunk', text, options }, signal, group ?? null);
   }
 
   indexStream(
@@ -173,17 +181,22 @@ class WorkerPoolExtractor implements Extractor {
     format: SourceFormat,
     options: FileChunkOptions,
     signal?: AbortSignal,
+    group?: string,
   ): ChunkStream {
     if (!formatSpec(format).paged || this.streamsPaged(path)) {
-      return this.stream({ type: 'extract', path, format, chunk: options }, signal);
+      return this.stream({ type: 'extract', path, format, chunk: options }, signal, group ?? null);
     }
     // A paged file's (a PDF's) pages may come from several threads: they are joined here, then chunked.
     let chunked: ChunkStream | null = null;
     let ocrPages: number | null = null;
     const chunks = async function* (this: WorkerPoolExtractor) {
-      const extracted = await this.extract(path, format, signal);
+      const extracted = (await this.submit(
+        { type: 'extract', path, format },
+        signal,
+        group ?? null,
+      )) as ExtractedText;
       ocrPages = extracted.ocrPages;
-      chunked = this.chunkStream(extracted.text, { ...options, pages: extracted.pages }, signal);
+      chunked = this.chunkStream(extracted.text, { ...options, pages: extracted.pages }, signal, group);
       yield* chunked.chunks;
     }.call(this);
     return {
@@ -210,11 +223,11 @@ class WorkerPoolExtractor implements Extractor {
   }
 
   /** A job whose chunks are handed on as they come; the reader letting go ends the job. */
-  private stream(task: JobTask, signal: AbortSignal | undefined): ChunkStream {
+  private stream(task: JobTask, signal: AbortSignal | undefined, group: string | null): ChunkStream {
     const stop = new AbortController();
     const both = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
     const queue = new ChunkQueue((reason) => stop.abort(reason));
-    const done = this.submit(task, both, (job) => {
+    const done = this.submit(task, both, group, (job) => {
       job.sink = queue;
     }) as Promise<IndexTotals>;
     queue.follow(done);
@@ -224,6 +237,7 @@ class WorkerPoolExtractor implements Extractor {
   private submit(
     task: JobTask,
     signal: AbortSignal | undefined,
+    group: string | null,
     prepare?: (job: Job) => void,
   ): Promise<ExtractedText | IndexTotals> {
     if (this.closed) return Promise.reject(new Error('the extractor is closed'));
@@ -232,6 +246,7 @@ class WorkerPoolExtractor implements Extractor {
       const job: Job = {
         id: this.nextJobId++,
         task,
+        group,
         resolve,
         reject,
         signal,
@@ -281,11 +296,12 @@ class WorkerPoolExtractor implements Extractor {
 
   private pump(): void {
     while (this.queue.length > 0 && !this.closed) {
-      const job = this.queue[0]!;
+      const job = this.nextInTurn();
       const { task } = job;
       const slot = this.takeSlot() ?? (task.type === 'chunk' ? this.slotToChunkNext() : null);
       if (!slot) return;
-      this.queue.shift();
+      this.queue.splice(this.queue.indexOf(job), 1);
+      this.tookTurn(job);
       const request: WorkerRequest =
         task.type === 'extract'
           ? { ...task, jobId: job.id, pdfMaxPages: this.opts.pdfMaxPages }
@@ -300,6 +316,42 @@ class WorkerPoolExtractor implements Extractor {
       if (slot.ready) this.startClock(job);
       this.assign(slot, job, request);
     }
+  }
+
+  /**
+   * The waiting document whose turn it is: of the group with the fewest documents in threads (a
+   * PDF split across threads counts once per thread), then the group that got a thread least
+   * recently, the one waiting longest. One org's backlog then never keeps another org's document
+   * from the next free thread. A document without a group goes in arrival order.
+   */
+  private nextInTurn(): Job {
+    const inThreads = new Map<string, number>();
+    for (const slot of this.slots) {
+      for (const job of [slot.job, slot.next]) {
+        if (job && job.group !== null) inThreads.set(job.group, (inThreads.get(job.group) ?? 0) + 1);
+      }
+    }
+    const rank = (job: Job): [number, number] =>
+      job.group === null ? [0, -1] : [inThreads.get(job.group) ?? 0, this.lastTurn.get(job.group) ?? -1];
+    let best = this.queue[0] as Job;
+    let [held, turn] = rank(best);
+    for (const job of this.queue) {
+      const [h, t] = rank(job);
+      if (h < held || (h === held && t < turn)) {
+        best = job;
+        held = h;
+        turn = t;
+      }
+    }
+    return best;
+  }
+
+  private tookTurn(job: Job): void {
+    if (job.group === null) return;
+    // Bounded: forgetting every group's turn only makes the next few picks by arrival.
+    if (this.lastTurn.size >= MAX_REMEMBERED_GROUPS) this.lastTurn.clear();
+    this.lastTurn.delete(job.group);
+    this.lastTurn.set(job.group, this.turns++);
   }
 
   /**

@@ -63,8 +63,12 @@ export interface Extractor {
   extract(path: string, format: SourceFormat, signal?: AbortSignal): Promise<ExtractedText>;
   /** chunkForIndex in a thread: the chunks, their search words and the text's SHA-256. */
   chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<IndexPlan>;
-  /** chunk, with the chunks handed on as the thread reports them (never all held at once). */
-  chunkStream(text: string, options: ChunkOptions, signal?: AbortSignal): ChunkStream;
+  /**
+   * chunk, with the chunks handed on as the thread reports them (never all held at once).
+   * `group` (here and in indexStream): documents waiting for a thread take turns between groups
+   * (orgs), the group with the fewest in threads first; without one, a document waits its turn.
+   */
+  chunkStream(text: string, options: ChunkOptions, signal?: AbortSignal, group?: string): ChunkStream;
   /**
    * extract, then chunk, with the chunks handed on as they come: the chunks of a stored file. The
    * text stays in the thread that extracted it, which chunks it too (a PDF's pages, extracted by
@@ -75,6 +79,7 @@ export interface Extractor {
     format: SourceFormat,
     options: FileChunkOptions,
     signal?: AbortSignal,
+    group?: string,
   ): ChunkStream;
   /**
    * Starts a thread now, if none runs, so the first document does not wait for one to load its
