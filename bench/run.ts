@@ -106,6 +106,11 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'first-document.bench.js',
     title: 'First contact: npm start, and the first document after a start',
   },
+  {
+    id: 'idle',
+    module: 'idle.bench.js',
+    title: 'Idle footprint: RSS of an idle embedded server, empty and after 100 documents',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;
