@@ -111,6 +111,11 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'fairness.bench.js',
     title: 'Fairness: another org’s small document behind one org’s backlog',
   },
+  {
+    id: 'idle',
+    module: 'idle.bench.js',
+    title: 'Idle footprint: RSS of an idle embedded server, empty and after 100 documents',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

@@ -187,7 +187,7 @@ async function runUnit(
   const own = new Map<string, number>([['run · wall time, s', (performance.now() - started) / 1000]]);
   const cpuAfter = childCpuSeconds(ticks);
   if (cpuBefore !== null && cpuAfter !== null) own.set('run · CPU time, s', cpuAfter - cpuBefore);
-  const figures = new Map<string, Map<string, number>>([[section ?? ALL, own]]);
+  const figures = new Map<string, Map<string, number>>([[section ?? ALL, new Map()]]);
   const sections = existsSync(results)
     ? readSections(readFileSync(results, 'utf8'))
     : new Map<string, string>();
@@ -203,6 +203,8 @@ async function runUnit(
     for (const figure of readFigures(text)) found.set(figure.name, figure.value);
     figures.set(id, found);
   }
+  // A run that failed gives no times: they would pair a crash's seconds with a full run's.
+  if (failures.length === 0) for (const [name, value] of own) figures.get(section ?? ALL)!.set(name, value);
   return { figures, failures };
 }
 

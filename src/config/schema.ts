@@ -52,6 +52,7 @@ export interface Config {
   downloadConcurrency: number;
   workerYieldIngestRps: number;
   extractWorkers: number;
+  extractIdleStopMs: number;
   extractTimeoutMs: number;
   extractMaxHeapMb: number;
   pdfMaxPages: number;
@@ -420,6 +421,18 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     max: 64,
     description:
       'pipeline threads per worker process: they extract files and chunk every document; one CPU is left to the event loop, which answers the API and writes the indexes',
+  },
+  // An idle thread holds its heap and the tokenizer's tables (bench/RESULTS.md, section 23); a
+  // document after it stopped waits for a new thread to load them. Five minutes: a first
+  // document sent soon after a start, or a steady trickle, still finds a warm thread.
+  extractIdleStopMs: {
+    env: 'EXTRACT_IDLE_STOP_MS',
+    type: 'int',
+    default: 300_000,
+    min: 0,
+    max: 86_400_000,
+    description:
+      'a pipeline thread with no work for this long is stopped, the last one too, and gives its memory back; the next document starts one again (about a second, once). `0` keeps the threads running',
   },
   extractTimeoutMs: {
     env: 'EXTRACT_TIMEOUT_MS',

@@ -7,6 +7,12 @@ export interface ChunkSettings {
   chunkOverlap: number;
 }
 
+/**
+ * The tokenizer whose tokens chunk sizes count. Named here, apart from the chunker, so that naming
+ * it (the ingest limits do) does not load its vocabulary, which only pipeline threads need.
+ */
+export const TOKENIZER_NAME = 'o200k_base';
+
 /** Tokens per chunk. */
 export const CHUNK_SIZE = { minimum: 128, maximum: 4096, default: 512 } as const;
 /** Tokens shared by consecutive chunks; also below the chunk size. */

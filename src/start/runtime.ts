@@ -18,6 +18,7 @@ import { SqliteWebhookStore } from '../adapters/sqlite/webhook-store.js';
 import type { Config } from '../config/index.js';
 import { ocrLanguagesOf } from '../config/schema.js';
 import { Authenticator } from '../domain/auth.js';
+import { TOKENIZER_NAME } from '../domain/chunk-settings.js';
 import { CircuitBreaker, type CircuitState } from '../domain/circuit-breaker.js';
 import { DocumentService } from '../domain/documents.js';
 import { contentTypeOf } from '../domain/formats.js';
@@ -51,7 +52,6 @@ import { WebhookDispatcher } from '../domain/webhook-dispatcher.js';
 import { WebhookService, type WebhookStore } from '../domain/webhooks.js';
 import type { AppDeps, OrgRequestScope, ReadinessCheck } from '../http/deps.js';
 import { toDocumentJson } from '../http/routes/documents/json.js';
-import { TOKENIZER_NAME } from '../pipeline/chunk/chunker.js';
 import { createExtractor, DEFAULT_MAX_TEXT_CHARS, detectFormat } from '../pipeline/extract/index.js';
 import {
   checkSubmittedUrl,
@@ -353,6 +353,7 @@ export async function createRuntime(
       ocr: { enabled: config.ocr === 'on', languages: ocrLanguagesOf(config) },
       // A text file as large as uploads may be always fits.
       maxTextChars: Math.max(DEFAULT_MAX_TEXT_CHARS, config.maxUploadBytes),
+      idleStopMs: config.extractIdleStopMs,
     });
     // The first document should be as fast as the hundredth: a thread starts and loads the
     // tokenizer now rather than when that document arrives (`ready` says when it has).

@@ -66,6 +66,7 @@ describe('loadConfig', () => {
       downloadConcurrency: 8,
       workerYieldIngestRps: 500,
       extractWorkers: Math.max(1, availableParallelism() - 1),
+      extractIdleStopMs: 300_000,
       extractTimeoutMs: 120_000,
       extractMaxHeapMb: 512,
       pdfMaxPages: 5_000,

@@ -2,8 +2,9 @@
 // exhaustive checks are in chunk.property.test.ts.
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
+import { TOKENIZER_NAME } from '../../src/domain/chunk-settings.js';
 import type { ChunkRow } from '../../src/domain/types.js';
-import { chunkText, TOKENIZER_NAME } from '../../src/pipeline/chunk/chunker.js';
+import { chunkText } from '../../src/pipeline/chunk/chunker.js';
 
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 const count = (s: string): number => encode(s, PLAIN_TEXT).length;

@@ -62,8 +62,6 @@ export interface ChunkPlan {
   tokenCount: number;
 }
 
-export const TOKENIZER_NAME = 'o200k_base';
-
 /** The largest number of tokens one character can take (a surrogate pair is four UTF-8 bytes). */
 const MIN_CHUNK_SIZE = 4;
 

@@ -82,6 +82,8 @@ interface Slot {
    */
   ranOcr: boolean;
   startup: NodeJS.Timeout;
+  /** Ends the thread once it has had nothing to do for `idleStopMs` (see armIdleStop). */
+  idleStop: NodeJS.Timeout | null;
 }
 
 /** What a job's first thread is asked to do; the pool adds the job id. */
@@ -123,6 +125,8 @@ export interface PoolDeps {
   onPdfPlan?: (ranges: PageRange[]) => void;
   /** Told when a text is sent to a busy thread, to chunk when the one it is chunking is done. */
   onQueuedInThread?: () => void;
+  /** Told when a thread is ended for having been idle for `idleStopMs`. */
+  onIdleStop?: () => void;
 }
 
 export function createExtractor(opts: ExtractorOptions): Extractor {
@@ -423,6 +427,7 @@ class WorkerPoolExtractor implements Extractor {
       dead: false,
       recycle: false,
       ranOcr: false,
+      idleStop: null,
       startup: setTimeout(() => {
         this.onCrash(slot, new Error(`not started after ${STARTUP_TIMEOUT_MS / 1000} s`));
       }, STARTUP_TIMEOUT_MS),
@@ -439,6 +444,8 @@ class WorkerPoolExtractor implements Extractor {
   }
 
   private assign(slot: Slot, job: Job, request: WorkerRequest): void {
+    clearTimeout(slot.idleStop ?? undefined);
+    slot.idleStop = null;
     slot.job = job;
     job.slots.add(slot);
     // Busy threads keep the process alive; idle ones do not, so a forgotten close() cannot hang it.
@@ -456,7 +463,10 @@ class WorkerPoolExtractor implements Extractor {
     slot.job = next;
     if (!next) {
       if (slot.recycle || (slot.ranOcr && this.queue.length === 0)) this.kill(slot);
-      else slot.worker.unref();
+      else {
+        slot.worker.unref();
+        this.armIdleStop(slot);
+      }
       return;
     }
     next.slots.add(slot);
@@ -471,10 +481,30 @@ class WorkerPoolExtractor implements Extractor {
     }, this.opts.timeoutMs);
   }
 
+  /**
+   * An idle thread holds its heap, its loaded parsers and the tokenizer's tables for as long as it
+   * lives: once it has waited `idleStopMs` for work, it is ended, the last one too, and the next
+   * document starts a fresh one. Only a thread with no document and none queued in it is ended.
+   */
+  private armIdleStop(slot: Slot): void {
+    const after = this.opts.idleStopMs ?? 0;
+    if (after <= 0 || slot.dead || slot.job || slot.idleStop) return;
+    slot.idleStop = setTimeout(() => {
+      slot.idleStop = null;
+      if (slot.job || slot.next) return;
+      this.kill(slot);
+      // Ended before its chunker was warm: whoever waits for that is not kept waiting.
+      this.warmed();
+      this.deps.onIdleStop?.();
+    }, after);
+    slot.idleStop.unref();
+  }
+
   private kill(slot: Slot): void {
     if (slot.dead) return;
     slot.dead = true;
     clearTimeout(slot.startup);
+    clearTimeout(slot.idleStop ?? undefined);
     clearTimeout(slot.discard ?? undefined);
     this.slots.delete(slot);
     slot.job?.slots.delete(slot);
@@ -499,6 +529,7 @@ class WorkerPoolExtractor implements Extractor {
       slot.ready = true;
       clearTimeout(slot.startup);
       if (slot.job) this.startClock(slot.job);
+      else this.armIdleStop(slot);
       return;
     }
     const job = slot.job;

@@ -47,6 +47,11 @@ export interface ExtractorOptions {
   pagedStreamFromBytes?: number;
   /** The most characters of text one file may give, or it fails too_large (default DEFAULT_MAX_TEXT_CHARS). */
   maxTextChars?: number;
+  /**
+   * A thread that has had no work for this long is ended, and the next document starts a new one;
+   * 0 or absent: threads live until the pool closes.
+   */
+  idleStopMs?: number;
 }
 
 /**
