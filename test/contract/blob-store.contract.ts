@@ -190,6 +190,30 @@ export function blobStoreContract(name: string, make: () => Promise<BlobStoreHar
       await absent(w.key);
     });
 
+    it('never cuts a blob short: deleted while being read, it comes out whole or the read fails', async () => {
+      const data = bytes(LARGE, 9);
+      const w = await store.put(newBlobKey(), streamOf(data, 64 * 1024));
+      const stream = await store.openRead(w.key);
+      const parts: Buffer[] = [];
+      let deleted = false;
+      const outcome = await new Promise<'ended' | unknown>((resolve) => {
+        stream.on('data', (part: Buffer) => {
+          parts.push(part);
+          if (deleted) return;
+          deleted = true;
+          // Paused while the delete runs, so the rest is read after it.
+          stream.pause();
+          void store.delete(w.key).then(() => stream.resume());
+        });
+        stream.once('end', () => resolve('ended'));
+        stream.once('error', resolve);
+      });
+      const read = Buffer.concat(parts);
+      if (outcome === 'ended') expect(read.equals(data)).toBe(true);
+      else expect(read.length).toBeLessThan(data.length);
+      await absent(w.key);
+    });
+
     it('never replaces a blob: a second put under the same key fails and the first stays', async () => {
       const key = newBlobKey();
       const first = bytes(300, 1);

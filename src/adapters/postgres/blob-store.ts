@@ -1,8 +1,9 @@
 // BlobStore in PostgreSQL (BLOB_STORE=postgres, the scale-out default): files live in the same
 // database as the records, so API and worker processes share nothing but PostgreSQL (and Redis).
 // A blob is a `blobs` row plus `blob_chunks` rows of CHUNK_BYTES each. Bytes are written chunk by
-// chunk as the upload streams in and read back a few chunks per query, so no process holds a
-// whole file in memory, and neither holds a connection for longer than one statement.
+// chunk as the upload streams in (binary parameters, the source paused while a write is pending)
+// and read back a chunk per query in small pieces, so no process holds a whole file in memory,
+// and neither holds a connection for longer than one statement.
 import type { Readable } from 'node:stream';
 import { Readable as ReadableStream } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -14,10 +15,17 @@ import type { PgDatabase } from './database.js';
 /** Size of one chunk row: large enough that a 100 MB file is 100 rows, small enough to stream. */
 export const CHUNK_BYTES = 1024 * 1024;
 /**
- * Chunk rows fetched per query while reading: 2 MB in flight (4 MB as hex text on the wire),
- * whatever the file's size. test/adapters/postgres/blob-store.test.ts measures the memory it takes.
+ * Chunk rows read per query: 1 MB in flight whatever the file's size.
+ * test/adapters/postgres/blob-store.test.ts measures the memory it takes.
  */
-const CHUNKS_PER_READ = 2;
+const CHUNKS_PER_READ = 1;
+/**
+ * Bytes per row a read returns. pg hands bytea over as hex text, a string twice the bytes' size
+ * that is decoded into a new Buffer: kept this small, each string is a short-lived object of V8's
+ * young generation, freed at the next scavenge, rather than a multi-megabyte one in its
+ * large-object space that only a full collection frees (reading a large file piled those up).
+ */
+const READ_PIECE_BYTES = 32 * 1024;
 /** An incomplete blob this old belongs to an upload whose process died: it is removed. */
 const ABANDONED_AFTER = '1 day';
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
@@ -52,9 +60,15 @@ export class PgBlobStore implements BlobStore {
     let chunks = 0;
     try {
       await pipeline(source, counter, async (pieces: AsyncIterable<Buffer>) => {
-        let pending: Buffer[] = [];
-        let pendingBytes = 0;
+        // One chunk's buffer for the whole upload, filled by copying the pieces in and written
+        // once full. The loop takes the next piece only after the write has answered, so a slow
+        // database pauses the source (and through it the request) instead of letting pieces
+        // pile up here: one chunk is all that is ever held.
+        const chunk = Buffer.allocUnsafe(this.chunkBytes);
+        let filled = 0;
         const write = async (data: Buffer) => {
+          // A Buffer parameter goes to the server as binary (one copy into the message), never
+          // as hex or escape text.
           await db.query(`INSERT INTO ${db.table('blob_chunks')} (key, seq, data) VALUES ($1, $2, $3)`, [
             key,
             chunks,
@@ -63,16 +77,19 @@ export class PgBlobStore implements BlobStore {
           chunks += 1;
         };
         for await (const piece of pieces) {
-          pending.push(piece);
-          pendingBytes += piece.length;
-          while (pendingBytes >= this.chunkBytes) {
-            const joined = Buffer.concat(pending, pendingBytes);
-            await write(joined.subarray(0, this.chunkBytes));
-            pending = pendingBytes > this.chunkBytes ? [joined.subarray(this.chunkBytes)] : [];
-            pendingBytes -= this.chunkBytes;
+          for (let offset = 0; offset < piece.length; ) {
+            const copied = piece.copy(chunk, filled, offset);
+            filled += copied;
+            offset += copied;
+            if (filled === chunk.length) {
+              // Refilled once written: pg copies a parameter into its message as it sends the
+              // statement, so the buffer is free again when the INSERT has answered.
+              await write(chunk);
+              filled = 0;
+            }
           }
         }
-        if (pendingBytes > 0) await write(Buffer.concat(pending, pendingBytes));
+        if (filled > 0) await write(chunk.subarray(0, filled));
       });
       const sha256 = counter.hash.digest('hex');
       const done = await db.query(
@@ -119,13 +136,13 @@ export class PgBlobStore implements BlobStore {
               stream.push(null);
               return;
             }
-            const rows = await this.fetchChunks(key, next);
+            const rows = await this.fetchPieces(key, next);
             if (stream.destroyed) return;
             for (const row of rows) {
               // A gap means the blob was deleted while being read: never end as if it were whole.
-              if (row.seq !== next) break;
+              if (row.piece === 0 ? row.seq !== next : row.seq !== next - 1) break;
               queue.push(row.data);
-              next += 1;
+              if (row.piece === 0) next += 1;
             }
             if (queue.length === 0) {
               stream.destroy(new BlobNotFoundError(key));
@@ -145,11 +162,22 @@ export class PgBlobStore implements BlobStore {
     return stream;
   }
 
-  /** The next few chunk rows from `seq` on, in order. */
-  private async fetchChunks(key: string, seq: number): Promise<{ seq: number; data: Buffer }[]> {
-    const { rows } = await this.db.query<{ seq: number; data: Buffer }>(
-      `SELECT seq, data FROM ${this.db.table('blob_chunks')} WHERE key = $1 AND seq >= $2 ORDER BY seq LIMIT $3`,
-      [key, seq, CHUNKS_PER_READ],
+  /**
+   * The pieces of the next few chunk rows from `seq` on, in order: each chunk row comes back as
+   * rows of READ_PIECE_BYTES (`substring` of an uncompressed out-of-line value reads only the
+   * slices it needs).
+   */
+  private async fetchPieces(
+    key: string,
+    seq: number,
+  ): Promise<{ seq: number; piece: number; data: Buffer }[]> {
+    const { rows } = await this.db.query<{ seq: number; piece: number; data: Buffer }>(
+      `SELECT c.seq, p.piece, substring(c.data FROM p.piece * $3 + 1 FOR $3) AS data
+       FROM ${this.db.table('blob_chunks')} c,
+            generate_series(0, (octet_length(c.data) - 1) / $3) AS p (piece)
+       WHERE c.key = $1 AND c.seq >= $2 AND c.seq < $2 + $4
+       ORDER BY c.seq, p.piece`,
+      [key, seq, READ_PIECE_BYTES, CHUNKS_PER_READ],
     );
     return rows;
   }

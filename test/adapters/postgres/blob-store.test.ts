@@ -1,6 +1,7 @@
 // What only PgBlobStore has to prove: a 100 MB file goes into PostgreSQL and comes back out
 // without the process ever holding it in memory. The stream is generated as it is read, and the
 // process's resident memory is sampled throughout: its peak growth must stay far below the file.
+// And while a chunk's write waits on the database, the store stops reading its source.
 import { createHash } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -24,21 +25,24 @@ const PIECE = 64 * 1024;
  */
 const MAX_RSS_GROWTH = 72 * 1024 * 1024;
 
-/** FILE_BYTES of varied bytes, made piece by piece as they are read; never held whole. */
-function generated(): Readable {
+/** `total` varied bytes, made piece by piece as they are read; never held whole. */
+function generated(total = FILE_BYTES): Readable & { pulled(): number } {
   const base = Buffer.alloc(PIECE);
   for (let i = 0; i < PIECE; i++) base[i] = (i * 131 + 17) & 0xff;
   let sent = 0;
-  return new Readable({
+  const stream = new Readable({
     read() {
-      if (sent >= FILE_BYTES) return void this.push(null);
+      if (sent >= total) return void this.push(null);
       const piece = Buffer.from(base);
       piece.writeUInt32BE(sent / PIECE, 0); // no two pieces alike
       sent += piece.length;
       this.push(piece);
     },
   });
+  return Object.assign(stream, { pulled: () => sent });
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Peak resident memory while `fn` runs, sampled every 20 ms. */
 async function peakRss<T>(fn: () => Promise<T>): Promise<{ result: T; peak: number }> {
@@ -101,5 +105,52 @@ describeScaleOut('PgBlobStore, large files', services, () => {
     );
     expect(growth).toBeLessThan(MAX_RSS_GROWTH);
     await store.delete(written.result.key);
+  }, 180_000);
+
+  it('stops reading the source while a chunk write waits on the database, then finishes the blob', async () => {
+    // A pool with room for every chunk's INSERT at once, so that a store writing without waiting
+    // would show it by reading the whole source rather than by running out of connections.
+    const wide = new PgDatabase({ connectionString: url, schema, maxConnections: 16 });
+    const store = new PgBlobStore(wide);
+    const total = 12 * 1024 * 1024;
+    const expected = createHash('sha256');
+    for await (const piece of generated(total)) expected.update(piece as Buffer);
+    // Another session holds a lock that every INSERT into blob_chunks waits for.
+    const locker = await db.pool.connect();
+    let put: Promise<{ bytes: number; sha256: string }> | undefined;
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE ${db.table('blob_chunks')} IN EXCLUSIVE MODE`);
+      const source = generated(total);
+      put = store.put(newBlobKey(), source);
+      put.catch(() => {});
+      // The first chunk's INSERT is waiting on the lock once the server says so.
+      for (;;) {
+        const { rows } = await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+          [`INSERT INTO ${db.table('blob_chunks')}%`],
+        );
+        if ((rows[0]?.n ?? 0) > 0) break;
+        await sleep(20);
+      }
+      // Until the source stops being read (or is read to its end, as a store that kept reading
+      // while the write waits would do).
+      let last = -1;
+      while (source.pulled() !== last && source.pulled() < total) {
+        last = source.pulled();
+        await sleep(300);
+      }
+      // One chunk row in the pending INSERT, plus what the streams between may buffer.
+      expect(source.pulled()).toBeLessThanOrEqual(2 * 1024 * 1024);
+    } finally {
+      await locker.query('COMMIT').catch(() => {});
+      locker.release();
+    }
+    try {
+      await expect(put).resolves.toMatchObject({ bytes: total, sha256: expected.digest('hex') });
+    } finally {
+      await wide.close();
+    }
   }, 180_000);
 });
