@@ -122,7 +122,11 @@ export interface OutboxStats {
 }
 
 export interface WebhookStore {
-  createEndpoint(endpoint: WebhookEndpoint): Promise<void>;
+  /**
+   * Adds the endpoint unless its org already has `maxPerOrg`: the count and the insert are one
+   * atomic step, so concurrent creates never pass the limit. false when at the limit.
+   */
+  createEndpoint(endpoint: WebhookEndpoint, maxPerOrg: number): Promise<boolean>;
   countEndpoints(orgId: string): Promise<number>;
   /** Oldest first. */
   listEndpoints(orgId: string): Promise<WebhookEndpoint[]>;
@@ -223,12 +227,6 @@ export class WebhookService {
         ]);
       }
     }
-    const count = await this.store.countEndpoints(orgId);
-    if (count >= this.options.maxEndpointsPerOrg) {
-      throw ERRORS.invalid(
-        `An organisation may have at most ${this.options.maxEndpointsPerOrg} webhook endpoints; delete one first.`,
-      );
-    }
     const endpoint: WebhookEndpoint = {
       id: newEndpointId(),
       orgId,
@@ -241,7 +239,11 @@ export class WebhookService {
       disabledReason: null,
       failingSince: null,
     };
-    await this.store.createEndpoint(endpoint);
+    if (!(await this.store.createEndpoint(endpoint, this.options.maxEndpointsPerOrg))) {
+      throw ERRORS.invalid(
+        `An organisation may have at most ${this.options.maxEndpointsPerOrg} webhook endpoints; delete one first.`,
+      );
+    }
     return endpoint;
   }
 

@@ -3,6 +3,7 @@
 // event commits with the status change" is what is checked, not a helper called by hand.
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/domain/errors.js';
 import type { DocumentStore } from '../../src/domain/ports.js';
 import {
   type AttemptResult,
@@ -11,6 +12,7 @@ import {
   newEndpointId,
   type RetryPlan,
   type WebhookEndpoint,
+  WebhookService,
   type WebhookStore,
 } from '../../src/domain/webhooks.js';
 import { indexResult, newDoc } from './document-fixtures.js';
@@ -32,6 +34,8 @@ const NOW = new Date(Date.now() + 6 * 60 * 60_000);
 const later = (ms: number) => new Date(NOW.getTime() + ms);
 const DELIVERED: AttemptResult = { statusCode: 200, durationMs: 12, error: null, kind: 'delivered' };
 const FAILED: AttemptResult = { statusCode: 503, durationMs: 5, error: 'HTTP 503', kind: 'failed' };
+/** Endpoints per org the tests allow: more than any test makes. */
+const LIMIT = 100;
 const retryAt = (at: Date | null, disableIfFailingSince = new Date(0)): RetryPlan => ({
   nextAttemptAt: at,
   disableIfFailingSince,
@@ -77,7 +81,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       const a = org();
       const b = org();
       const e = endpoint(a);
-      await store.createEndpoint(e);
+      await store.createEndpoint(e, LIMIT);
       expect(await store.getEndpoint(a, e.id)).toEqual(e);
       expect(await store.getEndpoint(b, e.id)).toBeNull();
       expect(await store.listEndpoints(b)).toEqual([]);
@@ -92,7 +96,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
     it('writes an event with the status change, carrying the record as that change left it', async () => {
       const o = org();
       const e = endpoint(o);
-      await store.createEndpoint(e);
+      await store.createEndpoint(e, LIMIT);
       const id = await readyDocument(o);
       const [message, ...rest] = await claimAll();
       expect(rest).toEqual([]);
@@ -112,8 +116,8 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
 
     it('writes nothing for orgs without an endpoint subscribed to the event', async () => {
       const o = org();
-      await store.createEndpoint(endpoint(o, { events: ['document.failed'] }));
-      await store.createEndpoint(endpoint(org()));
+      await store.createEndpoint(endpoint(o, { events: ['document.failed'] }), LIMIT);
+      await store.createEndpoint(endpoint(org()), LIMIT);
       await readyDocument(o);
       expect(await claimAll()).toEqual([]);
       expect((await store.stats()).depth).toBe(0);
@@ -123,8 +127,8 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       const o = org();
       const e1 = endpoint(o);
       const e2 = endpoint(o, { events: ['document.deleted'] });
-      await store.createEndpoint(e1);
-      await store.createEndpoint(e2);
+      await store.createEndpoint(e1, LIMIT);
+      await store.createEndpoint(e2, LIMIT);
       const doc = newDoc(o);
       await h.documents.createDocuments([doc]);
       await h.documents.markFailed(doc.id, { code: 'corrupt', message: 'bad bytes' });
@@ -147,7 +151,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
 
     it('hands a message to one claimer until its lease runs out, then again with the same id', async () => {
       const o = org();
-      await store.createEndpoint(endpoint(o));
+      await store.createEndpoint(endpoint(o), LIMIT);
       await readyDocument(o);
       const [first] = await store.claimDue('a/1', later(0), later(30_000), 10);
       expect(first).toBeDefined();
@@ -167,7 +171,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
 
     it('concurrent claimers never share a message', async () => {
       const o = org();
-      await store.createEndpoint(endpoint(o));
+      await store.createEndpoint(endpoint(o), LIMIT);
       for (let i = 0; i < 20; i++) await readyDocument(o);
       const results = await Promise.all(
         Array.from({ length: 6 }, (_, i) =>
@@ -182,7 +186,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
     it('retries a failed attempt at the planned time, logs every attempt, and gives up when told', async () => {
       const o = org();
       const e = endpoint(o);
-      await store.createEndpoint(e);
+      await store.createEndpoint(e, LIMIT);
       await readyDocument(o);
       const [m1] = await store.claimDue('a/1', later(0), later(30_000), 10);
       expect(await store.settle(m1 as ClaimedMessage, FAILED, retryAt(later(60_000)), later(1), 100)).toBe(
@@ -207,7 +211,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
     it('a success ends the failure run; 410 disables the endpoint and drops its messages', async () => {
       const o = org();
       const e = endpoint(o);
-      await store.createEndpoint(e);
+      await store.createEndpoint(e, LIMIT);
       await readyDocument(o);
       await readyDocument(o);
       const [m1, m2] = await claimAll();
@@ -234,7 +238,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
     it('disables an endpoint whose failure run began before the threshold', async () => {
       const o = org();
       const e = endpoint(o);
-      await store.createEndpoint(e);
+      await store.createEndpoint(e, LIMIT);
       await readyDocument(o);
       await readyDocument(o);
       const [m1, m2] = await claimAll();
@@ -257,7 +261,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
     it('keeps the delivery log to the newest attempts', async () => {
       const o = org();
       const e = endpoint(o);
-      await store.createEndpoint(e);
+      await store.createEndpoint(e, LIMIT);
       for (let i = 0; i < 5; i++) {
         await store.enqueueTest(o, e.id, NOW);
         const [m] = await claimAll();
@@ -271,7 +275,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
     it('reports depth and the oldest undelivered message', async () => {
       const o = org();
       const e = endpoint(o);
-      await store.createEndpoint(e);
+      await store.createEndpoint(e, LIMIT);
       expect(await store.stats()).toEqual({ depth: 0, oldest: null });
       await store.enqueueTest(o, e.id, later(5));
       await store.enqueueTest(o, e.id, later(9));
@@ -283,9 +287,9 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       const b = org();
       const ea = endpoint(a);
       const eb = endpoint(b);
-      await store.createEndpoint(ea);
-      await store.createEndpoint(endpoint(a));
-      await store.createEndpoint(eb);
+      await store.createEndpoint(ea, LIMIT);
+      await store.createEndpoint(endpoint(a), LIMIT);
+      await store.createEndpoint(eb, LIMIT);
       await readyDocument(a);
       await readyDocument(b);
       const claimed = await claimAll();
@@ -296,6 +300,30 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       expect(await store.listAttempts(b, eb.id, 10)).toHaveLength(1);
       expect(await store.deleteEndpoint(b, eb.id)).toBe(true);
       expect((await store.stats()).depth).toBe(0);
+    });
+
+    it('holds the endpoint limit under concurrent creates: exactly the limit made, the rest refused', async () => {
+      const o = org();
+      const service = new WebhookService(
+        store,
+        { now: () => NOW },
+        {
+          maxEndpointsPerOrg: 10,
+          screenUrl: () => null,
+          logLimit: 100,
+        },
+      );
+      const results = await Promise.allSettled(
+        Array.from({ length: 30 }, (_, i) => service.create(o, { url: `https://hooks.example.com/${i}` })),
+      );
+      const made = results.filter((r) => r.status === 'fulfilled');
+      const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+      expect(made).toHaveLength(10);
+      expect(refused).toHaveLength(20);
+      expect(
+        refused.every((e) => e instanceof ApiError && /at most 10 webhook endpoints/.test(e.detail)),
+      ).toBe(true);
+      expect(await store.countEndpoints(o)).toBe(10);
     });
   });
 }

@@ -59,23 +59,33 @@ export class PgWebhookStore implements WebhookStore {
     this.attempts = db.table('webhook_attempts');
   }
 
-  async createEndpoint(e: WebhookEndpoint): Promise<void> {
-    await this.db.query(
-      `INSERT INTO ${this.endpoints} (id, org_id, url, events, description, secret, created_at,
-         disabled_at, disabled_reason, failing_since) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [
-        e.id,
-        cleanText(e.orgId),
-        cleanText(e.url),
-        e.events.join(','),
-        e.description === null ? null : cleanText(e.description),
-        e.secret,
-        e.createdAt,
-        e.disabledAt,
-        e.disabledReason,
-        e.failingSince,
-      ],
-    );
+  async createEndpoint(e: WebhookEndpoint, maxPerOrg: number): Promise<boolean> {
+    const org = cleanText(e.orgId);
+    return this.db.transaction(async (tx) => {
+      // Under READ COMMITTED two transactions would both count the same rows: a lock per org
+      // (and schema) makes each create count what the one before it inserted.
+      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${this.endpoints}:create:${org}`]);
+      const r = await tx.query(
+        `INSERT INTO ${this.endpoints} (id, org_id, url, events, description, secret, created_at,
+           disabled_at, disabled_reason, failing_since)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+         WHERE (SELECT count(*) FROM ${this.endpoints} WHERE org_id = $2) < $11`,
+        [
+          e.id,
+          org,
+          cleanText(e.url),
+          e.events.join(','),
+          e.description === null ? null : cleanText(e.description),
+          e.secret,
+          e.createdAt,
+          e.disabledAt,
+          e.disabledReason,
+          e.failingSince,
+          maxPerOrg,
+        ],
+      );
+      return (r.rowCount ?? 0) > 0;
+    });
   }
 
   async countEndpoints(orgId: string): Promise<number> {

@@ -87,11 +87,14 @@ export class SqliteWebhookStore implements WebhookStore {
     this.sql = new StatementCache(db);
   }
 
-  async createEndpoint(e: WebhookEndpoint): Promise<void> {
-    this.sql
+  async createEndpoint(e: WebhookEndpoint, maxPerOrg: number): Promise<boolean> {
+    // One statement: the count and the insert happen together, whichever connection writes.
+    const made = this.sql
       .get(
         `INSERT INTO webhook_endpoints (id, org_id, url, events, description, secret, created_at,
-           disabled_at, disabled_reason, failing_since) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           disabled_at, disabled_reason, failing_since)
+         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+         WHERE (SELECT count(*) FROM webhook_endpoints WHERE org_id = ?) < ?`,
       )
       .run(
         e.id,
@@ -104,7 +107,10 @@ export class SqliteWebhookStore implements WebhookStore {
         e.disabledAt?.getTime() ?? null,
         e.disabledReason,
         e.failingSince?.getTime() ?? null,
-      );
+        e.orgId,
+        maxPerOrg,
+      ).changes;
+    return made > 0;
   }
 
   async countEndpoints(orgId: string): Promise<number> {
