@@ -73,6 +73,8 @@ export interface Config {
   webhookDisableAfterMs: number;
   webhookPollMs: number;
   webhookConcurrency: number;
+  webhookOrgConcurrency: number;
+  webhookEndpointConcurrency: number;
   requestTimeoutMs: number;
   headersTimeoutMs: number;
   trustProxy: boolean;
@@ -588,6 +590,23 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     min: 1,
     max: 256,
     description: 'webhook deliveries in flight at once per process',
+  },
+  webhookOrgConcurrency: {
+    env: 'WEBHOOK_ORG_CONCURRENCY',
+    type: 'int',
+    default: 4,
+    min: 1,
+    max: 256,
+    description:
+      'webhook deliveries in flight at once for one organisation, across every process: its slow endpoints hold no more slots than this, the rest go to other organisations in turn (keep it below `WEBHOOK_CONCURRENCY`)',
+  },
+  webhookEndpointConcurrency: {
+    env: 'WEBHOOK_ENDPOINT_CONCURRENCY',
+    type: 'int',
+    default: 2,
+    min: 1,
+    max: 256,
+    description: 'webhook deliveries in flight at once for one endpoint, across every process',
   },
   requestTimeoutMs: {
     env: 'REQUEST_TIMEOUT_MS',

@@ -1,5 +1,6 @@
 // Sends the webhook outbox: leases due messages from the WebhookStore (one instance per message at
-// a time, whatever the number of processes), signs each per the Standard Webhooks specification
+// a time, whatever the number of processes; a bounded number per org and per endpoint, the orgs
+// taking turns, so one org's slow endpoints cannot hold every delivery slot), signs each per the Standard Webhooks specification
 // and POSTs it, then settles it: delivered, retried later with exponential backoff and jitter, or
 // given up after the retry window. Runs in every `serve` and `worker` process; a process killed
 // mid-delivery leaves its lease to run out, and the message goes again with the same webhook-id.
@@ -23,6 +24,10 @@ export interface DispatcherOptions {
   pollMs: number;
   /** Deliveries in flight at once in this process. */
   concurrency: number;
+  /** Deliveries in flight at once for one org, across every process (fairness between orgs). */
+  orgConcurrency: number;
+  /** Deliveries in flight at once for one endpoint, across every process. */
+  endpointConcurrency: number;
   /** How long a claimed message stays this process's: longer than one attempt can take. */
   leaseMs: number;
   retryBaseMs: number;
@@ -113,7 +118,11 @@ export class WebhookDispatcher {
         this.options.owner,
         now,
         new Date(now.getTime() + this.options.leaseMs),
-        free,
+        {
+          messages: free,
+          perOrg: this.options.orgConcurrency,
+          perEndpoint: this.options.endpointConcurrency,
+        },
       );
     } catch (error) {
       this.options.onError?.(error);

@@ -121,6 +121,13 @@ export interface OutboxStats {
   oldest: Date | null;
 }
 
+/** How much one claim may take: in all, and in flight at once per org and per endpoint. */
+export interface ClaimLimits {
+  messages: number;
+  perOrg: number;
+  perEndpoint: number;
+}
+
 export interface WebhookStore {
   /**
    * Adds the endpoint unless its org already has `maxPerOrg`: the count and the insert are one
@@ -142,11 +149,15 @@ export interface WebhookStore {
   /** Puts a test message for the endpoint in the outbox; its id, or null when there is no such endpoint. */
   enqueueTest(orgId: string, endpointId: string, at: Date): Promise<string | null>;
   /**
-   * Leases up to `limit` messages due at `now` of enabled endpoints, oldest due first, each to
-   * `owner` until `leaseUntil`, counting the attempt. A message leased by a live owner is never
-   * handed to another; one whose lease ran out (its owner died) is.
+   * Leases up to `limits.messages` messages due at `now` of enabled endpoints, each to `owner`
+   * until `leaseUntil`, counting the attempt. Fair between orgs: an org never has more than
+   * `limits.perOrg` messages leased at once (by every owner together), an endpoint never more
+   * than `limits.perEndpoint`, and the orgs with due messages take turns (each org's oldest due
+   * first, spread over its endpoints), so one org's backlog never queues another's message
+   * behind it. A message leased by a live owner is never handed to another; one whose lease ran
+   * out (its owner died) is.
    */
-  claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedMessage[]>;
+  claimDue(owner: string, now: Date, leaseUntil: Date, limits: ClaimLimits): Promise<ClaimedMessage[]>;
   /**
    * Records an attempt in the log (kept to the newest `logLimit` per endpoint) and settles the
    * message, if `owner` still holds it: delivered → removed and the endpoint's failure run ends;

@@ -444,6 +444,8 @@ export async function createRuntime(
         owner: `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}/webhooks`,
         pollMs: config.webhookPollMs,
         concurrency: config.webhookConcurrency,
+        orgConcurrency: config.webhookOrgConcurrency,
+        endpointConcurrency: config.webhookEndpointConcurrency,
         // Longer than one attempt can take, so a live owner never loses a message to another.
         leaseMs: config.webhookTimeoutMs + WEBHOOK_LEASE_MARGIN_MS,
         retryBaseMs: config.webhookRetryBaseMs,

@@ -85,6 +85,8 @@ describe('loadConfig', () => {
       webhookDisableAfterMs: 432_000_000,
       webhookPollMs: 200,
       webhookConcurrency: 16,
+      webhookOrgConcurrency: 4,
+      webhookEndpointConcurrency: 2,
       urlFetchMaxRedirects: 5,
       jobLeaseMs: 30_000,
       jobMaxAttempts: 5,

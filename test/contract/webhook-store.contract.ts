@@ -8,6 +8,7 @@ import type { DocumentStore } from '../../src/domain/ports.js';
 import {
   type AttemptResult,
   type ClaimedMessage,
+  type ClaimLimits,
   generateWebhookSecret,
   newEndpointId,
   type RetryPlan,
@@ -36,6 +37,12 @@ const DELIVERED: AttemptResult = { statusCode: 200, durationMs: 12, error: null,
 const FAILED: AttemptResult = { statusCode: 503, durationMs: 5, error: 'HTTP 503', kind: 'failed' };
 /** Endpoints per org the tests allow: more than any test makes. */
 const LIMIT = 100;
+/** Claim limits: `messages` in all, no org or endpoint cap unless given. */
+const upTo = (messages: number, perOrg = 1000, perEndpoint = 1000): ClaimLimits => ({
+  messages,
+  perOrg,
+  perEndpoint,
+});
 const retryAt = (at: Date | null, disableIfFailingSince = new Date(0)): RetryPlan => ({
   nextAttemptAt: at,
   disableIfFailingSince,
@@ -61,7 +68,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
     });
     /** Claims everything due far in the future, so the clock of the rows does not matter. */
     const claimAll = (s: WebhookStore = store, owner = 'test/1') =>
-      s.claimDue(owner, later(10 * 86_400_000), later(10 * 86_400_000 + 30_000), 1000);
+      s.claimDue(owner, later(10 * 86_400_000), later(10 * 86_400_000 + 30_000), upTo(1000));
     const readyDocument = async (orgId: string): Promise<string> => {
       const doc = newDoc(orgId, { metadata: { team: 'a' } });
       await h.documents.createDocuments([doc]);
@@ -153,10 +160,10 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       const o = org();
       await store.createEndpoint(endpoint(o), LIMIT);
       await readyDocument(o);
-      const [first] = await store.claimDue('a/1', later(0), later(30_000), 10);
+      const [first] = await store.claimDue('a/1', later(0), later(30_000), upTo(10));
       expect(first).toBeDefined();
-      expect(await h.other.claimDue('b/2', later(1000), later(31_000), 10)).toEqual([]);
-      const [again] = await h.other.claimDue('b/2', later(30_001), later(60_000), 10);
+      expect(await h.other.claimDue('b/2', later(1000), later(31_000), upTo(10))).toEqual([]);
+      const [again] = await h.other.claimDue('b/2', later(30_001), later(60_000), upTo(10));
       expect(again?.id).toBe(first?.id);
       expect(again?.attempt).toBe(2);
       // The first owner lost its lease: its settle writes nothing.
@@ -175,7 +182,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       for (let i = 0; i < 20; i++) await readyDocument(o);
       const results = await Promise.all(
         Array.from({ length: 6 }, (_, i) =>
-          (i % 2 ? h.other : store).claimDue(`c/${i}`, later(0), later(30_000), 5),
+          (i % 2 ? h.other : store).claimDue(`c/${i}`, later(0), later(30_000), upTo(5)),
         ),
       );
       const ids = results.flat().map((m) => m.id);
@@ -183,17 +190,76 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       expect(new Set(ids).size).toBe(20);
     });
 
+    it('claims across orgs in turn, not oldest first: a newer message of a quiet org is not behind a busy one', async () => {
+      const busy = org();
+      const quiet = org();
+      const eBusy = endpoint(busy);
+      const eQuiet = endpoint(quiet);
+      await store.createEndpoint(eBusy, LIMIT);
+      await store.createEndpoint(eQuiet, LIMIT);
+      for (let i = 0; i < 10; i++) await store.enqueueTest(busy, eBusy.id, later(i));
+      const quietId = await store.enqueueTest(quiet, eQuiet.id, later(100));
+      const claimed = await store.claimDue('a/1', later(1000), later(31_000), upTo(3));
+      expect(claimed).toHaveLength(3);
+      expect(claimed.map((m) => m.id)).toContain(quietId);
+      // Within an org, the oldest due first.
+      expect(claimed.filter((m) => m.orgId === busy).map((m) => m.createdAt)).toEqual([later(0), later(1)]);
+    });
+
+    it("caps an org's and an endpoint's messages in flight, counting every claimer's live leases", async () => {
+      const a = org();
+      const b = org();
+      const ea = [endpoint(a), endpoint(a), endpoint(a)];
+      const eb = endpoint(b);
+      for (const e of [...ea, eb]) await store.createEndpoint(e, LIMIT);
+      for (const e of ea) for (let i = 0; i < 4; i++) await store.enqueueTest(a, e.id, later(i));
+      await store.enqueueTest(b, eb.id, later(50));
+      const perEndpoint = (ms: ClaimedMessage[]) =>
+        Math.max(0, ...ea.map((e) => ms.filter((m) => m.endpointId === e.id).length));
+      const first = await store.claimDue('a/1', later(100), later(30_000), upTo(20, 3, 2));
+      expect(first.filter((m) => m.orgId === a)).toHaveLength(3);
+      expect(perEndpoint(first)).toBeLessThanOrEqual(2);
+      expect(first.filter((m) => m.orgId === b)).toHaveLength(1);
+      // Another process sees the org at its cap while those leases live.
+      expect(await h.other.claimDue('b/2', later(200), later(30_000), upTo(20, 3, 2))).toEqual([]);
+      // A settled message frees its slot.
+      const done = first.find((m) => m.orgId === a) as ClaimedMessage;
+      expect(await store.settle(done, DELIVERED, retryAt(null), later(300), 100)).toBe('delivered');
+      const next = await h.other.claimDue('b/2', later(400), later(30_000), upTo(20, 3, 2));
+      expect(next).toHaveLength(1);
+      expect(next[0]?.orgId).toBe(a);
+      // Leases that ran out (their owner died) free theirs.
+      const after = await h.other.claimDue('b/2', later(30_001), later(60_000), upTo(20, 3, 2));
+      expect(after.filter((m) => m.orgId === a)).toHaveLength(3);
+      expect(perEndpoint(after)).toBeLessThanOrEqual(2);
+    });
+
+    it('concurrent claimers together stay within the org cap', async () => {
+      const a = org();
+      const ea = [endpoint(a), endpoint(a), endpoint(a)];
+      for (const e of ea) await store.createEndpoint(e, LIMIT);
+      for (const e of ea) for (let i = 0; i < 5; i++) await store.enqueueTest(a, e.id, later(i));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          (i % 2 ? h.other : store).claimDue(`c/${i}`, later(100), later(30_000), upTo(5, 4, 2)),
+        ),
+      );
+      const claimed = results.flat();
+      expect(claimed).toHaveLength(4);
+      for (const e of ea) expect(claimed.filter((m) => m.endpointId === e.id).length).toBeLessThanOrEqual(2);
+    });
+
     it('retries a failed attempt at the planned time, logs every attempt, and gives up when told', async () => {
       const o = org();
       const e = endpoint(o);
       await store.createEndpoint(e, LIMIT);
       await readyDocument(o);
-      const [m1] = await store.claimDue('a/1', later(0), later(30_000), 10);
+      const [m1] = await store.claimDue('a/1', later(0), later(30_000), upTo(10));
       expect(await store.settle(m1 as ClaimedMessage, FAILED, retryAt(later(60_000)), later(1), 100)).toBe(
         'retrying',
       );
-      expect(await store.claimDue('a/1', later(59_999), later(90_000), 10)).toEqual([]);
-      const [m2] = await store.claimDue('a/1', later(60_000), later(90_000), 10);
+      expect(await store.claimDue('a/1', later(59_999), later(90_000), upTo(10))).toEqual([]);
+      const [m2] = await store.claimDue('a/1', later(60_000), later(90_000), upTo(10));
       expect(m2).toMatchObject({ id: m1?.id, attempt: 2 });
       expect((await store.getEndpoint(o, e.id))?.failingSince).toEqual(later(1));
       expect(await store.settle(m2 as ClaimedMessage, FAILED, retryAt(null), later(60_001), 100)).toBe(

@@ -1,11 +1,13 @@
 // Webhooks on PostgreSQL: endpoints, the outbox and the delivery log (WebhookStore), and the outbox
-// writer the document store calls inside its own transactions (PgWebhookOutbox). Claims take due
-// rows FOR UPDATE SKIP LOCKED and lease them (owner + expiry), so any number of processes share
-// the outbox and each message is held by one of them at a time.
+// writer the document store calls inside its own transactions (PgWebhookOutbox). Claims take
+// turns under an advisory lock and lease due rows (owner + expiry), so any number of processes
+// share the outbox, each message is held by one of them at a time, and the per-org and
+// per-endpoint caps hold across all of them.
 import { cleanText } from '../../domain/text.js';
 import type {
   AttemptResult,
   ClaimedMessage,
+  ClaimLimits,
   DeliveryAttempt,
   DeliveryOutcome,
   OutboxStats,
@@ -46,6 +48,18 @@ export class PgWebhookOutbox {
     const r = await tx.query(this.sql, [cleanText(documentId), type, at]);
     return r.rowCount ?? 0;
   }
+}
+
+interface ClaimRow {
+  id: string;
+  endpoint_id: string;
+  org_id: string;
+  event_type: string;
+  payload: object | null;
+  created_at: Date;
+  attempts: number;
+  url: string;
+  secret: string;
 }
 
 export class PgWebhookStore implements WebhookStore {
@@ -132,30 +146,39 @@ export class PgWebhookStore implements WebhookStore {
     return rows[0]?.id ?? null;
   }
 
-  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedMessage[]> {
-    const { rows } = await this.db.query<{
-      id: string;
-      endpoint_id: string;
-      org_id: string;
-      event_type: string;
-      payload: object | null;
-      created_at: Date;
-      attempts: number;
-      url: string;
-      secret: string;
-    }>(
-      `WITH due AS (
-         SELECT w.id FROM ${this.messages} w JOIN ${this.endpoints} e ON e.id = w.endpoint_id
-         WHERE w.next_attempt_at <= $2 AND (w.lease_until IS NULL OR w.lease_until < $2)
-           AND e.disabled_at IS NULL
-         ORDER BY w.next_attempt_at LIMIT $4
-         FOR UPDATE OF w SKIP LOCKED)
-       UPDATE ${this.messages} m SET lease_owner = $1, lease_until = $3, attempts = m.attempts + 1
-       FROM due, ${this.endpoints} e
-       WHERE m.id = due.id AND e.id = m.endpoint_id
-       RETURNING m.id, m.endpoint_id, m.org_id, m.event_type, m.payload, m.created_at, m.attempts, e.url, e.secret`,
-      [owner, now, leaseUntil, Math.max(0, Math.floor(limit))],
-    );
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limits: ClaimLimits): Promise<ClaimedMessage[]> {
+    const rows = await this.db.transaction(async (tx) => {
+      // Claims take turns (a lock per schema, held to the commit): two claimers counting the
+      // same live leases at once would each fill an org's cap.
+      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${this.messages}:claim`]);
+      const { rows } = await tx.query<ClaimRow>(
+        `WITH live AS (SELECT endpoint_id, org_id FROM ${this.messages} WHERE lease_until >= $2),
+         endpoint_busy AS (SELECT endpoint_id, count(*) AS n FROM live GROUP BY endpoint_id),
+         org_busy AS (SELECT org_id, count(*) AS n FROM live GROUP BY org_id),
+         due AS (
+           SELECT w.id, w.org_id, w.endpoint_id, w.next_attempt_at,
+             row_number() OVER (PARTITION BY w.endpoint_id ORDER BY w.next_attempt_at, w.id) AS endpoint_rank
+           FROM ${this.messages} w JOIN ${this.endpoints} e ON e.id = w.endpoint_id
+           WHERE w.next_attempt_at <= $2 AND (w.lease_until IS NULL OR w.lease_until < $2)
+             AND e.disabled_at IS NULL),
+         endpoint_fit AS (
+           SELECT d.id, d.org_id, d.next_attempt_at,
+             row_number() OVER (PARTITION BY d.org_id ORDER BY d.endpoint_rank, d.next_attempt_at, d.id) AS org_rank
+           FROM due d LEFT JOIN endpoint_busy b ON b.endpoint_id = d.endpoint_id
+           WHERE d.endpoint_rank + coalesce(b.n, 0) <= $5),
+         picked AS (
+           SELECT f.id FROM endpoint_fit f LEFT JOIN org_busy b ON b.org_id = f.org_id
+           WHERE f.org_rank + coalesce(b.n, 0) <= $6
+           ORDER BY f.org_rank, f.next_attempt_at, f.id
+           LIMIT $4)
+         UPDATE ${this.messages} m SET lease_owner = $1, lease_until = $3, attempts = m.attempts + 1
+         FROM picked, ${this.endpoints} e
+         WHERE m.id = picked.id AND e.id = m.endpoint_id
+         RETURNING m.id, m.endpoint_id, m.org_id, m.event_type, m.payload, m.created_at, m.attempts, e.url, e.secret`,
+        [owner, now, leaseUntil, Math.max(0, Math.floor(limits.messages)), limits.perEndpoint, limits.perOrg],
+      );
+      return rows;
+    });
     return rows.map((r) => ({
       id: r.id,
       endpointId: r.endpoint_id,

@@ -6,6 +6,7 @@ import type { Clock } from '../../domain/ports.js';
 import type {
   AttemptResult,
   ClaimedMessage,
+  ClaimLimits,
   DeliveryAttempt,
   DeliveryOutcome,
   OutboxStats,
@@ -27,6 +28,31 @@ type SqliteEndpointRow = EndpointRow<number>;
 const fromEpoch = (ms: number) => new Date(ms);
 
 const NEW_MESSAGE_ID = `'msg_' || lower(hex(randomblob(16)))`;
+
+/**
+ * The ids a claim takes: due messages of enabled endpoints, at most @perEndpoint leased per
+ * endpoint and @perOrg per org (live leases of every owner counted), the orgs taking turns: each
+ * org's n-th message (its endpoints' oldest due first, in turn) comes before any org's n+1-th.
+ */
+const FAIR_DUE_SQL = `
+  WITH live AS (SELECT endpoint_id, org_id FROM webhook_messages WHERE lease_until >= @now),
+  endpoint_busy AS (SELECT endpoint_id, count(*) AS n FROM live GROUP BY endpoint_id),
+  org_busy AS (SELECT org_id, count(*) AS n FROM live GROUP BY org_id),
+  due AS (
+    SELECT w.id, w.org_id, w.endpoint_id, w.next_attempt_at,
+      row_number() OVER (PARTITION BY w.endpoint_id ORDER BY w.next_attempt_at, w.id) AS endpoint_rank
+    FROM webhook_messages w JOIN webhook_endpoints e ON e.id = w.endpoint_id
+    WHERE w.next_attempt_at <= @now AND (w.lease_until IS NULL OR w.lease_until < @now)
+      AND e.disabled_at IS NULL),
+  endpoint_fit AS (
+    SELECT d.id, d.org_id, d.next_attempt_at,
+      row_number() OVER (PARTITION BY d.org_id ORDER BY d.endpoint_rank, d.next_attempt_at, d.id) AS org_rank
+    FROM due d LEFT JOIN endpoint_busy b ON b.endpoint_id = d.endpoint_id
+    WHERE d.endpoint_rank + coalesce(b.n, 0) <= @perEndpoint)
+  SELECT f.id FROM endpoint_fit f LEFT JOIN org_busy b ON b.org_id = f.org_id
+  WHERE f.org_rank + coalesce(b.n, 0) <= @perOrg
+  ORDER BY f.org_rank, f.next_attempt_at, f.id
+  LIMIT @limit`;
 
 /**
  * Listeners of each database connection's new outbox messages: a dispatcher in the process that
@@ -190,7 +216,7 @@ export class SqliteWebhookStore implements WebhookStore {
     return row?.id ?? null;
   }
 
-  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedMessage[]> {
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limits: ClaimLimits): Promise<ClaimedMessage[]> {
     const t = now.getTime();
     // A read first: an idle outbox costs no write lock, polled as often as it is.
     const due = this.sql
@@ -212,21 +238,28 @@ export class SqliteWebhookStore implements WebhookStore {
       secret: string;
     };
     const rows = this.db
-      .transaction(() =>
-        this.sql
-          .get<[{ owner: string; now: number; until: number; limit: number }], Row>(
+      .transaction(() => {
+        // Inside the IMMEDIATE transaction, so the leases counted are every connection's.
+        const ids = this.sql
+          .get<[{ now: number; limit: number; perOrg: number; perEndpoint: number }], string>(FAIR_DUE_SQL)
+          .pluck()
+          .all({
+            now: t,
+            limit: Math.max(0, Math.floor(limits.messages)),
+            perOrg: limits.perOrg,
+            perEndpoint: limits.perEndpoint,
+          });
+        if (ids.length === 0) return [];
+        return this.sql
+          .get<[{ owner: string; until: number; ids: string }], Row>(
             `UPDATE webhook_messages SET lease_owner = @owner, lease_until = @until, attempts = attempts + 1
-             WHERE id IN (
-               SELECT w.id FROM webhook_messages w JOIN webhook_endpoints e ON e.id = w.endpoint_id
-               WHERE w.next_attempt_at <= @now AND (w.lease_until IS NULL OR w.lease_until < @now)
-                 AND e.disabled_at IS NULL
-               ORDER BY w.next_attempt_at LIMIT @limit)
+             WHERE id IN (SELECT value FROM json_each(@ids))
              RETURNING id, endpoint_id, org_id, event_type, payload, created_at, attempts,
                (SELECT e.url FROM webhook_endpoints e WHERE e.id = webhook_messages.endpoint_id) AS url,
                (SELECT e.secret FROM webhook_endpoints e WHERE e.id = webhook_messages.endpoint_id) AS secret`,
           )
-          .all({ owner, now: t, until: leaseUntil.getTime(), limit: Math.max(0, Math.floor(limit)) }),
-      )
+          .all({ owner, until: leaseUntil.getTime(), ids: JSON.stringify(ids) });
+      })
       .immediate();
     return rows.map((r) => ({
       id: r.id,
