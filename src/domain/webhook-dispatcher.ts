@@ -9,7 +9,11 @@ import type { Clock } from './ports.js';
 import type { DocumentRecord } from './types.js';
 import type { AttemptResult, ClaimedMessage, DeliveryOutcome, WebhookStore } from './webhooks.js';
 
-/** POSTs one signed message; rejects (with a message fit for the log) when no answer came. */
+/**
+ * POSTs one signed message; rejects (with a message fit for the log) when no answer came. A
+ * rejection whose `permanent` property is true is a failure no retry can fix (an invalid URL, an
+ * address the SSRF policy refuses, a host that does not resolve): its message is given up at once.
+ */
 export type WebhookSender = (
   url: string,
   headers: Record<string, string>,
@@ -169,6 +173,7 @@ export class WebhookDispatcher {
     };
     const t0 = performance.now();
     let result: AttemptResult;
+    let permanent = false;
     try {
       const { statusCode } = await this.sender(message.url, headers, body, this.stopping.signal);
       const durationMs = Math.round(performance.now() - t0);
@@ -179,12 +184,19 @@ export class WebhookDispatcher {
       } else result = { statusCode, durationMs, error: `HTTP ${statusCode}`, kind: 'failed' };
     } catch (error) {
       const durationMs = Math.round(performance.now() - t0);
-      result = { statusCode: null, durationMs, error: errorText(error), kind: 'failed' };
+      permanent = (error as { permanent?: unknown } | null)?.permanent === true;
+      const text = errorText(error);
+      result = {
+        statusCode: null,
+        durationMs,
+        error: permanent ? `${text} (not retried)` : text,
+        kind: 'failed',
+      };
     }
     const now = this.clock.now();
     const age = now.getTime() - message.createdAt.getTime();
     const nextAttemptAt =
-      age >= this.options.retryWindowMs
+      permanent || age >= this.options.retryWindowMs
         ? null
         : new Date(
             now.getTime() +
