@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { SearchLanguage } from '../domain/search-words.js';
+import { DEFAULT_MAX_PENDING } from '../domain/webhooks.js';
 import { installedOcrLanguages, missingOcrLanguages } from '../pipeline/ocr/languages.js';
 
 /** Where uploaded and downloaded files are kept (BLOB_STORE). */
@@ -66,6 +67,7 @@ export interface Config {
   jobMaxAttempts: number;
   reconcileIntervalMs: number;
   webhookMaxEndpoints: number;
+  webhookMaxPending: number;
   webhookTimeoutMs: number;
   webhookRetryBaseMs: number;
   webhookRetryMaxMs: number;
@@ -534,6 +536,15 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     min: 1,
     max: 1000,
     description: 'webhook endpoints one organisation may have',
+  },
+  webhookMaxPending: {
+    env: 'WEBHOOK_MAX_PENDING',
+    type: 'int',
+    default: DEFAULT_MAX_PENDING,
+    min: 1,
+    max: 1_000_000,
+    description:
+      "messages one webhook endpoint may have waiting: beyond it `POST /v1/webhooks/{id}/test` answers 429 `backlog_full`, and a new event drops the oldest waiting one (counted in the endpoint's `dropped_messages`)",
   },
   webhookTimeoutMs: {
     env: 'WEBHOOK_TIMEOUT_MS',

@@ -39,7 +39,18 @@ export interface WebhookEndpoint {
   disabledReason: 'gone' | 'failing' | null;
   /** When the current run of failed attempts began; null after any success. */
   failingSince: Date | null;
+  /** Events dropped, oldest first, because the endpoint had `maxPending` messages waiting. */
+  droppedMessages: number;
 }
+
+/** Messages one endpoint may have waiting (WEBHOOK_MAX_PENDING's default). */
+export const DEFAULT_MAX_PENDING = 10_000;
+
+/** Seconds a test refused for a full backlog is told to wait: a receiver catching up takes a while. */
+const BACKLOG_RETRY_AFTER_SECONDS = 60;
+
+/** What putting a test message in the outbox did. */
+export type EnqueueResult = { messageId: string } | 'backlog_full' | 'no_endpoint';
 
 /** One outbox message claimed for delivery: a message is one event for one endpoint. */
 export interface ClaimedMessage {
@@ -146,8 +157,11 @@ export interface WebhookStore {
    * committed), so its dispatcher need not wait for the next poll. Returns an unsubscribe.
    */
   onEnqueued?(listener: () => void): () => void;
-  /** Puts a test message for the endpoint in the outbox; its id, or null when there is no such endpoint. */
-  enqueueTest(orgId: string, endpointId: string, at: Date): Promise<string | null>;
+  /**
+   * Puts a test message for the endpoint in the outbox, unless it has `maxPending` messages waiting
+   * already; 'no_endpoint' when there is no such enabled endpoint of the org.
+   */
+  enqueueTest(orgId: string, endpointId: string, at: Date, maxPending: number): Promise<EnqueueResult>;
   /**
    * Leases up to `limits.messages` messages due at `now` of enabled endpoints, each to `owner`
    * until `leaseUntil`, counting the attempt. Fair between orgs: an org never has more than
@@ -199,6 +213,8 @@ export interface WebhookServiceOptions {
   screenUrl(url: string): string | null;
   /** Attempts kept per endpoint in the delivery log. */
   logLimit: number;
+  /** Messages one endpoint may have waiting; a test beyond it is refused (429). */
+  maxPending: number;
 }
 
 export interface NewEndpointInput {
@@ -249,6 +265,7 @@ export class WebhookService {
       disabledAt: null,
       disabledReason: null,
       failingSince: null,
+      droppedMessages: 0,
     };
     if (!(await this.store.createEndpoint(endpoint, this.options.maxEndpointsPerOrg))) {
       throw ERRORS.invalid(
@@ -278,9 +295,12 @@ export class WebhookService {
     if (endpoint.disabledAt !== null) {
       throw ERRORS.invalid('This webhook endpoint is disabled; create a new one to receive events again.');
     }
-    const messageId = await this.store.enqueueTest(orgId, id, this.clock.now());
-    if (messageId === null) throw ERRORS.webhookNotFound(id);
-    return messageId;
+    const queued = await this.store.enqueueTest(orgId, id, this.clock.now(), this.options.maxPending);
+    if (queued === 'no_endpoint') throw ERRORS.webhookNotFound(id);
+    if (queued === 'backlog_full') {
+      throw ERRORS.webhookBacklogFull(id, this.options.maxPending, BACKLOG_RETRY_AFTER_SECONDS);
+    }
+    return queued.messageId;
   }
 
   async deliveries(

@@ -14,7 +14,7 @@ import { SqliteOrgStore } from '../adapters/sqlite/org-store.js';
 import { SqliteTableQueue } from '../adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../adapters/sqlite/usage-store.js';
 import { SqliteVectorIndex } from '../adapters/sqlite/vector-index.js';
-import { SqliteWebhookStore } from '../adapters/sqlite/webhook-store.js';
+import { SqliteWebhookOutbox, SqliteWebhookStore } from '../adapters/sqlite/webhook-store.js';
 import type { Config } from '../config/index.js';
 import { ocrLanguagesOf } from '../config/schema.js';
 import { Authenticator } from '../domain/auth.js';
@@ -159,6 +159,7 @@ export async function createAdapters(
   const downloadQueue = new SqliteTableQueue(db, { ...queueOptions, lane: 'download' });
   const rateLimiter = new MemoryRateLimiter();
   const search = new SqliteKeywordIndex(db, { language: config.searchLanguage });
+  const outbox = new SqliteWebhookOutbox(db, clock, { maxPending: config.webhookMaxPending });
   let blobStore: BlobStoreHandle;
   try {
     blobStore = await createBlobStore(config, null);
@@ -169,9 +170,12 @@ export async function createAdapters(
   }
   return {
     orgs: new SqliteOrgStore(db),
-    documents: new SqliteDocumentStore(db, { index: search }),
+    documents: new SqliteDocumentStore(db, { index: search, outbox }),
     search,
-    vectors: new SqliteVectorIndex(db, { prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024 }),
+    vectors: new SqliteVectorIndex(db, {
+      prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024,
+      outbox,
+    }),
     usage: new SqliteUsageStore(db),
     queue,
     downloadQueue,
@@ -318,6 +322,7 @@ export async function createRuntime(
     usage: usageService,
     webhooks: new WebhookService(adapters.webhooks, clock, {
       maxEndpointsPerOrg: config.webhookMaxEndpoints,
+      maxPending: config.webhookMaxPending,
       logLimit: WEBHOOK_LOG_LIMIT,
       screenUrl: (raw) => {
         const checked = checkSubmittedUrl(raw, policy);

@@ -78,6 +78,7 @@ describe('loadConfig', () => {
       urlFetchTimeoutMs: 120_000,
       vectorPrefilterMaxMb: 1024,
       webhookMaxEndpoints: 10,
+      webhookMaxPending: 10_000,
       webhookTimeoutMs: 10_000,
       webhookRetryBaseMs: 5_000,
       webhookRetryMaxMs: 3_600_000,

@@ -24,6 +24,8 @@ export interface WebhookStoreHarness {
   documents: DocumentStore;
   /** The same database as another process would open it. */
   other: WebhookStore;
+  /** A document store on the same database whose outbox keeps `maxPending` messages per endpoint. */
+  documentsBounded(maxPending: number): DocumentStore;
   close(): Promise<void>;
 }
 
@@ -64,11 +66,18 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       disabledAt: null,
       disabledReason: null,
       failingSince: null,
+      droppedMessages: 0,
       ...over,
     });
     /** Claims everything due far in the future, so the clock of the rows does not matter. */
     const claimAll = (s: WebhookStore = store, owner = 'test/1') =>
       s.claimDue(owner, later(10 * 86_400_000), later(10 * 86_400_000 + 30_000), upTo(1000));
+    /** A test message's id; fails the test when none was queued. */
+    const queueTest = async (orgId: string, endpointId: string, at: Date): Promise<string> => {
+      const queued = await store.enqueueTest(orgId, endpointId, at, LIMIT);
+      if (typeof queued !== 'object') throw new Error(`no test message queued: ${queued}`);
+      return queued.messageId;
+    };
     const readyDocument = async (orgId: string): Promise<string> => {
       const doc = newDoc(orgId, { metadata: { team: 'a' } });
       await h.documents.createDocuments([doc]);
@@ -94,7 +103,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       expect(await store.listEndpoints(b)).toEqual([]);
       expect(await store.countEndpoints(a)).toBe(1);
       expect(await store.deleteEndpoint(b, e.id)).toBe(false);
-      expect(await store.enqueueTest(b, e.id, NOW)).toBeNull();
+      expect(await store.enqueueTest(b, e.id, NOW, LIMIT)).toBe('no_endpoint');
       expect(await store.listAttempts(b, e.id, 10)).toBeNull();
       expect(await store.deleteEndpoint(a, e.id)).toBe(true);
       expect(await store.getEndpoint(a, e.id)).toBeNull();
@@ -197,8 +206,8 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       const eQuiet = endpoint(quiet);
       await store.createEndpoint(eBusy, LIMIT);
       await store.createEndpoint(eQuiet, LIMIT);
-      for (let i = 0; i < 10; i++) await store.enqueueTest(busy, eBusy.id, later(i));
-      const quietId = await store.enqueueTest(quiet, eQuiet.id, later(100));
+      for (let i = 0; i < 10; i++) await queueTest(busy, eBusy.id, later(i));
+      const quietId = await queueTest(quiet, eQuiet.id, later(100));
       const claimed = await store.claimDue('a/1', later(1000), later(31_000), upTo(3));
       expect(claimed).toHaveLength(3);
       expect(claimed.map((m) => m.id)).toContain(quietId);
@@ -212,8 +221,8 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       const ea = [endpoint(a), endpoint(a), endpoint(a)];
       const eb = endpoint(b);
       for (const e of [...ea, eb]) await store.createEndpoint(e, LIMIT);
-      for (const e of ea) for (let i = 0; i < 4; i++) await store.enqueueTest(a, e.id, later(i));
-      await store.enqueueTest(b, eb.id, later(50));
+      for (const e of ea) for (let i = 0; i < 4; i++) await queueTest(a, e.id, later(i));
+      await queueTest(b, eb.id, later(50));
       const perEndpoint = (ms: ClaimedMessage[]) =>
         Math.max(0, ...ea.map((e) => ms.filter((m) => m.endpointId === e.id).length));
       const first = await store.claimDue('a/1', later(100), later(30_000), upTo(20, 3, 2));
@@ -238,7 +247,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       const a = org();
       const ea = [endpoint(a), endpoint(a), endpoint(a)];
       for (const e of ea) await store.createEndpoint(e, LIMIT);
-      for (const e of ea) for (let i = 0; i < 5; i++) await store.enqueueTest(a, e.id, later(i));
+      for (const e of ea) for (let i = 0; i < 5; i++) await queueTest(a, e.id, later(i));
       const results = await Promise.all(
         Array.from({ length: 6 }, (_, i) =>
           (i % 2 ? h.other : store).claimDue(`c/${i}`, later(100), later(30_000), upTo(5, 4, 2)),
@@ -247,6 +256,53 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       const claimed = results.flat();
       expect(claimed).toHaveLength(4);
       for (const e of ea) expect(claimed.filter((m) => m.endpointId === e.id).length).toBeLessThanOrEqual(2);
+    });
+
+    it('refuses a test message once the endpoint has maxPending waiting, and takes one again after a delivery', async () => {
+      const o = org();
+      const e = endpoint(o);
+      await store.createEndpoint(e, LIMIT);
+      for (let i = 0; i < 3; i++)
+        expect(await store.enqueueTest(o, e.id, later(i), 3)).toHaveProperty('messageId');
+      expect(await store.enqueueTest(o, e.id, later(3), 3)).toBe('backlog_full');
+      expect(await store.countPending(e.id)).toBe(3);
+      const [m] = await store.claimDue('a/1', later(10), later(30_000), upTo(1));
+      await store.settle(m as ClaimedMessage, DELIVERED, retryAt(null), later(11), 100);
+      expect(await store.enqueueTest(o, e.id, later(12), 3)).toHaveProperty('messageId');
+      expect(await store.enqueueTest(o, e.id, later(13), 3)).toBe('backlog_full');
+    });
+
+    it('an event beyond maxPending drops the oldest waiting message (never one in flight) and counts it', async () => {
+      const o = org();
+      const e = endpoint(o);
+      const other = endpoint(o);
+      await store.createEndpoint(e, LIMIT);
+      await store.createEndpoint(other, LIMIT);
+      // Older than the event to come, which the document store stamps with the real clock.
+      const past = (ms: number) => new Date(Date.now() - 60_000 + ms);
+      const first = await queueTest(o, e.id, past(0));
+      const second = await queueTest(o, e.id, past(1_000));
+      // The oldest is in flight: it is kept, and the next oldest goes instead.
+      const [held] = await store.claimDue('a/1', past(500), later(60_000), upTo(1));
+      expect(held?.id).toBe(first);
+      const bounded = h.documentsBounded(2);
+      const doc = newDoc(o);
+      await bounded.createDocuments([doc]);
+      expect(await bounded.saveIndex(doc.id, indexResult(['alpha']))).toBe(true);
+      expect(await store.countPending(e.id)).toBe(2);
+      expect((await store.getEndpoint(o, e.id))?.droppedMessages).toBe(1);
+      // The other endpoint had room: nothing of its was dropped.
+      expect(await store.countPending(other.id)).toBe(1);
+      expect((await store.getEndpoint(o, other.id))?.droppedMessages).toBe(0);
+      const waiting = await store.claimDue(
+        'a/1',
+        later(10 * 86_400_000),
+        later(10 * 86_400_000 + 1),
+        upTo(10),
+      );
+      const types = waiting.filter((m) => m.endpointId === e.id).map((m) => `${m.id === first} ${m.type}`);
+      expect(types.sort()).toEqual(['false document.ready', 'true webhook.test']);
+      expect(waiting.map((m) => m.id)).not.toContain(second);
     });
 
     it('retries a failed attempt at the planned time, logs every attempt, and gives up when told', async () => {
@@ -298,7 +354,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       // A disabled endpoint gets no new events and no test messages.
       await readyDocument(o);
       expect(await claimAll()).toEqual([]);
-      expect(await store.enqueueTest(o, e.id, NOW)).toBeNull();
+      expect(await store.enqueueTest(o, e.id, NOW, LIMIT)).toBe('no_endpoint');
     });
 
     it('disables an endpoint whose failure run began before the threshold', async () => {
@@ -329,7 +385,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       const e = endpoint(o);
       await store.createEndpoint(e, LIMIT);
       for (let i = 0; i < 5; i++) {
-        await store.enqueueTest(o, e.id, NOW);
+        await queueTest(o, e.id, NOW);
         const [m] = await claimAll();
         await store.settle(m as ClaimedMessage, DELIVERED, retryAt(null), later(i), 3);
       }
@@ -343,8 +399,8 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       const e = endpoint(o);
       await store.createEndpoint(e, LIMIT);
       expect(await store.stats()).toEqual({ depth: 0, oldest: null });
-      await store.enqueueTest(o, e.id, later(5));
-      await store.enqueueTest(o, e.id, later(9));
+      await queueTest(o, e.id, later(5));
+      await queueTest(o, e.id, later(9));
       expect(await store.stats()).toEqual({ depth: 2, oldest: later(5) });
     });
 
@@ -377,6 +433,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
           maxEndpointsPerOrg: 10,
           screenUrl: () => null,
           logLimit: 100,
+          maxPending: LIMIT,
         },
       );
       const results = await Promise.allSettled(

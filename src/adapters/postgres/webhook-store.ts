@@ -10,13 +10,14 @@ import type {
   ClaimLimits,
   DeliveryAttempt,
   DeliveryOutcome,
+  EnqueueResult,
   OutboxStats,
   RetryPlan,
   WebhookEndpoint,
   WebhookEventType,
   WebhookStore,
 } from '../../domain/webhooks.js';
-import { settlementOf } from '../../domain/webhooks.js';
+import { DEFAULT_MAX_PENDING, settlementOf } from '../../domain/webhooks.js';
 import { snapshotArguments, snapshotToRecord } from '../records/record-snapshot.js';
 import { type AttemptRow, type EndpointRow, toAttempt, toEndpoint } from '../records/webhook-row.js';
 import type { PgDatabase, Queryable } from './database.js';
@@ -28,25 +29,49 @@ const NEW_MESSAGE_ID = `'msg_' || replace(gen_random_uuid()::text, '-', '')`;
 /**
  * Writes outbox rows for a document's event: call `emit` with the transaction that makes the
  * change. One statement: a row per enabled endpoint of the document's org subscribed to the
- * event, none at all for orgs without one.
+ * event, none at all for orgs without one. An endpoint left with more than `maxPending` messages
+ * loses its oldest ones not in flight, counted on it.
  */
 export class PgWebhookOutbox {
-  private readonly sql: string;
+  private readonly insert: string;
+  private readonly bound: string;
+  private readonly maxPending: number;
 
-  constructor(db: PgDatabase) {
+  constructor(db: PgDatabase, options: { maxPending?: number } = {}) {
     const snapshot = snapshotArguments('d', (_column, ref) => ref);
-    this.sql = `INSERT INTO ${db.table('webhook_messages')}
+    const messages = db.table('webhook_messages');
+    const endpoints = db.table('webhook_endpoints');
+    this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
+    this.insert = `INSERT INTO ${messages}
         (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
       SELECT ${NEW_MESSAGE_ID}, e.id, d.org_id, $2, d.id, jsonb_build_object(${snapshot}), $3, $3
-      FROM ${db.table('documents')} d JOIN ${db.table('webhook_endpoints')} e ON e.org_id = d.org_id
+      FROM ${db.table('documents')} d JOIN ${endpoints} e ON e.org_id = d.org_id
       WHERE d.id = $1 AND e.disabled_at IS NULL
-        AND position(',' || $2 || ',' in ',' || e.events || ',') > 0`;
+        AND position(',' || $2 || ',' in ',' || e.events || ',') > 0
+      RETURNING endpoint_id`;
+    // Messages first, then the endpoint: the order a settling delivery locks them in.
+    this.bound = `WITH over AS (
+        SELECT endpoint_id, count(*) - $2 AS excess FROM ${messages}
+        WHERE endpoint_id = ANY($1::text[]) GROUP BY endpoint_id HAVING count(*) > $2),
+      dropped AS (
+        DELETE FROM ${messages} m WHERE m.id IN (
+          SELECT x.id FROM over o CROSS JOIN LATERAL (
+            SELECT id FROM ${messages}
+            WHERE endpoint_id = o.endpoint_id AND (lease_until IS NULL OR lease_until < $3)
+            ORDER BY created_at, id LIMIT o.excess) x)
+        RETURNING m.endpoint_id)
+      UPDATE ${endpoints} e SET dropped_messages = e.dropped_messages + d.n
+      FROM (SELECT endpoint_id, count(*)::int AS n FROM dropped GROUP BY endpoint_id) d
+      WHERE e.id = d.endpoint_id`;
   }
 
   /** How many messages were written (one per subscribed endpoint). */
   async emit(tx: Queryable, type: WebhookEventType, documentId: string, at: Date): Promise<number> {
-    const r = await tx.query(this.sql, [cleanText(documentId), type, at]);
-    return r.rowCount ?? 0;
+    const { rows } = await tx.query<{ endpoint_id: string }>(this.insert, [cleanText(documentId), type, at]);
+    if (rows.length > 0) {
+      await tx.query(this.bound, [rows.map((r) => r.endpoint_id), this.maxPending, at]);
+    }
+    return rows.length;
   }
 }
 
@@ -127,23 +152,38 @@ export class PgWebhookStore implements WebhookStore {
   }
 
   async deleteEndpoint(orgId: string, id: string): Promise<boolean> {
-    // Messages and log go with the endpoint (ON DELETE CASCADE).
-    const r = await this.db.query(`DELETE FROM ${this.endpoints} WHERE id = $1 AND org_id = $2`, [
-      cleanText(id),
-      cleanText(orgId),
-    ]);
-    return (r.rowCount ?? 0) > 0;
+    return this.db.transaction(async (tx) => {
+      // Messages first, then the endpoint (its log goes with it, ON DELETE CASCADE): the order a
+      // settling delivery and a bounded outbox write lock them in, so neither deadlocks with this.
+      await tx.query(`DELETE FROM ${this.messages} WHERE endpoint_id = $1 AND org_id = $2`, [
+        cleanText(id),
+        cleanText(orgId),
+      ]);
+      const r = await tx.query(`DELETE FROM ${this.endpoints} WHERE id = $1 AND org_id = $2`, [
+        cleanText(id),
+        cleanText(orgId),
+      ]);
+      return (r.rowCount ?? 0) > 0;
+    });
   }
 
-  async enqueueTest(orgId: string, endpointId: string, at: Date): Promise<string | null> {
-    const { rows } = await this.db.query<{ id: string }>(
-      `INSERT INTO ${this.messages} (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
-       SELECT ${NEW_MESSAGE_ID}, id, org_id, 'webhook.test', NULL, NULL, $3, $3
-       FROM ${this.endpoints} WHERE id = $1 AND org_id = $2 AND disabled_at IS NULL
-       RETURNING id`,
-      [cleanText(endpointId), cleanText(orgId), at],
-    );
-    return rows[0]?.id ?? null;
+  async enqueueTest(orgId: string, endpointId: string, at: Date, maxPending: number): Promise<EnqueueResult> {
+    return this.db.transaction(async (tx): Promise<EnqueueResult> => {
+      // The endpoint's row lock makes concurrent tests count each other's messages.
+      const endpoint = await tx.query(
+        `SELECT 1 FROM ${this.endpoints} WHERE id = $1 AND org_id = $2 AND disabled_at IS NULL FOR UPDATE`,
+        [cleanText(endpointId), cleanText(orgId)],
+      );
+      if (!endpoint.rowCount) return 'no_endpoint';
+      const { rows } = await tx.query<{ id: string }>(
+        `INSERT INTO ${this.messages} (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
+         SELECT ${NEW_MESSAGE_ID}, $1, $2, 'webhook.test', NULL, NULL, $3, $3
+         WHERE (SELECT count(*) FROM ${this.messages} WHERE endpoint_id = $1) < $4
+         RETURNING id`,
+        [cleanText(endpointId), cleanText(orgId), at, maxPending],
+      );
+      return rows[0] ? { messageId: rows[0].id } : 'backlog_full';
+    });
   }
 
   async claimDue(owner: string, now: Date, leaseUntil: Date, limits: ClaimLimits): Promise<ClaimedMessage[]> {

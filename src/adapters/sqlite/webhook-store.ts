@@ -9,13 +9,14 @@ import type {
   ClaimLimits,
   DeliveryAttempt,
   DeliveryOutcome,
+  EnqueueResult,
   OutboxStats,
   RetryPlan,
   WebhookEndpoint,
   WebhookEventType,
   WebhookStore,
 } from '../../domain/webhooks.js';
-import { settlementOf } from '../../domain/webhooks.js';
+import { DEFAULT_MAX_PENDING, settlementOf } from '../../domain/webhooks.js';
 import { snapshotArguments, snapshotToRecord } from '../records/record-snapshot.js';
 import { type AttemptRow, type EndpointRow, toAttempt, toEndpoint } from '../records/webhook-row.js';
 import type { Database } from './database.js';
@@ -72,18 +73,22 @@ function notifyEnqueued(db: Database): void {
 /**
  * Writes outbox rows for a document's event: call `emit` inside the transaction that makes the
  * change (it runs synchronous statements only). One statement: a row per enabled endpoint of the
- * document's org subscribed to the event, none at all for orgs without one.
+ * document's org subscribed to the event, none at all for orgs without one. An endpoint left
+ * with more than `maxPending` messages loses its oldest ones not in flight, counted on it.
  */
 export class SqliteWebhookOutbox {
   private readonly sql: StatementCache;
   private readonly clock: Clock;
+  private readonly maxPending: number;
 
   constructor(
     private readonly db: Database,
     clock: Clock = systemClock,
+    options: { maxPending?: number } = {},
   ) {
     this.sql = new StatementCache(db);
     this.clock = clock;
+    this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
   }
 
   /** How many messages were written (one per subscribed endpoint). */
@@ -92,17 +97,43 @@ export class SqliteWebhookOutbox {
     const snapshot = snapshotArguments('d', (column, ref) =>
       column === 'metadata' || column === 'pending' ? `json(${ref})` : ref,
     );
-    const written = this.sql
-      .get(
+    const endpoints = this.sql
+      .get<[{ type: string; id: string; now: number }], string>(
         `INSERT INTO webhook_messages (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
          SELECT ${NEW_MESSAGE_ID}, e.id, d.org_id, @type, d.id, json_object(${snapshot}), @now, @now
          FROM documents d JOIN webhook_endpoints e ON e.org_id = d.org_id
          WHERE d.id = @id AND e.disabled_at IS NULL
-           AND instr(',' || e.events || ',', ',' || @type || ',') > 0`,
+           AND instr(',' || e.events || ',', ',' || @type || ',') > 0
+         RETURNING endpoint_id`,
       )
-      .run({ type, id: documentId, now }).changes;
-    if (written > 0) notifyEnqueued(this.db);
-    return written;
+      .pluck()
+      .all({ type, id: documentId, now });
+    for (const endpointId of endpoints) this.bound(endpointId, now);
+    if (endpoints.length > 0) notifyEnqueued(this.db);
+    return endpoints.length;
+  }
+
+  /** Drops the endpoint's oldest messages not in flight beyond `maxPending`, and counts them. */
+  private bound(endpointId: string, now: number): void {
+    const waiting =
+      this.sql
+        .get<[string], number>('SELECT count(*) FROM webhook_messages WHERE endpoint_id = ?')
+        .pluck()
+        .get(endpointId) ?? 0;
+    if (waiting <= this.maxPending) return;
+    const dropped = this.sql
+      .get(
+        `DELETE FROM webhook_messages WHERE id IN (
+           SELECT id FROM webhook_messages
+           WHERE endpoint_id = @e AND (lease_until IS NULL OR lease_until < @now)
+           ORDER BY created_at, id LIMIT @excess)`,
+      )
+      .run({ e: endpointId, now, excess: waiting - this.maxPending }).changes;
+    if (dropped > 0) {
+      this.sql
+        .get('UPDATE webhook_endpoints SET dropped_messages = dropped_messages + ? WHERE id = ?')
+        .run(dropped, endpointId);
+    }
   }
 }
 
@@ -203,17 +234,34 @@ export class SqliteWebhookStore implements WebhookStore {
     return () => listeners.delete(listener);
   }
 
-  async enqueueTest(orgId: string, endpointId: string, at: Date): Promise<string | null> {
-    const row = this.sql
-      .get<[{ org: string; id: string; now: number }], { id: string }>(
-        `INSERT INTO webhook_messages (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
-         SELECT ${NEW_MESSAGE_ID}, id, org_id, 'webhook.test', NULL, NULL, @now, @now
-         FROM webhook_endpoints WHERE id = @id AND org_id = @org AND disabled_at IS NULL
-         RETURNING id`,
-      )
-      .get({ org: orgId, id: endpointId, now: at.getTime() });
-    if (row) notifyEnqueued(this.db);
-    return row?.id ?? null;
+  async enqueueTest(orgId: string, endpointId: string, at: Date, maxPending: number): Promise<EnqueueResult> {
+    return this.db
+      .transaction((): EnqueueResult => {
+        const endpoint = this.sql
+          .get<[string, string], number>(
+            'SELECT 1 FROM webhook_endpoints WHERE id = ? AND org_id = ? AND disabled_at IS NULL',
+          )
+          .pluck()
+          .get(endpointId, orgId);
+        if (endpoint === undefined) return 'no_endpoint';
+        const waiting =
+          this.sql
+            .get<[string], number>('SELECT count(*) FROM webhook_messages WHERE endpoint_id = ?')
+            .pluck()
+            .get(endpointId) ?? 0;
+        if (waiting >= maxPending) return 'backlog_full';
+        const id = this.sql
+          .get<[{ org: string; id: string; now: number }], string>(
+            `INSERT INTO webhook_messages (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
+             VALUES (${NEW_MESSAGE_ID}, @id, @org, 'webhook.test', NULL, NULL, @now, @now)
+             RETURNING id`,
+          )
+          .pluck()
+          .get({ org: orgId, id: endpointId, now: at.getTime() }) as string;
+        notifyEnqueued(this.db);
+        return { messageId: id };
+      })
+      .immediate();
   }
 
   async claimDue(owner: string, now: Date, leaseUntil: Date, limits: ClaimLimits): Promise<ClaimedMessage[]> {
