@@ -102,6 +102,11 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'first-document.bench.js',
     title: 'First contact: npm start, and the first document after a start',
   },
+  {
+    id: 'webhook-fairness',
+    module: 'webhook-fairness.bench.js',
+    title: "Webhooks: another org's event behind a hostile org's backlog",
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;
