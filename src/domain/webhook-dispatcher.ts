@@ -1,8 +1,9 @@
 // Sends the webhook outbox: leases due messages from the WebhookStore (one instance per message at
 // a time, whatever the number of processes; a bounded number per org and per endpoint, the orgs
-// taking turns, so one org's slow endpoints cannot hold every delivery slot), signs each per the Standard Webhooks specification
-// and POSTs it, then settles it: delivered, retried later with exponential backoff and jitter, or
-// given up after the retry window. Runs in every `serve` and `worker` process; a process killed
+// taking turns, so one org's slow endpoints cannot hold every delivery slot), signs each per the
+// Standard Webhooks specification and POSTs it, then settles it: delivered, retried later with
+// exponential backoff and jitter, or given up after the retry window (at once when the sender
+// says no retry can succeed). Runs in every `serve` and `worker` process; a process killed
 // mid-delivery leaves its lease to run out, and the message goes again with the same webhook-id.
 import { createHmac } from 'node:crypto';
 import type { Clock } from './ports.js';
