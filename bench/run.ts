@@ -116,6 +116,11 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'idle.bench.js',
     title: 'Idle footprint: RSS of an idle embedded server, empty and after 100 documents',
   },
+  {
+    id: 'webhook-fairness',
+    module: 'webhook-fairness.bench.js',
+    title: "Webhooks: another org's event behind a hostile org's backlog",
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

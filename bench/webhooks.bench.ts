@@ -180,7 +180,7 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
         ),
       );
       scaleOutNote =
-        '- Scale-out: both processes dispatch from the PostgreSQL outbox (FOR UPDATE SKIP LOCKED).';
+        '- Scale-out: both processes dispatch from the PostgreSQL outbox (claims take turns under an advisory lock).';
     } finally {
       await dropPostgresSchema(databaseUrl, schema);
     }

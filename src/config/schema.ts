@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { SearchLanguage } from '../domain/search-words.js';
+import { DEFAULT_MAX_PENDING } from '../domain/webhooks.js';
 import { installedOcrLanguages, missingOcrLanguages } from '../pipeline/ocr/languages.js';
 
 /** Where uploaded and downloaded files are kept (BLOB_STORE). */
@@ -69,6 +70,7 @@ export interface Config {
   jobMaxAttempts: number;
   reconcileIntervalMs: number;
   webhookMaxEndpoints: number;
+  webhookMaxPending: number;
   webhookTimeoutMs: number;
   webhookRetryBaseMs: number;
   webhookRetryMaxMs: number;
@@ -76,6 +78,8 @@ export interface Config {
   webhookDisableAfterMs: number;
   webhookPollMs: number;
   webhookConcurrency: number;
+  webhookOrgConcurrency: number;
+  webhookEndpointConcurrency: number;
   requestTimeoutMs: number;
   headersTimeoutMs: number;
   trustProxy: boolean;
@@ -558,6 +562,15 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     max: 1000,
     description: 'webhook endpoints one organisation may have',
   },
+  webhookMaxPending: {
+    env: 'WEBHOOK_MAX_PENDING',
+    type: 'int',
+    default: DEFAULT_MAX_PENDING,
+    min: 1,
+    max: 1_000_000,
+    description:
+      "messages one webhook endpoint may have waiting: beyond it `POST /v1/webhooks/{id}/test` answers 429 `backlog_full`, and a new event drops the oldest waiting one (counted in the endpoint's `dropped_messages`)",
+  },
   webhookTimeoutMs: {
     env: 'WEBHOOK_TIMEOUT_MS',
     type: 'int',
@@ -613,6 +626,23 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     min: 1,
     max: 256,
     description: 'webhook deliveries in flight at once per process',
+  },
+  webhookOrgConcurrency: {
+    env: 'WEBHOOK_ORG_CONCURRENCY',
+    type: 'int',
+    default: 4,
+    min: 1,
+    max: 256,
+    description:
+      'webhook deliveries in flight at once for one organisation, across every process: its slow endpoints hold no more slots than this, the rest go to other organisations in turn (keep it below `WEBHOOK_CONCURRENCY`)',
+  },
+  webhookEndpointConcurrency: {
+    env: 'WEBHOOK_ENDPOINT_CONCURRENCY',
+    type: 'int',
+    default: 2,
+    min: 1,
+    max: 256,
+    description: 'webhook deliveries in flight at once for one endpoint, across every process',
   },
   requestTimeoutMs: {
     env: 'REQUEST_TIMEOUT_MS',

@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'cannot_reprocess'
   | 'original_not_kept'
   | 'rate_limited'
+  | 'backlog_full'
   | 'headers_too_large'
   | 'overloaded'
   | 'service_unavailable'
@@ -51,6 +52,7 @@ const STATUS: Record<ErrorCode, number> = {
   original_not_kept: 410,
   idempotency_key_reused: 422,
   rate_limited: 429,
+  backlog_full: 429,
   headers_too_large: 431,
   overloaded: 503,
   service_unavailable: 503,
@@ -78,6 +80,7 @@ const TITLE: Record<ErrorCode, string> = {
   original_not_kept: 'Original not kept',
   idempotency_key_reused: 'Idempotency key reused',
   rate_limited: 'Too many requests',
+  backlog_full: 'Backlog full',
   headers_too_large: 'Request headers too large',
   overloaded: 'Service overloaded',
   service_unavailable: 'Service unavailable',
@@ -165,6 +168,12 @@ export const ERRORS = {
     new ApiError(
       'rate_limited',
       `Rate limit of ${limit} requests per minute exceeded; retry in ${retryAfterSeconds} s.`,
+      { retryAfterSeconds },
+    ),
+  webhookBacklogFull: (id: string, max: number, retryAfterSeconds: number) =>
+    new ApiError(
+      'backlog_full',
+      `Webhook endpoint ${id} already has ${max} messages waiting to be delivered (WEBHOOK_MAX_PENDING); retry once its receiver has caught up (GET /v1/webhooks/${id}/deliveries shows what is pending).`,
       { retryAfterSeconds },
     ),
   overloaded: (retryAfterSeconds: number) =>

@@ -1,14 +1,20 @@
 // Sends the webhook outbox: leases due messages from the WebhookStore (one instance per message at
-// a time, whatever the number of processes), signs each per the Standard Webhooks specification
-// and POSTs it, then settles it: delivered, retried later with exponential backoff and jitter, or
-// given up after the retry window. Runs in every `serve` and `worker` process; a process killed
+// a time, whatever the number of processes; a bounded number per org and per endpoint, the orgs
+// taking turns, so one org's slow endpoints cannot hold every delivery slot), signs each per the
+// Standard Webhooks specification and POSTs it, then settles it: delivered, retried later with
+// exponential backoff and jitter, or given up after the retry window (at once when the sender
+// says no retry can succeed). Runs in every `serve` and `worker` process; a process killed
 // mid-delivery leaves its lease to run out, and the message goes again with the same webhook-id.
 import { createHmac } from 'node:crypto';
 import type { Clock } from './ports.js';
 import type { DocumentRecord } from './types.js';
 import type { AttemptResult, ClaimedMessage, DeliveryOutcome, WebhookStore } from './webhooks.js';
 
-/** POSTs one signed message; rejects (with a message fit for the log) when no answer came. */
+/**
+ * POSTs one signed message; rejects (with a message fit for the log) when no answer came. A
+ * rejection whose `permanent` property is true is a failure no retry can fix (an invalid URL, an
+ * address the SSRF policy refuses, a host that does not resolve): its message is given up at once.
+ */
 export type WebhookSender = (
   url: string,
   headers: Record<string, string>,
@@ -23,6 +29,10 @@ export interface DispatcherOptions {
   pollMs: number;
   /** Deliveries in flight at once in this process. */
   concurrency: number;
+  /** Deliveries in flight at once for one org, across every process (fairness between orgs). */
+  orgConcurrency: number;
+  /** Deliveries in flight at once for one endpoint, across every process. */
+  endpointConcurrency: number;
   /** How long a claimed message stays this process's: longer than one attempt can take. */
   leaseMs: number;
   retryBaseMs: number;
@@ -113,7 +123,11 @@ export class WebhookDispatcher {
         this.options.owner,
         now,
         new Date(now.getTime() + this.options.leaseMs),
-        free,
+        {
+          messages: free,
+          perOrg: this.options.orgConcurrency,
+          perEndpoint: this.options.endpointConcurrency,
+        },
       );
     } catch (error) {
       this.options.onError?.(error);
@@ -160,6 +174,7 @@ export class WebhookDispatcher {
     };
     const t0 = performance.now();
     let result: AttemptResult;
+    let permanent = false;
     try {
       const { statusCode } = await this.sender(message.url, headers, body, this.stopping.signal);
       const durationMs = Math.round(performance.now() - t0);
@@ -170,12 +185,19 @@ export class WebhookDispatcher {
       } else result = { statusCode, durationMs, error: `HTTP ${statusCode}`, kind: 'failed' };
     } catch (error) {
       const durationMs = Math.round(performance.now() - t0);
-      result = { statusCode: null, durationMs, error: errorText(error), kind: 'failed' };
+      permanent = (error as { permanent?: unknown } | null)?.permanent === true;
+      const text = errorText(error);
+      result = {
+        statusCode: null,
+        durationMs,
+        error: permanent ? `${text} (not retried)` : text,
+        kind: 'failed',
+      };
     }
     const now = this.clock.now();
     const age = now.getTime() - message.createdAt.getTime();
     const nextAttemptAt =
-      age >= this.options.retryWindowMs
+      permanent || age >= this.options.retryWindowMs
         ? null
         : new Date(
             now.getTime() +

@@ -39,7 +39,18 @@ export interface WebhookEndpoint {
   disabledReason: 'gone' | 'failing' | null;
   /** When the current run of failed attempts began; null after any success. */
   failingSince: Date | null;
+  /** Events dropped, oldest first, because the endpoint had `maxPending` messages waiting. */
+  droppedMessages: number;
 }
+
+/** Messages one endpoint may have waiting (WEBHOOK_MAX_PENDING's default). */
+export const DEFAULT_MAX_PENDING = 10_000;
+
+/** Seconds a test refused for a full backlog is told to wait: a receiver catching up takes a while. */
+const BACKLOG_RETRY_AFTER_SECONDS = 60;
+
+/** What putting a test message in the outbox did. */
+export type EnqueueResult = { messageId: string } | 'backlog_full' | 'no_endpoint';
 
 /** One outbox message claimed for delivery: a message is one event for one endpoint. */
 export interface ClaimedMessage {
@@ -121,8 +132,19 @@ export interface OutboxStats {
   oldest: Date | null;
 }
 
+/** How much one claim may take: in all, and in flight at once per org and per endpoint. */
+export interface ClaimLimits {
+  messages: number;
+  perOrg: number;
+  perEndpoint: number;
+}
+
 export interface WebhookStore {
-  createEndpoint(endpoint: WebhookEndpoint): Promise<void>;
+  /**
+   * Adds the endpoint unless its org already has `maxPerOrg`: the count and the insert are one
+   * atomic step, so concurrent creates never pass the limit. false when at the limit.
+   */
+  createEndpoint(endpoint: WebhookEndpoint, maxPerOrg: number): Promise<boolean>;
   countEndpoints(orgId: string): Promise<number>;
   /** Oldest first. */
   listEndpoints(orgId: string): Promise<WebhookEndpoint[]>;
@@ -135,14 +157,21 @@ export interface WebhookStore {
    * committed), so its dispatcher need not wait for the next poll. Returns an unsubscribe.
    */
   onEnqueued?(listener: () => void): () => void;
-  /** Puts a test message for the endpoint in the outbox; its id, or null when there is no such endpoint. */
-  enqueueTest(orgId: string, endpointId: string, at: Date): Promise<string | null>;
   /**
-   * Leases up to `limit` messages due at `now` of enabled endpoints, oldest due first, each to
-   * `owner` until `leaseUntil`, counting the attempt. A message leased by a live owner is never
-   * handed to another; one whose lease ran out (its owner died) is.
+   * Puts a test message for the endpoint in the outbox, unless it has `maxPending` messages waiting
+   * already; 'no_endpoint' when there is no such enabled endpoint of the org.
    */
-  claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedMessage[]>;
+  enqueueTest(orgId: string, endpointId: string, at: Date, maxPending: number): Promise<EnqueueResult>;
+  /**
+   * Leases up to `limits.messages` messages due at `now` of enabled endpoints, each to `owner`
+   * until `leaseUntil`, counting the attempt. Fair between orgs: an org never has more than
+   * `limits.perOrg` messages leased at once (by every owner together), an endpoint never more
+   * than `limits.perEndpoint`, and the orgs with due messages take turns (each org's oldest due
+   * first, spread over its endpoints), so one org's backlog never queues another's message
+   * behind it. A message leased by a live owner is never handed to another; one whose lease ran
+   * out (its owner died) is.
+   */
+  claimDue(owner: string, now: Date, leaseUntil: Date, limits: ClaimLimits): Promise<ClaimedMessage[]>;
   /**
    * Records an attempt in the log (kept to the newest `logLimit` per endpoint) and settles the
    * message, if `owner` still holds it: delivered → removed and the endpoint's failure run ends;
@@ -184,6 +213,8 @@ export interface WebhookServiceOptions {
   screenUrl(url: string): string | null;
   /** Attempts kept per endpoint in the delivery log. */
   logLimit: number;
+  /** Messages one endpoint may have waiting; a test beyond it is refused (429). */
+  maxPending: number;
 }
 
 export interface NewEndpointInput {
@@ -223,12 +254,6 @@ export class WebhookService {
         ]);
       }
     }
-    const count = await this.store.countEndpoints(orgId);
-    if (count >= this.options.maxEndpointsPerOrg) {
-      throw ERRORS.invalid(
-        `An organisation may have at most ${this.options.maxEndpointsPerOrg} webhook endpoints; delete one first.`,
-      );
-    }
     const endpoint: WebhookEndpoint = {
       id: newEndpointId(),
       orgId,
@@ -240,8 +265,13 @@ export class WebhookService {
       disabledAt: null,
       disabledReason: null,
       failingSince: null,
+      droppedMessages: 0,
     };
-    await this.store.createEndpoint(endpoint);
+    if (!(await this.store.createEndpoint(endpoint, this.options.maxEndpointsPerOrg))) {
+      throw ERRORS.invalid(
+        `An organisation may have at most ${this.options.maxEndpointsPerOrg} webhook endpoints; delete one first.`,
+      );
+    }
     return endpoint;
   }
 
@@ -265,9 +295,12 @@ export class WebhookService {
     if (endpoint.disabledAt !== null) {
       throw ERRORS.invalid('This webhook endpoint is disabled; create a new one to receive events again.');
     }
-    const messageId = await this.store.enqueueTest(orgId, id, this.clock.now());
-    if (messageId === null) throw ERRORS.webhookNotFound(id);
-    return messageId;
+    const queued = await this.store.enqueueTest(orgId, id, this.clock.now(), this.options.maxPending);
+    if (queued === 'no_endpoint') throw ERRORS.webhookNotFound(id);
+    if (queued === 'backlog_full') {
+      throw ERRORS.webhookBacklogFull(id, this.options.maxPending, BACKLOG_RETRY_AFTER_SECONDS);
+    }
+    return queued.messageId;
   }
 
   async deliveries(

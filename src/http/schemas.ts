@@ -723,6 +723,8 @@ const PROBLEM_MEANINGS: Partial<Record<ErrorCode, string>> = {
   idempotency_key_in_use: 'A request with this Idempotency-Key is still being handled.',
   idempotency_key_reused: 'This Idempotency-Key was already used with a different request.',
   rate_limited: 'Over the requests-per-minute limit.',
+  backlog_full:
+    'The webhook endpoint has `WEBHOOK_MAX_PENDING` messages waiting already: no test message is queued until its receiver catches up.',
   overloaded: 'Too many documents are waiting to be processed.',
   service_unavailable: 'A backing service (database, queue) cannot be reached.',
   semantic_search_unavailable:
@@ -752,6 +754,7 @@ const SAMPLE_ERRORS: Partial<Record<ErrorCode, () => ApiError>> = {
   idempotency_key_in_use: () => ERRORS.idempotencyInUse(),
   idempotency_key_reused: () => ERRORS.idempotencyReused(),
   rate_limited: () => ERRORS.rateLimited(600, 42),
+  backlog_full: () => ERRORS.webhookBacklogFull('wh_8f14e45fceea167a5a36dedd4bea2543', 10_000, 60),
   overloaded: () => ERRORS.overloaded(30),
   service_unavailable: () => ERRORS.unavailable('The database'),
   semantic_search_unavailable: () => ERRORS.semanticSearchUnavailable('hybrid'),

@@ -52,6 +52,10 @@ const endpointFields = {
   description: Type.Union([Type.String(), Type.Null()]),
   enabled: Type.Boolean({ description: 'false once disabled (410 Gone, or 5 days of failed attempts).' }),
   disabled_reason: Type.Union([Type.Literal('gone'), Type.Literal('failing'), Type.Null()]),
+  dropped_messages: Type.Integer({
+    description:
+      'Events dropped, oldest first, because the endpoint already had `WEBHOOK_MAX_PENDING` messages waiting (its receiver fell behind); 0 while nothing was.',
+  }),
   created_at: Type.String({ format: 'date-time' }),
 };
 
@@ -62,6 +66,7 @@ const EXAMPLE_ENDPOINT = {
   description: null,
   enabled: true,
   disabled_reason: null,
+  dropped_messages: 0,
   created_at: '2026-03-15T12:00:00.000Z',
 };
 

@@ -14,7 +14,7 @@ import { SqliteOrgStore } from '../adapters/sqlite/org-store.js';
 import { SqliteTableQueue } from '../adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../adapters/sqlite/usage-store.js';
 import { SqliteVectorIndex } from '../adapters/sqlite/vector-index.js';
-import { SqliteWebhookStore } from '../adapters/sqlite/webhook-store.js';
+import { SqliteWebhookOutbox, SqliteWebhookStore } from '../adapters/sqlite/webhook-store.js';
 import type { Config } from '../config/index.js';
 import { ocrLanguagesOf } from '../config/schema.js';
 import { Authenticator } from '../domain/auth.js';
@@ -161,6 +161,7 @@ export async function createAdapters(
   const downloadQueue = new SqliteTableQueue(db, { ...queueOptions, lane: 'download' });
   const rateLimiter = new MemoryRateLimiter();
   const search = new SqliteKeywordIndex(db, { language: config.searchLanguage });
+  const outbox = new SqliteWebhookOutbox(db, clock, { maxPending: config.webhookMaxPending });
   let blobStore: BlobStoreHandle;
   try {
     blobStore = await createBlobStore(config, null);
@@ -171,9 +172,12 @@ export async function createAdapters(
   }
   return {
     orgs: new SqliteOrgStore(db),
-    documents: new SqliteDocumentStore(db, { index: search }),
+    documents: new SqliteDocumentStore(db, { index: search, outbox }),
     search,
-    vectors: new SqliteVectorIndex(db, { prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024 }),
+    vectors: new SqliteVectorIndex(db, {
+      prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024,
+      outbox,
+    }),
     usage: new SqliteUsageStore(db),
     queue,
     downloadQueue,
@@ -320,6 +324,7 @@ export async function createRuntime(
     usage: usageService,
     webhooks: new WebhookService(adapters.webhooks, clock, {
       maxEndpointsPerOrg: config.webhookMaxEndpoints,
+      maxPending: config.webhookMaxPending,
       logLimit: WEBHOOK_LOG_LIMIT,
       screenUrl: (raw) => {
         const checked = checkSubmittedUrl(raw, policy);
@@ -457,6 +462,8 @@ export async function createRuntime(
         owner: `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}/webhooks`,
         pollMs: config.webhookPollMs,
         concurrency: config.webhookConcurrency,
+        orgConcurrency: config.webhookOrgConcurrency,
+        endpointConcurrency: config.webhookEndpointConcurrency,
         // Longer than one attempt can take, so a live owner never loses a message to another.
         leaseMs: config.webhookTimeoutMs + WEBHOOK_LEASE_MARGIN_MS,
         retryBaseMs: config.webhookRetryBaseMs,

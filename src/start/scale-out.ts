@@ -17,7 +17,7 @@ import { PgRateLimiter } from '../adapters/postgres/rate-limiter.js';
 import { PgTableQueue } from '../adapters/postgres/table-queue.js';
 import { PgUsageStore } from '../adapters/postgres/usage-store.js';
 import { PgVectorIndex } from '../adapters/postgres/vector-index.js';
-import { PgWebhookStore } from '../adapters/postgres/webhook-store.js';
+import { PgWebhookOutbox, PgWebhookStore } from '../adapters/postgres/webhook-store.js';
 import { BullmqJobQueue } from '../adapters/queue/bullmq-queue.js';
 import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
 import type { Config } from '../config/index.js';
@@ -168,11 +168,16 @@ export async function createScaleOutAdapters(
   }
 
   const search = new PgKeywordIndex(db, { language: config.searchLanguage });
+  const outbox = new PgWebhookOutbox(db, { maxPending: config.webhookMaxPending });
   return {
     orgs: new PgOrgStore(db),
-    documents: new PgDocumentStore(db, clock, { tableQueue: config.redisUrl === null, index: search }),
+    documents: new PgDocumentStore(db, clock, {
+      tableQueue: config.redisUrl === null,
+      index: search,
+      outbox,
+    }),
     search,
-    vectors: new PgVectorIndex(db, { prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024 }),
+    vectors: new PgVectorIndex(db, { prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024, outbox }),
     usage: new PgUsageStore(db),
     queue,
     downloadQueue,

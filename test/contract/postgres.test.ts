@@ -13,7 +13,7 @@ import { PgOrgStore } from '../../src/adapters/postgres/org-store.js';
 import { PgRateLimiter } from '../../src/adapters/postgres/rate-limiter.js';
 import { PgTableQueue } from '../../src/adapters/postgres/table-queue.js';
 import { PgUsageStore } from '../../src/adapters/postgres/usage-store.js';
-import { PgWebhookStore } from '../../src/adapters/postgres/webhook-store.js';
+import { PgWebhookOutbox, PgWebhookStore } from '../../src/adapters/postgres/webhook-store.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { reindexSearch } from '../../src/domain/reindex.js';
 import { describeScaleOut, dropSchema, freshSchema, REQUIRED } from '../scale-out/services.js';
@@ -51,6 +51,8 @@ describeScaleOut('PostgreSQL adapters', services, () => {
       store: new PgWebhookStore(db),
       documents: new PgDocumentStore(db),
       other: new PgWebhookStore(second),
+      documentsBounded: (maxPending) =>
+        new PgDocumentStore(db, undefined, { outbox: new PgWebhookOutbox(db, { maxPending }) }),
       async close() {
         await second.close();
         await close();

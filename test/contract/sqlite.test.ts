@@ -13,7 +13,7 @@ import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
 import { SqliteOrgStore } from '../../src/adapters/sqlite/org-store.js';
 import { SqliteTableQueue } from '../../src/adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../../src/adapters/sqlite/usage-store.js';
-import { SqliteWebhookStore } from '../../src/adapters/sqlite/webhook-store.js';
+import { SqliteWebhookOutbox, SqliteWebhookStore } from '../../src/adapters/sqlite/webhook-store.js';
 import { blobStoreContract } from './blob-store.contract.js';
 import type { DocumentStoreOptions } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
@@ -107,6 +107,8 @@ webhookStoreContract('SqliteWebhookStore', async () => {
     store: new SqliteWebhookStore(db),
     documents: new SqliteDocumentStore(db),
     other: new SqliteWebhookStore(second),
+    documentsBounded: (maxPending) =>
+      new SqliteDocumentStore(db, { outbox: new SqliteWebhookOutbox(db, undefined, { maxPending }) }),
     async close() {
       second.close();
       await close();

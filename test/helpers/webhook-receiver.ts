@@ -67,6 +67,11 @@ export class WebhookReceiver {
     this.answers.set(path, answer);
   }
 
+  /** Requests held unanswered ('hang') whose sender is still waiting. */
+  unanswered(): number {
+    return this.hanging.size;
+  }
+
   at(path: string): ReceivedWebhook[] {
     return this.received.filter((r) => r.path === path);
   }
@@ -82,6 +87,7 @@ export class WebhookReceiver {
       const answer = (this.answers.get(path) ?? (() => 404))(n);
       if (answer === 'hang') {
         this.hanging.add(res);
+        res.once('close', () => this.hanging.delete(res));
         return;
       }
       const secret = this.secrets.get(path);

@@ -394,20 +394,28 @@ describe('webhooks', () => {
     );
   });
 
-  it('a name that resolves to loopback passes create but every delivery is refused: the canary hears nothing', async () => {
+  it('a name that resolves to loopback passes create, but its delivery is refused once and not retried: the canary hears nothing', async () => {
     // /etc/hosts maps `vm` to 127.0.0.1 on this machine; the port is not allow-listed.
     const res = await h.request('POST', '/v1/webhooks', { body: { url: `http://vm:${canaryPort}/hook` } });
     expect(res.statusCode).toBe(201);
     const id = res.json().id as string;
-    await h.request('POST', `/v1/webhooks/${id}/test`);
-    await waitUntil(
-      'two refused attempts',
-      async () => (await h.request('GET', `/v1/webhooks/${id}/deliveries`)).json().deliveries.length >= 2,
-    );
-    const { deliveries } = (await h.request('GET', `/v1/webhooks/${id}/deliveries`)).json();
-    expect(deliveries[0]).toMatchObject({ status_code: null, outcome: 'retrying' });
-    expect(deliveries[0].error).toMatch(/not public|no usable address|could not resolve/);
+    const messageId = (await h.request('POST', `/v1/webhooks/${id}/test`)).json().message_id;
+    const log = async () => (await h.request('GET', `/v1/webhooks/${id}/deliveries`)).json();
+    await waitUntil('the refused attempt', async () => (await log()).deliveries.length >= 1);
+    const { deliveries, pending } = await log();
+    // Given up at the first attempt: nothing waits for a retry.
+    expect(pending).toBe(0);
+    expect(deliveries).toHaveLength(1);
+    expect(deliveries[0]).toMatchObject({
+      message_id: messageId,
+      attempt: 1,
+      status_code: null,
+      outcome: 'gave_up',
+    });
+    expect(deliveries[0].error).toMatch(/not public.*\(not retried\)$/);
     expect(canaryHits).toEqual([]);
+    // A blocked URL is not the endpoint failing for good: it stays enabled.
+    expect((await h.request('GET', `/v1/webhooks/${id}`)).json().enabled).toBe(true);
   });
 
   it('unknown events and fields are 400; an org may have a bounded number of endpoints', async () => {

@@ -612,6 +612,19 @@ const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 135,
+    name: 'webhook backlog bound',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // As in SQLite: events dropped because the endpoint's backlog was full, and its messages
+      // oldest first (the ones dropped).
+      await tx.query(`
+        ALTER TABLE ${t('webhook_endpoints')} ADD COLUMN IF NOT EXISTS dropped_messages integer NOT NULL DEFAULT 0;
+        CREATE INDEX ON ${t('webhook_messages')} (endpoint_id, created_at);
+      `);
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -34,6 +34,8 @@ export interface VectorCandidateOptions {
   feedLimit?: number;
   /** Bytes of sign bits this process holds before it lets the least recently searched go (sign-scan/held.ts). */
   prefilterMaxBytes?: number;
+  /** Writes document.vectors_ready in the vectors' transaction (default: one on the same database). */
+  outbox?: PgWebhookOutbox;
 }
 /** $1–$4 of either ranking statement; a filter's own parameters follow. */
 const BASE_PARAMS = 4;
@@ -58,7 +60,7 @@ export class PgVectorIndex implements VectorIndex {
     this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
     this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;
     this.signs = new PgSignIndex(db, options.scanThreadFrom, options.feedLimit, options.prefilterMaxBytes);
-    this.outbox = new PgWebhookOutbox(db);
+    this.outbox = options.outbox ?? new PgWebhookOutbox(db);
     this.profiles = db.table('vector_profiles');
     this.vectors = db.table('chunk_vectors');
     this.states = db.table('document_vectors');

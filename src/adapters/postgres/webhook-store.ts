@@ -1,20 +1,23 @@
 // Webhooks on PostgreSQL: endpoints, the outbox and the delivery log (WebhookStore), and the outbox
-// writer the document store calls inside its own transactions (PgWebhookOutbox). Claims take due
-// rows FOR UPDATE SKIP LOCKED and lease them (owner + expiry), so any number of processes share
-// the outbox and each message is held by one of them at a time.
+// writer the document store calls inside its own transactions (PgWebhookOutbox). Claims take
+// turns under an advisory lock and lease due rows (owner + expiry), so any number of processes
+// share the outbox, each message is held by one of them at a time, and the per-org and
+// per-endpoint caps hold across all of them.
 import { cleanText } from '../../domain/text.js';
 import type {
   AttemptResult,
   ClaimedMessage,
+  ClaimLimits,
   DeliveryAttempt,
   DeliveryOutcome,
+  EnqueueResult,
   OutboxStats,
   RetryPlan,
   WebhookEndpoint,
   WebhookEventType,
   WebhookStore,
 } from '../../domain/webhooks.js';
-import { settlementOf } from '../../domain/webhooks.js';
+import { DEFAULT_MAX_PENDING, settlementOf } from '../../domain/webhooks.js';
 import { snapshotArguments, snapshotToRecord } from '../records/record-snapshot.js';
 import { type AttemptRow, type EndpointRow, toAttempt, toEndpoint } from '../records/webhook-row.js';
 import type { PgDatabase, Queryable } from './database.js';
@@ -26,26 +29,62 @@ const NEW_MESSAGE_ID = `'msg_' || replace(gen_random_uuid()::text, '-', '')`;
 /**
  * Writes outbox rows for a document's event: call `emit` with the transaction that makes the
  * change. One statement: a row per enabled endpoint of the document's org subscribed to the
- * event, none at all for orgs without one.
+ * event, none at all for orgs without one. An endpoint left with more than `maxPending` messages
+ * loses its oldest ones not in flight, counted on it.
  */
 export class PgWebhookOutbox {
-  private readonly sql: string;
+  private readonly insert: string;
+  private readonly bound: string;
+  private readonly maxPending: number;
 
-  constructor(db: PgDatabase) {
+  constructor(db: PgDatabase, options: { maxPending?: number } = {}) {
     const snapshot = snapshotArguments('d', (_column, ref) => ref);
-    this.sql = `INSERT INTO ${db.table('webhook_messages')}
+    const messages = db.table('webhook_messages');
+    const endpoints = db.table('webhook_endpoints');
+    this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
+    this.insert = `INSERT INTO ${messages}
         (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
       SELECT ${NEW_MESSAGE_ID}, e.id, d.org_id, $2, d.id, jsonb_build_object(${snapshot}), $3, $3
-      FROM ${db.table('documents')} d JOIN ${db.table('webhook_endpoints')} e ON e.org_id = d.org_id
+      FROM ${db.table('documents')} d JOIN ${endpoints} e ON e.org_id = d.org_id
       WHERE d.id = $1 AND e.disabled_at IS NULL
-        AND position(',' || $2 || ',' in ',' || e.events || ',') > 0`;
+        AND position(',' || $2 || ',' in ',' || e.events || ',') > 0
+      RETURNING endpoint_id`;
+    // Messages first, then the endpoint: the order a settling delivery locks them in.
+    this.bound = `WITH over AS (
+        SELECT endpoint_id, count(*) - $2 AS excess FROM ${messages}
+        WHERE endpoint_id = ANY($1::text[]) GROUP BY endpoint_id HAVING count(*) > $2),
+      dropped AS (
+        DELETE FROM ${messages} m WHERE m.id IN (
+          SELECT x.id FROM over o CROSS JOIN LATERAL (
+            SELECT id FROM ${messages}
+            WHERE endpoint_id = o.endpoint_id AND (lease_until IS NULL OR lease_until < $3)
+            ORDER BY created_at, id LIMIT o.excess) x)
+        RETURNING m.endpoint_id)
+      UPDATE ${endpoints} e SET dropped_messages = e.dropped_messages + d.n
+      FROM (SELECT endpoint_id, count(*)::int AS n FROM dropped GROUP BY endpoint_id) d
+      WHERE e.id = d.endpoint_id`;
   }
 
   /** How many messages were written (one per subscribed endpoint). */
   async emit(tx: Queryable, type: WebhookEventType, documentId: string, at: Date): Promise<number> {
-    const r = await tx.query(this.sql, [cleanText(documentId), type, at]);
-    return r.rowCount ?? 0;
+    const { rows } = await tx.query<{ endpoint_id: string }>(this.insert, [cleanText(documentId), type, at]);
+    if (rows.length > 0) {
+      await tx.query(this.bound, [rows.map((r) => r.endpoint_id), this.maxPending, at]);
+    }
+    return rows.length;
   }
+}
+
+interface ClaimRow {
+  id: string;
+  endpoint_id: string;
+  org_id: string;
+  event_type: string;
+  payload: object | null;
+  created_at: Date;
+  attempts: number;
+  url: string;
+  secret: string;
 }
 
 export class PgWebhookStore implements WebhookStore {
@@ -59,23 +98,33 @@ export class PgWebhookStore implements WebhookStore {
     this.attempts = db.table('webhook_attempts');
   }
 
-  async createEndpoint(e: WebhookEndpoint): Promise<void> {
-    await this.db.query(
-      `INSERT INTO ${this.endpoints} (id, org_id, url, events, description, secret, created_at,
-         disabled_at, disabled_reason, failing_since) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [
-        e.id,
-        cleanText(e.orgId),
-        cleanText(e.url),
-        e.events.join(','),
-        e.description === null ? null : cleanText(e.description),
-        e.secret,
-        e.createdAt,
-        e.disabledAt,
-        e.disabledReason,
-        e.failingSince,
-      ],
-    );
+  async createEndpoint(e: WebhookEndpoint, maxPerOrg: number): Promise<boolean> {
+    const org = cleanText(e.orgId);
+    return this.db.transaction(async (tx) => {
+      // Under READ COMMITTED two transactions would both count the same rows: a lock per org
+      // (and schema) makes each create count what the one before it inserted.
+      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${this.endpoints}:create:${org}`]);
+      const r = await tx.query(
+        `INSERT INTO ${this.endpoints} (id, org_id, url, events, description, secret, created_at,
+           disabled_at, disabled_reason, failing_since)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+         WHERE (SELECT count(*) FROM ${this.endpoints} WHERE org_id = $2) < $11`,
+        [
+          e.id,
+          org,
+          cleanText(e.url),
+          e.events.join(','),
+          e.description === null ? null : cleanText(e.description),
+          e.secret,
+          e.createdAt,
+          e.disabledAt,
+          e.disabledReason,
+          e.failingSince,
+          maxPerOrg,
+        ],
+      );
+      return (r.rowCount ?? 0) > 0;
+    });
   }
 
   async countEndpoints(orgId: string): Promise<number> {
@@ -103,49 +152,73 @@ export class PgWebhookStore implements WebhookStore {
   }
 
   async deleteEndpoint(orgId: string, id: string): Promise<boolean> {
-    // Messages and log go with the endpoint (ON DELETE CASCADE).
-    const r = await this.db.query(`DELETE FROM ${this.endpoints} WHERE id = $1 AND org_id = $2`, [
-      cleanText(id),
-      cleanText(orgId),
-    ]);
-    return (r.rowCount ?? 0) > 0;
+    return this.db.transaction(async (tx) => {
+      // Messages first, then the endpoint (its log goes with it, ON DELETE CASCADE): the order a
+      // settling delivery and a bounded outbox write lock them in, so neither deadlocks with this.
+      await tx.query(`DELETE FROM ${this.messages} WHERE endpoint_id = $1 AND org_id = $2`, [
+        cleanText(id),
+        cleanText(orgId),
+      ]);
+      const r = await tx.query(`DELETE FROM ${this.endpoints} WHERE id = $1 AND org_id = $2`, [
+        cleanText(id),
+        cleanText(orgId),
+      ]);
+      return (r.rowCount ?? 0) > 0;
+    });
   }
 
-  async enqueueTest(orgId: string, endpointId: string, at: Date): Promise<string | null> {
-    const { rows } = await this.db.query<{ id: string }>(
-      `INSERT INTO ${this.messages} (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
-       SELECT ${NEW_MESSAGE_ID}, id, org_id, 'webhook.test', NULL, NULL, $3, $3
-       FROM ${this.endpoints} WHERE id = $1 AND org_id = $2 AND disabled_at IS NULL
-       RETURNING id`,
-      [cleanText(endpointId), cleanText(orgId), at],
-    );
-    return rows[0]?.id ?? null;
+  async enqueueTest(orgId: string, endpointId: string, at: Date, maxPending: number): Promise<EnqueueResult> {
+    return this.db.transaction(async (tx): Promise<EnqueueResult> => {
+      // The endpoint's row lock makes concurrent tests count each other's messages.
+      const endpoint = await tx.query(
+        `SELECT 1 FROM ${this.endpoints} WHERE id = $1 AND org_id = $2 AND disabled_at IS NULL FOR UPDATE`,
+        [cleanText(endpointId), cleanText(orgId)],
+      );
+      if (!endpoint.rowCount) return 'no_endpoint';
+      const { rows } = await tx.query<{ id: string }>(
+        `INSERT INTO ${this.messages} (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
+         SELECT ${NEW_MESSAGE_ID}, $1, $2, 'webhook.test', NULL, NULL, $3, $3
+         WHERE (SELECT count(*) FROM ${this.messages} WHERE endpoint_id = $1) < $4
+         RETURNING id`,
+        [cleanText(endpointId), cleanText(orgId), at, maxPending],
+      );
+      return rows[0] ? { messageId: rows[0].id } : 'backlog_full';
+    });
   }
 
-  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedMessage[]> {
-    const { rows } = await this.db.query<{
-      id: string;
-      endpoint_id: string;
-      org_id: string;
-      event_type: string;
-      payload: object | null;
-      created_at: Date;
-      attempts: number;
-      url: string;
-      secret: string;
-    }>(
-      `WITH due AS (
-         SELECT w.id FROM ${this.messages} w JOIN ${this.endpoints} e ON e.id = w.endpoint_id
-         WHERE w.next_attempt_at <= $2 AND (w.lease_until IS NULL OR w.lease_until < $2)
-           AND e.disabled_at IS NULL
-         ORDER BY w.next_attempt_at LIMIT $4
-         FOR UPDATE OF w SKIP LOCKED)
-       UPDATE ${this.messages} m SET lease_owner = $1, lease_until = $3, attempts = m.attempts + 1
-       FROM due, ${this.endpoints} e
-       WHERE m.id = due.id AND e.id = m.endpoint_id
-       RETURNING m.id, m.endpoint_id, m.org_id, m.event_type, m.payload, m.created_at, m.attempts, e.url, e.secret`,
-      [owner, now, leaseUntil, Math.max(0, Math.floor(limit))],
-    );
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limits: ClaimLimits): Promise<ClaimedMessage[]> {
+    const rows = await this.db.transaction(async (tx) => {
+      // Claims take turns (a lock per schema, held to the commit): two claimers counting the
+      // same live leases at once would each fill an org's cap.
+      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${this.messages}:claim`]);
+      const { rows } = await tx.query<ClaimRow>(
+        `WITH live AS (SELECT endpoint_id, org_id FROM ${this.messages} WHERE lease_until >= $2),
+         endpoint_busy AS (SELECT endpoint_id, count(*) AS n FROM live GROUP BY endpoint_id),
+         org_busy AS (SELECT org_id, count(*) AS n FROM live GROUP BY org_id),
+         due AS (
+           SELECT w.id, w.org_id, w.endpoint_id, w.next_attempt_at,
+             row_number() OVER (PARTITION BY w.endpoint_id ORDER BY w.next_attempt_at, w.id) AS endpoint_rank
+           FROM ${this.messages} w JOIN ${this.endpoints} e ON e.id = w.endpoint_id
+           WHERE w.next_attempt_at <= $2 AND (w.lease_until IS NULL OR w.lease_until < $2)
+             AND e.disabled_at IS NULL),
+         endpoint_fit AS (
+           SELECT d.id, d.org_id, d.next_attempt_at,
+             row_number() OVER (PARTITION BY d.org_id ORDER BY d.endpoint_rank, d.next_attempt_at, d.id) AS org_rank
+           FROM due d LEFT JOIN endpoint_busy b ON b.endpoint_id = d.endpoint_id
+           WHERE d.endpoint_rank + coalesce(b.n, 0) <= $5),
+         picked AS (
+           SELECT f.id FROM endpoint_fit f LEFT JOIN org_busy b ON b.org_id = f.org_id
+           WHERE f.org_rank + coalesce(b.n, 0) <= $6
+           ORDER BY f.org_rank, f.next_attempt_at, f.id
+           LIMIT $4)
+         UPDATE ${this.messages} m SET lease_owner = $1, lease_until = $3, attempts = m.attempts + 1
+         FROM picked, ${this.endpoints} e
+         WHERE m.id = picked.id AND e.id = m.endpoint_id
+         RETURNING m.id, m.endpoint_id, m.org_id, m.event_type, m.payload, m.created_at, m.attempts, e.url, e.secret`,
+        [owner, now, leaseUntil, Math.max(0, Math.floor(limits.messages)), limits.perEndpoint, limits.perOrg],
+      );
+      return rows;
+    });
     return rows.map((r) => ({
       id: r.id,
       endpointId: r.endpoint_id,

@@ -19,6 +19,7 @@ export interface EndpointRow<T> {
   disabled_at: T | null;
   disabled_reason: string | null;
   failing_since: T | null;
+  dropped_messages: number;
 }
 
 /** A delivery attempt row: `N` the driver's bigint (a string on PostgreSQL), `T` its timestamp. */
@@ -48,6 +49,7 @@ export function toEndpoint<T>(row: EndpointRow<T>, date: (value: T) => Date): We
     disabledAt: row.disabled_at === null ? null : date(row.disabled_at),
     disabledReason: row.disabled_reason as WebhookEndpoint['disabledReason'],
     failingSince: row.failing_since === null ? null : date(row.failing_since),
+    droppedMessages: Number(row.dropped_messages),
   };
 }
 

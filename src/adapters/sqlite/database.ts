@@ -466,6 +466,17 @@ const MIGRATIONS: readonly Migration[] = [
         WHERE job_state = 'pending' AND fetch_url IS NULL;
     `,
   },
+  {
+    version: 135,
+    name: 'webhook backlog bound',
+    sql: `
+      -- Events dropped (oldest first) because the endpoint had WEBHOOK_MAX_PENDING messages
+      -- waiting; shown on the endpoint so a receiver that fell behind can tell what it missed.
+      ALTER TABLE webhook_endpoints ADD COLUMN dropped_messages INTEGER NOT NULL DEFAULT 0;
+      -- An endpoint's messages oldest first: the ones dropped when its backlog is full.
+      CREATE INDEX webhook_messages_endpoint_created ON webhook_messages(endpoint_id, created_at);
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */

@@ -38,6 +38,8 @@ export interface SqliteVectorIndexOptions {
   scanThreadFrom?: number;
   /** Bytes of sign bits this process holds before it lets the least recently searched go (sign-scan/held.ts). */
   prefilterMaxBytes?: number;
+  /** Writes document.vectors_ready in the vectors' transaction (default: one on the same database). */
+  outbox?: SqliteWebhookOutbox;
 }
 
 export class SqliteVectorIndex implements VectorIndex {
@@ -57,7 +59,7 @@ export class SqliteVectorIndex implements VectorIndex {
   ) {
     loadSqliteVec(db);
     this.sql = new StatementCache(db);
-    this.outbox = new SqliteWebhookOutbox(db);
+    this.outbox = options.outbox ?? new SqliteWebhookOutbox(db);
     this.signs = new SignIndex(db, options.scanThreadFrom, options.prefilterMaxBytes);
     this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
     this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;

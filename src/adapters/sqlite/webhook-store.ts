@@ -6,15 +6,17 @@ import type { Clock } from '../../domain/ports.js';
 import type {
   AttemptResult,
   ClaimedMessage,
+  ClaimLimits,
   DeliveryAttempt,
   DeliveryOutcome,
+  EnqueueResult,
   OutboxStats,
   RetryPlan,
   WebhookEndpoint,
   WebhookEventType,
   WebhookStore,
 } from '../../domain/webhooks.js';
-import { settlementOf } from '../../domain/webhooks.js';
+import { DEFAULT_MAX_PENDING, settlementOf } from '../../domain/webhooks.js';
 import { snapshotArguments, snapshotToRecord } from '../records/record-snapshot.js';
 import { type AttemptRow, type EndpointRow, toAttempt, toEndpoint } from '../records/webhook-row.js';
 import type { Database } from './database.js';
@@ -27,6 +29,31 @@ type SqliteEndpointRow = EndpointRow<number>;
 const fromEpoch = (ms: number) => new Date(ms);
 
 const NEW_MESSAGE_ID = `'msg_' || lower(hex(randomblob(16)))`;
+
+/**
+ * The ids a claim takes: due messages of enabled endpoints, at most @perEndpoint leased per
+ * endpoint and @perOrg per org (live leases of every owner counted), the orgs taking turns: each
+ * org's n-th message (its endpoints' oldest due first, in turn) comes before any org's n+1-th.
+ */
+const FAIR_DUE_SQL = `
+  WITH live AS (SELECT endpoint_id, org_id FROM webhook_messages WHERE lease_until >= @now),
+  endpoint_busy AS (SELECT endpoint_id, count(*) AS n FROM live GROUP BY endpoint_id),
+  org_busy AS (SELECT org_id, count(*) AS n FROM live GROUP BY org_id),
+  due AS (
+    SELECT w.id, w.org_id, w.endpoint_id, w.next_attempt_at,
+      row_number() OVER (PARTITION BY w.endpoint_id ORDER BY w.next_attempt_at, w.id) AS endpoint_rank
+    FROM webhook_messages w JOIN webhook_endpoints e ON e.id = w.endpoint_id
+    WHERE w.next_attempt_at <= @now AND (w.lease_until IS NULL OR w.lease_until < @now)
+      AND e.disabled_at IS NULL),
+  endpoint_fit AS (
+    SELECT d.id, d.org_id, d.next_attempt_at,
+      row_number() OVER (PARTITION BY d.org_id ORDER BY d.endpoint_rank, d.next_attempt_at, d.id) AS org_rank
+    FROM due d LEFT JOIN endpoint_busy b ON b.endpoint_id = d.endpoint_id
+    WHERE d.endpoint_rank + coalesce(b.n, 0) <= @perEndpoint)
+  SELECT f.id FROM endpoint_fit f LEFT JOIN org_busy b ON b.org_id = f.org_id
+  WHERE f.org_rank + coalesce(b.n, 0) <= @perOrg
+  ORDER BY f.org_rank, f.next_attempt_at, f.id
+  LIMIT @limit`;
 
 /**
  * Listeners of each database connection's new outbox messages: a dispatcher in the process that
@@ -46,18 +73,22 @@ function notifyEnqueued(db: Database): void {
 /**
  * Writes outbox rows for a document's event: call `emit` inside the transaction that makes the
  * change (it runs synchronous statements only). One statement: a row per enabled endpoint of the
- * document's org subscribed to the event, none at all for orgs without one.
+ * document's org subscribed to the event, none at all for orgs without one. An endpoint left
+ * with more than `maxPending` messages loses its oldest ones not in flight, counted on it.
  */
 export class SqliteWebhookOutbox {
   private readonly sql: StatementCache;
   private readonly clock: Clock;
+  private readonly maxPending: number;
 
   constructor(
     private readonly db: Database,
     clock: Clock = systemClock,
+    options: { maxPending?: number } = {},
   ) {
     this.sql = new StatementCache(db);
     this.clock = clock;
+    this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
   }
 
   /** How many messages were written (one per subscribed endpoint). */
@@ -66,17 +97,43 @@ export class SqliteWebhookOutbox {
     const snapshot = snapshotArguments('d', (column, ref) =>
       column === 'metadata' || column === 'pending' ? `json(${ref})` : ref,
     );
-    const written = this.sql
-      .get(
+    const endpoints = this.sql
+      .get<[{ type: string; id: string; now: number }], string>(
         `INSERT INTO webhook_messages (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
          SELECT ${NEW_MESSAGE_ID}, e.id, d.org_id, @type, d.id, json_object(${snapshot}), @now, @now
          FROM documents d JOIN webhook_endpoints e ON e.org_id = d.org_id
          WHERE d.id = @id AND e.disabled_at IS NULL
-           AND instr(',' || e.events || ',', ',' || @type || ',') > 0`,
+           AND instr(',' || e.events || ',', ',' || @type || ',') > 0
+         RETURNING endpoint_id`,
       )
-      .run({ type, id: documentId, now }).changes;
-    if (written > 0) notifyEnqueued(this.db);
-    return written;
+      .pluck()
+      .all({ type, id: documentId, now });
+    for (const endpointId of endpoints) this.bound(endpointId, now);
+    if (endpoints.length > 0) notifyEnqueued(this.db);
+    return endpoints.length;
+  }
+
+  /** Drops the endpoint's oldest messages not in flight beyond `maxPending`, and counts them. */
+  private bound(endpointId: string, now: number): void {
+    const waiting =
+      this.sql
+        .get<[string], number>('SELECT count(*) FROM webhook_messages WHERE endpoint_id = ?')
+        .pluck()
+        .get(endpointId) ?? 0;
+    if (waiting <= this.maxPending) return;
+    const dropped = this.sql
+      .get(
+        `DELETE FROM webhook_messages WHERE id IN (
+           SELECT id FROM webhook_messages
+           WHERE endpoint_id = @e AND (lease_until IS NULL OR lease_until < @now)
+           ORDER BY created_at, id LIMIT @excess)`,
+      )
+      .run({ e: endpointId, now, excess: waiting - this.maxPending }).changes;
+    if (dropped > 0) {
+      this.sql
+        .get('UPDATE webhook_endpoints SET dropped_messages = dropped_messages + ? WHERE id = ?')
+        .run(dropped, endpointId);
+    }
   }
 }
 
@@ -87,11 +144,14 @@ export class SqliteWebhookStore implements WebhookStore {
     this.sql = new StatementCache(db);
   }
 
-  async createEndpoint(e: WebhookEndpoint): Promise<void> {
-    this.sql
+  async createEndpoint(e: WebhookEndpoint, maxPerOrg: number): Promise<boolean> {
+    // One statement: the count and the insert happen together, whichever connection writes.
+    const made = this.sql
       .get(
         `INSERT INTO webhook_endpoints (id, org_id, url, events, description, secret, created_at,
-           disabled_at, disabled_reason, failing_since) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           disabled_at, disabled_reason, failing_since)
+         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+         WHERE (SELECT count(*) FROM webhook_endpoints WHERE org_id = ?) < ?`,
       )
       .run(
         e.id,
@@ -104,7 +164,10 @@ export class SqliteWebhookStore implements WebhookStore {
         e.disabledAt?.getTime() ?? null,
         e.disabledReason,
         e.failingSince?.getTime() ?? null,
-      );
+        e.orgId,
+        maxPerOrg,
+      ).changes;
+    return made > 0;
   }
 
   async countEndpoints(orgId: string): Promise<number> {
@@ -171,20 +234,37 @@ export class SqliteWebhookStore implements WebhookStore {
     return () => listeners.delete(listener);
   }
 
-  async enqueueTest(orgId: string, endpointId: string, at: Date): Promise<string | null> {
-    const row = this.sql
-      .get<[{ org: string; id: string; now: number }], { id: string }>(
-        `INSERT INTO webhook_messages (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
-         SELECT ${NEW_MESSAGE_ID}, id, org_id, 'webhook.test', NULL, NULL, @now, @now
-         FROM webhook_endpoints WHERE id = @id AND org_id = @org AND disabled_at IS NULL
-         RETURNING id`,
-      )
-      .get({ org: orgId, id: endpointId, now: at.getTime() });
-    if (row) notifyEnqueued(this.db);
-    return row?.id ?? null;
+  async enqueueTest(orgId: string, endpointId: string, at: Date, maxPending: number): Promise<EnqueueResult> {
+    return this.db
+      .transaction((): EnqueueResult => {
+        const endpoint = this.sql
+          .get<[string, string], number>(
+            'SELECT 1 FROM webhook_endpoints WHERE id = ? AND org_id = ? AND disabled_at IS NULL',
+          )
+          .pluck()
+          .get(endpointId, orgId);
+        if (endpoint === undefined) return 'no_endpoint';
+        const waiting =
+          this.sql
+            .get<[string], number>('SELECT count(*) FROM webhook_messages WHERE endpoint_id = ?')
+            .pluck()
+            .get(endpointId) ?? 0;
+        if (waiting >= maxPending) return 'backlog_full';
+        const id = this.sql
+          .get<[{ org: string; id: string; now: number }], string>(
+            `INSERT INTO webhook_messages (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
+             VALUES (${NEW_MESSAGE_ID}, @id, @org, 'webhook.test', NULL, NULL, @now, @now)
+             RETURNING id`,
+          )
+          .pluck()
+          .get({ org: orgId, id: endpointId, now: at.getTime() }) as string;
+        notifyEnqueued(this.db);
+        return { messageId: id };
+      })
+      .immediate();
   }
 
-  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedMessage[]> {
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limits: ClaimLimits): Promise<ClaimedMessage[]> {
     const t = now.getTime();
     // A read first: an idle outbox costs no write lock, polled as often as it is.
     const due = this.sql
@@ -206,21 +286,28 @@ export class SqliteWebhookStore implements WebhookStore {
       secret: string;
     };
     const rows = this.db
-      .transaction(() =>
-        this.sql
-          .get<[{ owner: string; now: number; until: number; limit: number }], Row>(
+      .transaction(() => {
+        // Inside the IMMEDIATE transaction, so the leases counted are every connection's.
+        const ids = this.sql
+          .get<[{ now: number; limit: number; perOrg: number; perEndpoint: number }], string>(FAIR_DUE_SQL)
+          .pluck()
+          .all({
+            now: t,
+            limit: Math.max(0, Math.floor(limits.messages)),
+            perOrg: limits.perOrg,
+            perEndpoint: limits.perEndpoint,
+          });
+        if (ids.length === 0) return [];
+        return this.sql
+          .get<[{ owner: string; until: number; ids: string }], Row>(
             `UPDATE webhook_messages SET lease_owner = @owner, lease_until = @until, attempts = attempts + 1
-             WHERE id IN (
-               SELECT w.id FROM webhook_messages w JOIN webhook_endpoints e ON e.id = w.endpoint_id
-               WHERE w.next_attempt_at <= @now AND (w.lease_until IS NULL OR w.lease_until < @now)
-                 AND e.disabled_at IS NULL
-               ORDER BY w.next_attempt_at LIMIT @limit)
+             WHERE id IN (SELECT value FROM json_each(@ids))
              RETURNING id, endpoint_id, org_id, event_type, payload, created_at, attempts,
                (SELECT e.url FROM webhook_endpoints e WHERE e.id = webhook_messages.endpoint_id) AS url,
                (SELECT e.secret FROM webhook_endpoints e WHERE e.id = webhook_messages.endpoint_id) AS secret`,
           )
-          .all({ owner, now: t, until: leaseUntil.getTime(), limit: Math.max(0, Math.floor(limit)) }),
-      )
+          .all({ owner, until: leaseUntil.getTime(), ids: JSON.stringify(ids) });
+      })
       .immediate();
     return rows.map((r) => ({
       id: r.id,

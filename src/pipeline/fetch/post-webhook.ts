@@ -1,6 +1,8 @@
 // Delivers one webhook POST under the URL-ingest SSRF rules: the URL checked as at submit, every DNS
 // answer and every connect checked by the guarded connector, no redirect followed (a 3xx is a
-// failed attempt), one total timeout, and at most a few kilobytes of the answer read.
+// failed attempt), one total timeout, and at most a few kilobytes of the answer read. A failure no
+// retry can fix (an invalid URL, an address the policy refuses, a host that does not resolve) is
+// an UndeliverableError, so the dispatcher gives its message up at once instead of for a day.
 import type { LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
@@ -8,6 +10,18 @@ import { FetchError } from './errors.js';
 import { createGuardedConnect } from './guarded-connect.js';
 import { transportError } from './transport-errors.js';
 import { redactUrl, urlRefusal } from './url-check.js';
+
+/** Resolver answers that say the name does not exist (not that the resolver is unwell). */
+const UNRESOLVABLE = new Set(['ENOTFOUND', 'ENODATA']);
+
+/** A webhook POST that cannot succeed however often it is tried: `permanent` tells the dispatcher. */
+export class UndeliverableError extends FetchError {
+  readonly permanent = true;
+  constructor(code: 'url_blocked' | 'url_unreachable', message: string) {
+    super(code, message, false);
+    this.name = 'UndeliverableError';
+  }
+}
 
 export interface WebhookPostOptions {
   policy: AddressPolicy;
@@ -20,7 +34,8 @@ export interface WebhookPostOptions {
 
 /**
  * POSTs `body`; resolves with the answer's status (any status, 3xx included: nothing is followed),
- * rejects with a FetchError when there is no answer (refused address, unreachable, timeout).
+ * rejects with a FetchError when there is no answer (refused address, unreachable, timeout), an
+ * UndeliverableError when no answer can ever come.
  */
 export async function postWebhook(
   rawUrl: string,
@@ -33,11 +48,11 @@ export async function postWebhook(
   try {
     url = new URL(rawUrl);
   } catch {
-    throw new FetchError('url_blocked', 'the webhook URL is not a valid absolute URL', false);
+    throw new UndeliverableError('url_blocked', 'the webhook URL is not a valid absolute URL');
   }
   const refusal = urlRefusal(url, opts.policy);
   if (refusal !== null) {
-    throw new FetchError('url_blocked', `refused to deliver to ${redactUrl(url)}: ${refusal}`, false);
+    throw new UndeliverableError('url_blocked', `refused to deliver to ${redactUrl(url)}: ${refusal}`);
   }
   const agent = new Agent({
     connect: createGuardedConnect({
@@ -76,8 +91,14 @@ export async function postWebhook(
     if (timedOut) {
       throw new FetchError('timeout', `${redactUrl(url)} did not answer within ${opts.timeoutMs} ms`, true);
     }
-    if (error instanceof FetchError) throw error;
-    throw transportError(error, url);
+    const failure = transportError(error, url);
+    if (failure.code === 'url_blocked' || UNRESOLVABLE.has(String((error as { code?: unknown }).code))) {
+      throw new UndeliverableError(
+        failure.code === 'url_blocked' ? 'url_blocked' : 'url_unreachable',
+        failure.message,
+      );
+    }
+    throw failure;
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);

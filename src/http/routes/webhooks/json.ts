@@ -9,6 +9,7 @@ export function toWebhookJson(e: WebhookEndpoint) {
     description: e.description,
     enabled: e.disabledAt === null,
     disabled_reason: e.disabledReason,
+    dropped_messages: e.droppedMessages,
     created_at: e.createdAt.toISOString(),
   };
 }

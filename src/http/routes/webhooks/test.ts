@@ -13,10 +13,13 @@ export function testWebhookRoute(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'testWebhook',
         summary: 'Send a test event',
         description:
-          'Queues a `webhook.test` message (`data: {webhook_id}`), signed and retried like any event; its attempts appear under /deliveries.',
+          'Queues a `webhook.test` message (`data: {webhook_id}`), signed and retried like any event; its attempts appear under /deliveries. 429 `backlog_full` (with `Retry-After`) while the endpoint has `WEBHOOK_MAX_PENDING` messages waiting.',
         tags: ['webhooks'],
         params: WebhookParams,
-        response: { 202: TestWebhookResponse, ...problemResponses(...COMMON_ERRORS, 'not_found') },
+        response: {
+          202: TestWebhookResponse,
+          ...problemResponses(...COMMON_ERRORS, 'not_found', 'backlog_full'),
+        },
       },
     },
     async (request, reply) => {
