@@ -350,6 +350,8 @@ export async function createRuntime(
       ocr: { enabled: config.ocr === 'on', languages: ocrLanguagesOf(config) },
       // A text file as large as uploads may be always fits.
       maxTextChars: Math.max(DEFAULT_MAX_TEXT_CHARS, config.maxUploadBytes),
+      maxTextRatio: config.extractMaxTextRatio,
+      textFloorChars: config.extractTextFloorChars,
     });
     // The first document should be as fast as the hundredth: a thread starts and loads the
     // tokenizer now rather than when that document arrives (`ready` says when it has).

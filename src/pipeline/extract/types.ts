@@ -7,6 +7,7 @@ import type { ChunkStream } from '../../domain/types.js';
 import type { ChunkOptions } from '../chunk/chunker.js';
 import type { IndexPlan } from '../chunk/for-index.js';
 import type { OcrSettings } from '../ocr/engine.js';
+import type { TextLimitSettings } from './text-limit.js';
 
 /** A format the pipeline extracts: one of domain/formats.ts's SUPPORTED_FORMATS. */
 export type SourceFormat = FormatId;
@@ -47,6 +48,10 @@ export interface ExtractorOptions {
   pagedStreamFromBytes?: number;
   /** The most characters of text one file may give, or it fails too_large (default DEFAULT_MAX_TEXT_CHARS). */
   maxTextChars?: number;
+  /** Characters of text per byte of the file, at most (default DEFAULT_MAX_TEXT_RATIO; text-limit.ts). */
+  maxTextRatio?: number;
+  /** Characters any file may give whatever its size (default DEFAULT_TEXT_FLOOR_CHARS). */
+  textFloorChars?: number;
 }
 
 /**
@@ -102,7 +107,7 @@ export type ExtractionCode =
 export interface WorkerData {
   searchLanguage: SearchLanguage;
   ocr: OcrSettings;
-  maxTextChars: number;
+  text: TextLimitSettings;
 }
 
 export type WorkerRequest =
