@@ -11,7 +11,6 @@ import path from 'node:path';
 import type { FormatId } from '../src/domain/formats.js';
 import { createExtractor, detectFormat, type Extractor } from '../src/pipeline/extract/index.js';
 import { DEFAULT_MAX_TEXT_RATIO, DEFAULT_TEXT_FLOOR_CHARS } from '../src/pipeline/extract/text-limit.js';
-import { CORPUS_DIR } from '../test/helpers/shared-dir.js';
 import { crafted, emailWith, paragraphs, spanningTable, TEXT_CHARS } from '../test/helpers/text-bombs.js';
 import { makeZip } from '../test/helpers/zip.js';
 import { type Benchmark, fmt, median, projectRoot, timeRuns } from './lib.js';
@@ -31,14 +30,15 @@ function filesUnder(dir: string, out: string[] = []): string[] {
 /** Characters of text per byte of file, for every file detection accepts. */
 async function realRatios(extractor: Extractor): Promise<{ file: string; format: string; ratio: number }[]> {
   const root = projectRoot();
-  const files = [...filesUnder(CORPUS_DIR), ...filesUnder(path.join(root, 'test/fixtures'))];
+  const corpus = path.resolve(root, '../shared/corpus');
+  const files = [...filesUnder(corpus), ...filesUnder(path.join(root, 'test/fixtures'))];
   const ratios: { file: string; format: string; ratio: number }[] = [];
   for (const file of files) {
     const detected = await detectFormat({ path: file, filename: path.basename(file) });
     if (!detected.ok) continue;
     const { text } = await extractor.extract(file, detected.format);
-    const shown = file.startsWith(CORPUS_DIR)
-      ? `corpus/${path.relative(CORPUS_DIR, file)}`
+    const shown = file.startsWith(corpus)
+      ? `corpus/${path.relative(corpus, file)}`
       : path.relative(root, file);
     ratios.push({ file: shown, format: detected.format, ratio: text.length / statSync(file).size });
   }
