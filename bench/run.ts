@@ -65,11 +65,6 @@ const BENCHMARKS: readonly Entry[] = [
     title: 'Webhooks: delivery latency from ready to the receiver’s 2xx',
   },
   { id: 'formats', module: 'formats.bench.js', title: 'New formats: MB/s extracted and RSS peak' },
-  {
-    id: 'extract-limits',
-    module: 'extract-limits.bench.js',
-    title: 'Extraction limits: text per upload byte, deep markup',
-  },
   { id: 'ocr', module: 'ocr.bench.js', title: 'OCR: pages/s and character accuracy on the corpus scans' },
   {
     id: 'embed-ingest',
@@ -106,6 +101,11 @@ const BENCHMARKS: readonly Entry[] = [
     id: 'first-document',
     module: 'first-document.bench.js',
     title: 'First contact: npm start, and the first document after a start',
+  },
+  {
+    id: 'extract-limits',
+    module: 'extract-limits.bench.js',
+    title: 'Extraction limits: text per upload byte, deep markup',
   },
 ];
 
