@@ -99,6 +99,60 @@ async function measure(fn: () => unknown): Promise<Timing> {
   return { wallMs: wallMs!, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
+const WHITESPACE_FREE_REPEATS = 5;
+
+/**
+ * Text with no whitespace at all (one pre-token per 10,000 characters, which byte-pair merging
+ * must handle in time linear in its length) against the prose slice, interleaved in the same run.
+ */
+function whitespaceFree(
+  prose: string,
+  proseBytes: number,
+  options: Parameters<typeof chunkText>[1],
+): string[] {
+  const random = seededLetters(SLICE_BYTES);
+  const texts: [string, string][] = [
+    ['1 MB of prose (the slice above)', prose],
+    ["1 MB of one letter ('x')", 'x'.repeat(SLICE_BYTES)],
+    ['1 MB of random a–z letters', random],
+    ['1 MB of CJK without spaces (3 bytes a character)', '中文日本語'.repeat(Math.floor(SLICE_BYTES / 15))],
+  ];
+  for (const [, text] of texts) chunkText(text, options);
+  const cpu = texts.map(() => [] as number[]);
+  for (let i = 0; i < WHITESPACE_FREE_REPEATS; i++) {
+    texts.forEach(([, text], t) => {
+      const before = process.cpuUsage();
+      chunkText(text, options);
+      const used = process.cpuUsage(before);
+      cpu[t]!.push((used.user + used.system) / 1000);
+    });
+  }
+  const rate = (t: number, ms: number) => Buffer.byteLength(texts[t]![1]) / MB / (ms / 1000);
+  const proseRate = rate(0, median(cpu[0]!));
+  return [
+    `Whitespace-free text, chunkText, CPU time, median of ${WHITESPACE_FREE_REPEATS} interleaved runs (min–max); ` +
+      `prose measured in the same loop (${fmt(proseBytes / MB, 2)} MB):`,
+    '',
+    '| text | CPU time | MB/s (CPU) | min–max MB/s | vs prose |',
+    '|---|---:|---:|---:|---:|',
+    ...texts.map(([name], t) => {
+      const runs = cpu[t]!;
+      const ms = median(runs);
+      return `| ${name} | ${fmt(ms, 0)} ms | ${fmt(rate(t, ms), 2)} | ${fmt(rate(t, Math.max(...runs)), 2)}–${fmt(rate(t, Math.min(...runs)), 2)} | ${fmt(rate(t, ms) / proseRate, 3)}× |`;
+    }),
+  ];
+}
+
+function seededLetters(length: number): string {
+  let seed = 1;
+  const out: string[] = [];
+  for (let i = 0; i < length; i++) {
+    seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff;
+    out.push(String.fromCharCode(97 + (seed % 26)));
+  }
+  return out.join('');
+}
+
 export const run: Benchmark = async () => {
   const corpus = buildCorpus();
   const { text } = corpus;
@@ -200,6 +254,8 @@ export const run: Benchmark = async () => {
     `- chunkText / LangChain throughput on the same 1 MB slice: **${ratio(langchain, oursSlice, 'cpuMs')}** by CPU time, ` +
       `${ratio(langchain, oursSlice, 'wallMs')} by wall time (goal ≥ 2.5×). LangChain was measured on 1 MB, not the whole corpus.`,
     '- "chunks > 512 tokens": each chunk\'s text re-encoded on its own with o200k_base.',
+    '',
+    ...whitespaceFree(slice, sliceBytes, options),
   ];
   return { title: 'Chunking throughput', lines };
 };

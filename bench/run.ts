@@ -121,6 +121,11 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'webhook-fairness.bench.js',
     title: "Webhooks: another org's event behind a hostile org's backlog",
   },
+  {
+    id: 'extract-limits',
+    module: 'extract-limits.bench.js',
+    title: 'Extraction limits: text per upload byte, deep markup',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

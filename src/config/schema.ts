@@ -57,6 +57,8 @@ export interface Config {
   extractTimeoutMs: number;
   extractMaxHeapMb: number;
   pdfMaxPages: number;
+  extractMaxTextRatio: number;
+  extractTextFloorChars: number;
   ocr: 'on' | 'off';
   ocrLanguages: string[];
   maxJsonBodyBytes: number;
@@ -461,6 +463,25 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     min: 1,
     max: 1_000_000,
     description: 'PDFs with more pages fail with `too_large`',
+  },
+  // A file's text is rarely longer than the file; the largest ratio among the real documents of
+  // the test corpus is in bench/RESULTS.md, well under the default.
+  extractMaxTextRatio: {
+    env: 'EXTRACT_MAX_TEXT_RATIO',
+    type: 'int',
+    default: 16,
+    min: 1,
+    max: 10_000,
+    description:
+      'characters of text a file may give per byte of its size (beyond `EXTRACT_TEXT_FLOOR_CHARS`): past it the document fails `archive_limits` (ZIP-based formats and e-mail, whose text comes from parts they unpack) or `too_large`',
+  },
+  extractTextFloorChars: {
+    env: 'EXTRACT_TEXT_FLOOR_CHARS',
+    type: 'int',
+    default: 4 * 1024 * 1024,
+    min: 1_024,
+    max: 1_073_741_824,
+    description: 'characters of text any file may give whatever its size (see `EXTRACT_MAX_TEXT_RATIO`)',
   },
   ocr: {
     env: 'OCR',

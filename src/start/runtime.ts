@@ -359,6 +359,8 @@ export async function createRuntime(
       // A text file as large as uploads may be always fits.
       maxTextChars: Math.max(DEFAULT_MAX_TEXT_CHARS, config.maxUploadBytes),
       idleStopMs: config.extractIdleStopMs,
+      maxTextRatio: config.extractMaxTextRatio,
+      textFloorChars: config.extractTextFloorChars,
     });
     // The first document should be as fast as the hundredth: a thread starts and loads the
     // tokenizer now rather than when that document arrives (`ready` says when it has).

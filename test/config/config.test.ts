@@ -70,6 +70,8 @@ describe('loadConfig', () => {
       extractTimeoutMs: 120_000,
       extractMaxHeapMb: 512,
       pdfMaxPages: 5_000,
+      extractMaxTextRatio: 16,
+      extractTextFloorChars: 4 * 1024 * 1024,
       ocr: 'on',
       ocrLanguages: [],
       maxJsonBodyBytes: 10_485_760,

@@ -111,6 +111,31 @@ describe('encodeText', () => {
     }
   });
 
+  // A piece over 64 units is merged through a priority queue: the same merges, in the same order.
+  it('merges long pieces as gpt-tokenizer does, ASCII or not', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...'aaabqxz.-'), { minLength: 65, maxLength: 400 }),
+        fc.array(fc.constantFrom(...'中文日本語éaü'), { minLength: 65, maxLength: 300 }),
+        (ascii, other) => {
+          for (const text of [ascii.join(''), other.join('')]) {
+            expect(encodeText(text), JSON.stringify(text)).toEqual(library(text));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+    for (const text of [
+      'x'.repeat(3_000),
+      'X'.repeat(2_000),
+      '.'.repeat(2_000),
+      '中文'.repeat(1_000),
+      '😀'.repeat(500),
+    ]) {
+      expect(encodeText(text), text.slice(0, 8)).toEqual(library(text));
+    }
+  });
+
   it('handles the empty text and a text of one long run', () => {
     expect(encodeText('')).toEqual([]);
     const run = `${'9'.repeat(5_000)}${'x'.repeat(5_000)}`;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants, deflateRawSync } from 'node:zlib';
-import { CORPUS_DIR } from '../helpers/shared.js';
+import { CORPUS_DIR } from '../helpers/shared-dir.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(here, '../..');

@@ -122,10 +122,10 @@ export function chunkText(text: string, opts: ChunkOptions): ChunkPlan {
 }
 
 /**
- * Longest run of non-space characters encoded in one piece. BPE time grows with the square of a
- * pre-token's length (100k letters in a row take seconds, 1 MB takes minutes), so a hostile or
- * odd document (a megabyte of one letter, a huge minified line) would stall the worker. Longer
- * runs are encoded in pieces of this size; ordinary text has no such run and is encoded whole.
+ * Longest run of non-space characters encoded in one piece. The encoder merges a long pre-token
+ * in O(n log n), but its working arrays and heap grow with the piece, so a hostile or odd
+ * document (a megabyte of one letter, a huge minified line) is encoded in pieces of this size;
+ * ordinary text has no such run and is encoded whole.
  */
 const MAX_ENCODE_RUN = 10_000;
 

@@ -6,7 +6,10 @@
 // tokens once found and asks the library only for pieces it has not seen. The split regex is
 // Unicode-aware and costs as much as the rest of `encode`; for runs of ASCII text an ASCII-only
 // twin of it, without the u flag, finds the same pieces faster (see
-// `nextPiece`). A piece not in the cache is encoded by the library, unless it is all ASCII: those
+// `nextPiece`). A piece longer than 64 units, ASCII or not, is merged here in O(n log n) (see
+// `mergeLong`): the library's merge, like any plain one, is quadratic in a piece's length, and a
+// run of letters without spaces is one piece however long. A shorter piece not in the cache is
+// encoded by the library, unless it is all ASCII: those
 // (nearly all the distinct pieces of English text and Markdown) are byte-pair merged here,
 // on the string, against the library's own vocabulary (see `mergeAscii`). For ASCII a character is
 // a byte, so this is the library's algorithm without its UTF-8 encoding and decoding of every
@@ -56,7 +59,7 @@ export function encodeText(text: string): number[] {
     position += piece.length;
     let found = cache.get(piece);
     if (found === undefined) {
-      found = isAscii(piece, 0, piece.length) ? mergeAscii(piece) : fromLibrary(piece);
+      found = encodePiece(piece);
       if (piece.length <= CACHE_MAX_PIECE) {
         if (cache.size >= CACHE_LIMIT) cache.clear();
         cache.set(piece, found);
@@ -88,6 +91,24 @@ function nextPiece(text: string, position: number): string {
   return unicode[0];
 }
 
+/**
+ * Pieces longer than this are merged with a priority queue (`mergeLong`): the plain merge loops
+ * below rescan every pair after each merge, which is quadratic in the piece's length, and the
+ * pre-tokenizer makes one piece of any run of letters (a line of 'x', CJK text without spaces) or
+ * of punctuation, however long. Short pieces, nearly all of real text, keep the plain loops,
+ * which are faster at that size.
+ */
+const LONG_PIECE = 64;
+
+function encodePiece(piece: string): number | readonly number[] {
+  const ascii = isAscii(piece, 0, piece.length);
+  if (piece.length <= LONG_PIECE) return ascii ? mergeAscii(piece) : fromLibrary(piece);
+  // ASCII is its own UTF-8: its units are already bytes.
+  const bytes = ascii ? piece : Buffer.from(piece, 'utf8').toString('latin1');
+  const whole = byteRank(byteVocabulary(), bytes, 0, bytes.length);
+  return whole >= 0 ? whole : mergeLong(bytes);
+}
+
 function fromLibrary(piece: string): number | readonly number[] {
   const tokens = encode(piece, PLAIN_TEXT);
   return tokens.length === 1 ? tokens[0]! : tokens;
@@ -105,6 +126,165 @@ function asciiVocabulary(): Map<string, number> {
   }
   asciiRanks = ranks;
   return ranks;
+}
+
+/**
+ * The vocabulary keyed by UTF-8 bytes (as latin1 strings, a byte a unit), for `mergeLong`.
+ * Entries of up to SHORT_ENTRY bytes, the ones nearly every lookup of a merge asks for, sit in
+ * an open-addressing table keyed by their bytes as one number, so no string is built for them.
+ */
+interface ByteVocabulary {
+  long: Map<string, number>;
+  shortKeys: Float64Array;
+  shortRanks: Int32Array;
+  mask: number;
+}
+
+const SHORT_ENTRY = 6;
+let byteRanks: ByteVocabulary | null = null;
+
+/** The bytes from..to (at most SHORT_ENTRY of them) as one number, a leading 1 giving the length. */
+function shortKey(bytes: string, from: number, to: number): number {
+  let key = 1;
+  for (let i = from; i < to; i++) key = key * 256 + bytes.charCodeAt(i);
+  return key;
+}
+
+function slot(key: number, mask: number): number {
+  const low = key % 0x1000000;
+  const high = (key - low) / 0x1000000;
+  return (Math.imul(low ^ Math.imul(high, 0x27d4eb2d), 0x9e3779b1) >>> 8) & mask;
+}
+
+function byteVocabulary(): ByteVocabulary {
+  if (byteRanks) return byteRanks;
+  const long = new Map<string, number>();
+  const size = 1 << 19;
+  const vocabulary = {
+    long,
+    shortKeys: new Float64Array(size),
+    shortRanks: new Int32Array(size).fill(-1),
+    mask: size - 1,
+  };
+  for (let rank = 0; rank < o200kPieces.length; rank++) {
+    const piece = o200kPieces[rank];
+    if (piece === undefined) continue;
+    const bytes = (typeof piece === 'string' ? Buffer.from(piece, 'utf8') : Buffer.from(piece)).toString(
+      'latin1',
+    );
+    if (bytes.length > SHORT_ENTRY) {
+      long.set(bytes, rank);
+      continue;
+    }
+    const key = shortKey(bytes, 0, bytes.length);
+    let at = slot(key, vocabulary.mask);
+    while (vocabulary.shortRanks[at] !== -1) at = (at + 1) & vocabulary.mask;
+    vocabulary.shortKeys[at] = key;
+    vocabulary.shortRanks[at] = rank;
+  }
+  byteRanks = vocabulary;
+  return vocabulary;
+}
+
+/** Rank of the bytes from..to of `bytes` as one token, -1 when the vocabulary has none. */
+function byteRank(vocabulary: ByteVocabulary, bytes: string, from: number, to: number): number {
+  if (to - from > SHORT_ENTRY) return vocabulary.long.get(bytes.slice(from, to)) ?? -1;
+  const key = shortKey(bytes, from, to);
+  const { shortKeys, shortRanks, mask } = vocabulary;
+  for (let at = slot(key, mask); shortRanks[at] !== -1; at = (at + 1) & mask) {
+    if (shortKeys[at] === key) return shortRanks[at]!;
+  }
+  return -1;
+}
+
+/**
+ * The same byte-pair merge as `mergeAscii` (lowest rank first, leftmost on a tie), in
+ * O(n log n): parts are a linked list of start offsets and candidate pairs wait in a min-heap
+ * keyed by (rank, left part's start). A popped pair is merged only if the two parts now at
+ * that start still join to a token of that rank; a merge pushes the two pairs it creates, so
+ * every current pair is in the heap and the first valid pop is the loop's choice. `piece` holds
+ * one unit per byte (ASCII text as it is, anything else as latin1 of its UTF-8 bytes), as the
+ * keys of `byteVocabulary` do.
+ */
+function mergeLong(piece: string): number[] {
+  const vocabulary = byteVocabulary();
+  const n = piece.length;
+  // next[i]: start of the part after the part starting at i (n for the last); prev likewise,
+  // -2 once the part at i has been merged into the one before it. pairRank[i]: rank of the
+  // current pair at i (-1: not a token), which a heap entry must still show to be valid.
+  const next = new Int32Array(n + 1);
+  const prev = new Int32Array(n + 1);
+  const pairRank = new Int32Array(n + 1).fill(-1);
+  for (let i = 0; i <= n; i++) {
+    next[i] = i + 1;
+    prev[i] = i - 1;
+  }
+  const stride = n + 1;
+  const heap = new MinHeap();
+  const offer = (left: number) => {
+    const right = next[left]!;
+    const rank = right >= n ? -1 : byteRank(vocabulary, piece, left, next[right]!);
+    pairRank[left] = rank;
+    if (rank >= 0) heap.push(rank * stride + left);
+  };
+  for (let i = 0; i + 1 < n; i++) offer(i);
+  for (;;) {
+    const key = heap.pop();
+    if (key === undefined) break;
+    const left = key % stride;
+    // A stale entry: the part at `left` was merged away or its pair has changed since.
+    if (prev[left] === -2 || pairRank[left] !== (key - left) / stride) continue;
+    const right = next[left]!;
+    const after = next[right]!;
+    next[left] = after;
+    if (after <= n) prev[after] = left;
+    prev[right] = -2;
+    offer(left);
+    if (left > 0) offer(prev[left]!);
+  }
+  const tokens: number[] = [];
+  for (let i = 0; i < n; i = next[i]!) {
+    const rank = byteRank(vocabulary, piece, i, next[i]!);
+    if (rank < 0) throw new Error(`o200k has no token for part ${i} of a ${n}-unit piece`);
+    tokens.push(rank);
+  }
+  return tokens;
+}
+
+/** A binary min-heap of non-negative integers (exact in a double: rank × length + offset). */
+class MinHeap {
+  private readonly items: number[] = [];
+
+  push(value: number): void {
+    const items = this.items;
+    let i = items.length;
+    items.push(value);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (items[parent]! <= value) break;
+      items[i] = items[parent]!;
+      i = parent;
+    }
+    items[i] = value;
+  }
+
+  pop(): number | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (top === undefined || last === undefined || items.length === 0) return top;
+    let i = 0;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= items.length) break;
+      if (child + 1 < items.length && items[child + 1]! < items[child]!) child++;
+      if (items[child]! >= last) break;
+      items[i] = items[child]!;
+      i = child;
+    }
+    items[i] = last;
+    return top;
+  }
 }
 
 /**

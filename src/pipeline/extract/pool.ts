@@ -12,10 +12,17 @@ import { contentTypeOf, formatSpec } from '../../domain/formats.js';
 import type { ChunkRow, ChunkStream, IndexTotals } from '../../domain/types.js';
 import type { ChunkOptions } from '../chunk/chunker.js';
 import type { IndexPlan } from '../chunk/for-index.js';
+import { FORMAT_HANDLERS } from '../formats/handlers.js';
 import { ChunkQueue } from './chunk-queue.js';
 import { type CpuHeadroom, sampleCpuHeadroom } from './cpu-headroom.js';
 import { ExtractionError } from './errors.js';
 import { assemblePages, unreadScan } from './pages.js';
+import {
+  DEFAULT_MAX_TEXT_RATIO,
+  DEFAULT_TEXT_FLOOR_CHARS,
+  type TextLimitSettings,
+  textLimitOf,
+} from './text-limit.js';
 import {
   type ChunkSpan,
   DEFAULT_MAX_TEXT_CHARS,
@@ -408,6 +415,26 @@ class WorkerPoolExtractor implements Extractor {
     return Math.max(0, Math.min(threads, cpus));
   }
 
+  /** Pages joined here (a PDF split across threads) are held to the file's text bound here. */
+  private textProblem(task: { path: string; format: SourceFormat }, text: string): ExtractionError | null {
+    try {
+      const unpacks = FORMAT_HANDLERS[task.format].unpacks === true;
+      textLimitOf(statSync(task.path).size, this.textLimits(), unpacks).check(text.length);
+      return null;
+    } catch (error) {
+      if (error instanceof ExtractionError) return error;
+      throw error;
+    }
+  }
+
+  private textLimits(): TextLimitSettings {
+    return {
+      maxChars: this.opts.maxTextChars ?? DEFAULT_MAX_TEXT_CHARS,
+      maxRatio: this.opts.maxTextRatio ?? DEFAULT_MAX_TEXT_RATIO,
+      floorChars: this.opts.textFloorChars ?? DEFAULT_TEXT_FLOOR_CHARS,
+    };
+  }
+
   private spawn(): Slot {
     const worker = new Worker(this.entry, {
       resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb },
@@ -415,7 +442,7 @@ class WorkerPoolExtractor implements Extractor {
       workerData: {
         searchLanguage: this.opts.searchLanguage ?? 'auto',
         ocr: this.opts.ocr ?? { enabled: true, languages: ['eng'] },
-        maxTextChars: this.opts.maxTextChars ?? DEFAULT_MAX_TEXT_CHARS,
+        text: this.textLimits(),
       } satisfies WorkerData,
     });
     const slot: Slot = {
@@ -551,7 +578,9 @@ class WorkerPoolExtractor implements Extractor {
           const format = job.task.type === 'extract' ? job.task.format : 'pdf';
           const assembled = assemblePages(job.parts, format, job.ocr.recognised);
           const empty = unreadScan(assembled.text.trim() !== '', job.ocr, formatSpec(format).name);
+          const tooLong = job.task.type === 'extract' ? this.textProblem(job.task, assembled.text) : null;
           if (empty) this.settle(job, empty);
+          else if (tooLong) this.settle(job, tooLong);
           else this.settle(job, null, assembled);
         }
         break;

@@ -7,6 +7,7 @@ import type { ChunkStream } from '../../domain/types.js';
 import type { ChunkOptions } from '../chunk/chunker.js';
 import type { IndexPlan } from '../chunk/for-index.js';
 import type { OcrSettings } from '../ocr/engine.js';
+import type { TextLimitSettings } from './text-limit.js';
 
 /** A format the pipeline extracts: one of domain/formats.ts's SUPPORTED_FORMATS. */
 export type SourceFormat = FormatId;
@@ -52,6 +53,10 @@ export interface ExtractorOptions {
    * 0 or absent: threads live until the pool closes.
    */
   idleStopMs?: number;
+  /** Characters of text per byte of the file, at most (default DEFAULT_MAX_TEXT_RATIO; text-limit.ts). */
+  maxTextRatio?: number;
+  /** Characters any file may give whatever its size (default DEFAULT_TEXT_FLOOR_CHARS). */
+  textFloorChars?: number;
 }
 
 /**
@@ -112,7 +117,7 @@ export type ExtractionCode =
 export interface WorkerData {
   searchLanguage: SearchLanguage;
   ocr: OcrSettings;
-  maxTextChars: number;
+  text: TextLimitSettings;
 }
 
 export type WorkerRequest =

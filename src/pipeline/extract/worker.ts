@@ -1,6 +1,7 @@
 // Entry point of an extraction worker thread. It takes one document (or one page range of a PDF)
 // at a time from the pool in pool.ts and answers with text or a failure code. Everything that
 // parses untrusted bytes runs here, under the heap cap and wall-time cap the pool enforces.
+import { stat } from 'node:fs/promises';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { FORMAT_IDS, type FormatId, formatSpec } from '../../domain/formats.js';
@@ -10,6 +11,7 @@ import { FORMAT_HANDLERS } from '../formats/handlers.js';
 import { configureOcr } from '../ocr/engine.js';
 import { ExtractionError } from './errors.js';
 import { PageJoiner, unreadScan } from './pages.js';
+import { type TextLimit, textLimitOf } from './text-limit.js';
 import type { ChunkSpan, WorkerData, WorkerReply, WorkerRequest } from './types.js';
 
 const port = parentPort;
@@ -138,14 +140,14 @@ class SourceError extends Error {
 
 /**
  * A file's text as it is read, for the chunker: its failures tagged as the input's, and cut off
- * with too_large past the text cap.
+ * past the file's text bound (text-limit.ts).
  */
-async function* fromFile(pieces: AsyncIterable<string>): AsyncGenerator<string> {
+async function* fromFile(pieces: AsyncIterable<string>, limit: TextLimit): AsyncGenerator<string> {
   try {
     let chars = 0;
     for await (const piece of pieces) {
       chars += piece.length;
-      checkTextLength(chars);
+      limit.check(chars);
       yield piece;
     }
   } catch (error) {
@@ -153,20 +155,10 @@ async function* fromFile(pieces: AsyncIterable<string>): AsyncGenerator<string> 
   }
 }
 
-/**
- * The most text one file may give (ExtractorOptions.maxTextChars): far above what any file within
- * the upload and archive limits holds, so only a file whose text is mostly padding meets it (a
- * table of millions of empty cells: a few bytes of spreadsheet or CSV each, four characters of
- * Markdown each).
- */
-function checkTextLength(chars: number): void {
-  const { maxTextChars } = workerData as WorkerData;
-  if (chars > maxTextChars) {
-    throw new ExtractionError(
-      'too_large',
-      `the file's text is longer than ${maxTextChars.toLocaleString('en-US')} characters (a table of mostly empty cells?)`,
-    );
-  }
+/** The bound on the text of the file at `path` (its size, its format, the settings). */
+async function textLimitFor(path: string, format: FormatId): Promise<TextLimit> {
+  const { size } = await stat(path);
+  return textLimitOf(size, (workerData as WorkerData).text, FORMAT_HANDLERS[format].unpacks === true);
 }
 
 /**
@@ -271,14 +263,15 @@ async function handleExtract(request: ExtractRequest): Promise<void> {
     }
     // An image is one page, and OCR read it (else extraction failed).
     const ocrPages = extractor.ocr ? 1 : null;
+    const limit = await textLimitFor(request.path, request.format);
     if (request.chunk && extractor.textPieces) {
       // Read, decoded and chunked a piece at a time: a 100 MB file is never one string here.
-      const pieces = fromFile(extractor.textPieces(request.path));
+      const pieces = fromFile(extractor.textPieces(request.path), limit);
       await chunkOrReportError(jobId, pieces, request.chunk, true, ocrPages);
       return;
     }
     const text = await extractor.extractText(request.path);
-    checkTextLength(text.length);
+    limit.check(text.length);
     if (request.chunk) await chunkOrReportError(jobId, [text], request.chunk, true, ocrPages);
     else reply({ type: 'text', jobId, text, ocrPages });
   } catch (error) {
@@ -322,6 +315,9 @@ async function extractPages(
       throw new ExtractionError('corrupt', `the ${name} has ${doc.numPages} pages, not ${range.to}`);
     }
     const texts = await doc.pageTexts(range.from, range.to);
+    // This thread's share of the pages alone may cross the file's bound; the pool checks the whole.
+    const limit = await textLimitFor(request.path, request.format);
+    limit.check(texts.reduce((chars, text) => chars + text.length, 0));
     const ocr = doc.ocrCounts?.() ?? { recognised: 0, skipped: 0 };
     reply({
       type: 'pdfPages',
@@ -382,7 +378,7 @@ async function chunkPages(
     // The chunker reads the spans of pages added so far: a page's span is in before its text.
     await chunkOrReportError(
       request.jobId,
-      fromFile(pieces()),
+      fromFile(pieces(), await textLimitFor(request.path, request.format)),
       { ...options, pages: joiner.pages },
       true,
       () => ocr().recognised,

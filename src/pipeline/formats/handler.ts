@@ -29,6 +29,12 @@ export interface FormatHandler {
    * of "report.pdf is not a PDF (…)".
    */
   validate(probe: Probe): Promise<string | null>;
+  /**
+   * Its text comes from parts the file unpacks (a ZIP package's, an e-mail's attachments): text
+   * past the bound relative to the file's size fails `archive_limits`, as the archive limits do,
+   * rather than `too_large` (extract/text-limit.ts).
+   */
+  readonly unpacks?: boolean;
   /** The format's extractor; imported on first call, so detection never loads a parser. */
   loadExtractor(): Promise<FormatExtractor>;
 }

@@ -8,6 +8,7 @@ import { docxProblem } from './validate.js';
 
 export const docxFormat: FormatHandler = {
   kind: 'binary',
+  unpacks: true,
   sniff: ({ head }) => signatureOf(head) === 'ZIP' && (zipKindOf(head) ?? 'docx') === 'docx',
   validate: docxProblem,
   loadExtractor: async () => {

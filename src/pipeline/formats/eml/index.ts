@@ -9,6 +9,7 @@ const FIRST_HEADER =
 
 export const emlFormat: FormatHandler = {
   kind: 'text',
+  unpacks: true,
   sniff: ({ head }) =>
     FIRST_HEADER.test(head.subarray(0, 256).toString('latin1')) && /\n\r?\n/.test(head.toString('latin1')),
   validate: async ({ head, truncated }) => textProblem(head, truncated, false),

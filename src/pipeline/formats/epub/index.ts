@@ -6,6 +6,7 @@ import { packageProblem } from '../shared/zip-validate.js';
 
 export const epubFormat: FormatHandler = {
   kind: 'binary',
+  unpacks: true,
   sniff: ({ head }) => zipKindOf(head) === 'epub',
   validate: (probe) =>
     packageProblem(probe, {

@@ -7,6 +7,7 @@ import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import { markdownCell, renderMarkdownTable } from '../shared/markdown-table.js';
 import { bomOf, normalizeText } from '../text/decode.js';
+import { limitNesting } from './nesting.js';
 
 /** The part of the DOM this module reads; linkedom's nodes have it, so do browsers'. */
 interface DomNode {
@@ -77,6 +78,7 @@ const PARAGRAPH_BLOCKS = new Set([
 /** Blocks that are lines of a larger whole (list items, table rows). */
 const LINE_BLOCKS = new Set(['li', 'tr', 'dt', 'dd', 'br', 'option']);
 const CELLS = new Set(['td', 'th']);
+const isBlock = (tag: string) => PARAGRAPH_BLOCKS.has(tag) || LINE_BLOCKS.has(tag) || CELLS.has(tag);
 
 /**
  * Readability's run time grows with about the cube of the nesting depth (1,000 nested <div>s take
@@ -87,7 +89,7 @@ const READABILITY_MAX_DEPTH = 100;
 const READABILITY_MAX_ELEMENTS = 50_000;
 
 export function extractHtmlText(bytes: Uint8Array): string {
-  const html = normalizeText(decodeHtml(bytes));
+  const html = limitNesting(normalizeText(decodeHtml(bytes)), { separates: isBlock });
   // linkedom builds no implied <html>/<body> around a bare fragment: without this wrapper such a
   // page would come out empty.
   const source = /<html[\s>]/i.test(html)
@@ -131,9 +133,10 @@ export interface MarkupOptions {
 
 /** The text of markup that is all content, from its <body> (or its root, for a fragment). */
 export function markupText(markup: string, options: MarkupOptions = {}): string {
-  const source = /<html[\s>]/i.test(markup)
-    ? markup
-    : `<!doctype html><html><body>${markup.replace(/^\s*<!doctype[^>]*>/i, '')}</body></html>`;
+  const bounded = limitNesting(markup, { separates: isBlock });
+  const source = /<html[\s>]/i.test(bounded)
+    ? bounded
+    : `<!doctype html><html><body>${bounded.replace(/^\s*<!doctype[^>]*>/i, '')}</body></html>`;
   const { document } = parseHTML(source) as unknown as { document: DomDocument };
   let text = document.body ? blockText(document.body, options) : '';
   if (text === '' && document.documentElement) text = blockText(document.documentElement, options);

@@ -7,6 +7,7 @@ import { packageProblem } from '../shared/zip-validate.js';
 
 export const odtFormat: FormatHandler = {
   kind: 'binary',
+  unpacks: true,
   sniff: ({ head }) => zipKindOf(head) === 'odt',
   validate: (probe) =>
     packageProblem(probe, {

@@ -7,6 +7,7 @@ import { packageProblem } from '../shared/zip-validate.js';
 
 export const pptxFormat: FormatHandler = {
   kind: 'binary',
+  unpacks: true,
   sniff: ({ head }) => zipKindOf(head) === 'pptx',
   validate: (probe) =>
     packageProblem(probe, {

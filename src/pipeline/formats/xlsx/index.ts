@@ -7,6 +7,7 @@ import { packageProblem } from '../shared/zip-validate.js';
 
 export const xlsxFormat: FormatHandler = {
   kind: 'binary',
+  unpacks: true,
   sniff: ({ head }) => zipKindOf(head) === 'xlsx',
   validate: (probe) =>
     packageProblem(probe, {
