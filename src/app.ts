@@ -13,6 +13,7 @@ import { docsPage, shareProblemResponses } from './http/openapi.js';
 import { adminScope } from './http/plugins/admin.js';
 import { authenticatedScope } from './http/plugins/authenticated.js';
 import { handleError, sendProblem } from './http/problem.js';
+import { answerAfterBody } from './http/refused-body.js';
 import { createKeyRoute } from './http/routes/admin/create-key.js';
 import { createOrgRoute } from './http/routes/admin/create-org.js';
 import { getOrgRoute } from './http/routes/admin/get-org.js';
@@ -127,7 +128,8 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
     return httpPart === 'querystring' ? plainIntegerQuery(schema, validate) : validate;
   });
 
-  app.setErrorHandler(handleError);
+  // A refusal waits for the rest of the body (within bounds), so the client can read it.
+  app.setErrorHandler(answerAfterBody(deps.limits, handleError));
   app.setNotFoundHandler((request, reply) => {
     const error = ERRORS.routeNotFound(request.method, request.url);
     return sendProblem(request, reply, error.code, error.status, error.detail);
