@@ -7,6 +7,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { isDateTime } from './domain/date-time.js';
 import { ERRORS } from './domain/errors.js';
 import type { AppDeps } from './http/deps.js';
 import { docsPage, shareProblemResponses } from './http/openapi.js';
@@ -122,6 +123,9 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       strict: false,
     }),
   );
+  // One reading of a date-time everywhere: RFC 3339 checked against the calendar (no :60 seconds,
+  // no 24:00, no 30 February), which is what domain/date-time.ts parses afterwards.
+  for (const ajv of [bodyAjv, queryAjv]) ajv.addFormat('date-time', { type: 'string', validate: isDateTime });
   app.setValidatorCompiler(({ schema, httpPart }) => {
     if (httpPart === 'body') return bodyAjv.compile(schema);
     const validate = queryAjv.compile(schema);
