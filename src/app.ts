@@ -81,6 +81,9 @@ const TAGS = [
   },
 ];
 
+/** How long an idle keep-alive connection is kept open. */
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
 export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
   const requestTimeout = deps.http?.requestTimeoutMs ?? 300_000;
   const headersTimeout = deps.http?.headersTimeoutMs ?? 10_000;
@@ -88,8 +91,17 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     // Node checks these timeouts every connectionsCheckingInterval (30 s by default): check every
     // second so a slow-loris client is cut off close to headersTimeout.
-    serverFactory: (handler) =>
-      http.createServer({ headersTimeout, requestTimeout, connectionsCheckingInterval: 1_000 }, handler),
+    serverFactory: (handler) => {
+      const server = http.createServer(
+        { headersTimeout, requestTimeout, connectionsCheckingInterval: 1_000 },
+        handler,
+      );
+      // Fastify's own default, which it sets only on servers it creates. Node's 5 s is barely
+      // above the 4 s after which Node's fetch stops reusing an idle connection: a busy server,
+      // running its timers before its reads, closed a connection the client had just sent on.
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+      return server;
+    },
     bodyLimit: deps.limits.maxJsonBodyBytes,
     trustProxy: deps.http?.trustProxy ?? false,
     genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
