@@ -7,6 +7,7 @@
 import { AdminClient } from '../client/admin-client.js';
 import { DocindexError } from '../client/errors.js';
 import type { AdminKey, AdminOrg } from '../client/types.js';
+import { parseDateTime, parseFullDate } from '../domain/date-time.js';
 import { ApiError } from '../domain/errors.js';
 import type { ReindexProgress, ReindexReport } from '../domain/reindex.js';
 import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
@@ -364,12 +365,15 @@ function parseScopes(raw: string): Scope[] {
   return names as Scope[];
 }
 
+/** An RFC 3339 date-time, or a date (midnight UTC), checked against the calendar. */
 function parseExpiry(raw: string): Date {
-  const at = Date.parse(raw);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(at)) {
-    throw new UsageError(`--expires-at takes an ISO 8601 date or date-time, got ${JSON.stringify(raw)}`);
+  const at = parseDateTime(raw) ?? parseFullDate(raw);
+  if (at === null) {
+    throw new UsageError(
+      `--expires-at takes a date (2027-01-01) or an RFC 3339 date-time (2027-01-01T00:00:00Z) that exists on the calendar, got ${JSON.stringify(raw)}`,
+    );
   }
-  return new Date(at);
+  return at;
 }
 
 function requestsPerMinute(raw: string): number {

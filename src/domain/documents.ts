@@ -154,7 +154,7 @@ export class DocumentService {
     return {
       stream,
       contentType: doc.source.content_type ?? 'application/octet-stream',
-      filename: doc.source.filename ?? filenameOfUrl(doc.source.url),
+      filename: displayFilename(doc.source.filename) ?? filenameOfUrl(doc.source.url),
       bytes: doc.source.bytes,
     };
   }

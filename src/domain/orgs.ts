@@ -128,6 +128,12 @@ export class OrgAdmin {
     if (!org) throw ERRORS.orgNotFound(orgId);
     const now = this.clock.now();
     const expiresAt = options.expiresAt ?? null;
+    // An Invalid Date would be stored as no expiry at all: refused before anything is written.
+    if (expiresAt !== null && Number.isNaN(expiresAt.getTime())) {
+      throw ERRORS.invalid('expires_at is not a valid date-time.', [
+        { pointer: '/expires_at', message: 'must be a valid date-time' },
+      ]);
+    }
     if (expiresAt !== null && expiresAt.getTime() <= now.getTime()) {
       throw ERRORS.invalid('expires_at must lie in the future.', [
         { pointer: '/expires_at', message: 'must be a future date-time' },

@@ -2,6 +2,7 @@
 // (bad JSON, schema violations, body limits, multipart limits) are mapped to the closest 4xx,
 // so bad input never becomes a 500.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { DATE_TIME_RULE } from '../domain/date-time.js';
 import { ApiError, type ErrorCode, type FieldError, titleOf } from '../domain/errors.js';
 
 const TYPE_BASE = 'https://docindex.dev/problems/';
@@ -46,7 +47,7 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   }
   const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (fastifyError.validation) {
-    const errors = fastifyError.validation.map((issue) =>
+    const errors = withoutUnionNoise(fastifyError.validation).map((issue) =>
       toFieldError(issue, fastifyError.validationContext),
     );
     const first = errors[0];
@@ -117,6 +118,26 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   return sendProblem(request, reply, 'internal', 500, 'An unexpected error occurred; it has been logged.');
 }
 
+/**
+ * A value that fits neither side of a nullable field (`date-time | null`) fails three ways: the
+ * real reason, "must be null" and "must match a schema in anyOf". Only the real reason is kept.
+ */
+function withoutUnionNoise(issues: ValidationIssue[]): ValidationIssue[] {
+  const kept = issues.filter(
+    (issue) =>
+      issue.keyword !== 'anyOf' &&
+      !(
+        issue.keyword === 'type' &&
+        issue.params.type === 'null' &&
+        issues.some(
+          (other) =>
+            other !== issue && other.instancePath === issue.instancePath && other.keyword !== 'anyOf',
+        )
+      ),
+  );
+  return kept.length > 0 ? kept : issues;
+}
+
 function toFieldError(issue: ValidationIssue, context: string | undefined): FieldError {
   const prefix =
     context === 'body' || context === undefined ? '' : `/${context === 'querystring' ? 'query' : context}`;
@@ -128,6 +149,8 @@ function toFieldError(issue: ValidationIssue, context: string | undefined): Fiel
   } else if (issue.keyword === 'additionalProperties') {
     pointer += `/${escapePointer(String(issue.params.additionalProperty))}`;
     message = 'is not a known field';
+  } else if (issue.keyword === 'format' && issue.params.format === 'date-time') {
+    message = DATE_TIME_RULE;
   } else if (issue.propertyName !== undefined) {
     pointer += `/${escapePointer(issue.propertyName)}`;
     message = 'key must be 1–128 characters, without NUL';

@@ -4,6 +4,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { DocindexClient } from '../client/client.js';
+import { connectTools } from './call-params.js';
 import { clientApi } from './client-api.js';
 import { createToolServer } from './tools.js';
 
@@ -30,7 +31,7 @@ export async function serveStdio(
     streams.stdin.once('close', resolve);
     signal?.addEventListener('abort', () => resolve(), { once: true });
   });
-  await server.connect(transport);
+  await connectTools(server, transport);
   await ended;
   await server.close();
 }

@@ -264,6 +264,48 @@ describe('docindex command line', () => {
     expect(calls).toEqual(['serve worker=false', 'migrate', 'open', 'close']);
   });
 
+  it('keys create --expires-at: a date or an RFC 3339 date-time on the calendar, else exit 2 and no key', async () => {
+    const expiries: (Date | null | undefined)[] = [];
+    const server = async (): Promise<ServerSide> => {
+      const base = fakeServer();
+      return {
+        ...base,
+        openAdmin: async () => {
+          const opened = await base.openAdmin();
+          return {
+            ...opened,
+            admin: {
+              ...opened.admin,
+              issueKey: async (orgId, options) => {
+                expiries.push(options?.expiresAt);
+                return { org_id: orgId, key_id: 'key_1', api_key: 'dix_secret' };
+              },
+            },
+          };
+        },
+      };
+    };
+    const create = (at: string) => run(['keys', 'create', '--org', 'org_1', '--expires-at', at], server);
+    for (const at of [
+      '2099-01-01T23:59:60Z',
+      '2099-02-30',
+      '2099-02-30T00:00:00Z',
+      '2099-01-01T24:00:00Z',
+      '2099-1-1',
+      '2099-01-01T10:00:00+25:00',
+      'tomorrow',
+    ]) {
+      const result = await create(at);
+      expect(result, at).toMatchObject({ status: 2, stdout: '' });
+      expect(result.stderr, at).toMatch(/^docindex: --expires-at takes /);
+      expect(result.stderr, at).toContain(JSON.stringify(at));
+    }
+    expect(expiries).toEqual([]);
+    expect((await create('2099-03-01')).status).toBe(0);
+    expect((await create('2099-03-01T10:00:00+02:00')).status).toBe(0);
+    expect(expiries).toEqual([new Date('2099-03-01T00:00:00Z'), new Date('2099-03-01T08:00:00Z')]);
+  });
+
   it('client commands need no server configuration; setup problems exit 2 without the usage', async () => {
     const result = await run(['usage'], async () => {
       throw new Error('the server side must not be opened for a client command');

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { listen } from '../client/support.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
@@ -125,6 +125,25 @@ describe('docindex mcp (stdio)', () => {
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toMatch(/^insufficient_scope: This API key lacks the `ingest` scope/);
     expect((await call(reader, 'get_document', { id })).structuredContent).toMatchObject({ id });
+  });
+
+  it('answers tools/call arguments that are not an object with -32602 and one clear line', async () => {
+    const { client } = await connect(h.orgA.apiKey);
+    for (const args of [null, 'okapi', ['okapi']]) {
+      const request = { method: 'tools/call', params: { name: 'search', arguments: args } };
+      const error = await client.request(request as never, CallToolResultSchema).then(
+        () => null,
+        (e: unknown) => e as McpError,
+      );
+      expect(error).toBeInstanceOf(McpError);
+      expect(error?.code).toBe(-32602);
+      expect(error?.message).toMatch(/Invalid params: `arguments` must be an object/);
+      expect(error?.message).not.toMatch(/\n|invalid_type/);
+    }
+    // The process goes on serving.
+    expect(
+      textOf(await call(client, 'get_document', { id: '00000000-0000-4000-8000-000000000000' })),
+    ).toMatch(/^not_found: /);
   });
 
   it('an unreachable server is a tool error, not a crash', async () => {

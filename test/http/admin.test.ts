@@ -172,6 +172,60 @@ describe('admin API', () => {
     }
   });
 
+  it('refuses an expiry that is not on the calendar with a 400 at /expires_at, and makes no key', async () => {
+    const keysOf = async () =>
+      (await admin('GET', `/admin/v1/orgs/${h.orgB.orgId}/keys`))
+        .json()
+        .keys.map((k: { key_id: string }) => k.key_id);
+    const before = await keysOf();
+    const refused = [
+      '2099-01-01T23:59:60Z', // a leap second
+      '2099-06-30T22:59:60-01:00',
+      '2099-01-01T24:00:00Z',
+      '2099-01-01T12:60:00Z',
+      '2099-02-30T00:00:00Z',
+      '2100-02-29T00:00:00Z', // 2100 is no leap year
+      '2099-04-31T00:00:00Z',
+      '2099-01-01T00:00:00+24:00',
+      '2099-01-01T00:00:00+05:60',
+      '2099-01-01 00:00:00Z',
+      '2099-01-01T00:00:00', // no offset
+      '2099-01-01',
+      '10000-01-01T00:00:00Z',
+      '+275760-09-13T00:00:00Z',
+    ];
+    const answers = [];
+    for (const expires_at of refused) {
+      answers.push({
+        expires_at,
+        res: await admin('POST', `/admin/v1/orgs/${h.orgB.orgId}/keys`, { scopes: ['read'], expires_at }),
+      });
+    }
+    // Nothing was written, not even by a request that failed after the check should have refused it.
+    expect(await keysOf()).toEqual(before);
+    for (const { expires_at, res } of answers) {
+      expect(res.statusCode, expires_at).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.json(), expires_at).toMatchObject({
+        code: 'invalid_request',
+        errors: [{ pointer: '/expires_at', message: expect.stringContaining('RFC 3339') }],
+      });
+      expect(res.body).not.toMatch(/dix_/);
+    }
+
+    // Offsets and fractions are read exactly; lowercase t and z are RFC 3339 too.
+    const issued = await admin('POST', `/admin/v1/orgs/${h.orgB.orgId}/keys`, {
+      scopes: ['read'],
+      expires_at: '2099-12-31t23:30:00.1234+05:30',
+    });
+    expect(issued.statusCode).toBe(201);
+    expect(issued.json().expires_at).toBe('2099-12-31T18:00:00.123Z');
+    const leapDay = await admin('POST', `/admin/v1/orgs/${h.orgB.orgId}/keys`, {
+      expires_at: '2096-02-29T23:59:59Z',
+    });
+    expect(leapDay.json().expires_at).toBe('2096-02-29T23:59:59.000Z');
+  });
+
   it('issues scoped, expiring keys, lists them without the key, and revokes one at once', async () => {
     const expiresAt = new Date(Date.now() + 3600_000).toISOString();
     const issued = await admin('POST', `/admin/v1/orgs/${h.orgA.orgId}/keys`, {

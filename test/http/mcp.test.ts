@@ -366,6 +366,61 @@ describe('MCP over streamable HTTP (/mcp)', () => {
     expect((await h.request('GET', '/v1/usage', { key: limited.api_key })).statusCode).toBe(429);
   });
 
+  it('answers tools/call params of the wrong shape with -32602 and one clear line, for every tool', async () => {
+    const callWith = async (params: unknown) => {
+      const res = await rpc(h.orgA.apiKey, {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        ...(params === undefined ? {} : { params }),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as {
+        id: number;
+        error?: { code: number; message: string };
+        result?: unknown;
+      };
+    };
+    const expectInvalidParams = (answer: Awaited<ReturnType<typeof callWith>>, mention: RegExp) => {
+      expect(answer.id).toBe(7);
+      expect(answer.error?.code).toBe(-32602);
+      expect(answer.error?.message).toMatch(/^Invalid params: /);
+      expect(answer.error?.message).toMatch(mention);
+      // One line, not a dump of the validator's issues.
+      expect(answer.error?.message).not.toMatch(/\n|"code"|invalid_type/);
+    };
+    for (const name of ['search', 'get_document', 'list_documents', 'ingest_text', 'ingest_url']) {
+      for (const args of [null, 'query', ['okapi'], 42, true]) {
+        expectInvalidParams(await callWith({ name, arguments: args }), /`arguments` must be an object/);
+      }
+    }
+    expectInvalidParams(await callWith(undefined), /needs params with the tool's name/);
+    expectInvalidParams(
+      await callWith({ arguments: { query: 'okapi' } }),
+      /`name` must be the name of a tool/,
+    );
+    expectInvalidParams(await callWith({ name: 5 }), /search, get_document, list_documents/);
+
+    // No `arguments` at all is no arguments: a tool that needs some says which, as a tool error
+    // (as for any argument outside its input schema); one that needs none runs.
+    for (const [name, field] of [
+      ['search', 'query'],
+      ['get_document', 'id'],
+      ['ingest_text', 'text'],
+      ['ingest_url', 'url'],
+    ]) {
+      const answer = await callWith({ name });
+      expect(answer.error, name).toBeUndefined();
+      const result = answer.result as CallToolResult;
+      expect(errorText(result)).toMatch(
+        new RegExp(`^MCP error -32602: Input validation error: .* at ${field}`),
+      );
+    }
+    expect((await callWith({ name: 'list_documents' })).result).toMatchObject({
+      structuredContent: { documents: expect.any(Array) },
+    });
+  });
+
   it('refuses JSON-RPC batches, which would run many calls for one unit of the rate limit', async () => {
     const call = (id: number) => ({
       jsonrpc: '2.0',

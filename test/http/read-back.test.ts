@@ -2,6 +2,8 @@
 // GET /v1/documents/{id}/file (the original upload), on both backends.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { multipart, type Part } from '../helpers/multipart.js';
@@ -64,6 +66,21 @@ describe('reading back documents', () => {
     for (const chunk of chunks) expect(content.body).toContain(chunk.text.trim());
   });
 
+  it('keeps no bidi override or other invisible character in a file name: listed or downloaded', async () => {
+    // Shown as "evillmth.txt" by a terminal or browser that obeys the right-to-left override.
+    const spoof = '\uFEFFevil\u2066\u202Etxt\u200B\u3164.html';
+    const id = await upload([{ name: 'file', value: '<p>Capybara page</p>', filename: spoof }]);
+    const expected = 'eviltxt.html';
+    const listed = (await h.request('GET', `/v1/documents?ids=${id}`)).json().documents[0];
+    expect(listed.source.filename).toBe(expected);
+    expect((await h.request('GET', `/v1/documents/${id}`)).json().source.filename).toBe(expected);
+    const file = await h.request('GET', `/v1/documents/${id}/file`);
+    expect(file.statusCode).toBe(200);
+    expect(file.headers['content-disposition']).toBe(
+      `attachment; filename="${expected}"; filename*=UTF-8''${expected}`,
+    );
+  });
+
   it('serves an uploaded HTML page as a download, never as a page of the API', async () => {
     const id = await upload([
       {
@@ -109,6 +126,40 @@ describe('reading back documents', () => {
     expect((await h.request('DELETE', `/v1/documents/${id}`)).statusCode).toBe(204);
     expect((await h.request('GET', `/v1/documents/${id}/file`)).statusCode).toBe(404);
     expect((await h.request('GET', `/v1/documents/${id}/content`)).statusCode).toBe(404);
+  });
+});
+
+describe('the file name of a URL document', () => {
+  let h: Harness;
+  let pages: http.Server;
+  let origin: string;
+  beforeAll(async () => {
+    pages = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end('Tapirs browse at night.');
+    });
+    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
+    origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+    h = await startHarness({ env: { URL_FETCH_ALLOW: origin.slice('http://'.length) } });
+  });
+  afterAll(async () => {
+    await h.close();
+    await new Promise((resolve) => pages.close(resolve));
+  });
+
+  it('is the last path segment without its bidi overrides and invisible characters', async () => {
+    const res = await h.request('POST', '/v1/ingest/url', {
+      body: { url: `${origin}/notes/%E2%80%AEevil%E2%81%A6txt%E2%80%8B.txt` },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const id = res.json().document_ids[0] as string;
+    const [doc] = await h.waitForDone(h.orgA, [id]);
+    expect(doc!.status).toBe('ready');
+    const file = await h.request('GET', `/v1/documents/${id}/file`);
+    expect(file.statusCode).toBe(200);
+    expect(file.headers['content-disposition']).toBe(
+      `attachment; filename="eviltxt.txt"; filename*=UTF-8''eviltxt.txt`,
+    );
   });
 });
 

@@ -1,5 +1,6 @@
 // POST /admin/v1/orgs/{id}/keys — issues an API key with the scopes and expiry asked for.
 import type { FastifyInstance } from 'fastify';
+import { DATE_TIME_RULE, parseDateTime } from '../../../domain/date-time.js';
 import { ERRORS } from '../../../domain/errors.js';
 import type { OrgAdmin } from '../../../domain/orgs.js';
 import { ADMIN_ERRORS, CreateKeyBody, IssuedKeySchema, OrgParams } from '../../admin-schemas.js';
@@ -30,7 +31,7 @@ export function createKeyRoute(app: FastifyInstance, orgs: OrgAdmin): void {
       const { scopes, expires_at } = request.body;
       const issued = await orgs.issueKey(request.params.id, {
         ...(scopes === undefined ? {} : { scopes }),
-        expiresAt: expires_at ? new Date(expires_at) : null,
+        expiresAt: expires_at == null ? null : expiryOf(expires_at),
       });
       return reply.code(201).send({
         key_id: issued.key_id,
@@ -40,4 +41,15 @@ export function createKeyRoute(app: FastifyInstance, orgs: OrgAdmin): void {
       });
     },
   );
+}
+
+/** The schema has checked the form already; this reads it with the same rule, never `new Date`. */
+function expiryOf(text: string): Date {
+  const at = parseDateTime(text);
+  if (at === null) {
+    throw ERRORS.invalid(`Invalid request: /expires_at ${DATE_TIME_RULE}.`, [
+      { pointer: '/expires_at', message: DATE_TIME_RULE },
+    ]);
+  }
+  return at;
 }

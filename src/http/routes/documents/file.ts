@@ -1,5 +1,6 @@
 // GET /v1/documents/{id}/file — the original upload or download of a document, byte for byte.
 import type { FastifyInstance } from 'fastify';
+import { displayFilename } from '../../../domain/text.js';
 import type { AppDeps } from '../../deps.js';
 import { COMMON_ERRORS, DocumentParams, problemResponses } from '../../schemas.js';
 
@@ -33,7 +34,10 @@ export function documentFileRoute(app: FastifyInstance, deps: AppDeps): void {
       const file = await deps.documents.file(request.principal.org.id, request.params.id);
       reply.type(file.contentType).header('x-content-type-options', 'nosniff');
       // Always a download: a stored HTML page must never render in the API's origin.
-      reply.header('content-disposition', contentDisposition(file.filename ?? `${request.params.id}`));
+      reply.header(
+        'content-disposition',
+        contentDisposition(displayFilename(file.filename) ?? `${request.params.id}`),
+      );
       reply.header('content-security-policy', "default-src 'none'; sandbox");
       if (file.bytes !== null) reply.header('content-length', String(file.bytes));
       return reply.send(file.stream);
@@ -41,7 +45,10 @@ export function documentFileRoute(app: FastifyInstance, deps: AppDeps): void {
   );
 }
 
-/** `attachment` with an ASCII fallback name and the exact one in RFC 5987 form (RFC 6266). */
+/**
+ * `attachment` with an ASCII fallback name and the exact one in RFC 5987 form (RFC 6266). The name
+ * has been through displayFilename: no bidi override or other invisible character in either form.
+ */
 function contentDisposition(filename: string): string {
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
   const exact = encodeURIComponent(filename).replace(

@@ -1,4 +1,5 @@
 // The JSON shape of a document status record (docs/API.md, "Routes").
+import { displayFilename } from '../../../domain/text.js';
 import type { DocumentRecord } from '../../../domain/types.js';
 import type { VectorsStatus } from '../../../domain/vector-status.js';
 import type { AppDeps } from '../../deps.js';
@@ -25,7 +26,8 @@ export function toDocumentJson(doc: DocumentRecord, vectors: VectorsStatus = DIS
     version: doc.version,
     pending_version: doc.pendingVersion,
     status: doc.status,
-    source: doc.source,
+    // Names stored before invisible characters were removed at ingest are shown without them too.
+    source: { ...doc.source, filename: displayFilename(doc.source.filename) },
     metadata: doc.metadata,
     chunk_size: doc.chunkSize,
     chunk_overlap: doc.chunkOverlap,

@@ -7,6 +7,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ERRORS } from '../../../domain/errors.js';
+import { connectTools } from '../../../mcp/call-params.js';
 import { createToolServer } from '../../../mcp/tools.js';
 import type { AppDeps } from '../../deps.js';
 import { PER_TOOL } from '../../plugins/authenticated.js';
@@ -45,7 +46,7 @@ export function mcpEndpoint(app: FastifyInstance, deps: AppDeps): void {
       void server.close();
     });
     try {
-      await server.connect(transport);
+      await connectTools(server, transport);
       await transport.handleRequest(request.raw, reply.raw, request.body);
     } catch (error) {
       request.log.error({ err: error }, 'MCP request failed');
