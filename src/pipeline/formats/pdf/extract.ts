@@ -8,6 +8,7 @@ import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { ExtractionError } from '../../extract/errors.js';
 import { ocrEnabled } from '../../ocr/engine.js';
 import type { PagedDocument } from '../handler.js';
+import { checkDecodedSize } from './decoded-budget.js';
 import { drawsAnything, needsOcr, recognizePage } from './ocr-page.js';
 
 type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
@@ -57,6 +58,7 @@ function restoreBuiltins(): void {
 const CMAP_DIR = `${path.join(path.dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'cmaps')}${path.sep}`;
 
 export async function openPdf(data: Uint8Array): Promise<PDFDocumentProxy> {
+  await checkDecodedSize(data);
   const pdfjs = await loadPdfJs();
   const task = pdfjs.getDocument({
     data,
