@@ -3,8 +3,9 @@
 // PgTableQueue leases, so with that queue creating a document is enqueuing its job in the same
 // statement.
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
+import { cleanMetadata } from '../../domain/metadata.js';
 import type { ChunkPage, Clock, DocumentStore } from '../../domain/ports.js';
-import { cleanMetadata, cleanText } from '../../domain/text.js';
+import { cleanText } from '../../domain/text.js';
 import type {
   ChunkRow,
   DocumentError,
