@@ -25,7 +25,7 @@ import { contentTypeOf } from '../domain/formats.js';
 import { IdempotencyService } from '../domain/idempotency.js';
 import { IngestionService } from '../domain/ingestion.js';
 import { OrgAdmin } from '../domain/orgs.js';
-import type { Clock, Embedder, JobConsumer, Reranker } from '../domain/ports.js';
+import { type Clock, type Embedder, type JobConsumer, type Reranker, systemClock } from '../domain/ports.js';
 import { guardEmbedder, guardReranker, type ProviderStatus } from '../domain/provider-health.js';
 import { QueryService } from '../domain/query.js';
 import { QueryEmbeddings } from '../domain/query-embeddings.js';
@@ -55,8 +55,6 @@ import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { PACKAGE_VERSION } from './package-version.js';
 import { createReranker } from './reranker.js';
-
-export const systemClock: Clock = { now: () => new Date() };
 
 /** Attempts kept per endpoint in the delivery log (GET /v1/webhooks/{id}/deliveries). */
 const WEBHOOK_LOG_LIMIT = 100;
