@@ -22,7 +22,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** The src/-relative files a source text imports, statically, dynamically or for types only. */
-export function importedFiles(text: string, file: string): string[] {
+function importedFiles(text: string, file: string): string[] {
   const withoutComments = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   const specifiers = [
     ...withoutComments.matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+'([^']+)'/gm),
@@ -37,7 +37,7 @@ export function importedFiles(text: string, file: string): string[] {
 }
 
 /** One circle for each group of modules that reach one another, as a path that closes on itself. */
-export function cycles(graph: Map<string, string[]>): string[][] {
+function cycles(graph: Map<string, string[]>): string[][] {
   // Tarjan's algorithm finds the strongly connected components; each one with more than one
   // module (or a module importing itself) holds at least one circle, reported as one path.
   let index = 0;
@@ -112,7 +112,14 @@ describe('import cycles', () => {
       "import { h } from 'node:fs';",
       "const later = await import('./y.js');",
     ].join('\n');
-    expect(importedFiles(text, file).sort()).toEqual(['a/t.ts', 'a/v.ts', 'a/w.ts', 'a/x.ts', 'a/y.ts', 'u.ts']);
+    expect(importedFiles(text, file).sort()).toEqual([
+      'a/t.ts',
+      'a/v.ts',
+      'a/w.ts',
+      'a/x.ts',
+      'a/y.ts',
+      'u.ts',
+    ]);
   });
 
   it('finds a circle of three and leaves a chain alone', () => {
@@ -123,7 +130,14 @@ describe('import cycles', () => {
       ['d', []],
     ]);
     expect(cycles(graph)).toEqual([['a', 'b', 'c', 'a']]);
-    expect(cycles(new Map([['a', ['b']], ['b', []]]))).toEqual([]);
+    expect(
+      cycles(
+        new Map([
+          ['a', ['b']],
+          ['b', []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('src/ has none', () => {
