@@ -2,6 +2,7 @@
 // token): retries of 429 and 503 after the wait the server asks for (Retry-After, bounded), resends
 // of safe requests after network errors, and problem+json answers turned into DocindexError. Only
 // fetch, so it runs in Node and in browsers.
+import { exponentialBackoffMs } from '../domain/backoff.js';
 import { DocindexError } from './errors.js';
 
 export interface TransportOptions {
@@ -135,7 +136,8 @@ export function parseRetryAfter(value: string | null): number | null {
 
 /** Without Retry-After: 0.5 s, 1 s, 2 s… with jitter, so clients do not retry in step. */
 function backoffMs(attempt: number): number {
-  return Math.min(8_000, 500 * 2 ** attempt) + jitterMs();
+  // The jitter is added (up to 250 ms), not equal jitter: the first waits stay near 0.5 s and 1 s.
+  return exponentialBackoffMs(attempt, { baseMs: 500, maxMs: 8_000 }) + jitterMs();
 }
 
 function jitterMs(): number {

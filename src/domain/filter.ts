@@ -3,9 +3,8 @@
 // and the reference evaluator that defines what a filter means. The SQL each store compiles a
 // tree to must select exactly the documents `evaluate` accepts (test/contract/filter.contract.ts).
 import { ERRORS } from './errors.js';
-import { METADATA_MAX_KEY_LENGTH, METADATA_MAX_VALUE_LENGTH } from './metadata.js';
+import { METADATA_MAX_KEY_LENGTH, METADATA_MAX_VALUE_LENGTH, type Metadata } from './metadata.js';
 import { cleanText } from './text.js';
-import type { Metadata } from './types.js';
 
 /** Objects nested at most this deep: the filter itself is level 1, each $and/$or/$not one more. */
 export const FILTER_MAX_DEPTH = 5;

@@ -7,9 +7,10 @@ import { type ChunkSettings, checkChunkSettings, DEFAULT_CHUNKS } from './chunk-
 import { readDocumentText } from './documents.js';
 import { ERRORS } from './errors.js';
 import { checkLanguage } from './languages.js';
+import { cleanMetadata } from './metadata.js';
 import type { BlobStore, BlobWrite, Clock, DocumentStore, JobQueue } from './ports.js';
 import { BlobTooLargeError, newBlobKey } from './ports.js';
-import { cleanMetadata, cleanText } from './text.js';
+import { cleanText } from './text.js';
 import type {
   DocumentSource,
   Metadata,

@@ -28,6 +28,9 @@ export interface Clock {
   now(): Date;
 }
 
+/** The clock of the machine; tests hand a store or a service a fixed one instead. */
+export const systemClock: Clock = { now: () => new Date() };
+
 /** A page of organisations: newest first, continuing strictly after `after`. */
 export interface OrgListQuery {
   limit: number;

@@ -1,5 +1,6 @@
 // The records the domain works with. Storage adapters map rows to these; HTTP maps these to JSON.
 import type { Filter } from './filter.js';
+import type { Metadata } from './metadata.js';
 import type { Scope } from './scopes.js';
 
 export type DocumentStatus = 'queued' | 'processing' | 'ready' | 'failed';
@@ -33,12 +34,12 @@ export interface DocumentSource {
   bytes: number | null;
 }
 
+export type { Metadata } from './metadata.js';
+
 export interface DocumentError {
   code: FailureCode;
   message: string;
 }
-
-export type Metadata = Record<string, string>;
 
 /** Most characters of an `external_id` (the caller's own key for a document, unique per org). */
 export const MAX_EXTERNAL_ID_LENGTH = 255;

@@ -6,6 +6,7 @@
 // says no retry can succeed). Runs in every `serve` and `worker` process; a process killed
 // mid-delivery leaves its lease to run out, and the message goes again with the same webhook-id.
 import { createHmac } from 'node:crypto';
+import { equalJitter, exponentialBackoffMs } from './backoff.js';
 import type { Clock } from './ports.js';
 import type { DocumentRecord } from './types.js';
 import type { AttemptResult, ClaimedMessage, DeliveryOutcome, WebhookStore } from './webhooks.js';
@@ -61,8 +62,9 @@ export function signWebhook(secret: string, id: string, timestampSeconds: number
 
 /** Delay before attempt `attempt + 1`: exponential, capped, with "equal jitter" (half fixed, half random). */
 export function backoffMs(attempt: number, baseMs: number, maxMs: number, random: () => number): number {
-  const exp = Math.min(maxMs, baseMs * 2 ** Math.min(30, Math.max(0, attempt - 1)));
-  return Math.round(exp / 2 + (random() * exp) / 2);
+  // At most 30 doublings: the wait stays a finite number whatever the attempt count.
+  const exp = exponentialBackoffMs(Math.min(30, attempt - 1), { baseMs, maxMs });
+  return Math.round(equalJitter(exp, random));
 }
 
 export class WebhookDispatcher {

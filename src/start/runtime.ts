@@ -25,21 +25,7 @@ import { contentTypeOf } from '../domain/formats.js';
 import { IdempotencyService } from '../domain/idempotency.js';
 import { IngestionService } from '../domain/ingestion.js';
 import { OrgAdmin } from '../domain/orgs.js';
-import type {
-  BlobStore,
-  Clock,
-  DocumentStore,
-  Embedder,
-  IdempotencyStore,
-  JobConsumer,
-  JobQueue,
-  OrgStore,
-  RateLimiter,
-  Reranker,
-  SearchIndex,
-  UsageStore,
-  VectorIndex,
-} from '../domain/ports.js';
+import { type Clock, type Embedder, type JobConsumer, type Reranker, systemClock } from '../domain/ports.js';
 import { guardEmbedder, guardReranker, type ProviderStatus } from '../domain/provider-health.js';
 import { QueryService } from '../domain/query.js';
 import { QueryEmbeddings } from '../domain/query-embeddings.js';
@@ -49,8 +35,8 @@ import { UsageService } from '../domain/usage.js';
 import { VectorStage } from '../domain/vector-stage.js';
 import { VectorStatusService, vectorsAtEvent } from '../domain/vector-status.js';
 import { WebhookDispatcher } from '../domain/webhook-dispatcher.js';
-import { WebhookService, type WebhookStore } from '../domain/webhooks.js';
-import type { AppDeps, OrgRequestScope, ReadinessCheck } from '../http/deps.js';
+import { WebhookService } from '../domain/webhooks.js';
+import type { AppDeps } from '../http/deps.js';
 import { toDocumentJson } from '../http/routes/documents/json.js';
 import { createExtractor, DEFAULT_MAX_TEXT_CHARS, detectFormat } from '../pipeline/extract/index.js';
 import {
@@ -62,14 +48,13 @@ import {
 } from '../pipeline/fetch/index.js';
 import { DocumentProcessor } from '../pipeline/processor.js';
 import { type RequestRate, yieldToApi } from '../pipeline/yield-to-api.js';
+import type { Adapters } from './adapters.js';
 import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
 import { createEmbedder } from './embedder.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { PACKAGE_VERSION } from './package-version.js';
 import { createReranker } from './reranker.js';
-
-export const systemClock: Clock = { now: () => new Date() };
 
 /** Attempts kept per endpoint in the delivery log (GET /v1/webhooks/{id}/deliveries). */
 const WEBHOOK_LOG_LIMIT = 100;
@@ -79,29 +64,6 @@ const WEBHOOK_LEASE_MARGIN_MS = 5_000;
 
 /** While the API is busy, in-process workers start one document per this interval (≤ 20/s). */
 const YIELD_FLOOR_SPACING_MS = 50;
-
-export interface Adapters {
-  orgs: OrgStore;
-  documents: DocumentStore;
-  /** The keyword index the documents' saveIndex writes. */
-  search: SearchIndex;
-  /** Chunk vectors and each document's vector stage, in the same database. */
-  vectors: VectorIndex;
-  usage: UsageStore;
-  /** The process lane: extraction, chunking, indexing. */
-  queue: JobQueue;
-  /** The download lane for URL documents, so downloads never wait behind extraction. */
-  downloadQueue: JobQueue;
-  rateLimiter: RateLimiter;
-  blobs: BlobStore;
-  idempotency: IdempotencyStore;
-  /** Webhook endpoints, the outbox (written by `documents`) and the delivery log. */
-  webhooks: WebhookStore;
-  readiness: ReadinessCheck[];
-  /** Runs an authenticated request as its org's (scale-out: the org's share of the database pool). */
-  requestScope?: OrgRequestScope;
-  close(): Promise<void>;
-}
 
 export interface Runtime extends Adapters {
   config: Config;

@@ -23,9 +23,9 @@ import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
 import type { Config } from '../config/index.js';
 import type { Clock, JobQueue, RateLimiter } from '../domain/ports.js';
 import type { ReadinessCheck } from '../http/deps.js';
+import type { Adapters } from './adapters.js';
 import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
 import type { Logger } from './logger.js';
-import type { Adapters } from './runtime.js';
 
 /** How long start-up waits for Redis before carrying on degraded (see docs/OPERATIONS.md, "When something fails"). */
 const REDIS_STARTUP_WAIT_MS = 5_000;

@@ -4,13 +4,14 @@
 // every extension and media type leads to one format.
 import { describe, expect, it } from 'vitest';
 import { FORMAT_BY_EXTENSION, FORMAT_BY_MEDIA_TYPE, SUPPORTED_FORMATS } from '../../src/domain/formats.js';
+import { nestedFiles } from '../../src/pipeline/extract/nested-files.js';
 import { FORMAT_HANDLERS } from '../../src/pipeline/formats/handlers.js';
 
 describe('format registry', () => {
   it('has a handler for each format, paged exactly when the registry says so', async () => {
     expect(Object.keys(FORMAT_HANDLERS).sort()).toEqual(SUPPORTED_FORMATS.map((f) => f.id).sort());
     for (const format of SUPPORTED_FORMATS) {
-      const extractor = await FORMAT_HANDLERS[format.id].loadExtractor();
+      const extractor = await FORMAT_HANDLERS[format.id].loadExtractor(nestedFiles);
       expect(extractor.paged, format.id).toBe(format.paged);
     }
   });

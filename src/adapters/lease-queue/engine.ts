@@ -4,6 +4,7 @@
 // docs/ARCHITECTURE.md ("Job queues") says how a document row doubles as its job.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { exponentialBackoffMs } from '../../domain/backoff.js';
 import type { ConsumeOptions, JobConsumer, JobHandler, JobQueue } from '../../domain/ports.js';
 import type { JobRef } from '../../domain/types.js';
 
@@ -211,7 +212,7 @@ export class LeaseQueue implements JobQueue {
   }
 
   backoffMs(attempt: number): number {
-    return Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** Math.max(0, attempt - 1));
+    return exponentialBackoffMs(attempt - 1, { baseMs: this.backoffBaseMs, maxMs: this.backoffMaxMs });
   }
 
   /**

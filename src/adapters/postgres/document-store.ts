@@ -3,8 +3,9 @@
 // PgTableQueue leases, so with that queue creating a document is enqueuing its job in the same
 // statement.
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
-import type { ChunkPage, Clock, DocumentStore } from '../../domain/ports.js';
-import { cleanMetadata, cleanText } from '../../domain/text.js';
+import { cleanMetadata } from '../../domain/metadata.js';
+import { type ChunkPage, type Clock, type DocumentStore, systemClock } from '../../domain/ports.js';
+import { cleanText } from '../../domain/text.js';
 import type {
   ChunkRow,
   DocumentError,
@@ -35,8 +36,6 @@ import type { PgDatabase, Queryable } from './database.js';
 import { postgresFilter } from './filter-sql.js';
 import { PgKeywordIndex } from './keyword-index.js';
 import { PgWebhookOutbox } from './webhook-store.js';
-
-const systemClock: Clock = { now: () => new Date() };
 
 /** SQL: the row is not marked deleted. Every read and write but the removal of marked rows says it. */
 const LIVE = 'deleted_at IS NULL';

@@ -5,6 +5,7 @@
 // another worker once the lock has lapsed.
 import { hostname } from 'node:os';
 import { type Job, Queue, type RedisOptions, WaitingError, Worker } from 'bullmq';
+import { exponentialBackoffMs } from '../../domain/backoff.js';
 import type { ConsumeOptions, JobConsumer, JobContext, JobHandler, JobQueue } from '../../domain/ports.js';
 import { withTimeout } from '../../domain/timeout.js';
 import type { JobRef } from '../../domain/types.js';
@@ -178,7 +179,7 @@ export class BullmqJobQueue implements JobQueue {
   }
 
   backoffMs(attemptsMade: number): number {
-    return Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** Math.max(0, attemptsMade - 1));
+    return exponentialBackoffMs(attemptsMade - 1, { baseMs: this.backoffBaseMs, maxMs: this.backoffMaxMs });
   }
 
   createWorker(processor: (job: Job<DocumentJobData>, token?: string) => Promise<void>, concurrency: number) {

@@ -4,7 +4,7 @@
 // document is enqueuing its job in the same transaction.
 import { randomUUID } from 'node:crypto';
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
-import type { ChunkPage, Clock, DocumentStore } from '../../domain/ports.js';
+import { type ChunkPage, type Clock, type DocumentStore, systemClock } from '../../domain/ports.js';
 import type {
   ChunkRow,
   DocumentError,
@@ -40,8 +40,6 @@ import { startProcessingSet } from './start-processing.js';
 import { StatementCache } from './statements.js';
 import { storableMetadata, storableNullable, storableText } from './text.js';
 import { SqliteWebhookOutbox } from './webhook-store.js';
-
-const systemClock: Clock = { now: () => new Date() };
 
 /**
  * Chunk text written per transaction when a large document is indexed in slices: a few

@@ -2,7 +2,7 @@
 // columns), leased on the shared lease-queue engine. Claims are single UPDATE … RETURNING
 // statements, which SQLite runs under its one write lock, so consumers in several processes
 // sharing the database file never take the same job. Times are the injected clock's, in ms.
-import type { Clock } from '../../domain/ports.js';
+import { type Clock, systemClock } from '../../domain/ports.js';
 import {
   type ClaimTurn,
   type JobRows,
@@ -85,8 +85,6 @@ function fairPendingSql(lane: QueueLane): string {
 }
 
 const NO_TURN: ClaimTurn = { skip: [], recent: [] };
-
-const systemClock: Clock = { now: () => new Date() };
 
 /** Guards every write to a held job: still leased, by this owner, for this attempt. */
 const HELD = `job_state = 'leased' AND lease_owner = @owner AND job_attempts = @attempt`;

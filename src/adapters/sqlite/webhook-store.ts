@@ -2,7 +2,7 @@
 // writer the document store calls inside its own transactions (SqliteWebhookOutbox). Claims are
 // leases (owner + expiry) taken in one IMMEDIATE transaction, so two processes on one file never
 // hold the same message.
-import type { Clock } from '../../domain/ports.js';
+import { type Clock, systemClock } from '../../domain/ports.js';
 import type {
   AttemptResult,
   ClaimedMessage,
@@ -21,8 +21,6 @@ import { snapshotArguments, snapshotToRecord } from '../records/record-snapshot.
 import { type AttemptRow, type EndpointRow, toAttempt, toEndpoint } from '../records/webhook-row.js';
 import type { Database } from './database.js';
 import { StatementCache } from './statements.js';
-
-const systemClock: Clock = { now: () => new Date() };
 
 type SqliteEndpointRow = EndpointRow<number>;
 

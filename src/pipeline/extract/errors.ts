@@ -3,7 +3,16 @@
 // by the extractor (closed pool, a worker thread that could not start) is an infrastructure fault
 // worth retrying.
 import { PipelineError } from '../errors.js';
-import type { ExtractionCode } from './types.js';
+
+/** Why a document's bytes gave no text; the code its `failed` status carries. */
+export type ExtractionCode =
+  | 'unsupported_format'
+  | 'too_large'
+  | 'encrypted'
+  | 'corrupt'
+  | 'archive_limits'
+  | 'timeout'
+  | 'no_text';
 
 export class ExtractionError extends PipelineError {
   declare readonly code: ExtractionCode;

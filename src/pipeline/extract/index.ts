@@ -2,11 +2,10 @@
 // bytes) and its text (createExtractor, in capped worker threads). The rest of the service
 // imports only this module.
 export { type DetectInput, type DetectResult, detectFormat } from './detect.js';
-export { ExtractionError } from './errors.js';
+export { type ExtractionCode, ExtractionError } from './errors.js';
 export { createExtractor } from './pool.js';
 export type {
   ExtractedText,
-  ExtractionCode,
   Extractor,
   ExtractorOptions,
   PageSpan,

@@ -7,6 +7,7 @@ import type { ChunkStream } from '../../domain/types.js';
 import type { ChunkOptions } from '../chunk/chunker.js';
 import type { IndexPlan } from '../chunk/for-index.js';
 import type { OcrSettings } from '../ocr/engine.js';
+import type { ExtractionCode } from './errors.js';
 import type { TextLimitSettings } from './text-limit.js';
 
 /** A format the pipeline extracts: one of domain/formats.ts's SUPPORTED_FORMATS. */
@@ -102,15 +103,6 @@ export interface Extractor {
 
 /** How to chunk a file's text; its pages, if any, come from extraction. */
 export type FileChunkOptions = Omit<ChunkOptions, 'pages'>;
-
-export type ExtractionCode =
-  | 'unsupported_format'
-  | 'too_large'
-  | 'encrypted'
-  | 'corrupt'
-  | 'archive_limits'
-  | 'timeout'
-  | 'no_text';
 
 /** Pool → worker. */
 /** What each thread is started with. */

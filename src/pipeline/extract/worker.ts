@@ -10,6 +10,7 @@ import type { FormatExtractor } from '../formats/handler.js';
 import { FORMAT_HANDLERS } from '../formats/handlers.js';
 import { configureOcr } from '../ocr/engine.js';
 import { ExtractionError } from './errors.js';
+import { nestedFiles } from './nested-files.js';
 import { PageJoiner, unreadScan } from './pages.js';
 import { type TextLimit, textLimitOf } from './text-limit.js';
 import type { ChunkSpan, WorkerData, WorkerReply, WorkerRequest } from './types.js';
@@ -39,7 +40,7 @@ try {
  */
 const extractors: ReadonlyMap<FormatId, FormatExtractor> = new Map(
   await Promise.all(
-    FORMAT_IDS.map(async (format) => [format, await FORMAT_HANDLERS[format].loadExtractor()] as const),
+    FORMAT_IDS.map(async (format) => [format, await nestedFiles.extractorOf(format)] as const),
   ),
 );
 

@@ -1,6 +1,7 @@
 // The worker's entry point for URL documents: open the URL, retrying transient failures for as
 // long as a pre-signed URL can be expected to stay valid, then hand the body to storage.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { equalJitter, exponentialBackoffMs } from '../../domain/backoff.js';
 import { FetchError } from './errors.js';
 import { type FetchedBody, type FetchOptions, openUrl } from './open-url.js';
 
@@ -11,9 +12,9 @@ const FIRST_BACKOFF_MS = 400;
 const MAX_BACKOFF_MS = 8_000;
 
 function backoffMs(attempt: number): number {
-  const ceiling = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** attempt);
+  const ceiling = exponentialBackoffMs(attempt, { baseMs: FIRST_BACKOFF_MS, maxMs: MAX_BACKOFF_MS });
   // Jitter so documents from one batch that failed together do not retry in lockstep.
-  return Math.round(ceiling * (0.5 + Math.random() / 2));
+  return Math.round(equalJitter(ceiling));
 }
 
 async function downloadOnce(

@@ -1,6 +1,7 @@
 // What a format's folder provides to the rest of the pipeline: how detection recognises and
 // checks its files (pipeline/extract/detect.ts, on the API's event loop, so only light code), and
 // how a worker thread extracts its text (pipeline/extract/worker.ts, loaded there alone).
+import type { FormatId } from '../../domain/formats.js';
 
 /** The start of a stored file, read once by detection and shown to every format it asks. */
 export interface Probe {
@@ -35,8 +36,26 @@ export interface FormatHandler {
    * rather than `too_large` (extract/text-limit.ts).
    */
   readonly unpacks?: boolean;
-  /** The format's extractor; imported on first call, so detection never loads a parser. */
-  loadExtractor(): Promise<FormatExtractor>;
+  /**
+   * The format's extractor; imported on first call, so detection never loads a parser. `nested`
+   * serves a format whose files hold other files (an e-mail's attachments).
+   */
+  loadExtractor(nested: NestedFiles): Promise<FormatExtractor>;
+}
+
+/**
+ * How an extractor reads the files inside a file (an e-mail's attachments, a forwarded message):
+ * which format each is and that format's extractor. The caller hands it over, so a format's own
+ * module never imports the registry that lists it.
+ */
+export interface NestedFiles {
+  /** The nested file's format as detection decides it, or null when docindex does not read it. */
+  formatOf(file: {
+    path: string;
+    filename: string | null;
+    declaredContentType: string | null;
+  }): Promise<FormatId | null>;
+  extractorOf(format: FormatId): Promise<FormatExtractor>;
 }
 
 /**

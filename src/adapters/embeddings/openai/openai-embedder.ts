@@ -4,6 +4,7 @@
 // exponential backoff (a 429's Retry-After is honoured); what still fails is an EmbeddingError
 // whose code says why, so the vector stage can wait out an outage instead of failing documents.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { equalJitter, exponentialBackoffMs } from '../../../domain/backoff.js';
 import { type Embedder, EmbeddingError, type EmbeddingFailureCode } from '../../../domain/ports.js';
 import { ConcurrencyLimit, checkDimensions, normalise } from '../vectors.js';
 
@@ -98,10 +99,11 @@ export class OpenAiEmbedder implements Embedder {
       if (Array.isArray(result)) return result;
       const last = attempt >= this.options.maxRetries;
       const retryable = result.code !== 'rejected' && result.code !== 'dimension_mismatch';
-      const backoff = Math.min(
-        this.maxRetryDelayMs,
-        this.retryBaseMs * 2 ** attempt * (0.5 + Math.random() / 2),
-      );
+      // The jitter scales the base, so it comes before the cap: a wait at the cap is the cap.
+      const backoff = exponentialBackoffMs(attempt, {
+        baseMs: equalJitter(this.retryBaseMs),
+        maxMs: this.maxRetryDelayMs,
+      });
       const wait = result.retryAfterMs ?? backoff;
       if (!retryable || last || wait > this.maxRetryDelayMs) {
         throw new EmbeddingError(

@@ -10,9 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type AddressObject, type Attachment, simpleParser } from 'mailparser';
 import { formatSpec } from '../../../domain/formats.js';
-import { detectFormat } from '../../extract/detect.js';
 import { ExtractionError } from '../../extract/errors.js';
-import { FORMAT_HANDLERS } from '../handlers.js';
+import type { NestedFiles } from '../handler.js';
 import { markupText } from '../html/extract.js';
 import { normalizeText } from '../text/decode.js';
 
@@ -21,11 +20,11 @@ const MAX_DEPTH = 3;
 /** Pages read of a paged attachment (a PDF): the rest would dwarf the message it came with. */
 const MAX_ATTACHMENT_PAGES = 1_000;
 
-export function extractEmlText(filePath: string): Promise<string> {
-  return messageText(filePath, 0);
+export function extractEmlText(filePath: string, nested: NestedFiles): Promise<string> {
+  return messageText(filePath, 0, nested);
 }
 
-async function messageText(filePath: string, depth: number): Promise<string> {
+async function messageText(filePath: string, depth: number, nested: NestedFiles): Promise<string> {
   const source = await readFile(filePath);
   let mail: Awaited<ReturnType<typeof simpleParser>>;
   try {
@@ -56,7 +55,7 @@ async function messageText(filePath: string, depth: number): Promise<string> {
     const dir = await mkdtemp(path.join(tmpdir(), 'docindex-eml-'));
     try {
       for (const [index, attachment] of attachments.entries()) {
-        const text = await attachmentText(attachment, path.join(dir, String(index)), depth);
+        const text = await attachmentText(attachment, path.join(dir, String(index)), depth, nested);
         if (text !== null) parts.push(text);
       }
     } finally {
@@ -70,25 +69,30 @@ async function messageText(filePath: string, depth: number): Promise<string> {
 }
 
 /** "Attachment: name" and its text; null for one in a format docindex does not read (an image). */
-async function attachmentText(attachment: Attachment, file: string, depth: number): Promise<string | null> {
+async function attachmentText(
+  attachment: Attachment,
+  file: string,
+  depth: number,
+  nested: NestedFiles,
+): Promise<string | null> {
   const isMessage = attachment.contentType === 'message/rfc822';
   const name = attachment.filename ?? (isMessage ? 'message.eml' : null);
   await writeFile(file, attachment.content);
-  const detected = await detectFormat({
+  const format = await nested.formatOf({
     path: file,
     filename: name,
     declaredContentType: attachment.contentType,
   });
-  if (!detected.ok) return null;
-  const title = `Attachment: ${name ?? formatSpec(detected.format).name}`;
+  if (format === null) return null;
+  const title = `Attachment: ${name ?? formatSpec(format).name}`;
   try {
     let text: string;
-    if (detected.format === 'eml') {
+    if (format === 'eml') {
       if (depth + 1 >= MAX_DEPTH)
         return `${title}\n\n(not read: forwarded more than ${MAX_DEPTH} levels deep)`;
-      text = await messageText(file, depth + 1);
+      text = await messageText(file, depth + 1, nested);
     } else {
-      const extractor = await FORMAT_HANDLERS[detected.format].loadExtractor();
+      const extractor = await nested.extractorOf(format);
       if (extractor.paged) {
         const doc = await extractor.openPaged(file);
         try {

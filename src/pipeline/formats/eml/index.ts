@@ -13,8 +13,8 @@ export const emlFormat: FormatHandler = {
   sniff: ({ head }) =>
     FIRST_HEADER.test(head.subarray(0, 256).toString('latin1')) && /\n\r?\n/.test(head.toString('latin1')),
   validate: async ({ head, truncated }) => textProblem(head, truncated, false),
-  loadExtractor: async () => {
+  loadExtractor: async (nested) => {
     const { extractEmlText } = await import('./extract.js');
-    return { paged: false, extractText: extractEmlText };
+    return { paged: false, extractText: (path: string) => extractEmlText(path, nested) };
   },
 };

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { imageSize } from 'image-size';
 import { ExtractionError } from '../../extract/errors.js';
 import { MAX_OCR_PIXELS, ocrEnabled, recognizeEncodedImage } from '../../ocr/engine.js';
-import type { ImageKind } from './index.js';
+import type { ImageKind } from './kind.js';
 
 export async function extractImageText(filePath: string, kind: ImageKind): Promise<string> {
   const what = `${kind} image`;

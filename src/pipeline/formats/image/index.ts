@@ -6,8 +6,7 @@
 import { describe } from '../describe.js';
 import type { FormatHandler } from '../handler.js';
 import { signatureOf } from '../sniff.js';
-
-export type ImageKind = 'PNG' | 'JPEG' | 'TIFF';
+import type { ImageKind } from './kind.js';
 
 export function imageFormat(kind: ImageKind): FormatHandler {
   return {

@@ -1,0 +1,39 @@
+// What a storage setup (single-process SQLite in runtime.ts, or scale-out PostgreSQL and Redis in
+// scale-out.ts) gives the runtime: one adapter per port. Its own module so that both setups
+// name it without importing each other.
+import type {
+  BlobStore,
+  DocumentStore,
+  IdempotencyStore,
+  JobQueue,
+  OrgStore,
+  RateLimiter,
+  SearchIndex,
+  UsageStore,
+  VectorIndex,
+} from '../domain/ports.js';
+import type { WebhookStore } from '../domain/webhooks.js';
+import type { OrgRequestScope, ReadinessCheck } from '../http/deps.js';
+
+export interface Adapters {
+  orgs: OrgStore;
+  documents: DocumentStore;
+  /** The keyword index the documents' saveIndex writes. */
+  search: SearchIndex;
+  /** Chunk vectors and each document's vector stage, in the same database. */
+  vectors: VectorIndex;
+  usage: UsageStore;
+  /** The process lane: extraction, chunking, indexing. */
+  queue: JobQueue;
+  /** The download lane for URL documents, so downloads never wait behind extraction. */
+  downloadQueue: JobQueue;
+  rateLimiter: RateLimiter;
+  blobs: BlobStore;
+  idempotency: IdempotencyStore;
+  /** Webhook endpoints, the outbox (written by `documents`) and the delivery log. */
+  webhooks: WebhookStore;
+  readiness: ReadinessCheck[];
+  /** Runs an authenticated request as its org's (scale-out: the org's share of the database pool). */
+  requestScope?: OrgRequestScope;
+  close(): Promise<void>;
+}
