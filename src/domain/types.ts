@@ -8,19 +8,25 @@ export const DOCUMENT_STATUSES: readonly DocumentStatus[] = ['queued', 'processi
 
 export type SourceType = 'text' | 'file' | 'url';
 
-/** Codes a document can fail with after its 202 (docs/API.md lists them). */
-export type FailureCode =
-  | 'url_unreachable'
-  | 'url_blocked'
-  | 'too_many_redirects'
-  | 'unsupported_format'
-  | 'too_large'
-  | 'encrypted'
-  | 'corrupt'
-  | 'archive_limits'
-  | 'timeout'
-  | 'no_text'
-  | 'internal';
+/**
+ * Codes a document can fail with after its 202 (docs/API.md lists them): the one list the
+ * pipeline's narrower sets (a download's, an extraction's) are drawn from.
+ */
+export const FAILURE_CODES = [
+  'url_unreachable',
+  'url_blocked',
+  'too_many_redirects',
+  'unsupported_format',
+  'too_large',
+  'encrypted',
+  'corrupt',
+  'archive_limits',
+  'timeout',
+  'no_text',
+  'internal',
+] as const;
+
+export type FailureCode = (typeof FAILURE_CODES)[number];
 
 export interface DocumentSource {
   type: SourceType;

@@ -4,6 +4,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ADVERTISED_EXTENSIONS } from '../../src/domain/formats.js';
+import { FAILURE_CODES } from '../../src/domain/types.js';
 import { ROOT, readDoc } from './markdown.js';
 
 describe('claims of the documentation', () => {
@@ -14,6 +15,14 @@ describe('claims of the documentation', () => {
     expect(rows).toHaveLength(1);
     const listed = /folders are searched for ([^;]+);/.exec(rows[0]!)?.[1]?.split(' ');
     expect(listed).toEqual([...ADVERTISED_EXTENSIONS]);
+  });
+
+  it("the API page lists exactly the codes a document can fail with, in the code's order", () => {
+    const sentence = /ends `failed` with one of these codes: ([\s\S]*?)\. A ZIP-based/.exec(
+      readDoc('docs/API.md'),
+    )?.[1];
+    const listed = [...(sentence ?? '').matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
+    expect(listed).toEqual([...FAILURE_CODES]);
   });
 
   it('the architecture page names every file of the domain layer', () => {
