@@ -31,7 +31,7 @@ const SHARED_ADAPTER_MODULES = [
   'adapters/records/webhook-row.ts',
   'adapters/sign-scan/scan.ts',
   'adapters/sign-scan/slots.ts',
-  'adapters/sign-scan/held.ts',
+  'adapters/sign-scan/byte-budget-lru.ts',
 ];
 
 /** Adapter → other adapter imports still to be removed (none left; keep the check strict). */

@@ -15,7 +15,7 @@
 // The deletion log keeps an hour of history (its trigger drops older entries as new ones come);
 // a partition that has not looked for half that long is loaded again from the table. A candidate
 // whose row has gone meanwhile simply finds nothing when the cosine reads it.
-import { DEFAULT_PREFILTER_MAX_BYTES, HeldPartitions } from '../sign-scan/held.js';
+import { ByteBudgetLru, DEFAULT_PREFILTER_MAX_BYTES } from '../sign-scan/byte-budget-lru.js';
 import { THREAD_MIN_SLOTS } from '../sign-scan/scan.js';
 import { fitted, SignSlots } from '../sign-scan/slots.js';
 import type { PgDatabase } from './database.js';
@@ -121,7 +121,7 @@ interface SignRow {
 }
 
 export class PgSignIndex {
-  private readonly partitions: HeldPartitions<Partition>;
+  private readonly partitions: ByteBudgetLru<Partition>;
   private readonly reads = new Map<string, Reads>();
   private readonly vectors: string;
   private readonly gone: string;
@@ -132,7 +132,7 @@ export class PgSignIndex {
     private readonly maxChanges = MAX_CHANGES,
     maxBytes = DEFAULT_PREFILTER_MAX_BYTES,
   ) {
-    this.partitions = new HeldPartitions(maxBytes);
+    this.partitions = new ByteBudgetLru(maxBytes);
     this.vectors = db.table('chunk_vectors');
     this.gone = db.table('chunk_vectors_gone');
   }
@@ -198,7 +198,7 @@ export class PgSignIndex {
     return partition;
   }
 
-  /** The partitions held and their bytes (sign-scan/held.ts). */
+  /** The partitions held and their bytes (sign-scan/byte-budget-lru.ts). */
   held(): { keys: string[]; bytes: number } {
     return this.partitions.summary();
   }

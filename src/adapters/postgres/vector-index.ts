@@ -32,7 +32,7 @@ export interface VectorCandidateOptions {
   scanThreadFrom?: number;
   /** More changes than this since a node's last read and it reads the org's sign bits whole again. */
   feedLimit?: number;
-  /** Bytes of sign bits this process holds before it lets the least recently searched go (sign-scan/held.ts). */
+  /** Bytes of sign bits this process holds before it lets the least recently searched go (sign-scan/byte-budget-lru.ts). */
   prefilterMaxBytes?: number;
   /** Writes document.vectors_ready in the vectors' transaction (default: one on the same database). */
   outbox?: PgWebhookOutbox;

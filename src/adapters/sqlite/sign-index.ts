@@ -12,7 +12,7 @@
 // the newest 100,000 deletions (database.ts, migration 90); a partition that has not looked since
 // older ones were dropped is rebuilt from the table.
 
-import { DEFAULT_PREFILTER_MAX_BYTES, HeldPartitions } from '../sign-scan/held.js';
+import { ByteBudgetLru, DEFAULT_PREFILTER_MAX_BYTES } from '../sign-scan/byte-budget-lru.js';
 import { THREAD_MIN_SLOTS } from '../sign-scan/scan.js';
 import { fitted, SignSlots } from '../sign-scan/slots.js';
 import type { Database } from './database.js';
@@ -74,7 +74,7 @@ class Partition {
 }
 
 export class SignIndex {
-  private readonly partitions: HeldPartitions<Partition>;
+  private readonly partitions: ByteBudgetLru<Partition>;
   private readonly sql: StatementCache;
 
   constructor(
@@ -83,10 +83,10 @@ export class SignIndex {
     maxBytes = DEFAULT_PREFILTER_MAX_BYTES,
   ) {
     this.sql = new StatementCache(db);
-    this.partitions = new HeldPartitions(maxBytes);
+    this.partitions = new ByteBudgetLru(maxBytes);
   }
 
-  /** The partitions held and their bytes (sign-scan/held.ts). */
+  /** The partitions held and their bytes (sign-scan/byte-budget-lru.ts). */
   held(): { keys: string[]; bytes: number } {
     return this.partitions.summary();
   }

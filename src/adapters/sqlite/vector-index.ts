@@ -36,7 +36,7 @@ export interface SqliteVectorIndexOptions {
   candidatesPerHit?: number;
   /** Partitions of at least this many vectors are scanned on the scan thread (sign-scan/scan.ts). */
   scanThreadFrom?: number;
-  /** Bytes of sign bits this process holds before it lets the least recently searched go (sign-scan/held.ts). */
+  /** Bytes of sign bits this process holds before it lets the least recently searched go (sign-scan/byte-budget-lru.ts). */
   prefilterMaxBytes?: number;
   /** Writes document.vectors_ready in the vectors' transaction (default: one on the same database). */
   outbox?: SqliteWebhookOutbox;

@@ -565,10 +565,10 @@ class WorkerPoolExtractor implements Extractor {
     if (job.chars >= RECYCLE_AFTER_CHARS) slot.recycle = true;
     if (replyOcrPages(message) > 0) slot.ranOcr = true;
     switch (message.type) {
-      case 'pdfPageCount':
+      case 'pageCount':
         this.planPdf(job, slot, message.numPages);
         return;
-      case 'pdfPages':
+      case 'pageTexts':
         this.release(slot);
         job.parts.set(message.from, message.texts);
         job.ocr.recognised += message.ocrPages;
@@ -735,7 +735,7 @@ function replyChars(message: WorkerReply): number {
   switch (message.type) {
     case 'text':
       return message.text.length;
-    case 'pdfPages':
+    case 'pageTexts':
       return message.texts.reduce((n, text) => n + text.length, 0);
     case 'chunkSpans':
       return message.spans.reduce((n, span) => n + (span.text?.length ?? 0), 0);
@@ -747,7 +747,7 @@ function replyChars(message: WorkerReply): number {
 /** Pages a reply says OCR read. */
 function replyOcrPages(message: WorkerReply): number {
   switch (message.type) {
-    case 'pdfPages':
+    case 'pageTexts':
     case 'text':
     case 'chunks':
       return message.ocrPages ?? 0;

@@ -156,9 +156,9 @@ export type WorkerReply =
   | { type: 'ready' }
   /** The chunker is loaded and has run once: its tables are built (see warm()). */
   | { type: 'warmed' }
-  | { type: 'pdfPageCount'; jobId: number; numPages: number }
+  | { type: 'pageCount'; jobId: number; numPages: number }
   /** `ocrPages`: of these pages, how many OCR read; `ocrSkipped`: how many needed it while it was off. */
-  | { type: 'pdfPages'; jobId: number; from: number; texts: string[]; ocrPages: number; ocrSkipped: number }
+  | { type: 'pageTexts'; jobId: number; from: number; texts: string[]; ocrPages: number; ocrSkipped: number }
   | { type: 'text'; jobId: number; text: string; ocrPages: number | null }
   | { type: 'failed'; jobId: number; code: ExtractionCode; message: string }
   /**

@@ -310,7 +310,7 @@ async function extractPages(
     if (!range) {
       checkPageCount(doc.numPages, request, name);
       const plan = new Promise<{ from: number; to: number }>((resolve) => awaitingPlan.set(jobId, resolve));
-      reply({ type: 'pdfPageCount', jobId, numPages: doc.numPages });
+      reply({ type: 'pageCount', jobId, numPages: doc.numPages });
       range = await plan;
     } else if (range.to > doc.numPages) {
       throw new ExtractionError('corrupt', `the ${name} has ${doc.numPages} pages, not ${range.to}`);
@@ -321,7 +321,7 @@ async function extractPages(
     limit.check(texts.reduce((chars, text) => chars + text.length, 0));
     const ocr = doc.ocrCounts?.() ?? { recognised: 0, skipped: 0 };
     reply({
-      type: 'pdfPages',
+      type: 'pageTexts',
       jobId,
       from: range.from,
       texts,

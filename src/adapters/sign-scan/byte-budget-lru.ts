@@ -9,7 +9,7 @@ export interface Sized {
   readonly bytes: number;
 }
 
-export class HeldPartitions<P extends Sized> {
+export class ByteBudgetLru<P extends Sized> {
   /** In order of last use, the least recent first (a Map keeps insertion order). */
   private readonly held = new Map<string, P>();
 

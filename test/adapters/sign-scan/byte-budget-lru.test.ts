@@ -1,13 +1,13 @@
 // The prefilter's memory budget: partitions searched least recently are let go first, and the one
 // a search is using never is.
 import { describe, expect, it } from 'vitest';
-import { HeldPartitions } from '../../../src/adapters/sign-scan/held.js';
+import { ByteBudgetLru } from '../../../src/adapters/sign-scan/byte-budget-lru.js';
 
 const sized = (bytes: number) => ({ bytes });
 
-describe('HeldPartitions', () => {
+describe('ByteBudgetLru', () => {
   it('lets the least recently used go once the total passes the budget', () => {
-    const held = new HeldPartitions(300);
+    const held = new ByteBudgetLru(300);
     held.use('a', sized(100));
     held.use('b', sized(100));
     held.use('c', sized(100));
@@ -19,7 +19,7 @@ describe('HeldPartitions', () => {
   });
 
   it('keeps the partition in use even alone over the budget, and lets go as many as needed for it', () => {
-    const held = new HeldPartitions(250);
+    const held = new ByteBudgetLru(250);
     held.use('a', sized(100));
     held.use('b', sized(100));
     held.use('big', sized(1_000));
