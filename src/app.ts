@@ -15,6 +15,13 @@ import { adminScope } from './http/plugins/admin.js';
 import { authenticatedScope } from './http/plugins/authenticated.js';
 import { handleError, sendProblem } from './http/problem.js';
 import { answerAfterBody } from './http/refused-body.js';
+import {
+  clientErrorHandler,
+  frameworkErrorHandler,
+  plainIntegerQuery,
+  refuseContentEncoding,
+  registerJsonParser,
+} from './http/request-parsing.js';
 import { createKeyRoute } from './http/routes/admin/create-key.js';
 import { createOrgRoute } from './http/routes/admin/create-org.js';
 import { getOrgRoute } from './http/routes/admin/get-org.js';
@@ -48,13 +55,6 @@ import { webhookDeliveriesRoute } from './http/routes/webhooks/deliveries.js';
 import { getWebhookRoute } from './http/routes/webhooks/get.js';
 import { listWebhooksRoute } from './http/routes/webhooks/list.js';
 import { testWebhookRoute } from './http/routes/webhooks/test.js';
-import {
-  clientErrorHandler,
-  frameworkErrorHandler,
-  plainIntegerQuery,
-  refuseContentEncoding,
-  registerJsonParser,
-} from './http/transport.js';
 
 export type { AppDeps } from './http/deps.js';
 

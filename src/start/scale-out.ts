@@ -7,6 +7,7 @@
 // Uploaded files (BLOB_STORE) go to PostgreSQL by default, so the processes share nothing but
 // PostgreSQL and Redis; `s3` puts them in a bucket, `fs` in BLOB_DIR, a folder all of them mount.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { BullmqJobQueue } from '../adapters/bullmq/bullmq-queue.js';
 import { PgDatabase } from '../adapters/postgres/database.js';
 import { PgDocumentStore } from '../adapters/postgres/document-store.js';
 import { PgIdempotencyStore } from '../adapters/postgres/idempotency-store.js';
@@ -18,7 +19,6 @@ import { PgTableQueue } from '../adapters/postgres/table-queue.js';
 import { PgUsageStore } from '../adapters/postgres/usage-store.js';
 import { PgVectorIndex } from '../adapters/postgres/vector-index.js';
 import { PgWebhookOutbox, PgWebhookStore } from '../adapters/postgres/webhook-store.js';
-import { BullmqJobQueue } from '../adapters/queue/bullmq-queue.js';
 import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
 import type { Config } from '../config/index.js';
 import type { Clock, JobQueue, RateLimiter } from '../domain/ports.js';

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { BullmqJobQueue } from '../../src/adapters/queue/bullmq-queue.js';
+import { BullmqJobQueue } from '../../src/adapters/bullmq/bullmq-queue.js';
 import { checkServices, deleteRedisPrefix, describeScaleOut, freshPrefix } from '../scale-out/services.js';
 import { jobQueueContract } from './job-queue.contract.js';
 import { waitFor } from './support.js';
