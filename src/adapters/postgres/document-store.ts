@@ -31,7 +31,7 @@ import {
   toDocumentRecord,
   toJobInput,
   WORK_VERSION,
-} from '../records/document-row.js';
+} from '../sql-rows/document-row.js';
 import type { PgDatabase, Queryable } from './database.js';
 import { postgresFilter } from './filter-sql.js';
 import { PgKeywordIndex } from './keyword-index.js';

@@ -12,7 +12,7 @@ import {
   toActiveKey,
   toKey,
   toOrg,
-} from '../records/org-row.js';
+} from '../sql-rows/org-row.js';
 import type { PgDatabase } from './database.js';
 
 type OrgRow = SharedOrgRow<Date>;

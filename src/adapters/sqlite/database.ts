@@ -221,7 +221,7 @@ const MIGRATIONS: readonly Migration[] = [
         WHERE external_id IS NOT NULL;
       -- version: the one the record's status and the chunks describe. pending_*: a newer version
       -- on its way while that one answers queries (pending is JSON: its source, chunk settings,
-      -- blob and error; see records/document-row.ts).
+      -- blob and error; see sql-rows/document-row.ts).
       ALTER TABLE documents ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
       ALTER TABLE documents ADD COLUMN pending_version INTEGER;
       ALTER TABLE documents ADD COLUMN pending_status TEXT

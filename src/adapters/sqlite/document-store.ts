@@ -31,7 +31,7 @@ import {
   toDocumentRecord,
   toJobInput,
   WORK_VERSION,
-} from '../records/document-row.js';
+} from '../sql-rows/document-row.js';
 import type { Database } from './database.js';
 import { sqliteFilter } from './filter-sql.js';
 import { GroupCommit } from './group-commit.js';

@@ -11,7 +11,7 @@ import {
   toActiveKey,
   toKey,
   toOrg,
-} from '../records/org-row.js';
+} from '../sql-rows/org-row.js';
 import type { Database } from './database.js';
 import { StatementCache } from './statements.js';
 import { storableText } from './text.js';

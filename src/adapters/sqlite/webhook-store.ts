@@ -17,8 +17,8 @@ import type {
   WebhookStore,
 } from '../../domain/webhooks.js';
 import { DEFAULT_MAX_PENDING, settlementOf } from '../../domain/webhooks.js';
-import { snapshotArguments, snapshotToRecord } from '../records/record-snapshot.js';
-import { type AttemptRow, type EndpointRow, toAttempt, toEndpoint } from '../records/webhook-row.js';
+import { snapshotArguments, snapshotToRecord } from '../sql-rows/record-snapshot.js';
+import { type AttemptRow, type EndpointRow, toAttempt, toEndpoint } from '../sql-rows/webhook-row.js';
 import type { Database } from './database.js';
 import { StatementCache } from './statements.js';
 
