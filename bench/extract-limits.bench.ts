@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FormatId } from '../src/domain/formats.js';
-import { createExtractor, detectFormat, type Extractor } from '../src/pipeline/extract/index.js';
+import { createPipelineThreads, detectFormat, type PipelineThreads } from '../src/pipeline/extract/index.js';
 import { DEFAULT_MAX_TEXT_RATIO, DEFAULT_TEXT_FLOOR_CHARS } from '../src/pipeline/extract/text-limit.js';
 import { crafted, emailWith, paragraphs, spanningTable, TEXT_CHARS } from '../test/helpers/text-bombs.js';
 import { makeZip } from '../test/helpers/zip.js';
@@ -28,7 +28,9 @@ function filesUnder(dir: string, out: string[] = []): string[] {
 }
 
 /** Characters of text per byte of file, for every file detection accepts. */
-async function realRatios(extractor: Extractor): Promise<{ file: string; format: string; ratio: number }[]> {
+async function realRatios(
+  extractor: PipelineThreads,
+): Promise<{ file: string; format: string; ratio: number }[]> {
   const root = projectRoot();
   const corpus = path.resolve(root, '../shared/corpus');
   const files = [...filesUnder(corpus), ...filesUnder(path.join(root, 'test/fixtures'))];
@@ -51,7 +53,11 @@ async function realRatios(extractor: Extractor): Promise<{ file: string; format:
 }
 
 /** Chunks of the file, or the failure's code. */
-async function chunksOf(extractor: Extractor, file: string, format: FormatId): Promise<number | string> {
+async function chunksOf(
+  extractor: PipelineThreads,
+  file: string,
+  format: FormatId,
+): Promise<number | string> {
   try {
     let chunks = 0;
     for await (const batch of extractor.indexStream(file, format, CHUNKING).chunks) chunks += batch.length;
@@ -63,8 +69,8 @@ async function chunksOf(extractor: Extractor, file: string, format: FormatId): P
 
 export const run: Benchmark = async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'docindex-bench-limits-'));
-  const unbounded = createExtractor({ ...BASE, maxTextRatio: 1_000_000 });
-  const bounded = createExtractor(BASE);
+  const unbounded = createPipelineThreads({ ...BASE, maxTextRatio: 1_000_000 });
+  const bounded = createPipelineThreads(BASE);
   try {
     const ratios = await realRatios(bounded);
     const largest = ratios[0]!;

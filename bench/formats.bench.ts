@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FormatId } from '../src/domain/formats.js';
-import { createExtractor, type Extractor } from '../src/pipeline/extract/index.js';
+import { createPipelineThreads, type PipelineThreads } from '../src/pipeline/extract/index.js';
 import { proseXlsx } from './big-files.js';
 import { type Benchmark, type BenchSection, fmt, median, megabytes, projectRoot, timeRuns } from './lib.js';
 
@@ -40,7 +40,7 @@ async function rssPeak(baseline: number, fn: () => Promise<unknown>): Promise<nu
 
 /** One timed extraction of a generated file, as a row of the table. */
 async function generatedRow(
-  extractor: Extractor,
+  extractor: PipelineThreads,
   label: string,
   file: string,
   format: FormatId,
@@ -67,7 +67,7 @@ export const run: Benchmark = async (options): Promise<BenchSection> => {
   const corpus = path.resolve(projectRoot(), '../shared/corpus');
   if (!existsSync(corpus)) return { title, lines: [`- skipped: ${corpus} not found`] };
   const repeats = options?.quick ? 2 : 7;
-  const extractor: Extractor = createExtractor({
+  const extractor: PipelineThreads = createPipelineThreads({
     maxWorkers: 1,
     timeoutMs: 300_000,
     maxHeapMb: 1024,

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createExtractor } from '../src/pipeline/extract/index.js';
+import { createPipelineThreads } from '../src/pipeline/extract/index.js';
 import type { SourceFormat } from '../src/pipeline/extract/types.js';
 import { type Benchmark, type BenchSection, fmt, median, projectRoot, timeRuns } from './lib.js';
 import { characterAccuracy } from './ocr-accuracy.js';
@@ -33,8 +33,8 @@ export const run: Benchmark = async (options): Promise<BenchSection> => {
   if (!existsSync(corpus)) return { title, lines: [`- skipped: ${corpus} not found`] };
   const repeats = options?.quick ? 1 : 3;
   const base = { maxWorkers: 1, timeoutMs: 600_000, maxHeapMb: 512, pdfMaxPages: 5_000 };
-  const on = createExtractor({ ...base, ocr: { enabled: true, languages: ['eng'] } });
-  const off = createExtractor({ ...base, ocr: { enabled: false, languages: ['eng'] } });
+  const on = createPipelineThreads({ ...base, ocr: { enabled: true, languages: ['eng'] } });
+  const off = createPipelineThreads({ ...base, ocr: { enabled: false, languages: ['eng'] } });
   // The baseline has both threads started and idle with what every thread loads (the tokenizer
   // tables, loaded ahead when idle), so the peak above it is what OCR itself costs.
   const warmText = path.join(tmpdir(), `ocr-bench-${process.pid}.txt`);

@@ -9,7 +9,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createExtractor } from '../src/pipeline/extract/index.js';
+import { createPipelineThreads } from '../src/pipeline/extract/index.js';
 import { type Benchmark, type BenchSection, fmt, median, timeRuns } from './lib.js';
 
 const run$ = promisify(execFile);
@@ -72,8 +72,8 @@ export const run: Benchmark = async (): Promise<BenchSection> => {
   const version = await pdftotextVersion();
   const out = await mkdtemp(path.join(tmpdir(), 'pdf-bench-'));
   const options = { timeoutMs: 300_000, maxHeapMb: 512, pdfMaxPages: 5_000 };
-  const two = createExtractor({ ...options, maxWorkers: 2 });
-  const one = createExtractor({ ...options, maxWorkers: 1 });
+  const two = createPipelineThreads({ ...options, maxWorkers: 2 });
+  const one = createPipelineThreads({ ...options, maxWorkers: 1 });
   try {
     const poppler = () => run$('pdftotext', ['-enc', 'UTF-8', file, path.join(out, 'out.txt')]);
     let pages = 0;
@@ -105,7 +105,11 @@ export const run: Benchmark = async (): Promise<BenchSection> => {
       '',
       '| extractor | median wall ms | pages/s | median CPU ms (all threads) |',
       '|---|---:|---:|---:|',
-      row('docindex, 2 worker threads (createExtractor().extract)', wall(samples.two), cpu(samples.two)),
+      row(
+        'docindex, 2 worker threads (createPipelineThreads().extract)',
+        wall(samples.two),
+        cpu(samples.two),
+      ),
       row('docindex, 1 worker thread', wall(samples.one), cpu(samples.one)),
       row('docindex, 2 worker threads, first document (threads starting)', cold.wallMs, cold.cpuMs),
     ];

@@ -38,7 +38,7 @@ import { WebhookDispatcher } from '../domain/webhook-dispatcher.js';
 import { WebhookService } from '../domain/webhooks.js';
 import type { AppDeps } from '../http/deps.js';
 import { toDocumentJson } from '../http/routes/documents/json.js';
-import { createExtractor, DEFAULT_MAX_TEXT_CHARS, detectFormat } from '../pipeline/extract/index.js';
+import { createPipelineThreads, DEFAULT_MAX_TEXT_CHARS, detectFormat } from '../pipeline/extract/index.js';
 import {
   checkSubmittedUrl,
   createAddressPolicy,
@@ -311,7 +311,7 @@ export async function createRuntime(
   };
 
   const startWorker = ({ ingestRequests }: { ingestRequests?: RequestRate } = {}) => {
-    const extractor = createExtractor({
+    const extractor = createPipelineThreads({
       maxWorkers: config.extractWorkers,
       timeoutMs: config.extractTimeoutMs,
       maxHeapMb: config.extractMaxHeapMb,

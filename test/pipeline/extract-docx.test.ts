@@ -6,7 +6,11 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import mammoth from 'mammoth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExtractor, ExtractionError, type Extractor } from '../../src/pipeline/extract/index.js';
+import {
+  createPipelineThreads,
+  ExtractionError,
+  type PipelineThreads,
+} from '../../src/pipeline/extract/index.js';
 import { checkDocxArchive, extractDocxText } from '../../src/pipeline/formats/docx/extract.js';
 import { DOCX_LIMITS } from '../../src/pipeline/formats/docx/limits.js';
 import { describeWithCorpus, itWithCorpus } from '../helpers/shared.js';
@@ -26,10 +30,10 @@ import {
   type ZipEntrySpec,
 } from './extract-support.js';
 
-let extractor: Extractor;
+let extractor: PipelineThreads;
 let tmp: TempDir;
 beforeAll(async () => {
-  extractor = createExtractor({ maxWorkers: 2, timeoutMs: 30_000, maxHeapMb: 512, pdfMaxPages: 5_000 });
+  extractor = createPipelineThreads({ maxWorkers: 2, timeoutMs: 30_000, maxHeapMb: 512, pdfMaxPages: 5_000 });
   tmp = await makeTempDir();
 });
 afterAll(async () => {
@@ -131,7 +135,7 @@ describe('a DOCX made by pandoc (test/fixtures/extract/pandoc-notes.docx)', () =
         'Known Limits',
         'Archives stop at one thousand entries.',
         'Uploads stop at one hundred megabytes.',
-        '| Format | Extractor |',
+        '| Format | PipelineThreads |',
         '| PDF | pdf.js |',
         '| DOCX | mammoth |',
         'Grüße aus Köln, naïve café.',
@@ -139,7 +143,7 @@ describe('a DOCX made by pandoc (test/fixtures/extract/pandoc-notes.docx)', () =
     ).not.toContain(-1);
     expect(result.text).toMatch(/^Release Notes\n\n/);
     expect(result.text).toContain(
-      '| Format | Extractor |\n| --- | --- |\n| PDF | pdf.js |\n| DOCX | mammoth |',
+      '| Format | PipelineThreads |\n| --- | --- |\n| PDF | pdf.js |\n| DOCX | mammoth |',
     );
   });
 });

@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectChunks } from '../../src/domain/chunk-batches.js';
 import { type FormatId, formatSpec } from '../../src/domain/formats.js';
 import {
-  createExtractor,
+  createPipelineThreads,
   detectFormat,
   ExtractionError,
-  type Extractor,
+  type PipelineThreads,
 } from '../../src/pipeline/extract/index.js';
 import { describeWithCorpus, itWithCorpus } from '../helpers/shared.js';
 import {
@@ -29,10 +29,10 @@ import {
   type ZipEntrySpec,
 } from './extract-support.js';
 
-let extractor: Extractor;
+let extractor: PipelineThreads;
 let tmp: TempDir;
 beforeAll(async () => {
-  extractor = createExtractor({ maxWorkers: 2, timeoutMs: 30_000, maxHeapMb: 512, pdfMaxPages: 5_000 });
+  extractor = createPipelineThreads({ maxWorkers: 2, timeoutMs: 30_000, maxHeapMb: 512, pdfMaxPages: 5_000 });
   tmp = await makeTempDir();
 });
 afterAll(async () => {
@@ -607,8 +607,13 @@ describe('the thread caps hold for the new formats', () => {
     // far longer than 50 ms.
     const row = 'alpha,bravo,charlie,delta,echo,foxtrot,golf,hotel,india,juliet\n';
     const file = await tmp.write('huge.csv', row.repeat(Math.ceil((40 * 1024 * 1024) / row.length)));
-    const small = createExtractor({ maxWorkers: 1, timeoutMs: 120_000, maxHeapMb: 64, pdfMaxPages: 5_000 });
-    const hasty = createExtractor({ maxWorkers: 1, timeoutMs: 50, maxHeapMb: 512, pdfMaxPages: 5_000 });
+    const small = createPipelineThreads({
+      maxWorkers: 1,
+      timeoutMs: 120_000,
+      maxHeapMb: 64,
+      pdfMaxPages: 5_000,
+    });
+    const hasty = createPipelineThreads({ maxWorkers: 1, timeoutMs: 50, maxHeapMb: 512, pdfMaxPages: 5_000 });
     try {
       expect((await failure(small.extract(file, 'csv'))).code).toBe('too_large');
       expect((await failure(hasty.extract(file, 'csv'))).code).toBe('timeout');
@@ -629,7 +634,7 @@ describe('the thread caps hold for the new formats', () => {
     const xlsx = await tmp.write('sparse.xlsx', makeZip(workbookEntries({ sheets: [{ name: 'S', rows }] })));
     // The CSV's header is 16,384 columns wide and its 2,000 rows are one value each.
     const csv = await tmp.write('sparse.csv', `${'h,'.repeat(16_383)}h\n${'1\n'.repeat(2_000)}`);
-    const capped = createExtractor({
+    const capped = createPipelineThreads({
       maxWorkers: 1,
       timeoutMs: 60_000,
       maxHeapMb: 512,

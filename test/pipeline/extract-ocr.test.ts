@@ -6,7 +6,11 @@ import path from 'node:path';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { characterAccuracy } from '../../bench/ocr-accuracy.js';
-import { createExtractor, ExtractionError, type Extractor } from '../../src/pipeline/extract/index.js';
+import {
+  createPipelineThreads,
+  ExtractionError,
+  type PipelineThreads,
+} from '../../src/pipeline/extract/index.js';
 import { MAX_OCR_PIXELS } from '../../src/pipeline/ocr/engine.js';
 import { CORPUS_DIR, describeWithCorpus, itWithCorpus } from '../helpers/shared.js';
 import { makeTempDir, PDF_DIR, type TempDir } from './extract-support.js';
@@ -19,12 +23,12 @@ const SCANNED = path.join(CORPUS_DIR, 'scanned-pdf');
 const IMAGES = path.join(CORPUS_DIR, 'ocr-image');
 const OPTIONS = { maxWorkers: 2, timeoutMs: 240_000, maxHeapMb: 512, pdfMaxPages: 5_000 };
 
-let extractor: Extractor;
-let ocrOff: Extractor;
+let extractor: PipelineThreads;
+let ocrOff: PipelineThreads;
 let tmp: TempDir;
 beforeAll(async () => {
-  extractor = createExtractor({ ...OPTIONS, ocr: { enabled: true, languages: ['eng'] } });
-  ocrOff = createExtractor({ ...OPTIONS, maxWorkers: 1, ocr: { enabled: false, languages: ['eng'] } });
+  extractor = createPipelineThreads({ ...OPTIONS, ocr: { enabled: true, languages: ['eng'] } });
+  ocrOff = createPipelineThreads({ ...OPTIONS, maxWorkers: 1, ocr: { enabled: false, languages: ['eng'] } });
   tmp = await makeTempDir('docindex-ocr-');
 });
 afterAll(async () => {
@@ -198,7 +202,7 @@ describeWithCorpus('the time cap', () => {
     'ends an OCR that overruns it as timeout, and the pool carries on with a fresh thread',
     async () => {
       // Far below the seconds this photo takes to recognise: the thread is ended inside the wasm.
-      const hasty = createExtractor({ ...OPTIONS, maxWorkers: 1, timeoutMs: 1_000 });
+      const hasty = createPipelineThreads({ ...OPTIONS, maxWorkers: 1, timeoutMs: 1_000 });
       try {
         const error = await failure(hasty.extract(path.join(IMAGES, 'congress.jpg'), 'jpeg'));
         expect(error.code).toBe('timeout');
@@ -224,7 +228,7 @@ describeWithCorpus('OCR=off', () => {
   itWithCorpus(
     'fails it no_text as well when the PDF is large enough to be chunked page by page',
     async () => {
-      const paged = createExtractor({
+      const paged = createPipelineThreads({
         ...OPTIONS,
         maxWorkers: 1,
         ocr: { enabled: false, languages: ['eng'] },

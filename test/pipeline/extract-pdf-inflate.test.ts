@@ -3,7 +3,11 @@
 // compressed PDFs are not affected.
 import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExtractor, ExtractionError, type Extractor } from '../../src/pipeline/extract/index.js';
+import {
+  createPipelineThreads,
+  ExtractionError,
+  type PipelineThreads,
+} from '../../src/pipeline/extract/index.js';
 import {
   checkDecodedSize,
   decodedBudget,
@@ -47,10 +51,15 @@ function onePagePdf(stream: Buffer): Buffer {
 
 describe('Flate streams counted before pdf.js decodes them', () => {
   let dir: TempDir;
-  let extractor: Extractor;
+  let extractor: PipelineThreads;
   beforeAll(async () => {
     dir = await makeTempDir();
-    extractor = createExtractor({ maxWorkers: 1, timeoutMs: 120_000, maxHeapMb: 512, pdfMaxPages: 5_000 });
+    extractor = createPipelineThreads({
+      maxWorkers: 1,
+      timeoutMs: 120_000,
+      maxHeapMb: 512,
+      pdfMaxPages: 5_000,
+    });
   });
   afterAll(async () => {
     await extractor.close();

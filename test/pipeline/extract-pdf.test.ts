@@ -8,10 +8,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleCpuHeadroom } from '../../src/pipeline/extract/cpu-headroom.js';
 import {
-  createExtractor,
+  createPipelineThreads,
   type ExtractedText,
   ExtractionError,
-  type Extractor,
+  type PipelineThreads,
 } from '../../src/pipeline/extract/index.js';
 import { assemblePages } from '../../src/pipeline/extract/pages.js';
 import { createWorkerPool, type PageRange, splitPages } from '../../src/pipeline/extract/pool.js';
@@ -29,10 +29,10 @@ import {
 
 const OPTIONS = { maxWorkers: 2, timeoutMs: 60_000, maxHeapMb: 512, pdfMaxPages: 5_000 };
 
-let extractor: Extractor;
+let extractor: PipelineThreads;
 let tmp: TempDir;
 beforeAll(async () => {
-  extractor = createExtractor(OPTIONS);
+  extractor = createPipelineThreads(OPTIONS);
   tmp = await makeTempDir();
 });
 afterAll(async () => {
@@ -226,7 +226,7 @@ describe('PDF failures', () => {
   });
 
   itWithCorpus('more pages than pdfMaxPages → too_large, before any page is read', async () => {
-    const capped = createExtractor({ ...OPTIONS, maxWorkers: 1, pdfMaxPages: 3 });
+    const capped = createPipelineThreads({ ...OPTIONS, maxWorkers: 1, pdfMaxPages: 3 });
     try {
       const error = await failure(capped.extract(path.join(PDF_DIR, 'pdflatex-4-pages.pdf'), 'pdf'));
       expect(error.code).toBe('too_large');
@@ -240,7 +240,7 @@ describe('PDF failures', () => {
   });
 
   itWithCorpus('a PDF that takes longer than timeoutMs → timeout, and the pool carries on', async () => {
-    const hasty = createExtractor({ ...OPTIONS, maxWorkers: 1, timeoutMs: 300 });
+    const hasty = createPipelineThreads({ ...OPTIONS, maxWorkers: 1, timeoutMs: 300 });
     try {
       const started = Date.now();
       const error = await failure(hasty.extract(path.join(PDF_DIR, 'GeoTopo-komprimiert.pdf'), 'pdf'));
@@ -266,7 +266,7 @@ describe('a big PDF split across threads', () => {
       { ...OPTIONS, maxWorkers: 2 },
       { cpuHeadroom: headroom(2), onPdfPlan: (r) => plans.push(r) },
     );
-    const single = createExtractor({ ...OPTIONS, maxWorkers: 1 });
+    const single = createPipelineThreads({ ...OPTIONS, maxWorkers: 1 });
     try {
       const split = await idle.extract(file, 'pdf');
       expect(plans).toEqual([

@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectChunks } from '../../src/domain/chunk-batches.js';
 import { chunkForIndex } from '../../src/pipeline/chunk/for-index.js';
-import { createExtractor, ExtractionError } from '../../src/pipeline/extract/index.js';
+import { createPipelineThreads, ExtractionError } from '../../src/pipeline/extract/index.js';
 import { createWorkerPool } from '../../src/pipeline/extract/pool.js';
 import { HAVE_CORPUS, itWithCorpus } from '../helpers/shared.js';
 import { DOCX_DIR, FIXTURES, makeTempDir, PDF_DIR, ROOT, type TempDir } from './extract-support.js';
@@ -75,9 +75,9 @@ describe('built with tsc (dist/src/pipeline/extract/*.js)', () => {
       await symlink(path.join(ROOT, 'node_modules'), path.join(tmp.dir, 'node_modules'), 'dir');
 
       const script = `
-      import { createExtractor } from './dist/src/pipeline/extract/index.js';
+      import { createPipelineThreads } from './dist/src/pipeline/extract/index.js';
       import { workerEntry } from './dist/src/pipeline/extract/worker-entry.js';
-      const extractor = createExtractor({ maxWorkers: 2, timeoutMs: 30000, maxHeapMb: 256, pdfMaxPages: 5000 });
+      const extractor = createPipelineThreads({ maxWorkers: 2, timeoutMs: 30000, maxHeapMb: 256, pdfMaxPages: 5000 });
       const pdf = await extractor.extract(${JSON.stringify(path.join(FIXTURES, 'hyphenation.pdf'))}, 'pdf');
       const docx = await extractor.extract(${JSON.stringify(path.join(DOCX_DIR, 'tables.docx'))}, 'docx');
       const plan = await extractor.chunk('The café was running out of milk. '.repeat(100), { chunkSize: 64, chunkOverlap: 8 });
@@ -104,7 +104,7 @@ describe('built with tsc (dist/src/pipeline/extract/*.js)', () => {
 
 describe('warm()', () => {
   it('starts a thread and resolves once it has loaded and run the chunker; later calls resolve at once', async () => {
-    const extractor = createExtractor(OPTIONS);
+    const extractor = createPipelineThreads(OPTIONS);
     try {
       await extractor.warm();
       await extractor.warm();
@@ -114,7 +114,7 @@ describe('warm()', () => {
   });
 
   it('resolves when the pool closes before a thread is warm', async () => {
-    const extractor = createExtractor(OPTIONS);
+    const extractor = createPipelineThreads(OPTIONS);
     const warming = extractor.warm();
     await extractor.close();
     await warming;
@@ -123,7 +123,7 @@ describe('warm()', () => {
 
 describe('a thread that runs out of heap', () => {
   it('fails only its document (too_large); the next document gets a fresh thread', async () => {
-    const extractor = createExtractor({ ...OPTIONS, maxHeapMb: 64 });
+    const extractor = createPipelineThreads({ ...OPTIONS, maxHeapMb: 64 });
     try {
       // Half a million DOM nodes do not fit in 64 MB; the page itself is 3 MB.
       const huge = await tmp.write('huge.html', `<html><body>${'<p>a</p>'.repeat(400_000)}</body></html>`);
@@ -149,7 +149,7 @@ describe('abort and close', () => {
   itWithCorpus(
     'an abort signal ends the extraction at once with its reason; the pool carries on',
     async () => {
-      const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1 });
+      const extractor = createPipelineThreads({ ...OPTIONS, maxWorkers: 1 });
       try {
         const controller = new AbortController();
         const reason = new Error('document deleted');
@@ -172,7 +172,7 @@ describe('abort and close', () => {
   );
 
   it('close() rejects running and queued documents, and later calls', async () => {
-    const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1 });
+    const extractor = createPipelineThreads({ ...OPTIONS, maxWorkers: 1 });
     const outcome = (promise: Promise<unknown>) =>
       promise.then(
         () => 'resolved',
@@ -190,7 +190,7 @@ describe('abort and close', () => {
 
 describe('queueing', () => {
   itWithCorpus('more documents than threads: each gets its own text', async () => {
-    const extractor = createExtractor({ ...OPTIONS, maxWorkers: 2 });
+    const extractor = createPipelineThreads({ ...OPTIONS, maxWorkers: 2 });
     try {
       const inputs = await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
@@ -211,7 +211,7 @@ describe('queueing', () => {
   });
 
   it('refuses a pool without threads', () => {
-    expect(() => createExtractor({ ...OPTIONS, maxWorkers: 0 })).toThrow(RangeError);
+    expect(() => createPipelineThreads({ ...OPTIONS, maxWorkers: 0 })).toThrow(RangeError);
   });
 });
 
@@ -223,7 +223,7 @@ describe('chunking in threads', () => {
   ).join('\n\n');
 
   it('gives the chunks and search words chunking inline gives, pages included', async () => {
-    const extractor = createExtractor(OPTIONS);
+    const extractor = createPipelineThreads(OPTIONS);
     try {
       const half = Math.floor(markdown.length / 2);
       const options = {
@@ -257,8 +257,8 @@ describe('chunking in threads', () => {
 
   /** indexStream read to its end, as one plan. */
   async function indexed(
-    extractor: ReturnType<typeof createExtractor>,
-    ...args: Parameters<ReturnType<typeof createExtractor>['indexStream']>
+    extractor: ReturnType<typeof createPipelineThreads>,
+    ...args: Parameters<ReturnType<typeof createPipelineThreads>['indexStream']>
   ) {
     const { chunks, totals } = await collectChunks({
       ...extractor.indexStream(...args),
@@ -269,7 +269,7 @@ describe('chunking in threads', () => {
   }
 
   it('indexStream() gives what extract() then chunk() give, for a text of many messages and for a PDF', async () => {
-    const extractor = createExtractor(OPTIONS);
+    const extractor = createPipelineThreads(OPTIONS);
     try {
       // Over a megabyte of text: its chunks come back in several messages.
       const text = markdown.repeat(Math.ceil(1_200_000 / markdown.length));
@@ -304,8 +304,8 @@ describe('chunking in threads', () => {
   it('a large PDF, read and chunked page by page in one thread, gives the chunks of its pages joined', async () => {
     // pagedStreamFromBytes 0: every PDF is large. The same chunks, spans, page ranges and totals as
     // the split-and-join path of a default pool.
-    const joined = createExtractor(OPTIONS);
-    const streamed = createExtractor({ ...OPTIONS, pagedStreamFromBytes: 0 });
+    const joined = createPipelineThreads(OPTIONS);
+    const streamed = createPipelineThreads({ ...OPTIONS, pagedStreamFromBytes: 0 });
     try {
       const options = { chunkSize: 64, chunkOverlap: 8 };
       const files = [path.join(FIXTURES, 'hyphenation.pdf'), ...(HAVE_CORPUS ? [GEOTOPO] : [])];
@@ -324,7 +324,7 @@ describe('chunking in threads', () => {
           code: 'corrupt',
         },
       );
-      const tooMany = createExtractor({ ...OPTIONS, pagedStreamFromBytes: 0, pdfMaxPages: 2 });
+      const tooMany = createPipelineThreads({ ...OPTIONS, pagedStreamFromBytes: 0, pdfMaxPages: 2 });
       try {
         await expect(
           indexed(tooMany, path.join(FIXTURES, 'hyphenation.pdf'), 'pdf', options),
@@ -339,7 +339,7 @@ describe('chunking in threads', () => {
   });
 
   it('streams a long text’s chunks in several batches; a reader that lets go ends the job', async () => {
-    const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1 });
+    const extractor = createPipelineThreads({ ...OPTIONS, maxWorkers: 1 });
     try {
       const text = markdown.repeat(Math.ceil(1_500_000 / markdown.length));
       const options = { chunkSize: 256, chunkOverlap: 32 };
@@ -384,7 +384,7 @@ describe('chunking in threads', () => {
       ['english', 'run cell were count'],
       ['none', 'running cells were counted'],
     ] as const) {
-      const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1, searchLanguage: language });
+      const extractor = createPipelineThreads({ ...OPTIONS, maxWorkers: 1, searchLanguage: language });
       try {
         const plan = await extractor.chunk(text, { chunkSize: 64, chunkOverlap: 0 });
         expect(plan.chunks.map((c) => c.words)).toEqual([words]);
@@ -395,7 +395,7 @@ describe('chunking in threads', () => {
   });
 
   itWithCorpus('a chunk job waits its turn behind extraction and can be aborted like one', async () => {
-    const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1 });
+    const extractor = createPipelineThreads({ ...OPTIONS, maxWorkers: 1 });
     try {
       const pdf = extractor.extract(GEOTOPO, 'pdf');
       const reason = new Error('document deleted');
@@ -498,7 +498,7 @@ describe('chunking in threads', () => {
   });
 
   it('a bug in chunking (invalid options) rejects as a plain error, not as a document failure', async () => {
-    const extractor = createExtractor({ ...OPTIONS, maxWorkers: 1 });
+    const extractor = createPipelineThreads({ ...OPTIONS, maxWorkers: 1 });
     try {
       const error = await extractor.chunk('text', { chunkSize: 8, chunkOverlap: 8 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(Error);

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectChunks } from '../../src/domain/chunk-batches.js';
 import type { FormatId } from '../../src/domain/formats.js';
 import { chunkForIndex } from '../../src/pipeline/chunk/for-index.js';
-import { createExtractor, type Extractor } from '../../src/pipeline/extract/index.js';
+import { createPipelineThreads, type PipelineThreads } from '../../src/pipeline/extract/index.js';
 import { CORPUS_DIR, describeWithCorpus, HAVE_CORPUS } from '../helpers/shared.js';
 import { makeTempDir, makeZip, type TempDir, workbookEntries } from './extract-support.js';
 
@@ -19,10 +19,15 @@ const OPTIONS = { chunkSize: 128, chunkOverlap: 16 };
 const READ = 256 * 1024;
 
 let tmp: TempDir;
-let extractor: Extractor;
+let extractor: PipelineThreads;
 beforeAll(async () => {
   tmp = await makeTempDir();
-  extractor = createExtractor({ maxWorkers: 1, timeoutMs: 300_000, maxHeapMb: 512, pdfMaxPages: 5_000 });
+  extractor = createPipelineThreads({
+    maxWorkers: 1,
+    timeoutMs: 300_000,
+    maxHeapMb: 512,
+    pdfMaxPages: 5_000,
+  });
 });
 afterAll(async () => {
   await extractor.close();

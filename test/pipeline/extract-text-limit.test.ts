@@ -6,17 +6,22 @@
 // document of each kind still passes; the largest ratio among real files is in bench/RESULTS.md.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExtractionError } from '../../src/pipeline/extract/errors.js';
-import { createExtractor, type Extractor } from '../../src/pipeline/extract/index.js';
+import { createPipelineThreads, type PipelineThreads } from '../../src/pipeline/extract/index.js';
 import type { SourceFormat } from '../../src/pipeline/extract/types.js';
 import { crafted, emailWith, paragraphs, spanningTable, TEXT_CHARS } from '../helpers/text-bombs.js';
 import { makeZip } from '../helpers/zip.js';
 import { makeTempDir, type TempDir } from './extract-support.js';
 
-let extractor: Extractor;
+let extractor: PipelineThreads;
 let tmp: TempDir;
 beforeAll(async () => {
   // The default text bound: no maxTextRatio or textFloorChars given.
-  extractor = createExtractor({ maxWorkers: 2, timeoutMs: 60_000, maxHeapMb: 1024, pdfMaxPages: 5_000 });
+  extractor = createPipelineThreads({
+    maxWorkers: 2,
+    timeoutMs: 60_000,
+    maxHeapMb: 1024,
+    pdfMaxPages: 5_000,
+  });
   tmp = await makeTempDir();
 });
 afterAll(async () => {

@@ -2,13 +2,13 @@
 // bytes handled without a crash; a page's main text with its title first, and nothing on the
 // page run or fetched.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExtractor, type Extractor } from '../../src/pipeline/extract/index.js';
+import { createPipelineThreads, type PipelineThreads } from '../../src/pipeline/extract/index.js';
 import { makeTempDir, positionsInOrder, startCanary, type TempDir } from './extract-support.js';
 
-let extractor: Extractor;
+let extractor: PipelineThreads;
 let tmp: TempDir;
 beforeAll(async () => {
-  extractor = createExtractor({ maxWorkers: 2, timeoutMs: 30_000, maxHeapMb: 512, pdfMaxPages: 5_000 });
+  extractor = createPipelineThreads({ maxWorkers: 2, timeoutMs: 30_000, maxHeapMb: 512, pdfMaxPages: 5_000 });
   tmp = await makeTempDir();
 });
 afterAll(async () => {

@@ -5,7 +5,7 @@
 // text), on pages that must come through untouched, and through the extractor.
 import { parseHTML } from 'linkedom';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExtractor, type Extractor } from '../../src/pipeline/extract/index.js';
+import { createPipelineThreads, type PipelineThreads } from '../../src/pipeline/extract/index.js';
 import { extractHtmlText, markupText } from '../../src/pipeline/formats/html/extract.js';
 import { limitNesting, MAX_MARKUP_DEPTH } from '../../src/pipeline/formats/html/nesting.js';
 import { makeTempDir, type TempDir } from './extract-support.js';
@@ -76,12 +76,17 @@ describe('limitNesting', () => {
 });
 
 describe('a page of 200,000 nested <div>s (2.2 MB) through the extractor', () => {
-  let extractor: Extractor;
+  let extractor: PipelineThreads;
   let tmp: TempDir;
   beforeAll(async () => {
     // The document timeout the page must finish within; before nesting was bounded its
     // extraction took well over a minute, so this fails with `timeout` there.
-    extractor = createExtractor({ maxWorkers: 1, timeoutMs: 30_000, maxHeapMb: 512, pdfMaxPages: 5_000 });
+    extractor = createPipelineThreads({
+      maxWorkers: 1,
+      timeoutMs: 30_000,
+      maxHeapMb: 512,
+      pdfMaxPages: 5_000,
+    });
     tmp = await makeTempDir();
   });
   afterAll(async () => {

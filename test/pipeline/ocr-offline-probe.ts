@@ -2,10 +2,10 @@
 // of an image and of a scanned PDF page must work there, since the engine, its wasm and its
 // language data all come from installed packages. Prints one JSON line of what it read.
 import path from 'node:path';
-import { createExtractor } from '../../src/pipeline/extract/index.js';
+import { createPipelineThreads } from '../../src/pipeline/extract/index.js';
 import { CORPUS_DIR } from '../helpers/shared-dir.js';
 
-const extractor = createExtractor({
+const extractor = createPipelineThreads({
   maxWorkers: 1,
   timeoutMs: 600_000,
   maxHeapMb: 512,

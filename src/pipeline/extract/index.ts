@@ -1,14 +1,14 @@
 // Text extraction for file and URL ingest: which format a stored file is (detectFormat, from its
-// bytes) and its text (createExtractor, in capped worker threads). The rest of the service
+// bytes) and its text (createPipelineThreads, in capped worker threads). The rest of the service
 // imports only this module.
 export { type DetectInput, type DetectResult, detectFormat } from './detect.js';
 export { type ExtractionCode, ExtractionError } from './errors.js';
-export { createExtractor } from './pool.js';
+export { createPipelineThreads } from './pool.js';
 export type {
   ExtractedText,
-  Extractor,
-  ExtractorOptions,
   PageSpan,
+  PipelineThreadOptions,
+  PipelineThreads,
   SourceFormat,
 } from './types.js';
 export { DEFAULT_MAX_TEXT_CHARS } from './types.js';

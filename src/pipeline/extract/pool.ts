@@ -27,9 +27,9 @@ import {
   type ChunkSpan,
   DEFAULT_MAX_TEXT_CHARS,
   type ExtractedText,
-  type Extractor,
-  type ExtractorOptions,
   type FileChunkOptions,
+  type PipelineThreadOptions,
+  type PipelineThreads,
   type SourceFormat,
   type WorkerData,
   type WorkerReply,
@@ -136,15 +136,15 @@ export interface PoolDeps {
   onIdleStop?: () => void;
 }
 
-export function createExtractor(opts: ExtractorOptions): Extractor {
+export function createPipelineThreads(opts: PipelineThreadOptions): PipelineThreads {
   return createWorkerPool(opts, { cpuHeadroom: sampleCpuHeadroom() });
 }
 
-export function createWorkerPool(opts: ExtractorOptions, deps: PoolDeps): Extractor {
-  return new WorkerPoolExtractor(opts, deps);
+export function createWorkerPool(opts: PipelineThreadOptions, deps: PoolDeps): PipelineThreads {
+  return new PipelineThreadPool(opts, deps);
 }
 
-class WorkerPoolExtractor implements Extractor {
+class PipelineThreadPool implements PipelineThreads {
   private readonly slots = new Set<Slot>();
   private readonly queue: Job[] = [];
   private readonly jobs = new Set<Job>();
@@ -161,7 +161,7 @@ class WorkerPoolExtractor implements Extractor {
   private turns = 0;
 
   constructor(
-    private readonly opts: ExtractorOptions,
+    private readonly opts: PipelineThreadOptions,
     private readonly deps: PoolDeps,
   ) {
     if (!(opts.maxWorkers >= 1)) {
@@ -200,7 +200,7 @@ class WorkerPoolExtractor implements Extractor {
     // A paged file's (a PDF's) pages may come from several threads: they are joined here, then chunked.
     let chunked: ChunkStream | null = null;
     let ocrPages: number | null = null;
-    const chunks = async function* (this: WorkerPoolExtractor) {
+    const chunks = async function* (this: PipelineThreadPool) {
       const extracted = (await this.submit(
         { type: 'extract', path, format },
         signal,

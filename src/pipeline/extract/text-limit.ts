@@ -1,4 +1,4 @@
-// How much text one file may give. Two bounds: an absolute one (ExtractorOptions.maxTextChars),
+// How much text one file may give. Two bounds: an absolute one (PipelineThreadOptions.maxTextChars),
 // and one relative to the file's size, so that a small upload cannot turn into tens of
 // thousands of chunks. A file's text is rarely longer than the file itself (the largest real
 // ratio measured is in bench/RESULTS.md); a text many times its file's size comes from repeated

@@ -30,7 +30,7 @@ export interface ExtractedText {
   ocrPages: number | null;
 }
 
-export interface ExtractorOptions {
+export interface PipelineThreadOptions {
   /** Worker threads in the pool; one big PDF may use several of them at once. */
   maxWorkers: number;
   /** Wall-time cap per document, counted from the moment a worker starts on it. */
@@ -70,7 +70,7 @@ export const DEFAULT_MAX_TEXT_CHARS = 256 * 1024 * 1024;
  * The pipeline's worker threads: they extract the text of stored files and chunk every text, so
  * neither parsing untrusted bytes nor tokenizing ever runs on the API's event loop.
  */
-export interface Extractor {
+export interface PipelineThreads {
   extract(path: string, format: SourceFormat, signal?: AbortSignal): Promise<ExtractedText>;
   /** chunkForIndex in a thread: the chunks, their search words and the text's SHA-256. */
   chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<IndexPlan>;
