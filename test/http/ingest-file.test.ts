@@ -6,26 +6,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { multipart, type Part } from '../helpers/multipart.js';
 import { CORPUS_DIR as CORPUS, itWithCorpus } from '../helpers/shared.js';
-
-interface Part {
-  name: string;
-  value: string | Buffer;
-  filename?: string;
-}
-
-async function multipart(parts: Part[]): Promise<{ payload: Buffer; contentType: string }> {
-  const form = new FormData();
-  for (const part of parts) {
-    if (part.filename !== undefined) form.append(part.name, new Blob([part.value]), part.filename);
-    else form.append(part.name, part.value.toString());
-  }
-  const request = new Request('http://localhost/', { method: 'POST', body: form });
-  return {
-    payload: Buffer.from(await request.arrayBuffer()),
-    contentType: request.headers.get('content-type')!,
-  };
-}
 
 describe('POST /v1/ingest/file', () => {
   let h: Harness;
