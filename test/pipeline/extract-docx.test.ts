@@ -135,7 +135,7 @@ describe('a DOCX made by pandoc (test/fixtures/extract/pandoc-notes.docx)', () =
         'Known Limits',
         'Archives stop at one thousand entries.',
         'Uploads stop at one hundred megabytes.',
-        '| Format | PipelineThreads |',
+        '| Format | Extractor |',
         '| PDF | pdf.js |',
         '| DOCX | mammoth |',
         'Grüße aus Köln, naïve café.',
@@ -143,7 +143,7 @@ describe('a DOCX made by pandoc (test/fixtures/extract/pandoc-notes.docx)', () =
     ).not.toContain(-1);
     expect(result.text).toMatch(/^Release Notes\n\n/);
     expect(result.text).toContain(
-      '| Format | PipelineThreads |\n| --- | --- |\n| PDF | pdf.js |\n| DOCX | mammoth |',
+      '| Format | Extractor |\n| --- | --- |\n| PDF | pdf.js |\n| DOCX | mammoth |',
     );
   });
 });

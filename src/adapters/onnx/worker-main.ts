@@ -28,7 +28,7 @@ export async function onnxWorkerMain(): Promise<void> {
     data: Float32Array;
     dims: number[];
   }
-  interface PipelineThreads {
+  interface Extractor {
     (texts: string[], opts: { pooling: string; normalize: boolean }): Promise<Output>;
     dispose(): Promise<void>;
   }
@@ -44,7 +44,7 @@ export async function onnxWorkerMain(): Promise<void> {
     from_pretrained(name: string, opts: Record<string, unknown>): Promise<T>;
   }
   type Model =
-    | { kind: 'encoder'; extractor: PipelineThreads; pooling: string }
+    | { kind: 'encoder'; extractor: Extractor; pooling: string }
     | { kind: 'cross-encoder'; tokenizer: Tokenizer; classifier: Classifier };
   // No `require` or `import` of our own: an eval'd thread runs as CommonJS or as a module
   // depending on the process's flags (`--input-type`), so built-ins come from the process.
@@ -55,7 +55,7 @@ export async function onnxWorkerMain(): Promise<void> {
   const load = process.getBuiltinModule('node:module').createRequire(data.transformersPath);
   const transformers = load(data.transformersPath) as {
     env: Record<string, unknown>;
-    pipeline: (task: string, model: string, opts: Record<string, unknown>) => Promise<PipelineThreads>;
+    pipeline: (task: string, model: string, opts: Record<string, unknown>) => Promise<Extractor>;
     AutoTokenizer: Loadable<Tokenizer>;
     AutoModelForSequenceClassification: Loadable<Classifier>;
   };
