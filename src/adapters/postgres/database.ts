@@ -106,6 +106,12 @@ export class PgDatabase implements Queryable {
     // Without a listener an idle client's error would crash the process; the next query simply
     // gets a fresh connection.
     this.pool.on('error', (error) => opts.onIdleError?.(error));
+    // A checked-out client between queries (a session holding an advisory lock) whose backend is
+    // ended gets the same: an error event no one listens to would end the process; its next query
+    // fails instead, and the caller releases it as broken.
+    this.pool.on('connect', (client) => {
+      client.on('error', (error) => opts.onIdleError?.(error));
+    });
     this.share = opts.orgShare
       ? {
           currentOrg: opts.orgShare.currentOrg,
