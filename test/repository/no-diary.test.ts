@@ -1,5 +1,5 @@
 // The repository speaks of what the code is and why, never of when or in which round of work it
-// was written: no labels of work periods ("the ninth session"), no issue numbers, no citations of a
+// was written: no labels of work periods, no numbered tickets, no citations of a
 // design document that is not in the repository. History lives in git log; bench/RESULTS.md keeps
 // current figures and a table of the changes that moved them. Every file git knows of (tracked, or
 // new and not ignored) is read, so a page or a source file added later is checked too.
@@ -8,6 +8,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+
+// The examples below are put together from these, so that this file holds none of the phrases
+// it forbids.
+const SESSION = ['sess', 'ion'].join('');
+const ISSUE = ['iss', 'ue'].join('');
+const DESIGN = ['DES', 'IGN'].join('');
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const THIS_FILE = path
@@ -35,7 +41,12 @@ const RULES: Rule[] = [
       `\\b(?:${ORDINALS}|this|last|previous|next|earlier|later) (?:work )?(?:session|sprint|work period)s?\\b|\\bsessions? \\d+\\b`,
       'i',
     ),
-    catches: ['Ninth session (2026-11-27)', 'measured this session', 'the twelfth session', 'in session 9'],
+    catches: [
+      `Ninth ${SESSION} (2026-11-27)`,
+      `measured this ${SESSION}`,
+      `the twelfth ${SESSION}`,
+      `in ${SESSION} 9`,
+    ],
     spares: [
       'no session id',
       'a session lock on a dedicated connection',
@@ -52,13 +63,19 @@ const RULES: Rule[] = [
   {
     name: 'an issue',
     pattern: /\bissues? #?\d|\bissue ["“'‘]|["”'’] issue\b|\b[A-Z][a-z]+ issue\b|\(issues? [A-Z0-9]/,
-    catches: ['Goal (issue 16)', 'issues 15, 16', 'issue #3', 'issue "Hardening"', '(Architecture issue)'],
+    catches: [
+      `Goal (${ISSUE} 16)`,
+      `${ISSUE}s 15, 16`,
+      `${ISSUE} #3`,
+      `${ISSUE} "Hardening"`,
+      `(Architecture ${ISSUE})`,
+    ],
     spares: ['issue a key with that scope', 'issues, lists and revokes keys', 'Issue an API key'],
   },
   {
     name: 'the design document',
     pattern: /\bDESIGN\b/,
-    catches: ['the rules of DESIGN §5', '(DESIGN: `orgs create --json`)'],
+    catches: [`the rules of ${DESIGN} §5`, `(${DESIGN}: \`orgs create --json\`)`],
     spares: ['each design change is measured', 'Design measurements'],
   },
   {
