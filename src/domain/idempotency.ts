@@ -1,10 +1,12 @@
 // Idempotency-Key on the ingest operations (Stripe / IETF httpapi draft semantics): the first
 // request with a key runs; a retry with the same key and the same request replays its 202 for
 // 24 h; the same key with another request is refused (422); while the first is still running a
-// duplicate gets 409. Failed requests release their key so the client can retry with it.
+// duplicate gets 409. Failed requests release their key so the client can retry with it. The
+// response is stored in the transaction of the write it answers (IdempotentAnswer), so a crash
+// between the write and the response cannot make a retry write twice.
 import { createHash } from 'node:crypto';
 import { ERRORS } from './errors.js';
-import type { Clock, IdempotencyStore } from './ports.js';
+import type { Clock, IdempotencyKeyRef, IdempotencyStore } from './ports.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
@@ -56,11 +58,15 @@ export class IdempotencyService {
     private readonly clock: Clock,
   ) {}
 
+  /**
+   * `execute` is given the key so that its write can store the response in the same transaction
+   * (IdempotentAnswer); the response is stored again afterwards, for a write that did not.
+   */
   async run<T>(
     orgId: string,
     key: string,
     fingerprint: string,
-    execute: () => Promise<T>,
+    execute: (key: IdempotencyKeyRef) => Promise<T>,
   ): Promise<{ result: T; replayed: boolean }> {
     const existing = await this.store.claim(
       { orgId, key, fingerprint, createdAt: this.clock.now() },
@@ -73,7 +79,7 @@ export class IdempotencyService {
     }
     let result: T;
     try {
-      result = await execute();
+      result = await execute({ orgId, key });
     } catch (error) {
       await this.store.release(orgId, key);
       throw error;

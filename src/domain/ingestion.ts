@@ -8,7 +8,15 @@ import { readDocumentText } from './documents.js';
 import { ERRORS } from './errors.js';
 import { checkLanguage } from './languages.js';
 import { cleanMetadata } from './metadata.js';
-import type { BlobStore, BlobWrite, Clock, DocumentStore, JobQueue } from './ports.js';
+import type {
+  BlobStore,
+  BlobWrite,
+  Clock,
+  DocumentStore,
+  IdempotencyKeyRef,
+  IdempotentAnswer,
+  JobQueue,
+} from './ports.js';
 import { BlobTooLargeError, newBlobKey } from './ports.js';
 import { cleanText } from './text.js';
 import type {
@@ -109,7 +117,13 @@ export class IngestionService {
 
   constructor(private readonly deps: IngestionDeps) {}
 
-  async ingestText(orgId: string, documents: TextDocumentInput[], chunks: ChunkSettings): Promise<IngestAck> {
+  /** `key`: the request's Idempotency-Key, whose response is stored with the documents. */
+  async ingestText(
+    orgId: string,
+    documents: TextDocumentInput[],
+    chunks: ChunkSettings,
+    key?: IdempotencyKeyRef,
+  ): Promise<IngestAck> {
     checkChunkSettings(chunks);
     for (const [i, doc] of documents.entries()) checkLanguage(doc.language, `/documents/${i}/language`);
     await this.checkBackpressure(documents.length);
@@ -122,11 +136,16 @@ export class IngestionService {
         language: doc.language ?? null,
       }),
     );
-    return this.commit(orgId, rows);
+    return this.commit(orgId, rows, this.deps.queue, key);
   }
 
   /** Starts a new version of a document from new content (PUT /v1/documents/{id}/content). */
-  async replaceContent(orgId: string, id: string, content: NewContent): Promise<VersionAck> {
+  async replaceContent(
+    orgId: string,
+    id: string,
+    content: NewContent,
+    key?: IdempotencyKeyRef,
+  ): Promise<VersionAck> {
     try {
       checkLanguage(content.language, '/language');
     } catch (error) {
@@ -145,33 +164,51 @@ export class IngestionService {
     };
     if (content.kind === 'text') {
       await this.checkBackpressure(1);
-      return this.startVersion(orgId, id, {
-        ...settings,
-        source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
-        text: cleanText(content.text),
-        blobKey: null,
-        fetchUrl: null,
-      });
+      return this.startVersion(
+        orgId,
+        id,
+        {
+          ...settings,
+          source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
+          text: cleanText(content.text),
+          blobKey: null,
+          fetchUrl: null,
+        },
+        undefined,
+        key,
+      );
     }
     if (content.kind === 'url') {
       const screened = this.screen(content.url);
       await this.checkBackpressure(1);
-      return this.startVersion(orgId, id, {
-        ...settings,
-        source: { type: 'url', filename: null, url: screened, content_type: null, bytes: null },
-        text: null,
-        blobKey: null,
-        fetchUrl: content.url,
-      });
+      return this.startVersion(
+        orgId,
+        id,
+        {
+          ...settings,
+          source: { type: 'url', filename: null, url: screened, content_type: null, bytes: null },
+          text: null,
+          blobKey: null,
+          fetchUrl: content.url,
+        },
+        undefined,
+        key,
+      );
     }
     const { staged } = content;
     try {
-      return await this.startVersion(orgId, id, {
-        ...settings,
-        ...this.fileInput(staged),
-        text: null,
-        fetchUrl: null,
-      });
+      return await this.startVersion(
+        orgId,
+        id,
+        {
+          ...settings,
+          ...this.fileInput(staged),
+          text: null,
+          fetchUrl: null,
+        },
+        undefined,
+        key,
+      );
     } catch (error) {
       await this.discardFile(staged);
       throw error;
@@ -188,6 +225,7 @@ export class IngestionService {
     orgId: string,
     id: string,
     settings: { chunkSize?: number; chunkOverlap?: number },
+    key?: IdempotencyKeyRef,
   ): Promise<VersionAck> {
     const { documents } = this.deps;
     const current = await documents.getDocument(orgId, id);
@@ -226,7 +264,7 @@ export class IngestionService {
       }
       let text = '';
       for await (const piece of readDocumentText(documents, orgId, id)) text += piece;
-      return this.startVersion(orgId, id, { ...base, text, blobKey: null }, asRead);
+      return this.startVersion(orgId, id, { ...base, text, blobKey: null }, asRead, key);
     }
     const input = await documents.loadJobInput(id);
     if (!input) throw ERRORS.documentNotFound(id);
@@ -238,7 +276,7 @@ export class IngestionService {
           : 'its download failed, so there is no original to read; send the URL again with PUT /content',
       );
     }
-    return this.startVersion(orgId, id, { ...base, text: null, blobKey: input.currentBlobKey }, asRead);
+    return this.startVersion(orgId, id, { ...base, text: null, blobKey: input.currentBlobKey }, asRead, key);
   }
 
   private async startVersion(
@@ -247,18 +285,26 @@ export class IngestionService {
     version: Omit<NewVersion, 'at' | 'metadata'>,
     /** Reprocess: start only if the document is still as read and nothing is on its way. */
     asRead?: VersionsAsRead,
+    key?: IdempotencyKeyRef,
   ): Promise<VersionAck> {
     const full = { ...version, metadata: null, at: this.deps.clock.now() };
+    const ack = (started: StartedVersion): VersionAck => ({
+      status: 'accepted',
+      org_id: orgId,
+      document_id: id,
+      version: started.version,
+    });
+    const answer = key && answerOf(key, ack);
     const started =
       asRead === undefined
-        ? await this.deps.documents.startVersion(orgId, id, full)
-        : await this.deps.documents.startVersionIfSettled(orgId, id, full, asRead);
+        ? await this.deps.documents.startVersion(orgId, id, full, answer)
+        : await this.deps.documents.startVersionIfSettled(orgId, id, full, asRead, answer);
     if (!started) throw ERRORS.documentNotFound(id);
     if (started === 'in_flight') {
       throw ERRORS.cannotReprocess(id, 'another version was started meanwhile; retry once it is ready');
     }
     await this.afterStarted([{ started, download: version.fetchUrl !== null }], orgId);
-    return { status: 'accepted', org_id: orgId, document_id: id, version: started.version };
+    return ack(started);
   }
 
   /** Queues the new versions' jobs and deletes the blobs they made unused. */
@@ -338,7 +384,12 @@ export class IngestionService {
   }
 
   /** Queues a staged upload; on any refusal the upload is removed. */
-  async commitFile(orgId: string, staged: StagedFile, options: IngestOptions = {}): Promise<IngestAck> {
+  async commitFile(
+    orgId: string,
+    staged: StagedFile,
+    options: IngestOptions = {},
+    key?: IdempotencyKeyRef,
+  ): Promise<IngestAck> {
     const chunks = options.chunks ?? DEFAULT_CHUNKS;
     try {
       checkChunkSettings(chunks);
@@ -347,7 +398,7 @@ export class IngestionService {
         externalId: options.externalId ?? null,
         language: options.language ?? null,
       });
-      return await this.commit(orgId, [row]);
+      return await this.commit(orgId, [row], this.deps.queue, key);
     } catch (error) {
       await this.discardFile(staged);
       throw error;
@@ -363,6 +414,7 @@ export class IngestionService {
     url: string,
     metadata: Metadata,
     options: IngestOptions = {},
+    key?: IdempotencyKeyRef,
   ): Promise<IngestAck> {
     const chunks = options.chunks ?? DEFAULT_CHUNKS;
     checkChunkSettings(chunks);
@@ -375,7 +427,7 @@ export class IngestionService {
       externalId: options.externalId ?? null,
       language: options.language ?? null,
     });
-    return this.commit(orgId, [row], this.deps.downloadQueue);
+    return this.commit(orgId, [row], this.deps.downloadQueue, key);
   }
 
   private newDocument(
@@ -410,20 +462,25 @@ export class IngestionService {
   }
 
   /**
-   * Documents without an external_id are created in one write. One with an external_id is
-   * created, or, when the org has a document with that external_id, becomes its new version
-   * (the ack then names that document): in order, so the same external_id twice in one request
-   * gives versions 1 and 2 (or n+1 and n+2).
+   * Every row is written in one transaction, in order. A row with an external_id the org's
+   * document already has becomes that document's new version (the ack then names that
+   * document), so the same external_id twice in one request gives versions 1 and 2 (or n+1 and
+   * n+2).
    */
-  private async commit(orgId: string, rows: NewDocument[], queue = this.deps.queue): Promise<IngestAck> {
-    const plain = rows.filter((r) => !r.externalId);
-    const keyed = rows.flatMap((r) => (r.externalId ? [{ ...r, externalId: r.externalId }] : []));
-    const [, started] = await Promise.all([
-      this.deps.documents.createDocuments(plain),
-      Promise.all(keyed.map((r) => this.deps.documents.createOrVersion(r))),
-    ]);
-    const ids = new Map(keyed.map((r, i) => [r.id, started[i]?.id ?? r.id]));
-    const created = [...plain.map((r) => r.id), ...started.filter((v) => v.created).map((v) => v.id)];
+  private async commit(
+    orgId: string,
+    rows: NewDocument[],
+    queue: JobQueue,
+    key: IdempotencyKeyRef | undefined,
+  ): Promise<IngestAck> {
+    const ack = (started: StartedVersion[]): IngestAck => ({
+      status: 'accepted',
+      org_id: orgId,
+      queued: rows.length,
+      document_ids: started.map((v) => v.id),
+    });
+    const started = await this.deps.documents.createDocuments(rows, key && answerOf(key, ack));
+    const created = started.filter((v) => v.created).map((v) => v.id);
     if (this.pendingCache) this.pendingCache.count += created.length;
     try {
       if (created.length > 0) {
@@ -442,12 +499,7 @@ export class IngestionService {
         orgId,
       );
     }
-    return {
-      status: 'accepted',
-      org_id: orgId,
-      queued: rows.length,
-      document_ids: rows.map((r) => ids.get(r.id) ?? r.id),
-    };
+    return ack(started);
   }
 
   private async checkBackpressure(incoming: number): Promise<void> {
@@ -459,4 +511,9 @@ export class IngestionService {
       throw ERRORS.overloaded(5);
     }
   }
+}
+
+/** The 202 a write answers an Idempotency-Key with, rendered from what the write did. */
+function answerOf<T>(key: IdempotencyKeyRef, ack: (outcome: T) => unknown): IdempotentAnswer<T> {
+  return { ...key, status: 202, body: (outcome) => JSON.stringify(ack(outcome)) };
 }

@@ -68,9 +68,32 @@ export interface ChunkPage {
   chunks: StoredChunk[];
 }
 
+/** Which Idempotency-Key of which org a write answers. */
+export interface IdempotencyKeyRef {
+  orgId: string;
+  key: string;
+}
+
+/**
+ * The response to an Idempotency-Key, stored as done in the same transaction as the write it
+ * answers: a crash keeps both or neither, so a retry either replays the response or writes
+ * afresh, never writes twice. `body` renders the response from what the write did.
+ */
+export interface IdempotentAnswer<T> extends IdempotencyKeyRef {
+  status: number;
+  body: (outcome: T) => string;
+}
+
 export interface DocumentStore {
-  /** Commits every row in one transaction; afterwards each document is visible as `queued`. */
-  createDocuments(docs: NewDocument[]): Promise<void>;
+  /**
+   * Commits every row in one transaction, in order; afterwards each document is visible as
+   * `queued`. A row with an external_id the org already has becomes that document's new version
+   * instead (as createOrVersion). `answer`, if given, is stored in the same transaction.
+   */
+  createDocuments(
+    docs: NewDocument[],
+    answer?: IdempotentAnswer<StartedVersion[]>,
+  ): Promise<StartedVersion[]>;
   /**
    * A document with an external_id: one transaction creates it, or, when the org already has a
    * document with that external_id, starts a new version of that one (as startVersion does).
@@ -82,19 +105,26 @@ export interface DocumentStore {
    * ready one keeps answering until the new one's saveIndex swaps them in one transaction);
    * otherwise it replaces the version in flight. Either way a job still running for an older
    * version writes nothing more, and the document's job is queued again (table queues: its row).
-   * null when there is no such document for this org.
+   * null when there is no such document for this org. `answer` is stored with the version.
    */
-  startVersion(orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null>;
+  startVersion(
+    orgId: string,
+    id: string,
+    version: NewVersion,
+    answer?: IdempotentAnswer<StartedVersion>,
+  ): Promise<StartedVersion | null>;
   /**
    * startVersion, only if the document is still as the caller read it (`asRead`) and has no
    * version queued or processing; else nothing is written and the answer is 'in_flight'. The
    * check and the write are one atomic step: of concurrent calls on one reading, one starts.
+   * `answer` is stored only with a version started.
    */
   startVersionIfSettled(
     orgId: string,
     id: string,
     version: NewVersion,
     asRead: VersionsAsRead,
+    answer?: IdempotentAnswer<StartedVersion>,
   ): Promise<StartedVersion | 'in_flight' | null>;
   /** null when missing, deleted or owned by another org. */
   getDocument(orgId: string, id: string): Promise<DocumentRecord | null>;

@@ -2,6 +2,7 @@
 // with the first response (marked `Idempotent-Replayed: true` when replayed).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { fingerprintRequest, parseIdempotencyKey } from '../domain/idempotency.js';
+import type { IdempotencyKeyRef } from '../domain/ports.js';
 import type { AppDeps } from './deps.js';
 
 export async function acceptIdempotently<T>(
@@ -10,7 +11,8 @@ export async function acceptIdempotently<T>(
   reply: FastifyReply,
   operation: string,
   fingerprintSource: unknown,
-  execute: () => Promise<T>,
+  /** Given the key (if the request sent one) for the write to store its response with. */
+  execute: (key?: IdempotencyKeyRef) => Promise<T>,
   onReplay?: () => Promise<void>,
 ): Promise<FastifyReply> {
   const key = parseIdempotencyKey(request.headers['idempotency-key']);

@@ -1,10 +1,14 @@
 // Conformance suite for IdempotencyStore: every adapter (SQLite, PostgreSQL) runs these same tests.
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { IdempotencyStore } from '../../src/domain/ports.js';
+import type { DocumentStore, IdempotencyStore, IdempotentAnswer } from '../../src/domain/ports.js';
+import type { StartedVersion } from '../../src/domain/types.js';
+import { newDoc } from './document-fixtures.js';
 
 export interface IdempotencyStoreHarness {
   store: IdempotencyStore;
+  /** The document store of the same database: its writes store a key's answer with them. */
+  documents: DocumentStore;
   close(): Promise<void>;
 }
 
@@ -85,6 +89,64 @@ export function idempotencyStoreContract(name: string, make: () => Promise<Idemp
         state: 'in_flight',
       });
       expect(await claim('stuck', 'fp', T0 + LIMITS.staleInFlightMs + 1)).toBeNull();
+    });
+
+    // A server killed between the write and complete(): the answer must have landed with the
+    // write, so the retry (after the in-flight record went stale) replays it instead of writing
+    // the documents a second time.
+    describe('an answer stored with the write it answers', () => {
+      const answer = <T>(key: string): IdempotentAnswer<T> => ({
+        orgId: org,
+        key,
+        status: 202,
+        body: (outcome) => JSON.stringify(outcome),
+      });
+      const afterCrash = (key: string) => claim(key, 'fp', T0 + LIMITS.staleInFlightMs + 1);
+
+      it('new documents and versions, in the request order, in one transaction', async () => {
+        expect(await claim('ingest', 'fp', T0)).toBeNull();
+        const existing = newDoc(org, { externalId: 'ext-a' });
+        await h.documents.createDocuments([existing]);
+        const docs = [
+          newDoc(org),
+          newDoc(org, { externalId: 'ext-a' }),
+          newDoc(org, { externalId: 'ext-b' }),
+        ];
+        const started = await h.documents.createDocuments(docs, answer<StartedVersion[]>('ingest'));
+        expect(started.map((v) => [v.id, v.version, v.created])).toEqual([
+          [docs[0]!.id, 1, true],
+          [existing.id, 2, false],
+          [docs[2]!.id, 1, true],
+        ]);
+        const record = await afterCrash('ingest');
+        expect(record).toMatchObject({ state: 'done', status: 202 });
+        expect(JSON.parse(record!.body!)).toEqual(JSON.parse(JSON.stringify(started)));
+      });
+
+      it('a new version, and nothing when no version starts', async () => {
+        const doc = newDoc(org);
+        await h.documents.createDocuments([doc]);
+        expect(await claim('version', 'fp', T0)).toBeNull();
+        const started = await h.documents.startVersion(
+          org,
+          doc.id,
+          { ...doc, metadata: null, at: new Date(T0), language: null },
+          answer<StartedVersion>('version'),
+        );
+        expect(started).toMatchObject({ id: doc.id, version: 2 });
+        expect(await afterCrash('version')).toMatchObject({ state: 'done', body: JSON.stringify(started) });
+
+        expect(await claim('settled', 'fp', T0)).toBeNull();
+        const refused = await h.documents.startVersionIfSettled(
+          org,
+          doc.id,
+          { ...doc, metadata: null, at: new Date(T0), language: null },
+          { version: 1, pendingVersion: null },
+          answer<StartedVersion>('settled'),
+        );
+        expect(refused).toBe('in_flight');
+        expect(await afterCrash('settled')).toBeNull();
+      });
     });
   });
 }

@@ -40,7 +40,7 @@ describeScaleOut('PostgreSQL adapters', services, () => {
 
   idempotencyStoreContract('PgIdempotencyStore', async () => {
     const { db, close } = await freshDatabase();
-    return { store: new PgIdempotencyStore(db), close };
+    return { store: new PgIdempotencyStore(db), documents: new PgDocumentStore(db), close };
   });
 
   webhookStoreContract('PgWebhookStore', async () => {
@@ -77,7 +77,9 @@ describeScaleOut('PostgreSQL adapters', services, () => {
     });
     return {
       queue,
-      addJobs: (refs) => documents.createDocuments(refs.map(jobDocument)),
+      addJobs: async (refs) => {
+        await documents.createDocuments(refs.map(jobDocument));
+      },
       // A consumer of another host that claims and then vanishes: no heartbeat, no outcome.
       claimAndAbandon: async () =>
         (await queue.rows.claim('vanished-host/4242/deadbeef/1', queue.leaseMs))?.id ?? null,

@@ -86,7 +86,7 @@ for (const [kind, open] of [
 
 idempotencyStoreContract('SqliteIdempotencyStore', async () => {
   const { db, close } = memoryDatabase();
-  return { store: new SqliteIdempotencyStore(db), close };
+  return { store: new SqliteIdempotencyStore(db), documents: new SqliteDocumentStore(db), close };
 });
 
 tableQueueLanesContract('SqliteTableQueue lanes', async () => {
@@ -133,7 +133,9 @@ jobQueueContract('SqliteTableQueue', async (opts) => {
   });
   return {
     queue,
-    addJobs: (refs) => documents.createDocuments(refs.map(jobDocument)),
+    addJobs: async (refs) => {
+      await documents.createDocuments(refs.map(jobDocument));
+    },
     // A consumer of another host that claims and then vanishes: no heartbeat, no outcome.
     claimAndAbandon: async () => queue.rows.claim('vanished-host/4242/deadbeef/1', queue.leaseMs)?.id ?? null,
     async close() {

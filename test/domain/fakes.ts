@@ -15,7 +15,7 @@ import type {
   UsageStore,
 } from '../../src/domain/ports.js';
 import { BlobNotFoundError, BlobTooLargeError } from '../../src/domain/ports.js';
-import type { JobRef, KeywordHit, NewDocument, SearchQuery } from '../../src/domain/types.js';
+import type { JobRef, KeywordHit, NewDocument, SearchQuery, StartedVersion } from '../../src/domain/types.js';
 
 export class FixedClock implements Clock {
   constructor(public at: Date) {}
@@ -31,10 +31,12 @@ export class FakeDocuments {
   failCreate: Error | null = null;
   stale: (JobRef & { needsDownload: boolean })[] = [];
 
-  async createDocuments(docs: NewDocument[]): Promise<void> {
+  /** New documents only: these tests send no external_id. */
+  async createDocuments(docs: NewDocument[]): Promise<StartedVersion[]> {
     if (this.failCreate) throw this.failCreate;
     this.created.push(...docs);
     this.pending += docs.length;
+    return docs.map((d) => ({ id: d.id, version: 1, created: true, discardedBlobKeys: [] }));
   }
 
   async countPending(): Promise<number> {

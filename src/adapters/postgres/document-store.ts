@@ -4,7 +4,13 @@
 // statement.
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
 import { cleanMetadata } from '../../domain/metadata.js';
-import { type ChunkPage, type Clock, type DocumentStore, systemClock } from '../../domain/ports.js';
+import {
+  type ChunkPage,
+  type Clock,
+  type DocumentStore,
+  type IdempotentAnswer,
+  systemClock,
+} from '../../domain/ports.js';
 import { cleanText } from '../../domain/text.js';
 import type {
   ChunkRow,
@@ -34,6 +40,7 @@ import {
 } from '../sql-rows/document-row.js';
 import type { PgDatabase, Queryable } from './database.js';
 import { postgresFilter } from './filter-sql.js';
+import { completeAnswer } from './idempotency-store.js';
 import { PgKeywordIndex } from './keyword-index.js';
 import { PgWebhookOutbox } from './webhook-store.js';
 
@@ -109,6 +116,7 @@ function storable(s: string | null): string | null {
 
 export class PgDocumentStore implements DocumentStore {
   private readonly documents: string;
+  private readonly idempotencyKeys: string;
   private readonly initialJobState: 'pending' | 'done';
   readonly index: PgKeywordIndex;
   private readonly outbox: PgWebhookOutbox;
@@ -119,53 +127,97 @@ export class PgDocumentStore implements DocumentStore {
     opts: PgDocumentStoreOptions = {},
   ) {
     this.documents = db.table('documents');
+    this.idempotencyKeys = db.table('idempotency_keys');
     this.initialJobState = (opts.tableQueue ?? true) ? 'pending' : 'done';
     this.index = opts.index ?? new PgKeywordIndex(db);
     this.outbox = opts.outbox ?? new PgWebhookOutbox(db);
   }
 
-  async createDocuments(docs: NewDocument[]): Promise<void> {
-    await this.insertDocuments(this.db, docs, '');
-  }
-
-  async createOrVersion(doc: NewDocument & { externalId: string }): Promise<StartedVersion> {
+  async createDocuments(
+    docs: NewDocument[],
+    answer?: IdempotentAnswer<StartedVersion[]>,
+  ): Promise<StartedVersion[]> {
+    const created = (d: NewDocument): StartedVersion => ({
+      id: d.id,
+      version: 1,
+      created: true,
+      discardedBlobKeys: [],
+    });
+    if (answer === undefined && docs.every((d) => !d.externalId)) {
+      await this.insertDocuments(this.db, docs, '');
+      return docs.map(created);
+    }
     return this.db.transaction(async (tx) => {
-      // Of two ingests racing on one new external_id, the second's insert waits for the first's
-      // commit and then does nothing; its SELECT (a new snapshot) finds the first's row and
-      // starts version 2 of it. Both acks carry the same id.
-      const inserted = await this.insertDocuments(
+      const started: StartedVersion[] = [];
+      await this.insertDocuments(
         tx,
-        [doc],
-        'ON CONFLICT (org_id, external_id) WHERE external_id IS NOT NULL DO NOTHING',
+        docs.filter((d) => !d.externalId),
+        '',
       );
-      if (inserted > 0) return { id: doc.id, version: 1, created: true, discardedBlobKeys: [] };
-      const { rows } = await tx.query<{ id: string }>(
-        `SELECT id FROM ${this.documents} WHERE org_id = $1 AND external_id = $2 AND ${LIVE}`,
-        [storable(doc.orgId), storable(doc.externalId)],
-      );
-      const existing = rows[0];
-      const started =
-        existing &&
-        (await this.startVersionIn(tx, doc.orgId, existing.id, {
-          source: doc.source,
-          chunkSize: doc.chunkSize,
-          chunkOverlap: doc.chunkOverlap,
-          language: doc.language ?? null,
-          metadata: doc.metadata,
-          text: doc.text,
-          blobKey: doc.blobKey,
-          fetchUrl: doc.fetchUrl,
-          at: doc.createdAt,
-        }));
-      if (!started || started === 'in_flight') {
-        throw new Error(`external_id ${doc.externalId} conflicted but its document is gone`);
-      }
-      return started;
+      // External ids in one order (a stable sort keeps one id's rows in the request's order), so
+      // two requests naming the same ids cannot each wait for a row the other holds.
+      const keyed = docs
+        .flatMap((d, at) => (d.externalId ? [{ doc: { ...d, externalId: d.externalId }, at }] : []))
+        .sort((a, b) =>
+          a.doc.externalId < b.doc.externalId ? -1 : a.doc.externalId > b.doc.externalId ? 1 : 0,
+        );
+      for (const { doc, at } of keyed) started[at] = await this.createOrVersionIn(tx, doc);
+      const outcome = docs.map((d, at) => started[at] ?? created(d));
+      if (answer) await completeAnswer(tx, this.idempotencyKeys, answer, answer.body(outcome));
+      return outcome;
     });
   }
 
-  async startVersion(orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null> {
-    const started = await this.db.transaction((tx) => this.startVersionIn(tx, orgId, id, version));
+  async createOrVersion(doc: NewDocument & { externalId: string }): Promise<StartedVersion> {
+    return this.db.transaction((tx) => this.createOrVersionIn(tx, doc));
+  }
+
+  private async createOrVersionIn(
+    tx: Queryable,
+    doc: NewDocument & { externalId: string },
+  ): Promise<StartedVersion> {
+    // Of two ingests racing on one new external_id, the second's insert waits for the first's
+    // commit and then does nothing; its SELECT (a new snapshot) finds the first's row and
+    // starts version 2 of it. Both acks carry the same id.
+    const inserted = await this.insertDocuments(
+      tx,
+      [doc],
+      'ON CONFLICT (org_id, external_id) WHERE external_id IS NOT NULL DO NOTHING',
+    );
+    if (inserted > 0) return { id: doc.id, version: 1, created: true, discardedBlobKeys: [] };
+    const { rows } = await tx.query<{ id: string }>(
+      `SELECT id FROM ${this.documents} WHERE org_id = $1 AND external_id = $2 AND ${LIVE}`,
+      [storable(doc.orgId), storable(doc.externalId)],
+    );
+    const existing = rows[0];
+    const started =
+      existing &&
+      (await this.startVersionIn(tx, doc.orgId, existing.id, {
+        source: doc.source,
+        chunkSize: doc.chunkSize,
+        chunkOverlap: doc.chunkOverlap,
+        language: doc.language ?? null,
+        metadata: doc.metadata,
+        text: doc.text,
+        blobKey: doc.blobKey,
+        fetchUrl: doc.fetchUrl,
+        at: doc.createdAt,
+      }));
+    if (!started || started === 'in_flight') {
+      throw new Error(`external_id ${doc.externalId} conflicted but its document is gone`);
+    }
+    return started;
+  }
+
+  async startVersion(
+    orgId: string,
+    id: string,
+    version: NewVersion,
+    answer?: IdempotentAnswer<StartedVersion>,
+  ): Promise<StartedVersion | null> {
+    const started = await this.db.transaction((tx) =>
+      this.startAnswered(tx, orgId, id, version, undefined, answer),
+    );
     return started === 'in_flight' ? null : started;
   }
 
@@ -174,8 +226,24 @@ export class PgDocumentStore implements DocumentStore {
     id: string,
     version: NewVersion,
     asRead: VersionsAsRead,
+    answer?: IdempotentAnswer<StartedVersion>,
   ): Promise<StartedVersion | 'in_flight' | null> {
-    return this.db.transaction((tx) => this.startVersionIn(tx, orgId, id, version, asRead));
+    return this.db.transaction((tx) => this.startAnswered(tx, orgId, id, version, asRead, answer));
+  }
+
+  private async startAnswered(
+    tx: Queryable,
+    orgId: string,
+    id: string,
+    version: NewVersion,
+    asRead: VersionsAsRead | undefined,
+    answer: IdempotentAnswer<StartedVersion> | undefined,
+  ): Promise<StartedVersion | 'in_flight' | null> {
+    const started = await this.startVersionIn(tx, orgId, id, version, asRead);
+    if (answer && started && started !== 'in_flight') {
+      await completeAnswer(tx, this.idempotencyKeys, answer, answer.body(started));
+    }
+    return started;
   }
 
   private async startVersionIn(

@@ -3,7 +3,7 @@
 // with one key (on any process) exactly one becomes its owner.
 import type { IdempotencyRecord, IdempotencyStore } from '../../domain/ports.js';
 import { cleanText } from '../../domain/text.js';
-import type { PgDatabase } from './database.js';
+import type { PgDatabase, Queryable } from './database.js';
 
 interface Row {
   org_id: string;
@@ -78,10 +78,7 @@ export class PgIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(orgId: string, key: string, status: number, body: string): Promise<void> {
-    await this.db.query(
-      `UPDATE ${this.table} SET state = 'done', status = $1, body = $2 WHERE org_id = $3 AND key = $4`,
-      [status, cleanText(body), cleanText(orgId), cleanText(key)],
-    );
+    await completeAnswer(this.db, this.table, { orgId, key, status }, body);
   }
 
   async release(orgId: string, key: string): Promise<void> {
@@ -95,4 +92,17 @@ export class PgIdempotencyStore implements IdempotencyStore {
     const r = await this.db.query(`DELETE FROM ${this.table} WHERE org_id = $1`, [cleanText(orgId)]);
     return r.rowCount ?? 0;
   }
+}
+
+/** Stores a key's response as done, on `db`: a write's transaction can include it. */
+export async function completeAnswer(
+  db: Queryable,
+  table: string,
+  answer: { orgId: string; key: string; status: number },
+  body: string,
+): Promise<void> {
+  await db.query(
+    `UPDATE ${table} SET state = 'done', status = $1, body = $2 WHERE org_id = $3 AND key = $4`,
+    [answer.status, cleanText(body), cleanText(answer.orgId), cleanText(answer.key)],
+  );
 }

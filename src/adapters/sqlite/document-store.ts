@@ -4,7 +4,13 @@
 // document is enqueuing its job in the same transaction.
 import { randomUUID } from 'node:crypto';
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
-import { type ChunkPage, type Clock, type DocumentStore, systemClock } from '../../domain/ports.js';
+import {
+  type ChunkPage,
+  type Clock,
+  type DocumentStore,
+  type IdempotentAnswer,
+  systemClock,
+} from '../../domain/ports.js';
 import type {
   ChunkRow,
   DocumentError,
@@ -35,6 +41,7 @@ import {
 import type { Database } from './database.js';
 import { sqliteFilter } from './filter-sql.js';
 import { GroupCommit } from './group-commit.js';
+import { completeAnswer } from './idempotency-store.js';
 import { SqliteKeywordIndex } from './keyword-index.js';
 import { startProcessingSet } from './start-processing.js';
 import { StatementCache } from './statements.js';
@@ -157,20 +164,31 @@ export class SqliteDocumentStore implements DocumentStore {
    * Ingests made during one event-loop turn share one transaction (see GroupCommit); each call
    * still lands or fails alone.
    */
-  createDocuments(docs: NewDocument[]): Promise<void> {
-    if (docs.length === 0) return Promise.resolve();
-    return this.commits.run(() => this.insertDocuments(docs), docs.length);
+  createDocuments(
+    docs: NewDocument[],
+    answer?: IdempotentAnswer<StartedVersion[]>,
+  ): Promise<StartedVersion[]> {
+    if (docs.length === 0 && answer === undefined) return Promise.resolve([]);
+    return this.commits.run(() => {
+      // One writer at a time (SQLite): an external_id's lookup and insert cannot interleave with
+      // another's.
+      const started = docs.map((doc) =>
+        doc.externalId ? this.createOrVersionNow(doc, doc.externalId) : this.insertDocument(doc),
+      );
+      if (answer) this.storeAnswer(answer, started);
+      return started;
+    }, docs.length);
   }
 
-  private insertDocuments(docs: NewDocument[]): void {
-    const insert = this.sql.get(`INSERT INTO documents (
+  private insertDocument(d: NewDocument): StartedVersion {
+    const at = d.createdAt.getTime();
+    this.sql
+      .get(`INSERT INTO documents (
         id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
         chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
         input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id, requested_language
-      ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?)`);
-    for (const d of docs) {
-      const at = d.createdAt.getTime();
-      insert.run(
+      ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?)`)
+      .run(
         d.id,
         d.orgId,
         d.source.type,
@@ -191,37 +209,46 @@ export class SqliteDocumentStore implements DocumentStore {
         d.externalId ?? null,
         d.language ?? null,
       );
-    }
+    return { id: d.id, version: 1, created: true, discardedBlobKeys: [] };
   }
 
   createOrVersion(doc: NewDocument & { externalId: string }): Promise<StartedVersion> {
-    // One writer at a time (SQLite): the lookup and the insert cannot interleave with another's.
-    return this.commits.run(() => {
-      const existing = this.sql
-        .get<[string, string], string>(`SELECT id FROM documents WHERE org_id = ? AND external_id = ?`)
-        .pluck()
-        .get(doc.orgId, doc.externalId);
-      if (existing !== undefined) {
-        const started = this.startVersionNow(doc.orgId, existing, {
-          source: doc.source,
-          chunkSize: doc.chunkSize,
-          chunkOverlap: doc.chunkOverlap,
-          language: doc.language ?? null,
-          metadata: doc.metadata,
-          text: doc.text,
-          blobKey: doc.blobKey,
-          fetchUrl: doc.fetchUrl,
-          at: doc.createdAt,
-        });
-        if (started && started !== 'in_flight') return started;
-      }
-      this.insertDocuments([doc]);
-      return { id: doc.id, version: 1, created: true, discardedBlobKeys: [] };
-    });
+    return this.commits.run(() => this.createOrVersionNow(doc, doc.externalId));
   }
 
-  async startVersion(orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null> {
-    const started = await this.commits.run(() => this.startVersionNow(orgId, id, version));
+  private createOrVersionNow(doc: NewDocument, externalId: string): StartedVersion {
+    const existing = this.sql
+      .get<[string, string], string>(`SELECT id FROM documents WHERE org_id = ? AND external_id = ?`)
+      .pluck()
+      .get(doc.orgId, externalId);
+    if (existing !== undefined) {
+      const started = this.startVersionNow(doc.orgId, existing, {
+        source: doc.source,
+        chunkSize: doc.chunkSize,
+        chunkOverlap: doc.chunkOverlap,
+        language: doc.language ?? null,
+        metadata: doc.metadata,
+        text: doc.text,
+        blobKey: doc.blobKey,
+        fetchUrl: doc.fetchUrl,
+        at: doc.createdAt,
+      });
+      if (started && started !== 'in_flight') return started;
+    }
+    return this.insertDocument(doc);
+  }
+
+  private storeAnswer<T>(answer: IdempotentAnswer<T>, outcome: T): void {
+    completeAnswer(this.sql, answer.orgId, answer.key, answer.status, answer.body(outcome));
+  }
+
+  async startVersion(
+    orgId: string,
+    id: string,
+    version: NewVersion,
+    answer?: IdempotentAnswer<StartedVersion>,
+  ): Promise<StartedVersion | null> {
+    const started = await this.commits.run(() => this.startAnswered(orgId, id, version, undefined, answer));
     return started === 'in_flight' ? null : started;
   }
 
@@ -230,9 +257,22 @@ export class SqliteDocumentStore implements DocumentStore {
     id: string,
     version: NewVersion,
     asRead: VersionsAsRead,
+    answer?: IdempotentAnswer<StartedVersion>,
   ): Promise<StartedVersion | 'in_flight' | null> {
     // One writer at a time: nothing can start a version between the check and the write.
-    return this.commits.run(() => this.startVersionNow(orgId, id, version, asRead));
+    return this.commits.run(() => this.startAnswered(orgId, id, version, asRead, answer));
+  }
+
+  private startAnswered(
+    orgId: string,
+    id: string,
+    version: NewVersion,
+    asRead: VersionsAsRead | undefined,
+    answer: IdempotentAnswer<StartedVersion> | undefined,
+  ): StartedVersion | 'in_flight' | null {
+    const started = this.startVersionNow(orgId, id, version, asRead);
+    if (answer && started && started !== 'in_flight') this.storeAnswer(answer, started);
+    return started;
   }
 
   private startVersionNow(

@@ -71,9 +71,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(orgId: string, key: string, status: number, body: string): Promise<void> {
-    this.sql
-      .get(`UPDATE idempotency_keys SET state = 'done', status = ?, body = ? WHERE org_id = ? AND key = ?`)
-      .run(status, body, orgId, key);
+    completeAnswer(this.sql, orgId, key, status, body);
   }
 
   async release(orgId: string, key: string): Promise<void> {
@@ -85,4 +83,17 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   async purgeOrg(orgId: string): Promise<number> {
     return this.sql.get('DELETE FROM idempotency_keys WHERE org_id = ?').run(orgId).changes;
   }
+}
+
+/** Stores a key's response as done; synchronous, so a write's transaction can include it. */
+export function completeAnswer(
+  sql: StatementCache,
+  orgId: string,
+  key: string,
+  status: number,
+  body: string,
+): void {
+  sql
+    .get(`UPDATE idempotency_keys SET state = 'done', status = ?, body = ? WHERE org_id = ? AND key = ?`)
+    .run(status, body, orgId, key);
 }

@@ -89,9 +89,9 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
               filename: staged.filename,
               ...(language === null ? {} : { language }),
             },
-            () => {
+            (key) => {
               used = true;
-              return deps.ingestion.replaceContent(orgId, id, { kind: 'file', staged, language });
+              return deps.ingestion.replaceContent(orgId, id, { kind: 'file', staged, language }, key);
             },
             () => deps.ingestion.discardFile(staged),
           );
@@ -113,8 +113,8 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
         'text' in body
           ? { kind: 'text', text: body.text, language: body.language ?? null }
           : { kind: 'url', url: body.url, language: body.language ?? null };
-      return acceptIdempotently(deps, request, reply, `documents/${id}/content`, body, () =>
-        deps.ingestion.replaceContent(orgId, id, content),
+      return acceptIdempotently(deps, request, reply, `documents/${id}/content`, body, (key) =>
+        deps.ingestion.replaceContent(orgId, id, content, key),
       );
     },
   );

@@ -28,11 +28,13 @@ export function reprocessDocumentRoute(app: FastifyInstance, deps: AppDeps): voi
     async (request, reply) => {
       const body = request.body ?? {};
       const { id } = request.params;
-      return acceptIdempotently(deps, request, reply, `documents/${id}/reprocess`, body, () =>
-        deps.ingestion.reprocess(request.principal.org.id, id, {
-          chunkSize: body.chunk_size,
-          chunkOverlap: body.chunk_overlap,
-        }),
+      return acceptIdempotently(deps, request, reply, `documents/${id}/reprocess`, body, (key) =>
+        deps.ingestion.reprocess(
+          request.principal.org.id,
+          id,
+          { chunkSize: body.chunk_size, chunkOverlap: body.chunk_overlap },
+          key,
+        ),
       );
     },
   );

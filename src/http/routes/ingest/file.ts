@@ -132,8 +132,8 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
             ...(language === null ? {} : { language }),
             ...chunkParts,
           },
-          async () => {
-            const ack = await deps.ingestion.commitFile(orgId, staged, { externalId, language, chunks });
+          async (key) => {
+            const ack = await deps.ingestion.commitFile(orgId, staged, { externalId, language, chunks }, key);
             committed = true;
             return ack;
           },

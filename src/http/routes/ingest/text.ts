@@ -25,11 +25,13 @@ export function ingestTextRoute(app: FastifyInstance, deps: AppDeps): void {
     },
     async (request, reply) => {
       const { documents, chunk_size, chunk_overlap } = request.body;
-      return acceptIdempotently(deps, request, reply, 'ingest', request.body, () =>
-        deps.ingestion.ingestText(request.principal.org.id, documents, {
-          chunkSize: chunk_size,
-          chunkOverlap: chunk_overlap,
-        }),
+      return acceptIdempotently(deps, request, reply, 'ingest', request.body, (key) =>
+        deps.ingestion.ingestText(
+          request.principal.org.id,
+          documents,
+          { chunkSize: chunk_size, chunkOverlap: chunk_overlap },
+          key,
+        ),
       );
     },
   );

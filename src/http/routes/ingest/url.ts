@@ -28,15 +28,21 @@ export function ingestUrlRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request, reply) =>
-      acceptIdempotently(deps, request, reply, 'ingest/url', request.body, () =>
-        deps.ingestion.ingestUrl(request.principal.org.id, request.body.url, request.body.metadata ?? {}, {
-          externalId: request.body.external_id ?? null,
-          language: request.body.language ?? null,
-          chunks: chunkSettingsOf({
-            chunkSize: request.body.chunk_size,
-            chunkOverlap: request.body.chunk_overlap,
-          }),
-        }),
+      acceptIdempotently(deps, request, reply, 'ingest/url', request.body, (key) =>
+        deps.ingestion.ingestUrl(
+          request.principal.org.id,
+          request.body.url,
+          request.body.metadata ?? {},
+          {
+            externalId: request.body.external_id ?? null,
+            language: request.body.language ?? null,
+            chunks: chunkSettingsOf({
+              chunkSize: request.body.chunk_size,
+              chunkOverlap: request.body.chunk_overlap,
+            }),
+          },
+          key,
+        ),
       ),
   );
 }
