@@ -49,7 +49,8 @@ export interface ServerProcess {
 export function startServer(
   args: string[],
   env: Record<string, string>,
-  timeoutMs = 30_000,
+  // Generous: on a loaded 2-core machine a cold start (module loading, migrations) can take tens of seconds.
+  timeoutMs = 90_000,
 ): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: '0', ...env },
