@@ -1,15 +1,16 @@
 // `docindex eval` against a real server on 127.0.0.1: a BEIR-shaped folder built here, a JSONL
 // file, the run flags and the tables; and, when ../shared has SciFact, the command's nDCG@10 on a
 // slice of it equals the benchmark's arithmetic on the rankings POST /v1/query gives.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { beirFolder, firstHits, loadBeir, ndcgAt } from '../../bench/beir.js';
+import { firstHits, loadBeir, ndcgAt } from '../../bench/beir.js';
 import { runClientCommand } from '../../src/cli/client-commands.js';
 import { parseRun } from '../../src/cli/eval-command.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { SHARED_DIR } from '../helpers/shared-dir.js';
 
 function terminal() {
   const stdout = new PassThrough();
@@ -168,11 +169,9 @@ describe('docindex eval', () => {
   });
 });
 
-const scifact = beirFolder('scifact');
-if (!scifact)
-  console.warn(
-    'skipping the SciFact evaluation test: ../shared/benchmarks/beir/scifact is not beside this clone',
-  );
+const scifactDir = path.join(SHARED_DIR, 'benchmarks', 'beir', 'scifact');
+const scifact = existsSync(path.join(scifactDir, 'corpus.jsonl')) ? scifactDir : null;
+if (!scifact) console.warn(`skipping the SciFact evaluation test: ${scifactDir} is not beside this clone`);
 
 describe.skipIf(!scifact)('docindex eval on SciFact', () => {
   it('reports the nDCG@10 the benchmark computes from the same rankings', async () => {
