@@ -64,6 +64,7 @@ describe('docindex mcp (stdio)', () => {
       'ingest_text',
       'ingest_url',
       'list_documents',
+      'run_evaluation',
       'search',
     ]);
 
