@@ -4,7 +4,7 @@
 // counted), scores each run and stores the results. A run is all or nothing: a job cut off (a
 // crash, a lost lease) runs again from the start, and one that cannot finish within its attempts
 // ends `failed`, never `running` for good.
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from './errors.js';
 import {
   type EvaluationQuery,
@@ -111,6 +111,9 @@ export class EvaluationRunner {
           continue;
         }
         signal.throwIfAborted();
+        // A turn of the event loop between queries: with a synchronous database (embedded SQLite)
+        // a run of queries would otherwise keep the API's requests waiting until it ends.
+        await setImmediate();
         outcomes.push(await this.runQuery(evaluation, settings, q, depth, signal));
       }
       const done = outcomes.filter((o): o is QueryRunOutcome => o !== null);
