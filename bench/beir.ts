@@ -1,9 +1,11 @@
 // BEIR test collections (../shared/benchmarks/beir/) and how systems are scored on them: nDCG@10
 // with binary gains and a log2(rank + 1) discount, and Recall@100, each averaged over the queries
 // that have judgements, from a ranked list of document ids per query (a chunk-level result list
-// keeps each document's first hit). The same arithmetic as pytrec_eval for 0/1 judgements.
+// keeps each document's first hit). The arithmetic is the service's own (src/domain/retrieval-metrics.ts,
+// what POST /v1/evaluations reports), with every relevant document at grade 1.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { ndcgAt as gradedNdcgAt, recallAt as gradedRecallAt } from '../src/domain/retrieval-metrics.js';
 import { projectRoot } from './lib.js';
 
 export interface BeirSet {
@@ -52,19 +54,17 @@ export function firstHits(documentIds: readonly string[]): string[] {
   return [...new Set(documentIds)];
 }
 
+/** The judged documents as grade-1 judgements: BEIR's test qrels are read as relevant or not. */
+function binary(relevant: ReadonlySet<string>): Map<string, number> {
+  return new Map([...relevant].map((id) => [id, 1]));
+}
+
 export function ndcgAt(k: number, ranking: readonly string[], relevant: ReadonlySet<string>): number {
-  let dcg = 0;
-  for (const [i, id] of ranking.slice(0, k).entries()) if (relevant.has(id)) dcg += 1 / Math.log2(i + 2);
-  let ideal = 0;
-  for (let i = 0; i < Math.min(k, relevant.size); i++) ideal += 1 / Math.log2(i + 2);
-  return ideal === 0 ? 0 : dcg / ideal;
+  return gradedNdcgAt(k, ranking, binary(relevant));
 }
 
 export function recallAt(k: number, ranking: readonly string[], relevant: ReadonlySet<string>): number {
-  if (relevant.size === 0) return 0;
-  let found = 0;
-  for (const id of ranking.slice(0, k)) if (relevant.has(id)) found++;
-  return found / relevant.size;
+  return gradedRecallAt(k, ranking, binary(relevant));
 }
 
 export interface BeirScores {

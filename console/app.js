@@ -103,6 +103,7 @@ async function signIn(key, { silent = false } = {}) {
     await loadProviders();
     await loadDocuments({ reset: true });
     loadWebhooks();
+    loadEvaluations();
     $('main').focus();
   } catch (error) {
     sessionStorage.removeItem(KEY_STORAGE);
@@ -881,6 +882,68 @@ function relativeTime(iso) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Evaluations: the newest ones, each run's figures side by side (started with `docindex eval`
+// or POST /v1/evaluations)
+
+async function loadEvaluations() {
+  try {
+    renderEvaluations((await api('GET', '/v1/evaluations?limit=20')).evaluations);
+  } catch (error) {
+    if (error.status === 403) {
+      $('evaluations-empty').textContent = 'This key may not run evaluations (scope `query`).';
+      $('evaluations-empty').hidden = false;
+    } else if (error.status !== 401) toast(`Could not load evaluations: ${error.message}`, { error: true });
+  }
+}
+
+const figure = (value) => (value === null ? '–' : value.toFixed(4));
+
+function renderEvaluations(evaluations) {
+  const rows = evaluations.map((evaluation) => {
+    const row = el('tr');
+    const name = el('td');
+    name.append(el('div', { class: 'doc-name', text: evaluation.name ?? evaluation.id }));
+    name.append(
+      el('div', { class: 'doc-id', text: `${evaluation.id} · ${relativeTime(evaluation.created_at)}` }),
+    );
+    const badge =
+      evaluation.status === 'done'
+        ? 'ready'
+        : evaluation.status === 'running'
+          ? 'processing'
+          : evaluation.status;
+    const status = el('td');
+    status.append(el('span', { class: `badge badge-${badge}`, text: evaluation.status }));
+    if (evaluation.error) status.append(el('div', { class: 'muted small', text: evaluation.error.message }));
+    const queries = el('td', {
+      class: 'num',
+      text:
+        evaluation.queries_evaluated === null
+          ? formatNumber(evaluation.query_count)
+          : `${formatNumber(evaluation.queries_evaluated)} / ${formatNumber(evaluation.query_count)}`,
+    });
+    const runs = el('ol', { class: 'eval-runs' });
+    evaluation.runs.forEach((run, i) => {
+      const settings = `${run.mode}${run.rerank ? ' + rerank' : ''}${run.semantic_weight === null ? '' : ` w=${run.semantic_weight}`}`;
+      const p95 = run.latency_ms?.p95;
+      runs.append(
+        el('li', {
+          text: `R${i + 1} ${settings}: ${figure(run.ndcg_at_10)} · ${figure(run.recall_at_k)} · ${figure(run.mrr_at_10)} · ${p95 == null ? '–' : `${p95.toFixed(1)} ms`}`,
+        }),
+      );
+    });
+    const runsCell = el('td', { class: 'eval-runs-cell' });
+    runsCell.append(runs);
+    row.append(name, status, queries, runsCell);
+    return row;
+  });
+  $('evaluations-body').replaceChildren(...rows);
+  $('evaluations-table').hidden = evaluations.length === 0;
+  $('evaluations-empty').textContent = 'No evaluations yet: `docindex eval FILE` runs one.';
+  $('evaluations-empty').hidden = evaluations.length > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Webhooks: endpoints, their secret (shown once), a test event and the delivery log
 
 async function loadWebhooks() {
@@ -1003,6 +1066,7 @@ function start() {
     loadUsage();
   });
   $('documents-more').addEventListener('click', () => loadDocuments());
+  $('evaluations-refresh').addEventListener('click', () => loadEvaluations());
   $('webhook-form').addEventListener('submit', createWebhook);
   $('metadata-form').addEventListener('submit', saveMetadata);
   $('dialog-close').addEventListener('click', () => $('document-dialog').close());

@@ -41,6 +41,9 @@ import { listDocumentsRoute } from './http/routes/documents/list.js';
 import { patchDocumentRoute } from './http/routes/documents/patch.js';
 import { replaceContentRoute } from './http/routes/documents/replace-content.js';
 import { reprocessDocumentRoute } from './http/routes/documents/reprocess.js';
+import { createEvaluationRoute } from './http/routes/evaluations/create.js';
+import { getEvaluationRoute } from './http/routes/evaluations/get.js';
+import { listEvaluationsRoute } from './http/routes/evaluations/list.js';
 import { ingestFileRoute, MAX_METADATA_PART_BYTES } from './http/routes/ingest/file.js';
 import { ingestTextRoute } from './http/routes/ingest/text.js';
 import { ingestUrlRoute } from './http/routes/ingest/url.js';
@@ -68,6 +71,11 @@ const TAGS = [
     description: 'Read (scope `read`), change and delete (scope `write`) documents.',
   },
   { name: 'query', description: 'Search (scope `query`).' },
+  {
+    name: 'evaluations',
+    description:
+      'Retrieval quality measured on your judged queries: nDCG@10, Recall@k, MRR@10 (scope `query`).',
+  },
   { name: 'usage', description: 'Query volume and rate limit (scope `read`).' },
   { name: 'org', description: 'The organisation an API key belongs to (scope `read`).' },
   {
@@ -221,6 +229,9 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       replaceContentRoute(v1, deps);
       reprocessDocumentRoute(v1, deps);
       queryRoute(v1, deps);
+      createEvaluationRoute(v1, deps);
+      listEvaluationsRoute(v1, deps);
+      getEvaluationRoute(v1, deps);
       usageRoute(v1, deps);
       orgRoute(v1);
       createWebhookRoute(v1, deps);

@@ -1,4 +1,4 @@
-// The `docindex` client commands (ingest, status, ls, rm, chunks, query, usage, webhooks): they talk to a running
+// The `docindex` client commands (ingest, status, ls, rm, chunks, query, eval, usage, webhooks): they talk to a running
 // server over HTTP with DocindexClient, configured by DOCINDEX_URL / DOCINDEX_API_KEY or flags.
 // Results go to stdout (`--json`: the API's JSON body); progress and problems go to stderr.
 import { readdir, stat, writeFile } from 'node:fs/promises';
@@ -16,6 +16,7 @@ import type {
 import { CHUNK_OVERLAP, CHUNK_SIZE } from '../domain/chunk-settings.js';
 import { ADVERTISED_EXTENSIONS, listInProse } from '../domain/formats.js';
 import { keyValues, type OptionSpec, parseArguments, UsageError, wholeNumber } from './args.js';
+import { EVAL_USAGE, evalCommand } from './eval-command.js';
 import { reportFailure, SetupError } from './exit.js';
 import {
   bar,
@@ -38,6 +39,7 @@ export const CLIENT_COMMANDS = [
   'chunks',
   'cat',
   'query',
+  'eval',
   'usage',
   'webhooks',
 ] as const;
@@ -73,6 +75,7 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
                                    reranking (the server's RERANK) is on by default when it has a reranker
   A filter F is k=v, or a JSON filter such as '{"year": {"$gte": "2020"}, "lang": {"$in": ["en", "de"]}}'
   (operators $eq $ne $gt $gte $lt $lte $in $nin $exists $and $or $not); several must all hold.
+${EVAL_USAGE}
   docindex usage [--json]          queries per day over 30 days, totals and the rate limit
 ${WEBHOOKS_USAGE}`;
 
@@ -117,6 +120,8 @@ export async function runClientCommand(
         return await catCommand(args, env, io);
       case 'query':
         return await queryCommand(args, env, io);
+      case 'eval':
+        return await evalCommand(args, (values) => connect(values, env), io);
       case 'usage':
         return await usageCommand(args, env, io);
       case 'webhooks':

@@ -16,6 +16,9 @@ import type {
   DocumentPage,
   DocumentRecord,
   DocumentStatus,
+  Evaluation,
+  EvaluationPage,
+  EvaluationRequest,
   IngestAck,
   Metadata,
   OrgInfo,
@@ -434,6 +437,57 @@ export class DocindexClient {
       ...(options.language === undefined ? {} : { language: options.language }),
     };
     return this.#call<QueryResponse>('POST', '/v1/query', { json: body, signal: options.signal });
+  }
+
+  /**
+   * Starts an evaluation (`POST /v1/evaluations`): each run sends every query through the query
+   * path and scores the ranking against the judged documents. Resolves with its id; poll
+   * getEvaluation (or use waitForEvaluation) for the figures.
+   */
+  async createEvaluation(request: EvaluationRequest, options: RequestOptions = {}): Promise<string> {
+    const answer = await this.#call<{ evaluation_id: string }>('POST', '/v1/evaluations', {
+      json: request,
+      signal: options.signal,
+    });
+    return answer.evaluation_id;
+  }
+
+  /** An evaluation's status and, once done, each run's figures and each query's ranks. */
+  getEvaluation(id: string, options: RequestOptions = {}): Promise<Evaluation> {
+    return this.#call<Evaluation>('GET', `/v1/evaluations/${encodeURIComponent(id)}`, options);
+  }
+
+  /** The organisation's evaluations, newest first (`limit` 1–100, default 20; `cursor` from the last page). */
+  listEvaluations(
+    options: RequestOptions & { limit?: number; cursor?: string } = {},
+  ): Promise<EvaluationPage> {
+    const params = new URLSearchParams();
+    if (options.limit !== undefined) params.set('limit', String(options.limit));
+    if (options.cursor !== undefined) params.set('cursor', options.cursor);
+    const query = params.size === 0 ? '' : `?${params}`;
+    return this.#call<EvaluationPage>('GET', `/v1/evaluations${query}`, { signal: options.signal });
+  }
+
+  /**
+   * Polls getEvaluation every `pollMs` (default 1 s) until the evaluation is `done` or `failed`,
+   * and returns it. Throws WaitTimeoutError past `timeoutMs` (default 1 hour).
+   */
+  async waitForEvaluation(
+    id: string,
+    options: RequestOptions & {
+      timeoutMs?: number;
+      pollMs?: number;
+      onProgress?: (e: Evaluation) => void;
+    } = {},
+  ): Promise<Evaluation> {
+    const deadline = Date.now() + (options.timeoutMs ?? 3_600_000);
+    for (;;) {
+      const evaluation = await this.getEvaluation(id, { signal: options.signal });
+      options.onProgress?.(evaluation);
+      if (evaluation.status === 'done' || evaluation.status === 'failed') return evaluation;
+      if (Date.now() >= deadline) throw new WaitTimeoutError([id], [], options.timeoutMs ?? 3_600_000);
+      await sleep(options.pollMs ?? 1000, options.signal);
+    }
   }
 
   /**

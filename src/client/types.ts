@@ -11,6 +11,7 @@ import type {
   PurgeReceiptSchema,
   ScopeSchema,
 } from '../http/admin-schemas.js';
+import type { CreateEvaluationBody, EvaluationList, EvaluationSchema } from '../http/evaluation-schemas.js';
 import type {
   DeleteDocumentsResponse,
   DocumentList,
@@ -109,3 +110,14 @@ export type CreatedWebhook = Static<typeof CreatedWebhookSchema>;
 export type WebhookDeliveries = Static<typeof DeliveryList>;
 /** The document events an endpoint can subscribe to. */
 export type WebhookEvent = Webhook['events'][number];
+
+/** The body of POST /v1/evaluations: queries with judged documents, runs, top_k. */
+export type EvaluationRequest = CreateEvaluationBody;
+/** One judged query of an evaluation. */
+export type EvaluationQuery = EvaluationRequest['queries'][number];
+/** The settings of one run of an evaluation. */
+export type EvaluationRun = NonNullable<EvaluationRequest['runs']>[number];
+/** An evaluation: status, each run's figures and, from getEvaluation once done, each query's. */
+export type Evaluation = Static<typeof EvaluationSchema>;
+/** A page of evaluations, newest first. */
+export type EvaluationPage = Static<typeof EvaluationList>;

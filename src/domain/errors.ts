@@ -130,6 +130,7 @@ export const ERRORS = {
   keyNotFound: (id: string) => new ApiError('not_found', `No API key with id ${id}.`),
   documentNotFound: (id: string) => new ApiError('not_found', `No document with id ${id}.`),
   webhookNotFound: (id: string) => new ApiError('not_found', `No webhook endpoint with id ${id}.`),
+  evaluationNotFound: (id: string) => new ApiError('not_found', `No evaluation with id ${id}.`),
   notReady: (id: string, status: string, what = 'its chunks can be read once it is ready') =>
     new ApiError('not_ready', `Document ${id} is ${status}; ${what}.`),
   versionChanged: (id: string, was: number, now: number) =>

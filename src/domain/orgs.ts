@@ -2,6 +2,7 @@
 // re-limit orgs, issue, list and revoke keys, and purge an org with everything it owns. Key
 // material is returned once and never stored.
 import { ERRORS } from './errors.js';
+import type { EvaluationStore } from './evaluations.js';
 import { displayPrefix, generateApiKey, hashApiKey, newKeyId, newOrgId } from './keys.js';
 import { decodePageCursor, encodePageCursor } from './page-cursor.js';
 import type { BlobStore, Clock, DocumentStore, IdempotencyStore, OrgStore, UsageStore } from './ports.js';
@@ -48,6 +49,7 @@ export interface PurgeReceipt {
   keys: number;
   usage_days: number;
   idempotency_keys: number;
+  evaluations: number;
 }
 
 export interface KeyOptions {
@@ -65,6 +67,7 @@ export interface OrgAdminStores {
   idempotency: IdempotencyStore;
   blobs: BlobStore;
   webhooks: WebhookStore;
+  evaluations: EvaluationStore;
 }
 
 export class OrgAdmin {
@@ -186,7 +189,7 @@ export class OrgAdmin {
    * ends without writing anything (the pipeline finds its document gone).
    */
   async purgeOrg(orgId: string): Promise<PurgeReceipt> {
-    const { orgs, documents, usage, idempotency, blobs, webhooks } = this.stores;
+    const { orgs, documents, usage, idempotency, blobs, webhooks, evaluations } = this.stores;
     if (!(await orgs.getOrg(orgId))) throw ERRORS.orgNotFound(orgId);
     await orgs.revokeKeys(orgId, this.clock.now());
     // Endpoints first: documents purged afterwards produce no events, and none is sent.
@@ -195,6 +198,7 @@ export class OrgAdmin {
     for (const key of docs.blobKeys) await blobs.delete(key);
     const usageDays = await usage.purgeOrg(orgId);
     const idempotencyKeys = await idempotency.purgeOrg(orgId);
+    const evaluationCount = await evaluations.purgeOrg(orgId);
     const { keys } = await orgs.purgeOrg(orgId);
     return {
       org_id: orgId,
@@ -206,6 +210,7 @@ export class OrgAdmin {
       keys,
       usage_days: usageDays,
       idempotency_keys: idempotencyKeys,
+      evaluations: evaluationCount,
     };
   }
 

@@ -2,7 +2,8 @@
 // most the query could score: domain/bm25.ts), `semantic` (cosine over the chunks' vectors of the
 // active embedding profile) and `hybrid` (both lists, the same filters applied to each, fused by
 // weighted reciprocal rank: domain/fusion.ts). A successful query counts one towards the org's
-// usage for the current UTC day, whatever its mode; a rejected one never reaches the count.
+// usage for the current UTC day, whatever its mode (an evaluation's queries excepted); a rejected
+// one never reaches the count.
 //
 // An embedding outage never fails a hybrid query: it answers the keyword list alone, each result's
 // `scores.semantic` null and the answer marked `degraded`. A semantic query has nothing to fall
@@ -110,7 +111,15 @@ export class QueryService {
     return this.semantic === null ? 'keyword' : 'hybrid';
   }
 
-  async query(orgId: string, input: QueryInput): Promise<QueryAnswer> {
+  /**
+   * `countUsage: false` answers without adding to the org's usage: the queries of an evaluation
+   * (domain/evaluation-runner.ts), which measure the service rather than use it.
+   */
+  async query(
+    orgId: string,
+    input: QueryInput,
+    options: { countUsage?: boolean } = {},
+  ): Promise<QueryAnswer> {
     const mode = input.mode ?? this.defaultMode;
     if (mode !== 'keyword' && this.semantic === null) throw ERRORS.semanticSearchUnavailable(mode);
     const rerank = wantsRerank(input.rerank, this.reranking);
@@ -166,7 +175,7 @@ export class QueryService {
       hits = capPerGroup(hits, (h) => h.documentId, input.maxChunksPerDocument);
     }
     hits = hits.slice(0, input.topK);
-    await this.usage.recordQuery(orgId);
+    if (options.countUsage !== false) await this.usage.recordQuery(orgId);
     return { mode, degraded: degradedReasons.length > 0, degradedReasons, hits };
   }
 

@@ -223,6 +223,7 @@ export const PurgeReceiptSchema = Type.Object(
     keys: Type.Integer(),
     usage_days: Type.Integer({ description: 'Daily usage counters removed.' }),
     idempotency_keys: Type.Integer({ description: 'Idempotency-Key records removed.' }),
+    evaluations: Type.Integer({ description: 'Evaluations removed, with their results.' }),
   },
   {
     description: 'What the purge removed.',
@@ -237,6 +238,7 @@ export const PurgeReceiptSchema = Type.Object(
         keys: 3,
         usage_days: 30,
         idempotency_keys: 12,
+        evaluations: 2,
       },
     ],
   },

@@ -1,6 +1,7 @@
 // What the HTTP layer needs from the composition root: domain services and a few limits.
 import type { Authenticator, Principal } from '../domain/auth.js';
 import type { DocumentService } from '../domain/documents.js';
+import type { EvaluationService } from '../domain/evaluations.js';
 import type { IdempotencyService } from '../domain/idempotency.js';
 import type { IngestionService } from '../domain/ingestion.js';
 import type { OrgAdmin } from '../domain/orgs.js';
@@ -38,6 +39,7 @@ export interface AppDeps {
   /** The `vectors` part of status records; absent: `disabled` (no embedding provider). */
   vectorStatus?: VectorStatusService;
   query: QueryService;
+  evaluations: EvaluationService;
   usage: UsageService;
   webhooks: WebhookService;
   readiness: ReadinessCheck[];

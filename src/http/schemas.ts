@@ -345,9 +345,9 @@ export const DocumentParams = Type.Object(
   { additionalProperties: false },
 );
 
-const PAGE_LIMIT = (what: string) =>
+export const PAGE_LIMIT = (what: string) =>
   Type.Integer({ minimum: 1, maximum: 100, default: 20, description: `${what} per page.` });
-const PAGE_CURSOR = Type.Optional(
+export const PAGE_CURSOR = Type.Optional(
   Type.String({ maxLength: 512, description: 'The `next_cursor` of the previous page.' }),
 );
 

@@ -30,6 +30,8 @@ export function clientApi(client: DocindexClient): DocindexApi {
           ...(input.chunkOverlap === undefined ? {} : { chunkOverlap: input.chunkOverlap }),
         },
       ),
+    createEvaluation: (request) => client.createEvaluation(request),
+    getEvaluation: (id) => client.getEvaluation(id),
     ingestUrl: (input) =>
       client.ingestUrl(input.url, input.metadata, {
         ...(input.chunkSize === undefined ? {} : { chunkSize: input.chunkSize }),

@@ -1,4 +1,5 @@
-// The docindex MCP tools (search, get_document, list_documents, ingest_text, ingest_url), defined
+// The docindex MCP tools (search, get_document, list_documents, ingest_text, ingest_url,
+// run_evaluation), defined
 // once for both transports against DocindexApi: `docindex mcp` (stdio) implements it with the
 // TypeScript client over HTTP, the server's /mcp endpoint with the domain services. Each tool
 // answers its result as JSON text and as structured content; a failure is a tool error that
@@ -12,6 +13,8 @@ import type {
   DocumentPage,
   DocumentRecord,
   DocumentStatus,
+  Evaluation,
+  EvaluationRequest,
   IngestAck,
   Metadata,
   QueryFilter,
@@ -19,6 +22,7 @@ import type {
 } from '../client/types.js';
 import { CHUNK_OVERLAP, CHUNK_SIZE } from '../domain/chunk-settings.js';
 import { ApiError, ERRORS } from '../domain/errors.js';
+import { EVALUATION_LIMITS } from '../domain/evaluations.js';
 import { FILTER_MAX_CONDITIONS, FILTER_MAX_DEPTH } from '../domain/filter.js';
 import { METADATA_MAX_KEY_LENGTH, METADATA_MAX_KEYS, METADATA_MAX_VALUE_LENGTH } from '../domain/metadata.js';
 import type { Scope } from '../domain/scopes.js';
@@ -55,6 +59,8 @@ export interface DocindexApi {
     chunkSize?: number;
     chunkOverlap?: number;
   }): Promise<IngestAck>;
+  createEvaluation(request: EvaluationRequest): Promise<string>;
+  getEvaluation(id: string): Promise<Evaluation>;
 }
 
 export interface ToolServerOptions {
@@ -67,9 +73,18 @@ export interface ToolServerOptions {
   grantedScopes?: ReadonlySet<Scope>;
   /** Told about failures that are not API answers (bugs), which the tool reports as `internal`. */
   onUnexpectedError?: (error: unknown, tool: string) => void;
+  /** How long run_evaluation waits for an evaluation to finish before answering its status (30 s). */
+  evaluationWaitMs?: number;
 }
 
-export const TOOL_NAMES = ['search', 'get_document', 'list_documents', 'ingest_text', 'ingest_url'] as const;
+export const TOOL_NAMES = [
+  'search',
+  'get_document',
+  'list_documents',
+  'ingest_text',
+  'ingest_url',
+  'run_evaluation',
+] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 /** The key scope each tool needs: the scope of the /v1 route it stands for. */
@@ -79,7 +94,11 @@ export const TOOL_SCOPES: Readonly<Record<ToolName, Scope>> = {
   list_documents: 'read',
   ingest_text: 'ingest',
   ingest_url: 'ingest',
+  run_evaluation: 'query',
 };
+
+const DEFAULT_EVALUATION_WAIT_MS = 30_000;
+const EVALUATION_POLL_MS = 250;
 
 /** Largest number of array elements and object members one call's arguments may hold. */
 const MAX_ARGUMENT_ELEMENTS = 5_000;
@@ -235,6 +254,70 @@ const ingestUrlInput = {
     ),
   metadata: metadataSchema.optional(),
   ...chunkSettingsInput,
+};
+
+const judgedDocument = z
+  .object({
+    document_id: documentId.optional(),
+    external_id: z.string().min(1).max(255).optional(),
+    grade: z
+      .number()
+      .int()
+      .min(0)
+      .max(EVALUATION_LIMITS.maxGrade)
+      .optional()
+      .describe('How relevant: 0 not relevant, higher more (the gain of nDCG); default 1.'),
+  })
+  .strict()
+  .describe('A document that should answer the query: document_id or external_id (one of them).');
+
+const runEvaluationInput = {
+  queries: z
+    .array(
+      z
+        .object({
+          query: z.string().min(1).max(EVALUATION_LIMITS.queryChars),
+          relevant: z.array(judgedDocument).min(1).max(EVALUATION_LIMITS.relevantPerQuery),
+        })
+        .strict(),
+    )
+    .min(1)
+    .max(EVALUATION_LIMITS.queries)
+    .optional()
+    .describe(
+      `The judged queries to evaluate (at most ${EVALUATION_LIMITS.queries}). Give these to start an evaluation, or evaluation_id to read one.`,
+    ),
+  runs: z
+    .array(
+      z
+        .object({
+          mode: z.enum(['keyword', 'semantic', 'hybrid']).optional(),
+          rerank: z.boolean().optional(),
+          semantic_weight: z.number().min(0).max(1).optional(),
+        })
+        .strict(),
+    )
+    .max(EVALUATION_LIMITS.runs)
+    .optional()
+    .describe(
+      'Query settings to compare, each run over every query; default one run with the server’s defaults.',
+    ),
+  top_k: z
+    .number()
+    .int()
+    .min(1)
+    .max(EVALUATION_LIMITS.maxTopK)
+    .optional()
+    .describe('Documents ranked per query: the k of Recall@k (default 10).'),
+  name: z.string().max(EVALUATION_LIMITS.nameChars).optional(),
+  evaluation_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe(
+      'An evaluation started earlier (its evaluation_id), to read its results instead of starting one.',
+    ),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -440,6 +523,53 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
           ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
           ...chunkSettings(args),
         }),
+    ),
+  );
+
+  server.registerTool(
+    'run_evaluation',
+    {
+      title: 'Measure retrieval quality',
+      description: `Run judged queries through search once per run setting and score the rankings: nDCG@10 (grades as gains), Recall@top_k and MRR@10 per run, p50/p95 latency, and per query the ranks of its relevant documents. Waits up to ${Math.round((options.evaluationWaitMs ?? DEFAULT_EVALUATION_WAIT_MS) / 1000)} s; an evaluation still queued or running comes back with its status and evaluation_id: call again with evaluation_id for the results. Judged documents that do not exist are listed per query and left out. Needs the \`${TOOL_SCOPES.run_evaluation}\` key scope.`,
+      inputSchema: runEvaluationInput,
+      outputSchema: { evaluation_id: z.string(), evaluation: z.looseObject({ status: z.string() }) },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+    },
+    run(
+      'run_evaluation',
+      async (args: {
+        queries?: EvaluationRequest['queries'];
+        runs?: EvaluationRequest['runs'];
+        top_k?: number;
+        name?: string;
+        evaluation_id?: string;
+      }) => {
+        if ((args.queries === undefined) === (args.evaluation_id === undefined)) {
+          throw ERRORS.invalid(
+            'Give either queries (to start an evaluation) or evaluation_id (to read one).',
+          );
+        }
+        const id =
+          args.evaluation_id ??
+          (await api.createEvaluation({
+            queries: args.queries!,
+            ...(args.runs === undefined ? {} : { runs: args.runs }),
+            ...(args.top_k === undefined ? {} : { top_k: args.top_k }),
+            ...(args.name === undefined ? {} : { name: args.name }),
+          }));
+        const deadline = Date.now() + (options.evaluationWaitMs ?? DEFAULT_EVALUATION_WAIT_MS);
+        for (;;) {
+          const evaluation = await api.getEvaluation(id);
+          const finished = evaluation.status === 'done' || evaluation.status === 'failed';
+          if (finished || Date.now() >= deadline) return { evaluation_id: id, evaluation };
+          await new Promise((resolve) => setTimeout(resolve, EVALUATION_POLL_MS));
+        }
+      },
     ),
   );
 

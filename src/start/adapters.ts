@@ -1,6 +1,8 @@
 // What a storage setup (single-process SQLite in runtime.ts, or scale-out PostgreSQL and Redis in
 // scale-out.ts) gives the runtime: one adapter per port. Its own module so that both setups
 // name it without importing each other.
+
+import type { EvaluationStore } from '../domain/evaluations.js';
 import type {
   BlobStore,
   DocumentStore,
@@ -30,6 +32,10 @@ export interface Adapters {
   rateLimiter: RateLimiter;
   blobs: BlobStore;
   idempotency: IdempotencyStore;
+  /** Evaluations: requests and results. */
+  evaluations: EvaluationStore;
+  /** The evaluations' jobs (their rows, on the lease-queue engine in every deployment). */
+  evaluationQueue: JobQueue;
   /** Webhook endpoints, the outbox (written by `documents`) and the delivery log. */
   webhooks: WebhookStore;
   readiness: ReadinessCheck[];

@@ -8,6 +8,7 @@ import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
 import { startCheckpointer } from '../adapters/sqlite/checkpointer.js';
 import { openSqlite } from '../adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../adapters/sqlite/document-store.js';
+import { SqliteEvaluationQueue, SqliteEvaluationStore } from '../adapters/sqlite/evaluation-store.js';
 import { SqliteIdempotencyStore } from '../adapters/sqlite/idempotency-store.js';
 import { SqliteKeywordIndex } from '../adapters/sqlite/keyword-index.js';
 import { SqliteOrgStore } from '../adapters/sqlite/org-store.js';
@@ -21,6 +22,8 @@ import { Authenticator } from '../domain/auth.js';
 import { TOKENIZER_NAME } from '../domain/chunk-settings.js';
 import { CircuitBreaker, type CircuitState } from '../domain/circuit-breaker.js';
 import { DocumentService } from '../domain/documents.js';
+import { EvaluationRunner } from '../domain/evaluation-runner.js';
+import { EvaluationService } from '../domain/evaluations.js';
 import { contentTypeOf } from '../domain/formats.js';
 import { IdempotencyService } from '../domain/idempotency.js';
 import { IngestionService } from '../domain/ingestion.js';
@@ -61,6 +64,9 @@ const WEBHOOK_LOG_LIMIT = 100;
 /** Bytes of a receiver's answer read (and ignored) before the connection is dropped. */
 const WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024;
 const WEBHOOK_LEASE_MARGIN_MS = 5_000;
+
+/** Evaluations a worker runs at once (each sends its queries one after another). */
+const EVALUATION_CONCURRENCY = 2;
 
 /** While the API is busy, in-process workers start one document per this interval (≤ 20/s). */
 const YIELD_FLOOR_SPACING_MS = 50;
@@ -121,6 +127,7 @@ export async function createAdapters(
   const queueOptions = { leaseMs: config.jobLeaseMs, maxAttempts: config.jobMaxAttempts };
   const queue = new SqliteTableQueue(db, { ...queueOptions, lane: 'process' });
   const downloadQueue = new SqliteTableQueue(db, { ...queueOptions, lane: 'download' });
+  const evaluationQueue = new SqliteEvaluationQueue(db, { ...queueOptions, clock });
   const rateLimiter = new MemoryRateLimiter();
   const search = new SqliteKeywordIndex(db, { language: config.searchLanguage });
   const outbox = new SqliteWebhookOutbox(db, clock, { maxPending: config.webhookMaxPending });
@@ -146,6 +153,8 @@ export async function createAdapters(
     rateLimiter,
     blobs: blobStore.blobs,
     idempotency: new SqliteIdempotencyStore(db),
+    evaluations: new SqliteEvaluationStore(db, clock),
+    evaluationQueue,
     webhooks: new SqliteWebhookStore(db),
     readiness: [
       {
@@ -158,6 +167,7 @@ export async function createAdapters(
     async close() {
       await queue.close();
       await downloadQueue.close();
+      await evaluationQueue.close();
       await rateLimiter.close();
       await blobStore.close();
       await checkpointer?.close();
@@ -251,10 +261,47 @@ export async function createRuntime(
   });
 
   const admin = new OrgAdmin(
-    { orgs, documents, usage, idempotency: adapters.idempotency, blobs, webhooks: adapters.webhooks },
+    {
+      orgs,
+      documents,
+      usage,
+      idempotency: adapters.idempotency,
+      blobs,
+      webhooks: adapters.webhooks,
+      evaluations: adapters.evaluations,
+    },
     usageService,
     clock,
     config.defaultRateLimitRpm,
+  );
+
+  const queryService = new QueryService(
+    adapters.search,
+    usageService,
+    embedder === null
+      ? null
+      : {
+          embedder,
+          embeddings: new QueryEmbeddings(
+            embeddingsBreaker === null ? embedder : guardEmbedder(embedder, embeddingsBreaker),
+          ),
+          vectors: adapters.vectors,
+          embeddingDeadlineMs: config.embeddingsTimeoutMs,
+        },
+    config.searchProximity ? documentAnalyzer(fallbackLanguage(config.searchLanguage)) : null,
+    reranker === null || rerankBreaker === null
+      ? null
+      : { reranker: guardReranker(reranker, rerankBreaker), deadlineMs: config.rerankTimeoutMs },
+  );
+  const evaluations = new EvaluationService(
+    adapters.evaluations,
+    adapters.evaluationQueue,
+    {
+      defaultMode: queryService.defaultMode,
+      semantic: embedder !== null,
+      rerank: queryService.rerankByDefault,
+    },
+    clock,
   );
 
   const appDeps: AppDeps = {
@@ -265,24 +312,8 @@ export async function createRuntime(
     idempotency: new IdempotencyService(adapters.idempotency, clock),
     documents: new DocumentService(documents, blobs),
     vectorStatus: new VectorStatusService(embedder, adapters.vectors),
-    query: new QueryService(
-      adapters.search,
-      usageService,
-      embedder === null
-        ? null
-        : {
-            embedder,
-            embeddings: new QueryEmbeddings(
-              embeddingsBreaker === null ? embedder : guardEmbedder(embedder, embeddingsBreaker),
-            ),
-            vectors: adapters.vectors,
-            embeddingDeadlineMs: config.embeddingsTimeoutMs,
-          },
-      config.searchProximity ? documentAnalyzer(fallbackLanguage(config.searchLanguage)) : null,
-      reranker === null || rerankBreaker === null
-        ? null
-        : { reranker: guardReranker(reranker, rerankBreaker), deadlineMs: config.rerankTimeoutMs },
-    ),
+    query: queryService,
+    evaluations,
     usage: usageService,
     webhooks: new WebhookService(adapters.webhooks, clock, {
       maxEndpointsPerOrg: config.webhookMaxEndpoints,
@@ -366,6 +397,20 @@ export async function createRuntime(
         },
       ),
       downloadQueue.consume(processor.handleDownload, { concurrency: config.downloadConcurrency }),
+      adapters.evaluationQueue.consume(
+        new EvaluationRunner({
+          store: adapters.evaluations,
+          documents,
+          orgs,
+          query: queryService,
+          rateLimiter,
+          clock,
+          onFailed: (id, orgId, error) =>
+            logger.warn({ evaluation_id: id, org_id: orgId, code: error.code }, 'evaluation failed'),
+        }).handle,
+        // Evaluations query one at a time; one slot keeps them from crowding out a second org's.
+        { concurrency: EVALUATION_CONCURRENCY, maxPerOrg: 1 },
+      ),
     ];
     const reconciler = new QueueReconciler(
       documents,

@@ -10,6 +10,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { BullmqJobQueue } from '../adapters/bullmq/bullmq-queue.js';
 import { PgDatabase } from '../adapters/postgres/database.js';
 import { PgDocumentStore } from '../adapters/postgres/document-store.js';
+import { PgEvaluationQueue, PgEvaluationStore } from '../adapters/postgres/evaluation-store.js';
 import { PgIdempotencyStore } from '../adapters/postgres/idempotency-store.js';
 import { PgKeywordIndex } from '../adapters/postgres/keyword-index.js';
 import { migratePostgres } from '../adapters/postgres/migrations.js';
@@ -167,6 +168,15 @@ export async function createScaleOutAdapters(
     rateLimiter = new PgRateLimiter(db);
   }
 
+  // Evaluations are few and long: their rows are their jobs on PostgreSQL, with or without Redis.
+  const evaluationQueue = new PgEvaluationQueue(db, {
+    leaseMs: config.jobLeaseMs,
+    maxAttempts: config.jobMaxAttempts,
+    onError: throttledWarning(logger, 'evaluation queue (PostgreSQL) error', {
+      service: 'postgres',
+      queue: 'evaluations',
+    }),
+  });
   const search = new PgKeywordIndex(db, { language: config.searchLanguage });
   const outbox = new PgWebhookOutbox(db, { maxPending: config.webhookMaxPending });
   return {
@@ -184,11 +194,13 @@ export async function createScaleOutAdapters(
     rateLimiter,
     blobs: blobStore.blobs,
     idempotency: new PgIdempotencyStore(db),
+    evaluations: new PgEvaluationStore(db),
+    evaluationQueue,
     webhooks: new PgWebhookStore(db),
     readiness,
     requestScope: { run: (orgId, fn) => requestOrg.run(orgId, fn) },
     async close() {
-      await Promise.all([queue.close(), downloadQueue.close()]);
+      await Promise.all([queue.close(), downloadQueue.close(), evaluationQueue.close()]);
       await rateLimiter.close();
       await blobStore.close();
       await db.close();

@@ -448,6 +448,36 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
     expect(problems).toEqual([]);
   });
 
+  it('evaluations: the newest ones with their runs side by side', async () => {
+    const [doc] = (await h.request('GET', '/v1/documents?limit=1')).json().documents;
+    const created = await h.request('POST', '/v1/evaluations', {
+      body: {
+        name: 'console comparison',
+        queries: [{ query: 'otter', relevant: [{ document_id: doc.id }] }],
+        runs: [{ mode: 'keyword' }, { mode: 'keyword', rerank: false }],
+      },
+    });
+    expect(created.statusCode).toBe(202);
+    const id = created.json().evaluation_id;
+    await expect
+      .poll(async () => (await h.request('GET', `/v1/evaluations/${id}`)).json().status, { timeout: 30_000 })
+      .toBe('done');
+    await page.locator('#evaluations-refresh').click();
+    const row = page.locator('#evaluations-body tr', { hasText: 'console comparison' });
+    await row.waitFor();
+    expect(await row.locator('.badge').textContent()).toBe('done');
+    const runs = row.locator('.eval-runs li');
+    expect(await runs.allTextContents()).toEqual([
+      expect.stringMatching(/^R1 keyword: \d\.\d{4} · \d\.\d{4} · \d\.\d{4} · \d+\.\d ms$/),
+      expect.stringMatching(/^R2 keyword: \d\.\d{4} · \d\.\d{4} · \d\.\d{4} · \d+\.\d ms$/),
+    ]);
+    // Side by side: both runs on one line at this width.
+    const [first, second] = [await runs.nth(0).boundingBox(), await runs.nth(1).boundingBox()];
+    expect(second!.y).toBe(first!.y);
+    expect(second!.x).toBeGreaterThan(first!.x);
+    expect(problems).toEqual([]);
+  });
+
   it('notices: at most three at once, one per message, each gone within six seconds', async () => {
     const other = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     try {

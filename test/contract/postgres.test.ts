@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PgBlobStore } from '../../src/adapters/postgres/blob-store.js';
 import { PgDatabase } from '../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
+import { PgEvaluationQueue, PgEvaluationStore } from '../../src/adapters/postgres/evaluation-store.js';
 import { PgIdempotencyStore } from '../../src/adapters/postgres/idempotency-store.js';
 import { PgKeywordIndex } from '../../src/adapters/postgres/keyword-index.js';
 import { migratePostgres, PG_SCHEMA_VERSIONS } from '../../src/adapters/postgres/migrations.js';
@@ -20,6 +21,7 @@ import { describeScaleOut, dropSchema, freshSchema, REQUIRED } from '../scale-ou
 import { blobStoreContract } from './blob-store.contract.js';
 import { indexedInto, indexResult, newDoc, query } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
+import { evaluationStoreContract } from './evaluation-store.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
 import { jobDocument } from './job-document.js';
 import { jobQueueContract } from './job-queue.contract.js';
@@ -57,6 +59,15 @@ describeScaleOut('PostgreSQL adapters', services, () => {
         await second.close();
         await close();
       },
+    };
+  });
+
+  evaluationStoreContract('PgEvaluationStore', async () => {
+    const { db, close } = await freshDatabase();
+    return {
+      store: new PgEvaluationStore(db),
+      queue: (opts) => new PgEvaluationQueue(db, { ...opts, pollMs: 20 }),
+      close,
     };
   });
 

@@ -8,6 +8,7 @@ import { FsBlobStore } from '../../src/adapters/blob/fs-blob-store.js';
 import { MemoryRateLimiter } from '../../src/adapters/ratelimit/memory.js';
 import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
+import { SqliteEvaluationQueue, SqliteEvaluationStore } from '../../src/adapters/sqlite/evaluation-store.js';
 import { SqliteIdempotencyStore } from '../../src/adapters/sqlite/idempotency-store.js';
 import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
 import { SqliteOrgStore } from '../../src/adapters/sqlite/org-store.js';
@@ -18,6 +19,7 @@ import { blobStoreContract } from './blob-store.contract.js';
 import type { DocumentStoreOptions } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
 import { documentVersionsContract } from './document-versions.contract.js';
+import { evaluationStoreContract } from './evaluation-store.contract.js';
 import { filterContract } from './filter.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
 import { jobDocument } from './job-document.js';
@@ -51,6 +53,15 @@ function memoryDatabase(): { db: Database; close(): Promise<void> } {
     },
   };
 }
+
+evaluationStoreContract('SqliteEvaluationStore', async () => {
+  const { db, close } = fileDatabase();
+  return {
+    store: new SqliteEvaluationStore(db),
+    queue: (opts) => new SqliteEvaluationQueue(db, { ...opts, pollMs: 20 }),
+    close,
+  };
+});
 
 orgStoreContract('SqliteOrgStore', async () => {
   const { db, close } = memoryDatabase();

@@ -64,6 +64,7 @@ describe('docindex mcp (stdio)', () => {
       'ingest_text',
       'ingest_url',
       'list_documents',
+      'run_evaluation',
       'search',
     ]);
 
@@ -105,6 +106,21 @@ describe('docindex mcp (stdio)', () => {
     });
     const none = await call(client, 'search', { query: 'quokka', filter: { region: 'eu' } });
     expect(none.structuredContent).toMatchObject({ results: [] });
+
+    // run_evaluation over the API: started, waited for, and read back by its id.
+    const evaluated = await call(client, 'run_evaluation', {
+      queries: [{ query: 'quokka wallaby', relevant: [{ document_id: id }] }],
+      runs: [{ mode: 'keyword' }],
+    });
+    expect(evaluated.isError ?? false, textOf(evaluated)).toBe(false);
+    const { evaluation_id: evaluationId, evaluation } = evaluated.structuredContent as {
+      evaluation_id: string;
+      evaluation: { status: string; runs: { ndcg_at_10: number }[] };
+    };
+    expect(evaluation.status).toBe('done');
+    expect(evaluation.runs[0]?.ndcg_at_10).toBe(1);
+    const again = await call(client, 'run_evaluation', { evaluation_id: evaluationId });
+    expect((again.structuredContent as { evaluation: unknown }).evaluation).toEqual(evaluation);
 
     const listed = await call(client, 'list_documents', { status: 'ready', limit: 10 });
     expect(
@@ -151,7 +167,7 @@ describe('docindex mcp (stdio)', () => {
     const result = await call(client, 'list_documents', {});
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/^network_error: Could not reach http:\/\/127\.0\.0\.1:\d+/);
-    expect((await client.listTools()).tools).toHaveLength(5);
+    expect((await client.listTools()).tools).toHaveLength(6);
   });
 
   it('speaks newline-delimited JSON-RPC on stdout only, and exits 0 when stdin closes', async () => {

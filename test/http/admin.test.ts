@@ -298,8 +298,14 @@ describe('admin API', () => {
       (await h.request('POST', '/v1/query', { key: org.apiKey, body: { query: 'otters' } })).statusCode,
     ).toBe(200);
     const bBefore = await h.request('GET', `/v1/documents?ids=${bDocs.join(',')}`, { key: h.orgB.apiKey });
+    const evaluation = await h.request('POST', '/v1/evaluations', {
+      key: org.apiKey,
+      body: { queries: [{ query: 'otters', relevant: [{ document_id: dFile }] }] },
+    });
+    expect(evaluation.statusCode).toBe(202);
+    const evaluationId = evaluation.json().evaluation_id as string;
 
-    const needles = [org.orgId, org.keyId, extraKey.key_id, ...dDocs];
+    const needles = [org.orgId, org.keyId, extraKey.key_id, evaluationId, ...dDocs];
     expect(Object.keys(await rowsMentioning(h, needles)).length).toBeGreaterThanOrEqual(4);
 
     const purged = await admin('DELETE', `/admin/v1/orgs/${org.orgId}`);
@@ -314,6 +320,7 @@ describe('admin API', () => {
       keys: 2,
       usage_days: 1,
       idempotency_keys: 1,
+      evaluations: 1,
     });
 
     expect(await rowsMentioning(h, needles)).toEqual({});

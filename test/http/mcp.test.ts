@@ -99,14 +99,14 @@ describe('MCP over streamable HTTP (/mcp)', () => {
     await new Promise((resolve) => pages.close(resolve));
   });
 
-  it('lists the five tools, each with a described input schema and an output schema', async () => {
+  it('lists the six tools, each with a described input schema and an output schema', async () => {
     const client = await connect(h.orgA.apiKey);
     // The service's version, as the OpenAPI document gives it (package.json's).
     const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
     expect(client.getServerVersion()).toMatchObject({ name: 'docindex', version });
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ['get_document', 'ingest_text', 'ingest_url', 'list_documents', 'search'].sort(),
+      ['get_document', 'ingest_text', 'ingest_url', 'list_documents', 'run_evaluation', 'search'].sort(),
     );
     for (const tool of tools) {
       expect(tool.description, tool.name).toMatch(/scope/);
@@ -215,6 +215,46 @@ describe('MCP over streamable HTTP (/mcp)', () => {
     );
   });
 
+  it('run_evaluation scores judged queries, reads an evaluation back by id, and refuses a call naming neither', async () => {
+    const client = await connect(h.orgA.apiKey);
+    const ack = resultOf(
+      await call(client, 'ingest_text', { text: 'Tapirs browse leaves in the lowland forest.' }),
+    );
+    const [id] = ack.document_ids as string[];
+    await waitReady(client, id!);
+    const started = resultOf(
+      await call(client, 'run_evaluation', {
+        queries: [
+          { query: 'tapirs browse leaves', relevant: [{ document_id: id }] },
+          { query: 'tapirs', relevant: [{ external_id: 'no-such-tapir' }] },
+        ],
+        runs: [{ mode: 'keyword' }],
+        top_k: 5,
+      }),
+    );
+    const evaluation = started.evaluation as Record<string, unknown> & { runs: Record<string, unknown>[] };
+    expect(evaluation).toMatchObject({
+      id: started.evaluation_id,
+      status: 'done',
+      query_count: 2,
+      queries_evaluated: 1,
+    });
+    expect(evaluation.runs[0]).toMatchObject({
+      mode: 'keyword',
+      ndcg_at_10: 1,
+      recall_at_k: 1,
+      mrr_at_10: 1,
+    });
+    const again = resultOf(await call(client, 'run_evaluation', { evaluation_id: started.evaluation_id }));
+    expect(again.evaluation).toEqual(evaluation);
+    expect(errorText(await call(client, 'run_evaluation', { top_k: 5 }))).toMatch(
+      /^invalid_request: Give either queries/,
+    );
+    expect(errorText(await call(client, 'run_evaluation', { evaluation_id: 'eval_nope' }))).toMatch(
+      /^not_found: /,
+    );
+  });
+
   it('list_documents pages with cursors and narrows by status, filter and ids', async () => {
     const client = await connect(h.orgB.apiKey);
     const ids: string[] = [];
@@ -308,7 +348,7 @@ describe('MCP over streamable HTTP (/mcp)', () => {
   it('checks each tool’s scope: a narrow key connects, runs what it may, and gets insufficient_scope otherwise', async () => {
     const queryOnly = await h.runtime.admin.issueKey(h.orgA.orgId, { scopes: ['query'] });
     const client = await connect(queryOnly.api_key);
-    expect((await client.listTools()).tools).toHaveLength(5);
+    expect((await client.listTools()).tools).toHaveLength(6);
     resultOf(await call(client, 'search', { query: 'okapi' }));
     const refused = errorText(
       await call(client, 'get_document', { id: '00000000-0000-4000-8000-000000000000' }),
@@ -389,7 +429,14 @@ describe('MCP over streamable HTTP (/mcp)', () => {
       // One line, not a dump of the validator's issues.
       expect(answer.error?.message).not.toMatch(/\n|"code"|invalid_type/);
     };
-    for (const name of ['search', 'get_document', 'list_documents', 'ingest_text', 'ingest_url']) {
+    for (const name of [
+      'search',
+      'get_document',
+      'list_documents',
+      'ingest_text',
+      'ingest_url',
+      'run_evaluation',
+    ]) {
       for (const args of [null, 'query', ['okapi'], 42, true]) {
         expectInvalidParams(await callWith({ name, arguments: args }), /`arguments` must be an object/);
       }

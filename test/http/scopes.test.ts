@@ -33,6 +33,8 @@ function expectedScope(method: string, url: string): Scope | null {
   if (url.startsWith('/v1/webhooks')) return 'webhooks';
   if (method === 'POST' && url.startsWith('/v1/ingest')) return 'ingest';
   if (method === 'POST' && url === '/v1/query') return 'query';
+  // An evaluation is a batch of queries, and its answer shows what those queries' answers would.
+  if (url.startsWith('/v1/evaluations')) return 'query';
   if (method === 'GET') return 'read';
   if (method === 'PATCH' || method === 'DELETE') return 'write';
   if (method === 'POST' && url === '/v1/documents/delete') return 'write';

@@ -501,6 +501,55 @@ class Client:
         ``rate_limit_rpm``, ``created_at`` and ``key`` (``key_id``, ``scopes``)."""
         return dict(self._json(self._call("GET", "/v1/org")))
 
+    # Evaluations --------------------------------------------------------------------------------
+    # Answers are the API's JSON objects as dicts (docs/EVALUATIONS.md).
+
+    def create_evaluation(
+        self,
+        queries: Sequence[Mapping[str, Any]],
+        *,
+        runs: Optional[Sequence[Mapping[str, Any]]] = None,
+        top_k: Optional[int] = None,
+        name: Optional[str] = None,
+    ) -> str:
+        """Starts an evaluation (``POST /v1/evaluations``) and returns its id. ``queries``:
+        ``{"query": ..., "relevant": [{"external_id" or "document_id": ..., "grade": 1}]}``;
+        ``runs``: ``{"mode", "rerank", "semantic_weight"}`` each (default: one, the server's
+        defaults). Poll :meth:`get_evaluation` or call :meth:`wait_for_evaluation`."""
+        body: Dict[str, Any] = {"queries": [dict(q) for q in queries]}
+        if runs is not None:
+            body["runs"] = [dict(r) for r in runs]
+        if top_k is not None:
+            body["top_k"] = top_k
+        if name is not None:
+            body["name"] = name
+        return str(self._json(self._call("POST", "/v1/evaluations", json_body=body))["evaluation_id"])
+
+    def get_evaluation(self, evaluation_id: str) -> Dict[str, Any]:
+        """An evaluation's ``status`` and, once done, each run's nDCG@10, Recall@k, MRR@10 and
+        latency with every query's figures and ranks."""
+        path = "/v1/evaluations/" + urllib.parse.quote(evaluation_id, safe="")
+        return dict(self._json(self._call("GET", path)))
+
+    def list_evaluations(self, *, limit: int = 20, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """A page of the organisation's evaluations, newest first: ``evaluations`` and
+        ``next_cursor``."""
+        return dict(self._json(self._call("GET", "/v1/evaluations", query={"limit": str(limit), "cursor": cursor})))
+
+    def wait_for_evaluation(
+        self, evaluation_id: str, *, timeout: float = 3600.0, poll_interval: float = 1.0
+    ) -> Dict[str, Any]:
+        """Polls :meth:`get_evaluation` until it is ``done`` or ``failed`` and returns it; raises
+        ``TimeoutError`` after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            evaluation = self.get_evaluation(evaluation_id)
+            if evaluation["status"] in ("done", "failed"):
+                return evaluation
+            if time.monotonic() + poll_interval > deadline:
+                raise TimeoutError("evaluation {} still {} after {} s".format(evaluation_id, evaluation["status"], timeout))
+            time.sleep(poll_interval)
+
     # Webhooks -----------------------------------------------------------------------------------
     # Answers are the API's JSON objects as dicts (docs/API.md, "Webhooks").
 

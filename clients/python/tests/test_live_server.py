@@ -501,3 +501,36 @@ class WebhooksTest(unittest.TestCase):
         self.client.delete_webhook(hook["id"])
         with self.assertRaises(NotFoundError):
             self.client.get_webhook(hook["id"])
+
+
+class EvaluationsTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = live_client()
+
+    def test_an_evaluation_scores_judged_queries_and_is_listed(self) -> None:
+        tag = run_tag()
+        external_id = "capybara-" + tag
+        ack = self.client.ingest_text([{"text": "Capybaras graze on river grasses at dusk.", "external_id": external_id}])
+        self.client.wait_ready(ack.document_ids, timeout=WAIT_SECONDS, poll_interval=0.1)
+        evaluation_id = self.client.create_evaluation(
+            [
+                {"query": "capybaras graze river grasses", "relevant": [{"external_id": external_id, "grade": 2}]},
+                {"query": "capybaras", "relevant": [{"external_id": "missing-" + tag}]},
+            ],
+            runs=[{"mode": "keyword"}],
+            top_k=5,
+            name=tag,
+        )
+        evaluation = self.client.wait_for_evaluation(evaluation_id, timeout=WAIT_SECONDS, poll_interval=0.1)
+        self.assertEqual(evaluation["status"], "done")
+        self.assertEqual(evaluation["queries_evaluated"], 1)
+        run = evaluation["runs"][0]
+        self.assertEqual((run["mode"], run["ndcg_at_10"], run["recall_at_k"], run["mrr_at_10"]), ("keyword", 1, 1, 1))
+        self.assertEqual(run["queries"][0]["ranks"][0]["rank"], 1)
+        self.assertEqual(evaluation["queries"][1]["unknown"], [{"external_id": "missing-" + tag}])
+        listed = self.client.list_evaluations(limit=100)
+        self.assertIn(evaluation_id, [e["id"] for e in listed["evaluations"]])
+        with self.assertRaises(NotFoundError):
+            self.client.get_evaluation("eval_" + tag)
+        with self.assertRaises(InvalidRequestError):
+            self.client.create_evaluation([{"query": "x", "relevant": []}])

@@ -625,6 +625,48 @@ const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 155,
+    name: 'evaluations',
+    async apply(tx, db) {
+      // As in SQLite: an evaluation's request and results (JSON), its row also its job.
+      await tx.query(`
+        CREATE TABLE IF NOT EXISTS ${db.table('evaluations')} (
+          id text PRIMARY KEY,
+          org_id text NOT NULL,
+          name text,
+          status text NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+          top_k integer NOT NULL,
+          queries jsonb NOT NULL,
+          runs jsonb NOT NULL,
+          summary jsonb,
+          report jsonb,
+          error jsonb,
+          created_at timestamptz NOT NULL,
+          started_at timestamptz,
+          finished_at timestamptz,
+          job_state text NOT NULL CHECK (job_state IN ('pending', 'leased', 'done')),
+          run_at timestamptz NOT NULL,
+          lease_owner text,
+          lease_until timestamptz,
+          job_attempts integer NOT NULL DEFAULT 0
+        );
+      `);
+    },
+  },
+  {
+    version: 156,
+    name: 'evaluation lists and jobs',
+    async apply(tx, db) {
+      const evaluations = db.table('evaluations');
+      // An org's evaluations newest first, and the jobs a claim looks at.
+      await tx.query(`
+        CREATE INDEX IF NOT EXISTS evaluations_org_created ON ${evaluations} (org_id, created_at DESC, id DESC);
+        CREATE INDEX IF NOT EXISTS evaluations_job_pending ON ${evaluations} (run_at) WHERE job_state = 'pending';
+        CREATE INDEX IF NOT EXISTS evaluations_job_leased ON ${evaluations} (lease_until) WHERE job_state = 'leased';
+      `);
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -477,6 +477,44 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX webhook_messages_endpoint_created ON webhook_messages(endpoint_id, created_at);
     `,
   },
+  {
+    version: 155,
+    name: 'evaluations',
+    sql: `
+      -- An evaluation: its request (queries with judged documents, runs) and, once done, its
+      -- results, all JSON. The row is also its job (job_* columns, as a document's row is).
+      CREATE TABLE evaluations (
+        id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        name TEXT,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+        top_k INTEGER NOT NULL,
+        queries TEXT NOT NULL,
+        runs TEXT NOT NULL,
+        summary TEXT,
+        report TEXT,
+        error TEXT,
+        created_at INTEGER NOT NULL,
+        started_at INTEGER,
+        finished_at INTEGER,
+        job_state TEXT NOT NULL CHECK (job_state IN ('pending', 'leased', 'done')),
+        run_at INTEGER NOT NULL,
+        lease_owner TEXT,
+        lease_until INTEGER,
+        job_attempts INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+    `,
+  },
+  {
+    version: 156,
+    name: 'evaluation lists and jobs',
+    sql: `
+      -- An org's evaluations newest first (GET /v1/evaluations), and the jobs a claim looks at.
+      CREATE INDEX evaluations_org_created ON evaluations(org_id, created_at DESC, id DESC);
+      CREATE INDEX evaluations_job_pending ON evaluations(run_at) WHERE job_state = 'pending';
+      CREATE INDEX evaluations_job_leased ON evaluations(lease_until) WHERE job_state = 'leased';
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */

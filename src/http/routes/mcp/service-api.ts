@@ -5,6 +5,7 @@ import { DEFAULT_CHUNKS } from '../../../domain/chunk-settings.js';
 import type { DocindexApi } from '../../../mcp/tools.js';
 import type { AppDeps } from '../../deps.js';
 import { documentJson, documentsJson } from '../documents/json.js';
+import { toEvaluationJson } from '../evaluations/json.js';
 import { toQueryResultJson } from '../query/json.js';
 
 const DEFAULT_TOP_K = 10;
@@ -44,6 +45,29 @@ export function serviceApi(deps: AppDeps, orgId: string): DocindexApi {
         filter: input.filter === undefined ? null : JSON.stringify(input.filter),
       });
       return { documents: await documentsJson(deps, page.documents), next_cursor: page.nextCursor };
+    },
+    async createEvaluation(request) {
+      const { id } = await deps.evaluations.create(orgId, {
+        name: request.name,
+        topK: request.top_k,
+        queries: request.queries.map((q) => ({
+          query: q.query,
+          relevant: q.relevant.map((r) => ({
+            documentId: r.document_id,
+            externalId: r.external_id,
+            grade: r.grade,
+          })),
+        })),
+        runs: request.runs?.map((r) => ({
+          mode: r.mode,
+          rerank: r.rerank,
+          semanticWeight: r.semantic_weight,
+        })),
+      });
+      return id;
+    },
+    async getEvaluation(id) {
+      return toEvaluationJson(await deps.evaluations.get(orgId, id));
     },
     ingestText(input) {
       return deps.ingestion.ingestText(orgId, [{ text: input.text, metadata: input.metadata ?? {} }], {

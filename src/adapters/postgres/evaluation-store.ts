@@ -1,0 +1,265 @@
+// EvaluationStore on PostgreSQL, and the evaluations' job queue: each evaluation's row is also its
+// job (job_* columns), leased on the shared lease-queue engine whether or not documents' jobs go
+// through Redis. Claims use FOR UPDATE SKIP LOCKED; lease times are the database's clock.
+import type {
+  EvaluationError,
+  EvaluationRecord,
+  EvaluationReport,
+  EvaluationStore,
+  NewEvaluation,
+  RunSummary,
+} from '../../domain/evaluations.js';
+import { cleanText } from '../../domain/text.js';
+import {
+  type ClaimTurn,
+  type JobRows,
+  type LeasedJob,
+  LeaseQueue,
+  type LeaseQueueOptions,
+  type Settlement,
+} from '../lease-queue/engine.js';
+import type { PgDatabase } from './database.js';
+
+interface EvaluationRow {
+  id: string;
+  org_id: string;
+  name: string | null;
+  status: EvaluationRecord['status'];
+  top_k: number;
+  queries: EvaluationRecord['queries'];
+  runs: EvaluationRecord['runs'];
+  summary: RunSummary[] | null;
+  report: EvaluationReport | null;
+  error: EvaluationError | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+const LIST_COLUMNS = `id, org_id, name, status, top_k, queries, runs, summary, NULL::jsonb AS report, error,
+  created_at, started_at, finished_at`;
+const ALL_COLUMNS = `id, org_id, name, status, top_k, queries, runs, summary, report, error,
+  created_at, started_at, finished_at`;
+
+function toRecord(row: EvaluationRow): EvaluationRecord {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    name: row.name,
+    status: row.status,
+    topK: row.top_k,
+    queries: row.queries,
+    runs: row.runs,
+    summary: row.summary,
+    report: row.report,
+    error: row.error,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+  };
+}
+
+/** JSON text for a jsonb parameter (the domain cleaned its texts of NUL, which jsonb refuses). */
+const json = (value: unknown) => JSON.stringify(value);
+
+export class PgEvaluationStore implements EvaluationStore {
+  private readonly evaluations: string;
+
+  constructor(private readonly db: PgDatabase) {
+    this.evaluations = db.table('evaluations');
+  }
+
+  async create(e: NewEvaluation): Promise<void> {
+    await this.db.query(
+      `INSERT INTO ${this.evaluations} (id, org_id, name, status, top_k, queries, runs, created_at, job_state, run_at)
+       VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7, 'pending', now())`,
+      [e.id, e.orgId, e.name, e.topK, json(e.queries), json(e.runs), e.createdAt],
+    );
+  }
+
+  async get(orgId: string, id: string): Promise<EvaluationRecord | null> {
+    const { rows } = await this.db.query<EvaluationRow>(
+      `SELECT ${ALL_COLUMNS} FROM ${this.evaluations} WHERE id = $1 AND org_id = $2`,
+      [cleanText(id), cleanText(orgId)],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async list(
+    orgId: string,
+    page: { limit: number; after: { createdAt: Date; id: string } | null },
+  ): Promise<EvaluationRecord[]> {
+    const { after } = page;
+    const { rows } =
+      after === null
+        ? await this.db.query<EvaluationRow>(
+            `SELECT ${LIST_COLUMNS} FROM ${this.evaluations} WHERE org_id = $1
+             ORDER BY created_at DESC, id DESC LIMIT $2`,
+            [cleanText(orgId), page.limit],
+          )
+        : await this.db.query<EvaluationRow>(
+            `SELECT ${LIST_COLUMNS} FROM ${this.evaluations} WHERE org_id = $1 AND (created_at, id) < ($3, $4)
+             ORDER BY created_at DESC, id DESC LIMIT $2`,
+            [cleanText(orgId), page.limit, after.createdAt, cleanText(after.id)],
+          );
+    return rows.map(toRecord);
+  }
+
+  async load(id: string): Promise<EvaluationRecord | null> {
+    const { rows } = await this.db.query<EvaluationRow>(
+      `SELECT ${ALL_COLUMNS} FROM ${this.evaluations} WHERE id = $1`,
+      [id],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async markRunning(id: string, at: Date): Promise<boolean> {
+    const r = await this.db.query(
+      `UPDATE ${this.evaluations} SET status = 'running', started_at = $2
+       WHERE id = $1 AND status IN ('queued', 'running')`,
+      [id, at],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async complete(id: string, summary: RunSummary[], report: EvaluationReport, at: Date): Promise<boolean> {
+    const r = await this.db.query(
+      `UPDATE ${this.evaluations} SET status = 'done', summary = $2, report = $3, error = NULL, finished_at = $4
+       WHERE id = $1 AND status = 'running'`,
+      [id, json(summary), json(report), at],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async fail(id: string, error: EvaluationError, at: Date): Promise<boolean> {
+    const r = await this.db.query(
+      `UPDATE ${this.evaluations} SET status = 'failed', error = $2, finished_at = $3
+       WHERE id = $1 AND status IN ('queued', 'running')`,
+      [id, json(error), at],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async purgeOrg(orgId: string): Promise<number> {
+    const r = await this.db.query(`DELETE FROM ${this.evaluations} WHERE org_id = $1`, [cleanText(orgId)]);
+    return r.rowCount ?? 0;
+  }
+}
+
+const NO_TURN: ClaimTurn = { skip: [], recent: [] };
+
+/** The error of an evaluation whose job ended without the evaluation finishing. */
+const UNFINISHED_ERROR = json({ code: 'internal', message: 'the evaluation could not be run' });
+
+class PgEvaluationJobRows implements JobRows {
+  private readonly evaluations: string;
+
+  constructor(private readonly db: PgDatabase) {
+    this.evaluations = db.table('evaluations');
+  }
+
+  async claim(owner: string, leaseMs: number, turn: ClaimTurn = NO_TURN): Promise<LeasedJob | null> {
+    const t = this.evaluations;
+    // A lapsed lease first; else the due job of the org with the fewest running, oldest first.
+    const { rows } = await this.db.query<LeasedJob>(
+      `WITH lapsed AS (
+         SELECT id FROM ${t} WHERE job_state = 'leased' AND lease_until < now()
+         ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED
+       ), pending AS (
+         SELECT e.id FROM ${t} AS e
+         WHERE e.job_state = 'pending' AND e.run_at <= now() AND e.org_id <> ALL ($3::text[])
+         ORDER BY (SELECT count(*) FROM ${t} AS b WHERE b.job_state = 'leased' AND b.org_id = e.org_id), e.run_at
+         LIMIT 1 FOR UPDATE OF e SKIP LOCKED
+       ), next AS (
+         SELECT id FROM (SELECT id, 0 AS rank FROM lapsed UNION ALL SELECT id, 1 FROM pending) AS c
+         ORDER BY rank LIMIT 1
+       )
+       UPDATE ${t} AS e
+       SET job_state = 'leased', lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond',
+           job_attempts = e.job_attempts + 1
+       FROM next WHERE e.id = next.id
+       RETURNING e.id, e.org_id AS "orgId", e.job_attempts AS attempt`,
+      [owner, leaseMs, turn.skip],
+    );
+    return rows[0] ?? null;
+  }
+
+  async renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): Promise<Set<string>> {
+    const { rows } = await this.db.query<{ id: string }>(
+      `UPDATE ${this.evaluations} AS e SET lease_until = now() + $1 * interval '1 millisecond'
+       FROM unnest($2::text[], $3::int[]) AS held (id, attempts)
+       WHERE e.id = held.id AND e.job_attempts = held.attempts AND e.job_state = 'leased' AND e.lease_owner = $4
+       RETURNING e.id`,
+      [leaseMs, jobs.map((j) => j.id), jobs.map((j) => j.attempt), owner],
+    );
+    const held = new Set(rows.map((r) => r.id));
+    return new Set(jobs.map((j) => j.id).filter((id) => !held.has(id)));
+  }
+
+  /**
+   * A job that ends for good while its evaluation is still queued or running (its handler could
+   * not record the outcome) fails the evaluation in the same statement: none stays `running`.
+   */
+  async settle(owner: string, job: LeasedJob, next: Settlement): Promise<void> {
+    await this.db.query(
+      `UPDATE ${this.evaluations}
+       SET job_state = $1,
+           run_at = CASE WHEN $2::int IS NULL THEN run_at ELSE now() + $2::int * interval '1 millisecond' END,
+           lease_owner = NULL, lease_until = NULL,
+           error = CASE WHEN $1 = 'done' AND status IN ('queued', 'running') THEN $6::jsonb ELSE error END,
+           finished_at = CASE WHEN $1 = 'done' AND status IN ('queued', 'running') THEN now() ELSE finished_at END,
+           status = CASE WHEN $1 = 'done' AND status IN ('queued', 'running') THEN 'failed' ELSE status END
+       WHERE id = $3 AND job_state = 'leased' AND lease_owner = $4 AND job_attempts = $5`,
+      [
+        next.state,
+        next.state === 'pending' ? next.delayMs : null,
+        job.id,
+        owner,
+        job.attempt,
+        UNFINISHED_ERROR,
+      ],
+    );
+  }
+
+  async revive(ids: readonly string[]): Promise<void> {
+    await this.db.query(
+      `UPDATE ${this.evaluations} SET job_state = 'pending', run_at = now(), job_attempts = 0,
+         lease_owner = NULL, lease_until = NULL
+       WHERE id = ANY($1::text[]) AND job_state = 'done' AND status IN ('queued', 'running')`,
+      [ids],
+    );
+  }
+
+  async waiting(id: string): Promise<boolean> {
+    const { rows } = await this.db.query<{ job_state: string }>(
+      `SELECT job_state FROM ${this.evaluations} WHERE id = $1`,
+      [id],
+    );
+    const state = rows[0]?.job_state;
+    return state === 'pending' || state === 'leased';
+  }
+
+  async leasesStartingWith(prefix: string): Promise<Array<{ id: string; owner: string }>> {
+    const { rows } = await this.db.query<{ id: string; owner: string }>(
+      `SELECT id, lease_owner AS owner FROM ${this.evaluations}
+       WHERE job_state = 'leased' AND starts_with(lease_owner, $1)`,
+      [prefix],
+    );
+    return rows;
+  }
+
+  async release(id: string, owner: string): Promise<void> {
+    await this.db.query(
+      `UPDATE ${this.evaluations} SET job_state = 'pending', run_at = now(), lease_owner = NULL, lease_until = NULL
+       WHERE id = $1 AND job_state = 'leased' AND lease_owner = $2`,
+      [id, owner],
+    );
+  }
+}
+
+/** The evaluations' queue: their rows, leased on the engine the document table queues run on. */
+export class PgEvaluationQueue extends LeaseQueue {
+  constructor(db: PgDatabase, opts: LeaseQueueOptions = {}) {
+    super(new PgEvaluationJobRows(db), { ...opts, pollMs: opts.pollMs ?? 500 });
+  }
+}
