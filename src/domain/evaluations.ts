@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { ERRORS, type FieldError } from './errors.js';
 import { decodePageCursor, encodePageCursor } from './page-cursor.js';
 import type { Clock, JobQueue } from './ports.js';
-import type { QueryMode } from './query.js';
+import { DEFAULT_SEMANTIC_WEIGHT, type QueryMode } from './query.js';
 import { cleanText } from './text.js';
 
 export const EVALUATION_STATUSES = ['queued', 'running', 'done', 'failed'] as const;
@@ -188,8 +188,6 @@ export interface QueryCapabilities {
   rerank: boolean;
 }
 
-export const DEFAULT_RUN_SEMANTIC_WEIGHT = 0.5;
-
 function newEvaluationId(): string {
   return `eval_${randomUUID().replaceAll('-', '')}`;
 }
@@ -256,7 +254,7 @@ export class EvaluationService {
       return {
         mode,
         rerank: run.rerank ?? this.capabilities.rerank,
-        semanticWeight: mode === 'hybrid' ? (run.semanticWeight ?? DEFAULT_RUN_SEMANTIC_WEIGHT) : null,
+        semanticWeight: mode === 'hybrid' ? (run.semanticWeight ?? DEFAULT_SEMANTIC_WEIGHT) : null,
       };
     });
   }
