@@ -13,6 +13,7 @@ import type { AppDeps } from './http/deps.js';
 import { docsPage, shareProblemResponses } from './http/openapi.js';
 import { adminScope } from './http/plugins/admin.js';
 import { authenticatedScope } from './http/plugins/authenticated.js';
+import { requestTracing } from './http/plugins/tracing.js';
 import { handleError, sendProblem } from './http/problem.js';
 import { answerAfterBody } from './http/refused-body.js';
 import {
@@ -114,6 +115,7 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
   });
   registerJsonParser(app, deps.limits.maxJsonBodyBytes);
   refuseContentEncoding(app);
+  if (deps.tracer) requestTracing(app, deps.tracer);
 
   // Bodies are validated strictly (no coercion, unknown fields rejected); query strings and
   // path parameters may be parsed from strings.

@@ -477,6 +477,15 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX webhook_messages_endpoint_created ON webhook_messages(endpoint_id, created_at);
     `,
   },
+  {
+    version: 150,
+    name: 'trace context of jobs',
+    sql: `
+      -- The W3C traceparent of the request that queued the document's job: the worker's spans
+      -- join that request's trace. Null when tracing is off.
+      ALTER TABLE documents ADD COLUMN job_traceparent TEXT;
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */
