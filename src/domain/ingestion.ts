@@ -298,7 +298,12 @@ export class IngestionService {
       { attributes: { 'docindex.org_id': orgId, 'docindex.document.id': id, 'docindex.documents': 1 } },
       async (span) => {
         const traceparent = this.tracer.traceparent();
-        const full = { ...version, metadata: null, at: this.deps.clock.now(), traceparent };
+        const full: NewVersion = {
+          ...version,
+          metadata: null,
+          at: this.deps.clock.now(),
+          ...(traceparent === null ? {} : { traceparent }),
+        };
         const ack = (started: StartedVersion): VersionAck => ({
           status: 'accepted',
           org_id: orgId,
@@ -328,6 +333,7 @@ export class IngestionService {
     traceparent: string | null,
   ) {
     if (this.pendingCache) this.pendingCache.count += versions.length;
+    const traced = traceparent === null ? {} : { traceparent };
     for (const { started } of versions) {
       for (const key of started.discardedBlobKeys) await this.deps.blobs.delete(key);
     }
@@ -335,7 +341,7 @@ export class IngestionService {
       for (const download of [false, true]) {
         const refs = versions
           .filter((v) => v.download === download)
-          .map((v) => ({ documentId: v.started.id, orgId, traceparent }));
+          .map((v) => ({ documentId: v.started.id, orgId, ...traced }));
         const queue = download ? this.deps.downloadQueue : this.deps.queue;
         // Table queues: startVersion made the row a pending job already; this only wakes them.
         if (refs.length > 0) await queue.enqueue(refs, { created: true });
@@ -544,7 +550,11 @@ export class IngestionService {
     try {
       if (created.length > 0) {
         await queue.enqueue(
-          created.map((documentId) => ({ documentId, orgId, traceparent })),
+          created.map((documentId) => ({
+            documentId,
+            orgId,
+            ...(traceparent === null ? {} : { traceparent }),
+          })),
           { created: true },
         );
       }

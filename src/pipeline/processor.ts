@@ -15,7 +15,7 @@ import {
   type Tracer,
   type TraceSpan,
 } from '../domain/ports.js';
-import type { ChunkStream, DocumentError, FailureCode, JobInput } from '../domain/types.js';
+import type { ChunkStream, DocumentError, FailureCode, JobInput, JobRef } from '../domain/types.js';
 import type { ChunkOptions } from './chunk/chunker.js';
 import { PipelineError } from './errors.js';
 
@@ -98,10 +98,14 @@ export class DocumentProcessor {
         const downloaded = await this.guard(job, input.version, () => this.download(input, job));
         if (!downloaded) return;
       }
-      await this.deps.processQueue.enqueue([
-        { documentId: job.documentId, orgId: job.orgId, traceparent: this.tracer.traceparent() },
-      ]);
+      await this.deps.processQueue.enqueue([this.jobRef(job)]);
     });
+
+  /** The job's document for the next lane, with the current span's trace context when there is one. */
+  private jobRef(job: JobContext): JobRef {
+    const traceparent = this.tracer.traceparent();
+    return { documentId: job.documentId, orgId: job.orgId, ...(traceparent === null ? {} : { traceparent }) };
+  }
 
   /**
    * A job run as a span of the trace its job was queued in (the ingest request's), after a span
@@ -152,9 +156,7 @@ export class DocumentProcessor {
         if (!input || input.version === done) return;
         if (input.fetchUrl !== null && input.blobKey === null) {
           // The newer version is a URL: its download lane takes it.
-          await this.deps.downloadQueue?.enqueue([
-            { documentId: job.documentId, orgId: job.orgId, traceparent: this.tracer.traceparent() },
-          ]);
+          await this.deps.downloadQueue?.enqueue([this.jobRef(job)]);
           return;
         }
         await this.guard(job, input.version, async () => {
