@@ -57,9 +57,9 @@ export function ingestCorpus(quick: boolean): string[] {
   return corpusDocuments(large.count, large.chars);
 }
 
-/** One end-to-end run on a fresh server. */
-async function ingestOnce(texts: string[]): Promise<IngestRun> {
-  const server = await startDocindex();
+/** One end-to-end run on a fresh server (`env`: more of its environment, e.g. tracing on). */
+export async function ingestOnce(texts: string[], env: Record<string, string> = {}): Promise<IngestRun> {
+  const server = await startDocindex({ env });
   try {
     await warmUp(server);
     const ids: string[] = [];

@@ -1,0 +1,184 @@
+// What tracing costs: section 2's JSON ingest and section 4's BM25 queries (1–4 and 12–30 words,
+// through the HTTP layer) with OTEL_EXPORTER_OTLP_ENDPOINT pointing at a loopback OTLP receiver
+// in this process, against the same workloads with tracing off, in the same run. Ingest runs
+// alternate off/on (on/off in the next round) on fresh servers; the queries go to two servers
+// holding the same corpus, one traced, each query to both, in alternating order. Goal: with
+// tracing on, ≥ 0.95× the ingest throughput and query throughput (1 / median latency) of off.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ingestCorpus, ingestOnce } from './ingest.bench.js';
+import {
+  type Benchmark,
+  type BenchOptions,
+  type BenchSection,
+  fmt,
+  median,
+  percentile,
+  seededRandom,
+} from './lib.js';
+import { makeLongQueries, makeQueries } from './query.bench.js';
+import { callApi, type DocindexServer, type IngestAck, startDocindex, waitUntilDone } from './server.js';
+
+const GOAL_RATIO = 0.95;
+const DOCS_PER_REQUEST = 50;
+const TOP_K = 10;
+
+/** A collector stand-in: accepts OTLP/HTTP JSON and counts the spans. */
+class SpanSink {
+  spans = 0;
+  bytes = 0;
+  private server: Server | null = null;
+
+  async start(): Promise<string> {
+    const server = createServer((req, res) => {
+      const parts: Buffer[] = [];
+      req.on('data', (part: Buffer) => parts.push(part));
+      req.on('end', () => {
+        const body = Buffer.concat(parts);
+        this.bytes += body.length;
+        this.spans += (body.toString('utf8').match(/"spanId"/g) ?? []).length;
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    this.server = server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+function sizes(quick: boolean) {
+  return { rounds: quick ? 2 : 3, queryDocs: quick ? 200 : 1_000, queries: quick ? 200 : 600 };
+}
+
+async function loadCorpus(server: DocindexServer, texts: string[]): Promise<void> {
+  const ids: string[] = [];
+  for (let i = 0; i < texts.length; i += DOCS_PER_REQUEST) {
+    const ack = await callApi<IngestAck>(
+      server,
+      'POST',
+      '/v1/ingest',
+      { documents: texts.slice(i, i + DOCS_PER_REQUEST).map((text) => ({ text })) },
+      202,
+    );
+    ids.push(...ack.document_ids);
+  }
+  await waitUntilDone(server, () => ids, { expected: ids.length, timeoutMs: 600_000 });
+}
+
+async function timeQuery(server: DocindexServer, query: string): Promise<number> {
+  const start = performance.now();
+  await callApi(server, 'POST', '/v1/query', { query, top_k: TOP_K, mode: 'keyword' });
+  return performance.now() - start;
+}
+
+interface QueryLatencies {
+  off: number[];
+  on: number[];
+}
+
+/** Each query to both servers, the order swapped every query; latencies per server. */
+async function pairedQueries(
+  off: DocindexServer,
+  on: DocindexServer,
+  queries: string[],
+): Promise<QueryLatencies> {
+  const result: QueryLatencies = { off: [], on: [] };
+  for (const [i, query] of queries.entries()) {
+    const order: Array<['off' | 'on', DocindexServer]> =
+      i % 2 === 0
+        ? [
+            ['off', off],
+            ['on', on],
+          ]
+        : [
+            ['on', on],
+            ['off', off],
+          ];
+    for (const [which, server] of order) result[which].push(await timeQuery(server, query));
+  }
+  return result;
+}
+
+function queryRow(label: string, l: QueryLatencies): string {
+  const ratio = median(l.off) / median(l.on);
+  return `| ${label} | ${l.off.length} | ${fmt(median(l.off), 2)} | ${fmt(percentile(l.off, 95), 2)} | ${fmt(median(l.on), 2)} | ${fmt(percentile(l.on, 95), 2)} | ${fmt(ratio, 2)}× |`;
+}
+
+export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSection> => {
+  const quick = options?.quick ?? false;
+  const { rounds, queryDocs, queries } = sizes(quick);
+  const sink = new SpanSink();
+  const endpoint = await sink.start();
+  const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint };
+  try {
+    // ---- section 2's ingest, off and on alternating ----
+    const texts = ingestCorpus(quick);
+    const ingest = { off: [] as number[], on: [] as number[] };
+    for (let round = 0; round < rounds; round++) {
+      const order: Array<'off' | 'on'> = round % 2 === 0 ? ['off', 'on'] : ['on', 'off'];
+      for (const which of order) {
+        const result = await ingestOnce(texts, which === 'on' ? traced : {});
+        if (result.failed > 0) throw new Error(`${result.failed} document(s) failed with tracing ${which}`);
+        ingest[which].push(result.ms);
+      }
+    }
+    const ingestSpans = sink.spans;
+    const docsPerSecond = (ms: number) => (texts.length / ms) * 1000;
+    const ingestRatio = docsPerSecond(median(ingest.on)) / docsPerSecond(median(ingest.off));
+
+    // ---- section 4's queries, on two servers holding the same corpus ----
+    const [off, on] = await Promise.all([startDocindex(), startDocindex({ env: traced })]);
+    let short: QueryLatencies;
+    let long: QueryLatencies;
+    try {
+      const corpus = ingestCorpus(quick).slice(0, queryDocs);
+      await loadCorpus(off, corpus);
+      await loadCorpus(on, corpus);
+      const random = seededRandom(26);
+      // Warm both (JIT, statement caches) before measuring.
+      await pairedQueries(off, on, makeQueries(20, random));
+      short = await pairedQueries(off, on, makeQueries(queries, random));
+      long = await pairedQueries(off, on, makeLongQueries(queries, random));
+    } finally {
+      await Promise.all([off.stop(), on.stop()]);
+    }
+    const queryRatio = Math.min(median(short.off) / median(short.on), median(long.off) / median(long.on));
+    const met = (ratio: number) => (ratio >= GOAL_RATIO ? 'met' : 'NOT met');
+    return {
+      title: 'Tracing on vs off: ingest (section 2) and BM25 queries (section 4)',
+      lines: [
+        `Tracing on = \`OTEL_EXPORTER_OTLP_ENDPOINT\` set to an OTLP/HTTP receiver on 127.0.0.1 in the bench process (every span exported, the default sampler), off = unset; same server build, same run. Ingest: section 2's corpus (${texts.length.toLocaleString('en-US')} documents of ~10 KB, ${DOCS_PER_REQUEST} per POST, 4 POSTs in flight) on a fresh server per run, ${rounds} round(s) of off and on, the order swapped each round; median. Queries: two servers (one traced) each holding the first ${queryDocs.toLocaleString('en-US')} of those documents, ${queries} keyword queries of 1–4 words and ${queries} of 12–30 words (section 4's generators), top_k ${TOP_K}, through HTTP, each query sent to both servers in alternating order.`,
+        '',
+        '| workload | off | on | on ÷ off throughput |',
+        '|---|---:|---:|---:|',
+        `| ingest, documents/s (median of ${rounds}) | ${fmt(docsPerSecond(median(ingest.off)))} | ${fmt(docsPerSecond(median(ingest.on)))} | ${fmt(ingestRatio, 2)}× |`,
+        '',
+        '| queries | count | off p50 ms | off p95 ms | on p50 ms | on p95 ms | on ÷ off throughput (p50) |',
+        '|---|---:|---:|---:|---:|---:|---:|',
+        queryRow('1–4 words', short),
+        queryRow('12–30 words', long),
+        '',
+        `- Ingest runs (s), off: ${ingest.off.map((ms) => fmt(ms / 1000, 2)).join(', ')}; on: ${ingest.on.map((ms) => fmt(ms / 1000, 2)).join(', ')}.`,
+        `- Spans received: ${ingestSpans.toLocaleString('en-US')} from the traced ingest runs, ${(sink.spans - ingestSpans).toLocaleString('en-US')} from the traced query server (${fmt(sink.bytes / 1e6, 1)} MB of OTLP JSON in all).`,
+        `- Goal: with tracing on, ≥ ${fmt(GOAL_RATIO, 2)}× the throughput of off: ingest **${fmt(ingestRatio, 2)}×**, ${met(ingestRatio)}; queries (the lower of the two) **${fmt(queryRatio, 2)}×**, ${met(queryRatio)}.`,
+      ],
+    };
+  } finally {
+    await sink.stop();
+  }
+};
+
+const thisFile = fileURLToPath(import.meta.url);
+if (process.argv.slice(1).some((arg) => path.resolve(arg) === thisFile)) {
+  const section = await run({ quick: process.argv.includes('--quick') });
+  console.log(`## ${section.title}\n\n${section.lines.join('\n')}`);
+}
