@@ -1,9 +1,10 @@
 // What tracing costs: section 2's JSON ingest and section 4's BM25 queries (1–4 and 12–30 words,
 // through the HTTP layer) with OTEL_EXPORTER_OTLP_ENDPOINT pointing at a loopback OTLP receiver
 // in this process, against the same workloads with tracing off, in the same run. Ingest runs
-// alternate off/on (on/off in the next round) on fresh servers; the queries go to two servers
-// holding the same corpus, one traced, each query to both, in alternating order. Goal: with
-// tracing on, ≥ 0.95× the ingest throughput and query throughput (1 / median latency) of off.
+// alternate off/on (on/off in the next round) on fresh servers; the queries go to three servers
+// holding the same corpus (off, on, and on with the sampler dropping every trace, which leaves
+// the context propagation and drops the spans), each query to all three in rotated order. Goal:
+// with tracing on, ≥ 0.95× the ingest throughput and query throughput (1 / median latency) of off.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -80,37 +81,30 @@ async function timeQuery(server: DocindexServer, query: string): Promise<number>
   return performance.now() - start;
 }
 
-interface QueryLatencies {
-  off: number[];
-  on: number[];
-}
+/** The query servers: tracing off, on, and on with every trace dropped by the sampler. */
+const QUERY_SERVERS = ['off', 'on', 'unsampled'] as const;
+type QueryServer = (typeof QUERY_SERVERS)[number];
+type QueryLatencies = Record<QueryServer, number[]>;
 
-/** Each query to both servers, the order swapped every query; latencies per server. */
-async function pairedQueries(
-  off: DocindexServer,
-  on: DocindexServer,
+/** Each query to every server, the order rotated every query; latencies per server. */
+async function rotatedQueries(
+  servers: Record<QueryServer, DocindexServer>,
   queries: string[],
 ): Promise<QueryLatencies> {
-  const result: QueryLatencies = { off: [], on: [] };
+  const result: QueryLatencies = { off: [], on: [], unsampled: [] };
   for (const [i, query] of queries.entries()) {
-    const order: Array<['off' | 'on', DocindexServer]> =
-      i % 2 === 0
-        ? [
-            ['off', off],
-            ['on', on],
-          ]
-        : [
-            ['on', on],
-            ['off', off],
-          ];
-    for (const [which, server] of order) result[which].push(await timeQuery(server, query));
+    for (let k = 0; k < QUERY_SERVERS.length; k++) {
+      const which = QUERY_SERVERS[(i + k) % QUERY_SERVERS.length]!;
+      result[which].push(await timeQuery(servers[which], query));
+    }
   }
   return result;
 }
 
 function queryRow(label: string, l: QueryLatencies): string {
-  const ratio = median(l.off) / median(l.on);
-  return `| ${label} | ${l.off.length} | ${fmt(median(l.off), 2)} | ${fmt(percentile(l.off, 95), 2)} | ${fmt(median(l.on), 2)} | ${fmt(percentile(l.on, 95), 2)} | ${fmt(ratio, 2)}× |`;
+  const ratio = (which: QueryServer) => fmt(median(l.off) / median(l[which]), 2);
+  const cells = (which: QueryServer) => `${fmt(median(l[which]), 2)} | ${fmt(percentile(l[which], 95), 2)}`;
+  return `| ${label} | ${l.off.length} | ${cells('off')} | ${cells('on')} | ${cells('unsampled')} | ${ratio('on')}× | ${ratio('unsampled')}× |`;
 }
 
 export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSection> => {
@@ -135,35 +129,43 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
     const docsPerSecond = (ms: number) => (texts.length / ms) * 1000;
     const ingestRatio = docsPerSecond(median(ingest.on)) / docsPerSecond(median(ingest.off));
 
-    // ---- section 4's queries, on two servers holding the same corpus ----
-    const [off, on] = await Promise.all([startDocindex(), startDocindex({ env: traced })]);
+    // ---- section 4's queries, on servers holding the same corpus ----
+    const started = await Promise.all([
+      startDocindex(),
+      startDocindex({ env: traced }),
+      startDocindex({ env: { ...traced, OTEL_TRACES_SAMPLER: 'always_off' } }),
+    ]);
+    const servers: Record<QueryServer, DocindexServer> = {
+      off: started[0],
+      on: started[1],
+      unsampled: started[2],
+    };
     let short: QueryLatencies;
     let long: QueryLatencies;
     try {
       const corpus = ingestCorpus(quick).slice(0, queryDocs);
-      await loadCorpus(off, corpus);
-      await loadCorpus(on, corpus);
+      for (const server of started) await loadCorpus(server, corpus);
       const random = seededRandom(26);
-      // Warm both (JIT, statement caches) before measuring.
-      await pairedQueries(off, on, makeQueries(20, random));
-      short = await pairedQueries(off, on, makeQueries(queries, random));
-      long = await pairedQueries(off, on, makeLongQueries(queries, random));
+      // Warm every server (JIT, statement caches) before measuring.
+      await rotatedQueries(servers, makeQueries(20, random));
+      short = await rotatedQueries(servers, makeQueries(queries, random));
+      long = await rotatedQueries(servers, makeLongQueries(queries, random));
     } finally {
-      await Promise.all([off.stop(), on.stop()]);
+      await Promise.all(started.map((server) => server.stop()));
     }
     const queryRatio = Math.min(median(short.off) / median(short.on), median(long.off) / median(long.on));
     const met = (ratio: number) => (ratio >= GOAL_RATIO ? 'met' : 'NOT met');
     return {
       title: 'Tracing on vs off: ingest (section 2) and BM25 queries (section 4)',
       lines: [
-        `Tracing on = \`OTEL_EXPORTER_OTLP_ENDPOINT\` set to an OTLP/HTTP receiver on 127.0.0.1 in the bench process (every span exported, the default sampler), off = unset; same server build, same run. Ingest: section 2's corpus (${texts.length.toLocaleString('en-US')} documents of ~10 KB, ${DOCS_PER_REQUEST} per POST, 4 POSTs in flight) on a fresh server per run, ${rounds} round(s) of off and on, the order swapped each round; median. Queries: two servers (one traced) each holding the first ${queryDocs.toLocaleString('en-US')} of those documents, ${queries} keyword queries of 1–4 words and ${queries} of 12–30 words (section 4's generators), top_k ${TOP_K}, through HTTP, each query sent to both servers in alternating order.`,
+        `Tracing on = \`OTEL_EXPORTER_OTLP_ENDPOINT\` set to an OTLP/HTTP receiver on 127.0.0.1 in the bench process (every span exported, the default sampler), off = unset; same server build, same run. Ingest: section 2's corpus (${texts.length.toLocaleString('en-US')} documents of ~10 KB, ${DOCS_PER_REQUEST} per POST, 4 POSTs in flight) on a fresh server per run, ${rounds} round(s) of off and on, the order swapped each round; median. Queries: three servers each holding the first ${queryDocs.toLocaleString('en-US')} of those documents (off; on; on with \`OTEL_TRACES_SAMPLER=always_off\`, "unsampled": the trace context is carried but no span recorded or sent), ${queries} keyword queries of 1–4 words and ${queries} of 12–30 words (section 4's generators), top_k ${TOP_K}, through HTTP, each query sent to the three in rotated order.`,
         '',
         '| workload | off | on | on ÷ off throughput |',
         '|---|---:|---:|---:|',
         `| ingest, documents/s (median of ${rounds}) | ${fmt(docsPerSecond(median(ingest.off)))} | ${fmt(docsPerSecond(median(ingest.on)))} | ${fmt(ingestRatio, 2)}× |`,
         '',
-        '| queries | count | off p50 ms | off p95 ms | on p50 ms | on p95 ms | on ÷ off throughput (p50) |',
-        '|---|---:|---:|---:|---:|---:|---:|',
+        '| queries | count | off p50 ms | off p95 ms | on p50 ms | on p95 ms | unsampled p50 ms | unsampled p95 ms | on ÷ off throughput (p50) | unsampled ÷ off |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
         queryRow('1–4 words', short),
         queryRow('12–30 words', long),
         '',

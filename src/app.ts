@@ -113,9 +113,10 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
   });
+  // First: a request refused by the hooks below still has its span.
+  if (deps.tracer) requestTracing(app, deps.tracer);
   registerJsonParser(app, deps.limits.maxJsonBodyBytes);
   refuseContentEncoding(app);
-  if (deps.tracer) requestTracing(app, deps.tracer);
 
   // Bodies are validated strictly (no coercion, unknown fields rejected); query strings and
   // path parameters may be parsed from strings.
