@@ -17,7 +17,14 @@ import {
   megabytes,
   timeRuns,
 } from './lib.js';
-import { callApi, type DocindexServer, type IngestAck, startDocindex, waitUntilDone } from './server.js';
+import {
+  callApi,
+  cpuMilliseconds,
+  type DocindexServer,
+  type IngestAck,
+  startDocindex,
+  waitUntilDone,
+} from './server.js';
 
 const DOCS_PER_REQUEST = 50;
 /** POSTs in flight at once: a client uploading a batch job, not a flood. */
@@ -30,6 +37,8 @@ export interface IngestRun {
   ms: number;
   failed: number;
   chunks: number;
+  /** The server's CPU time from the first POST to the last `ready` (all its threads). */
+  cpuMs: number;
 }
 
 export interface IngestMeasurement {
@@ -57,9 +66,9 @@ export function ingestCorpus(quick: boolean): string[] {
   return corpusDocuments(large.count, large.chars);
 }
 
-/** One end-to-end run on a fresh server. */
-async function ingestOnce(texts: string[]): Promise<IngestRun> {
-  const server = await startDocindex();
+/** One end-to-end run on a fresh server (`env`: more of its environment, e.g. tracing on). */
+export async function ingestOnce(texts: string[], env: Record<string, string> = {}): Promise<IngestRun> {
+  const server = await startDocindex({ env });
   try {
     await warmUp(server);
     const ids: string[] = [];
@@ -67,6 +76,7 @@ async function ingestOnce(texts: string[]): Promise<IngestRun> {
     for (let i = 0; i < texts.length; i += DOCS_PER_REQUEST)
       batches.push(texts.slice(i, i + DOCS_PER_REQUEST));
 
+    const cpuBefore = cpuMilliseconds(server.pid);
     const start = performance.now();
     let next = 0;
     const poster = async () => {
@@ -87,9 +97,11 @@ async function ingestOnce(texts: string[]): Promise<IngestRun> {
     const posting = Promise.all(Array.from({ length: POST_CONCURRENCY }, poster));
     const waiting = waitUntilDone(server, () => ids, { expected: texts.length, timeoutMs: 600_000 });
     const [, { done, finishedAt }] = await Promise.all([posting, waiting]);
+    const cpuMs = cpuMilliseconds(server.pid) - cpuBefore;
     const statuses = [...done.values()];
     return {
       ms: finishedAt - start,
+      cpuMs,
       failed: statuses.filter((d) => d.status === 'failed').length,
       chunks: statuses.reduce((n, d) => n + (d.chunk_count ?? 0), 0),
     };

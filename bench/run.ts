@@ -126,6 +126,11 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'extract-limits.bench.js',
     title: 'Extraction limits: text per upload byte, deep markup',
   },
+  {
+    id: 'traces',
+    module: 'traces.bench.js',
+    title: 'Tracing on vs off: ingest (section 2) and BM25 queries (section 4)',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

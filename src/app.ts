@@ -13,6 +13,7 @@ import type { AppDeps } from './http/deps.js';
 import { docsPage, shareProblemResponses } from './http/openapi.js';
 import { adminScope } from './http/plugins/admin.js';
 import { authenticatedScope } from './http/plugins/authenticated.js';
+import { requestTracing } from './http/plugins/tracing.js';
 import { handleError, sendProblem } from './http/problem.js';
 import { answerAfterBody } from './http/refused-body.js';
 import {
@@ -120,6 +121,8 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
   });
+  // First: a request refused by the hooks below still has its span.
+  if (deps.tracer) requestTracing(app, deps.tracer);
   registerJsonParser(app, deps.limits.maxJsonBodyBytes);
   refuseContentEncoding(app);
 

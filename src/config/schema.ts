@@ -115,7 +115,27 @@ export interface Config {
   providerBreakerFailures: number;
   providerBreakerCooldownMs: number;
   keepOriginals: boolean;
+  /** OTLP/HTTP base URL for traces (`/v1/traces` is appended); null when unset. */
+  otelExporterOtlpEndpoint: string | null;
+  /** OTLP/HTTP traces URL in full; null when unset. */
+  otelExporterOtlpTracesEndpoint: string | null;
+  otelServiceName: string;
+  /** Traces stay off even with an endpoint. */
+  otelSdkDisabled: boolean;
+  otelTracesSampler: string;
+  /** The traceidratio samplers' ratio (0 to 1), as written. */
+  otelTracesSamplerArg: string;
 }
+
+/** OTEL_TRACES_SAMPLER's values (the OpenTelemetry SDK's names). */
+export const OTEL_SAMPLERS: readonly string[] = [
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+  'always_on',
+  'always_off',
+  'traceidratio',
+];
 
 /** Who reorders a query's first-stage candidates (RERANK): nobody, an HTTP rerank server, or a local cross-encoder. */
 export type RerankProvider = 'none' | 'http' | 'onnx';
@@ -687,6 +707,53 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     default: true,
     description:
       'keep each document’s uploaded or downloaded file after it is indexed (`GET /v1/documents/{id}/file`, reprocessing from the original); `false` deletes it once its version is ready, and those two then answer 410 `original_not_kept` and 409 `cannot_reprocess`',
+  },
+  otelExporterOtlpEndpoint: {
+    env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    type: 'url',
+    scheme: /^https?:\/\//i,
+    invalid: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (e.g. http://127.0.0.1:4318)',
+    description:
+      'turns traces on: the OTLP/HTTP collector they are sent to (JSON), e.g. `http://127.0.0.1:4318` (`/v1/traces` is appended); unset: no tracing code is loaded. See [TRACING.md](TRACING.md)',
+  },
+  otelExporterOtlpTracesEndpoint: {
+    env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    type: 'url',
+    scheme: /^https?:\/\//i,
+    invalid:
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http:// or https:// URL (e.g. http://127.0.0.1:4318/v1/traces)',
+    description:
+      'turns traces on too: the full OTLP/HTTP traces URL, used as it is; takes precedence over `OTEL_EXPORTER_OTLP_ENDPOINT`',
+  },
+  otelServiceName: {
+    env: 'OTEL_SERVICE_NAME',
+    type: 'string',
+    default: 'docindex',
+    description: "the traces' `service.name`",
+  },
+  otelSdkDisabled: {
+    env: 'OTEL_SDK_DISABLED',
+    type: 'bool',
+    default: false,
+    description: '`true` keeps traces off even when an endpoint is set',
+  },
+  otelTracesSampler: {
+    env: 'OTEL_TRACES_SAMPLER',
+    type: 'string',
+    default: 'parentbased_always_on',
+    oneOf: OTEL_SAMPLERS,
+    description:
+      'which traces are recorded: `parentbased_*` follow an incoming `traceparent`’s sampled flag, then `always_on`, `always_off` or `traceidratio` for new traces',
+  },
+  otelTracesSamplerArg: {
+    env: 'OTEL_TRACES_SAMPLER_ARG',
+    type: 'string',
+    default: '1',
+    pattern: {
+      test: /^(0(\.\d+)?|1(\.0+)?|\.\d+)$/,
+      invalid: 'OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1 (e.g. 0.25)',
+    },
+    description: 'the share of new traces the `traceidratio` samplers record',
   },
   trustProxy: {
     env: 'TRUST_PROXY',

@@ -17,7 +17,7 @@ import type {
   IdempotentAnswer,
   JobQueue,
 } from './ports.js';
-import { BlobTooLargeError, newBlobKey } from './ports.js';
+import { BlobTooLargeError, newBlobKey, noopTracer, type Tracer } from './ports.js';
 import { cleanText } from './text.js';
 import type {
   DocumentSource,
@@ -108,6 +108,8 @@ export interface IngestionDeps {
   limits: IngestionLimits;
   /** Called when the enqueue after a commit fails (the reconciler will retry it). */
   onEnqueueError?: (error: unknown) => void;
+  /** Spans of staging and committing; each job carries the commit's trace context. */
+  tracer?: Tracer;
 }
 
 const PENDING_COUNT_TTL_MS = 1_000;
@@ -115,7 +117,11 @@ const PENDING_COUNT_TTL_MS = 1_000;
 export class IngestionService {
   private pendingCache: { count: number; at: number } | null = null;
 
-  constructor(private readonly deps: IngestionDeps) {}
+  private readonly tracer: Tracer;
+
+  constructor(private readonly deps: IngestionDeps) {
+    this.tracer = deps.tracer ?? noopTracer;
+  }
 
   /** `key`: the request's Idempotency-Key, whose response is stored with the documents. */
   async ingestText(
@@ -287,29 +293,47 @@ export class IngestionService {
     asRead?: VersionsAsRead,
     key?: IdempotencyKeyRef,
   ): Promise<VersionAck> {
-    const full = { ...version, metadata: null, at: this.deps.clock.now() };
-    const ack = (started: StartedVersion): VersionAck => ({
-      status: 'accepted',
-      org_id: orgId,
-      document_id: id,
-      version: started.version,
-    });
-    const answer = key && answerOf(key, ack);
-    const started =
-      asRead === undefined
-        ? await this.deps.documents.startVersion(orgId, id, full, answer)
-        : await this.deps.documents.startVersionIfSettled(orgId, id, full, asRead, answer);
-    if (!started) throw ERRORS.documentNotFound(id);
-    if (started === 'in_flight') {
-      throw ERRORS.cannotReprocess(id, 'another version was started meanwhile; retry once it is ready');
-    }
-    await this.afterStarted([{ started, download: version.fetchUrl !== null }], orgId);
-    return ack(started);
+    return this.tracer.inSpan(
+      'docindex.ingest.commit',
+      { attributes: { 'docindex.org_id': orgId, 'docindex.document.id': id, 'docindex.documents': 1 } },
+      async (span) => {
+        const traceparent = this.tracer.traceparent();
+        const full: NewVersion = {
+          ...version,
+          metadata: null,
+          at: this.deps.clock.now(),
+          ...(traceparent === null ? {} : { traceparent }),
+        };
+        const ack = (started: StartedVersion): VersionAck => ({
+          status: 'accepted',
+          org_id: orgId,
+          document_id: id,
+          version: started.version,
+        });
+        const answer = key && answerOf(key, ack);
+        const started =
+          asRead === undefined
+            ? await this.deps.documents.startVersion(orgId, id, full, answer)
+            : await this.deps.documents.startVersionIfSettled(orgId, id, full, asRead, answer);
+        if (!started) throw ERRORS.documentNotFound(id);
+        if (started === 'in_flight') {
+          throw ERRORS.cannotReprocess(id, 'another version was started meanwhile; retry once it is ready');
+        }
+        span.setAttributes({ 'docindex.document.version': started.version });
+        await this.afterStarted([{ started, download: version.fetchUrl !== null }], orgId, traceparent);
+        return ack(started);
+      },
+    );
   }
 
   /** Queues the new versions' jobs and deletes the blobs they made unused. */
-  private async afterStarted(versions: { started: StartedVersion; download: boolean }[], orgId: string) {
+  private async afterStarted(
+    versions: { started: StartedVersion; download: boolean }[],
+    orgId: string,
+    traceparent: string | null,
+  ) {
     if (this.pendingCache) this.pendingCache.count += versions.length;
+    const traced = traceparent === null ? {} : { traceparent };
     for (const { started } of versions) {
       for (const key of started.discardedBlobKeys) await this.deps.blobs.delete(key);
     }
@@ -317,7 +341,7 @@ export class IngestionService {
       for (const download of [false, true]) {
         const refs = versions
           .filter((v) => v.download === download)
-          .map((v) => ({ documentId: v.started.id, orgId }));
+          .map((v) => ({ documentId: v.started.id, orgId, ...traced }));
         const queue = download ? this.deps.downloadQueue : this.deps.queue;
         // Table queues: startVersion made the row a pending job already; this only wakes them.
         if (refs.length > 0) await queue.enqueue(refs, { created: true });
@@ -351,7 +375,21 @@ export class IngestionService {
    * `metadata` is read after the file (multipart parts may come in any order). Nothing is
    * committed yet: commitFile queues it, discardFile removes it.
    */
-  async stageFile(
+  stageFile(
+    upload: { stream: Readable; filename: string | null },
+    readMetadata: () => Promise<Metadata>,
+  ): Promise<StagedFile> {
+    return this.tracer.inSpan('docindex.ingest.stage', {}, async (span) => {
+      const staged = await this.stageFileNow(upload, readMetadata);
+      span.setAttributes({
+        'docindex.file.bytes': staged.blob.bytes,
+        'docindex.content_type': staged.contentType,
+      });
+      return staged;
+    });
+  }
+
+  private async stageFileNow(
     upload: { stream: Readable; filename: string | null },
     readMetadata: () => Promise<Metadata>,
   ): Promise<StagedFile> {
@@ -473,19 +511,50 @@ export class IngestionService {
     queue: JobQueue,
     key: IdempotencyKeyRef | undefined,
   ): Promise<IngestAck> {
+    if (this.tracer === noopTracer) return this.commitNow(orgId, rows, queue, key, null);
+    return this.tracer.inSpan(
+      'docindex.ingest.commit',
+      {
+        attributes: {
+          'docindex.org_id': orgId,
+          'docindex.documents': rows.length,
+          'docindex.queue.lane': queue === this.deps.downloadQueue ? 'download' : 'process',
+        },
+      },
+      async (span) => {
+        const traceparent = this.tracer.traceparent();
+        const ack = await this.commitNow(orgId, rows, queue, key, traceparent);
+        span.setAttributes({ 'docindex.document.ids': ack.document_ids });
+        return ack;
+      },
+    );
+  }
+
+  private async commitNow(
+    orgId: string,
+    rows: NewDocument[],
+    queue: JobQueue,
+    key: IdempotencyKeyRef | undefined,
+    traceparent: string | null,
+  ): Promise<IngestAck> {
     const ack = (started: StartedVersion[]): IngestAck => ({
       status: 'accepted',
       org_id: orgId,
       queued: rows.length,
       document_ids: started.map((v) => v.id),
     });
-    const started = await this.deps.documents.createDocuments(rows, key && answerOf(key, ack));
+    const traced = traceparent === null ? rows : rows.map((row) => ({ ...row, traceparent }));
+    const started = await this.deps.documents.createDocuments(traced, key && answerOf(key, ack));
     const created = started.filter((v) => v.created).map((v) => v.id);
     if (this.pendingCache) this.pendingCache.count += created.length;
     try {
       if (created.length > 0) {
         await queue.enqueue(
-          created.map((documentId) => ({ documentId, orgId })),
+          created.map((documentId) => ({
+            documentId,
+            orgId,
+            ...(traceparent === null ? {} : { traceparent }),
+          })),
           { created: true },
         );
       }
@@ -497,6 +566,7 @@ export class IngestionService {
       await this.afterStarted(
         versioned.map((v) => ({ started: v, download: queue === this.deps.downloadQueue })),
         orgId,
+        traceparent,
       );
     }
     return ack(started);

@@ -299,6 +299,10 @@ export interface JobContext {
   maxAttempts: number;
   /** Aborted when the job is being abandoned (shutdown or lost lease). */
   signal: AbortSignal;
+  /** The trace the job was queued in (W3C traceparent), when it was queued in one. */
+  traceparent?: string | null;
+  /** When the job was queued or became due again (milliseconds since the epoch), where the queue knows. */
+  queuedAt?: number | null;
 }
 
 /**
@@ -656,3 +660,68 @@ export interface Reranker {
   score(query: string, texts: readonly string[], opts?: { signal?: AbortSignal }): Promise<number[]>;
   close(): Promise<void>;
 }
+
+/**
+ * A span's attributes: ids, counts, sizes, durations, and names the service itself chose (a
+ * route, a mode, a format). Never a document's or a query's text, a metadata value, a file name,
+ * a URL's path or query string, or a key.
+ */
+export type TraceAttributes = Record<string, string | number | boolean | readonly string[] | undefined>;
+
+/** One timed step of a request or a job (adapters/otel when tracing is on). */
+export interface TraceSpan {
+  setAttributes(attributes: TraceAttributes): void;
+  /**
+   * Marks the span failed with the error's code or class name; its message is left out, since a
+   * message may quote what the user sent.
+   */
+  fail(error: unknown): void;
+  /** Ends the span now, or at `endTime` (milliseconds since the epoch). */
+  end(endTime?: number): void;
+}
+
+export interface SpanOptions {
+  attributes?: TraceAttributes;
+  /** When the span began (milliseconds since the epoch); absent: now. */
+  startTime?: number;
+  /**
+   * The parent as a W3C `traceparent` (a request's header, a job's stored context); absent or
+   * null: the current span, if any.
+   */
+  parent?: string | null;
+  /** `server` for a request, `consumer` for a job run; absent: an internal step. */
+  kind?: 'server' | 'consumer';
+}
+
+/**
+ * Traces (OpenTelemetry when OTEL_EXPORTER_OTLP_ENDPOINT is set, start/tracing.ts). Services and
+ * the pipeline take this port, never the OpenTelemetry API, so they stay free of it; off, they get
+ * `noopTracer`, whose calls do nothing.
+ */
+export interface Tracer {
+  /** Starts a span without making it current: for steps that overlap or end elsewhere. */
+  startSpan(name: string, options?: SpanOptions): TraceSpan;
+  /**
+   * Runs `fn` in a new span, current for everything `fn` starts; the span ends when `fn` settles
+   * and is marked failed when it throws.
+   */
+  inSpan<T>(name: string, options: SpanOptions, fn: (span: TraceSpan) => Promise<T>): Promise<T>;
+  /** Runs `fn` with `span` current (a span started in one hook and ended in another). */
+  withSpan<T>(span: TraceSpan, fn: () => T): T;
+  /** The current span as a W3C `traceparent`, to travel with a job; null when there is none. */
+  traceparent(): string | null;
+}
+
+const noopSpan: TraceSpan = {
+  setAttributes() {},
+  fail() {},
+  end() {},
+};
+
+/** The tracer while tracing is off: each call is a function call and nothing more. */
+export const noopTracer: Tracer = {
+  startSpan: () => noopSpan,
+  inSpan: (_name, _options, fn) => fn(noopSpan),
+  withSpan: (_span, fn) => fn(),
+  traceparent: () => null,
+};

@@ -14,7 +14,14 @@ import { ERRORS } from './errors.js';
 import { type Filter, type FilterJson, parseFilter } from './filter.js';
 import { capPerGroup, fuseRanks, RRF_DEPTH } from './fusion.js';
 import { checkLanguage } from './languages.js';
-import { type Embedder, EmbeddingError, type SearchIndex, type VectorIndex } from './ports.js';
+import {
+  type Embedder,
+  EmbeddingError,
+  noopTracer,
+  type SearchIndex,
+  type Tracer,
+  type VectorIndex,
+} from './ports.js';
 import { PROXIMITY_DEPTH, rerankByProximity } from './proximity.js';
 import type { QueryEmbeddings } from './query-embeddings.js';
 import { DEFAULT_RERANK_CANDIDATES, type Reranking, rerankCandidates, wantsRerank } from './rerank.js';
@@ -99,6 +106,8 @@ export class QueryService {
     private readonly proximity: Analyzer | null = null,
     /** The second stage (RERANK); null when no reranker is configured. */
     private readonly reranking: Reranking | null = null,
+    /** A span per query and per stage: ids, counts and modes, never the query's text. */
+    private readonly tracer: Tracer = noopTracer,
   ) {}
 
   /** Whether a query that does not say is reranked. */
@@ -115,10 +124,35 @@ export class QueryService {
    * `countUsage: false` answers without adding to the org's usage: the queries of an evaluation
    * (domain/evaluation-runner.ts), which measure the service rather than use it.
    */
-  async query(
+  query(orgId: string, input: QueryInput, options: { countUsage?: boolean } = {}): Promise<QueryAnswer> {
+    return this.tracer.inSpan(
+      'docindex.query',
+      {
+        attributes: {
+          'docindex.org_id': orgId,
+          'docindex.query.mode': input.mode ?? this.defaultMode,
+          'docindex.query.top_k': input.topK,
+          'docindex.query.chars': input.query.length,
+          'docindex.query.filtered': input.filter !== undefined,
+          ...(input.documentIds === null ? {} : { 'docindex.query.document_ids': input.documentIds.length }),
+        },
+      },
+      async (span) => {
+        const answer = await this.answer(orgId, input, options);
+        span.setAttributes({
+          'docindex.query.results': answer.hits.length,
+          'docindex.query.degraded': answer.degraded,
+          ...(answer.degraded ? { 'docindex.query.degraded_reasons': answer.degradedReasons } : {}),
+        });
+        return answer;
+      },
+    );
+  }
+
+  private async answer(
     orgId: string,
     input: QueryInput,
-    options: { countUsage?: boolean } = {},
+    options: { countUsage?: boolean },
   ): Promise<QueryAnswer> {
     const mode = input.mode ?? this.defaultMode;
     if (mode !== 'keyword' && this.semantic === null) throw ERRORS.semanticSearchUnavailable(mode);
@@ -157,11 +191,29 @@ export class QueryService {
         semanticHalf,
       ]);
       degraded = semantic === null;
+      const fusion = this.tracer.startSpan('docindex.query.fusion', {
+        attributes: {
+          'docindex.query.keyword_hits': keyword.length,
+          'docindex.query.semantic_hits': semantic?.length ?? 0,
+        },
+      });
       ranked = fuse(keyword, semantic ?? [], input.semanticWeight ?? DEFAULT_SEMANTIC_WEIGHT);
+      fusion.setAttributes({ 'docindex.query.hits': ranked.length });
+      fusion.end();
     }
     const degradedReasons: DegradedReason[] = degraded ? ['embeddings_unavailable'] : [];
-    if (rerank && this.reranking !== null) {
-      const reranked = await rerankCandidates(this.reranking, query, ranked.slice(0, candidates));
+    const reranking = this.reranking;
+    if (rerank && reranking !== null) {
+      const first = ranked.slice(0, candidates);
+      const reranked = await this.tracer.inSpan(
+        'docindex.query.rerank',
+        { attributes: { 'docindex.query.rerank_candidates': first.length } },
+        async (span) => {
+          const result = await rerankCandidates(reranking, query, first);
+          span.setAttributes({ 'docindex.query.rerank_applied': result !== null });
+          return result;
+        },
+      );
       if (reranked === null) degradedReasons.push('rerank_unavailable');
       else ranked = reranked;
     }
@@ -183,7 +235,26 @@ export class QueryService {
    * BM25's best chunks, the first PROXIMITY_DEPTH reordered with a term-proximity bonus
    * (domain/proximity.ts). At least that many are fetched, so a small top_k gets the best of them.
    */
-  private async keywordHits(
+  private keywordHits(
+    orgId: string,
+    query: string,
+    topK: number,
+    filter: Filter | null,
+    documentIds: string[] | null,
+    language: string | null,
+  ): Promise<KeywordHit[]> {
+    return this.tracer.inSpan(
+      'docindex.query.keyword',
+      { attributes: { 'docindex.query.depth': topK, 'docindex.query.proximity': this.proximity !== null } },
+      async (span) => {
+        const hits = await this.keywordHitsNow(orgId, query, topK, filter, documentIds, language);
+        span.setAttributes({ 'docindex.query.hits': hits.length });
+        return hits;
+      },
+    );
+  }
+
+  private async keywordHitsNow(
     orgId: string,
     query: string,
     topK: number,
@@ -208,7 +279,26 @@ export class QueryService {
    * The chunks nearest to the query's vector. A provider failure is a 503 when `answerFailure`
    * (semantic mode), else an EmbeddingFailed for the hybrid query to fall back on keywords.
    */
-  private async semanticHits(
+  private semanticHits(
+    orgId: string,
+    query: string,
+    limit: number,
+    filter: Filter | null,
+    documentIds: string[] | null,
+    answerFailure: boolean,
+  ): Promise<QueryHit[]> {
+    return this.tracer.inSpan(
+      'docindex.query.semantic',
+      { attributes: { 'docindex.query.depth': limit } },
+      async (span) => {
+        const hits = await this.semanticHitsNow(orgId, query, limit, filter, documentIds, answerFailure);
+        span.setAttributes({ 'docindex.query.hits': hits.length });
+        return hits;
+      },
+    );
+  }
+
+  private async semanticHitsNow(
     orgId: string,
     query: string,
     limit: number,

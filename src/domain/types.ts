@@ -117,6 +117,8 @@ export interface NewDocument {
   blobKey: string | null;
   /** URL ingest: the full URL (with query string), kept only until the download ends. */
   fetchUrl: string | null;
+  /** The trace its job joins (W3C traceparent), kept with the job; absent or null: none. */
+  traceparent?: string | null;
 }
 
 /** Everything a worker needs to process one document. */
@@ -275,6 +277,8 @@ export interface NewVersion {
   blobKey: string | null;
   fetchUrl: string | null;
   at: Date;
+  /** The trace the version's job joins (W3C traceparent); absent or null: none. */
+  traceparent?: string | null;
 }
 
 /** A document's versions as a caller read them (DocumentStore.startVersionIfSettled). */
@@ -297,6 +301,11 @@ export interface StartedVersion {
 export interface JobRef {
   documentId: string;
   orgId: string;
+  /**
+   * The trace the job joins (W3C traceparent of the span that queued it); absent or null: none.
+   * A queue whose jobs live in the document rows takes it from the row (NewDocument, NewVersion).
+   */
+  traceparent?: string | null;
 }
 
 /** A chunk as stored, read back (GET /v1/documents/{id}/chunks). */

@@ -7,7 +7,14 @@
 // up within about half a minute of the provider coming back. A failure that retrying cannot fix
 // (a refused request, a model that cannot load) marks the document `failed`; a process start
 // retries those, since that is when a fixed configuration takes effect.
-import { type Clock, type Embedder, EmbeddingError, type VectorIndex } from './ports.js';
+import {
+  type Clock,
+  type Embedder,
+  EmbeddingError,
+  noopTracer,
+  type Tracer,
+  type VectorIndex,
+} from './ports.js';
 
 export interface VectorStageOptions {
   /** How often to look for due documents when there was nothing to do. */
@@ -24,6 +31,11 @@ export interface VectorStageOptions {
     outcome: 'ready' | 'pending' | 'failed';
     error?: EmbeddingError;
   }) => void;
+  /**
+   * A `docindex.embed` span per batch of documents: a trace of its own, since the stage finds its
+   * documents in the index rather than being handed a job.
+   */
+  tracer?: Tracer;
 }
 
 export class VectorStage {
@@ -147,14 +159,42 @@ export class VectorStage {
    * whole batches across documents: a few large requests, not one small one per document), then
    * completes each document in its own transaction.
    */
-  private async embedDocuments(
+  private embedDocuments(
     profile: number,
     docs: ReadonlyArray<{ documentId: string; orgId: string }>,
+  ): Promise<Array<'ready' | 'pending' | 'failed' | 'gone'>> {
+    const tracer = this.options.tracer ?? noopTracer;
+    return tracer.inSpan(
+      'docindex.embed',
+      {
+        attributes: {
+          'docindex.embed.provider': this.embedder.provider,
+          'docindex.embed.model': this.embedder.model,
+          'docindex.embed.profile': profile,
+          'docindex.documents': docs.length,
+          'docindex.document.ids': docs.map((d) => d.documentId),
+        },
+      },
+      async (span) => {
+        const outcomes = await this.embedDocumentsNow(profile, docs, (chunks) =>
+          span.setAttributes({ 'docindex.chunks': chunks }),
+        );
+        span.setAttributes({ 'docindex.embed.ready': outcomes.filter((o) => o === 'ready').length });
+        return outcomes;
+      },
+    );
+  }
+
+  private async embedDocumentsNow(
+    profile: number,
+    docs: ReadonlyArray<{ documentId: string; orgId: string }>,
+    onChunks: (count: number) => void,
   ): Promise<Array<'ready' | 'pending' | 'failed' | 'gone'>> {
     const found = await Promise.all(
       docs.map(async (doc) => ({ ...doc, chunks: await this.index.chunkTexts(doc.documentId) })),
     );
     const live = found.filter((doc) => doc.chunks !== null);
+    onChunks(live.reduce((sum, doc) => sum + doc.chunks!.length, 0));
     let vectors: Float32Array[];
     try {
       vectors = await this.embedder.embed(live.flatMap((doc) => doc.chunks!.map((c) => c.text)));

@@ -5,7 +5,7 @@ import type { EvaluationService } from '../domain/evaluations.js';
 import type { IdempotencyService } from '../domain/idempotency.js';
 import type { IngestionService } from '../domain/ingestion.js';
 import type { OrgAdmin } from '../domain/orgs.js';
-import type { RateLimiter } from '../domain/ports.js';
+import type { RateLimiter, Tracer } from '../domain/ports.js';
 import type { ProviderStatus } from '../domain/provider-health.js';
 import type { QueryService } from '../domain/query.js';
 import type { UsageService } from '../domain/usage.js';
@@ -48,6 +48,8 @@ export interface AppDeps {
   /** The providers queries call (embeddings, reranker): /readyz shows each one's circuit state. */
   providers?: ProviderStatus[];
   metrics?: MetricsSink;
+  /** A span per request (http/plugins/tracing.ts); absent: none. */
+  tracer?: Tracer;
   /** The admin API (/admin/v1); absent when ADMIN_TOKEN is unset, and then its routes do not exist. */
   admin?: { token: string; orgs: OrgAdmin };
   limits: {

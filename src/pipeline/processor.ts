@@ -10,8 +10,12 @@ import {
   type JobContext,
   type JobHandler,
   type JobQueue,
+  noopTracer,
+  type TraceAttributes,
+  type Tracer,
+  type TraceSpan,
 } from '../domain/ports.js';
-import type { ChunkStream, DocumentError, FailureCode, JobInput } from '../domain/types.js';
+import type { ChunkStream, DocumentError, FailureCode, JobInput, JobRef } from '../domain/types.js';
 import type { ChunkOptions } from './chunk/chunker.js';
 import { PipelineError } from './errors.js';
 
@@ -71,47 +75,97 @@ export interface ProcessorDeps {
   keepOriginals?: boolean;
   /** Told how each processing run ended (for metrics). */
   onOutcome?: (outcome: ProcessingOutcome) => void;
+  /** Spans of each job run, joined to the trace its job was queued in (absent: none). */
+  tracer?: Tracer;
 }
 
 export class DocumentProcessor {
-  constructor(private readonly deps: ProcessorDeps) {}
+  private readonly tracer: Tracer;
+
+  constructor(private readonly deps: ProcessorDeps) {
+    this.tracer = deps.tracer ?? noopTracer;
+  }
 
   /**
    * The download lane: fetches a URL document into the blob store, then hands it to the process
    * lane. Kept apart so downloads of short-lived pre-signed URLs never wait behind extraction.
    */
-  readonly handleDownload: JobHandler = async (job) => {
-    const input = await this.begin(job);
-    if (!input) return;
-    if (input.blobKey === null) {
-      const downloaded = await this.guard(job, input.version, () => this.download(input, job));
-      if (!downloaded) return;
+  readonly handleDownload: JobHandler = (job) =>
+    this.traced('download', job, async () => {
+      const input = await this.begin(job);
+      if (!input) return;
+      if (input.blobKey === null) {
+        const downloaded = await this.guard(job, input.version, () => this.download(input, job));
+        if (!downloaded) return;
+      }
+      await this.deps.processQueue.enqueue([this.jobRef(job)]);
+    });
+
+  /** The job's document for the next lane, with the current span's trace context when there is one. */
+  private jobRef(job: JobContext): JobRef {
+    const traceparent = this.tracer.traceparent();
+    return { documentId: job.documentId, orgId: job.orgId, ...(traceparent === null ? {} : { traceparent }) };
+  }
+
+  /**
+   * A job run as a span of the trace its job was queued in (the ingest request's), after a span
+   * for the time it waited in the queue.
+   */
+  private traced(lane: 'download' | 'process', job: JobContext, run: () => Promise<void>): Promise<void> {
+    if (this.tracer === noopTracer) return run();
+    const startedAt = Date.now();
+    const parent = job.traceparent ?? null;
+    const waitedMs = job.queuedAt == null ? null : Math.max(0, startedAt - job.queuedAt);
+    if (job.queuedAt != null) {
+      this.tracer
+        .startSpan('docindex.queue.wait', {
+          parent,
+          startTime: Math.min(job.queuedAt, startedAt),
+          attributes: { 'docindex.document.id': job.documentId, 'docindex.queue.lane': lane },
+        })
+        .end(startedAt);
     }
-    await this.deps.processQueue.enqueue([{ documentId: job.documentId, orgId: job.orgId }]);
-  };
+    return this.tracer.inSpan(
+      `docindex.job ${lane}`,
+      {
+        parent,
+        kind: 'consumer',
+        attributes: {
+          'docindex.document.id': job.documentId,
+          'docindex.org_id': job.orgId,
+          'docindex.queue.lane': lane,
+          'docindex.job.attempt': job.attempt,
+          'docindex.job.max_attempts': job.maxAttempts,
+          ...(waitedMs === null ? {} : { 'docindex.queue.wait_ms': waitedMs }),
+        },
+      },
+      () => run(),
+    );
+  }
 
   /**
    * The process lane: extract (for files), chunk, index. When a newer version arrived while this
    * ran (its writes were then refused), the same job goes on with it: a queue that keeps one job
    * per document (BullMQ) did not queue the newer version beside the running one.
    */
-  readonly handle: JobHandler = async (job) => {
-    let done: number | null = null;
-    for (let round = 0; round < MAX_VERSIONS_PER_JOB && !job.signal.aborted; round += 1) {
-      const input = await this.begin(job);
-      if (!input || input.version === done) return;
-      if (input.fetchUrl !== null && input.blobKey === null) {
-        // The newer version is a URL: its download lane takes it.
-        await this.deps.downloadQueue?.enqueue([{ documentId: job.documentId, orgId: job.orgId }]);
-        return;
+  readonly handle: JobHandler = (job) =>
+    this.traced('process', job, async () => {
+      let done: number | null = null;
+      for (let round = 0; round < MAX_VERSIONS_PER_JOB && !job.signal.aborted; round += 1) {
+        const input = await this.begin(job);
+        if (!input || input.version === done) return;
+        if (input.fetchUrl !== null && input.blobKey === null) {
+          // The newer version is a URL: its download lane takes it.
+          await this.deps.downloadQueue?.enqueue([this.jobRef(job)]);
+          return;
+        }
+        await this.guard(job, input.version, async () => {
+          await this.process(input, job.signal);
+          return true;
+        });
+        done = input.version;
       }
-      await this.guard(job, input.version, async () => {
-        await this.process(input, job.signal);
-        return true;
-      });
-      done = input.version;
-    }
-  };
+    });
 
   /**
    * Loads the document and marks it `processing`, counting the attempt. A document already
@@ -163,8 +217,21 @@ export class DocumentProcessor {
   /** Downloads into the blob store and records it on the document; false if it was deleted meanwhile. */
   private async download(input: JobInput, job: JobContext): Promise<boolean> {
     const { documents, blobs } = this.deps;
-    if (input.fetchUrl === null) throw new PipelineError('internal', 'document has no input');
-    const downloaded = await this.deps.downloadUrl(input.fetchUrl, job.signal);
+    const url = input.fetchUrl;
+    if (url === null) throw new PipelineError('internal', 'document has no input');
+    // The host only: a URL's path and query string (a pre-signed signature) stay out of traces.
+    const downloaded = await this.tracer.inSpan(
+      'docindex.download',
+      { attributes: { 'docindex.document.id': input.record.id, ...urlHost(url) } },
+      async (span) => {
+        const result = await this.deps.downloadUrl(url, job.signal);
+        span.setAttributes({
+          'docindex.file.bytes': result.bytes,
+          'docindex.content_type': result.contentType,
+        });
+        return result;
+      },
+    );
     const attached = await documents.attachBlob(input.record.id, downloaded, input.version);
     if (!attached) await blobs.delete(downloaded.blobKey);
     return attached;
@@ -181,22 +248,45 @@ export class DocumentProcessor {
       language: record.requestedLanguage,
     };
     const save = (chunks: ChunkStream) =>
-      documents.saveIndex(record.id, {
-        ...chunks,
-        version: input.version,
-        contentType: record.source.content_type,
-        bytes: record.source.bytes,
-      });
+      this.tracer.inSpan(
+        'docindex.index.write',
+        {
+          attributes: {
+            'docindex.document.id': record.id,
+            'docindex.document.version': input.version,
+          },
+        },
+        async (span) => {
+          const written = await documents.saveIndex(record.id, {
+            ...chunks,
+            version: input.version,
+            contentType: record.source.content_type,
+            bytes: record.source.bytes,
+          });
+          span.setAttributes({ 'docindex.index.saved': written });
+          return written;
+        },
+      );
     let saved: boolean;
     if (input.text !== null) {
       saved = await save(
-        this.deps.chunkDocument(input.text, { ...options, pages: null }, signal, record.orgId),
+        this.observe(
+          this.deps.chunkDocument(input.text, { ...options, pages: null }, signal, record.orgId),
+          null,
+          { 'docindex.document.id': record.id, 'docindex.text.chars': input.text.length },
+        ),
       );
     } else if (input.blobKey !== null) {
       // The file stays at hand until its last chunk is written: the chunks stream from it.
       saved = await blobs
         .withLocalFile(input.blobKey, (file) =>
-          save(this.deps.indexFile(file, format, options, signal, record.orgId)),
+          save(
+            this.observe(this.deps.indexFile(file, format, options, signal, record.orgId), format, {
+              'docindex.document.id': record.id,
+              'docindex.format': format,
+              ...(record.source.bytes === null ? {} : { 'docindex.file.bytes': record.source.bytes }),
+            }),
+          ),
         )
         .catch((error: unknown) => {
           if (error instanceof BlobNotFoundError) {
@@ -221,6 +311,63 @@ export class DocumentProcessor {
       // The record forgets the key first: /file never points at a file that is gone.
       if (await documents.forgetBlob(record.id, input.blobKey)) await blobs.delete(input.blobKey);
     }
+  }
+
+  /**
+   * The extract and chunk spans of a chunk stream, which the pipeline threads make while the
+   * store writes it: `docindex.extract` (files only) lasts until the first chunks arrive, when
+   * the thread has read the file (or its first pages); `docindex.chunk` until the last ones do.
+   * Both overlap `docindex.index.write`, which reads the stream as it comes.
+   */
+  private observe(stream: ChunkStream, format: FormatId | null, attributes: TraceAttributes): ChunkStream {
+    if (this.tracer === noopTracer) return stream;
+    const extract: TraceSpan | null =
+      format === null ? null : this.tracer.startSpan('docindex.extract', { attributes });
+    const chunk = this.tracer.startSpan('docindex.chunk', { attributes });
+    let extracting = extract !== null;
+    const extracted = () => {
+      if (!extracting) return;
+      extracting = false;
+      extract?.end();
+    };
+    return {
+      totals: () => stream.totals(),
+      chunks: (async function* () {
+        let chunks = 0;
+        try {
+          for await (const batch of stream.chunks) {
+            extracted();
+            chunks += batch.length;
+            yield batch;
+          }
+          extracted();
+          const totals = stream.totals();
+          chunk.setAttributes({
+            'docindex.chunks': chunks,
+            'docindex.tokens': totals.tokenCount,
+            ...(totals.ocrPages == null ? {} : { 'docindex.ocr.pages': totals.ocrPages }),
+            ...(totals.language == null ? {} : { 'docindex.language': totals.language }),
+          });
+        } catch (error) {
+          if (extracting) extract?.fail(error);
+          chunk.fail(error);
+          throw error;
+        } finally {
+          extracted();
+          chunk.end();
+        }
+      })(),
+    };
+  }
+}
+
+/** The scheme and host of a URL, for a span: never its path or query string. */
+function urlHost(raw: string): TraceAttributes {
+  try {
+    const url = new URL(raw);
+    return { 'url.scheme': url.protocol.replace(/:$/, ''), 'server.address': url.hostname };
+  } catch {
+    return {};
   }
 }
 

@@ -35,9 +35,14 @@ export function main(argv: string[]): Promise<number> {
 function openServer(config: Config): ServerSide {
   const logger = createLogger(config.logLevel);
   // Loaded here, not at the top: client commands start without the server code.
-  const runtime = async (oneShot = false) => {
+  const runtime = async (oneShot = false, role?: 'serve' | 'worker') => {
     const { createRuntime } = await import('./runtime.js');
-    return createRuntime(config, logger, undefined, oneShot ? { oneShot: true } : undefined);
+    return createRuntime(
+      config,
+      logger,
+      undefined,
+      oneShot ? { oneShot: true } : { ...(role ? { role } : {}) },
+    );
   };
   return {
     reindexVectors: async () => {
@@ -58,8 +63,8 @@ function openServer(config: Config): ServerSide {
         await oneShot.close();
       }
     },
-    serve: async ({ worker }) => serve(await runtime(), worker),
-    worker: async () => runWorker(await runtime()),
+    serve: async ({ worker }) => serve(await runtime(false, 'serve'), worker),
+    worker: async () => runWorker(await runtime(false, 'worker')),
     migrate: async () => {
       await (await runtime(true)).close();
     },

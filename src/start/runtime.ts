@@ -28,7 +28,15 @@ import { contentTypeOf } from '../domain/formats.js';
 import { IdempotencyService } from '../domain/idempotency.js';
 import { IngestionService } from '../domain/ingestion.js';
 import { OrgAdmin } from '../domain/orgs.js';
-import { type Clock, type Embedder, type JobConsumer, type Reranker, systemClock } from '../domain/ports.js';
+import {
+  type Clock,
+  type Embedder,
+  type JobConsumer,
+  noopTracer,
+  type Reranker,
+  systemClock,
+  type Tracer,
+} from '../domain/ports.js';
 import { guardEmbedder, guardReranker, type ProviderStatus } from '../domain/provider-health.js';
 import { QueryService } from '../domain/query.js';
 import { QueryEmbeddings } from '../domain/query-embeddings.js';
@@ -58,6 +66,7 @@ import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { PACKAGE_VERSION } from './package-version.js';
 import { createReranker } from './reranker.js';
+import { startTracing, type Tracing } from './tracing.js';
 
 /** Attempts kept per endpoint in the delivery log (GET /v1/webhooks/{id}/deliveries). */
 const WEBHOOK_LOG_LIMIT = 100;
@@ -96,6 +105,8 @@ export interface Runtime extends Adapters {
   };
   /** Starts sending the webhook outbox (every `serve` and `worker` process runs one). */
   startDispatcher(): { stop(): Promise<void> };
+  /** Spans of requests and jobs (start/tracing.ts); the no-op tracer when tracing is off. */
+  tracer: Tracer;
 }
 
 export interface RuntimeOptions {
@@ -104,6 +115,11 @@ export interface RuntimeOptions {
    * only add its start-up to every run; SQLite checkpoints on the connection instead.
    */
   oneShot?: boolean;
+  /**
+   * The process's part (`serve`, `worker`), on every span it sends. Traces are started only for
+   * such a process, never for a one-shot command.
+   */
+  role?: string;
 }
 
 export async function createAdapters(
@@ -182,6 +198,11 @@ export async function createRuntime(
   clock: Clock = systemClock,
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
+  const tracing: Tracing =
+    options.oneShot || options.role === undefined
+      ? { tracer: noopTracer, shutdown: async () => {} }
+      : await startTracing(config, options.role);
+  const { tracer } = tracing;
   const adapters = await createAdapters(config, logger, clock, options);
   await adapters.search.adoptAnalysis();
   const analysis = await adapters.search.analysisState();
@@ -258,6 +279,7 @@ export async function createRuntime(
     },
     onEnqueueError: (error) =>
       logger.warn({ err: error }, 'enqueue after commit failed; the reconciler will retry'),
+    tracer,
   });
 
   const admin = new OrgAdmin(
@@ -292,6 +314,7 @@ export async function createRuntime(
     reranker === null || rerankBreaker === null
       ? null
       : { reranker: guardReranker(reranker, rerankBreaker), deadlineMs: config.rerankTimeoutMs },
+    tracer,
   );
   const evaluations = new EvaluationService(
     adapters.evaluations,
@@ -328,6 +351,7 @@ export async function createRuntime(
     ...(adapters.requestScope ? { orgScope: adapters.requestScope } : {}),
     providers,
     metrics,
+    ...(tracer === noopTracer ? {} : { tracer }),
     ...(config.adminToken === '' ? {} : { admin: { token: config.adminToken, orgs: admin } }),
     limits: {
       maxJsonBodyBytes: config.maxJsonBodyBytes,
@@ -366,6 +390,7 @@ export async function createRuntime(
       keepOriginals: config.keepOriginals,
       logger,
       onOutcome: (outcome) => metrics.documentOutcome(outcome),
+      tracer,
       indexFile: (file, format, options, signal, orgId) =>
         extractor.indexStream(file, format, options, signal, orgId),
       chunkDocument: (text, options, signal, orgId) => extractor.chunkStream(text, options, signal, orgId),
@@ -433,6 +458,7 @@ export async function createRuntime(
       embedder === null
         ? null
         : new VectorStage(embedder, adapters.vectors, clock, {
+            tracer,
             onEvent: ({ documentId, orgId, outcome, error }) => {
               if (outcome === 'ready')
                 logger.debug({ document_id: documentId, org_id: orgId }, 'vectors ready');
@@ -502,6 +528,8 @@ export async function createRuntime(
       await embedder?.close();
       await reranker?.close();
       await adapters.close();
+      // Last: the spans of everything closed above are sent before the process exits.
+      await tracing.shutdown();
     },
     config,
     logger,
@@ -514,6 +542,7 @@ export async function createRuntime(
     appDeps,
     startWorker,
     startDispatcher,
+    tracer,
   };
 }
 

@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { tracesUrlOf } from '../../src/start/tracing.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -97,9 +98,50 @@ describe('loadConfig', () => {
       jobMaxAttempts: 5,
       reconcileIntervalMs: 30_000,
       keepOriginals: true,
+      otelExporterOtlpEndpoint: null,
+      otelExporterOtlpTracesEndpoint: null,
+      otelServiceName: 'docindex',
+      otelSdkDisabled: false,
+      otelTracesSampler: 'parentbased_always_on',
+      otelTracesSamplerArg: '1',
       trustProxy: false,
       requestTimeoutMs: 300_000,
       headersTimeoutMs: 10_000,
+    });
+  });
+
+  it('turns traces on with an OTLP endpoint, off with OTEL_SDK_DISABLED, and refuses bad tracing values', () => {
+    expect(tracesUrlOf(loadConfig({}))).toBeNull();
+    expect(tracesUrlOf(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/' }))).toBe(
+      'http://127.0.0.1:4318/v1/traces',
+    );
+    expect(
+      tracesUrlOf(
+        loadConfig({
+          OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector.example/otlp/traces',
+        }),
+      ),
+    ).toBe('https://collector.example/otlp/traces');
+    expect(
+      tracesUrlOf(
+        loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' }),
+      ),
+    ).toBeNull();
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://127.0.0.1:4317' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT must be an http/,
+    );
+    expect(() => loadConfig({ OTEL_TRACES_SAMPLER: 'sometimes' })).toThrow(
+      /OTEL_TRACES_SAMPLER must be one of/,
+    );
+    expect(() => loadConfig({ OTEL_TRACES_SAMPLER_ARG: '1.5' })).toThrow(
+      /OTEL_TRACES_SAMPLER_ARG must be a ratio/,
+    );
+    expect(
+      loadConfig({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }),
+    ).toMatchObject({
+      otelTracesSampler: 'traceidratio',
+      otelTracesSamplerArg: '0.25',
     });
   });
 

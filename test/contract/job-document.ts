@@ -22,6 +22,7 @@ export function jobDocument(ref: JobRef): NewDocument {
     text: 'job input',
     blobKey: null,
     fetchUrl: null,
+    traceparent: ref.traceparent ?? null,
   };
 }
 

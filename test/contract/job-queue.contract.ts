@@ -100,6 +100,27 @@ export function jobQueueContract(
       for (const j of jobs) expect(await queue.has(j.documentId)).toBe(false);
     });
 
+    it('hands each run the trace context its job was queued with, and when it was queued', async () => {
+      const traced: JobRef = { ...refs(1)[0]!, traceparent: `00-${'ab'.repeat(16)}-${'cd'.repeat(8)}-01` };
+      const untraced = refs(1)[0]!;
+      const before = Date.now();
+      await submit([traced, untraced]);
+      const runs: Run[] = [];
+      consume(async (ctx) => {
+        runs.push({ ctx, startedAt: Date.now() });
+      }, 2);
+      await waitFor('both jobs to run', () => runs.length >= 2);
+      const run = (id: string) => runs.find((r) => r.ctx.documentId === id)!;
+      expect(run(traced.documentId).ctx.traceparent).toBe(traced.traceparent);
+      expect(run(untraced.documentId).ctx.traceparent ?? null).toBeNull();
+      for (const { ctx, startedAt } of runs) {
+        // The database's clock or this process's: allow a second of difference between them.
+        expect(ctx.queuedAt).toEqual(expect.any(Number));
+        expect(ctx.queuedAt!).toBeGreaterThanOrEqual(before - 1_000);
+        expect(ctx.queuedAt!).toBeLessThanOrEqual(startedAt + 1_000);
+      }
+    });
+
     it('runs jobs enqueued without the created hint (the reconciler’s way) once each', async () => {
       const jobs = refs(5);
       await h.addJobs(jobs);

@@ -39,6 +39,8 @@ interface DocumentJobData {
   v: 1;
   documentId: string;
   orgId: string;
+  /** The W3C traceparent of the span that queued the job, when tracing is on. */
+  tp?: string;
 }
 
 const JOB_NAME = 'process-document';
@@ -126,7 +128,12 @@ export class BullmqJobQueue implements JobQueue {
       return this.queue.addBulk(
         jobs.map((j, i) => ({
           name: JOB_NAME,
-          data: { v: 1 as const, documentId: j.documentId, orgId: j.orgId },
+          data: {
+            v: 1 as const,
+            documentId: j.documentId,
+            orgId: j.orgId,
+            ...(j.traceparent ? { tp: j.traceparent } : {}),
+          },
           opts: {
             jobId: j.documentId,
             priority: priorities[i] ?? 1,
@@ -255,6 +262,9 @@ class BullmqConsumer implements JobConsumer {
       attempt: job.attemptsMade + job.stalledCounter + 1,
       maxAttempts: this.queue.maxAttempts,
       signal: run.controller.signal,
+      traceparent: job.data.tp ?? null,
+      // The time it was added, which is when a first try was queued; a retry's wait is its backoff.
+      queuedAt: job.attemptsMade + job.stalledCounter === 0 ? job.timestamp : null,
     };
     try {
       await this.handler(ctx);

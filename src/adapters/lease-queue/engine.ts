@@ -30,6 +30,10 @@ export interface LeasedJob {
   id: string;
   orgId: string;
   attempt: number;
+  /** The trace the job was queued in (the row's job_traceparent); null or absent: none. */
+  traceparent?: string | null;
+  /** When the job became due (its run_at), milliseconds since the epoch. */
+  queuedAt?: number | null;
 }
 
 /**
@@ -349,6 +353,8 @@ class LeaseConsumer implements JobConsumer {
           attempt: job.attempt,
           maxAttempts: this.queue.maxAttempts,
           signal: running.controller.signal,
+          traceparent: job.traceparent ?? null,
+          queuedAt: job.queuedAt ?? null,
         });
       } catch {
         threw = true;

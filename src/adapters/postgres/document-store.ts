@@ -202,6 +202,7 @@ export class PgDocumentStore implements DocumentStore {
         blobKey: doc.blobKey,
         fetchUrl: doc.fetchUrl,
         at: doc.createdAt,
+        traceparent: doc.traceparent ?? null,
       }));
     if (!started || started === 'in_flight') {
       throw new Error(`external_id ${doc.externalId} conflicted but its document is gone`);
@@ -279,8 +280,10 @@ export class PgDocumentStore implements DocumentStore {
       storable(v.text),
       storable(v.fetchUrl),
     ];
-    const set = `${freshJob} attempts = 0, updated_at = $2, metadata = coalesce($3::jsonb, metadata),
-      input_text = $4, fetch_url = $5`;
+    // `traceparent`: the number of the parameter that holds the job's trace context.
+    const set = (traceparent: number) => `${freshJob} attempts = 0, updated_at = $2,
+      metadata = coalesce($3::jsonb, metadata), input_text = $4, fetch_url = $5,
+      job_traceparent = $${traceparent}`;
     if (row.status === 'ready') {
       const version = Math.max(row.version, row.pending_version ?? 0) + 1;
       const superseded = row.pending?.blob_key ?? null;
@@ -288,9 +291,9 @@ export class PgDocumentStore implements DocumentStore {
         discarded.push(superseded);
       }
       await tx.query(
-        `UPDATE ${this.documents} SET pending_version = $6, pending_status = 'queued', pending = $7::jsonb, ${set}
+        `UPDATE ${this.documents} SET pending_version = $6, pending_status = 'queued', pending = $7::jsonb, ${set(8)}
          WHERE id = $1`,
-        [...common, version, JSON.stringify(pendingSpecOf(v))],
+        [...common, version, JSON.stringify(pendingSpecOf(v)), v.traceparent ?? null],
       );
       return { id, version, created: false, discardedBlobKeys: discarded };
     }
@@ -302,7 +305,7 @@ export class PgDocumentStore implements DocumentStore {
          source_url = $9, content_type = $10, bytes = $11, chunk_size = $12, chunk_overlap = $13,
          blob_key = $14, chunk_count = NULL, token_count = NULL, content_sha256 = NULL,
          error_code = NULL, error_message = NULL, pending_version = NULL, pending_status = NULL,
-         pending = NULL, requested_language = $15, ${set}
+         pending = NULL, requested_language = $15, ${set(16)}
        WHERE id = $1`,
       [
         ...common,
@@ -316,6 +319,7 @@ export class PgDocumentStore implements DocumentStore {
         v.chunkOverlap,
         storable(v.blobKey),
         v.language ?? null,
+        v.traceparent ?? null,
       ],
     );
     return { id, version, created: false, discardedBlobKeys: discarded };
@@ -324,14 +328,14 @@ export class PgDocumentStore implements DocumentStore {
   /** One multi-row INSERT (atomic: all rows or none); how many rows it inserted. */
   private async insertDocuments(db: Queryable, docs: NewDocument[], onConflict: string): Promise<number> {
     if (docs.length === 0) return 0;
-    const PER_ROW = 18;
+    const PER_ROW = 19;
     const values: string[] = [];
     const params: unknown[] = [];
     docs.forEach((d, i) => {
       const p = (n: number) => `$${i * PER_ROW + n}`;
       values.push(
         `(${p(1)}, ${p(2)}, 'queued', ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}::jsonb, ${p(9)}, ${p(10)},
-          ${p(11)}, 0, ${p(12)}, ${p(12)}, ${p(13)}, ${p(14)}, ${p(15)}, ${p(16)}, clock_timestamp(), 0, ${p(17)}, ${p(18)})`,
+          ${p(11)}, 0, ${p(12)}, ${p(12)}, ${p(13)}, ${p(14)}, ${p(15)}, ${p(16)}, clock_timestamp(), 0, ${p(17)}, ${p(18)}, ${p(19)})`,
       );
       params.push(
         d.id,
@@ -352,13 +356,15 @@ export class PgDocumentStore implements DocumentStore {
         this.initialJobState,
         d.externalId === undefined || d.externalId === null ? null : storable(d.externalId),
         d.language ?? null,
+        d.traceparent ?? null,
       );
     });
     const r = await db.query(
       `INSERT INTO ${this.documents} (
          id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
          chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
-         input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id, requested_language
+         input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id, requested_language,
+         job_traceparent
        ) VALUES ${values.join(', ')} ${onConflict}`,
       params,
     );

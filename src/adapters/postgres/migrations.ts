@@ -626,6 +626,15 @@ const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 150,
+    name: 'trace context of jobs',
+    async apply(tx, db) {
+      // As in SQLite: the traceparent of the request that queued the document's job, so the
+      // worker's spans join its trace; null when tracing is off.
+      await tx.query(`ALTER TABLE ${db.table('documents')} ADD COLUMN IF NOT EXISTS job_traceparent text`);
+    },
+  },
+  {
     version: 155,
     name: 'evaluations',
     async apply(tx, db) {

@@ -83,7 +83,8 @@ class PgJobRows implements JobRows {
        SET job_state = 'leased', lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond',
            job_attempts = d.job_attempts + 1
        FROM next WHERE d.id = next.id
-       RETURNING d.id, d.org_id AS "orgId", d.job_attempts AS attempt`,
+       RETURNING d.id, d.org_id AS "orgId", d.job_attempts AS attempt, d.job_traceparent AS traceparent,
+         (extract(epoch FROM d.run_at) * 1000)::float8 AS "queuedAt"`,
       [owner, leaseMs, turn.skip, turn.recent],
     );
     return rows[0] ?? null;

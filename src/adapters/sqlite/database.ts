@@ -478,6 +478,15 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 150,
+    name: 'trace context of jobs',
+    sql: `
+      -- The W3C traceparent of the request that queued the document's job: the worker's spans
+      -- join that request's trace. Null when tracing is off.
+      ALTER TABLE documents ADD COLUMN job_traceparent TEXT;
+    `,
+  },
+  {
     version: 155,
     name: 'evaluations',
     sql: `

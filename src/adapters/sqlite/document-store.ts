@@ -186,8 +186,9 @@ export class SqliteDocumentStore implements DocumentStore {
       .get(`INSERT INTO documents (
         id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
         chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
-        input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id, requested_language
-      ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?)`)
+        input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id, requested_language,
+        job_traceparent
+      ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?, ?)`)
       .run(
         d.id,
         d.orgId,
@@ -208,6 +209,7 @@ export class SqliteDocumentStore implements DocumentStore {
         at,
         d.externalId ?? null,
         d.language ?? null,
+        d.traceparent ?? null,
       );
     return { id: d.id, version: 1, created: true, discardedBlobKeys: [] };
   }
@@ -232,6 +234,7 @@ export class SqliteDocumentStore implements DocumentStore {
         blobKey: doc.blobKey,
         fetchUrl: doc.fetchUrl,
         at: doc.createdAt,
+        traceparent: doc.traceparent ?? null,
       });
       if (started && started !== 'in_flight') return started;
     }
@@ -296,8 +299,16 @@ export class SqliteDocumentStore implements DocumentStore {
     // index_run, so it writes nothing more.
     const freshJob = `index_run = NULL, job_state = 'pending', run_at = @at, lease_owner = NULL,
       lease_until = NULL, job_attempts = 0, attempts = 0, updated_at = @at,
-      metadata = coalesce(@metadata, metadata), input_text = @text, fetch_url = @fetchUrl`;
-    const common = { id, at, metadata, text: storableNullable(v.text), fetchUrl: v.fetchUrl };
+      metadata = coalesce(@metadata, metadata), input_text = @text, fetch_url = @fetchUrl,
+      job_traceparent = @traceparent`;
+    const common = {
+      id,
+      at,
+      metadata,
+      text: storableNullable(v.text),
+      fetchUrl: v.fetchUrl,
+      traceparent: v.traceparent ?? null,
+    };
     if (row.status === 'ready') {
       const version = Math.max(row.version, row.pending_version ?? 0) + 1;
       const superseded = row.pending === null ? null : (JSON.parse(row.pending) as PendingSpec).blob_key;

@@ -114,7 +114,8 @@ export class SqliteJobRows implements JobRows {
         (SELECT id FROM documents WHERE job_state = 'leased' AND lease_until < @now${this.lanePredicate}
          ORDER BY lease_until LIMIT 1),
         (${fairPendingSql(lane)}))
-      RETURNING id, org_id AS orgId, job_attempts AS attempt`;
+      RETURNING id, org_id AS orgId, job_attempts AS attempt, job_traceparent AS traceparent,
+        run_at AS queuedAt`;
   }
 
   private now(): number {

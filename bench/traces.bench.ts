@@ -1,0 +1,209 @@
+// What tracing costs: section 2's JSON ingest and section 4's BM25 queries (1–4 and 12–30 words,
+// through the HTTP layer) with OTEL_EXPORTER_OTLP_ENDPOINT pointing at a loopback OTLP receiver
+// in this process, against the same workloads with tracing off, in the same run. Ingest runs
+// alternate off/on (on/off in the next round) on fresh servers; the queries go to three servers
+// holding the same corpus (off, on, and on with the sampler dropping every trace, which leaves
+// the context propagation and drops the spans), each query to all three in rotated order. Goal:
+// with tracing on, ≥ 0.95× the ingest throughput and query throughput (1 / median latency) of off.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ingestCorpus, ingestOnce } from './ingest.bench.js';
+import {
+  type Benchmark,
+  type BenchOptions,
+  type BenchSection,
+  fmt,
+  median,
+  percentile,
+  seededRandom,
+} from './lib.js';
+import { makeLongQueries, makeQueries } from './query.bench.js';
+import {
+  callApi,
+  cpuMilliseconds,
+  type DocindexServer,
+  type IngestAck,
+  startDocindex,
+  waitUntilDone,
+} from './server.js';
+
+const GOAL_RATIO = 0.95;
+const DOCS_PER_REQUEST = 50;
+const TOP_K = 10;
+
+/** A collector stand-in: accepts OTLP/HTTP JSON and counts the spans. */
+class SpanSink {
+  spans = 0;
+  bytes = 0;
+  private server: Server | null = null;
+
+  async start(): Promise<string> {
+    const server = createServer((req, res) => {
+      const parts: Buffer[] = [];
+      req.on('data', (part: Buffer) => parts.push(part));
+      req.on('end', () => {
+        const body = Buffer.concat(parts);
+        this.bytes += body.length;
+        this.spans += (body.toString('utf8').match(/"spanId"/g) ?? []).length;
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    this.server = server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+function sizes(quick: boolean) {
+  return { rounds: quick ? 2 : 4, queryDocs: quick ? 200 : 1_000, queries: quick ? 200 : 600 };
+}
+
+async function loadCorpus(server: DocindexServer, texts: string[]): Promise<void> {
+  const ids: string[] = [];
+  for (let i = 0; i < texts.length; i += DOCS_PER_REQUEST) {
+    const ack = await callApi<IngestAck>(
+      server,
+      'POST',
+      '/v1/ingest',
+      { documents: texts.slice(i, i + DOCS_PER_REQUEST).map((text) => ({ text })) },
+      202,
+    );
+    ids.push(...ack.document_ids);
+  }
+  await waitUntilDone(server, () => ids, { expected: ids.length, timeoutMs: 600_000 });
+}
+
+async function timeQuery(server: DocindexServer, query: string): Promise<number> {
+  const start = performance.now();
+  await callApi(server, 'POST', '/v1/query', { query, top_k: TOP_K, mode: 'keyword' });
+  return performance.now() - start;
+}
+
+/** The query servers: tracing off, on, and on with every trace dropped by the sampler. */
+const QUERY_SERVERS = ['off', 'on', 'unsampled'] as const;
+type QueryServer = (typeof QUERY_SERVERS)[number];
+type QueryLatencies = Record<QueryServer, number[]>;
+
+/** Each query to every server, the order rotated every query; latencies per server. */
+async function rotatedQueries(
+  servers: Record<QueryServer, DocindexServer>,
+  queries: string[],
+): Promise<QueryLatencies> {
+  const result: QueryLatencies = { off: [], on: [], unsampled: [] };
+  for (const [i, query] of queries.entries()) {
+    for (let k = 0; k < QUERY_SERVERS.length; k++) {
+      const which = QUERY_SERVERS[(i + k) % QUERY_SERVERS.length]!;
+      result[which].push(await timeQuery(servers[which], query));
+    }
+  }
+  return result;
+}
+
+function queryRow(label: string, l: QueryLatencies): string {
+  const ratio = (which: QueryServer) => fmt(median(l.off) / median(l[which]), 2);
+  const cells = (which: QueryServer) => `${fmt(median(l[which]), 2)} | ${fmt(percentile(l[which], 95), 2)}`;
+  return `| ${label} | ${l.off.length} | ${cells('off')} | ${cells('on')} | ${cells('unsampled')} | ${ratio('on')}× | ${ratio('unsampled')}× |`;
+}
+
+export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSection> => {
+  const quick = options?.quick ?? false;
+  const { rounds, queryDocs, queries } = sizes(quick);
+  const sink = new SpanSink();
+  const endpoint = await sink.start();
+  const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint };
+  try {
+    // ---- section 2's ingest, off and on alternating ----
+    const texts = ingestCorpus(quick);
+    const ingest = { off: [] as number[], on: [] as number[] };
+    const ingestCpu = { off: [] as number[], on: [] as number[] };
+    for (let round = 0; round < rounds; round++) {
+      const order: Array<'off' | 'on'> = round % 2 === 0 ? ['off', 'on'] : ['on', 'off'];
+      for (const which of order) {
+        const result = await ingestOnce(texts, which === 'on' ? traced : {});
+        if (result.failed > 0) throw new Error(`${result.failed} document(s) failed with tracing ${which}`);
+        ingest[which].push(result.ms);
+        ingestCpu[which].push(result.cpuMs);
+      }
+    }
+    const ingestSpans = sink.spans;
+    const docsPerSecond = (ms: number) => (texts.length / ms) * 1000;
+    const ingestRatio = docsPerSecond(median(ingest.on)) / docsPerSecond(median(ingest.off));
+    const ingestCpuRatio = median(ingestCpu.off) / median(ingestCpu.on);
+
+    // ---- section 4's queries, on servers holding the same corpus ----
+    const started = await Promise.all([
+      startDocindex(),
+      startDocindex({ env: traced }),
+      startDocindex({ env: { ...traced, OTEL_TRACES_SAMPLER: 'always_off' } }),
+    ]);
+    const servers: Record<QueryServer, DocindexServer> = {
+      off: started[0],
+      on: started[1],
+      unsampled: started[2],
+    };
+    let short: QueryLatencies;
+    let long: QueryLatencies;
+    const queryCpu: Record<QueryServer, number> = { off: 0, on: 0, unsampled: 0 };
+    try {
+      const corpus = ingestCorpus(quick).slice(0, queryDocs);
+      for (const server of started) await loadCorpus(server, corpus);
+      const random = seededRandom(26);
+      // Warm every server (JIT, statement caches) before measuring.
+      await rotatedQueries(servers, makeQueries(20, random));
+      const cpuBefore = QUERY_SERVERS.map((which) => cpuMilliseconds(servers[which].pid));
+      short = await rotatedQueries(servers, makeQueries(queries, random));
+      long = await rotatedQueries(servers, makeLongQueries(queries, random));
+      QUERY_SERVERS.forEach((which, i) => {
+        queryCpu[which] = cpuMilliseconds(servers[which].pid) - cpuBefore[i]!;
+      });
+    } finally {
+      await Promise.all(started.map((server) => server.stop()));
+    }
+    const queryRatio = Math.min(median(short.off) / median(short.on), median(long.off) / median(long.on));
+    const met = (ratio: number) => (ratio >= GOAL_RATIO ? 'met' : 'NOT met');
+    return {
+      title: 'Tracing on vs off: ingest (section 2) and BM25 queries (section 4)',
+      lines: [
+        `Tracing on = \`OTEL_EXPORTER_OTLP_ENDPOINT\` set to an OTLP/HTTP receiver on 127.0.0.1 in the bench process (every span exported, the default sampler), off = unset; same server build, same run. Ingest: section 2's corpus (${texts.length.toLocaleString('en-US')} documents of ~10 KB, ${DOCS_PER_REQUEST} per POST, 4 POSTs in flight) on a fresh server per run, ${rounds} round(s) of off and on, the order swapped each round; median. Queries: three servers each holding the first ${queryDocs.toLocaleString('en-US')} of those documents (off; on; on with \`OTEL_TRACES_SAMPLER=always_off\`, "unsampled": the trace context is carried but no span recorded or sent), ${queries} keyword queries of 1–4 words and ${queries} of 12–30 words (section 4's generators), top_k ${TOP_K}, through HTTP, each query sent to the three in rotated order.`,
+        '',
+        '| workload | off | on | on ÷ off throughput |',
+        '|---|---:|---:|---:|',
+        `| ingest, documents/s (median of ${rounds}) | ${fmt(docsPerSecond(median(ingest.off)))} | ${fmt(docsPerSecond(median(ingest.on)))} | ${fmt(ingestRatio, 2)}× |`,
+        `| ingest, server CPU s per run (median of ${rounds}) | ${fmt(median(ingestCpu.off) / 1000, 2)} | ${fmt(median(ingestCpu.on) / 1000, 2)} | ${fmt(ingestCpuRatio, 2)}× |`,
+        `| queries, server CPU ms per query (all ${queries * 2}; unsampled ${fmt(queryCpu.unsampled / (queries * 2), 2)}) | ${fmt(queryCpu.off / (queries * 2), 2)} | ${fmt(queryCpu.on / (queries * 2), 2)} | ${fmt(queryCpu.off / queryCpu.on, 2)}× |`,
+        '',
+        '| queries | count | off p50 ms | off p95 ms | on p50 ms | on p95 ms | unsampled p50 ms | unsampled p95 ms | on ÷ off throughput (p50) | unsampled ÷ off |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+        queryRow('1–4 words', short),
+        queryRow('12–30 words', long),
+        '',
+        `- Ingest runs (s), off: ${ingest.off.map((ms) => fmt(ms / 1000, 2)).join(', ')}; on: ${ingest.on.map((ms) => fmt(ms / 1000, 2)).join(', ')}. Server CPU (s), off: ${ingestCpu.off.map((ms) => fmt(ms / 1000, 2)).join(', ')}; on: ${ingestCpu.on.map((ms) => fmt(ms / 1000, 2)).join(', ')}.`,
+        `- CPU throughput is work per CPU second (off ÷ on of the CPU each used): it moves less with the machine's load than wall time, which other processes share.`,
+        `- Load average at the end: ${os
+          .loadavg()
+          .map((l) => fmt(l, 2))
+          .join(', ')} (${os.cpus().length} cores).`,
+        `- Spans received: ${ingestSpans.toLocaleString('en-US')} from the traced ingest runs, ${(sink.spans - ingestSpans).toLocaleString('en-US')} from the traced query server (${fmt(sink.bytes / 1e6, 1)} MB of OTLP JSON in all).`,
+        `- Goal: with tracing on, ≥ ${fmt(GOAL_RATIO, 2)}× the throughput of off: ingest **${fmt(ingestRatio, 2)}×** (wall), ${met(ingestRatio)}, **${fmt(ingestCpuRatio, 2)}×** (CPU), ${met(ingestCpuRatio)}; queries (the lower of the two, p50) **${fmt(queryRatio, 2)}×**, ${met(queryRatio)}, **${fmt(queryCpu.off / queryCpu.on, 2)}×** (CPU), ${met(queryCpu.off / queryCpu.on)}.`,
+      ],
+    };
+  } finally {
+    await sink.stop();
+  }
+};
+
+const thisFile = fileURLToPath(import.meta.url);
+if (process.argv.slice(1).some((arg) => path.resolve(arg) === thisFile)) {
+  const section = await run({ quick: process.argv.includes('--quick') });
+  console.log(`## ${section.title}\n\n${section.lines.join('\n')}`);
+}

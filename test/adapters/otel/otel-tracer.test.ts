@@ -1,0 +1,85 @@
+// The Tracer port on OpenTelemetry, against the real SDK with an in-memory exporter: spans nest
+// as the calls do (across awaits), a traceparent is continued and handed on, a malformed one
+// starts a new trace instead of failing, and a failed span records the error's code, never its
+// message.
+import { context } from '@opentelemetry/api';
+import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { OtelTracer } from '../../../src/adapters/otel/otel-tracer.js';
+
+const exporter = new InMemorySpanExporter();
+const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+provider.register();
+const tracer = new OtelTracer(provider.getTracer('test'));
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const PARENT = '00f067aa0ba902b7';
+
+beforeEach(() => exporter.reset());
+afterAll(async () => {
+  await provider.shutdown();
+  context.disable();
+});
+
+const finished = (name: string) => {
+  const span = exporter.getFinishedSpans().find((s) => s.name === name);
+  expect(span, name).toBeDefined();
+  return span!;
+};
+
+describe('OtelTracer', () => {
+  it('nests spans as the calls do, across awaits, and hands the current one on as a traceparent', async () => {
+    let handedOn: string | null = null;
+    await tracer.inSpan('outer', { parent: `00-${TRACE}-${PARENT}-01`, kind: 'server' }, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await tracer.inSpan('inner', { attributes: { 'docindex.chunks': 3 } }, async () => {
+        handedOn = tracer.traceparent();
+      });
+      tracer.startSpan('sibling').end();
+    });
+    const outer = finished('outer');
+    const inner = finished('inner');
+    expect(outer.spanContext().traceId).toBe(TRACE);
+    expect(outer.parentSpanContext?.spanId).toBe(PARENT);
+    expect(inner.parentSpanContext?.spanId).toBe(outer.spanContext().spanId);
+    expect(finished('sibling').parentSpanContext?.spanId).toBe(outer.spanContext().spanId);
+    expect(inner.attributes['docindex.chunks']).toBe(3);
+    expect(handedOn).toBe(`00-${TRACE}-${inner.spanContext().spanId}-01`);
+    expect(tracer.traceparent()).toBeNull();
+  });
+
+  it('starts a new trace for a malformed or all-zero traceparent', async () => {
+    for (const parent of ['garbage', `00-${'0'.repeat(32)}-${PARENT}-01`, `00-${TRACE}-${PARENT}`]) {
+      exporter.reset();
+      await tracer.inSpan('request', { parent }, async () => {});
+      const span = finished('request');
+      expect(span.parentSpanContext).toBeUndefined();
+      expect(span.spanContext().traceId).not.toBe(TRACE);
+    }
+  });
+
+  it('marks a failed span with the error’s code or class, never its message', async () => {
+    const error = Object.assign(new Error('could not fetch https://example.com/secret?sig=abc'), {
+      code: 'url_unreachable',
+    });
+    await expect(tracer.inSpan('download', {}, async () => Promise.reject(error))).rejects.toBe(error);
+    await expect(
+      tracer.inSpan('plain', {}, async () => Promise.reject(new TypeError('the text'))),
+    ).rejects.toThrow();
+    const download = finished('download');
+    expect(download.status).toEqual({ code: 2, message: 'url_unreachable' });
+    expect(download.attributes['error.type']).toBe('url_unreachable');
+    expect(download.events).toEqual([]);
+    expect(finished('plain').attributes['error.type']).toBe('TypeError');
+    expect(JSON.stringify(exporter.getFinishedSpans().map((s) => [s.status, s.attributes]))).not.toMatch(
+      /secret|the text/,
+    );
+  });
+
+  it('runs a function with a span started elsewhere as the current one', async () => {
+    const span = tracer.startSpan('request', { startTime: Date.now() - 50 });
+    await tracer.withSpan(span, () => tracer.inSpan('handler', {}, async () => {}));
+    span.end();
+    expect(finished('handler').parentSpanContext?.spanId).toBe(finished('request').spanContext().spanId);
+  });
+});
