@@ -47,6 +47,8 @@ import { ingestUrlRoute } from './http/routes/ingest/url.js';
 import { mcpEndpoint } from './http/routes/mcp/endpoint.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { orgRoute } from './http/routes/org/get.js';
+import { deletePartitionRoute } from './http/routes/partitions/delete.js';
+import { listPartitionsRoute } from './http/routes/partitions/list.js';
 import { queryRoute } from './http/routes/query/post.js';
 import { usageRoute } from './http/routes/usage/get.js';
 import { createWebhookRoute } from './http/routes/webhooks/create.js';
@@ -68,6 +70,11 @@ const TAGS = [
     description: 'Read (scope `read`), change and delete (scope `write`) documents.',
   },
   { name: 'query', description: 'Search (scope `query`).' },
+  {
+    name: 'partitions',
+    description:
+      'The partitions documents belong to: their sizes (scope `read`) and deletion (scope `write`).',
+  },
   { name: 'usage', description: 'Query volume and rate limit (scope `read`).' },
   { name: 'org', description: 'The organisation an API key belongs to (scope `read`).' },
   {
@@ -221,6 +228,8 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       replaceContentRoute(v1, deps);
       reprocessDocumentRoute(v1, deps);
       queryRoute(v1, deps);
+      listPartitionsRoute(v1, deps);
+      deletePartitionRoute(v1, deps);
       usageRoute(v1, deps);
       orgRoute(v1);
       createWebhookRoute(v1, deps);

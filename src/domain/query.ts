@@ -13,6 +13,7 @@ import { ERRORS } from './errors.js';
 import { type Filter, type FilterJson, parseFilter } from './filter.js';
 import { capPerGroup, fuseRanks, RRF_DEPTH } from './fusion.js';
 import { checkLanguage } from './languages.js';
+import { type DocumentAccess, partitionsToRead } from './partitions.js';
 import { type Embedder, EmbeddingError, type SearchIndex, type VectorIndex } from './ports.js';
 import { PROXIMITY_DEPTH, rerankByProximity } from './proximity.js';
 import type { QueryEmbeddings } from './query-embeddings.js';
@@ -36,6 +37,8 @@ export interface QueryInput {
   /** The request's `filter` as sent: parsed here, refused (400, pointing into /filter) if invalid. */
   filter: FilterJson | undefined;
   documentIds: string[] | null;
+  /** Only these partitions (all the key's own); absent: every one the key may see. */
+  partitions?: string[] | undefined;
   /** Absent: `hybrid` with an embedding provider, else `keyword`. */
   mode?: QueryMode | undefined;
   /** Weight of the semantic list in hybrid mode, 0–1. */
@@ -110,11 +113,21 @@ export class QueryService {
     return this.semantic === null ? 'keyword' : 'hybrid';
   }
 
-  async query(orgId: string, input: QueryInput): Promise<QueryAnswer> {
+  /**
+   * Every path (keyword, semantic, hybrid, and the reranker's candidates) searches only the
+   * partitions the key may see, or those of them the request names: the indexes apply the
+   * restriction where they apply the org and the filter, before ranking.
+   */
+  async query(orgId: string, access: DocumentAccess, input: QueryInput): Promise<QueryAnswer> {
     const mode = input.mode ?? this.defaultMode;
     if (mode !== 'keyword' && this.semantic === null) throw ERRORS.semanticSearchUnavailable(mode);
     const rerank = wantsRerank(input.rerank, this.reranking);
     const filter = input.filter === undefined ? null : parseFilter(input.filter, '/filter');
+    const scope: Scope = {
+      filter,
+      documentIds: input.documentIds,
+      partitions: partitionsToRead(access, input.partitions, '/partitions'),
+    };
     checkLanguage(input.language, '/language');
     const language = input.language ?? null;
     const query = cleanText(input.query);
@@ -128,23 +141,19 @@ export class QueryService {
     let ranked: QueryHit[];
     let degraded = false;
     if (mode === 'keyword') {
-      ranked = (await this.keywordHits(orgId, query, depth, filter, input.documentIds, language)).map(
-        keywordOnly,
-      );
+      ranked = (await this.keywordHits(orgId, query, depth, scope, language)).map(keywordOnly);
     } else if (mode === 'semantic') {
-      ranked = await this.semanticHits(orgId, query, depth, filter, input.documentIds, true);
+      ranked = await this.semanticHits(orgId, query, depth, scope, true);
     } else {
       // The semantic half starts first and the keyword half after a turn of the event loop: by then
       // the semantic half waits on its off-thread steps (the provider's embedding, the embedded
       // index's vector scan), which then run beside the keyword search rather than after it.
-      const semanticHalf = this.semanticHits(orgId, query, depth, filter, input.documentIds, false).catch(
-        (error: unknown) => {
-          if (error instanceof EmbeddingFailed) return null;
-          throw error;
-        },
-      );
+      const semanticHalf = this.semanticHits(orgId, query, depth, scope, false).catch((error: unknown) => {
+        if (error instanceof EmbeddingFailed) return null;
+        throw error;
+      });
       const [keyword, semantic] = await Promise.all([
-        setImmediate().then(() => this.keywordHits(orgId, query, depth, filter, input.documentIds, language)),
+        setImmediate().then(() => this.keywordHits(orgId, query, depth, scope, language)),
         semanticHalf,
       ]);
       degraded = semantic === null;
@@ -178,18 +187,15 @@ export class QueryService {
     orgId: string,
     query: string,
     topK: number,
-    filter: Filter | null,
-    documentIds: string[] | null,
+    scope: Scope,
     language: string | null,
   ): Promise<KeywordHit[]> {
-    if (this.proximity === null)
-      return this.index.search({ orgId, query, topK, filter, documentIds, language });
+    if (this.proximity === null) return this.index.search({ orgId, query, topK, ...scope, language });
     const hits = await this.index.search({
       orgId,
       query,
       topK: Math.max(topK, PROXIMITY_DEPTH),
-      filter,
-      documentIds,
+      ...scope,
       language,
     });
     return rerankByProximity(hits, query, this.proximity);
@@ -203,8 +209,7 @@ export class QueryService {
     orgId: string,
     query: string,
     limit: number,
-    filter: Filter | null,
-    documentIds: string[] | null,
+    scope: Scope,
     answerFailure: boolean,
   ): Promise<QueryHit[]> {
     const semantic = this.semantic!;
@@ -226,7 +231,7 @@ export class QueryService {
       throw ERRORS.embeddingsUnavailable(error.code, retryAfter);
     }
     const profileId = await this.profileOf(vector.length);
-    const hits = await semantic.vectors.search({ orgId, profileId, vector, limit, filter, documentIds });
+    const hits = await semantic.vectors.search({ orgId, profileId, vector, limit, ...scope });
     return hits.map((h) => ({ ...h, scores: { keyword: null, semantic: h.score, rerank: null } }));
   }
 
@@ -240,6 +245,14 @@ export class QueryService {
     }
     return profile;
   }
+}
+
+/** Which documents a query may answer from, the same for its keyword and semantic lists. */
+interface Scope {
+  filter: Filter | null;
+  documentIds: string[] | null;
+  /** null: every partition of the org. */
+  partitions: string[] | null;
 }
 
 /** The hybrid query's semantic half failed at the provider: answer with the keyword half. */

@@ -21,6 +21,7 @@ import { CHUNK_OVERLAP, CHUNK_SIZE } from '../domain/chunk-settings.js';
 import { ApiError, ERRORS } from '../domain/errors.js';
 import { FILTER_MAX_CONDITIONS, FILTER_MAX_DEPTH } from '../domain/filter.js';
 import { METADATA_MAX_KEY_LENGTH, METADATA_MAX_KEYS, METADATA_MAX_VALUE_LENGTH } from '../domain/metadata.js';
+import { MAX_PARTITIONS_PER_REQUEST, PARTITION_PATTERN } from '../domain/partitions.js';
 import type { Scope } from '../domain/scopes.js';
 import { DOCUMENT_STATUSES } from '../domain/types.js';
 
@@ -31,6 +32,7 @@ export interface DocindexApi {
     topK?: number;
     filter?: QueryFilter;
     documentIds?: string[];
+    partitions?: string[];
     mode?: 'keyword' | 'semantic' | 'hybrid';
     rerank?: boolean;
     rerankCandidates?: number;
@@ -42,6 +44,7 @@ export interface DocindexApi {
     cursor?: string;
     filter?: QueryFilter;
     ids?: string[];
+    partitions?: string[];
   }): Promise<DocumentPage>;
   ingestText(input: {
     text: string;
@@ -119,6 +122,16 @@ const metadataSchema = z
 
 const documentId = z.uuid().describe('A document ID (UUID), as returned by the ingest tools.');
 
+const partitionsInput = (what: string) =>
+  z
+    .array(z.string().regex(new RegExp(PARTITION_PATTERN)))
+    .min(1)
+    .max(MAX_PARTITIONS_PER_REQUEST)
+    .optional()
+    .describe(
+      `${what} only documents of these partitions (default: every partition the API key may see; one the key is not limited to is an error).`,
+    );
+
 const searchInput = {
   query: z
     .string()
@@ -147,6 +160,7 @@ const searchInput = {
     .max(1000)
     .optional()
     .describe('Search only within these documents (at most 1,000).'),
+  partitions: partitionsInput('Search'),
   rerank: z
     .boolean()
     .optional()
@@ -185,6 +199,7 @@ const listDocumentsInput = {
     .max(100)
     .optional()
     .describe('The status of these documents (at most 100) in one call; unknown ids are left out.'),
+  partitions: partitionsInput('List'),
 };
 
 const chunkSettingsInput = {
@@ -325,7 +340,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
     'search',
     {
       title: 'Search documents',
-      description: `Search the organisation’s ready documents and return the best-matching chunks (passages), best first, each with its text, score, document_id, chunk_index, metadata and page range (PDF pages, else null). Narrow with filter (metadata) and document_ids. Needs the \`${TOOL_SCOPES.search}\` key scope.`,
+      description: `Search the organisation’s ready documents and return the best-matching chunks (passages), best first, each with its text, score, document_id, chunk_index, metadata and page range (PDF pages, else null). Narrow with filter (metadata), document_ids and partitions. Needs the \`${TOOL_SCOPES.search}\` key scope.`,
       inputSchema: searchInput,
       outputSchema: searchOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -337,6 +352,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
         top_k?: number;
         filter?: Record<string, unknown>;
         document_ids?: string[];
+        partitions?: string[];
         mode?: 'keyword' | 'semantic' | 'hybrid';
         rerank?: boolean;
         rerank_candidates?: number;
@@ -349,6 +365,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
           ...(args.rerank_candidates === undefined ? {} : { rerankCandidates: args.rerank_candidates }),
           ...(args.filter === undefined ? {} : { filter: args.filter as QueryFilter }),
           ...(args.document_ids === undefined ? {} : { documentIds: args.document_ids }),
+          ...(args.partitions === undefined ? {} : { partitions: args.partitions }),
         }),
     ),
   );
@@ -369,7 +386,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
     'list_documents',
     {
       title: 'List documents',
-      description: `The organisation’s documents, newest first, one page at a time (status records as get_document gives them). Narrow by status, by a metadata filter, or ask for the status of many documents at once with document_ids. When next_cursor is not null, pass it as cursor to read the next page. Needs the \`${TOOL_SCOPES.list_documents}\` key scope.`,
+      description: `The organisation’s documents, newest first, one page at a time (status records as get_document gives them). Narrow by status, by a metadata filter, by partitions, or ask for the status of many documents at once with document_ids. When next_cursor is not null, pass it as cursor to read the next page. Needs the \`${TOOL_SCOPES.list_documents}\` key scope.`,
       inputSchema: listDocumentsInput,
       outputSchema: listOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -382,6 +399,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
         cursor?: string;
         filter?: Record<string, unknown>;
         document_ids?: string[];
+        partitions?: string[];
       }) =>
         api.listDocuments({
           ...(args.status === undefined ? {} : { status: args.status }),
@@ -389,6 +407,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
           ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
           ...(args.filter === undefined ? {} : { filter: args.filter as QueryFilter }),
           ...(args.document_ids === undefined ? {} : { ids: args.document_ids }),
+          ...(args.partitions === undefined ? {} : { partitions: args.partitions }),
         }),
     ),
   );

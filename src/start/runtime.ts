@@ -25,6 +25,7 @@ import { contentTypeOf } from '../domain/formats.js';
 import { IdempotencyService } from '../domain/idempotency.js';
 import { IngestionService } from '../domain/ingestion.js';
 import { OrgAdmin } from '../domain/orgs.js';
+import { PartitionService } from '../domain/partition-service.js';
 import { type Clock, type Embedder, type JobConsumer, type Reranker, systemClock } from '../domain/ports.js';
 import { guardEmbedder, guardReranker, type ProviderStatus } from '../domain/provider-health.js';
 import { QueryService } from '../domain/query.js';
@@ -257,13 +258,17 @@ export async function createRuntime(
     config.defaultRateLimitRpm,
   );
 
+  const documentService = new DocumentService(documents, blobs);
+  const partitions = new PartitionService(documents, documentService, clock);
+
   const appDeps: AppDeps = {
     version: PACKAGE_VERSION,
     authenticator: new Authenticator(orgs, clock),
     rateLimiter,
     ingestion,
     idempotency: new IdempotencyService(adapters.idempotency, clock),
-    documents: new DocumentService(documents, blobs),
+    documents: documentService,
+    partitions,
     vectorStatus: new VectorStatusService(embedder, adapters.vectors),
     query: new QueryService(
       adapters.search,
@@ -373,13 +378,17 @@ export async function createRuntime(
       clock,
       config.reconcileIntervalMs,
     );
+    // Each run also goes on with the purge of partitions marked for deletion (a mark outlives a
+    // crash, so a purge cut off resumes here).
     const reconcile = () =>
-      reconciler.runOnce().then(
-        (n) => {
+      reconciler
+        .runOnce()
+        .then(async (n) => {
           if (n > 0) logger.info({ requeued: n }, 'reconciler re-enqueued documents');
-        },
-        (error: unknown) => logger.warn({ err: error }, 'reconciler run failed'),
-      );
+          const purged = await partitions.purgeOnce();
+          if (purged > 0) logger.info({ deleted: purged }, 'partition purge deleted documents');
+        })
+        .catch((error: unknown) => logger.warn({ err: error }, 'reconciler run failed'));
     void reconcile();
     const timer = setInterval(reconcile, config.reconcileIntervalMs);
     timer.unref();
