@@ -376,7 +376,7 @@ export class SqliteDocumentStore implements DocumentStore {
            SELECT name, 0, 0, 0, 1 FROM partition_deletions WHERE org_id = ?
          ) GROUP BY name ORDER BY name`,
       )
-      .all(orgId, orgId, orgId);
+      .all(orgId, orgId);
     return rows.map((r) => ({
       name: r.name,
       documents: r.documents,
