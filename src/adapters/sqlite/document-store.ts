@@ -364,7 +364,7 @@ export class SqliteDocumentStore implements DocumentStore {
   async listPartitions(orgId: string): Promise<PartitionSummary[]> {
     const rows = this.sql
       .get<
-        [string, string, string],
+        [string, string],
         { name: string; documents: number; chunks: number; bytes: number; deleting: number }
       >(
         `SELECT name, sum(documents) AS documents, sum(chunks) AS chunks, sum(bytes) AS bytes, max(deleting) AS deleting
