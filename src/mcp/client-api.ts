@@ -15,6 +15,7 @@ export function clientApi(client: DocindexClient): DocindexApi {
         ...(input.rerankCandidates === undefined ? {} : { rerankCandidates: input.rerankCandidates }),
         ...(input.filter === undefined ? {} : { filter: input.filter }),
         ...(input.documentIds === undefined ? {} : { documentIds: input.documentIds }),
+        ...(input.partitions === undefined ? {} : { partitions: input.partitions }),
       }),
     getDocument: (id) => client.getDocument(id),
     listDocuments: (input) => client.listDocuments(input),
