@@ -128,7 +128,7 @@ export function partitionContract(
         expect(hits.map((hit) => hit.documentId).sort()).toEqual([...inB].sort());
       });
 
-      it('hybrid and keyword through the query service answer only b’s chunks, all 3 of them', async () => {
+      it('keyword, semantic, hybrid and reranked through the query service answer only b’s chunks, all 3 of them', async () => {
         const embedder = fixedEmbedder();
         const service = new QueryService(
           h.index,
@@ -151,6 +151,38 @@ export function partitionContract(
           });
           expect(answer.hits.map((hit) => hit.documentId).sort(), mode).toEqual([...inB].sort());
         }
+        // Reranked, the candidates are b's alone: a reranker that prefers a's text never sees it.
+        const reranked = new QueryService(
+          h.index,
+          new UsageService(new MemoryUsage(), new FixedClock(new Date())),
+          {
+            embedder,
+            embeddings: new QueryEmbeddings(embedder),
+            vectors: h.vectors,
+            embeddingDeadlineMs: 5_000,
+          },
+          null,
+          {
+            reranker: {
+              provider: 'http',
+              model: 'prefers-a',
+              score: async (_query, texts) => texts.map((text) => (text.includes(' a ') ? 1 : 0)),
+              close: async () => {},
+            },
+            deadlineMs: 5_000,
+          },
+        );
+        const answer = await reranked.query(org, ALL_PARTITIONS, {
+          query: 'quokka',
+          topK: 10,
+          filter: undefined,
+          documentIds: null,
+          partitions: ['b'],
+          mode: 'hybrid',
+          rerank: true,
+        });
+        expect(answer.degraded).toBe(false);
+        expect(answer.hits.map((hit) => hit.documentId).sort()).toEqual([...inB].sort());
         // A key limited to b gets the same without naming it.
         const limited = await service.query(org, accessOfKey(['b']), {
           query: 'quokka',
