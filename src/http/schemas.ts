@@ -726,6 +726,9 @@ export const OrgResponse = Type.Object(
       {
         key_id: Type.String(),
         scopes: Type.Array(ScopeSchema),
+        partitions: Type.Union([Type.Array(Type.String()), Type.Null()], {
+          description: 'The partitions the key is limited to; null: every partition.',
+        }),
       },
       { description: 'The API key of this request.' },
     ),
@@ -738,7 +741,7 @@ export const OrgResponse = Type.Object(
         name: 'Acme Corp',
         rate_limit_rpm: 600,
         created_at: '2026-03-01T09:30:00.000Z',
-        key: { key_id: EXAMPLE_KEY_ID, scopes: ['ingest', 'query', 'read'] },
+        key: { key_id: EXAMPLE_KEY_ID, scopes: ['ingest', 'query', 'read'], partitions: null },
       },
     ],
   },

@@ -529,7 +529,7 @@ class Client:
 
     def org(self) -> Dict[str, Any]:
         """The key's organisation and the key itself (``GET /v1/org``): ``org_id``, ``name``,
-        ``rate_limit_rpm``, ``created_at`` and ``key`` (``key_id``, ``scopes``)."""
+        ``rate_limit_rpm``, ``created_at`` and ``key`` (``key_id``, ``scopes``, ``partitions``)."""
         return dict(self._json(self._call("GET", "/v1/org")))
 
     # Webhooks -----------------------------------------------------------------------------------
