@@ -29,10 +29,12 @@ export function clientApi(client: DocindexClient): DocindexApi {
         {
           ...(input.chunkSize === undefined ? {} : { chunkSize: input.chunkSize }),
           ...(input.chunkOverlap === undefined ? {} : { chunkOverlap: input.chunkOverlap }),
+          ...(input.partition === undefined ? {} : { partition: input.partition }),
         },
       ),
     ingestUrl: (input) =>
       client.ingestUrl(input.url, input.metadata, {
+        ...(input.partition === undefined ? {} : { partition: input.partition }),
         ...(input.chunkSize === undefined ? {} : { chunkSize: input.chunkSize }),
         ...(input.chunkOverlap === undefined ? {} : { chunkOverlap: input.chunkOverlap }),
       }),

@@ -49,12 +49,14 @@ export interface DocindexApi {
   ingestText(input: {
     text: string;
     metadata?: Metadata;
+    partition?: string;
     chunkSize?: number;
     chunkOverlap?: number;
   }): Promise<IngestAck>;
   ingestUrl(input: {
     url: string;
     metadata?: Metadata;
+    partition?: string;
     chunkSize?: number;
     chunkOverlap?: number;
   }): Promise<IngestAck>;
@@ -234,9 +236,18 @@ function chunkSettings(args: { chunk_size?: number; chunk_overlap?: number }): {
   };
 }
 
+const partitionInput = z
+  .string()
+  .regex(new RegExp(PARTITION_PATTERN))
+  .optional()
+  .describe(
+    'The partition to add the document to (default: default). A key limited to partitions must name one of its own.',
+  );
+
 const ingestTextInput = {
   text: z.string().min(1).describe('The document text (plain text or Markdown).'),
   metadata: metadataSchema.optional(),
+  partition: partitionInput,
   ...chunkSettingsInput,
 };
 
@@ -249,6 +260,7 @@ const ingestUrlInput = {
       'A public http(s) URL of a PDF, DOCX, text or Markdown file or an HTML page (pre-signed object-storage URLs work if valid for at least 60 s). Private and local addresses are refused.',
     ),
   metadata: metadataSchema.optional(),
+  partition: partitionInput,
   ...chunkSettingsInput,
 };
 
@@ -428,10 +440,17 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
     },
     run(
       'ingest_text',
-      (args: { text: string; metadata?: Metadata; chunk_size?: number; chunk_overlap?: number }) =>
+      (args: {
+        text: string;
+        metadata?: Metadata;
+        partition?: string;
+        chunk_size?: number;
+        chunk_overlap?: number;
+      }) =>
         api.ingestText({
           text: args.text,
           ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
+          ...(args.partition === undefined ? {} : { partition: args.partition }),
           ...chunkSettings(args),
         }),
     ),
@@ -453,10 +472,17 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
     },
     run(
       'ingest_url',
-      (args: { url: string; metadata?: Metadata; chunk_size?: number; chunk_overlap?: number }) =>
+      (args: {
+        url: string;
+        metadata?: Metadata;
+        partition?: string;
+        chunk_size?: number;
+        chunk_overlap?: number;
+      }) =>
         api.ingestUrl({
           url: args.url,
           ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
+          ...(args.partition === undefined ? {} : { partition: args.partition }),
           ...chunkSettings(args),
         }),
     ),

@@ -165,6 +165,10 @@ describe('partitions', () => {
         expect(listed.documents.map((d) => d.id)).toEqual([inside]);
         const widened = await call('search', { query: 'bamboo', partitions: ['blue'] });
         expect(widened.isError).toBe(true);
+        // It ingests through the tools into its own partition only.
+        expect((await call('ingest_text', { text: 'red note' })).isError).toBe(true);
+        const added = await call('ingest_text', { text: 'red note', partition: 'red' });
+        expect(added.isError ?? false).toBe(false);
       } finally {
         await client.close();
       }

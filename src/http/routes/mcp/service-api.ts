@@ -61,6 +61,8 @@ export function serviceApi(deps: AppDeps, principal: Principal): DocindexApi {
           chunkSize: input.chunkSize ?? DEFAULT_CHUNKS.chunkSize,
           chunkOverlap: input.chunkOverlap ?? DEFAULT_CHUNKS.chunkOverlap,
         },
+        undefined,
+        input.partition ?? null,
       );
     },
     ingestUrl(input) {
@@ -69,6 +71,7 @@ export function serviceApi(deps: AppDeps, principal: Principal): DocindexApi {
           chunkSize: input.chunkSize ?? DEFAULT_CHUNKS.chunkSize,
           chunkOverlap: input.chunkOverlap ?? DEFAULT_CHUNKS.chunkOverlap,
         },
+        partition: input.partition ?? null,
       });
     },
   };
