@@ -15,6 +15,7 @@
 // Exact top 10s for recall are computed here, in the bench, over every vector written to the big
 // org, as the corpus grows.
 import { loadavg } from 'node:os';
+import { ALL_PARTITIONS } from '../src/domain/partitions.js';
 import type { Embedder, EmbeddingProfile } from '../src/domain/ports.js';
 import { type QueryMode, QueryService } from '../src/domain/query.js';
 import { QueryEmbeddings } from '../src/domain/query-embeddings.js';
@@ -242,7 +243,7 @@ async function runBackend(
   const onClustered = service(clustered);
   const ask = async (svc: QueryService, query: string, mode: QueryMode) => {
     const start = performance.now();
-    const answer = await svc.query(big.orgId, {
+    const answer = await svc.query(big.orgId, ALL_PARTITIONS, {
       query,
       topK: TOP_K,
       filter: undefined,

@@ -51,6 +51,8 @@ import { ingestUrlRoute } from './http/routes/ingest/url.js';
 import { mcpEndpoint } from './http/routes/mcp/endpoint.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { orgRoute } from './http/routes/org/get.js';
+import { deletePartitionRoute } from './http/routes/partitions/delete.js';
+import { listPartitionsRoute } from './http/routes/partitions/list.js';
 import { queryRoute } from './http/routes/query/post.js';
 import { usageRoute } from './http/routes/usage/get.js';
 import { createWebhookRoute } from './http/routes/webhooks/create.js';
@@ -76,6 +78,11 @@ const TAGS = [
     name: 'evaluations',
     description:
       'Retrieval quality measured on your judged queries: nDCG@10, Recall@k, MRR@10 (scope `query`).',
+  },
+  {
+    name: 'partitions',
+    description:
+      'The partitions documents belong to: their sizes (scope `read`) and deletion (scope `write`).',
   },
   { name: 'usage', description: 'Query volume and rate limit (scope `read`).' },
   { name: 'org', description: 'The organisation an API key belongs to (scope `read`).' },
@@ -235,6 +242,8 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       createEvaluationRoute(v1, deps);
       listEvaluationsRoute(v1, deps);
       getEvaluationRoute(v1, deps);
+      listPartitionsRoute(v1, deps);
+      deletePartitionRoute(v1, deps);
       usageRoute(v1, deps);
       orgRoute(v1);
       createWebhookRoute(v1, deps);

@@ -9,6 +9,7 @@ import { DocindexError } from '../client/errors.js';
 import type { AdminKey, AdminOrg } from '../client/types.js';
 import { parseDateTime, parseFullDate } from '../domain/date-time.js';
 import { ApiError } from '../domain/errors.js';
+import { isPartitionName } from '../domain/partitions.js';
 import type { ReindexProgress, ReindexReport } from '../domain/reindex.js';
 import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
 import { didYouMean, parseArguments, UsageError } from './args.js';
@@ -28,7 +29,9 @@ DOCINDEX_ADMIN_TOKEN):
   docindex orgs create --name NAME [--rate-limit-rpm N] [--json]
   docindex orgs list [--json]      every organisation: rate limit, active keys, queries, created
   docindex orgs set-rate-limit ORG_ID N
-  docindex keys create --org ORG_ID [--scopes ${SCOPES.join(',')}] [--expires-at ISO-8601] [--json]
+  docindex keys create --org ORG_ID [--scopes ${SCOPES.join(',')}] [--expires-at ISO-8601]
+                       [--partition NAME]... [--json]
+                                   --partition (repeatable) limits the key to those partitions
   docindex keys list --org ORG_ID [--json]
                                    the organisation's keys: scopes, expiry, state (never the key itself)
   docindex keys revoke KEY_ID`;
@@ -52,12 +55,17 @@ export interface IssuedKeyLine {
   api_key: string;
   scopes?: readonly string[];
   expires_at?: Date | string | null;
+  /** The partitions the key is limited to; null: every partition. */
+  partitions?: readonly string[] | null;
 }
 
 /** What the orgs and keys commands need, over the server's stores or over the admin API. */
 export interface OrgAdministration {
   createOrg(name: string, rateLimitRpm?: number): Promise<IssuedKeyLine>;
-  issueKey(orgId: string, options?: { scopes?: Scope[]; expiresAt?: Date | null }): Promise<IssuedKeyLine>;
+  issueKey(
+    orgId: string,
+    options?: { scopes?: Scope[]; expiresAt?: Date | null; partitions?: string[] },
+  ): Promise<IssuedKeyLine>;
   /** false when the org does not exist. */
   setRateLimit(orgId: string, rpm: number): Promise<boolean>;
   /** false when the key does not exist (or, on the stores, was already revoked). */
@@ -199,6 +207,7 @@ function remoteSession(remote: Remote): AdminSession {
       const key = await client.createKey(orgId, {
         ...(options.scopes === undefined ? {} : { scopes: options.scopes }),
         ...(options.expiresAt ? { expiresAt: options.expiresAt } : {}),
+        ...(options.partitions === undefined ? {} : { partitions: options.partitions }),
       });
       return { org_id: orgId, ...key };
     },
@@ -274,16 +283,19 @@ async function administer(
         org: { type: 'string' },
         scopes: { type: 'string' },
         'expires-at': { type: 'string' },
+        partition: { type: 'string', multiple: true },
         json: { type: 'boolean' },
       },
       0,
     );
     if (!values.org) throw new UsageError('keys create needs --org ORG_ID');
+    const partitions = values.partition === undefined ? undefined : parsePartitions(values.partition);
     const scopes = values.scopes === undefined ? undefined : parseScopes(values.scopes);
     const expiresAt = values['expires-at'] === undefined ? undefined : parseExpiry(values['expires-at']);
     const issued = await admin.issueKey(values.org, {
       ...(scopes === undefined ? {} : { scopes }),
       ...(expiresAt === undefined ? {} : { expiresAt }),
+      ...(partitions === undefined ? {} : { partitions }),
     });
     printIssued(io, issued, values.json);
     return 0;
@@ -341,6 +353,7 @@ function printIssued(io: TerminalIO, issued: IssuedKeyLine, json: boolean | unde
       api_key: issued.api_key,
       ...(issued.scopes === undefined ? {} : { scopes: issued.scopes }),
       ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
+      ...(issued.partitions === undefined ? {} : { partitions: issued.partitions }),
     };
     io.stdout.write(`${JSON.stringify(line)}\n`);
     return;
@@ -348,7 +361,19 @@ function printIssued(io: TerminalIO, issued: IssuedKeyLine, json: boolean | unde
   const lines = [`org_id:  ${issued.org_id}`, `key_id:  ${issued.key_id}`, `api_key: ${issued.api_key}`];
   if (issued.scopes !== undefined) lines.push(`scopes:  ${issued.scopes.join(',')}`);
   if (expiresAt !== undefined) lines.push(`expires: ${expiresAt ?? 'never'}`);
+  if (issued.partitions != null) lines.push(`partitions: ${issued.partitions.join(',')}`);
   io.stdout.write(`${lines.join('\n')}\n(the key is shown once; store it now)\n`);
+}
+
+/** `--partition NAME`, each a partition name. */
+function parsePartitions(names: readonly string[]): string[] {
+  const bad = names.find((name) => !isPartitionName(name));
+  if (bad !== undefined) {
+    throw new UsageError(
+      `--partition takes a partition name (lower-case letters, digits, _ and -, at most 64), got ${JSON.stringify(bad)}`,
+    );
+  }
+  return [...names];
 }
 
 function parseScopes(raw: string): Scope[] {

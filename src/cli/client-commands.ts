@@ -55,6 +55,8 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
                                    less than the chunk size (default ${CHUNK_OVERLAP.default})
   docindex ingest <file|url> --external-id ID [--metadata k=v …] [--wait]
                                    with your own key for it: sent again, it becomes a new version
+  docindex ingest … --partition NAME
+                                   into that partition of the organisation (default: default)
   docindex update <id> (--text T | --file PATH | --url URL) [--json]
                                    new content for a document, as a new version (the current one
                                    answers queries until it is ready)
@@ -62,7 +64,7 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
                                    process a document again from its text or original file
                                    (chunk settings as for ingest; the document's by default)
   docindex status <id…> [--json]   processing status of documents
-  docindex ls [--status S] [--filter F …] [--limit N] [--cursor C] [--json]
+  docindex ls [--status S] [--filter F …] [--partition NAME …] [--limit N] [--cursor C] [--json]
   docindex rm <id…>                delete documents
   docindex rm --filter F … [<id…>] [--json]
                                    delete every document that passes the filter (and is among the ids)
@@ -71,7 +73,7 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
   docindex cat <id> --original [--output PATH]
                                    the file it was uploaded as or downloaded from (to PATH, or stdout)
   docindex query "text" [--mode keyword|semantic|hybrid] [--top-k N] [--filter F …] [--document-id ID …]
-                [--rerank | --no-rerank] [--rerank-candidates N] [--json]
+                [--partition NAME …] [--rerank | --no-rerank] [--rerank-candidates N] [--json]
                                    reranking (the server's RERANK) is on by default when it has a reranker
   A filter F is k=v, or a JSON filter such as '{"year": {"$gte": "2020"}, "lang": {"$in": ["en", "de"]}}'
   (operators $eq $ne $gt $gte $lt $lte $in $nin $exists $and $or $not); several must all hold.
@@ -180,6 +182,7 @@ async function ingestCommand(args: string[], env: Record<string, string | undefi
     'chunk-size': { type: 'string' },
     'chunk-overlap': { type: 'string' },
     'external-id': { type: 'string' },
+    partition: { type: 'string' },
     wait: { type: 'boolean' },
   });
   if (positionals.length === 0) throw new UsageError('ingest needs at least one file, folder or URL');
@@ -211,6 +214,7 @@ async function ingestCommand(args: string[], env: Record<string, string | undefi
       const ack = await uploadItem(client, item.source, metadata, {
         ...chunks,
         ...(externalId === undefined ? {} : { externalId }),
+        ...(values.partition === undefined ? {} : { partition: values.partition }),
       });
       item.documentId = ack.document_ids[0] ?? null;
       item.state = 'queued';
@@ -329,7 +333,7 @@ function uploadItem(
   client: DocindexClient,
   source: { kind: 'file'; path: string } | { kind: 'url'; url: string },
   metadata: Metadata,
-  options: ChunkOptions & { externalId?: string },
+  options: ChunkOptions & { externalId?: string; partition?: string },
 ) {
   if (source.kind === 'url') return client.ingestUrl(source.url, metadata, options);
   return client.ingestFile(source.path, { metadata, ...options });
@@ -463,6 +467,7 @@ async function listCommand(args: string[], env: Record<string, string | undefine
   const { values } = parse(args, {
     status: { type: 'string' },
     filter: { type: 'string', multiple: true },
+    partition: { type: 'string', multiple: true },
     limit: { type: 'string' },
     cursor: { type: 'string' },
     json: { type: 'boolean' },
@@ -482,6 +487,7 @@ async function listCommand(args: string[], env: Record<string, string | undefine
       ...(cursor === undefined ? {} : { cursor }),
       ...(status === undefined ? {} : { status: status as DocumentStatus }),
       ...(filter === undefined ? {} : { filter }),
+      ...(values.partition ? { partitions: values.partition } : {}),
     });
     if (values.json) io.stdout.write(`${JSON.stringify(page)}\n`);
     docs.push(...page.documents);
@@ -660,6 +666,7 @@ async function queryCommand(args: string[], env: Record<string, string | undefin
     mode: { type: 'string' },
     filter: { type: 'string', multiple: true },
     'document-id': { type: 'string', multiple: true },
+    partition: { type: 'string', multiple: true },
     rerank: { type: 'boolean' },
     'no-rerank': { type: 'boolean' },
     'rerank-candidates': { type: 'string' },
@@ -683,6 +690,7 @@ async function queryCommand(args: string[], env: Record<string, string | undefin
     ...(mode === undefined ? {} : { mode }),
     ...(filter === undefined ? {} : { filter }),
     ...(values['document-id'] ? { documentIds: values['document-id'] } : {}),
+    ...(values.partition ? { partitions: values.partition } : {}),
     ...(rerank === undefined ? {} : { rerank }),
     ...(rerankCandidates === undefined ? {} : { rerankCandidates }),
   });

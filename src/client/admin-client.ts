@@ -29,6 +29,8 @@ export interface CreateKeyOptions extends RequestOptions {
   scopes?: KeyScope[];
   /** After this the key is refused (401); never when left out. */
   expiresAt?: Date | string;
+  /** Limits the key to these partitions; every partition when left out. */
+  partitions?: string[];
 }
 
 export class AdminClient {
@@ -107,6 +109,7 @@ export class AdminClient {
       json: {
         ...(options.scopes === undefined ? {} : { scopes: options.scopes }),
         ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
+        ...(options.partitions === undefined ? {} : { partitions: options.partitions }),
       },
       signal: options.signal,
     });

@@ -22,6 +22,8 @@ import type {
   IngestAck,
   Metadata,
   OrgInfo,
+  PartitionDeleteAck,
+  PartitionList,
   QueryFilter,
   QueryResponse,
   TextDocument,
@@ -62,9 +64,14 @@ export interface ChunkOptions {
   chunkOverlap?: number;
 }
 
-export interface IngestTextOptions extends IngestOptions, ChunkOptions {}
+export interface IngestTextOptions extends IngestOptions, ChunkOptions {
+  /** The partition of every document that names none (server default `default`). */
+  partition?: string;
+}
 
 export interface IngestUrlOptions extends IngestOptions, ChunkOptions {
+  /** The document's partition (server default `default`); fixed for its life. */
+  partition?: string;
   /**
    * Your key for the document, unique in your organisation: when a document has it already, this
    * becomes its new version (the ack names that document).
@@ -89,6 +96,8 @@ export interface ListDocumentsOptions extends RequestOptions {
   filter?: QueryFilter;
   /** Only the document with this external_id. */
   externalId?: string;
+  /** Only documents of these partitions (server default: every partition the key may see). */
+  partitions?: string[];
 }
 
 /** The new content of replaceContent: text, a URL to download, or a file (a path or a Blob). */
@@ -106,6 +115,8 @@ export interface DeleteDocumentsOptions extends RequestOptions {
   filter?: QueryFilter;
   /** …and/or among these ids (at most 1,000). At least one of the two. */
   documentIds?: string[];
+  /** Only documents of these partitions (server default: every partition the key may see). */
+  partitions?: string[];
 }
 
 export interface QueryOptions extends RequestOptions {
@@ -115,6 +126,8 @@ export interface QueryOptions extends RequestOptions {
   /** Only chunks of documents whose metadata passes this filter. */
   filter?: QueryFilter;
   documentIds?: string[];
+  /** Only chunks of documents of these partitions (server default: every partition the key may see). */
+  partitions?: string[];
   /**
    * `keyword` (BM25), `semantic` (vectors) or `hybrid` (both, fused by reciprocal rank). Server
    * default: `hybrid` when it has an embedding provider, else `keyword`.
@@ -184,6 +197,7 @@ export class DocindexClient {
   ingestText(documents: Array<string | TextDocument>, options: IngestTextOptions = {}): Promise<IngestAck> {
     const body = {
       documents: documents.map((doc) => (typeof doc === 'string' ? { text: doc } : doc)),
+      ...(options.partition === undefined ? {} : { partition: options.partition }),
       ...chunkFields(options),
     };
     return this.#call<IngestAck>('POST', '/v1/ingest', {
@@ -199,12 +213,13 @@ export class DocindexClient {
    */
   async ingestFile(file: string | Blob, options: IngestFileOptions = {}): Promise<IngestAck> {
     const { blob, filename } = await fileBlob(file, options.filename);
-    const { metadata, externalId, chunkSize, chunkOverlap } = options;
+    const { metadata, externalId, partition, chunkSize, chunkOverlap } = options;
     return this.#call<IngestAck>('POST', '/v1/ingest/file', {
       form: () => {
         const form = new FormData();
         if (metadata !== undefined) form.append('metadata', JSON.stringify(metadata));
         if (externalId !== undefined) form.append('external_id', externalId);
+        if (partition !== undefined) form.append('partition', partition);
         if (chunkSize !== undefined) form.append('chunk_size', String(chunkSize));
         if (chunkOverlap !== undefined) form.append('chunk_overlap', String(chunkOverlap));
         form.append('file', blob, filename);
@@ -222,6 +237,7 @@ export class DocindexClient {
         url,
         ...(metadata === undefined ? {} : { metadata }),
         ...(options.externalId === undefined ? {} : { external_id: options.externalId }),
+        ...(options.partition === undefined ? {} : { partition: options.partition }),
         ...chunkFields(options),
       },
       idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
@@ -246,6 +262,7 @@ export class DocindexClient {
         ids: options.ids?.join(','),
         filter: options.filter === undefined ? undefined : JSON.stringify(options.filter),
         external_id: options.externalId,
+        partitions: options.partitions?.join(','),
       },
       signal: options.signal,
     });
@@ -404,6 +421,7 @@ export class DocindexClient {
     const body = {
       ...(options.filter === undefined ? {} : { filter: options.filter }),
       ...(options.documentIds === undefined ? {} : { document_ids: options.documentIds }),
+      ...(options.partitions === undefined ? {} : { partitions: options.partitions }),
     };
     return this.#call<DeleteDocumentsResult>('POST', '/v1/documents/delete', {
       json: body,
@@ -426,6 +444,7 @@ export class DocindexClient {
       ...(options.topK === undefined ? {} : { top_k: options.topK }),
       ...(options.filter === undefined ? {} : { filter: options.filter }),
       ...(options.documentIds === undefined ? {} : { document_ids: options.documentIds }),
+      ...(options.partitions === undefined ? {} : { partitions: options.partitions }),
       ...(options.mode === undefined ? {} : { mode: options.mode }),
       ...(options.semanticWeight === undefined ? {} : { semantic_weight: options.semanticWeight }),
       ...(options.maxChunksPerDocument === undefined
@@ -536,6 +555,19 @@ export class DocindexClient {
   }
 
   /** The organisation the key belongs to (id, name, rate limit) and the key's id and scopes. */
+  /** The partitions the key may see, with their documents, chunks and bytes (`GET /v1/partitions`). */
+  listPartitions(options: RequestOptions = {}): Promise<PartitionList> {
+    return this.#call<PartitionList>('GET', '/v1/partitions', options);
+  }
+
+  /**
+   * Deletes every document of a partition in the background (`DELETE /v1/partitions/{name}`);
+   * listPartitions shows it as `deleting` until it is gone.
+   */
+  deletePartition(name: string, options: RequestOptions = {}): Promise<PartitionDeleteAck> {
+    return this.#call<PartitionDeleteAck>('DELETE', `/v1/partitions/${encodeURIComponent(name)}`, options);
+  }
+
   org(options: RequestOptions = {}): Promise<OrgInfo> {
     return this.#call<OrgInfo>('GET', '/v1/org', options);
   }

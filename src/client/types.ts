@@ -19,6 +19,8 @@ import type {
   IngestAck as IngestAckSchema,
   IngestBody,
   OrgResponse,
+  PartitionDeleteAck as PartitionDeleteAckSchema,
+  PartitionList as PartitionListSchema,
   Problem as ProblemSchema,
   QueryBody,
   QueryResponse as QueryResponseSchema,
@@ -26,6 +28,12 @@ import type {
   VersionAck as VersionAckSchema,
 } from '../http/schemas.js';
 import type { CreatedWebhookSchema, DeliveryList, WebhookSchema } from '../http/webhook-schemas.js';
+
+/** The partitions an API key may see, with their sizes (`GET /v1/partitions`). */
+export type PartitionList = Static<typeof PartitionListSchema>;
+export type Partition = PartitionList['partitions'][number];
+/** The 202 answer of `DELETE /v1/partitions/{name}`. */
+export type PartitionDeleteAck = Static<typeof PartitionDeleteAckSchema>;
 
 /** The 202 answer of every ingest operation. */
 export type IngestAck = Static<typeof IngestAckSchema>;

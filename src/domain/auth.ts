@@ -1,6 +1,7 @@
 // Resolves a bearer token to its organisation and what the key may do. Malformed tokens are
 // refused before any lookup; a revoked or expired key is refused alike.
 import { hashApiKey, isWellFormedKey, sameDigest } from './keys.js';
+import { accessOfKey, type DocumentAccess } from './partitions.js';
 import type { Clock, OrgStore } from './ports.js';
 import type { Scope } from './scopes.js';
 import type { Org } from './types.js';
@@ -9,6 +10,8 @@ export interface Principal {
   org: Org;
   keyId: string;
   scopes: ReadonlySet<Scope>;
+  /** What the key may see of its org's documents (the partitions it is limited to). */
+  access: DocumentAccess;
 }
 
 export class Authenticator {
@@ -28,6 +31,11 @@ export class Authenticator {
     if (!found || !sameDigest(found.key.hash, hash)) return null;
     const { expiresAt } = found.key;
     if (expiresAt !== null && expiresAt.getTime() <= this.clock.now().getTime()) return null;
-    return { org: found.org, keyId: found.key.id, scopes: new Set(found.key.scopes) };
+    return {
+      org: found.org,
+      keyId: found.key.id,
+      scopes: new Set(found.key.scopes),
+      access: accessOfKey(found.key.partitions),
+    };
   }
 }

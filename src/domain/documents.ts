@@ -1,10 +1,13 @@
 // Reading and deleting an org's documents. Another org's document is indistinguishable from a
-// missing one: every lookup is scoped by org id in the store itself.
+// missing one: every lookup is scoped by org id in the store itself. A document of a partition
+// the key may not see (domain/partitions.ts) is missing alike: lists and deletes by filter are
+// restricted in the store, single documents checked on their record (a partition never changes).
 import type { Readable } from 'node:stream';
 import { ERRORS } from './errors.js';
 import { type Filter, type FilterJson, parseFilter, parseFilterText } from './filter.js';
 import { type MetadataPatch, mergeMetadata } from './metadata.js';
 import { decodePageCursor, encodePageCursor } from './page-cursor.js';
+import { canSee, type DocumentAccess, partitionsToRead } from './partitions.js';
 import { BlobNotFoundError, type BlobStore, type DocumentStore } from './ports.js';
 import { displayFilename } from './text.js';
 import type { DocumentRecord, DocumentStatus, StoredChunk } from './types.js';
@@ -37,12 +40,16 @@ export interface ListOptions {
   externalId?: string | null;
   /** The `filter` query parameter as sent (JSON text); parsed here, 400 at /query/filter if invalid. */
   filter: string | null;
+  /** Only these partitions (all the key's own); null: every one the key may see. */
+  partitions?: string[] | null;
 }
 
 /** What POST /v1/documents/delete selects: documents passing `filter` and among `documentIds`. */
 export interface DeleteSelection {
   filter: FilterJson | undefined;
   documentIds: string[] | undefined;
+  /** Only these partitions (all the key's own); absent: every one the key may see. */
+  partitions?: string[] | undefined;
 }
 
 export interface DocumentServiceOptions {
@@ -66,15 +73,16 @@ export class DocumentService {
     this.maxDeletePerRequest = options.maxDeletePerRequest ?? MAX_DELETE_PER_REQUEST;
   }
 
-  async get(orgId: string, id: string): Promise<DocumentRecord> {
+  async get(orgId: string, access: DocumentAccess, id: string): Promise<DocumentRecord> {
     const doc = await this.documents.getDocument(orgId, id);
-    if (!doc) throw ERRORS.documentNotFound(id);
+    if (!doc || !canSee(access, doc)) throw ERRORS.documentNotFound(id);
     return doc;
   }
 
-  async list(orgId: string, options: ListOptions): Promise<DocumentPage> {
+  async list(orgId: string, access: DocumentAccess, options: ListOptions): Promise<DocumentPage> {
     const after = options.cursor === null ? null : decodePageCursor(options.cursor);
     const filter = options.filter === null ? null : parseFilterText(options.filter, '/query/filter');
+    const partitions = partitionsToRead(access, options.partitions, '/query/partitions');
     const documents = await this.documents.listDocuments({
       orgId,
       limit: options.limit + 1,
@@ -84,6 +92,7 @@ export class DocumentService {
       contentSha256: options.contentSha256,
       externalId: options.externalId ?? null,
       filter,
+      partitions,
     });
     const page = documents.slice(0, options.limit);
     const last = page[page.length - 1];
@@ -95,10 +104,11 @@ export class DocumentService {
   /** A page of a ready document's chunks in index order; 409 not_ready before it is ready. */
   async chunks(
     orgId: string,
+    access: DocumentAccess,
     id: string,
     options: { limit: number; cursor: string | null },
   ): Promise<{ chunks: StoredChunk[]; nextCursor: string | null }> {
-    const doc = await this.get(orgId, id);
+    const doc = await this.get(orgId, access, id);
     if (doc.status !== 'ready') throw ERRORS.notReady(id, doc.status);
     const cursor = options.cursor === null ? null : decodeChunkCursor(options.cursor);
     const afterIndex = cursor?.afterIndex ?? -1;
@@ -120,8 +130,8 @@ export class DocumentService {
    * previous one's end, so the overlaps appear once. Read a page of chunks at a time, so a large
    * document is never held whole. 409 not_ready before it is ready; the text pieces come after.
    */
-  async content(orgId: string, id: string): Promise<AsyncIterable<string>> {
-    const doc = await this.get(orgId, id);
+  async content(orgId: string, access: DocumentAccess, id: string): Promise<AsyncIterable<string>> {
+    const doc = await this.get(orgId, access, id);
     if (doc.status !== 'ready')
       throw ERRORS.notReady(id, doc.status, 'its text can be read once it is ready');
     return readDocumentText(this.documents, orgId, id);
@@ -131,8 +141,8 @@ export class DocumentService {
    * The file a document was uploaded as or downloaded from its URL, byte for byte. A document sent
    * as JSON text has none (404, saying so); a URL not yet downloaded answers 409 not_ready.
    */
-  async file(orgId: string, id: string): Promise<OriginalFile> {
-    const doc = await this.get(orgId, id);
+  async file(orgId: string, access: DocumentAccess, id: string): Promise<OriginalFile> {
+    const doc = await this.get(orgId, access, id);
     if (doc.source.type === 'text') throw ERRORS.noOriginalFile(id);
     const input = await this.documents.loadJobInput(id);
     if (!input) throw ERRORS.documentNotFound(id);
@@ -160,13 +170,20 @@ export class DocumentService {
   }
 
   /** Sets and removes metadata keys (null removes); the record as it is afterwards. */
-  async updateMetadata(orgId: string, id: string, patch: MetadataPatch): Promise<DocumentRecord> {
+  async updateMetadata(
+    orgId: string,
+    access: DocumentAccess,
+    id: string,
+    patch: MetadataPatch,
+  ): Promise<DocumentRecord> {
+    await this.get(orgId, access, id);
     const doc = await this.documents.updateMetadata(orgId, id, (current) => mergeMetadata(current, patch));
     if (!doc) throw ERRORS.documentNotFound(id);
     return doc;
   }
 
-  async delete(orgId: string, id: string): Promise<void> {
+  async delete(orgId: string, access: DocumentAccess, id: string): Promise<void> {
+    await this.get(orgId, access, id);
     if (!(await this.deleteOne(orgId, id))) throw ERRORS.documentNotFound(id);
   }
 
@@ -178,9 +195,11 @@ export class DocumentService {
    */
   async deleteMany(
     orgId: string,
+    access: DocumentAccess,
     selection: DeleteSelection,
   ): Promise<{ deleted: number; hasMore: boolean }> {
     const filter = this.deleteFilter(selection);
+    const partitions = partitionsToRead(access, selection.partitions, '/partitions');
     const ids = selection.documentIds === undefined ? null : [...new Set(selection.documentIds)];
     const matching = (limit: number) =>
       this.documents.listDocuments({
@@ -191,6 +210,7 @@ export class DocumentService {
         ids,
         contentSha256: null,
         filter,
+        partitions,
       });
     let deleted = 0;
     // Each step lists the first documents still matching: those deleted are gone from the next
@@ -219,6 +239,25 @@ export class DocumentService {
       );
     }
     return filter;
+  }
+
+  /**
+   * Deletes up to `limit` documents of the partition, each as `delete` does; how many it found
+   * (fewer than `limit`: the partition is empty now).
+   */
+  async deletePartitionSlice(orgId: string, partition: string, limit: number): Promise<number> {
+    const found = await this.documents.listDocuments({
+      orgId,
+      limit,
+      after: null,
+      status: null,
+      ids: null,
+      contentSha256: null,
+      filter: null,
+      partitions: [partition],
+    });
+    for (const doc of found) await this.deleteOne(orgId, doc.id);
+    return found.length;
   }
 
   private async deleteOne(orgId: string, id: string): Promise<boolean> {

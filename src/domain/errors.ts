@@ -5,6 +5,9 @@ export type ErrorCode =
   | 'invalid_request'
   | 'unauthorized'
   | 'insufficient_scope'
+  | 'partition_forbidden'
+  | 'partition_mismatch'
+  | 'partition_deleting'
   | 'not_found'
   | 'route_not_found'
   | 'method_not_allowed'
@@ -38,6 +41,9 @@ const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
   unauthorized: 401,
   insufficient_scope: 403,
+  partition_forbidden: 403,
+  partition_mismatch: 409,
+  partition_deleting: 409,
   not_found: 404,
   route_not_found: 404,
   method_not_allowed: 405,
@@ -66,6 +72,9 @@ const TITLE: Record<ErrorCode, string> = {
   invalid_request: 'Invalid request',
   unauthorized: 'Unauthorized',
   insufficient_scope: 'Insufficient scope',
+  partition_forbidden: 'Partition not allowed',
+  partition_mismatch: 'Partition mismatch',
+  partition_deleting: 'Partition being deleted',
   not_found: 'Not found',
   route_not_found: 'No such route',
   method_not_allowed: 'Method not allowed',
@@ -126,6 +135,29 @@ export const ERRORS = {
     insufficientScopeFor(scope, `${method} ${route}`),
   /** `operation` names what was refused, e.g. `the MCP tool \`search\``. */
   insufficientScopeFor: (scope: string, operation: string) => insufficientScopeFor(scope, operation),
+  partitionForbidden: (name: string) =>
+    new ApiError(
+      'partition_forbidden',
+      `This API key is limited to other partitions than "${name}"; use a key that may see it, or name one of the key's partitions.`,
+    ),
+  /** Evaluations read and rank the whole org: a key limited to partitions may not run or read them. */
+  evaluationsNeedEveryPartition: () =>
+    new ApiError(
+      'partition_forbidden',
+      'Evaluations rank every partition of the organisation, so they need an API key that is not limited to partitions.',
+    ),
+  partitionMismatch: (externalId: string, partition: string) =>
+    new ApiError(
+      'partition_mismatch',
+      `A document with external_id "${externalId}" exists in another partition than "${partition}"; a document's partition is fixed for its life: ingest it into its own partition, or delete it first.`,
+    ),
+  partitionDeleting: (name: string) =>
+    new ApiError(
+      'partition_deleting',
+      `Partition "${name}" is being deleted; ingest into it once GET /v1/partitions no longer lists it.`,
+      { retryAfterSeconds: 5 },
+    ),
+  partitionNotFound: (name: string) => new ApiError('not_found', `No partition named "${name}".`),
   orgNotFound: (id: string) => new ApiError('not_found', `No organisation with id ${id}.`),
   keyNotFound: (id: string) => new ApiError('not_found', `No API key with id ${id}.`),
   documentNotFound: (id: string) => new ApiError('not_found', `No document with id ${id}.`),

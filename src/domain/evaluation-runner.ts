@@ -4,6 +4,7 @@
 // counted), scores each run and stores the results. A run is all or nothing: a job cut off (a
 // crash, a lost lease) runs again from the start, and one that cannot finish within its attempts
 // ends `failed`, never `running` for good.
+
 import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from './errors.js';
 import {
@@ -18,6 +19,7 @@ import {
   type RunSettings,
   type RunSummary,
 } from './evaluations.js';
+import { ALL_PARTITIONS } from './partitions.js';
 import type { Clock, DocumentStore, JobContext, OrgStore, RateLimiter } from './ports.js';
 import type { QueryService } from './query.js';
 import {
@@ -143,8 +145,10 @@ export class EvaluationRunner {
   ): Promise<QueryRunOutcome> {
     await this.takeRateLimit(evaluation.orgId, signal);
     const started = performance.now();
+    // Evaluations are made only by keys that see every partition (the routes refuse others).
     const answer = await this.deps.query.query(
       evaluation.orgId,
+      ALL_PARTITIONS,
       {
         query: q.query,
         topK: depth,

@@ -8,6 +8,7 @@ import { readDocumentText } from './documents.js';
 import { ERRORS } from './errors.js';
 import { checkLanguage } from './languages.js';
 import { cleanMetadata } from './metadata.js';
+import { canSee, DEFAULT_PARTITION, type DocumentAccess, partitionToWrite } from './partitions.js';
 import type {
   BlobStore,
   BlobWrite,
@@ -42,6 +43,8 @@ export interface TextDocumentInput {
   external_id?: string;
   /** The text's language (ISO 639-1); absent: detected. */
   language?: string;
+  /** Its partition; absent: the request's `partition`, else `default`. */
+  partition?: string;
 }
 
 /** What a file or URL ingest may say besides its content and metadata. */
@@ -52,6 +55,8 @@ export interface IngestOptions {
   language?: string | null;
   /** Absent: DEFAULT_CHUNKS. */
   chunks?: ChunkSettings;
+  /** The partition to ingest into; absent: `default`. */
+  partition?: string | null;
 }
 
 /** The 202 of PUT /v1/documents/{id}/content and POST /v1/documents/{id}/reprocess. */
@@ -123,23 +128,31 @@ export class IngestionService {
     this.tracer = deps.tracer ?? noopTracer;
   }
 
-  /** `key`: the request's Idempotency-Key, whose response is stored with the documents. */
+  /**
+   * `key`: the request's Idempotency-Key, whose response is stored with the documents. Each
+   * document goes into its own `partition`, else `partition` (the request's), else `default`;
+   * every one must be among the key's partitions (403 partition_forbidden).
+   */
   async ingestText(
     orgId: string,
+    access: DocumentAccess,
     documents: TextDocumentInput[],
     chunks: ChunkSettings,
     key?: IdempotencyKeyRef,
+    partition?: string | null,
   ): Promise<IngestAck> {
     checkChunkSettings(chunks);
     for (const [i, doc] of documents.entries()) checkLanguage(doc.language, `/documents/${i}/language`);
+    const partitions = documents.map((doc) => partitionToWrite(access, doc.partition ?? partition));
     await this.checkBackpressure(documents.length);
     const now = this.deps.clock.now();
-    const rows = documents.map((doc) =>
+    const rows = documents.map((doc, i) =>
       this.newDocument(orgId, now, chunks, doc.metadata ?? {}, {
         source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
         text: cleanText(doc.text),
         externalId: doc.external_id ?? null,
         language: doc.language ?? null,
+        partition: partitions[i]!,
       }),
     );
     return this.commit(orgId, rows, this.deps.queue, key);
@@ -148,6 +161,7 @@ export class IngestionService {
   /** Starts a new version of a document from new content (PUT /v1/documents/{id}/content). */
   async replaceContent(
     orgId: string,
+    access: DocumentAccess,
     id: string,
     content: NewContent,
     key?: IdempotencyKeyRef,
@@ -158,7 +172,8 @@ export class IngestionService {
       if (content.kind === 'file') await this.discardFile(content.staged);
       throw error;
     }
-    const current = await this.deps.documents.getDocument(orgId, id);
+    const found = await this.deps.documents.getDocument(orgId, id);
+    const current = found && canSee(access, found) ? found : null;
     if (!current) {
       if (content.kind === 'file') await this.discardFile(content.staged);
       throw ERRORS.documentNotFound(id);
@@ -229,13 +244,14 @@ export class IngestionService {
    */
   async reprocess(
     orgId: string,
+    access: DocumentAccess,
     id: string,
     settings: { chunkSize?: number; chunkOverlap?: number },
     key?: IdempotencyKeyRef,
   ): Promise<VersionAck> {
     const { documents } = this.deps;
     const current = await documents.getDocument(orgId, id);
-    if (!current) throw ERRORS.documentNotFound(id);
+    if (!current || !canSee(access, current)) throw ERRORS.documentNotFound(id);
     const pending = current.pendingVersion;
     if (pending !== null && pending.status !== 'failed') {
       throw ERRORS.cannotReprocess(
@@ -424,6 +440,7 @@ export class IngestionService {
   /** Queues a staged upload; on any refusal the upload is removed. */
   async commitFile(
     orgId: string,
+    access: DocumentAccess,
     staged: StagedFile,
     options: IngestOptions = {},
     key?: IdempotencyKeyRef,
@@ -431,10 +448,12 @@ export class IngestionService {
     const chunks = options.chunks ?? DEFAULT_CHUNKS;
     try {
       checkChunkSettings(chunks);
+      const partition = partitionToWrite(access, options.partition);
       const row = this.newDocument(orgId, this.deps.clock.now(), chunks, staged.metadata, {
         ...this.fileInput(staged),
         externalId: options.externalId ?? null,
         language: options.language ?? null,
+        partition,
       });
       return await this.commit(orgId, [row], this.deps.queue, key);
     } catch (error) {
@@ -449,6 +468,7 @@ export class IngestionService {
 
   async ingestUrl(
     orgId: string,
+    access: DocumentAccess,
     url: string,
     metadata: Metadata,
     options: IngestOptions = {},
@@ -457,6 +477,7 @@ export class IngestionService {
     const chunks = options.chunks ?? DEFAULT_CHUNKS;
     checkChunkSettings(chunks);
     checkLanguage(options.language, '/language');
+    const partition = partitionToWrite(access, options.partition);
     const displayUrl = this.screen(url);
     await this.checkBackpressure(1);
     const row = this.newDocument(orgId, this.deps.clock.now(), chunks, metadata, {
@@ -464,6 +485,7 @@ export class IngestionService {
       fetchUrl: url,
       externalId: options.externalId ?? null,
       language: options.language ?? null,
+      partition,
     });
     return this.commit(orgId, [row], this.deps.downloadQueue, key);
   }
@@ -480,12 +502,14 @@ export class IngestionService {
       fetchUrl?: string;
       externalId?: string | null;
       language?: string | null;
+      partition: string;
     },
   ): NewDocument {
     return {
       id: randomUUID(),
       orgId,
       externalId: input.externalId ?? null,
+      partition: input.partition,
       source: input.source,
       metadata: cleanMetadata(metadata),
       chunkSize: chunks.chunkSize,
@@ -543,6 +567,12 @@ export class IngestionService {
       queued: rows.length,
       document_ids: started.map((v) => v.id),
     });
+    // A partition being deleted takes nothing new: its purge would race the ingest.
+    for (const partition of new Set(rows.map((row) => row.partition ?? DEFAULT_PARTITION))) {
+      if (await this.deps.documents.isPartitionDeleting(orgId, partition)) {
+        throw ERRORS.partitionDeleting(partition);
+      }
+    }
     const traced = traceparent === null ? rows : rows.map((row) => ({ ...row, traceparent }));
     const started = await this.deps.documents.createDocuments(traced, key && answerOf(key, ack));
     const created = started.filter((v) => v.created).map((v) => v.id);

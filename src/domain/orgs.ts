@@ -5,6 +5,7 @@ import { ERRORS } from './errors.js';
 import type { EvaluationStore } from './evaluations.js';
 import { displayPrefix, generateApiKey, hashApiKey, newKeyId, newOrgId } from './keys.js';
 import { decodePageCursor, encodePageCursor } from './page-cursor.js';
+import { accessOfKey, isPartitionName, MAX_PARTITIONS_PER_REQUEST, PARTITION_PATTERN } from './partitions.js';
 import type { BlobStore, Clock, DocumentStore, IdempotencyStore, OrgStore, UsageStore } from './ports.js';
 import { normaliseScopes, type Scope } from './scopes.js';
 import type { ApiKeyRecord, Org } from './types.js';
@@ -18,6 +19,8 @@ export interface IssuedKey {
   api_key: string;
   scopes: Scope[];
   expires_at: Date | null;
+  /** The partitions the key is limited to; null: every partition. */
+  partitions: string[] | null;
 }
 
 export interface CreatedOrg extends IssuedKey {
@@ -57,6 +60,8 @@ export interface KeyOptions {
   scopes?: Scope[];
   /** Must lie in the future. */
   expiresAt?: Date | null;
+  /** Limits the key to these partitions; absent or empty: every partition. */
+  partitions?: string[] | null;
 }
 
 /** Every store that keeps something per org, so a purge can reach all of them. */
@@ -142,6 +147,7 @@ export class OrgAdmin {
         { pointer: '/expires_at', message: 'must be a future date-time' },
       ]);
     }
+    const partitions = checkKeyPartitions(options.partitions ?? null);
     const apiKey = generateApiKey();
     const record: ApiKeyRecord = {
       id: newKeyId(),
@@ -150,6 +156,7 @@ export class OrgAdmin {
       prefix: displayPrefix(apiKey),
       scopes: normaliseScopes(options.scopes),
       expiresAt,
+      partitions,
       createdAt: now,
       revokedAt: null,
     };
@@ -160,6 +167,7 @@ export class OrgAdmin {
       api_key: apiKey,
       scopes: record.scopes,
       expires_at: record.expiresAt,
+      partitions: record.partitions,
     };
   }
 
@@ -228,4 +236,23 @@ export class OrgAdmin {
     ).length;
     return { org, queries: report.total_queries, activeKeys };
   }
+}
+
+/** A key's partitions, checked and in a canonical order; null: every partition. */
+function checkKeyPartitions(partitions: readonly string[] | null): string[] | null {
+  if (partitions === null) return null;
+  partitions.forEach((name, i) => {
+    if (!isPartitionName(name)) {
+      throw ERRORS.invalid(`partition names match ${PARTITION_PATTERN}.`, [
+        { pointer: `/partitions/${i}`, message: `must match pattern "${PARTITION_PATTERN}"` },
+      ]);
+    }
+  });
+  if (partitions.length > MAX_PARTITIONS_PER_REQUEST) {
+    throw ERRORS.invalid(`A key may be limited to at most ${MAX_PARTITIONS_PER_REQUEST} partitions.`, [
+      { pointer: '/partitions', message: `must NOT have more than ${MAX_PARTITIONS_PER_REQUEST} items` },
+    ]);
+  }
+  const { partitions: names } = accessOfKey(partitions);
+  return names === null ? null : [...names];
 }

@@ -18,6 +18,7 @@ import type {
   NewDocument,
   NewVersion,
   Org,
+  PartitionSummary,
   SearchQuery,
   StartedVersion,
   StoredChunk,
@@ -207,6 +208,21 @@ export interface DocumentStore {
    * documents marked deleted whose write is gone (its process died) and returns how many.
    */
   finishDeletes?(limit: number): Promise<number>;
+  /**
+   * Every partition of the org that holds a document or is marked for deletion, by name, with its
+   * documents, their chunks and their original files' bytes.
+   */
+  listPartitions(orgId: string): Promise<PartitionSummary[]>;
+  /**
+   * Marks the org's partition for deletion (idempotent): ingest into it is refused until
+   * unmarkPartition, and the purge (domain/partition-service.ts) deletes its documents.
+   */
+  markPartitionDeleting(orgId: string, name: string, at: Date): Promise<void>;
+  isPartitionDeleting(orgId: string, name: string): Promise<boolean>;
+  /** Partitions marked for deletion, across every org, oldest mark first. */
+  partitionsDeleting(limit: number): Promise<Array<{ orgId: string; name: string }>>;
+  /** Drops the mark once the partition's documents are all gone. */
+  unmarkPartitionDeleting(orgId: string, name: string): Promise<void>;
   /** Documents not yet ready or failed (queued + processing), across all orgs: for backpressure. */
   countPending(): Promise<number>;
   /**
@@ -525,6 +541,8 @@ export interface VectorSearchQuery {
   limit: number;
   documentIds?: readonly string[] | null;
   filter?: Filter | null;
+  /** Only documents of these partitions; null or absent: every partition of the org. */
+  partitions?: readonly string[] | null;
 }
 
 export interface VectorHit {

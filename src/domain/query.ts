@@ -14,6 +14,7 @@ import { ERRORS } from './errors.js';
 import { type Filter, type FilterJson, parseFilter } from './filter.js';
 import { capPerGroup, fuseRanks, RRF_DEPTH } from './fusion.js';
 import { checkLanguage } from './languages.js';
+import { type DocumentAccess, partitionsToRead } from './partitions.js';
 import {
   type Embedder,
   EmbeddingError,
@@ -44,6 +45,8 @@ export interface QueryInput {
   /** The request's `filter` as sent: parsed here, refused (400, pointing into /filter) if invalid. */
   filter: FilterJson | undefined;
   documentIds: string[] | null;
+  /** Only these partitions (all the key's own); absent: every one the key may see. */
+  partitions?: string[] | undefined;
   /** Absent: `hybrid` with an embedding provider, else `keyword`. */
   mode?: QueryMode | undefined;
   /** Weight of the semantic list in hybrid mode, 0–1. */
@@ -122,9 +125,17 @@ export class QueryService {
 
   /**
    * `countUsage: false` answers without adding to the org's usage: the queries of an evaluation
-   * (domain/evaluation-runner.ts), which measure the service rather than use it.
+   * (domain/evaluation-runner.ts), which measure the service rather than use it. Every path
+   * (keyword, semantic, hybrid, and the reranker's candidates) searches only the partitions the
+   * key may see, or those of them the request names: the indexes apply the restriction where
+   * they apply the org and the filter, before ranking.
    */
-  query(orgId: string, input: QueryInput, options: { countUsage?: boolean } = {}): Promise<QueryAnswer> {
+  query(
+    orgId: string,
+    access: DocumentAccess,
+    input: QueryInput,
+    options: { countUsage?: boolean } = {},
+  ): Promise<QueryAnswer> {
     return this.tracer.inSpan(
       'docindex.query',
       {
@@ -138,7 +149,7 @@ export class QueryService {
         },
       },
       async (span) => {
-        const answer = await this.answer(orgId, input, options);
+        const answer = await this.answer(orgId, access, input, options);
         span.setAttributes({
           'docindex.query.results': answer.hits.length,
           'docindex.query.degraded': answer.degraded,
@@ -151,6 +162,7 @@ export class QueryService {
 
   private async answer(
     orgId: string,
+    access: DocumentAccess,
     input: QueryInput,
     options: { countUsage?: boolean },
   ): Promise<QueryAnswer> {
@@ -158,6 +170,11 @@ export class QueryService {
     if (mode !== 'keyword' && this.semantic === null) throw ERRORS.semanticSearchUnavailable(mode);
     const rerank = wantsRerank(input.rerank, this.reranking);
     const filter = input.filter === undefined ? null : parseFilter(input.filter, '/filter');
+    const scope: Scope = {
+      filter,
+      documentIds: input.documentIds,
+      partitions: partitionsToRead(access, input.partitions, '/partitions'),
+    };
     checkLanguage(input.language, '/language');
     const language = input.language ?? null;
     const query = cleanText(input.query);
@@ -171,23 +188,19 @@ export class QueryService {
     let ranked: QueryHit[];
     let degraded = false;
     if (mode === 'keyword') {
-      ranked = (await this.keywordHits(orgId, query, depth, filter, input.documentIds, language)).map(
-        keywordOnly,
-      );
+      ranked = (await this.keywordHits(orgId, query, depth, scope, language)).map(keywordOnly);
     } else if (mode === 'semantic') {
-      ranked = await this.semanticHits(orgId, query, depth, filter, input.documentIds, true);
+      ranked = await this.semanticHits(orgId, query, depth, scope, true);
     } else {
       // The semantic half starts first and the keyword half after a turn of the event loop: by then
       // the semantic half waits on its off-thread steps (the provider's embedding, the embedded
       // index's vector scan), which then run beside the keyword search rather than after it.
-      const semanticHalf = this.semanticHits(orgId, query, depth, filter, input.documentIds, false).catch(
-        (error: unknown) => {
-          if (error instanceof EmbeddingFailed) return null;
-          throw error;
-        },
-      );
+      const semanticHalf = this.semanticHits(orgId, query, depth, scope, false).catch((error: unknown) => {
+        if (error instanceof EmbeddingFailed) return null;
+        throw error;
+      });
       const [keyword, semantic] = await Promise.all([
-        setImmediate().then(() => this.keywordHits(orgId, query, depth, filter, input.documentIds, language)),
+        setImmediate().then(() => this.keywordHits(orgId, query, depth, scope, language)),
         semanticHalf,
       ]);
       degraded = semantic === null;
@@ -239,15 +252,14 @@ export class QueryService {
     orgId: string,
     query: string,
     topK: number,
-    filter: Filter | null,
-    documentIds: string[] | null,
+    scope: Scope,
     language: string | null,
   ): Promise<KeywordHit[]> {
     return this.tracer.inSpan(
       'docindex.query.keyword',
       { attributes: { 'docindex.query.depth': topK, 'docindex.query.proximity': this.proximity !== null } },
       async (span) => {
-        const hits = await this.keywordHitsNow(orgId, query, topK, filter, documentIds, language);
+        const hits = await this.keywordHitsNow(orgId, query, topK, scope, language);
         span.setAttributes({ 'docindex.query.hits': hits.length });
         return hits;
       },
@@ -258,18 +270,15 @@ export class QueryService {
     orgId: string,
     query: string,
     topK: number,
-    filter: Filter | null,
-    documentIds: string[] | null,
+    scope: Scope,
     language: string | null,
   ): Promise<KeywordHit[]> {
-    if (this.proximity === null)
-      return this.index.search({ orgId, query, topK, filter, documentIds, language });
+    if (this.proximity === null) return this.index.search({ orgId, query, topK, ...scope, language });
     const hits = await this.index.search({
       orgId,
       query,
       topK: Math.max(topK, PROXIMITY_DEPTH),
-      filter,
-      documentIds,
+      ...scope,
       language,
     });
     return rerankByProximity(hits, query, this.proximity);
@@ -283,15 +292,14 @@ export class QueryService {
     orgId: string,
     query: string,
     limit: number,
-    filter: Filter | null,
-    documentIds: string[] | null,
+    scope: Scope,
     answerFailure: boolean,
   ): Promise<QueryHit[]> {
     return this.tracer.inSpan(
       'docindex.query.semantic',
       { attributes: { 'docindex.query.depth': limit } },
       async (span) => {
-        const hits = await this.semanticHitsNow(orgId, query, limit, filter, documentIds, answerFailure);
+        const hits = await this.semanticHitsNow(orgId, query, limit, scope, answerFailure);
         span.setAttributes({ 'docindex.query.hits': hits.length });
         return hits;
       },
@@ -302,8 +310,7 @@ export class QueryService {
     orgId: string,
     query: string,
     limit: number,
-    filter: Filter | null,
-    documentIds: string[] | null,
+    scope: Scope,
     answerFailure: boolean,
   ): Promise<QueryHit[]> {
     const semantic = this.semantic!;
@@ -325,7 +332,7 @@ export class QueryService {
       throw ERRORS.embeddingsUnavailable(error.code, retryAfter);
     }
     const profileId = await this.profileOf(vector.length);
-    const hits = await semantic.vectors.search({ orgId, profileId, vector, limit, filter, documentIds });
+    const hits = await semantic.vectors.search({ orgId, profileId, vector, limit, ...scope });
     return hits.map((h) => ({ ...h, scores: { keyword: null, semantic: h.score, rerank: null } }));
   }
 
@@ -339,6 +346,14 @@ export class QueryService {
     }
     return profile;
   }
+}
+
+/** Which documents a query may answer from, the same for its keyword and semantic lists. */
+interface Scope {
+  filter: Filter | null;
+  documentIds: string[] | null;
+  /** null: every partition of the org. */
+  partitions: string[] | null;
 }
 
 /** The hybrid query's semantic half failed at the provider: answer with the keyword half. */

@@ -63,6 +63,8 @@ export interface DocumentRecord {
   orgId: string;
   /** The caller's key for the document, unique within the org; null when none was given. */
   externalId: string | null;
+  /** The partition of the org it belongs to (domain/partitions.ts), fixed for its life. */
+  partition: string;
   /**
    * The version `status` and the chunks describe: 1 at first, one more for every new content
    * (PUT content, re-ingest of an external_id, reprocess).
@@ -103,6 +105,11 @@ export interface NewDocument {
   orgId: string;
   /** The caller's key; a document of the org that has it gets a new version instead. */
   externalId?: string | null;
+  /**
+   * Its partition (absent: `default`). A document of the org with the same external_id must be
+   * in it: else the store throws partition_mismatch rather than move the document.
+   */
+  partition?: string;
   source: DocumentSource;
   metadata: Metadata;
   chunkSize: number;
@@ -199,6 +206,8 @@ export interface SearchQuery {
   /** Only documents whose metadata passes it (domain/filter.ts); null: every document. */
   filter: Filter | null;
   documentIds: string[] | null;
+  /** Only documents of these partitions; null or absent: every partition of the org. */
+  partitions?: readonly string[] | null;
   /**
    * The query's language (ISO 639-1), read in its analysis as well as in those of the org's
    * documents; absent: only theirs.
@@ -240,6 +249,19 @@ export interface ListQuery {
   externalId?: string | null;
   /** Only documents whose metadata passes it (domain/filter.ts); null: every document. */
   filter: Filter | null;
+  /** Only documents of these partitions; null or absent: every partition of the org. */
+  partitions?: readonly string[] | null;
+}
+
+/** A partition's size as GET /v1/partitions shows it. */
+export interface PartitionSummary {
+  name: string;
+  documents: number;
+  chunks: number;
+  /** The sizes of the documents' original files and downloads, summed (JSON text counts none). */
+  bytes: number;
+  /** `deleting`: DELETE /v1/partitions/{name} was accepted and its documents are being purged. */
+  status: 'active' | 'deleting';
 }
 
 export interface Org {
@@ -260,6 +282,8 @@ export interface ApiKeyRecord {
   scopes: Scope[];
   /** After this instant the key is refused like a revoked one; null: it never expires. */
   expiresAt: Date | null;
+  /** The partitions the key is limited to; null: every partition of its org. */
+  partitions: string[] | null;
   createdAt: Date;
   revokedAt: Date | null;
 }

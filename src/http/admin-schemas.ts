@@ -2,14 +2,22 @@
 // purge receipt. One source for validation, serialisation, the OpenAPI document and the client.
 import { type Static, Type } from '@sinclair/typebox';
 import { ERRORS, type ErrorCode } from '../domain/errors.js';
+import { MAX_PARTITIONS_PER_REQUEST } from '../domain/partitions.js';
 import { SCOPES } from '../domain/scopes.js';
 import {
   EXAMPLE_CURSOR,
   EXAMPLE_KEY_ID,
   EXAMPLE_ORG_ID,
+  PartitionName,
   type ProblemSample,
   ScopeSchema,
 } from './schemas.js';
+
+/** The partitions a key is limited to, as the admin API shows them (null: every partition). */
+const KeyPartitions = Type.Union([Type.Array(Type.String()), Type.Null()], {
+  description:
+    'The partitions the key is limited to: it ingests only into them and sees nothing else. null: every partition.',
+});
 
 export { EXAMPLE_KEY_ID, ScopeSchema };
 
@@ -67,10 +75,21 @@ export const CreateKeyBody = Type.Object(
           'RFC 3339 date-time in the future; after it the key is refused (401). Never, when null or left out.',
       }),
     ),
+    partitions: Type.Optional(
+      Type.Array(PartitionName, {
+        minItems: 1,
+        maxItems: MAX_PARTITIONS_PER_REQUEST,
+        description:
+          'Limits the key to these partitions: it ingests only into them (403 `partition_forbidden` elsewhere) and any other partition’s document is a 404 to it. Every partition when left out.',
+      }),
+    ),
   },
   {
     additionalProperties: false,
-    examples: [{ scopes: ['query', 'read'], expires_at: '2027-01-01T00:00:00Z' }],
+    examples: [
+      { scopes: ['query', 'read'], expires_at: '2027-01-01T00:00:00Z' },
+      { scopes: ['ingest', 'query', 'read'], partitions: ['support'] },
+    ],
   },
 );
 export type CreateKeyBody = Static<typeof CreateKeyBody>;
@@ -101,6 +120,7 @@ const EXAMPLE_KEY = {
   prefix: EXAMPLE_API_KEY.slice(0, 12),
   scopes: ['query', 'read'],
   expires_at: '2027-01-01T00:00:00.000Z',
+  partitions: null,
   created_at: '2026-03-15T12:00:00.000Z',
   revoked_at: null,
 };
@@ -161,6 +181,7 @@ export const IssuedKeySchema = Type.Object(
     api_key: Type.String({ description: 'The key itself: shown once, never again.' }),
     scopes: Type.Array(ScopeSchema),
     expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    partitions: KeyPartitions,
   },
   {
     description: 'Created: the new API key.',
@@ -170,6 +191,7 @@ export const IssuedKeySchema = Type.Object(
         api_key: EXAMPLE_API_KEY,
         scopes: ['query', 'read'],
         expires_at: '2027-01-01T00:00:00.000Z',
+        partitions: ['support'],
       },
     ],
   },
@@ -182,6 +204,7 @@ export const KeySchema = Type.Object(
     prefix: Type.String({ description: 'The first characters of the key, to tell keys apart.' }),
     scopes: Type.Array(ScopeSchema),
     expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    partitions: KeyPartitions,
     created_at: Type.String({ format: 'date-time' }),
     revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },

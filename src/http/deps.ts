@@ -5,6 +5,7 @@ import type { EvaluationService } from '../domain/evaluations.js';
 import type { IdempotencyService } from '../domain/idempotency.js';
 import type { IngestionService } from '../domain/ingestion.js';
 import type { OrgAdmin } from '../domain/orgs.js';
+import type { PartitionService } from '../domain/partition-service.js';
 import type { RateLimiter, Tracer } from '../domain/ports.js';
 import type { ProviderStatus } from '../domain/provider-health.js';
 import type { QueryService } from '../domain/query.js';
@@ -36,6 +37,7 @@ export interface AppDeps {
   ingestion: IngestionService;
   idempotency: IdempotencyService;
   documents: DocumentService;
+  partitions: PartitionService;
   /** The `vectors` part of status records; absent: `disabled` (no embedding provider). */
   vectorStatus?: VectorStatusService;
   query: QueryService;

@@ -15,6 +15,7 @@ import {
   METADATA_MAX_VALUE_LENGTH,
   type MetadataPatch,
 } from '../domain/metadata.js';
+import { MAX_PARTITIONS_PER_REQUEST, PARTITION_PATTERN } from '../domain/partitions.js';
 import { SCOPE_MEANINGS, SCOPES } from '../domain/scopes.js';
 import { DOCUMENT_STATUSES, MAX_EXTERNAL_ID_LENGTH } from '../domain/types.js';
 
@@ -81,6 +82,22 @@ export const ExternalId = Type.String({
   examples: ['crm-ticket-4711'],
 });
 
+/** A partition's name (domain/partitions.ts). */
+export const PartitionName = Type.String({
+  pattern: PARTITION_PATTERN,
+  description:
+    'A partition of your organisation: lower-case letters, digits, `_` and `-`, at most 64 characters. Every document belongs to one (`default` when none is named), fixed for its life.',
+  examples: ['support'],
+});
+
+/** `partitions: [..]` of a query or a delete: a subset of those the key may see. */
+const PartitionNames = (what: string) =>
+  Type.Array(PartitionName, {
+    minItems: 1,
+    maxItems: MAX_PARTITIONS_PER_REQUEST,
+    description: `${what} only documents of these partitions. Default: every partition the API key may see; naming one the key is not limited to is a 403 \`partition_forbidden\`.`,
+  });
+
 export const LanguageCode = Type.String({
   pattern: '^[a-z]{2}$',
   description:
@@ -119,10 +136,23 @@ export const IngestBody = Type.Object(
           metadata: Type.Optional(Metadata),
           external_id: Type.Optional(ExternalId),
           language: Type.Optional(LanguageCode),
+          partition: Type.Optional(
+            Type.String({
+              pattern: PARTITION_PATTERN,
+              description: 'This document’s partition; absent: the request’s `partition`, else `default`.',
+            }),
+          ),
         },
         { additionalProperties: false },
       ),
       { minItems: 1, maxItems: 50, description: 'At most 50 documents per request.' },
+    ),
+    partition: Type.Optional(
+      Type.String({
+        pattern: PARTITION_PATTERN,
+        description:
+          'The partition of every document that names none (default `default`). A key limited to partitions may ingest only into its own (403 `partition_forbidden`).',
+      }),
     ),
     chunk_size: ChunkSize({ default: CHUNK_SIZE.default }),
     chunk_overlap: ChunkOverlap({ default: CHUNK_OVERLAP.default }),
@@ -151,6 +181,7 @@ export const IngestUrlBody = Type.Object(
     metadata: Type.Optional(Metadata),
     external_id: Type.Optional(ExternalId),
     language: Type.Optional(LanguageCode),
+    partition: Type.Optional(PartitionName),
     chunk_size: Type.Optional(ChunkSize({ description: CHUNK_SIZE_WITH_DEFAULT })),
     chunk_overlap: Type.Optional(ChunkOverlap({ description: CHUNK_OVERLAP_WITH_DEFAULT })),
   },
@@ -198,6 +229,7 @@ const READY_DOCUMENT = {
   id: EXAMPLE_DOCUMENT_ID,
   org_id: EXAMPLE_ORG_ID,
   external_id: 'handbook-2026',
+  partition: 'default',
   version: 2,
   pending_version: { version: 3, status: 'processing', error: null },
   status: 'ready',
@@ -228,6 +260,7 @@ const FAILED_DOCUMENT = {
   id: EXAMPLE_OTHER_DOCUMENT_ID,
   org_id: EXAMPLE_ORG_ID,
   external_id: null,
+  partition: 'support',
   version: 1,
   pending_version: null,
   status: 'failed',
@@ -266,6 +299,9 @@ export const DocumentRecordSchema = Type.Object(
     org_id: Type.String(),
     external_id: Type.Union([Type.String(), Type.Null()], {
       description: 'Your own key for the document, if you gave one at ingest.',
+    }),
+    partition: Type.String({
+      description: 'The partition the document belongs to (`default` when none was named at ingest).',
     }),
     version: Type.Integer({
       minimum: 1,
@@ -378,6 +414,13 @@ export const ListDocumentsQuery = Type.Object(
         description: `A metadata filter as URL-encoded JSON. ${FILTER_LANGUAGE}`,
       }),
     ),
+    partitions: Type.Optional(
+      Type.String({
+        maxLength: 6600,
+        description:
+          'Comma-separated partition names: only documents of these. Default: every partition the API key may see; one the key is not limited to is a 403 `partition_forbidden`.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -459,6 +502,7 @@ export const QueryBody = Type.Object(
         description: 'Search only these documents.',
       }),
     ),
+    partitions: Type.Optional(PartitionNames('Search')),
     mode: Type.Optional(
       Type.Union([Type.Literal('keyword'), Type.Literal('semantic'), Type.Literal('hybrid')], {
         description:
@@ -534,6 +578,7 @@ export const DeleteDocumentsBody = Type.Object(
         description: 'Delete only these documents (with `filter`: those of them that pass it).',
       }),
     ),
+    partitions: Type.Optional(PartitionNames('Delete')),
   },
   {
     additionalProperties: false,
@@ -541,6 +586,52 @@ export const DeleteDocumentsBody = Type.Object(
   },
 );
 export type DeleteDocumentsBody = Static<typeof DeleteDocumentsBody>;
+
+export const PartitionParams = Type.Object(
+  { name: Type.String({ maxLength: 64, description: 'The partition’s name.', examples: ['support'] }) },
+  { additionalProperties: false },
+);
+
+export const PartitionList = Type.Object(
+  {
+    partitions: Type.Array(
+      Type.Object({
+        name: Type.String({ description: 'The partition’s name.' }),
+        documents: Type.Integer({ description: 'Documents in it (any status).' }),
+        chunks: Type.Integer({ description: 'Their chunks (ready versions).' }),
+        bytes: Type.Integer({
+          description: 'The sizes of their original files and downloads, summed (JSON text counts none).',
+        }),
+        status: Type.Union([Type.Literal('active'), Type.Literal('deleting')], {
+          description:
+            '`deleting`: DELETE /v1/partitions/{name} was accepted and its documents are being purged; the counts fall as they go, and the entry disappears once it is empty.',
+        }),
+      }),
+    ),
+  },
+  {
+    description: 'The partitions the API key may see that hold documents or are being deleted, by name.',
+    examples: [
+      {
+        partitions: [
+          { name: 'default', documents: 1200, chunks: 18_344, bytes: 94_112_003, status: 'active' },
+          { name: 'support', documents: 310, chunks: 2_207, bytes: 0, status: 'deleting' },
+        ],
+      },
+    ],
+  },
+);
+
+export const PartitionDeleteAck = Type.Object(
+  {
+    status: Type.Literal('accepted'),
+    partition: Type.String({ description: 'The partition being deleted.' }),
+  },
+  {
+    description: 'The partition is marked for deletion; its documents are purged in the background.',
+    examples: [{ status: 'accepted', partition: 'support' }],
+  },
+);
 
 export const DeleteDocumentsResponse = Type.Object(
   {
@@ -635,6 +726,9 @@ export const OrgResponse = Type.Object(
       {
         key_id: Type.String(),
         scopes: Type.Array(ScopeSchema),
+        partitions: Type.Union([Type.Array(Type.String()), Type.Null()], {
+          description: 'The partitions the key is limited to; null: every partition.',
+        }),
       },
       { description: 'The API key of this request.' },
     ),
@@ -647,7 +741,7 @@ export const OrgResponse = Type.Object(
         name: 'Acme Corp',
         rate_limit_rpm: 600,
         created_at: '2026-03-01T09:30:00.000Z',
-        key: { key_id: EXAMPLE_KEY_ID, scopes: ['ingest', 'query', 'read'] },
+        key: { key_id: EXAMPLE_KEY_ID, scopes: ['ingest', 'query', 'read'], partitions: null },
       },
     ],
   },
@@ -711,6 +805,11 @@ const PROBLEM_MEANINGS: Partial<Record<ErrorCode, string>> = {
     'The request breaks a rule (a field, query parameter or header); `errors[].pointer` names each part.',
   unauthorized: 'No credentials, or credentials that are invalid, expired or revoked.',
   insufficient_scope: 'The API key lacks the scope this operation needs.',
+  partition_forbidden:
+    'The API key is limited to partitions, and the request names (or ingests into) another one.',
+  partition_mismatch:
+    'A document with this external_id exists in another partition; a document’s partition never changes.',
+  partition_deleting: 'The partition is being deleted; ingest into it once the purge is done.',
   not_found: 'Nothing with this id (another organisation’s ids get the same answer).',
   not_ready: 'The document is not ready: queued, processing or failed.',
   version_changed:
@@ -742,6 +841,9 @@ const SAMPLE_ERRORS: Partial<Record<ErrorCode, () => ApiError>> = {
     ]),
   unauthorized: () => ERRORS.unauthorized(),
   insufficient_scope: () => ERRORS.insufficientScope('ingest', 'POST', '/v1/ingest'),
+  partition_forbidden: () => ERRORS.partitionForbidden('legal'),
+  partition_mismatch: () => ERRORS.partitionMismatch('crm-ticket-4711', 'support'),
+  partition_deleting: () => ERRORS.partitionDeleting('support'),
   not_found: () => ERRORS.documentNotFound(EXAMPLE_DOCUMENT_ID),
   not_ready: () => ERRORS.notReady(EXAMPLE_DOCUMENT_ID, 'processing'),
   version_changed: () => ERRORS.versionChanged(EXAMPLE_DOCUMENT_ID, 1, 2),
@@ -890,6 +992,9 @@ export const INGEST_ERRORS: ErrorCode[] = [
   'idempotency_key_in_use',
   'idempotency_key_reused',
   'overloaded',
+  'partition_forbidden',
+  'partition_mismatch',
+  'partition_deleting',
 ];
 
 export const VersionAck = Type.Object(

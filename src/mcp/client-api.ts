@@ -15,6 +15,7 @@ export function clientApi(client: DocindexClient): DocindexApi {
         ...(input.rerankCandidates === undefined ? {} : { rerankCandidates: input.rerankCandidates }),
         ...(input.filter === undefined ? {} : { filter: input.filter }),
         ...(input.documentIds === undefined ? {} : { documentIds: input.documentIds }),
+        ...(input.partitions === undefined ? {} : { partitions: input.partitions }),
       }),
     getDocument: (id) => client.getDocument(id),
     listDocuments: (input) => client.listDocuments(input),
@@ -28,12 +29,14 @@ export function clientApi(client: DocindexClient): DocindexApi {
         {
           ...(input.chunkSize === undefined ? {} : { chunkSize: input.chunkSize }),
           ...(input.chunkOverlap === undefined ? {} : { chunkOverlap: input.chunkOverlap }),
+          ...(input.partition === undefined ? {} : { partition: input.partition }),
         },
       ),
     createEvaluation: (request) => client.createEvaluation(request),
     getEvaluation: (id) => client.getEvaluation(id),
     ingestUrl: (input) =>
       client.ingestUrl(input.url, input.metadata, {
+        ...(input.partition === undefined ? {} : { partition: input.partition }),
         ...(input.chunkSize === undefined ? {} : { chunkSize: input.chunkSize }),
         ...(input.chunkOverlap === undefined ? {} : { chunkOverlap: input.chunkOverlap }),
       }),

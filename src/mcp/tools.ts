@@ -25,6 +25,7 @@ import { ApiError, ERRORS } from '../domain/errors.js';
 import { EVALUATION_LIMITS } from '../domain/evaluations.js';
 import { FILTER_MAX_CONDITIONS, FILTER_MAX_DEPTH } from '../domain/filter.js';
 import { METADATA_MAX_KEY_LENGTH, METADATA_MAX_KEYS, METADATA_MAX_VALUE_LENGTH } from '../domain/metadata.js';
+import { MAX_PARTITIONS_PER_REQUEST, PARTITION_PATTERN } from '../domain/partitions.js';
 import type { Scope } from '../domain/scopes.js';
 import { DOCUMENT_STATUSES } from '../domain/types.js';
 
@@ -35,6 +36,7 @@ export interface DocindexApi {
     topK?: number;
     filter?: QueryFilter;
     documentIds?: string[];
+    partitions?: string[];
     mode?: 'keyword' | 'semantic' | 'hybrid';
     rerank?: boolean;
     rerankCandidates?: number;
@@ -46,16 +48,19 @@ export interface DocindexApi {
     cursor?: string;
     filter?: QueryFilter;
     ids?: string[];
+    partitions?: string[];
   }): Promise<DocumentPage>;
   ingestText(input: {
     text: string;
     metadata?: Metadata;
+    partition?: string;
     chunkSize?: number;
     chunkOverlap?: number;
   }): Promise<IngestAck>;
   ingestUrl(input: {
     url: string;
     metadata?: Metadata;
+    partition?: string;
     chunkSize?: number;
     chunkOverlap?: number;
   }): Promise<IngestAck>;
@@ -138,6 +143,16 @@ const metadataSchema = z
 
 const documentId = z.uuid().describe('A document ID (UUID), as returned by the ingest tools.');
 
+const partitionsInput = (what: string) =>
+  z
+    .array(z.string().regex(new RegExp(PARTITION_PATTERN)))
+    .min(1)
+    .max(MAX_PARTITIONS_PER_REQUEST)
+    .optional()
+    .describe(
+      `${what} only documents of these partitions (default: every partition the API key may see; one the key is not limited to is an error).`,
+    );
+
 const searchInput = {
   query: z
     .string()
@@ -166,6 +181,7 @@ const searchInput = {
     .max(1000)
     .optional()
     .describe('Search only within these documents (at most 1,000).'),
+  partitions: partitionsInput('Search'),
   rerank: z
     .boolean()
     .optional()
@@ -204,6 +220,7 @@ const listDocumentsInput = {
     .max(100)
     .optional()
     .describe('The status of these documents (at most 100) in one call; unknown ids are left out.'),
+  partitions: partitionsInput('List'),
 };
 
 const chunkSettingsInput = {
@@ -238,9 +255,18 @@ function chunkSettings(args: { chunk_size?: number; chunk_overlap?: number }): {
   };
 }
 
+const partitionInput = z
+  .string()
+  .regex(new RegExp(PARTITION_PATTERN))
+  .optional()
+  .describe(
+    'The partition to add the document to (default: default). A key limited to partitions must name one of its own.',
+  );
+
 const ingestTextInput = {
   text: z.string().min(1).describe('The document text (plain text or Markdown).'),
   metadata: metadataSchema.optional(),
+  partition: partitionInput,
   ...chunkSettingsInput,
 };
 
@@ -253,6 +279,7 @@ const ingestUrlInput = {
       'A public http(s) URL of a PDF, DOCX, text or Markdown file or an HTML page (pre-signed object-storage URLs work if valid for at least 60 s). Private and local addresses are refused.',
     ),
   metadata: metadataSchema.optional(),
+  partition: partitionInput,
   ...chunkSettingsInput,
 };
 
@@ -408,7 +435,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
     'search',
     {
       title: 'Search documents',
-      description: `Search the organisation’s ready documents and return the best-matching chunks (passages), best first, each with its text, score, document_id, chunk_index, metadata and page range (PDF pages, else null). Narrow with filter (metadata) and document_ids. Needs the \`${TOOL_SCOPES.search}\` key scope.`,
+      description: `Search the organisation’s ready documents and return the best-matching chunks (passages), best first, each with its text, score, document_id, chunk_index, metadata and page range (PDF pages, else null). Narrow with filter (metadata), document_ids and partitions. Needs the \`${TOOL_SCOPES.search}\` key scope.`,
       inputSchema: searchInput,
       outputSchema: searchOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -420,6 +447,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
         top_k?: number;
         filter?: Record<string, unknown>;
         document_ids?: string[];
+        partitions?: string[];
         mode?: 'keyword' | 'semantic' | 'hybrid';
         rerank?: boolean;
         rerank_candidates?: number;
@@ -432,6 +460,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
           ...(args.rerank_candidates === undefined ? {} : { rerankCandidates: args.rerank_candidates }),
           ...(args.filter === undefined ? {} : { filter: args.filter as QueryFilter }),
           ...(args.document_ids === undefined ? {} : { documentIds: args.document_ids }),
+          ...(args.partitions === undefined ? {} : { partitions: args.partitions }),
         }),
     ),
   );
@@ -452,7 +481,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
     'list_documents',
     {
       title: 'List documents',
-      description: `The organisation’s documents, newest first, one page at a time (status records as get_document gives them). Narrow by status, by a metadata filter, or ask for the status of many documents at once with document_ids. When next_cursor is not null, pass it as cursor to read the next page. Needs the \`${TOOL_SCOPES.list_documents}\` key scope.`,
+      description: `The organisation’s documents, newest first, one page at a time (status records as get_document gives them). Narrow by status, by a metadata filter, by partitions, or ask for the status of many documents at once with document_ids. When next_cursor is not null, pass it as cursor to read the next page. Needs the \`${TOOL_SCOPES.list_documents}\` key scope.`,
       inputSchema: listDocumentsInput,
       outputSchema: listOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -465,6 +494,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
         cursor?: string;
         filter?: Record<string, unknown>;
         document_ids?: string[];
+        partitions?: string[];
       }) =>
         api.listDocuments({
           ...(args.status === undefined ? {} : { status: args.status }),
@@ -472,6 +502,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
           ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
           ...(args.filter === undefined ? {} : { filter: args.filter as QueryFilter }),
           ...(args.document_ids === undefined ? {} : { ids: args.document_ids }),
+          ...(args.partitions === undefined ? {} : { partitions: args.partitions }),
         }),
     ),
   );
@@ -492,10 +523,17 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
     },
     run(
       'ingest_text',
-      (args: { text: string; metadata?: Metadata; chunk_size?: number; chunk_overlap?: number }) =>
+      (args: {
+        text: string;
+        metadata?: Metadata;
+        partition?: string;
+        chunk_size?: number;
+        chunk_overlap?: number;
+      }) =>
         api.ingestText({
           text: args.text,
           ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
+          ...(args.partition === undefined ? {} : { partition: args.partition }),
           ...chunkSettings(args),
         }),
     ),
@@ -517,10 +555,17 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
     },
     run(
       'ingest_url',
-      (args: { url: string; metadata?: Metadata; chunk_size?: number; chunk_overlap?: number }) =>
+      (args: {
+        url: string;
+        metadata?: Metadata;
+        partition?: string;
+        chunk_size?: number;
+        chunk_overlap?: number;
+      }) =>
         api.ingestUrl({
           url: args.url,
           ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
+          ...(args.partition === undefined ? {} : { partition: args.partition }),
           ...chunkSettings(args),
         }),
     ),

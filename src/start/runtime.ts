@@ -28,6 +28,7 @@ import { contentTypeOf } from '../domain/formats.js';
 import { IdempotencyService } from '../domain/idempotency.js';
 import { IngestionService } from '../domain/ingestion.js';
 import { OrgAdmin } from '../domain/orgs.js';
+import { PartitionService } from '../domain/partition-service.js';
 import {
   type Clock,
   type Embedder,
@@ -297,6 +298,8 @@ export async function createRuntime(
     config.defaultRateLimitRpm,
   );
 
+  const documentService = new DocumentService(documents, blobs);
+  const partitions = new PartitionService(documents, documentService, clock);
   const queryService = new QueryService(
     adapters.search,
     usageService,
@@ -333,7 +336,8 @@ export async function createRuntime(
     rateLimiter,
     ingestion,
     idempotency: new IdempotencyService(adapters.idempotency, clock),
-    documents: new DocumentService(documents, blobs),
+    documents: documentService,
+    partitions,
     vectorStatus: new VectorStatusService(embedder, adapters.vectors),
     query: queryService,
     evaluations,
@@ -443,13 +447,17 @@ export async function createRuntime(
       clock,
       config.reconcileIntervalMs,
     );
+    // Each run also goes on with the purge of partitions marked for deletion (a mark outlives a
+    // crash, so a purge cut off resumes here).
     const reconcile = () =>
-      reconciler.runOnce().then(
-        (n) => {
+      reconciler
+        .runOnce()
+        .then(async (n) => {
           if (n > 0) logger.info({ requeued: n }, 'reconciler re-enqueued documents');
-        },
-        (error: unknown) => logger.warn({ err: error }, 'reconciler run failed'),
-      );
+          const purged = await partitions.purgeOnce();
+          if (purged > 0) logger.info({ deleted: purged }, 'partition purge deleted documents');
+        })
+        .catch((error: unknown) => logger.warn({ err: error }, 'reconciler run failed'));
     void reconcile();
     const timer = setInterval(reconcile, config.reconcileIntervalMs);
     timer.unref();

@@ -42,6 +42,7 @@ const KEYS: AdminKey[] = [
     prefix: 'dix_AbCdEfGh',
     scopes: ['query', 'read'],
     expires_at: '2099-01-01T00:00:00.000Z',
+    partitions: null,
     created_at: '2026-01-05T09:30:00.000Z',
     revoked_at: null,
   },
@@ -51,6 +52,7 @@ const KEYS: AdminKey[] = [
     prefix: 'dix_ZyXwVuTs',
     scopes: ['ingest', 'query', 'read', 'write', 'webhooks'],
     expires_at: null,
+    partitions: null,
     created_at: '2026-01-06T10:00:00.000Z',
     revoked_at: '2026-02-01T00:00:00.000Z',
   },
@@ -304,6 +306,44 @@ describe('docindex command line', () => {
     expect((await create('2099-03-01')).status).toBe(0);
     expect((await create('2099-03-01T10:00:00+02:00')).status).toBe(0);
     expect(expiries).toEqual([new Date('2099-03-01T00:00:00Z'), new Date('2099-03-01T08:00:00Z')]);
+  });
+
+  it('keys create --partition (repeatable) limits the key; a bad name is exit 2 and no key', async () => {
+    const asked: (string[] | undefined)[] = [];
+    const server = async (): Promise<ServerSide> => {
+      const base = fakeServer();
+      return {
+        ...base,
+        openAdmin: async () => {
+          const opened = await base.openAdmin();
+          return {
+            ...opened,
+            admin: {
+              ...opened.admin,
+              issueKey: async (orgId, options) => {
+                asked.push(options?.partitions);
+                return {
+                  org_id: orgId,
+                  key_id: 'key_1',
+                  api_key: 'dix_secret',
+                  partitions: options?.partitions ?? null,
+                };
+              },
+            },
+          };
+        },
+      };
+    };
+    const made = await run(
+      ['keys', 'create', '--org', 'org_1', '--partition', 'support', '--partition', 'sales', '--json'],
+      server,
+    );
+    expect(made.status).toBe(0);
+    expect(JSON.parse(made.stdout)).toMatchObject({ key_id: 'key_1', partitions: ['support', 'sales'] });
+    const bad = await run(['keys', 'create', '--org', 'org_1', '--partition', 'Sales Team'], server);
+    expect(bad).toMatchObject({ status: 2, stdout: '' });
+    expect(bad.stderr).toMatch(/^docindex: --partition takes a partition name/);
+    expect(asked).toEqual([['support', 'sales']]);
   });
 
   it('client commands need no server configuration; setup problems exit 2 without the usage', async () => {

@@ -279,6 +279,38 @@ describe('DocindexClient', () => {
     expect(left.results.map((r) => r.document_id)).toEqual([y2022]);
   });
 
+  it('ingests into partitions, narrows queries, lists and deletes to them, and lists and deletes partitions', async () => {
+    const key = (await h.runtime.admin.createOrg('partitions')).api_key;
+    const mine = new DocindexClient({ baseUrl, apiKey: key });
+    const text = await mine.ingestText(['Otters hold hands while they sleep.'], { partition: 'river' });
+    const file = await mine.ingestFile(new Blob(['Otters crack shells on their bellies.']), {
+      filename: 'sea.txt',
+      partition: 'sea',
+    });
+    const [river] = text.document_ids as [string];
+    const [sea] = file.document_ids as [string];
+    const docs = await mine.waitForDocuments([river, sea], { intervalMs: 20 });
+    expect(docs.map((d) => d.partition)).toEqual(['river', 'sea']);
+
+    const found = await mine.query({ query: 'otters', partitions: ['sea'] });
+    expect(found.results.map((r) => r.document_id)).toEqual([sea]);
+    const listed = await mine.listDocuments({ partitions: ['river'] });
+    expect(listed.documents.map((d) => d.id)).toEqual([river]);
+    expect((await mine.listPartitions()).partitions.map((p) => [p.name, p.documents, p.status])).toEqual([
+      ['river', 1, 'active'],
+      ['sea', 1, 'active'],
+    ]);
+    expect(await mine.deleteDocuments({ documentIds: [river, sea], partitions: ['river'] })).toEqual({
+      deleted: 1,
+      has_more: false,
+    });
+    expect(await mine.deletePartition('sea')).toEqual({ status: 'accepted', partition: 'sea' });
+    await h.runtime.appDeps.partitions.purgeOnce();
+    expect((await mine.listPartitions()).partitions).toEqual([]);
+    const unknown = await rejection(mine.deletePartition('sea'));
+    expect(unknown).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
   it('sends a fresh Idempotency-Key with every ingest call, or the one given', async () => {
     const recorder = recordingFetch();
     const recording = new DocindexClient({ baseUrl, apiKey: h.orgA.apiKey, fetch: recorder.fetch });

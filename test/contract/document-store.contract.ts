@@ -78,6 +78,7 @@ export function documentStoreContract(
           id: doc.id,
           orgId: orgA,
           externalId: null,
+          partition: 'default',
           version: 1,
           pendingVersion: null,
           status: 'queued',

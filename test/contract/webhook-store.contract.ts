@@ -79,7 +79,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
       return queued.messageId;
     };
     const readyDocument = async (orgId: string): Promise<string> => {
-      const doc = newDoc(orgId, { metadata: { team: 'a' } });
+      const doc = newDoc(orgId, { metadata: { team: 'a' }, partition: 'support' });
       await h.documents.createDocuments([doc]);
       expect(await h.documents.saveIndex(doc.id, indexResult(['alpha beta']))).toBe(true);
       return doc.id;
@@ -124,6 +124,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
         status: 'ready',
         chunkCount: 1,
         metadata: { team: 'a' },
+        partition: 'support',
       });
       expect(message?.record?.createdAt).toBeInstanceOf(Date);
       expect(message?.url).toBe(e.url);

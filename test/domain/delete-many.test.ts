@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import { DocumentService } from '../../src/domain/documents.js';
+import { ALL_PARTITIONS } from '../../src/domain/partitions.js';
 import { list, newDoc } from '../contract/document-fixtures.js';
 import { MemoryBlobs } from './fakes.js';
 
@@ -34,7 +35,10 @@ describe('DocumentService.deleteMany', () => {
     const service = new DocumentService(store, new MemoryBlobs(), { maxDeletePerRequest: 250 });
     const answers = [];
     for (;;) {
-      const answer = await service.deleteMany(ORG, { filter: { group: 'old' }, documentIds: undefined });
+      const answer = await service.deleteMany(ORG, ALL_PARTITIONS, {
+        filter: { group: 'old' },
+        documentIds: undefined,
+      });
       answers.push(answer);
       if (!answer.hasMore) break;
     }
@@ -51,7 +55,9 @@ describe('DocumentService.deleteMany', () => {
   it('answers hasMore false when exactly the limit matched', async () => {
     await seed(250, 3);
     const service = new DocumentService(store, new MemoryBlobs(), { maxDeletePerRequest: 250 });
-    expect(await service.deleteMany(ORG, { filter: { group: 'old' }, documentIds: undefined })).toEqual({
+    expect(
+      await service.deleteMany(ORG, ALL_PARTITIONS, { filter: { group: 'old' }, documentIds: undefined }),
+    ).toEqual({
       deleted: 250,
       hasMore: false,
     });

@@ -1,6 +1,7 @@
 // The term-proximity bonus (domain/proximity.ts) as a user of keyword search sees it: of two
 // chunks BM25 scores alike, the one holding the query's words side by side comes first.
 import { describe, expect, it } from 'vitest';
+import { ALL_PARTITIONS } from '../../src/domain/partitions.js';
 import { PROXIMITY_DEPTH, proximityBonus, rerankByProximity } from '../../src/domain/proximity.js';
 import { QueryService } from '../../src/domain/query.js';
 import { analyzer } from '../../src/domain/search-words.js';
@@ -127,7 +128,7 @@ describe('keyword queries with the proximity bonus', () => {
       english,
     );
     const ask = (scoreThreshold?: number) =>
-      service.query('org', {
+      service.query('org', ALL_PARTITIONS, {
         query: 'vitamin deficiency',
         topK: 10,
         filter: undefined,

@@ -3,6 +3,7 @@
 // because a query waits for its vector only up to its deadline.
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/domain/errors.js';
+import { ALL_PARTITIONS } from '../../src/domain/partitions.js';
 import type { Embedder, VectorIndex } from '../../src/domain/ports.js';
 import { QueryService } from '../../src/domain/query.js';
 import { QueryEmbeddings } from '../../src/domain/query-embeddings.js';
@@ -51,7 +52,12 @@ function service() {
 describe('QueryService with a provider that never answers', () => {
   it('hybrid (the default) answers the keyword hits, degraded, semantic scores null', async () => {
     const { query, usage } = service();
-    const answer = await query.query(ORG, { query: 'x', topK: 10, filter: undefined, documentIds: null });
+    const answer = await query.query(ORG, ALL_PARTITIONS, {
+      query: 'x',
+      topK: 10,
+      filter: undefined,
+      documentIds: null,
+    });
     expect(answer.mode).toBe('hybrid');
     expect(answer.degraded).toBe(true);
     expect(answer.degradedReasons).toEqual(['embeddings_unavailable']);
@@ -67,7 +73,13 @@ describe('QueryService with a provider that never answers', () => {
   it('semantic answers 503 embeddings_unavailable (a timeout) and is not counted', async () => {
     const { query, usage } = service();
     const error = await query
-      .query(ORG, { query: 'x', topK: 10, filter: undefined, documentIds: null, mode: 'semantic' })
+      .query(ORG, ALL_PARTITIONS, {
+        query: 'x',
+        topK: 10,
+        filter: undefined,
+        documentIds: null,
+        mode: 'semantic',
+      })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ code: 'embeddings_unavailable', status: 503 });

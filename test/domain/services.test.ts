@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/domain/errors.js';
 import { type IngestionDeps, IngestionService } from '../../src/domain/ingestion.js';
+import { ALL_PARTITIONS } from '../../src/domain/partitions.js';
 import { QueryService } from '../../src/domain/query.js';
 import { QueueReconciler } from '../../src/domain/reconciler.js';
 import { UsageService } from '../../src/domain/usage.js';
@@ -60,6 +61,7 @@ describe('IngestionService', () => {
     const { service, documents, queue } = ingestion();
     const ack = await service.ingestText(
       ORG,
+      ALL_PARTITIONS,
       [{ text: 'one' }, { text: 'two\u0000', metadata: { k: 'v' } }],
       {
         chunkSize: 256,
@@ -78,7 +80,7 @@ describe('IngestionService', () => {
     const { service, documents, queue } = ingestion();
     documents.failCreate = new Error('disk full');
     await expect(
-      service.ingestText(ORG, [{ text: 'x' }], { chunkSize: 512, chunkOverlap: 64 }),
+      service.ingestText(ORG, ALL_PARTITIONS, [{ text: 'x' }], { chunkSize: 512, chunkOverlap: 64 }),
     ).rejects.toThrow('disk full');
     expect(queue.enqueued).toEqual([]);
   });
@@ -86,7 +88,10 @@ describe('IngestionService', () => {
   it('still accepts when the enqueue after the commit fails, and says so for the reconciler', async () => {
     const { service, documents, enqueueErrors, queue } = ingestion();
     queue.failEnqueue = new Error('redis down');
-    const ack = await service.ingestText(ORG, [{ text: 'x' }], { chunkSize: 512, chunkOverlap: 64 });
+    const ack = await service.ingestText(ORG, ALL_PARTITIONS, [{ text: 'x' }], {
+      chunkSize: 512,
+      chunkOverlap: 64,
+    });
     expect(ack.queued).toBe(1);
     expect(documents.created).toHaveLength(1);
     expect(enqueueErrors).toEqual([queue.failEnqueue]);
@@ -95,9 +100,12 @@ describe('IngestionService', () => {
   it('refuses with 503 and a Retry-After once the waiting documents would pass the limit', async () => {
     const { service, documents } = ingestion();
     documents.pending = 9;
-    await service.ingestText(ORG, [{ text: 'fits' }], { chunkSize: 512, chunkOverlap: 64 });
+    await service.ingestText(ORG, ALL_PARTITIONS, [{ text: 'fits' }], { chunkSize: 512, chunkOverlap: 64 });
     const error = await refusal(
-      service.ingestText(ORG, [{ text: 'one too many' }], { chunkSize: 512, chunkOverlap: 64 }),
+      service.ingestText(ORG, ALL_PARTITIONS, [{ text: 'one too many' }], {
+        chunkSize: 512,
+        chunkOverlap: 64,
+      }),
     );
     expect(error).toMatchObject({ status: 503, code: 'overloaded', extra: { retryAfterSeconds: 5 } });
     expect(documents.created).toHaveLength(1);
@@ -106,7 +114,7 @@ describe('IngestionService', () => {
   it('refuses an overlap not smaller than the chunk size, pointing at chunk_overlap', async () => {
     const { service } = ingestion();
     const error = await refusal(
-      service.ingestText(ORG, [{ text: 'x' }], { chunkSize: 64, chunkOverlap: 64 }),
+      service.ingestText(ORG, ALL_PARTITIONS, [{ text: 'x' }], { chunkSize: 64, chunkOverlap: 64 }),
     );
     expect(error).toMatchObject({ status: 400, code: 'invalid_request' });
     expect(error.extra.errors?.map((e) => e.pointer)).toEqual(['/chunk_overlap']);
@@ -114,14 +122,19 @@ describe('IngestionService', () => {
 
   it('sends a URL document to the download lane with the URL kept for fetching and shown without its query', async () => {
     const { service, documents, queue, downloadQueue } = ingestion();
-    const ack = await service.ingestUrl(ORG, 'https://example.test/report.pdf?signature=secret', {});
+    const ack = await service.ingestUrl(
+      ORG,
+      ALL_PARTITIONS,
+      'https://example.test/report.pdf?signature=secret',
+      {},
+    );
     expect(downloadQueue.ids()).toEqual(ack.document_ids);
     expect(queue.enqueued).toEqual([]);
     expect(documents.created[0]).toMatchObject({
       fetchUrl: 'https://example.test/report.pdf?signature=secret',
       source: { type: 'url', url: 'https://example.test/report.pdf' },
     });
-    const error = await refusal(service.ingestUrl(ORG, 'http://169.254.169.254/', {}));
+    const error = await refusal(service.ingestUrl(ORG, ALL_PARTITIONS, 'http://169.254.169.254/', {}));
     expect(error).toMatchObject({ status: 400 });
     expect(error.extra.errors).toEqual([{ pointer: '/url', message: 'blocked' }]);
   });
@@ -130,7 +143,7 @@ describe('IngestionService', () => {
     const { service, documents, blobs, queue } = ingestion();
     const staged = await service.stageFile(upload(200, 'report.pdf'), async () => ({ team: 'a' }));
     expect(staged).toMatchObject({ contentType: 'application/pdf', metadata: { team: 'a' } });
-    const ack = await service.commitFile(ORG, staged);
+    const ack = await service.commitFile(ORG, ALL_PARTITIONS, staged);
     expect(documents.created[0]).toMatchObject({
       blobKey: staged.blob.key,
       source: { type: 'file', filename: 'report.pdf', content_type: 'application/pdf', bytes: 200 },
@@ -160,7 +173,7 @@ describe('IngestionService', () => {
     const { service, documents, blobs } = ingestion();
     const staged = await service.stageFile(upload(10, 'a.pdf'), async () => ({}));
     documents.failCreate = new Error('constraint');
-    await expect(service.commitFile(ORG, staged)).rejects.toThrow('constraint');
+    await expect(service.commitFile(ORG, ALL_PARTITIONS, staged)).rejects.toThrow('constraint');
     expect(blobs.deleted).toEqual([staged.blob.key]);
     expect(blobs.blobs.size).toBe(0);
   });
@@ -171,7 +184,7 @@ describe('QueryService', () => {
     const search = new FakeSearch();
     const usage = new MemoryUsage();
     const service = new QueryService(search, new UsageService(usage, new FixedClock(NOW)));
-    await service.query(ORG, {
+    await service.query(ORG, ALL_PARTITIONS, {
       query: 'q\u0000uokka',
       topK: 5,
       filter: { team: 'a\u0000', lang: ['en', 'de'] },
@@ -190,6 +203,7 @@ describe('QueryService', () => {
           ],
         },
         documentIds: null,
+        partitions: null,
         language: null,
       },
     ]);
@@ -202,7 +216,7 @@ describe('QueryService', () => {
     const usage = new MemoryUsage();
     const service = new QueryService(search, new UsageService(usage, new FixedClock(NOW)));
     await expect(
-      service.query(ORG, { query: 'x', topK: 1, filter: undefined, documentIds: null }),
+      service.query(ORG, ALL_PARTITIONS, { query: 'x', topK: 1, filter: undefined, documentIds: null }),
     ).rejects.toThrow();
     expect(usage.counts.size).toBe(0);
   });

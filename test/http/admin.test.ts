@@ -234,7 +234,7 @@ describe('admin API', () => {
     });
     expect(issued.statusCode).toBe(201);
     const key = issued.json();
-    expect(key).toMatchObject({ scopes: ['query', 'read'], expires_at: expiresAt });
+    expect(key).toMatchObject({ scopes: ['query', 'read'], expires_at: expiresAt, partitions: null });
     expect(key.api_key).toMatch(/^dix_/);
     expect((await h.request('GET', '/v1/usage', { key: key.api_key })).statusCode).toBe(200);
     const ingest = await h.request('POST', '/v1/ingest', {
@@ -252,10 +252,11 @@ describe('admin API', () => {
       prefix: key.api_key.slice(0, 12),
       scopes: ['query', 'read'],
       expires_at: expiresAt,
+      partitions: null,
       revoked_at: null,
     });
     expect(Object.keys(entry).sort()).toEqual(
-      ['created_at', 'expires_at', 'key_id', 'org_id', 'prefix', 'revoked_at', 'scopes'].sort(),
+      ['created_at', 'expires_at', 'key_id', 'org_id', 'partitions', 'prefix', 'revoked_at', 'scopes'].sort(),
     );
 
     const revoked = await admin('DELETE', `/admin/v1/keys/${key.key_id}`);
@@ -265,6 +266,34 @@ describe('admin API', () => {
     expect((await admin('DELETE', `/admin/v1/keys/${key.key_id}`)).json().revoked_at).toBe(
       revoked.json().revoked_at,
     );
+  });
+
+  it('issues a key limited to partitions, which ingests only into them and is listed with them', async () => {
+    const issued = await admin('POST', `/admin/v1/orgs/${h.orgA.orgId}/keys`, {
+      partitions: ['support', 'sales', 'support'],
+    });
+    expect(issued.statusCode).toBe(201);
+    expect(issued.json().partitions).toEqual(['sales', 'support']);
+    const key = issued.json().api_key as string;
+    const listed = (await admin('GET', `/admin/v1/orgs/${h.orgA.orgId}/keys`)).json().keys as {
+      key_id: string;
+      partitions: string[] | null;
+    }[];
+    expect(listed.find((k) => k.key_id === issued.json().key_id)?.partitions).toEqual(['sales', 'support']);
+    const elsewhere = await h.request('POST', '/v1/ingest', {
+      key,
+      body: { partition: 'legal', documents: [{ text: 'x' }] },
+    });
+    expect(elsewhere.statusCode).toBe(403);
+    expect(elsewhere.json().code).toBe('partition_forbidden');
+    const own = await h.request('POST', '/v1/ingest', {
+      key,
+      body: { partition: 'sales', documents: [{ text: 'x' }] },
+    });
+    expect(own.statusCode).toBe(202);
+    const bad = await admin('POST', `/admin/v1/orgs/${h.orgA.orgId}/keys`, { partitions: ['Not OK'] });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().errors[0].pointer).toBe('/partitions/0');
   });
 
   it('purges an org: a receipt, nothing of it left in any table or the blob store, the other org untouched', async () => {

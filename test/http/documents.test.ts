@@ -28,6 +28,7 @@ describe('documents', () => {
         'metadata',
         'ocr_pages',
         'org_id',
+        'partition',
         'pending_version',
         'source',
         'status',
@@ -48,7 +49,7 @@ describe('documents', () => {
       // Three words are too few to tell a language by: SEARCH_LANGUAGE=auto's English.
       language: 'en',
     });
-    expect(doc).toMatchObject({ external_id: null, version: 1, pending_version: null });
+    expect(doc).toMatchObject({ external_id: null, partition: 'default', version: 1, pending_version: null });
     // No embedding provider in this harness: the vector stage is off.
     expect(doc!.vectors).toEqual({ status: 'disabled', model: null, error: null });
     expect(doc!.content_sha256).toBe(createHash('sha256').update('status record text').digest('hex'));

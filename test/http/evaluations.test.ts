@@ -284,4 +284,24 @@ describe('evaluations', () => {
     expect(res.json().code).toBe('insufficient_scope');
     expect((await h.request('GET', '/v1/evaluations', { key: key.api_key })).statusCode).toBe(403);
   });
+
+  it('refuses a key limited to partitions on every route: an evaluation ranks the whole org', async () => {
+    const made = await h.request('POST', '/v1/evaluations', {
+      body: { queries: [{ query: 'x', relevant: [{ external_id: randomUUID() }] }] },
+    });
+    expect(made.statusCode).toBe(202);
+    const key = await h.runtime.admin.issueKey(h.orgA.orgId, { partitions: ['red'] });
+    const refused = [
+      await h.request('POST', '/v1/evaluations', {
+        key: key.api_key,
+        body: { queries: [{ query: 'x', relevant: [{ external_id: randomUUID() }] }] },
+      }),
+      await h.request('GET', '/v1/evaluations', { key: key.api_key }),
+      await h.request('GET', `/v1/evaluations/${made.json().evaluation_id}`, { key: key.api_key }),
+    ];
+    for (const res of refused) {
+      expect(res.statusCode).toBe(403);
+      expect(res.json().code).toBe('partition_forbidden');
+    }
+  });
 });

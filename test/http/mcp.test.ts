@@ -120,6 +120,7 @@ describe('MCP over streamable HTTP (/mcp)', () => {
       'document_ids',
       'filter',
       'mode',
+      'partitions',
       'query',
       'rerank',
       'rerank_candidates',

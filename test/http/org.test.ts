@@ -19,7 +19,11 @@ describe('GET /v1/org', () => {
       name: 'org-a',
       rate_limit_rpm: 1000000,
       created_at: '2026-03-15T12:00:00.000Z',
-      key: { key_id: h.orgA.keyId, scopes: ['ingest', 'query', 'read', 'write', 'webhooks'] },
+      key: {
+        key_id: h.orgA.keyId,
+        scopes: ['ingest', 'query', 'read', 'write', 'webhooks'],
+        partitions: null,
+      },
     });
     const other = (await h.request('GET', '/v1/org', { key: h.orgB.apiKey })).json();
     expect(other).toMatchObject({ org_id: h.orgB.orgId, name: 'org-b', key: { key_id: h.orgB.keyId } });
@@ -27,12 +31,15 @@ describe('GET /v1/org', () => {
 
   it('follows a renamed organisation and a changed rate limit, and shows a narrower key’s scopes', async () => {
     await h.runtime.admin.updateOrg(h.orgA.orgId, { name: 'Acme Research', rateLimitRpm: 1200 });
-    const issued = await h.runtime.admin.issueKey(h.orgA.orgId, { scopes: ['read', 'query'] });
+    const issued = await h.runtime.admin.issueKey(h.orgA.orgId, {
+      scopes: ['read', 'query'],
+      partitions: ['support'],
+    });
     const res = await h.request('GET', '/v1/org', { key: issued.api_key });
     expect(res.json()).toMatchObject({
       name: 'Acme Research',
       rate_limit_rpm: 1200,
-      key: { key_id: issued.key_id, scopes: ['query', 'read'] },
+      key: { key_id: issued.key_id, scopes: ['query', 'read'], partitions: ['support'] },
     });
   });
 

@@ -28,6 +28,8 @@ const ROUTES: { method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'; url: string
   },
   { method: 'GET', url: '/v1/evaluations' },
   { method: 'GET', url: '/v1/evaluations/eval_0123456789abcdef0123456789abcdef' },
+  { method: 'GET', url: '/v1/partitions' },
+  { method: 'DELETE', url: '/v1/partitions/support' },
   { method: 'GET', url: '/v1/usage' },
   { method: 'GET', url: '/v1/org' },
   { method: 'POST', url: '/v1/webhooks', body: { url: 'https://hooks.example.com/a' } },
@@ -62,7 +64,10 @@ describe('authentication on every route', () => {
   afterAll(() => h.close());
 
   it('covers every /v1 route the app has: a new route must be added to ROUTES', () => {
-    const pattern = (url: string) => url.replace(/[0-9a-f-]{36}|wh_[0-9a-f]{32}|eval_[0-9a-f]{32}/, ':id');
+    const pattern = (url: string) =>
+      url
+        .replace(/[0-9a-f-]{36}|wh_[0-9a-f]{32}|eval_[0-9a-f]{32}/, ':id')
+        .replace(/^\/v1\/partitions\/[a-z0-9_-]+$/, '/v1/partitions/:name');
     const listed = new Set(ROUTES.map((r) => `${r.method} ${pattern(r.url)}`));
     const v1 = registered
       .filter((r) => r.url.startsWith('/v1/') && r.method !== 'HEAD' && r.method !== 'OPTIONS')

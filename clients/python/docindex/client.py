@@ -135,14 +135,18 @@ class Client:
         chunk_size: Optional[int] = None,
         chunk_overlap: Optional[int] = None,
         idempotency_key: Optional[str] = None,
+        partition: Optional[str] = None,
     ) -> IngestAck:
         """Queues up to 50 text documents (``POST /v1/ingest``).
 
         Each document is a string, a :class:`TextDocument`, or a ``{"text", "metadata"}`` dict.
         ``chunk_size`` is 128–4096 tokens (server default 512), ``chunk_overlap`` 0–512 and below
-        ``chunk_size`` (default 64). ``idempotency_key`` defaults to a random UUID.
+        ``chunk_size`` (default 64). ``idempotency_key`` defaults to a random UUID. ``partition``
+        is the partition of every document that names none (server default ``default``).
         """
         body: Dict[str, Any] = {"documents": [_text_document(doc) for doc in documents]}
+        if partition is not None:
+            body["partition"] = partition
         body.update(_chunk_fields(chunk_size, chunk_overlap))
         answer = self._call(
             "POST", "/v1/ingest", json_body=body, idempotency_key=idempotency_key or _new_key()
@@ -160,6 +164,7 @@ class Client:
         external_id: Optional[str] = None,
         chunk_size: Optional[int] = None,
         chunk_overlap: Optional[int] = None,
+        partition: Optional[str] = None,
     ) -> IngestAck:
         """Uploads one file (``POST /v1/ingest/file``), streamed from disk, not read into memory.
 
@@ -168,9 +173,11 @@ class Client:
         names (.pdf, .docx, .txt, .md, .html/.htm, .png, .jpg/.jpeg, .tiff/.tif, and the others
         the server lists). ``external_id`` is your key for the document: a document that has it
         already gets this file as its new version. ``chunk_size`` and ``chunk_overlap`` as for
-        :meth:`ingest_text`.
+        :meth:`ingest_text`. ``partition`` is the document's partition (server default ``default``).
         """
         fields: List[Tuple[str, str]] = []
+        if partition is not None:
+            fields.append(("partition", partition))
         if metadata is not None:
             fields.append(("metadata", json.dumps(dict(metadata), ensure_ascii=False)))
         if external_id is not None:
@@ -192,6 +199,7 @@ class Client:
         external_id: Optional[str] = None,
         chunk_size: Optional[int] = None,
         chunk_overlap: Optional[int] = None,
+        partition: Optional[str] = None,
     ) -> IngestAck:
         """Queues a public or pre-signed http(s) URL for the service to download (``POST /v1/ingest/url``).
 
@@ -203,6 +211,8 @@ class Client:
             body["metadata"] = dict(metadata)
         if external_id is not None:
             body["external_id"] = external_id
+        if partition is not None:
+            body["partition"] = partition
         body.update(_chunk_fields(chunk_size, chunk_overlap))
         answer = self._call(
             "POST", "/v1/ingest/url", json_body=body, idempotency_key=idempotency_key or _new_key()
@@ -269,6 +279,7 @@ class Client:
         content_sha256: Optional[str] = None,
         filter: Optional[QueryFilter] = None,
         external_id: Optional[str] = None,
+        partitions: Optional[Sequence[str]] = None,
     ) -> DocumentPage:
         """One page of documents, newest first (``GET /v1/documents``).
 
@@ -276,7 +287,8 @@ class Client:
         ``status`` one of queued, processing, ready, failed; ``ids`` the batch status of up to
         100 documents (unknown ids are absent); ``content_sha256`` finds documents with the same
         extracted text; ``filter`` keeps documents whose metadata passes it (the language of
-        :meth:`query`).
+        :meth:`query`); ``partitions`` keeps those of these partitions (server default: every
+        partition the key may see).
         """
         if ids is not None and not 0 < len(ids) <= MAX_IDS_PER_REQUEST:
             raise ValueError(
@@ -290,6 +302,7 @@ class Client:
             "content_sha256": content_sha256,
             "filter": None if filter is None else json.dumps(_filter_json(filter)),
             "external_id": external_id,
+            "partitions": None if partitions is None else ",".join(partitions),
         }
         return DocumentPage.from_json(self._json(self._call("GET", "/v1/documents", query=query)))
 
@@ -372,6 +385,7 @@ class Client:
         self,
         filter: Optional[QueryFilter] = None,
         document_ids: Optional[Sequence[str]] = None,
+        partitions: Optional[Sequence[str]] = None,
     ) -> DeleteResult:
         """Deletes the documents whose metadata passes ``filter`` and, when given, that are among
         ``document_ids`` (at least one of the two; an empty filter alone is refused), each with its
@@ -383,6 +397,8 @@ class Client:
             body["filter"] = _filter_json(filter)
         if document_ids is not None:
             body["document_ids"] = list(document_ids)
+        if partitions is not None:
+            body["partitions"] = list(partitions)
         answer = self._call("POST", "/v1/documents/delete", json_body=body)
         return DeleteResult.from_json(self._json(answer))
 
@@ -450,6 +466,7 @@ class Client:
         rerank: Optional[bool] = None,
         rerank_candidates: Optional[int] = None,
         language: Optional[str] = None,
+        partitions: Optional[Sequence[str]] = None,
     ) -> QueryResponse:
         """The best-matching chunks (``POST /v1/query``); each successful query counts once
         towards usage, whatever its mode.
@@ -467,7 +484,8 @@ class Client:
         (``rerank_candidates`` 1–200, server default 50) with the server's reranker; the server
         reranks by default when it has one, and ``rerank=True`` without one is a
         ``rerank_unavailable`` error. ``language`` (ISO 639-1) reads the query in that language
-        too, beside the languages of your documents.
+        too, beside the languages of your documents. ``partitions`` searches only documents of
+        these partitions (server default: every partition the key may see).
         """
         body: Dict[str, Any] = {"query": text}
         if top_k is not None:
@@ -490,7 +508,20 @@ class Client:
             body["filter"] = _filter_json(filter)
         if document_ids is not None:
             body["document_ids"] = list(document_ids)
+        if partitions is not None:
+            body["partitions"] = list(partitions)
         return QueryResponse.from_json(self._json(self._call("POST", "/v1/query", json_body=body)))
+
+    def list_partitions(self) -> List[Dict[str, Any]]:
+        """The partitions the key may see (``GET /v1/partitions``): each a dict of ``name``,
+        ``documents``, ``chunks``, ``bytes`` and ``status`` (``active`` or ``deleting``)."""
+        return list(self._json(self._call("GET", "/v1/partitions"))["partitions"])
+
+    def delete_partition(self, name: str) -> Dict[str, Any]:
+        """Deletes every document of the partition in the background (``DELETE
+        /v1/partitions/{name}``); :meth:`list_partitions` shows it as ``deleting`` until it is gone."""
+        path = "/v1/partitions/" + urllib.parse.quote(name, safe="")
+        return dict(self._json(self._call("DELETE", path)))
 
     def usage(self) -> UsageReport:
         """Queries per UTC day for the last 30 days (today first) and the rate limit (``GET /v1/usage``)."""
@@ -498,7 +529,7 @@ class Client:
 
     def org(self) -> Dict[str, Any]:
         """The key's organisation and the key itself (``GET /v1/org``): ``org_id``, ``name``,
-        ``rate_limit_rpm``, ``created_at`` and ``key`` (``key_id``, ``scopes``)."""
+        ``rate_limit_rpm``, ``created_at`` and ``key`` (``key_id``, ``scopes``, ``partitions``)."""
         return dict(self._json(self._call("GET", "/v1/org")))
 
     # Evaluations --------------------------------------------------------------------------------

@@ -47,10 +47,14 @@ class TextDocument:
     external_id: Optional[str] = None
     #: The text's language (ISO 639-1); told from the text when None.
     language: Optional[str] = None
+    #: Its partition; the request's ``partition`` (else ``default``) when None.
+    partition: Optional[str] = None
 
     def to_json(self) -> Dict[str, Any]:
         """The request body's form of this document."""
         body: Dict[str, Any] = {"text": self.text}
+        if self.partition is not None:
+            body["partition"] = self.partition
         if self.metadata:
             body["metadata"] = dict(self.metadata)
         if self.external_id is not None:
@@ -196,6 +200,8 @@ class Document:
     #: The version ``status``, the chunks and the read-back routes describe.
     version: int = 1
     pending_version: Optional[PendingVersion] = None
+    #: The partition of the organisation the document belongs to, fixed for its life.
+    partition: str = "default"
 
     @property
     def done(self) -> bool:
@@ -227,6 +233,7 @@ class Document:
             vectors=data.get("vectors") if isinstance(data.get("vectors"), dict) else None,
             external_id=_opt_str(data.get("external_id")),
             version=int(data.get("version", 1)),
+            partition=str(data.get("partition") or "default"),
             pending_version=(
                 PendingVersion.from_json(data["pending_version"])
                 if isinstance(data.get("pending_version"), dict)

@@ -112,6 +112,28 @@ class IngestAndQueryTest(unittest.TestCase):
             self.client.update_metadata(ack.document_ids[0], {"n": 1})  # type: ignore[dict-item]
         self.assertEqual((raised.exception.status, raised.exception.code), (400, "invalid_request"))
 
+    def test_partitions_on_ingest_query_list_and_delete(self) -> None:
+        tag = run_tag()
+        river = "river-" + uuid.uuid4().hex[:12]
+        sea = "sea-" + uuid.uuid4().hex[:12]
+        ack = self.client.ingest_text(
+            [
+                TextDocument("Otters hold hands while they sleep.", {"run": tag}),
+                TextDocument("Otters crack shells on their bellies.", {"run": tag}, partition=sea),
+            ],
+            partition=river,
+        )
+        docs = self.client.wait_ready(ack.document_ids, timeout=WAIT_SECONDS, poll_interval=0.1)
+        self.assertEqual([doc.partition for doc in docs], [river, sea])
+        found = self.client.query("otters", filter={"run": tag}, partitions=[sea])
+        self.assertEqual([hit.document_id for hit in found.results], ack.document_ids[1:])
+        listed = self.client.list_documents(partitions=[river])
+        self.assertEqual([doc.id for doc in listed.documents], ack.document_ids[:1])
+        names = {p["name"]: p for p in self.client.list_partitions()}
+        self.assertEqual(names[river]["documents"], 1)
+        self.assertEqual(self.client.delete_documents(document_ids=ack.document_ids, partitions=[river]).deleted, 1)
+        self.assertEqual(self.client.delete_partition(sea), {"status": "accepted", "partition": sea})
+
     def test_wait_reports_progress(self) -> None:
         ack = self.client.ingest_text(["progress " + run_tag()])
         seen = []

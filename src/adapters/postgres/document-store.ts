@@ -3,7 +3,9 @@
 // PgTableQueue leases, so with that queue creating a document is enqueuing its job in the same
 // statement.
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
+import { ERRORS } from '../../domain/errors.js';
 import { cleanMetadata } from '../../domain/metadata.js';
+import { DEFAULT_PARTITION } from '../../domain/partitions.js';
 import {
   type ChunkPage,
   type Clock,
@@ -23,6 +25,7 @@ import type {
   Metadata,
   NewDocument,
   NewVersion,
+  PartitionSummary,
   StartedVersion,
   VersionsAsRead,
 } from '../../domain/types.js';
@@ -185,11 +188,15 @@ export class PgDocumentStore implements DocumentStore {
       'ON CONFLICT (org_id, external_id) WHERE external_id IS NOT NULL DO NOTHING',
     );
     if (inserted > 0) return { id: doc.id, version: 1, created: true, discardedBlobKeys: [] };
-    const { rows } = await tx.query<{ id: string }>(
-      `SELECT id FROM ${this.documents} WHERE org_id = $1 AND external_id = $2 AND ${LIVE}`,
+    const { rows } = await tx.query<{ id: string; partition: string }>(
+      `SELECT id, partition FROM ${this.documents} WHERE org_id = $1 AND external_id = $2 AND ${LIVE}`,
       [storable(doc.orgId), storable(doc.externalId)],
     );
     const existing = rows[0];
+    const partition = doc.partition ?? DEFAULT_PARTITION;
+    if (existing && existing.partition !== partition) {
+      throw ERRORS.partitionMismatch(doc.externalId, partition);
+    }
     const started =
       existing &&
       (await this.startVersionIn(tx, doc.orgId, existing.id, {
@@ -328,14 +335,14 @@ export class PgDocumentStore implements DocumentStore {
   /** One multi-row INSERT (atomic: all rows or none); how many rows it inserted. */
   private async insertDocuments(db: Queryable, docs: NewDocument[], onConflict: string): Promise<number> {
     if (docs.length === 0) return 0;
-    const PER_ROW = 19;
+    const PER_ROW = 20;
     const values: string[] = [];
     const params: unknown[] = [];
     docs.forEach((d, i) => {
       const p = (n: number) => `$${i * PER_ROW + n}`;
       values.push(
         `(${p(1)}, ${p(2)}, 'queued', ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}::jsonb, ${p(9)}, ${p(10)},
-          ${p(11)}, 0, ${p(12)}, ${p(12)}, ${p(13)}, ${p(14)}, ${p(15)}, ${p(16)}, clock_timestamp(), 0, ${p(17)}, ${p(18)}, ${p(19)})`,
+          ${p(11)}, 0, ${p(12)}, ${p(12)}, ${p(13)}, ${p(14)}, ${p(15)}, ${p(16)}, clock_timestamp(), 0, ${p(17)}, ${p(18)}, ${p(19)}, ${p(20)})`,
       );
       params.push(
         d.id,
@@ -357,6 +364,7 @@ export class PgDocumentStore implements DocumentStore {
         d.externalId === undefined || d.externalId === null ? null : storable(d.externalId),
         d.language ?? null,
         d.traceparent ?? null,
+        d.partition ?? DEFAULT_PARTITION,
       );
     });
     const r = await db.query(
@@ -364,7 +372,7 @@ export class PgDocumentStore implements DocumentStore {
          id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
          chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
          input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id, requested_language,
-         job_traceparent
+         job_traceparent, partition
        ) VALUES ${values.join(', ')} ${onConflict}`,
       params,
     );
@@ -377,6 +385,65 @@ export class PgDocumentStore implements DocumentStore {
       [storable(id), storable(orgId)],
     );
     return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async listPartitions(orgId: string): Promise<PartitionSummary[]> {
+    const { rows } = await this.db.query<{
+      name: string;
+      documents: string;
+      chunks: string;
+      bytes: string;
+      deleting: boolean;
+    }>(
+      `SELECT name, sum(documents) AS documents, sum(chunks) AS chunks, sum(bytes) AS bytes, bool_or(deleting) AS deleting
+       FROM (
+         SELECT partition AS name, count(*) AS documents, coalesce(sum(chunk_count), 0) AS chunks,
+                coalesce(sum(bytes), 0) AS bytes, false AS deleting
+         FROM ${this.documents} WHERE org_id = $1 AND ${LIVE} GROUP BY partition
+         UNION ALL
+         SELECT name, 0, 0, 0, true FROM ${this.db.table('partition_deletions')} WHERE org_id = $1
+       ) AS p GROUP BY name ORDER BY name COLLATE "C"`,
+      [storable(orgId)],
+    );
+    return rows.map((r) => ({
+      name: r.name,
+      documents: Number(r.documents),
+      chunks: Number(r.chunks),
+      bytes: Number(r.bytes),
+      status: r.deleting ? 'deleting' : 'active',
+    }));
+  }
+
+  async markPartitionDeleting(orgId: string, name: string, at: Date): Promise<void> {
+    await this.db.query(
+      `INSERT INTO ${this.db.table('partition_deletions')} (org_id, name, marked_at) VALUES ($1, $2, $3)
+       ON CONFLICT DO NOTHING`,
+      [storable(orgId), storable(name), at],
+    );
+  }
+
+  async isPartitionDeleting(orgId: string, name: string): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      `SELECT 1 FROM ${this.db.table('partition_deletions')} WHERE org_id = $1 AND name = $2`,
+      [storable(orgId), storable(name)],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async partitionsDeleting(limit: number): Promise<Array<{ orgId: string; name: string }>> {
+    const { rows } = await this.db.query<{ org_id: string; name: string }>(
+      `SELECT org_id, name FROM ${this.db.table('partition_deletions')}
+       ORDER BY marked_at, org_id, name LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => ({ orgId: r.org_id, name: r.name }));
+  }
+
+  async unmarkPartitionDeleting(orgId: string, name: string): Promise<void> {
+    await this.db.query(
+      `DELETE FROM ${this.db.table('partition_deletions')} WHERE org_id = $1 AND name = $2`,
+      [storable(orgId), storable(name)],
+    );
   }
 
   async listDocuments(q: ListQuery): Promise<DocumentRecord[]> {
@@ -392,6 +459,8 @@ export class PgDocumentStore implements DocumentStore {
     if (q.externalId !== undefined && q.externalId !== null) {
       where.push(`external_id = ${param(storable(q.externalId))}`);
     }
+    if (q.partitions != null)
+      where.push(`partition = ANY(${param(q.partitions.map((p) => storable(p)))}::text[])`);
     if (q.filter !== null) where.push(postgresFilter(q.filter, 'metadata', param));
     if (q.after !== null) {
       where.push(
@@ -499,6 +568,7 @@ export class PgDocumentStore implements DocumentStore {
         [org, this.clock.now()],
       );
       await this.removeMarked(tx, 'org_id = $1', [org]);
+      await tx.query(`DELETE FROM ${this.db.table('partition_deletions')} WHERE org_id = $1`, [org]);
       await this.index.forgetOrg(tx, org);
       const blobKeys = new Set<string>();
       for (const row of rows) {

@@ -672,7 +672,8 @@ export class PgKeywordIndex implements SearchIndex {
 
   private async searchInSnapshot(q: SearchQuery): Promise<KeywordHit[]> {
     const topK = Math.floor(q.topK);
-    if (topK <= 0 || q.documentIds?.length === 0) return [];
+    if (topK <= 0 || q.documentIds?.length === 0 || q.partitions?.length === 0) return [];
+    const partitions = q.partitions ?? null;
     const [languages, written] = await Promise.all([
       this.queryLanguages(q.orgId, q.language),
       this.writtenAnalysis(),
@@ -680,7 +681,7 @@ export class PgKeywordIndex implements SearchIndex {
     const analyzers = queryAnalyzers(languages, written, this.language);
     const words = queryWordsOf(q.query, analyzers);
     if (words.length === 0) return [];
-    const filtered = q.documentIds !== null || q.filter !== null;
+    const filtered = q.documentIds !== null || q.filter !== null || partitions !== null;
     const rum = await this.rumReady();
     if (!filtered && rum) {
       const counted = await this.rumCounts(q, words);
@@ -690,7 +691,8 @@ export class PgKeywordIndex implements SearchIndex {
     // ranked below. Many: the filter is applied to the RUM path's ranked candidates, which costs
     // about what no filter does; only when fewer than topK of those pass does the plan below
     // choose the candidates by the filter.
-    const byMetadata = q.documentIds === null && q.filter !== null ? q.filter : null;
+    // With partitions, the plan below chooses the candidates: the partition is one of its filters.
+    const byMetadata = q.documentIds === null && q.filter !== null && partitions === null ? q.filter : null;
     const metadataAllowed =
       byMetadata !== null
         ? await this.documentsPassing(q, byMetadata, candidateBudget(q, this.searchRowBudget))
@@ -722,6 +724,11 @@ export class PgKeywordIndex implements SearchIndex {
     const filters: string[] = [];
     if (q.documentIds !== null) {
       filters.push(`d.id = ANY(${filterParam(q.documentIds.map((id) => cleanText(id)))}::text[])`);
+    }
+    // The partitions restrict as the filter does: a condition on the document, tested before the
+    // matches are ranked, and choosing the candidates when the plan is over budget.
+    if (partitions !== null) {
+      filters.push(`d.partition = ANY(${filterParam(partitions.map((p) => cleanText(p)))}::text[])`);
     }
     if (q.filter !== null) filters.push(postgresFilter(q.filter, 'd.metadata', filterParam));
     const overBudget = filtered && !plan.exact;

@@ -626,6 +626,27 @@ const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 140,
+    name: 'partitions',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // As in SQLite: each document's partition (fixed for its life) with an index for lists,
+      // searches and counts restricted to partitions; the partitions a key is limited to
+      // (comma-separated, NULL: all); and the partitions whose purge is under way.
+      await tx.query(`
+        ALTER TABLE ${t('documents')} ADD COLUMN IF NOT EXISTS partition text NOT NULL DEFAULT 'default';
+        CREATE INDEX IF NOT EXISTS documents_org_partition ON ${t('documents')} (org_id, partition, created_at);
+        ALTER TABLE ${t('api_keys')} ADD COLUMN IF NOT EXISTS partitions text;
+        CREATE TABLE IF NOT EXISTS ${t('partition_deletions')} (
+          org_id text NOT NULL,
+          name text NOT NULL,
+          marked_at timestamptz NOT NULL,
+          PRIMARY KEY (org_id, name)
+        );
+      `);
+    },
+  },
+  {
     version: 150,
     name: 'trace context of jobs',
     async apply(tx, db) {

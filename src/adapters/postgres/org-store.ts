@@ -7,6 +7,7 @@ import {
   type ActiveKeyRow,
   type KeyRow,
   keyColumns,
+  partitionsColumn,
   type OrgRow as SharedOrgRow,
   scopesColumn,
   toActiveKey,
@@ -79,7 +80,7 @@ export class PgOrgStore implements OrgStore {
 
   async createKey(key: ApiKeyRecord): Promise<void> {
     await this.db.query(
-      `INSERT INTO ${this.keys} (${keyColumns()}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      `INSERT INTO ${this.keys} (${keyColumns()}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
       [
         cleanText(key.id),
         cleanText(key.orgId),
@@ -87,6 +88,7 @@ export class PgOrgStore implements OrgStore {
         cleanText(key.prefix),
         scopesColumn(key.scopes),
         key.expiresAt,
+        partitionsColumn(key.partitions),
         key.createdAt,
         key.revokedAt,
       ],

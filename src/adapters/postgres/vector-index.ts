@@ -253,7 +253,9 @@ export class PgVectorIndex implements VectorIndex {
 
   async search(q: VectorSearchQuery): Promise<VectorHit[]> {
     const documentIds = q.documentIds ?? null;
+    const partitions = q.partitions ?? null;
     if (documentIds !== null && documentIds.length === 0) return [];
+    if (partitions !== null && partitions.length === 0) return [];
     const params: unknown[] = [];
     const param = (value: unknown) => {
       params.push(value);
@@ -261,6 +263,9 @@ export class PgVectorIndex implements VectorIndex {
     };
     // Only chunks of ready documents, as the keyword index shows (none being deleted).
     const where: string[] = ["d.status = 'ready'", 'd.deleted_at IS NULL', 'd.org_id = v.org_id'];
+    // The partitions restrict as the filter does: candidates that fail either are passed over
+    // before the cut to `limit`, and too few passing ranks among those that pass instead.
+    if (partitions !== null) where.push(`d.partition = ANY(${param(partitions.map(cleanText))}::text[])`);
     if (q.filter) where.push(postgresFilter(q.filter, 'd.metadata', param));
     if (documentIds === null) {
       // Candidates from this process's sign bits (sign-index.ts), ranked with the filters applied.

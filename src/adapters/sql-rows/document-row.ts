@@ -1,6 +1,7 @@
 // The documents table's record columns and their mapping to a DocumentRecord, the same for every
 // SQL backend. Each driver returns numbers, timestamps and JSON in its own types; the backend
 // says how to read them.
+import { DEFAULT_PARTITION } from '../../domain/partitions.js';
 import type {
   DocumentError,
   DocumentRecord,
@@ -18,7 +19,7 @@ import type {
 export const RECORD_COLUMNS = `id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
   chunk_size, chunk_overlap, tokenizer, chunk_count, token_count, content_sha256, ocr_pages, error_code,
   error_message, attempts, created_at, updated_at, external_id, version, pending_version, pending_status, pending,
-  language, requested_language`;
+  language, requested_language, partition`;
 
 /**
  * What a pending version is made of, as the `pending` JSON column holds it: written by
@@ -98,6 +99,8 @@ export interface DocumentRow<N, T, M> {
   pending: M | null;
   language: string | null;
   requested_language: string | null;
+  /** Absent in webhook snapshots written before partitions existed. */
+  partition?: string;
 }
 
 export interface RowReaders<N, T, M> {
@@ -117,6 +120,7 @@ export function toDocumentRecord<N, T, M>(
     id: row.id,
     orgId: row.org_id,
     externalId: row.external_id,
+    partition: row.partition ?? DEFAULT_PARTITION,
     version: Number(row.version),
     pendingVersion:
       row.pending_version === null || row.pending_status === null

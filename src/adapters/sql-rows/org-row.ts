@@ -18,19 +18,26 @@ export interface KeyRow<D> {
   /** Comma-separated, in the canonical order. */
   scopes: string;
   expires_at: D | null;
+  /** Comma-separated partition names; null: every partition. */
+  partitions: string | null;
   created_at: D;
   revoked_at: D | null;
 }
 
 /** The columns of a key row, in KeyRow's order (with an optional table alias). */
 export const keyColumns = (alias = '') =>
-  ['id', 'org_id', 'hash', 'prefix', 'scopes', 'expires_at', 'created_at', 'revoked_at']
+  ['id', 'org_id', 'hash', 'prefix', 'scopes', 'expires_at', 'partitions', 'created_at', 'revoked_at']
     .map((column) => alias + column)
     .join(', ');
 
 /** How scopes are stored: one text column, comma-separated. */
 export function scopesColumn(scopes: readonly Scope[]): string {
   return scopes.join(',');
+}
+
+/** How a key's partitions are stored: comma-separated names (a name has no comma), or null for all. */
+export function partitionsColumn(partitions: readonly string[] | null): string | null {
+  return partitions === null || partitions.length === 0 ? null : partitions.join(',');
 }
 
 /** A key row joined with its org's columns (findActiveKey's SELECT). */
@@ -53,6 +60,7 @@ export function toKey<D>(row: KeyRow<D>, date: (value: D) => Date): ApiKeyRecord
     // A scope this version does not know (written by a newer one) grants nothing here.
     scopes: row.scopes.split(',').filter(isScope),
     expiresAt: row.expires_at === null ? null : date(row.expires_at),
+    partitions: row.partitions === null || row.partitions === '' ? null : row.partitions.split(','),
     createdAt: date(row.created_at),
     revokedAt: row.revoked_at === null ? null : date(row.revoked_at),
   };

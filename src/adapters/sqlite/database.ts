@@ -478,6 +478,27 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 140,
+    name: 'partitions',
+    sql: `
+      -- The partition of its org a document belongs to, fixed for its life. The index serves a
+      -- list or search restricted to partitions (newest first, as lists read) and the per-partition
+      -- counts of GET /v1/partitions.
+      ALTER TABLE documents ADD COLUMN partition TEXT NOT NULL DEFAULT 'default';
+      CREATE INDEX documents_org_partition ON documents(org_id, partition, created_at);
+      -- The partitions a key is limited to, comma-separated; NULL: every partition.
+      ALTER TABLE api_keys ADD COLUMN partitions TEXT;
+      -- Partitions whose deletion was accepted and whose documents are still being purged: the
+      -- mark outlives a crash, so the purge resumes, and ingest into them is refused meanwhile.
+      CREATE TABLE partition_deletions (
+        org_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        marked_at INTEGER NOT NULL,
+        PRIMARY KEY (org_id, name)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
+  {
     version: 150,
     name: 'trace context of jobs',
     sql: `

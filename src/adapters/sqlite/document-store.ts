@@ -4,6 +4,8 @@
 // document is enqueuing its job in the same transaction.
 import { randomUUID } from 'node:crypto';
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
+import { ERRORS } from '../../domain/errors.js';
+import { DEFAULT_PARTITION } from '../../domain/partitions.js';
 import {
   type ChunkPage,
   type Clock,
@@ -23,6 +25,7 @@ import type {
   Metadata,
   NewDocument,
   NewVersion,
+  PartitionSummary,
   StartedVersion,
   VersionsAsRead,
 } from '../../domain/types.js';
@@ -187,8 +190,8 @@ export class SqliteDocumentStore implements DocumentStore {
         id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
         chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
         input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id, requested_language,
-        job_traceparent
-      ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?, ?)`)
+        job_traceparent, partition
+      ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?)`)
       .run(
         d.id,
         d.orgId,
@@ -210,6 +213,7 @@ export class SqliteDocumentStore implements DocumentStore {
         d.externalId ?? null,
         d.language ?? null,
         d.traceparent ?? null,
+        d.partition ?? DEFAULT_PARTITION,
       );
     return { id: d.id, version: 1, created: true, discardedBlobKeys: [] };
   }
@@ -219,10 +223,15 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   private createOrVersionNow(doc: NewDocument, externalId: string): StartedVersion {
-    const existing = this.sql
-      .get<[string, string], string>(`SELECT id FROM documents WHERE org_id = ? AND external_id = ?`)
-      .pluck()
+    const found = this.sql
+      .get<[string, string], { id: string; partition: string }>(
+        'SELECT id, partition FROM documents WHERE org_id = ? AND external_id = ?',
+      )
       .get(doc.orgId, externalId);
+    const existing = found?.id;
+    if (found !== undefined && found.partition !== (doc.partition ?? DEFAULT_PARTITION)) {
+      throw ERRORS.partitionMismatch(externalId, doc.partition ?? DEFAULT_PARTITION);
+    }
     if (existing !== undefined) {
       const started = this.startVersionNow(doc.orgId, existing, {
         source: doc.source,
@@ -362,6 +371,60 @@ export class SqliteDocumentStore implements DocumentStore {
     return row ? toRecord(row) : null;
   }
 
+  async listPartitions(orgId: string): Promise<PartitionSummary[]> {
+    const rows = this.sql
+      .get<
+        [string, string],
+        { name: string; documents: number; chunks: number; bytes: number; deleting: number }
+      >(
+        `SELECT name, sum(documents) AS documents, sum(chunks) AS chunks, sum(bytes) AS bytes, max(deleting) AS deleting
+         FROM (
+           SELECT partition AS name, count(*) AS documents, coalesce(sum(chunk_count), 0) AS chunks,
+                  coalesce(sum(bytes), 0) AS bytes, 0 AS deleting
+           FROM documents WHERE org_id = ? GROUP BY partition
+           UNION ALL
+           SELECT name, 0, 0, 0, 1 FROM partition_deletions WHERE org_id = ?
+         ) GROUP BY name ORDER BY name`,
+      )
+      .all(orgId, orgId);
+    return rows.map((r) => ({
+      name: r.name,
+      documents: r.documents,
+      chunks: r.chunks,
+      bytes: r.bytes,
+      status: r.deleting ? 'deleting' : 'active',
+    }));
+  }
+
+  async markPartitionDeleting(orgId: string, name: string, at: Date): Promise<void> {
+    this.sql
+      .get(
+        'INSERT INTO partition_deletions (org_id, name, marked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      )
+      .run(orgId, name, at.getTime());
+  }
+
+  async isPartitionDeleting(orgId: string, name: string): Promise<boolean> {
+    return (
+      this.sql
+        .get<[string, string], number>('SELECT 1 FROM partition_deletions WHERE org_id = ? AND name = ?')
+        .pluck()
+        .get(orgId, name) !== undefined
+    );
+  }
+
+  async partitionsDeleting(limit: number): Promise<Array<{ orgId: string; name: string }>> {
+    return this.sql
+      .get<[number], { orgId: string; name: string }>(
+        'SELECT org_id AS orgId, name FROM partition_deletions ORDER BY marked_at, org_id, name LIMIT ?',
+      )
+      .all(limit);
+  }
+
+  async unmarkPartitionDeleting(orgId: string, name: string): Promise<void> {
+    this.sql.get('DELETE FROM partition_deletions WHERE org_id = ? AND name = ?').run(orgId, name);
+  }
+
   async listDocuments(q: ListQuery): Promise<DocumentRecord[]> {
     // With an id list (batch status), look the ids up by primary key and sort the few rows found:
     // `+org_id` keeps SQLite from walking the org's whole created_at index instead, which costs
@@ -383,6 +446,10 @@ export class SqliteDocumentStore implements DocumentStore {
     if (q.externalId !== undefined && q.externalId !== null) {
       where.push('external_id = ?');
       params.push(q.externalId);
+    }
+    if (q.partitions != null) {
+      where.push('partition IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(q.partitions));
     }
     if (q.filter !== null) {
       const condition = sqliteFilter(q.filter, 'documents.metadata');
@@ -564,6 +631,7 @@ export class SqliteDocumentStore implements DocumentStore {
             .get(orgId) ?? 0;
         const shadows = rows.flatMap((row) => this.handShadows(row.id));
         this.handToPurge('org_id = ?', orgId);
+        this.sql.get('DELETE FROM partition_deletions WHERE org_id = ?').run(orgId);
         return { rows, chunks, shadows };
       })
       .immediate();

@@ -397,6 +397,7 @@ export class SqliteKeywordIndex implements SearchIndex {
   private allowedDocuments(q: SearchQuery, where: string[], params: (string | number)[]): string[] | null {
     let rows: Iterable<{ id: string; chunk_count: number | null }>;
     if (q.documentIds === null && q.filter !== null) {
+      const partitions = q.partitions ?? null;
       const passing = sqliteFilterDocuments(q.filter, q.orgId);
       // Counted in the index alone first: a loose filter is known as such without reading
       // a thousand document rows.
@@ -409,9 +410,10 @@ export class SqliteKeywordIndex implements SearchIndex {
       rows = this.sql
         .get<(string | number)[], { id: string; chunk_count: number | null }>(
           `SELECT d.id, d.chunk_count FROM (${passing.sql}) AS p CROSS JOIN documents AS d ON d.id = p.id
-           WHERE d.org_id = ? AND d.status = 'ready' AND d.chunk_count > 0`,
+           WHERE d.org_id = ? AND d.status = 'ready' AND d.chunk_count > 0
+             ${partitions === null ? '' : 'AND d.partition IN (SELECT value FROM json_each(?))'}`,
         )
-        .iterate(...passing.params, q.orgId);
+        .iterate(...passing.params, q.orgId, ...(partitions === null ? [] : [JSON.stringify(partitions)]));
     } else {
       // With document ids, `+org_id` makes SQLite look the ids up by primary key rather than walk
       // the org's index (as in listDocuments).
@@ -538,7 +540,7 @@ export class SqliteKeywordIndex implements SearchIndex {
     const topK = Math.floor(q.topK);
     const orgKey = this.orgKey(q.orgId, false);
     // An org that has never indexed a chunk has no terms to match.
-    if (orgKey === null || topK <= 0 || q.documentIds?.length === 0) return [];
+    if (orgKey === null || topK <= 0 || q.documentIds?.length === 0 || q.partitions?.length === 0) return [];
     return this.db.transaction(() => this.searchInSnapshot(q, orgKey, topK))();
   }
 
@@ -561,12 +563,19 @@ export class SqliteKeywordIndex implements SearchIndex {
       where.push('d.id IN (SELECT value FROM json_each(?))');
       params.push(JSON.stringify(q.documentIds));
     }
+    // The partitions restrict as the filter does: a condition on the document, tested before the
+    // ranked matches are cut to topK, and choosing the candidates when the plan is over budget.
+    const partitions = q.partitions ?? null;
+    if (partitions !== null) {
+      where.push('d.partition IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(partitions));
+    }
     if (q.filter !== null) {
       const condition = sqliteFilter(q.filter, 'd.metadata');
       where.push(condition.sql);
       params.push(...condition.params);
     }
-    const filtered = q.documentIds !== null || q.filter !== null;
+    const filtered = q.documentIds !== null || q.filter !== null || partitions !== null;
 
     // bm25() rather than FTS5's `rank` column: its sorter is several times slower on large match
     // sets. CROSS JOIN pins the join order (matches → chunk → document, by primary key): left to

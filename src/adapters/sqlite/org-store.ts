@@ -6,6 +6,7 @@ import {
   type ActiveKeyRow,
   type KeyRow,
   keyColumns,
+  partitionsColumn,
   type OrgRow as SharedOrgRow,
   scopesColumn,
   toActiveKey,
@@ -77,7 +78,7 @@ export class SqliteOrgStore implements OrgStore {
 
   async createKey(key: ApiKeyRecord): Promise<void> {
     this.sql
-      .get(`INSERT INTO api_keys (${keyColumns()}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+      .get(`INSERT INTO api_keys (${keyColumns()}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
       .run(
         key.id,
         key.orgId,
@@ -85,6 +86,7 @@ export class SqliteOrgStore implements OrgStore {
         key.prefix,
         scopesColumn(key.scopes),
         key.expiresAt === null ? null : key.expiresAt.getTime(),
+        partitionsColumn(key.partitions),
         key.createdAt.getTime(),
         key.revokedAt === null ? null : key.revokedAt.getTime(),
       );

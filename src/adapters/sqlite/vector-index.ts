@@ -285,11 +285,19 @@ export class SqliteVectorIndex implements VectorIndex {
 
   async search(q: VectorSearchQuery): Promise<VectorHit[]> {
     const documentIds = q.documentIds ?? null;
+    const partitions = q.partitions ?? null;
     if (documentIds !== null && documentIds.length === 0) return [];
+    if (partitions !== null && partitions.length === 0) return [];
     // Only chunks of ready documents: a document whose new chunks are being written, or one
     // being deleted, is not shown (as the keyword index does).
     const where: string[] = ["d.status = 'ready'"];
     const params: string[] = [];
+    // The partitions restrict as the filter does: candidates that fail either are passed over
+    // before the cut to `limit`, and too few passing makes the ranking exact over those that pass.
+    if (partitions !== null) {
+      where.push('d.partition IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(partitions));
+    }
     if (documentIds !== null) {
       where.push('v.document_id IN (SELECT value FROM json_each(?))');
       params.push(JSON.stringify(documentIds));

@@ -22,6 +22,7 @@ export function toKeyJson(key: ApiKeyRecord) {
     prefix: key.prefix,
     scopes: key.scopes,
     expires_at: key.expiresAt?.toISOString() ?? null,
+    partitions: key.partitions,
     created_at: key.createdAt.toISOString(),
     revoked_at: key.revokedAt?.toISOString() ?? null,
   };

@@ -23,10 +23,15 @@ export function documentChunksRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request) => {
-      const page = await deps.documents.chunks(request.principal.org.id, request.params.id, {
-        limit: request.query.limit,
-        cursor: request.query.cursor ?? null,
-      });
+      const page = await deps.documents.chunks(
+        request.principal.org.id,
+        request.principal.access,
+        request.params.id,
+        {
+          limit: request.query.limit,
+          cursor: request.query.cursor ?? null,
+        },
+      );
       return {
         chunks: page.chunks.map((c) => ({
           index: c.index,

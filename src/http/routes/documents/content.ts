@@ -31,7 +31,11 @@ export function documentContentRoute(app: FastifyInstance, deps: AppDeps): void 
       },
     },
     async (request, reply) => {
-      const text = await deps.documents.content(request.principal.org.id, request.params.id);
+      const text = await deps.documents.content(
+        request.principal.org.id,
+        request.principal.access,
+        request.params.id,
+      );
       return reply
         .type('text/plain; charset=utf-8')
         .header('x-content-type-options', 'nosniff')

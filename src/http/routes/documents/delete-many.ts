@@ -27,9 +27,10 @@ export function deleteDocumentsRoute(app: FastifyInstance, deps: AppDeps): void 
       },
     },
     async (request) => {
-      const result = await deps.documents.deleteMany(request.principal.org.id, {
+      const result = await deps.documents.deleteMany(request.principal.org.id, request.principal.access, {
         filter: request.body.filter,
         documentIds: request.body.document_ids,
+        partitions: request.body.partitions,
       });
       return { deleted: result.deleted, has_more: result.hasMore };
     },

@@ -22,7 +22,7 @@ export function deleteDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      await deps.documents.delete(request.principal.org.id, request.params.id);
+      await deps.documents.delete(request.principal.org.id, request.principal.access, request.params.id);
       return reply.code(204).send();
     },
   );

@@ -31,7 +31,11 @@ export function documentFileRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const file = await deps.documents.file(request.principal.org.id, request.params.id);
+      const file = await deps.documents.file(
+        request.principal.org.id,
+        request.principal.access,
+        request.params.id,
+      );
       reply.type(file.contentType).header('x-content-type-options', 'nosniff');
       // Always a download: a stored HTML page must never render in the API's origin.
       reply.header(

@@ -19,6 +19,9 @@ export function getDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request) =>
-      documentJson(deps, await deps.documents.get(request.principal.org.id, request.params.id)),
+      documentJson(
+        deps,
+        await deps.documents.get(request.principal.org.id, request.principal.access, request.params.id),
+      ),
   );
 }

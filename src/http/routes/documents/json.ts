@@ -23,6 +23,7 @@ export function toDocumentJson(doc: DocumentRecord, vectors: VectorsStatus = DIS
     id: doc.id,
     org_id: doc.orgId,
     external_id: doc.externalId,
+    partition: doc.partition,
     version: doc.version,
     pending_version: doc.pendingVersion,
     status: doc.status,

@@ -16,16 +16,16 @@ export function listDocumentsRoute(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'listDocuments',
         summary: 'List documents',
         description:
-          'Newest first. `ids=a,b,c` returns the status of up to 100 documents in one request; unknown ids are absent. `external_id` finds the document you gave that key. `filter` (URL-encoded JSON, the language of POST /v1/query) keeps the documents whose metadata passes it; every parameter given must hold.',
+          'Newest first. `ids=a,b,c` returns the status of up to 100 documents in one request; unknown ids are absent. `external_id` finds the document you gave that key. `filter` (URL-encoded JSON, the language of POST /v1/query) keeps the documents whose metadata passes it; `partitions=a,b` keeps those of these partitions (default: every partition the key may see); every parameter given must hold.',
         tags: ['documents'],
         querystring: ListDocumentsQuery,
         response: { 200: DocumentList, ...problemResponses(...COMMON_ERRORS) },
       },
     },
     async (request) => {
-      const { limit, cursor, status, ids, content_sha256, external_id, filter } = request.query;
+      const { limit, cursor, status, ids, content_sha256, external_id, filter, partitions } = request.query;
       const idList = ids === undefined ? null : parseIds(ids);
-      const page = await deps.documents.list(request.principal.org.id, {
+      const page = await deps.documents.list(request.principal.org.id, request.principal.access, {
         limit,
         cursor: cursor ?? null,
         status: status ?? null,
@@ -33,10 +33,25 @@ export function listDocumentsRoute(app: FastifyInstance, deps: AppDeps): void {
         contentSha256: content_sha256 ?? null,
         externalId: external_id ?? null,
         filter: filter ?? null,
+        partitions: partitions === undefined ? null : parsePartitions(partitions),
       });
       return { documents: await documentsJson(deps, page.documents), next_cursor: page.nextCursor };
     },
   );
+}
+
+/** `partitions=a,b`: the names, checked by the service (pointer /query/partitions). */
+function parsePartitions(raw: string): string[] {
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  if (names.length === 0) {
+    throw ERRORS.invalid('partitions must list at least one partition name.', [
+      { pointer: '/query/partitions', message: 'must list at least one name' },
+    ]);
+  }
+  return names;
 }
 
 function parseIds(raw: string): string[] {

@@ -32,6 +32,7 @@ export function patchDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
         deps,
         await deps.documents.updateMetadata(
           request.principal.org.id,
+          request.principal.access,
           request.params.id,
           request.body.metadata,
         ),

@@ -91,7 +91,13 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
             },
             (key) => {
               used = true;
-              return deps.ingestion.replaceContent(orgId, id, { kind: 'file', staged, language }, key);
+              return deps.ingestion.replaceContent(
+                orgId,
+                request.principal.access,
+                id,
+                { kind: 'file', staged, language },
+                key,
+              );
             },
             () => deps.ingestion.discardFile(staged),
           );
@@ -114,7 +120,7 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
           ? { kind: 'text', text: body.text, language: body.language ?? null }
           : { kind: 'url', url: body.url, language: body.language ?? null };
       return acceptIdempotently(deps, request, reply, `documents/${id}/content`, body, (key) =>
-        deps.ingestion.replaceContent(orgId, id, content, key),
+        deps.ingestion.replaceContent(orgId, request.principal.access, id, content, key),
       );
     },
   );

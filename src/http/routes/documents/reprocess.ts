@@ -31,6 +31,7 @@ export function reprocessDocumentRoute(app: FastifyInstance, deps: AppDeps): voi
       return acceptIdempotently(deps, request, reply, `documents/${id}/reprocess`, body, (key) =>
         deps.ingestion.reprocess(
           request.principal.org.id,
+          request.principal.access,
           id,
           { chunkSize: body.chunk_size, chunkOverlap: body.chunk_overlap },
           key,

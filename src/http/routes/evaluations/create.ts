@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { CreatedEvaluation, CreateEvaluationBody } from '../../evaluation-schemas.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
+import { checkSeesEveryPartition } from './access.js';
 
 export function createEvaluationRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: CreateEvaluationBody }>(
@@ -25,11 +26,13 @@ export function createEvaluationRoute(app: FastifyInstance, deps: AppDeps): void
             'unsupported_media_type',
             'semantic_search_unavailable',
             'rerank_unavailable',
+            'partition_forbidden',
           ),
         },
       },
     },
     async (request, reply) => {
+      checkSeesEveryPartition(request);
       const body = request.body;
       const { id } = await deps.evaluations.create(request.principal.org.id, {
         name: body.name,

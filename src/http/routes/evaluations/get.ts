@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { EvaluationParams, EvaluationSchema } from '../../evaluation-schemas.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
+import { checkSeesEveryPartition } from './access.js';
 import { toEvaluationJson } from './json.js';
 
 export function getEvaluationRoute(app: FastifyInstance, deps: AppDeps): void {
@@ -18,10 +19,15 @@ export function getEvaluationRoute(app: FastifyInstance, deps: AppDeps): void {
           '`status` is `queued`, `running`, `done` or `failed` (with `error`). Once done, each run has its mean nDCG@10, Recall@top_k and MRR@10 over the evaluated queries, p50/p95 latency, and `queries`: each query’s figures and the ranks of its relevant documents, so runs can be compared query by query; the top-level `queries` says which judged documents were unknown.',
         tags: ['evaluations'],
         params: EvaluationParams,
-        response: { 200: EvaluationSchema, ...problemResponses(...COMMON_ERRORS, 'not_found') },
+        response: {
+          200: EvaluationSchema,
+          ...problemResponses(...COMMON_ERRORS, 'not_found', 'partition_forbidden'),
+        },
       },
     },
-    async (request) =>
-      toEvaluationJson(await deps.evaluations.get(request.principal.org.id, request.params.id)),
+    async (request) => {
+      checkSeesEveryPartition(request);
+      return toEvaluationJson(await deps.evaluations.get(request.principal.org.id, request.params.id));
+    },
   );
 }

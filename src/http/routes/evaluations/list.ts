@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { EvaluationList, ListEvaluationsQuery } from '../../evaluation-schemas.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
+import { checkSeesEveryPartition } from './access.js';
 import { toEvaluationSummaryJson } from './json.js';
 
 export function listEvaluationsRoute(app: FastifyInstance, deps: AppDeps): void {
@@ -17,10 +18,11 @@ export function listEvaluationsRoute(app: FastifyInstance, deps: AppDeps): void 
           'Newest first, with each run’s figures; GET /v1/evaluations/{id} adds the per-query ones.',
         tags: ['evaluations'],
         querystring: ListEvaluationsQuery,
-        response: { 200: EvaluationList, ...problemResponses(...COMMON_ERRORS) },
+        response: { 200: EvaluationList, ...problemResponses(...COMMON_ERRORS, 'partition_forbidden') },
       },
     },
     async (request) => {
+      checkSeesEveryPartition(request);
       const page = await deps.evaluations.list(request.principal.org.id, {
         limit: request.query.limit,
         cursor: request.query.cursor ?? null,

@@ -16,6 +16,7 @@ import {
   INGEST_ERRORS,
   IngestAck,
   LanguageCode,
+  PartitionName,
   problemResponses,
 } from '../../schemas.js';
 import {
@@ -24,6 +25,7 @@ import {
   parseExternalIdPart,
   parseLanguagePart,
   parseMetadata,
+  parsePartitionPart,
   readUploadForm,
 } from './upload-form.js';
 
@@ -54,6 +56,7 @@ const IngestFileForm = Type.Object(
       }),
     ),
     language: Type.Optional(LanguageCode),
+    partition: Type.Optional(PartitionName),
     chunk_size: Type.Optional(ChunkSize({ description: CHUNK_SIZE_WITH_DEFAULT })),
     chunk_overlap: Type.Optional(ChunkOverlap({ description: CHUNK_OVERLAP_WITH_DEFAULT })),
   },
@@ -85,7 +88,7 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
       schema: {
         operationId: 'ingestFile',
         summary: 'Ingest an uploaded file',
-        description: `multipart/form-data with one \`file\` part (${FILE_EXTENSIONS}, at most 100 MB), an optional \`metadata\` part (a JSON object of string values, encoded as a string), an optional \`external_id\` part (re-sending an external_id makes a new version of that document), an optional \`language\` part (ISO 639-1; detected when absent), and optional \`chunk_size\` and \`chunk_overlap\` parts (whole numbers, as on POST /v1/ingest). The format is decided from the bytes and must agree with the extension.`,
+        description: `multipart/form-data with one \`file\` part (${FILE_EXTENSIONS}, at most 100 MB), an optional \`metadata\` part (a JSON object of string values, encoded as a string), an optional \`external_id\` part (re-sending an external_id makes a new version of that document), an optional \`language\` part (ISO 639-1; detected when absent), an optional \`partition\` part (the document's partition, default \`default\`), and optional \`chunk_size\` and \`chunk_overlap\` parts (whole numbers, as on POST /v1/ingest). The format is decided from the bytes and must agree with the extension.`,
         tags: ['ingest'],
         consumes: ['multipart/form-data'],
         response: {
@@ -98,15 +101,17 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
       checkIdempotencyHeader(request);
       let externalId: string | null = null;
       let language: string | null = null;
+      let partition: string | null = null;
       let chunks = DEFAULT_CHUNKS;
       let chunkParts: Record<string, number> = {};
       const staged = await readUploadForm(
         request,
         deps,
-        ['metadata', 'external_id', 'language', 'chunk_size', 'chunk_overlap'],
+        ['metadata', 'external_id', 'language', 'partition', 'chunk_size', 'chunk_overlap'],
         (fields) => {
           externalId = parseExternalIdPart(fields.external_id ?? null);
           language = parseLanguagePart(fields.language ?? null);
+          partition = parsePartitionPart(fields.partition ?? null);
           chunks = parseChunkParts(fields);
           // The settings sent, for the idempotency fingerprint (a default is not a setting sent).
           chunkParts = {
@@ -130,10 +135,17 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
             metadata: staged.metadata,
             ...(externalId === null ? {} : { external_id: externalId }),
             ...(language === null ? {} : { language }),
+            ...(partition === null ? {} : { partition }),
             ...chunkParts,
           },
           async (key) => {
-            const ack = await deps.ingestion.commitFile(orgId, staged, { externalId, language, chunks }, key);
+            const ack = await deps.ingestion.commitFile(
+              orgId,
+              request.principal.access,
+              staged,
+              { externalId, language, partition, chunks },
+              key,
+            );
             committed = true;
             return ack;
           },

@@ -14,7 +14,7 @@ export function ingestTextRoute(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'ingestText',
         summary: 'Ingest text documents',
         description:
-          'Queues up to 50 text documents for chunking and indexing. Answers 202 once they are stored. A document whose `external_id` a document of the organisation already has becomes that document’s new version: its id is in `document_ids`, and its current version answers queries until the new one is ready.',
+          'Queues up to 50 text documents for chunking and indexing. Answers 202 once they are stored. A document whose `external_id` a document of the organisation already has becomes that document’s new version: its id is in `document_ids`, and its current version answers queries until the new one is ready. Each document goes into its own `partition`, else the request’s `partition`, else `default`.',
         tags: ['ingest'],
         body: IngestBody,
         response: {
@@ -24,13 +24,15 @@ export function ingestTextRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const { documents, chunk_size, chunk_overlap } = request.body;
+      const { documents, chunk_size, chunk_overlap, partition } = request.body;
       return acceptIdempotently(deps, request, reply, 'ingest', request.body, (key) =>
         deps.ingestion.ingestText(
           request.principal.org.id,
+          request.principal.access,
           documents,
           { chunkSize: chunk_size, chunkOverlap: chunk_overlap },
           key,
+          partition ?? null,
         ),
       );
     },

@@ -26,7 +26,7 @@ export function mcpEndpoint(app: FastifyInstance, deps: AppDeps): void {
       );
     }
     const { principal } = request;
-    const server = createToolServer(serviceApi(deps, principal.org.id), {
+    const server = createToolServer(serviceApi(deps, principal), {
       version: deps.version,
       grantedScopes: principal.scopes,
       onUnexpectedError: (error, tool) => request.log.error({ err: error, tool }, 'MCP tool failed'),

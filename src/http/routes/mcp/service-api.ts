@@ -1,6 +1,8 @@
 // DocindexApi on the domain services, for one organisation: what the /mcp endpoint's tools call.
 // Each method does what its /v1 route's handler does (after the schema has checked the input,
 // which the tools' own schemas do here), and answers the same JSON.
+
+import type { Principal } from '../../../domain/auth.js';
 import { DEFAULT_CHUNKS } from '../../../domain/chunk-settings.js';
 import type { DocindexApi } from '../../../mcp/tools.js';
 import type { AppDeps } from '../../deps.js';
@@ -11,14 +13,18 @@ import { toQueryResultJson } from '../query/json.js';
 const DEFAULT_TOP_K = 10;
 const DEFAULT_PAGE_SIZE = 20;
 
-export function serviceApi(deps: AppDeps, orgId: string): DocindexApi {
+/** The tools of the key's org, limited to what the key may see (its partitions). */
+export function serviceApi(deps: AppDeps, principal: Principal): DocindexApi {
+  const orgId = principal.org.id;
+  const { access } = principal;
   return {
     async search(input) {
-      const answer = await deps.query.query(orgId, {
+      const answer = await deps.query.query(orgId, access, {
         query: input.query,
         topK: input.topK ?? DEFAULT_TOP_K,
         filter: input.filter,
         documentIds: input.documentIds ?? null,
+        partitions: input.partitions,
         mode: input.mode,
         rerank: input.rerank,
         rerankCandidates: input.rerankCandidates,
@@ -32,10 +38,10 @@ export function serviceApi(deps: AppDeps, orgId: string): DocindexApi {
       };
     },
     async getDocument(id) {
-      return documentJson(deps, await deps.documents.get(orgId, id));
+      return documentJson(deps, await deps.documents.get(orgId, access, id));
     },
     async listDocuments(input) {
-      const page = await deps.documents.list(orgId, {
+      const page = await deps.documents.list(orgId, access, {
         limit: input.limit ?? DEFAULT_PAGE_SIZE,
         cursor: input.cursor ?? null,
         status: input.status ?? null,
@@ -43,6 +49,7 @@ export function serviceApi(deps: AppDeps, orgId: string): DocindexApi {
         contentSha256: null,
         // The list service reads the filter as the query string carries it: JSON text.
         filter: input.filter === undefined ? null : JSON.stringify(input.filter),
+        partitions: input.partitions ?? null,
       });
       return { documents: await documentsJson(deps, page.documents), next_cursor: page.nextCursor };
     },
@@ -70,17 +77,25 @@ export function serviceApi(deps: AppDeps, orgId: string): DocindexApi {
       return toEvaluationJson(await deps.evaluations.get(orgId, id));
     },
     ingestText(input) {
-      return deps.ingestion.ingestText(orgId, [{ text: input.text, metadata: input.metadata ?? {} }], {
-        chunkSize: input.chunkSize ?? DEFAULT_CHUNKS.chunkSize,
-        chunkOverlap: input.chunkOverlap ?? DEFAULT_CHUNKS.chunkOverlap,
-      });
+      return deps.ingestion.ingestText(
+        orgId,
+        access,
+        [{ text: input.text, metadata: input.metadata ?? {} }],
+        {
+          chunkSize: input.chunkSize ?? DEFAULT_CHUNKS.chunkSize,
+          chunkOverlap: input.chunkOverlap ?? DEFAULT_CHUNKS.chunkOverlap,
+        },
+        undefined,
+        input.partition ?? null,
+      );
     },
     ingestUrl(input) {
-      return deps.ingestion.ingestUrl(orgId, input.url, input.metadata ?? {}, {
+      return deps.ingestion.ingestUrl(orgId, access, input.url, input.metadata ?? {}, {
         chunks: {
           chunkSize: input.chunkSize ?? DEFAULT_CHUNKS.chunkSize,
           chunkOverlap: input.chunkOverlap ?? DEFAULT_CHUNKS.chunkOverlap,
         },
+        partition: input.partition ?? null,
       });
     },
   };

@@ -13,19 +13,23 @@ export function orgRoute(app: FastifyInstance): void {
         operationId: 'org',
         summary: 'The key’s organisation',
         description:
-          'The organisation the API key belongs to (id, name, rate limit, creation time) and the key’s id and scopes.',
+          'The organisation the API key belongs to (id, name, rate limit, creation time) and the key’s id, scopes and partitions.',
         tags: ['org'],
         response: { 200: OrgResponse, ...problemResponses(...COMMON_ERRORS) },
       },
     },
     async (request) => {
-      const { org, keyId, scopes } = request.principal;
+      const { org, keyId, scopes, access } = request.principal;
       return {
         org_id: org.id,
         name: org.name,
         rate_limit_rpm: org.rateLimitRpm,
         created_at: org.createdAt.toISOString(),
-        key: { key_id: keyId, scopes: SCOPES.filter((scope) => scopes.has(scope)) },
+        key: {
+          key_id: keyId,
+          scopes: SCOPES.filter((scope) => scopes.has(scope)),
+          partitions: access.partitions === null ? null : [...access.partitions],
+        },
       };
     },
   );

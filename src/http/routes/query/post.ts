@@ -23,6 +23,7 @@ export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
             ...COMMON_ERRORS,
             'payload_too_large',
             'unsupported_media_type',
+            'partition_forbidden',
             'semantic_search_unavailable',
             'embeddings_unavailable',
             'rerank_unavailable',
@@ -33,11 +34,12 @@ export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
     async (request) => {
       const orgId = request.principal.org.id;
       const body = request.body;
-      const answer = await deps.query.query(orgId, {
+      const answer = await deps.query.query(orgId, request.principal.access, {
         query: body.query,
         topK: body.top_k,
         filter: body.filter,
         documentIds: body.document_ids ?? null,
+        partitions: body.partitions,
         mode: body.mode,
         semanticWeight: body.semantic_weight,
         maxChunksPerDocument: body.max_chunks_per_document,

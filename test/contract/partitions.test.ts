@@ -1,0 +1,64 @@
+// Runs the partitions contract against the embedded stores (SQLite, FTS5, sqlite-vec) and the
+// scale-out ones (PostgreSQL on RUM and on GIN, when DATABASE_URL is set; CI refuses to skip).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
+import { PgKeywordIndex } from '../../src/adapters/postgres/keyword-index.js';
+import { PgVectorIndex } from '../../src/adapters/postgres/vector-index.js';
+import { openSqlite } from '../../src/adapters/sqlite/database.js';
+import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
+import { SqliteVectorIndex } from '../../src/adapters/sqlite/vector-index.js';
+import { describeScaleOut, REQUIRED } from '../scale-out/services.js';
+import { type PartitionBudgets, partitionContract } from './partitions.contract.js';
+import { expectRumIndex, freshDatabase, rum, services } from './postgres-support.js';
+
+partitionContract('SQLite', async (budgets: PartitionBudgets) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'docindex-partitions-'));
+  const db = openSqlite(path.join(dir, 'docindex.db'));
+  const open = () =>
+    new SqliteDocumentStore(db, {
+      index: new SqliteKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget }),
+    });
+  const index = new SqliteKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget });
+  return {
+    store: new SqliteDocumentStore(db, { index }),
+    index,
+    vectors: new SqliteVectorIndex(db, {
+      minCandidates: budgets.minCandidates,
+      candidatesPerHit: budgets.candidatesPerHit,
+      scanThreadFrom: 0,
+    }),
+    reopen: open,
+    async close() {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describeScaleOut('PostgreSQL partitions', services, () => {
+  for (const withRum of [true, false]) {
+    if (withRum && !rum && !REQUIRED) continue;
+    partitionContract(`PostgreSQL (${withRum ? 'RUM' : 'GIN'})`, async (budgets: PartitionBudgets) => {
+      const { db, close } = await freshDatabase({ rum: withRum });
+      if (withRum) await expectRumIndex(db);
+      const index = new PgKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget, rum: withRum });
+      return {
+        store: new PgDocumentStore(db, undefined, { index }),
+        index,
+        vectors: new PgVectorIndex(db, {
+          minCandidates: budgets.minCandidates,
+          candidatesPerHit: budgets.candidatesPerHit,
+          scanThreadFrom: 0,
+        }),
+        reopen: () =>
+          new PgDocumentStore(db, undefined, {
+            index: new PgKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget, rum: withRum }),
+          }),
+        close,
+      };
+    });
+  }
+});
