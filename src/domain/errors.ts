@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'not_ready'
   | 'version_changed'
   | 'cannot_reprocess'
+  | 'sync_in_progress'
+  | 'secrets_key_unset'
   | 'original_not_kept'
   | 'rate_limited'
   | 'backlog_full'
@@ -49,6 +51,8 @@ const STATUS: Record<ErrorCode, number> = {
   not_ready: 409,
   version_changed: 409,
   cannot_reprocess: 409,
+  sync_in_progress: 409,
+  secrets_key_unset: 400,
   original_not_kept: 410,
   idempotency_key_reused: 422,
   rate_limited: 429,
@@ -77,6 +81,8 @@ const TITLE: Record<ErrorCode, string> = {
   not_ready: 'Not ready',
   version_changed: 'Document version changed',
   cannot_reprocess: 'Cannot reprocess',
+  sync_in_progress: 'Sync in progress',
+  secrets_key_unset: 'Credentials cannot be stored',
   original_not_kept: 'Original not kept',
   idempotency_key_reused: 'Idempotency key reused',
   rate_limited: 'Too many requests',

@@ -7,6 +7,7 @@ import type { OrgAdmin } from '../domain/orgs.js';
 import type { RateLimiter } from '../domain/ports.js';
 import type { ProviderStatus } from '../domain/provider-health.js';
 import type { QueryService } from '../domain/query.js';
+import type { SourceService } from '../domain/sources.js';
 import type { UsageService } from '../domain/usage.js';
 import type { VectorStatusService } from '../domain/vector-status.js';
 import type { WebhookService } from '../domain/webhooks.js';
@@ -40,6 +41,7 @@ export interface AppDeps {
   query: QueryService;
   usage: UsageService;
   webhooks: WebhookService;
+  sources: SourceService;
   readiness: ReadinessCheck[];
   /** Runs the rest of each authenticated request as its org's (a per-org share of the database pool). */
   orgScope?: OrgRequestScope;

@@ -4,13 +4,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { LeaseQueue } from '../adapters/lease-queue/engine.js';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
+import { s3SourceType } from '../adapters/sources/s3/s3-source.js';
 import { startCheckpointer } from '../adapters/sqlite/checkpointer.js';
 import { openSqlite } from '../adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../adapters/sqlite/document-store.js';
 import { SqliteIdempotencyStore } from '../adapters/sqlite/idempotency-store.js';
 import { SqliteKeywordIndex } from '../adapters/sqlite/keyword-index.js';
 import { SqliteOrgStore } from '../adapters/sqlite/org-store.js';
+import { SqliteSourceRunRows, SqliteSourceStore } from '../adapters/sqlite/source-store.js';
 import { SqliteTableQueue } from '../adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../adapters/sqlite/usage-store.js';
 import { SqliteVectorIndex } from '../adapters/sqlite/vector-index.js';
@@ -31,6 +34,9 @@ import { QueryService } from '../domain/query.js';
 import { QueryEmbeddings } from '../domain/query-embeddings.js';
 import { QueueReconciler } from '../domain/reconciler.js';
 import { documentAnalyzer, fallbackLanguage } from '../domain/search-words.js';
+import { parseSecretsKey, SecretBox } from '../domain/secrets.js';
+import { SourceSync } from '../domain/source-sync.js';
+import { SourceService, type SourceType, type SourceTypeName } from '../domain/sources.js';
 import { UsageService } from '../domain/usage.js';
 import { VectorStage } from '../domain/vector-stage.js';
 import { VectorStatusService, vectorsAtEvent } from '../domain/vector-status.js';
@@ -38,6 +44,7 @@ import { WebhookDispatcher } from '../domain/webhook-dispatcher.js';
 import { WebhookService } from '../domain/webhooks.js';
 import type { AppDeps } from '../http/deps.js';
 import { toDocumentJson } from '../http/routes/documents/json.js';
+import { toRunEventJson } from '../http/routes/sources/json.js';
 import { createPipelineThreads, DEFAULT_MAX_TEXT_CHARS, detectFormat } from '../pipeline/extract/index.js';
 import {
   checkSubmittedUrl,
@@ -61,6 +68,11 @@ const WEBHOOK_LOG_LIMIT = 100;
 /** Bytes of a receiver's answer read (and ignored) before the connection is dropped. */
 const WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024;
 const WEBHOOK_LEASE_MARGIN_MS = 5_000;
+
+/** How often a worker looks for scheduled sources that are due (and removals left without a run). */
+const SOURCE_SCHEDULE_POLL_MS = 30_000;
+/** Source runs one worker process runs at once. */
+const SOURCE_RUN_CONCURRENCY = 2;
 
 /** While the API is busy, in-process workers start one document per this interval (≤ 20/s). */
 const YIELD_FLOOR_SPACING_MS = 50;
@@ -121,6 +133,7 @@ export async function createAdapters(
   const queueOptions = { leaseMs: config.jobLeaseMs, maxAttempts: config.jobMaxAttempts };
   const queue = new SqliteTableQueue(db, { ...queueOptions, lane: 'process' });
   const downloadQueue = new SqliteTableQueue(db, { ...queueOptions, lane: 'download' });
+  const sourceQueue = new LeaseQueue(new SqliteSourceRunRows(db, clock), { ...queueOptions, pollMs: 200 });
   const rateLimiter = new MemoryRateLimiter();
   const search = new SqliteKeywordIndex(db, { language: config.searchLanguage });
   const outbox = new SqliteWebhookOutbox(db, clock, { maxPending: config.webhookMaxPending });
@@ -147,6 +160,8 @@ export async function createAdapters(
     blobs: blobStore.blobs,
     idempotency: new SqliteIdempotencyStore(db),
     webhooks: new SqliteWebhookStore(db),
+    sources: new SqliteSourceStore(db, clock),
+    sourceQueue,
     readiness: [
       {
         name: 'sqlite',
@@ -158,6 +173,7 @@ export async function createAdapters(
     async close() {
       await queue.close();
       await downloadQueue.close();
+      await sourceQueue.close();
       await rateLimiter.close();
       await blobStore.close();
       await checkpointer?.close();
@@ -250,6 +266,29 @@ export async function createRuntime(
       logger.warn({ err: error }, 'enqueue after commit failed; the reconciler will retry'),
   });
 
+  const secrets =
+    config.secretsKey === ''
+      ? null
+      : new SecretBox(
+          parseSecretsKey(config.secretsKey),
+          config.secretsKeyPrevious === '' ? null : parseSecretsKey(config.secretsKeyPrevious),
+        );
+  const sourceTypes = new Map<SourceTypeName, SourceType>([
+    ['s3', s3SourceType({ checkAddress: (address, port, host) => policy.isAllowed(address, port, host) })],
+  ]);
+  const sources = new SourceService({
+    store: adapters.sources,
+    queue: adapters.sourceQueue,
+    types: sourceTypes,
+    secrets,
+    screenUrl: (raw) => {
+      const checked = checkSubmittedUrl(raw, policy);
+      return checked.ok ? null : checked.reason;
+    },
+    clock,
+  });
+  const documentService = new DocumentService(documents, blobs);
+
   const admin = new OrgAdmin(
     { orgs, documents, usage, idempotency: adapters.idempotency, blobs, webhooks: adapters.webhooks },
     usageService,
@@ -263,7 +302,8 @@ export async function createRuntime(
     rateLimiter,
     ingestion,
     idempotency: new IdempotencyService(adapters.idempotency, clock),
-    documents: new DocumentService(documents, blobs),
+    documents: documentService,
+    sources,
     vectorStatus: new VectorStatusService(embedder, adapters.vectors),
     query: new QueryService(
       adapters.search,
@@ -347,6 +387,30 @@ export async function createRuntime(
         maxRedirects: config.urlFetchMaxRedirects,
       }),
     });
+    const sync = new SourceSync({
+      store: adapters.sources,
+      types: sourceTypes,
+      secrets,
+      ingestion,
+      documents: documentService,
+      clock,
+      renderRun: toRunEventJson,
+      onFinished: (run) =>
+        logger.info(
+          {
+            org_id: run.orgId,
+            source_id: run.sourceId,
+            run_id: run.id,
+            status: run.status,
+            added: run.added,
+            updated: run.updated,
+            deleted: run.deleted,
+            unchanged: run.unchanged,
+            failed: run.failed,
+          },
+          'source run finished',
+        ),
+    });
     const consumers: JobConsumer[] = [
       queue.consume(
         ingestRequests && config.workerYieldIngestRps > 0
@@ -366,7 +430,15 @@ export async function createRuntime(
         },
       ),
       downloadQueue.consume(processor.handleDownload, { concurrency: config.downloadConcurrency }),
+      adapters.sourceQueue.consume(sync.handle, { concurrency: SOURCE_RUN_CONCURRENCY }),
     ];
+    const startDueSources = () =>
+      sources
+        .startDue()
+        .catch((error: unknown) => logger.warn({ err: error }, 'scheduled source runs failed'));
+    void startDueSources();
+    const sourceTimer = setInterval(startDueSources, SOURCE_SCHEDULE_POLL_MS);
+    sourceTimer.unref();
     const reconciler = new QueueReconciler(
       documents,
       { process: queue, download: downloadQueue },
@@ -403,6 +475,7 @@ export async function createRuntime(
       ready,
       async stop() {
         clearInterval(timer);
+        clearInterval(sourceTimer);
         await vectorStage?.stop();
         await Promise.all(consumers.map((c) => c.stop()));
         await extractor.close();
