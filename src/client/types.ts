@@ -24,6 +24,7 @@ import type {
   UsageResponse,
   VersionAck as VersionAckSchema,
 } from '../http/schemas.js';
+import type { CreateSourceBody, PatchSourceBody, RunSchema, SourceSchema } from '../http/source-schemas.js';
 import type { CreatedWebhookSchema, DeliveryList, WebhookSchema } from '../http/webhook-schemas.js';
 
 /** The 202 answer of every ingest operation. */
@@ -107,5 +108,14 @@ export type Webhook = Static<typeof WebhookSchema>;
 export type CreatedWebhook = Static<typeof CreatedWebhookSchema>;
 /** `GET /v1/webhooks/{id}/deliveries`: the newest attempts and how many messages wait. */
 export type WebhookDeliveries = Static<typeof DeliveryList>;
-/** The document events an endpoint can subscribe to. */
+/** The document and source events an endpoint can subscribe to. */
 export type WebhookEvent = Webhook['events'][number];
+
+/** A source as the API shows it: its configuration without credentials. */
+export type Source = Static<typeof SourceSchema>;
+/** `POST /v1/sources`: a new source (credentials go in `config`; they are never shown again). */
+export type NewSource = Static<typeof CreateSourceBody>;
+/** `PATCH /v1/sources/{id}`: the fields to change. */
+export type SourceUpdate = Static<typeof PatchSourceBody>;
+/** One run of a source: its status, counts and first errors. */
+export type SourceRun = Static<typeof RunSchema>;

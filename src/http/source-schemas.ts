@@ -179,7 +179,10 @@ export const SourceSchema = Type.Object(
   },
 );
 
-export const SourceList = Type.Object({ sources: Type.Array(SourceSchema) });
+export const SourceList = Type.Object(
+  { sources: Type.Array(SourceSchema, { description: 'Oldest first.' }) },
+  { examples: [{ sources: SourceSchema.examples }] },
+);
 
 export const SyncAccepted = Type.Object(
   { run_id: Type.String({ description: 'The run, listed by GET /v1/sources/{id}/runs.' }) },

@@ -31,6 +31,7 @@ const onInit = ({ fastify }: { fastify: FastifyInstance }) => {
  */
 function expectedScope(method: string, url: string): Scope | null {
   if (url.startsWith('/v1/webhooks')) return 'webhooks';
+  if (url.startsWith('/v1/sources')) return 'sources';
   if (method === 'POST' && url.startsWith('/v1/ingest')) return 'ingest';
   if (method === 'POST' && url === '/v1/query') return 'query';
   if (method === 'GET') return 'read';
@@ -68,7 +69,7 @@ describe('key scopes', () => {
       expect(route.scope, `${route.method} ${route.url}`).toBe(expectedScope(route.method, route.url));
     }
     expect(new Set(v1.map((r) => r.scope))).toEqual(
-      new Set(['ingest', 'query', 'read', 'write', 'webhooks']),
+      new Set(['ingest', 'query', 'read', 'write', 'webhooks', 'sources']),
     );
   });
 
