@@ -152,6 +152,8 @@ export interface SourceStore {
   replaceCredentials(id: string, sealed: string): Promise<void>;
   /** Runs queued or running, oldest first (the queue revives any whose job ended without them). */
   listActiveRuns(limit: number): Promise<Array<{ runId: string; orgId: string }>>;
+  /** Removes every source of the org with its items and runs (its documents are the caller's); how many. */
+  purgeOrg(orgId: string): Promise<number>;
   /** Deleted sources whose removal has no run under way (a process died before it started one). */
   listDeletedWithoutRun(limit: number): Promise<Array<{ id: string; orgId: string }>>;
 }

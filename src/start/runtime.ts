@@ -290,7 +290,15 @@ export async function createRuntime(
   const documentService = new DocumentService(documents, blobs);
 
   const admin = new OrgAdmin(
-    { orgs, documents, usage, idempotency: adapters.idempotency, blobs, webhooks: adapters.webhooks },
+    {
+      orgs,
+      documents,
+      usage,
+      idempotency: adapters.idempotency,
+      blobs,
+      webhooks: adapters.webhooks,
+      sources: adapters.sources,
+    },
     usageService,
     clock,
     config.defaultRateLimitRpm,

@@ -107,6 +107,31 @@ export function sourceStoreContract(name: string, make: () => Promise<SourceStor
       expect(await store.listDeletedWithoutRun(10)).toEqual([]);
     });
 
+    it('purges one org’s sources, items and runs and nothing of another org', async () => {
+      const a = org();
+      const b = org();
+      const sa = source(a);
+      const sb = source(b);
+      await store.createSource(sa);
+      await store.createSource(sb);
+      for (const s of [sa, sb]) {
+        const run = (await store.createRun({ id: runId(), sourceId: s.id, orgId: s.orgId, createdAt: T0 }))!;
+        await store.recordItem(
+          run.id,
+          s.id,
+          { key: 'k', etag: 'e', documentId: randomUUID(), changedByRun: run.id },
+          'added',
+        );
+      }
+      expect(await store.purgeOrg(a)).toBe(1);
+      expect(await store.loadSource(sa.id)).toBeNull();
+      expect(await store.listItems(sa.id)).toEqual([]);
+      expect(await store.listRuns(sa.id, 10)).toEqual([]);
+      expect(await store.getSource(b, sb.id)).not.toBeNull();
+      expect(await store.listItems(sb.id)).toHaveLength(1);
+      expect(await store.listRuns(sb.id, 10)).toHaveLength(1);
+    });
+
     it('allows one run per source at a time', async () => {
       const a = org();
       const s = source(a);

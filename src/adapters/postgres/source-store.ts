@@ -355,6 +355,17 @@ export class PgSourceStore implements SourceStore {
     await this.db.query(`UPDATE ${this.sources} SET credentials = $2 WHERE id = $1`, [id, sealed]);
   }
 
+  async purgeOrg(orgId: string): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      await tx.query(
+        `DELETE FROM ${this.items} WHERE source_id IN (SELECT id FROM ${this.sources} WHERE org_id = $1)`,
+        [orgId],
+      );
+      await tx.query(`DELETE FROM ${this.runs} WHERE org_id = $1`, [orgId]);
+      return (await tx.query(`DELETE FROM ${this.sources} WHERE org_id = $1`, [orgId])).rowCount ?? 0;
+    });
+  }
+
   async listActiveRuns(limit: number): Promise<Array<{ runId: string; orgId: string }>> {
     const { rows } = await this.db.query<{ runId: string; orgId: string }>(
       `SELECT id AS "runId", org_id AS "orgId" FROM ${this.runs} WHERE ${ACTIVE} ORDER BY created_at LIMIT $1`,

@@ -381,6 +381,15 @@ export class SqliteSourceStore implements SourceStore {
     this.sql.get('UPDATE sources SET credentials = ? WHERE id = ?').run(sealed, id);
   }
 
+  async purgeOrg(orgId: string): Promise<number> {
+    return this.db.transaction(() => {
+      const select = `SELECT id FROM sources WHERE org_id = ?`;
+      this.sql.get(`DELETE FROM source_items WHERE source_id IN (${select})`).run(orgId);
+      this.sql.get('DELETE FROM source_runs WHERE org_id = ?').run(orgId);
+      return this.sql.get('DELETE FROM sources WHERE org_id = ?').run(orgId).changes;
+    })();
+  }
+
   async listActiveRuns(limit: number): Promise<Array<{ runId: string; orgId: string }>> {
     return this.sql
       .get<[number], { runId: string; orgId: string }>(
