@@ -64,7 +64,9 @@ describe('docindex mcp (stdio)', () => {
       'ingest_text',
       'ingest_url',
       'list_documents',
+      'list_sources',
       'search',
+      'sync_source',
     ]);
 
     const ack = await call(client, 'ingest_text', {
@@ -151,7 +153,7 @@ describe('docindex mcp (stdio)', () => {
     const result = await call(client, 'list_documents', {});
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/^network_error: Could not reach http:\/\/127\.0\.0\.1:\d+/);
-    expect((await client.listTools()).tools).toHaveLength(5);
+    expect((await client.listTools()).tools).toHaveLength(7);
   });
 
   it('speaks newline-delimited JSON-RPC on stdout only, and exits 0 when stdin closes', async () => {

@@ -3,7 +3,11 @@
 // credentials sealed and never shown; one run at a time; the endpoint screened like URL ingest.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { CreateBucketCommand, DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { listen } from '../client/support.js';
 import { type Harness, startHarness, type TestOrg } from '../helpers/harness.js';
 import { describeS3, type S3rverProcess, startS3rver } from '../helpers/s3rver.js';
 
@@ -316,6 +320,45 @@ describeS3('sources (s3 on s3rver)', () => {
     const res = await call('GET', '/v1/sources', { key: key.api_key });
     expect(res.statusCode).toBe(403);
     expect(res.json()).toMatchObject({ code: 'insufficient_scope' });
+  });
+
+  it('MCP: list_sources shows the newest run, sync_source starts one', async () => {
+    const bucket = await freshBucket({ 'm.txt': 'through the model context protocol' });
+    const source = await createSource(bucket);
+    const client = new Client({ name: 'docindex-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', await listen(h.app)), {
+        requestInit: { headers: { authorization: `Bearer ${h.orgA.apiKey}` } },
+      }),
+    );
+    try {
+      const tool = async (name: string, args: Record<string, unknown>) => {
+        const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+        const text = result.content[0]?.type === 'text' ? result.content[0].text : '';
+        bodies.push(text);
+        return {
+          error: result.isError ?? false,
+          text,
+          content: result.structuredContent as Record<string, unknown>,
+        };
+      };
+      const listed = await tool('list_sources', {});
+      const mine = (listed.content.sources as Array<Record<string, unknown>>).find((s) => s.id === source.id);
+      expect(mine).toMatchObject({ has_credentials: true, last_run: null });
+      const synced = await tool('sync_source', { id: source.id });
+      expect(synced.error).toBe(false);
+      const run = await waitForRun(source.id, synced.content.run_id as string);
+      expect(run).toMatchObject({ status: 'completed', added: 1 });
+      const after = await tool('list_sources', {});
+      expect(
+        (after.content.sources as Array<Record<string, unknown>>).find((s) => s.id === source.id)?.last_run,
+      ).toMatchObject({ run_id: synced.content.run_id, status: 'completed', added: 1 });
+      const missing = await tool('sync_source', { id: 'src_nope' });
+      expect(missing.error).toBe(true);
+      expect(missing.text).toMatch(/^not_found: /);
+    } finally {
+      await client.close();
+    }
   });
 
   it('never shows the credentials in an answer', async () => {

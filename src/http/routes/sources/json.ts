@@ -1,13 +1,16 @@
 // A source and a run as the API shows them: never the credentials, only whether there are some.
+import type { Static } from '@sinclair/typebox';
 import type { SourceRecord, SourceRun } from '../../../domain/sources.js';
+import type { RunSchema, SourceSchema } from '../../source-schemas.js';
 
-export function toSourceJson(source: SourceRecord) {
+export function toSourceJson(source: SourceRecord): Static<typeof SourceSchema> {
   return {
     id: source.id,
     org_id: source.orgId,
     type: source.type,
     name: source.name,
-    config: source.config,
+    // The type's configuration as its schema accepted it, less the credentials.
+    config: source.config as Static<typeof SourceSchema>['config'],
     has_credentials: source.sealedCredentials !== null,
     schedule: source.schedule,
     next_run_at: source.nextRunAt?.toISOString() ?? null,
@@ -19,7 +22,7 @@ export function toSourceJson(source: SourceRecord) {
   };
 }
 
-export function toRunJson(run: SourceRun) {
+export function toRunJson(run: SourceRun): Static<typeof RunSchema> {
   return {
     run_id: run.id,
     status: run.status,
