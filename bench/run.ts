@@ -126,6 +126,11 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'extract-limits.bench.js',
     title: 'Extraction limits: text per upload byte, deep markup',
   },
+  {
+    id: 'sources',
+    module: 'sources.bench.js',
+    title: 'Sources: a 10,000-object bucket, then 1% changed (embedded, s3rver)',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

@@ -2,11 +2,13 @@
 // (127.0.0.1, admitted by URL_FETCH_ALLOW) synced into documents, changed and synced again;
 // credentials sealed and never shown; one run at a time; the endpoint screened like URL ingest.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { PassThrough } from 'node:stream';
 import { CreateBucketCommand, DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { runCommandLine } from '../../src/cli/main.js';
 import { listen } from '../client/support.js';
 import { type Harness, startHarness, type TestOrg } from '../helpers/harness.js';
 import { describeS3, type S3rverProcess, startS3rver } from '../helpers/s3rver.js';
@@ -39,6 +41,13 @@ describeS3('sources (s3 on s3rver)', () => {
     admin?.destroy();
     await server?.stop();
   });
+
+  /** The harness's app listening on 127.0.0.1 (for the MCP and command-line clients), once. */
+  let listening: Promise<string> | undefined;
+  const baseUrl = () => {
+    listening ??= listen(h.app);
+    return listening;
+  };
 
   const call = async (...args: Parameters<Harness['request']>) => {
     const res = await h.request(...args);
@@ -327,7 +336,7 @@ describeS3('sources (s3 on s3rver)', () => {
     const source = await createSource(bucket);
     const client = new Client({ name: 'docindex-test', version: '1.0.0' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL('/mcp', await listen(h.app)), {
+      new StreamableHTTPClientTransport(new URL('/mcp', await baseUrl()), {
         requestInit: { headers: { authorization: `Bearer ${h.orgA.apiKey}` } },
       }),
     );
@@ -359,6 +368,62 @@ describeS3('sources (s3 on s3rver)', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('the command line adds, lists, syncs and shows runs, credentials from the environment only', async () => {
+    const bucket = await freshBucket({ 'cli.txt': 'added from the command line' });
+    const url = await baseUrl();
+    const cli = async (argv: string[]) => {
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      const status = await runCommandLine(argv, {
+        version: '0.1.0',
+        env: {
+          DOCINDEX_URL: url,
+          DOCINDEX_API_KEY: h.orgA.apiKey,
+          AWS_ACCESS_KEY_ID: ACCESS_KEY,
+          AWS_SECRET_ACCESS_KEY: SECRET,
+        },
+        io: { stdout, stderr },
+        openServer: async () => {
+          throw new Error('client commands need no server side');
+        },
+        modelSettings: () => {
+          throw new Error('client commands need no model settings');
+        },
+      });
+      const out = (stdout.read() ?? '').toString() as string;
+      bodies.push(out);
+      return { status, out, err: (stderr.read() ?? '').toString() as string };
+    };
+    const added = await cli([
+      'sources',
+      'add',
+      's3',
+      '--name',
+      'from the cli',
+      '--bucket',
+      bucket,
+      '--endpoint',
+      server.endpoint,
+      '--path-style',
+      '--aws-env',
+      '--metadata',
+      'team=ops',
+      '--json',
+    ]);
+    expect(added.status, added.err).toBe(0);
+    const source = JSON.parse(added.out) as { id: string; has_credentials: boolean; metadata: object };
+    expect(source).toMatchObject({ has_credentials: true, metadata: { team: 'ops' } });
+    const listed = await cli(['sources', 'list']);
+    expect(listed.out).toContain(source.id);
+    const synced = await cli(['sources', 'sync', source.id, '--wait', '--json']);
+    expect(synced.status, synced.err).toBe(0);
+    expect(JSON.parse(synced.out)).toMatchObject({ status: 'completed', added: 1 });
+    const runs = await cli(['sources', 'runs', source.id]);
+    expect(runs.out).toMatch(/completed\s+.*\s1\s+0\s+0\s+0\s+0\s*$/m);
+    const wrong = await cli(['sources', 'add', 'ftp', '--name', 'x', '--bucket', 'b']);
+    expect(wrong.status).toBe(2);
   });
 
   it('never shows the credentials in an answer', async () => {

@@ -23,6 +23,7 @@ export interface S3SourceConfig {
 }
 
 const DEFAULT_REGION = 'us-east-1';
+/** Objects per ListObjectsV2 page: S3's most. */
 const PAGE_SIZE = 1000;
 
 /** A connection refused by the address rules (URL_FETCH_ALLOW admits internal endpoints). */
@@ -58,7 +59,7 @@ function guardedLookup(check: AddressCheck, port: () => number): LookupFunction 
   }) as LookupFunction;
 }
 
-export function s3SourceType(options: { checkAddress: AddressCheck }): SourceType {
+export function s3SourceType(options: { checkAddress: AddressCheck; pageSize?: number }): SourceType {
   return {
     name: 's3',
     prepare(raw) {
@@ -134,7 +135,7 @@ export function s3SourceType(options: { checkAddress: AddressCheck }): SourceTyp
       };
       if (endpoint !== null) clientConfig.endpoint = endpoint.origin;
       const client = new S3Client(clientConfig);
-      return new S3Connection(client, config.bucket, config.prefix ?? '');
+      return new S3Connection(client, config.bucket, config.prefix ?? '', options.pageSize ?? PAGE_SIZE);
     },
   };
 }
@@ -144,6 +145,7 @@ class S3Connection implements SourceConnection {
     private readonly client: S3Client,
     private readonly bucket: string,
     private readonly prefix: string,
+    private readonly pageSize: number,
   ) {}
 
   async *list(signal: AbortSignal): AsyncIterable<ListedItem> {
@@ -154,7 +156,7 @@ class S3Connection implements SourceConnection {
           Bucket: this.bucket,
           Prefix: this.prefix === '' ? undefined : this.prefix,
           ContinuationToken: token,
-          MaxKeys: PAGE_SIZE,
+          MaxKeys: this.pageSize,
         }),
         { abortSignal: signal },
       );
