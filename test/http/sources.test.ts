@@ -12,6 +12,7 @@ import { runCommandLine } from '../../src/cli/main.js';
 import { listen } from '../client/support.js';
 import { type Harness, startHarness, type TestOrg } from '../helpers/harness.js';
 import { describeS3, type S3rverProcess, startS3rver } from '../helpers/s3rver.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 // s3rver accepts any key pair; this secret is searched for in every answer.
 const SECRET = `secret-${randomBytes(12).toString('hex')}`;
@@ -424,6 +425,43 @@ describeS3('sources (s3 on s3rver)', () => {
     expect(runs.out).toMatch(/completed\s+.*\s1\s+0\s+0\s+0\s+0\s*$/m);
     const wrong = await cli(['sources', 'add', 'ftp', '--name', 'x', '--bucket', 'b']);
     expect(wrong.status).toBe(2);
+  });
+
+  it('a finished run is a signed source.sync.completed event carrying the run, without credentials', async () => {
+    const receiver = new WebhookReceiver();
+    await receiver.start();
+    const dispatcher = h.runtime.startDispatcher();
+    try {
+      const hook = await call('POST', '/v1/webhooks', {
+        body: { url: receiver.url('/sources'), events: ['source.sync.completed', 'source.sync.failed'] },
+      });
+      expect(hook.statusCode, hook.body).toBe(201);
+      receiver.expect('/sources', hook.json().secret as string);
+      const bucket = await freshBucket({ 'hook.txt': 'an event follows' });
+      const source = await createSource(bucket);
+      const run = await syncAndWait(source.id);
+      const deadline = Date.now() + 30_000;
+      while (receiver.at('/sources').length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const [event] = receiver.at('/sources');
+      expect(event?.verified).toBe(true);
+      expect(event?.body).toMatchObject({
+        type: 'source.sync.completed',
+        data: {
+          source_id: source.id,
+          org_id: h.orgA.orgId,
+          run_id: run.run_id,
+          status: 'completed',
+          added: 1,
+        },
+      });
+      expect(JSON.stringify(event?.body)).not.toContain(SECRET);
+      expect((await call('DELETE', `/v1/webhooks/${hook.json().id}`)).statusCode).toBe(204);
+    } finally {
+      await dispatcher.stop();
+      await receiver.stop();
+    }
   });
 
   it('never shows the credentials in an answer', async () => {
