@@ -131,6 +131,11 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'traces.bench.js',
     title: 'Tracing on vs off: ingest (section 2) and BM25 queries (section 4)',
   },
+  {
+    id: 'sources',
+    module: 'sources.bench.js',
+    title: 'Sources: a 10,000-object bucket, then 1% changed (embedded, s3rver)',
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

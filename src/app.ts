@@ -54,6 +54,13 @@ import { orgRoute } from './http/routes/org/get.js';
 import { deletePartitionRoute } from './http/routes/partitions/delete.js';
 import { listPartitionsRoute } from './http/routes/partitions/list.js';
 import { queryRoute } from './http/routes/query/post.js';
+import { createSourceRoute } from './http/routes/sources/create.js';
+import { deleteSourceRoute } from './http/routes/sources/delete.js';
+import { getSourceRoute } from './http/routes/sources/get.js';
+import { listSourcesRoute } from './http/routes/sources/list.js';
+import { patchSourceRoute } from './http/routes/sources/patch.js';
+import { sourceRunsRoute } from './http/routes/sources/runs.js';
+import { syncSourceRoute } from './http/routes/sources/sync.js';
 import { usageRoute } from './http/routes/usage/get.js';
 import { createWebhookRoute } from './http/routes/webhooks/create.js';
 import { deleteWebhookRoute } from './http/routes/webhooks/delete.js';
@@ -88,7 +95,11 @@ const TAGS = [
   { name: 'org', description: 'The organisation an API key belongs to (scope `read`).' },
   {
     name: 'webhooks',
-    description: 'Signed document events sent to your endpoints (scope `webhooks`).',
+    description: 'Signed document and source events sent to your endpoints (scope `webhooks`).',
+  },
+  {
+    name: 'sources',
+    description: 'Collections (S3 buckets) kept in sync with your documents (scope `sources`).',
   },
   {
     name: 'admin',
@@ -190,7 +201,7 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
             type: 'http',
             scheme: 'bearer',
             description:
-              'An API key (dix_…). Each operation names the key scope it needs (ingest, query, read, write, webhooks); a key without it gets 403 `insufficient_scope`.',
+              'An API key (dix_…). Each operation names the key scope it needs (ingest, query, read, write, webhooks, sources); a key without it gets 403 `insufficient_scope`.',
           },
           adminToken: {
             type: 'http',
@@ -252,6 +263,13 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
       deleteWebhookRoute(v1, deps);
       testWebhookRoute(v1, deps);
       webhookDeliveriesRoute(v1, deps);
+      createSourceRoute(v1, deps);
+      listSourcesRoute(v1, deps);
+      getSourceRoute(v1, deps);
+      patchSourceRoute(v1, deps);
+      deleteSourceRoute(v1, deps);
+      syncSourceRoute(v1, deps);
+      sourceRunsRoute(v1, deps);
     },
     { prefix: '/v1' },
   );

@@ -1,4 +1,4 @@
-// The `docindex` client commands (ingest, status, ls, rm, chunks, query, eval, usage, webhooks): they talk to a running
+// The `docindex` client commands (ingest, status, ls, rm, chunks, query, eval, usage, webhooks, sources): they talk to a running
 // server over HTTP with DocindexClient, configured by DOCINDEX_URL / DOCINDEX_API_KEY or flags.
 // Results go to stdout (`--json`: the API's JSON body); progress and problems go to stderr.
 import { readdir, stat, writeFile } from 'node:fs/promises';
@@ -27,6 +27,7 @@ import {
   renderUsage,
   type TerminalIO,
 } from './render.js';
+import { SOURCES_USAGE, sourcesCommand } from './source-commands.js';
 import { WEBHOOKS_USAGE, webhooksCommand } from './webhook-commands.js';
 
 export const CLIENT_COMMANDS = [
@@ -42,6 +43,7 @@ export const CLIENT_COMMANDS = [
   'eval',
   'usage',
   'webhooks',
+  'sources',
 ] as const;
 export type ClientCommand = (typeof CLIENT_COMMANDS)[number];
 
@@ -79,7 +81,8 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
   (operators $eq $ne $gt $gte $lt $lte $in $nin $exists $and $or $not); several must all hold.
 ${EVAL_USAGE}
   docindex usage [--json]          queries per day over 30 days, totals and the rate limit
-${WEBHOOKS_USAGE}`;
+${WEBHOOKS_USAGE}
+${SOURCES_USAGE}`;
 
 const DEFAULT_URL = 'http://127.0.0.1:8080';
 const UPLOAD_CONCURRENCY = 4;
@@ -128,6 +131,8 @@ export async function runClientCommand(
         return await usageCommand(args, env, io);
       case 'webhooks':
         return await webhooksCommand(args, (values) => connect(values, env), io);
+      case 'sources':
+        return await sourcesCommand(args, (values) => connect(values, env), env, io);
     }
   } catch (error) {
     return reportFailure(error, { name: `docindex ${command}`, stderr: io.stderr });

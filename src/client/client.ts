@@ -21,11 +21,15 @@ import type {
   EvaluationRequest,
   IngestAck,
   Metadata,
+  NewSource,
   OrgInfo,
   PartitionDeleteAck,
   PartitionList,
   QueryFilter,
   QueryResponse,
+  Source,
+  SourceRun,
+  SourceUpdate,
   TextDocument,
   UsageReport,
   VersionAck,
@@ -552,6 +556,47 @@ export class DocindexClient {
     return this.#call<WebhookDeliveries>('GET', `/v1/webhooks/${encodeURIComponent(id)}/deliveries${query}`, {
       signal: options.signal,
     });
+  }
+
+  /**
+   * Registers a source (`POST /v1/sources`): an S3 bucket, or the part of it under a prefix, whose
+   * objects become documents and stay in sync with it. Nothing is read before its first run.
+   */
+  createSource(source: NewSource, options: RequestOptions = {}): Promise<Source> {
+    return this.#call<Source>('POST', '/v1/sources', { json: source, signal: options.signal });
+  }
+
+  async listSources(options: RequestOptions = {}): Promise<Source[]> {
+    return (await this.#call<{ sources: Source[] }>('GET', '/v1/sources', options)).sources;
+  }
+
+  getSource(id: string, options: RequestOptions = {}): Promise<Source> {
+    return this.#call<Source>('GET', `/v1/sources/${encodeURIComponent(id)}`, options);
+  }
+
+  updateSource(id: string, changes: SourceUpdate, options: RequestOptions = {}): Promise<Source> {
+    return this.#call<Source>('PATCH', `/v1/sources/${encodeURIComponent(id)}`, {
+      json: changes,
+      signal: options.signal,
+    });
+  }
+
+  /** Deletes the source; its documents are deleted in the background. */
+  deleteSource(id: string, options: RequestOptions = {}): Promise<void> {
+    return this.#call<void>('DELETE', `/v1/sources/${encodeURIComponent(id)}`, options);
+  }
+
+  /** Queues a run of the source; resolves with its id (409 `sync_in_progress` while one is under way). */
+  async syncSource(id: string, options: RequestOptions = {}): Promise<string> {
+    const path = `/v1/sources/${encodeURIComponent(id)}/sync`;
+    return (await this.#call<{ run_id: string }>('POST', path, options)).run_id;
+  }
+
+  /** The source's runs, newest first (at most `limit`, 20 by default). */
+  async listSourceRuns(id: string, options: RequestOptions & { limit?: number } = {}): Promise<SourceRun[]> {
+    const query = options.limit === undefined ? '' : `?limit=${options.limit}`;
+    const path = `/v1/sources/${encodeURIComponent(id)}/runs${query}`;
+    return (await this.#call<{ runs: SourceRun[] }>('GET', path, { signal: options.signal })).runs;
   }
 
   /** The organisation the key belongs to (id, name, rate limit) and the key's id and scopes. */

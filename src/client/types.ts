@@ -27,6 +27,7 @@ import type {
   UsageResponse,
   VersionAck as VersionAckSchema,
 } from '../http/schemas.js';
+import type { CreateSourceBody, PatchSourceBody, RunSchema, SourceSchema } from '../http/source-schemas.js';
 import type { CreatedWebhookSchema, DeliveryList, WebhookSchema } from '../http/webhook-schemas.js';
 
 /** The partitions an API key may see, with their sizes (`GET /v1/partitions`). */
@@ -116,7 +117,7 @@ export type Webhook = Static<typeof WebhookSchema>;
 export type CreatedWebhook = Static<typeof CreatedWebhookSchema>;
 /** `GET /v1/webhooks/{id}/deliveries`: the newest attempts and how many messages wait. */
 export type WebhookDeliveries = Static<typeof DeliveryList>;
-/** The document events an endpoint can subscribe to. */
+/** The document and source events an endpoint can subscribe to. */
 export type WebhookEvent = Webhook['events'][number];
 
 /** The body of POST /v1/evaluations: queries with judged documents, runs, top_k. */
@@ -129,3 +130,11 @@ export type EvaluationRun = NonNullable<EvaluationRequest['runs']>[number];
 export type Evaluation = Static<typeof EvaluationSchema>;
 /** A page of evaluations, newest first. */
 export type EvaluationPage = Static<typeof EvaluationList>;
+/** A source as the API shows it: its configuration without credentials. */
+export type Source = Static<typeof SourceSchema>;
+/** `POST /v1/sources`: a new source (credentials go in `config`; they are never shown again). */
+export type NewSource = Static<typeof CreateSourceBody>;
+/** `PATCH /v1/sources/{id}`: the fields to change. */
+export type SourceUpdate = Static<typeof PatchSourceBody>;
+/** One run of a source: its status, counts and first errors. */
+export type SourceRun = Static<typeof RunSchema>;

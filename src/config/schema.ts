@@ -49,6 +49,10 @@ export interface Config {
   searchProximity: boolean;
   /** '' when unset: the admin API is off. */
   adminToken: string;
+  /** '' when unset: sources with credentials are refused (32 bytes, hex or base64). */
+  secretsKey: string;
+  /** '' when unset; a key values sealed before a rotation still open with. */
+  secretsKeyPrevious: string;
   workerConcurrency: number;
   downloadConcurrency: number;
   workerYieldIngestRps: number;
@@ -407,6 +411,31 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
     },
     description:
       'turns on the admin API under `/admin/v1` (orgs, keys, purge), for requests that send `Authorization: Bearer <ADMIN_TOKEN>`; unset, those routes do not exist (404)',
+  },
+  secretsKey: {
+    env: 'SECRETS_KEY',
+    type: 'string',
+    default: '',
+    defaultText: '— (credentials refused)',
+    pattern: {
+      test: /^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)?$/,
+      invalid:
+        'SECRETS_KEY must be 32 bytes written as 64 hex digits or as base64 (e.g. `openssl rand -hex 32`)',
+    },
+    description:
+      'encrypts credentials at rest (a source’s `secret_access_key`, AES-256-GCM); unset, a source with credentials is refused with 400 `secrets_key_unset`. docs/SOURCES.md says how to rotate it',
+  },
+  secretsKeyPrevious: {
+    env: 'SECRETS_KEY_PREVIOUS',
+    type: 'string',
+    default: '',
+    defaultText: '—',
+    pattern: {
+      test: /^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)?$/,
+      invalid: 'SECRETS_KEY_PREVIOUS must be 32 bytes written as 64 hex digits or as base64',
+    },
+    description:
+      'the key before a rotation of `SECRETS_KEY`: credentials sealed under it still open, and are sealed again under `SECRETS_KEY` when their source next runs',
   },
   // Measured on 2 cores (bench/RESULTS.md, section 2): with 4 documents in flight the pipeline
   // threads stay busy while the event loop writes finished documents' indexes.
@@ -943,6 +972,10 @@ export function ocrLanguagesOf(config: Pick<Config, 'ocrLanguages'>): string[] {
 }
 
 export const RULES: Array<(config: Config) => string | null> = [
+  (config) =>
+    config.secretsKeyPrevious !== '' && config.secretsKey === ''
+      ? 'SECRETS_KEY_PREVIOUS is set but SECRETS_KEY is not: a rotation needs the new key in SECRETS_KEY'
+      : null,
   (config) => {
     const missing = missingOcrLanguages(ocrLanguagesOf(config));
     if (missing.length === 0) return null;

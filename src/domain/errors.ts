@@ -20,6 +20,8 @@ export type ErrorCode =
   | 'not_ready'
   | 'version_changed'
   | 'cannot_reprocess'
+  | 'sync_in_progress'
+  | 'secrets_key_unset'
   | 'original_not_kept'
   | 'rate_limited'
   | 'backlog_full'
@@ -55,6 +57,8 @@ const STATUS: Record<ErrorCode, number> = {
   not_ready: 409,
   version_changed: 409,
   cannot_reprocess: 409,
+  sync_in_progress: 409,
+  secrets_key_unset: 400,
   original_not_kept: 410,
   idempotency_key_reused: 422,
   rate_limited: 429,
@@ -86,6 +90,8 @@ const TITLE: Record<ErrorCode, string> = {
   not_ready: 'Not ready',
   version_changed: 'Document version changed',
   cannot_reprocess: 'Cannot reprocess',
+  sync_in_progress: 'Sync in progress',
+  secrets_key_unset: 'Credentials cannot be stored',
   original_not_kept: 'Original not kept',
   idempotency_key_reused: 'Idempotency key reused',
   rate_limited: 'Too many requests',
@@ -140,11 +146,11 @@ export const ERRORS = {
       'partition_forbidden',
       `This API key is limited to other partitions than "${name}"; use a key that may see it, or name one of the key's partitions.`,
     ),
-  /** Evaluations read and rank the whole org: a key limited to partitions may not run or read them. */
-  evaluationsNeedEveryPartition: () =>
+  /** Evaluations and sources span the whole org: a key limited to partitions may not use them. */
+  needsEveryPartition: (what: 'evaluations' | 'sources') =>
     new ApiError(
       'partition_forbidden',
-      'Evaluations rank every partition of the organisation, so they need an API key that is not limited to partitions.',
+      `${what === 'evaluations' ? 'Evaluations rank' : 'Sources write into'} every partition of the organisation, so they need an API key that is not limited to partitions.`,
     ),
   partitionMismatch: (externalId: string, partition: string) =>
     new ApiError(

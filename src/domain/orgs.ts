@@ -8,6 +8,7 @@ import { decodePageCursor, encodePageCursor } from './page-cursor.js';
 import { accessOfKey, isPartitionName, MAX_PARTITIONS_PER_REQUEST, PARTITION_PATTERN } from './partitions.js';
 import type { BlobStore, Clock, DocumentStore, IdempotencyStore, OrgStore, UsageStore } from './ports.js';
 import { normaliseScopes, type Scope } from './scopes.js';
+import type { SourceStore } from './sources.js';
 import type { ApiKeyRecord, Org } from './types.js';
 import type { UsageService } from './usage.js';
 import type { WebhookStore } from './webhooks.js';
@@ -73,6 +74,7 @@ export interface OrgAdminStores {
   blobs: BlobStore;
   webhooks: WebhookStore;
   evaluations: EvaluationStore;
+  sources: SourceStore;
 }
 
 export class OrgAdmin {
@@ -197,11 +199,13 @@ export class OrgAdmin {
    * ends without writing anything (the pipeline finds its document gone).
    */
   async purgeOrg(orgId: string): Promise<PurgeReceipt> {
-    const { orgs, documents, usage, idempotency, blobs, webhooks, evaluations } = this.stores;
+    const { orgs, documents, usage, idempotency, blobs, webhooks, evaluations, sources } = this.stores;
     if (!(await orgs.getOrg(orgId))) throw ERRORS.orgNotFound(orgId);
     await orgs.revokeKeys(orgId, this.clock.now());
     // Endpoints first: documents purged afterwards produce no events, and none is sent.
     const webhookCount = await webhooks.purgeOrg(orgId);
+    // Sources before documents: a run under way finds its source gone and stops adding to them.
+    await sources.purgeOrg(orgId);
     const docs = await documents.purgeOrg(orgId);
     for (const key of docs.blobKeys) await blobs.delete(key);
     const usageDays = await usage.purgeOrg(orgId);

@@ -2,7 +2,7 @@
 // authenticated.ts refuses a route without one at start); a key carries the scopes it was issued
 // with, all of them unless it was made with fewer.
 
-export const SCOPES = ['ingest', 'query', 'read', 'write', 'webhooks'] as const;
+export const SCOPES = ['ingest', 'query', 'read', 'write', 'webhooks', 'sources'] as const;
 
 export type Scope = (typeof SCOPES)[number];
 
@@ -13,6 +13,7 @@ export const SCOPE_MEANINGS: Readonly<Record<Scope, string>> = {
   read: 'read documents, their status, chunks and lists, and usage',
   write: 'change and delete documents',
   webhooks: 'manage webhook endpoints',
+  sources: 'manage sources (buckets kept in sync), start their runs and read them',
 };
 
 export function isScope(value: unknown): value is Scope {

@@ -157,9 +157,11 @@ export class WebhookDispatcher {
   /** The JSON body: the same bytes on every attempt of a message. */
   body(message: ClaimedMessage): string {
     const data =
-      message.record === null
-        ? { webhook_id: message.endpointId }
-        : this.options.render(message.record, message.type);
+      message.data !== undefined
+        ? message.data
+        : message.record === null
+          ? { webhook_id: message.endpointId }
+          : this.options.render(message.record, message.type);
     return JSON.stringify({ type: message.type, timestamp: message.createdAt.toISOString(), data });
   }
 

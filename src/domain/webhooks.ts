@@ -8,18 +8,25 @@ import { ERRORS } from './errors.js';
 import type { Clock } from './ports.js';
 import type { DocumentRecord } from './types.js';
 
-/** Document events an endpoint can subscribe to (docs/API.md lists them for users). */
+/** Document and source events an endpoint can subscribe to (docs/API.md lists them for users). */
 export const WEBHOOK_EVENTS = [
   'document.ready',
   'document.failed',
   'document.deleted',
   'document.vectors_ready',
+  'source.sync.completed',
+  'source.sync.failed',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 
 /** The type of the message POST /v1/webhooks/{id}/test sends; never an outbox event of a document. */
 export const TEST_EVENT = 'webhook.test';
+
+/** Events of a source's run: their payload is the run, not a document's status record. */
+export function isSourceEvent(type: string): boolean {
+  return type.startsWith('source.');
+}
 
 export function isWebhookEvent(value: unknown): value is WebhookEventType {
   return typeof value === 'string' && (WEBHOOK_EVENTS as readonly string[]).includes(value);
@@ -61,8 +68,10 @@ export interface ClaimedMessage {
   url: string;
   secret: string;
   type: string;
-  /** The status record as it was when the event happened; null for the test message. */
+  /** The status record as it was when the event happened; null for the test message and source events. */
   record: DocumentRecord | null;
+  /** A source event's payload (the run as GET /v1/sources/{id}/runs shows it). */
+  data?: unknown;
   createdAt: Date;
   /** This attempt's number, 1 for the first. */
   attempt: number;

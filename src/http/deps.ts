@@ -9,6 +9,7 @@ import type { PartitionService } from '../domain/partition-service.js';
 import type { RateLimiter, Tracer } from '../domain/ports.js';
 import type { ProviderStatus } from '../domain/provider-health.js';
 import type { QueryService } from '../domain/query.js';
+import type { SourceService } from '../domain/sources.js';
 import type { UsageService } from '../domain/usage.js';
 import type { VectorStatusService } from '../domain/vector-status.js';
 import type { WebhookService } from '../domain/webhooks.js';
@@ -44,6 +45,7 @@ export interface AppDeps {
   evaluations: EvaluationService;
   usage: UsageService;
   webhooks: WebhookService;
+  sources: SourceService;
   readiness: ReadinessCheck[];
   /** Runs the rest of each authenticated request as its org's (a per-org share of the database pool). */
   orgScope?: OrgRequestScope;

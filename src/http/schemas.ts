@@ -818,6 +818,9 @@ const PROBLEM_MEANINGS: Partial<Record<ErrorCode, string>> = {
   cannot_reprocess:
     'The document has nothing to reprocess from (no text or original kept), or a newer version is already on its way.',
   payload_too_large: 'The body, the file or a form part is larger than the limit.',
+  sync_in_progress: 'The source has a run queued or running; one run per source at a time.',
+  secrets_key_unset:
+    'The source has credentials and the server runs without `SECRETS_KEY`, so it cannot store them encrypted.',
   unsupported_media_type: 'The Content-Type, Content-Encoding or file format is not accepted.',
   idempotency_key_in_use: 'A request with this Idempotency-Key is still being handled.',
   idempotency_key_reused: 'This Idempotency-Key was already used with a different request.',

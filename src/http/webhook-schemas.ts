@@ -8,7 +8,7 @@ const EXAMPLE_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4wrEJJIVzLg=';
 
 const EventType = Type.Union(
   WEBHOOK_EVENTS.map((e) => Type.Literal(e)),
-  { description: 'A document event.' },
+  { description: 'A document or source event.' },
 );
 
 export const WebhookParams = Type.Object(

@@ -18,6 +18,18 @@ export function clientApi(client: DocindexClient): DocindexApi {
         ...(input.partitions === undefined ? {} : { partitions: input.partitions }),
       }),
     getDocument: (id) => client.getDocument(id),
+    listSources: async () => {
+      const sources = await client.listSources();
+      return {
+        sources: await Promise.all(
+          sources.map(async (source) => ({
+            ...source,
+            last_run: (await client.listSourceRuns(source.id, { limit: 1 }))[0] ?? null,
+          })),
+        ),
+      };
+    },
+    syncSource: async (id) => ({ run_id: await client.syncSource(id) }),
     listDocuments: (input) => client.listDocuments(input),
     ingestText: (input) =>
       client.ingestText(

@@ -1,5 +1,5 @@
 // The docindex MCP tools (search, get_document, list_documents, ingest_text, ingest_url,
-// run_evaluation), defined
+// run_evaluation, list_sources, sync_source), defined
 // once for both transports against DocindexApi: `docindex mcp` (stdio) implements it with the
 // TypeScript client over HTTP, the server's /mcp endpoint with the domain services. Each tool
 // answers its result as JSON text and as structured content; a failure is a tool error that
@@ -19,6 +19,8 @@ import type {
   Metadata,
   QueryFilter,
   QueryResponse,
+  Source,
+  SourceRun,
 } from '../client/types.js';
 import { CHUNK_OVERLAP, CHUNK_SIZE } from '../domain/chunk-settings.js';
 import { ApiError, ERRORS } from '../domain/errors.js';
@@ -66,6 +68,10 @@ export interface DocindexApi {
   }): Promise<IngestAck>;
   createEvaluation(request: EvaluationRequest): Promise<string>;
   getEvaluation(id: string): Promise<Evaluation>;
+  /** The org's sources, each with its newest run (null before the first). */
+  listSources(): Promise<{ sources: Array<Source & { last_run: SourceRun | null }> }>;
+  /** Queues a run of the source. */
+  syncSource(id: string): Promise<{ run_id: string }>;
 }
 
 export interface ToolServerOptions {
@@ -89,6 +95,8 @@ export const TOOL_NAMES = [
   'ingest_text',
   'ingest_url',
   'run_evaluation',
+  'list_sources',
+  'sync_source',
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -100,6 +108,8 @@ export const TOOL_SCOPES: Readonly<Record<ToolName, Scope>> = {
   ingest_text: 'ingest',
   ingest_url: 'ingest',
   run_evaluation: 'query',
+  list_sources: 'sources',
+  sync_source: 'sources',
 };
 
 const DEFAULT_EVALUATION_WAIT_MS = 30_000;
@@ -200,6 +210,10 @@ const searchInput = {
 };
 
 const getDocumentInput = { id: documentId };
+
+const syncSourceInput = {
+  id: z.string().min(1).max(64).describe('The source’s id (`src_…`), as list_sources gives it.'),
+};
 
 const listDocumentsInput = {
   status: z
@@ -398,6 +412,30 @@ const ingestOutput = {
   document_ids: z.array(z.string()),
 };
 
+const runOutput = z.looseObject({
+  run_id: z.string(),
+  status: z.enum(['queued', 'running', 'completed', 'failed']),
+  added: z.number().int(),
+  updated: z.number().int(),
+  deleted: z.number().int(),
+  unchanged: z.number().int(),
+  failed: z.number().int(),
+});
+
+const listSourcesOutput = {
+  sources: z.array(
+    z.looseObject({
+      id: z.string(),
+      name: z.string(),
+      type: z.string(),
+      schedule: z.string(),
+      last_run: runOutput.nullable(),
+    }),
+  ),
+};
+
+const syncSourceOutput = { run_id: z.string() };
+
 const WAIT_ADVICE =
   'Processing is asynchronous: call get_document with the returned id until its status is ready (usually seconds; failed carries error.code and error.message) before searching for it.';
 
@@ -408,7 +446,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
     {
       maxToolInputElements: MAX_ARGUMENT_ELEMENTS,
       instructions:
-        'docindex indexes an organisation’s documents and searches them. Use search to find passages (each result names its document_id and chunk_index), get_document and list_documents to see documents and their processing status, and ingest_text or ingest_url to add documents; new documents become searchable once their status is ready.',
+        'docindex indexes an organisation’s documents and searches them. Use search to find passages (each result names its document_id and chunk_index), get_document and list_documents to see documents and their processing status, and ingest_text or ingest_url to add documents; new documents become searchable once their status is ready. list_sources shows the collections (S3 buckets) kept in sync as documents and sync_source starts a run of one.',
     },
   );
 
@@ -616,6 +654,35 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
         }
       },
     ),
+  );
+
+  server.registerTool(
+    'list_sources',
+    {
+      title: 'List sources',
+      description: `The organisation’s sources: collections (S3 buckets) whose items are kept in sync as documents, each with its schedule and its newest run (status and counts: added, updated, deleted, unchanged, failed). Documents of a source carry the metadata source_id and source_key, so search can be narrowed to one with filter {"source_id": "…"}. Needs the \`${TOOL_SCOPES.list_sources}\` key scope.`,
+      inputSchema: {},
+      outputSchema: listSourcesOutput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    run('list_sources', () => api.listSources()),
+  );
+
+  server.registerTool(
+    'sync_source',
+    {
+      title: 'Sync a source now',
+      description: `Starts a run of a source: new items are ingested, changed ones become new versions, deleted ones are removed. Returns the run_id; list_sources shows the run’s status and counts. Fails with sync_in_progress while a run of that source is already queued or running. Needs the \`${TOOL_SCOPES.sync_source}\` key scope.`,
+      inputSchema: syncSourceInput,
+      outputSchema: syncSourceOutput,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      },
+    },
+    run('sync_source', (args: { id: string }) => api.syncSource(args.id)),
   );
 
   return server;

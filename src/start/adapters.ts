@@ -14,6 +14,7 @@ import type {
   UsageStore,
   VectorIndex,
 } from '../domain/ports.js';
+import type { SourceStore } from '../domain/sources.js';
 import type { WebhookStore } from '../domain/webhooks.js';
 import type { OrgRequestScope, ReadinessCheck } from '../http/deps.js';
 
@@ -38,6 +39,10 @@ export interface Adapters {
   evaluationQueue: JobQueue;
   /** Webhook endpoints, the outbox (written by `documents`) and the delivery log. */
   webhooks: WebhookStore;
+  /** Sources, their items and runs. */
+  sources: SourceStore;
+  /** Source runs: their rows are the jobs, on the lease-queue engine in both setups. */
+  sourceQueue: JobQueue;
   readiness: ReadinessCheck[];
   /** Runs an authenticated request as its org's (scale-out: the org's share of the database pool). */
   requestScope?: OrgRequestScope;

@@ -4,7 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { LeaseQueue } from '../adapters/lease-queue/engine.js';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
+import { s3SourceType } from '../adapters/sources/s3/s3-source.js';
 import { startCheckpointer } from '../adapters/sqlite/checkpointer.js';
 import { openSqlite } from '../adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../adapters/sqlite/document-store.js';
@@ -12,6 +14,7 @@ import { SqliteEvaluationQueue, SqliteEvaluationStore } from '../adapters/sqlite
 import { SqliteIdempotencyStore } from '../adapters/sqlite/idempotency-store.js';
 import { SqliteKeywordIndex } from '../adapters/sqlite/keyword-index.js';
 import { SqliteOrgStore } from '../adapters/sqlite/org-store.js';
+import { SqliteSourceRunRows, SqliteSourceStore } from '../adapters/sqlite/source-store.js';
 import { SqliteTableQueue } from '../adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../adapters/sqlite/usage-store.js';
 import { SqliteVectorIndex } from '../adapters/sqlite/vector-index.js';
@@ -43,6 +46,9 @@ import { QueryService } from '../domain/query.js';
 import { QueryEmbeddings } from '../domain/query-embeddings.js';
 import { QueueReconciler } from '../domain/reconciler.js';
 import { documentAnalyzer, fallbackLanguage } from '../domain/search-words.js';
+import { parseSecretsKey, SecretBox } from '../domain/secrets.js';
+import { SourceSync } from '../domain/source-sync.js';
+import { SourceService, type SourceType, type SourceTypeName } from '../domain/sources.js';
 import { UsageService } from '../domain/usage.js';
 import { VectorStage } from '../domain/vector-stage.js';
 import { VectorStatusService, vectorsAtEvent } from '../domain/vector-status.js';
@@ -50,6 +56,7 @@ import { WebhookDispatcher } from '../domain/webhook-dispatcher.js';
 import { WebhookService } from '../domain/webhooks.js';
 import type { AppDeps } from '../http/deps.js';
 import { toDocumentJson } from '../http/routes/documents/json.js';
+import { toRunEventJson } from '../http/routes/sources/json.js';
 import { createPipelineThreads, DEFAULT_MAX_TEXT_CHARS, detectFormat } from '../pipeline/extract/index.js';
 import {
   checkSubmittedUrl,
@@ -77,6 +84,10 @@ const WEBHOOK_LEASE_MARGIN_MS = 5_000;
 
 /** Evaluations a worker runs at once (each sends its queries one after another). */
 const EVALUATION_CONCURRENCY = 2;
+/** How often a worker looks for scheduled sources that are due (and removals left without a run). */
+const SOURCE_SCHEDULE_POLL_MS = 30_000;
+/** Source runs one worker process runs at once. */
+const SOURCE_RUN_CONCURRENCY = 2;
 
 /** While the API is busy, in-process workers start one document per this interval (≤ 20/s). */
 const YIELD_FLOOR_SPACING_MS = 50;
@@ -145,6 +156,7 @@ export async function createAdapters(
   const queue = new SqliteTableQueue(db, { ...queueOptions, lane: 'process' });
   const downloadQueue = new SqliteTableQueue(db, { ...queueOptions, lane: 'download' });
   const evaluationQueue = new SqliteEvaluationQueue(db, { ...queueOptions, clock });
+  const sourceQueue = new LeaseQueue(new SqliteSourceRunRows(db, clock), { ...queueOptions, pollMs: 200 });
   const rateLimiter = new MemoryRateLimiter();
   const search = new SqliteKeywordIndex(db, { language: config.searchLanguage });
   const outbox = new SqliteWebhookOutbox(db, clock, { maxPending: config.webhookMaxPending });
@@ -173,6 +185,8 @@ export async function createAdapters(
     evaluations: new SqliteEvaluationStore(db, clock),
     evaluationQueue,
     webhooks: new SqliteWebhookStore(db),
+    sources: new SqliteSourceStore(db, clock),
+    sourceQueue,
     readiness: [
       {
         name: 'sqlite',
@@ -185,6 +199,7 @@ export async function createAdapters(
       await queue.close();
       await downloadQueue.close();
       await evaluationQueue.close();
+      await sourceQueue.close();
       await rateLimiter.close();
       await blobStore.close();
       await checkpointer?.close();
@@ -283,6 +298,28 @@ export async function createRuntime(
     tracer,
   });
 
+  const secrets =
+    config.secretsKey === ''
+      ? null
+      : new SecretBox(
+          parseSecretsKey(config.secretsKey),
+          config.secretsKeyPrevious === '' ? null : parseSecretsKey(config.secretsKeyPrevious),
+        );
+  const sourceTypes = new Map<SourceTypeName, SourceType>([
+    ['s3', s3SourceType({ checkAddress: (address, port, host) => policy.isAllowed(address, port, host) })],
+  ]);
+  const sources = new SourceService({
+    store: adapters.sources,
+    queue: adapters.sourceQueue,
+    types: sourceTypes,
+    secrets,
+    screenUrl: (raw) => {
+      const checked = checkSubmittedUrl(raw, policy);
+      return checked.ok ? null : checked.reason;
+    },
+    clock,
+  });
+
   const admin = new OrgAdmin(
     {
       orgs,
@@ -292,6 +329,7 @@ export async function createRuntime(
       blobs,
       webhooks: adapters.webhooks,
       evaluations: adapters.evaluations,
+      sources: adapters.sources,
     },
     usageService,
     clock,
@@ -338,6 +376,7 @@ export async function createRuntime(
     idempotency: new IdempotencyService(adapters.idempotency, clock),
     documents: documentService,
     partitions,
+    sources,
     vectorStatus: new VectorStatusService(embedder, adapters.vectors),
     query: queryService,
     evaluations,
@@ -407,6 +446,30 @@ export async function createRuntime(
         maxRedirects: config.urlFetchMaxRedirects,
       }),
     });
+    const sync = new SourceSync({
+      store: adapters.sources,
+      types: sourceTypes,
+      secrets,
+      ingestion,
+      documents: documentService,
+      clock,
+      renderRun: toRunEventJson,
+      onFinished: (run) =>
+        logger.info(
+          {
+            org_id: run.orgId,
+            source_id: run.sourceId,
+            run_id: run.id,
+            status: run.status,
+            added: run.added,
+            updated: run.updated,
+            deleted: run.deleted,
+            unchanged: run.unchanged,
+            failed: run.failed,
+          },
+          'source run finished',
+        ),
+    });
     const consumers: JobConsumer[] = [
       queue.consume(
         ingestRequests && config.workerYieldIngestRps > 0
@@ -440,7 +503,15 @@ export async function createRuntime(
         // Evaluations query one at a time; one slot keeps them from crowding out a second org's.
         { concurrency: EVALUATION_CONCURRENCY, maxPerOrg: 1 },
       ),
+      adapters.sourceQueue.consume(sync.handle, { concurrency: SOURCE_RUN_CONCURRENCY }),
     ];
+    const startDueSources = () =>
+      sources
+        .startDue()
+        .catch((error: unknown) => logger.warn({ err: error }, 'scheduled source runs failed'));
+    void startDueSources();
+    const sourceTimer = setInterval(startDueSources, SOURCE_SCHEDULE_POLL_MS);
+    sourceTimer.unref();
     const reconciler = new QueueReconciler(
       documents,
       { process: queue, download: downloadQueue },
@@ -482,6 +553,7 @@ export async function createRuntime(
       ready,
       async stop() {
         clearInterval(timer);
+        clearInterval(sourceTimer);
         await vectorStage?.stop();
         await Promise.all(consumers.map((c) => c.stop()));
         await extractor.close();

@@ -8,6 +8,7 @@
 // PostgreSQL and Redis; `s3` puts them in a bucket, `fs` in BLOB_DIR, a folder all of them mount.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { BullmqJobQueue } from '../adapters/bullmq/bullmq-queue.js';
+import { LeaseQueue } from '../adapters/lease-queue/engine.js';
 import { PgDatabase } from '../adapters/postgres/database.js';
 import { PgDocumentStore } from '../adapters/postgres/document-store.js';
 import { PgEvaluationQueue, PgEvaluationStore } from '../adapters/postgres/evaluation-store.js';
@@ -16,6 +17,7 @@ import { PgKeywordIndex } from '../adapters/postgres/keyword-index.js';
 import { migratePostgres } from '../adapters/postgres/migrations.js';
 import { PgOrgStore } from '../adapters/postgres/org-store.js';
 import { PgRateLimiter } from '../adapters/postgres/rate-limiter.js';
+import { PgSourceRunRows, PgSourceStore } from '../adapters/postgres/source-store.js';
 import { PgTableQueue } from '../adapters/postgres/table-queue.js';
 import { PgUsageStore } from '../adapters/postgres/usage-store.js';
 import { PgVectorIndex } from '../adapters/postgres/vector-index.js';
@@ -177,6 +179,13 @@ export async function createScaleOutAdapters(
       queue: 'evaluations',
     }),
   });
+  // Source runs are few and long: their rows in PostgreSQL are their jobs, with or without Redis,
+  // so a run is queued in the transaction that creates it and one run per source holds everywhere.
+  const sourceQueue = new LeaseQueue(new PgSourceRunRows(db), {
+    leaseMs: config.jobLeaseMs,
+    maxAttempts: config.jobMaxAttempts,
+    onError: throttledWarning(logger, 'source run queue (PostgreSQL) error', { service: 'postgres' }),
+  });
   const search = new PgKeywordIndex(db, { language: config.searchLanguage });
   const outbox = new PgWebhookOutbox(db, { maxPending: config.webhookMaxPending });
   return {
@@ -197,10 +206,12 @@ export async function createScaleOutAdapters(
     evaluations: new PgEvaluationStore(db),
     evaluationQueue,
     webhooks: new PgWebhookStore(db),
+    sources: new PgSourceStore(db),
+    sourceQueue,
     readiness,
     requestScope: { run: (orgId, fn) => requestOrg.run(orgId, fn) },
     async close() {
-      await Promise.all([queue.close(), downloadQueue.close(), evaluationQueue.close()]);
+      await Promise.all([queue.close(), downloadQueue.close(), evaluationQueue.close(), sourceQueue.close()]);
       await rateLimiter.close();
       await blobStore.close();
       await db.close();

@@ -43,6 +43,8 @@ describe('loadConfig', () => {
       searchLanguage: 'auto',
       searchProximity: false,
       adminToken: '',
+      secretsKey: '',
+      secretsKeyPrevious: '',
       logLevel: 'info',
       embeddings: 'none',
       embeddingsUrl: null,

@@ -2,6 +2,7 @@
 // PgBlobStore; search, filters and versions are in postgres-search.test.ts), each test in a schema
 // of its own that is dropped afterwards; plus what only PostgreSQL has: concurrent migrations, the
 // full-text index layout, and an unreachable server answering 503.
+import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PgBlobStore } from '../../src/adapters/postgres/blob-store.js';
 import { PgDatabase } from '../../src/adapters/postgres/database.js';
@@ -12,6 +13,7 @@ import { PgKeywordIndex } from '../../src/adapters/postgres/keyword-index.js';
 import { migratePostgres, PG_SCHEMA_VERSIONS } from '../../src/adapters/postgres/migrations.js';
 import { PgOrgStore } from '../../src/adapters/postgres/org-store.js';
 import { PgRateLimiter } from '../../src/adapters/postgres/rate-limiter.js';
+import { PgSourceRunRows, PgSourceStore } from '../../src/adapters/postgres/source-store.js';
 import { PgTableQueue } from '../../src/adapters/postgres/table-queue.js';
 import { PgUsageStore } from '../../src/adapters/postgres/usage-store.js';
 import { PgWebhookOutbox, PgWebhookStore } from '../../src/adapters/postgres/webhook-store.js';
@@ -28,6 +30,7 @@ import { jobQueueContract } from './job-queue.contract.js';
 import { orgStoreContract } from './org-store.contract.js';
 import { freshDatabase, rum, services, stores, url } from './postgres-support.js';
 import { rateLimiterContract } from './rate-limiter.contract.js';
+import { sourceStoreContract } from './source-store.contract.js';
 import { tableQueueLanesContract } from './table-queue-lanes.contract.js';
 import { usageStoreContract } from './usage-store.contract.js';
 import { webhookStoreContract } from './webhook-store.contract.js';
@@ -67,6 +70,42 @@ describeScaleOut('PostgreSQL adapters', services, () => {
     return {
       store: new PgEvaluationStore(db),
       queue: (opts) => new PgEvaluationQueue(db, { ...opts, pollMs: 20 }),
+      close,
+    };
+  });
+
+  sourceStoreContract('PgSourceStore', async () => {
+    const { db, close } = await freshDatabase();
+    const webhooks = new PgWebhookStore(db);
+    return {
+      store: new PgSourceStore(db),
+      runs: new PgSourceRunRows(db),
+      async addEndpoint(orgId, events) {
+        const id = `wh_${randomUUID().replaceAll('-', '')}`;
+        await webhooks.createEndpoint(
+          {
+            id,
+            orgId,
+            url: 'https://hooks.example.com/',
+            events: events as never,
+            description: null,
+            secret: 'whsec_x',
+            createdAt: new Date(),
+            disabledAt: null,
+            disabledReason: null,
+            failingSince: null,
+            droppedMessages: 0,
+          },
+          10,
+        );
+        return async () =>
+          (
+            await db.query<{ type: string; payload: unknown }>(
+              `SELECT event_type AS type, payload FROM ${db.table('webhook_messages')} WHERE endpoint_id = $1 ORDER BY created_at`,
+              [id],
+            )
+          ).rows;
+      },
       close,
     };
   });

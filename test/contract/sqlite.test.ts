@@ -1,5 +1,6 @@
 // Runs every port contract against the embedded-mode adapters: SQLite stores and table-backed
 // queue, the in-process and SQLite rate limiters, and the filesystem blob store.
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { SqliteEvaluationQueue, SqliteEvaluationStore } from '../../src/adapters
 import { SqliteIdempotencyStore } from '../../src/adapters/sqlite/idempotency-store.js';
 import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
 import { SqliteOrgStore } from '../../src/adapters/sqlite/org-store.js';
+import { SqliteSourceRunRows, SqliteSourceStore } from '../../src/adapters/sqlite/source-store.js';
 import { SqliteTableQueue } from '../../src/adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../../src/adapters/sqlite/usage-store.js';
 import { SqliteWebhookOutbox, SqliteWebhookStore } from '../../src/adapters/sqlite/webhook-store.js';
@@ -27,6 +29,7 @@ import { jobQueueContract } from './job-queue.contract.js';
 import { orgStoreContract } from './org-store.contract.js';
 import { rateLimiterContract } from './rate-limiter.contract.js';
 import { searchIndexContract } from './search-index.contract.js';
+import { sourceStoreContract } from './source-store.contract.js';
 import { tableQueueLanesContract } from './table-queue-lanes.contract.js';
 import { usageStoreContract } from './usage-store.contract.js';
 import { webhookStoreContract } from './webhook-store.contract.js';
@@ -175,5 +178,41 @@ blobStoreContract('FsBlobStore', async () => {
     async close() {
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+});
+
+sourceStoreContract('SqliteSourceStore', async () => {
+  const { db, close } = fileDatabase();
+  const webhooks = new SqliteWebhookStore(db);
+  return {
+    store: new SqliteSourceStore(db),
+    runs: new SqliteSourceRunRows(db),
+    async addEndpoint(orgId, events) {
+      const id = `wh_${randomUUID().replaceAll('-', '')}`;
+      await webhooks.createEndpoint(
+        {
+          id,
+          orgId,
+          url: 'https://hooks.example.com/',
+          events: events as never,
+          description: null,
+          secret: 'whsec_x',
+          createdAt: new Date(),
+          disabledAt: null,
+          disabledReason: null,
+          failingSince: null,
+          droppedMessages: 0,
+        },
+        10,
+      );
+      return async () =>
+        db
+          .prepare<[string], { type: string; payload: string }>(
+            'SELECT event_type AS type, payload FROM webhook_messages WHERE endpoint_id = ? ORDER BY created_at',
+          )
+          .all(id)
+          .map((r) => ({ type: r.type, payload: JSON.parse(r.payload) as unknown }));
+    },
+    close,
   };
 });

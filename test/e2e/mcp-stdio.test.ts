@@ -64,8 +64,10 @@ describe('docindex mcp (stdio)', () => {
       'ingest_text',
       'ingest_url',
       'list_documents',
+      'list_sources',
       'run_evaluation',
       'search',
+      'sync_source',
     ]);
 
     const ack = await call(client, 'ingest_text', {
@@ -167,7 +169,7 @@ describe('docindex mcp (stdio)', () => {
     const result = await call(client, 'list_documents', {});
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/^network_error: Could not reach http:\/\/127\.0\.0\.1:\d+/);
-    expect((await client.listTools()).tools).toHaveLength(6);
+    expect((await client.listTools()).tools).toHaveLength(8);
   });
 
   it('speaks newline-delimited JSON-RPC on stdout only, and exits 0 when stdin closes', async () => {

@@ -34,7 +34,9 @@ export interface S3rverProcess {
 
 export async function startS3rver(timeoutMs = 20_000): Promise<S3rverProcess> {
   const directory = mkdtempSync(path.join(tmpdir(), 'docindex-s3rver-'));
-  const child: ChildProcess = spawn(process.execPath, [SCRIPT, directory], {
+  // s3rver seals ListObjectsV2 continuation tokens with DES, which OpenSSL 3 keeps in its legacy
+  // provider: without it, every listing past its first page is a 500.
+  const child: ChildProcess = spawn(process.execPath, ['--openssl-legacy-provider', SCRIPT, directory], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';

@@ -99,14 +99,23 @@ describe('MCP over streamable HTTP (/mcp)', () => {
     await new Promise((resolve) => pages.close(resolve));
   });
 
-  it('lists the six tools, each with a described input schema and an output schema', async () => {
+  it('lists the eight tools, each with a described input schema and an output schema', async () => {
     const client = await connect(h.orgA.apiKey);
     // The service's version, as the OpenAPI document gives it (package.json's).
     const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
     expect(client.getServerVersion()).toMatchObject({ name: 'docindex', version });
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ['get_document', 'ingest_text', 'ingest_url', 'list_documents', 'run_evaluation', 'search'].sort(),
+      [
+        'get_document',
+        'ingest_text',
+        'ingest_url',
+        'list_documents',
+        'list_sources',
+        'run_evaluation',
+        'search',
+        'sync_source',
+      ].sort(),
     );
     for (const tool of tools) {
       expect(tool.description, tool.name).toMatch(/scope/);
@@ -349,7 +358,7 @@ describe('MCP over streamable HTTP (/mcp)', () => {
   it('checks each tool’s scope: a narrow key connects, runs what it may, and gets insufficient_scope otherwise', async () => {
     const queryOnly = await h.runtime.admin.issueKey(h.orgA.orgId, { scopes: ['query'] });
     const client = await connect(queryOnly.api_key);
-    expect((await client.listTools()).tools).toHaveLength(6);
+    expect((await client.listTools()).tools).toHaveLength(8);
     resultOf(await call(client, 'search', { query: 'okapi' }));
     const refused = errorText(
       await call(client, 'get_document', { id: '00000000-0000-4000-8000-000000000000' }),
@@ -363,6 +372,10 @@ describe('MCP over streamable HTTP (/mcp)', () => {
     );
     expect(errorText(await call(client, 'ingest_url', { url: `${pagesOrigin}/tapir.txt` }))).toMatch(
       /^insufficient_scope: .*`ingest`/,
+    );
+    expect(errorText(await call(client, 'list_sources', {}))).toMatch(/^insufficient_scope: .*`sources`/);
+    expect(errorText(await call(client, 'sync_source', { id: 'src_x' }))).toMatch(
+      /^insufficient_scope: .*`sources`/,
     );
 
     const readOnly = await h.runtime.admin.issueKey(h.orgA.orgId, { scopes: ['read'] });

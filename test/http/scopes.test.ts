@@ -31,6 +31,7 @@ const onInit = ({ fastify }: { fastify: FastifyInstance }) => {
  */
 function expectedScope(method: string, url: string): Scope | null {
   if (url.startsWith('/v1/webhooks')) return 'webhooks';
+  if (url.startsWith('/v1/sources')) return 'sources';
   if (method === 'POST' && url.startsWith('/v1/ingest')) return 'ingest';
   if (method === 'POST' && url === '/v1/query') return 'query';
   // An evaluation is a batch of queries, and its answer shows what those queries' answers would.
@@ -70,7 +71,7 @@ describe('key scopes', () => {
       expect(route.scope, `${route.method} ${route.url}`).toBe(expectedScope(route.method, route.url));
     }
     expect(new Set(v1.map((r) => r.scope))).toEqual(
-      new Set(['ingest', 'query', 'read', 'write', 'webhooks']),
+      new Set(['ingest', 'query', 'read', 'write', 'webhooks', 'sources']),
     );
   });
 

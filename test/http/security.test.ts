@@ -28,6 +28,13 @@ const ROUTES: { method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'; url: string
   },
   { method: 'GET', url: '/v1/evaluations' },
   { method: 'GET', url: '/v1/evaluations/eval_0123456789abcdef0123456789abcdef' },
+  { method: 'POST', url: '/v1/sources', body: { type: 's3', name: 'b', config: { bucket: 'b' } } },
+  { method: 'GET', url: '/v1/sources' },
+  { method: 'GET', url: '/v1/sources/src_0123456789abcdef0123456789abcdef' },
+  { method: 'PATCH', url: '/v1/sources/src_0123456789abcdef0123456789abcdef', body: { name: 'c' } },
+  { method: 'DELETE', url: '/v1/sources/src_0123456789abcdef0123456789abcdef' },
+  { method: 'POST', url: '/v1/sources/src_0123456789abcdef0123456789abcdef/sync' },
+  { method: 'GET', url: '/v1/sources/src_0123456789abcdef0123456789abcdef/runs' },
   { method: 'GET', url: '/v1/partitions' },
   { method: 'DELETE', url: '/v1/partitions/support' },
   { method: 'GET', url: '/v1/usage' },
@@ -66,7 +73,7 @@ describe('authentication on every route', () => {
   it('covers every /v1 route the app has: a new route must be added to ROUTES', () => {
     const pattern = (url: string) =>
       url
-        .replace(/[0-9a-f-]{36}|wh_[0-9a-f]{32}|eval_[0-9a-f]{32}/, ':id')
+        .replace(/[0-9a-f-]{36}|wh_[0-9a-f]{32}|eval_[0-9a-f]{32}|src_[0-9a-f]{32}/, ':id')
         .replace(/^\/v1\/partitions\/[a-z0-9_-]+$/, '/v1/partitions/:name');
     const listed = new Set(ROUTES.map((r) => `${r.method} ${pattern(r.url)}`));
     const v1 = registered

@@ -99,6 +99,8 @@ describe('webhooks', () => {
       'document.failed',
       'document.deleted',
       'document.vectors_ready',
+      'source.sync.completed',
+      'source.sync.failed',
     ]);
   });
 

@@ -697,6 +697,79 @@ const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 160,
+    name: 'sources and their items',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // As in SQLite: sources (credentials sealed with SECRETS_KEY, config without them) and what
+      // the last run recorded of each item.
+      await tx.query(`
+        CREATE TABLE ${t('sources')} (
+          id text PRIMARY KEY,
+          org_id text NOT NULL,
+          type text NOT NULL,
+          name text NOT NULL,
+          config jsonb NOT NULL,
+          credentials text,
+          schedule text NOT NULL,
+          schedule_ms bigint,
+          next_run_at timestamptz,
+          partition text,
+          metadata jsonb NOT NULL,
+          access jsonb,
+          created_at timestamptz NOT NULL,
+          updated_at timestamptz NOT NULL,
+          deleted_at timestamptz
+        );
+        CREATE INDEX ON ${t('sources')} (org_id, created_at);
+        CREATE INDEX ON ${t('sources')} (next_run_at) WHERE next_run_at IS NOT NULL AND deleted_at IS NULL;
+        CREATE INDEX ON ${t('sources')} (deleted_at) WHERE deleted_at IS NOT NULL;
+        CREATE TABLE ${t('source_items')} (
+          source_id text NOT NULL,
+          key text NOT NULL,
+          etag text NOT NULL,
+          document_id text NOT NULL,
+          changed_by_run text,
+          PRIMARY KEY (source_id, key)
+        );
+      `);
+    },
+  },
+  {
+    version: 165,
+    name: 'source runs',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // As in SQLite: a run is also its job (job_* columns on the lease-queue engine), one run
+      // per source at a time.
+      await tx.query(`
+        CREATE TABLE ${t('source_runs')} (
+          id text PRIMARY KEY,
+          source_id text NOT NULL,
+          org_id text NOT NULL,
+          status text NOT NULL,
+          created_at timestamptz NOT NULL,
+          started_at timestamptz,
+          finished_at timestamptz,
+          added integer NOT NULL DEFAULT 0,
+          updated integer NOT NULL DEFAULT 0,
+          deleted integer NOT NULL DEFAULT 0,
+          unchanged integer NOT NULL DEFAULT 0,
+          failed integer NOT NULL DEFAULT 0,
+          errors jsonb NOT NULL DEFAULT '[]',
+          job_state text NOT NULL DEFAULT 'pending',
+          run_at timestamptz NOT NULL DEFAULT now(),
+          lease_owner text,
+          lease_until timestamptz,
+          job_attempts integer NOT NULL DEFAULT 0
+        );
+        CREATE UNIQUE INDEX ON ${t('source_runs')} (source_id) WHERE status IN ('queued', 'running');
+        CREATE INDEX ON ${t('source_runs')} (source_id, created_at);
+        CREATE INDEX ON ${t('source_runs')} (job_state, run_at);
+      `);
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */

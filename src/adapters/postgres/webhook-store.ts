@@ -17,7 +17,7 @@ import type {
   WebhookEventType,
   WebhookStore,
 } from '../../domain/webhooks.js';
-import { DEFAULT_MAX_PENDING, settlementOf } from '../../domain/webhooks.js';
+import { DEFAULT_MAX_PENDING, isSourceEvent, settlementOf } from '../../domain/webhooks.js';
 import { snapshotArguments, snapshotToRecord } from '../sql-rows/record-snapshot.js';
 import { type AttemptRow, type EndpointRow, toAttempt, toEndpoint } from '../sql-rows/webhook-row.js';
 import type { PgDatabase, Queryable } from './database.js';
@@ -226,7 +226,10 @@ export class PgWebhookStore implements WebhookStore {
       url: r.url,
       secret: r.secret,
       type: r.event_type,
-      record: r.payload === null ? null : snapshotToRecord(r.payload),
+      // A source event's payload is the run as the API shows it; a document event's, the record.
+      ...(isSourceEvent(r.event_type)
+        ? { record: null, data: r.payload as unknown }
+        : { record: r.payload === null ? null : snapshotToRecord(r.payload) }),
       createdAt: r.created_at,
       attempt: r.attempts,
       leaseOwner: owner,

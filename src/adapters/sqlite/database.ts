@@ -545,6 +545,78 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX evaluations_job_leased ON evaluations(lease_until) WHERE job_state = 'leased';
     `,
   },
+  {
+    version: 160,
+    name: 'sources and their items',
+    sql: `
+      -- A source: a collection (an S3 bucket) kept in sync with the org's documents. config is
+      -- the type's JSON without credentials; credentials are sealed (AES-256-GCM, SECRETS_KEY).
+      -- schedule_ms and next_run_at are NULL for a manual source. deleted_at: gone for the API,
+      -- its documents being removed by a run.
+      CREATE TABLE sources (
+        id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        name TEXT NOT NULL,
+        config TEXT NOT NULL,
+        credentials TEXT,
+        schedule TEXT NOT NULL,
+        schedule_ms INTEGER,
+        next_run_at INTEGER,
+        partition TEXT,
+        metadata TEXT NOT NULL,
+        access TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        deleted_at INTEGER
+      ) STRICT;
+      CREATE INDEX sources_org ON sources(org_id, created_at);
+      CREATE INDEX sources_due ON sources(next_run_at) WHERE next_run_at IS NOT NULL AND deleted_at IS NULL;
+      CREATE INDEX sources_deleted ON sources(deleted_at) WHERE deleted_at IS NOT NULL;
+      -- What the last run recorded of each item: its change token and its document.
+      -- changed_by_run: the run that last added or updated it (a resumed run counts it once).
+      CREATE TABLE source_items (
+        source_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        etag TEXT NOT NULL,
+        document_id TEXT NOT NULL,
+        changed_by_run TEXT,
+        PRIMARY KEY (source_id, key)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 165,
+    name: 'source runs',
+    sql: `
+      -- A source's run, which is also its job (job_* columns, leased on the lease-queue engine
+      -- as a document's row is). errors: the first per-item errors, JSON.
+      CREATE TABLE source_runs (
+        id TEXT PRIMARY KEY,
+        source_id TEXT NOT NULL,
+        org_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        started_at INTEGER,
+        finished_at INTEGER,
+        added INTEGER NOT NULL DEFAULT 0,
+        updated INTEGER NOT NULL DEFAULT 0,
+        deleted INTEGER NOT NULL DEFAULT 0,
+        unchanged INTEGER NOT NULL DEFAULT 0,
+        failed INTEGER NOT NULL DEFAULT 0,
+        errors TEXT NOT NULL DEFAULT '[]',
+        job_state TEXT NOT NULL DEFAULT 'pending',
+        run_at INTEGER NOT NULL,
+        lease_owner TEXT,
+        lease_until INTEGER,
+        job_attempts INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+      -- One run per source at a time, whichever process asks.
+      CREATE UNIQUE INDEX source_runs_active ON source_runs(source_id) WHERE status IN ('queued', 'running');
+      CREATE INDEX source_runs_source ON source_runs(source_id, created_at);
+      CREATE INDEX source_runs_job ON source_runs(job_state, run_at);
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */

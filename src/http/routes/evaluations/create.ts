@@ -3,8 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { CreatedEvaluation, CreateEvaluationBody } from '../../evaluation-schemas.js';
+import { checkSeesEveryPartition } from '../../every-partition.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { checkSeesEveryPartition } from './access.js';
 
 export function createEvaluationRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: CreateEvaluationBody }>(
@@ -32,7 +32,7 @@ export function createEvaluationRoute(app: FastifyInstance, deps: AppDeps): void
       },
     },
     async (request, reply) => {
-      checkSeesEveryPartition(request);
+      checkSeesEveryPartition(request, 'evaluations');
       const body = request.body;
       const { id } = await deps.evaluations.create(request.principal.org.id, {
         name: body.name,

@@ -3,8 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { EvaluationParams, EvaluationSchema } from '../../evaluation-schemas.js';
+import { checkSeesEveryPartition } from '../../every-partition.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { checkSeesEveryPartition } from './access.js';
 import { toEvaluationJson } from './json.js';
 
 export function getEvaluationRoute(app: FastifyInstance, deps: AppDeps): void {
@@ -26,7 +26,7 @@ export function getEvaluationRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request) => {
-      checkSeesEveryPartition(request);
+      checkSeesEveryPartition(request, 'evaluations');
       return toEvaluationJson(await deps.evaluations.get(request.principal.org.id, request.params.id));
     },
   );

@@ -2,8 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { EvaluationList, ListEvaluationsQuery } from '../../evaluation-schemas.js';
+import { checkSeesEveryPartition } from '../../every-partition.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { checkSeesEveryPartition } from './access.js';
 import { toEvaluationSummaryJson } from './json.js';
 
 export function listEvaluationsRoute(app: FastifyInstance, deps: AppDeps): void {
@@ -22,7 +22,7 @@ export function listEvaluationsRoute(app: FastifyInstance, deps: AppDeps): void 
       },
     },
     async (request) => {
-      checkSeesEveryPartition(request);
+      checkSeesEveryPartition(request, 'evaluations');
       const page = await deps.evaluations.list(request.principal.org.id, {
         limit: request.query.limit,
         cursor: request.query.cursor ?? null,

@@ -9,6 +9,7 @@ import type { AppDeps } from '../../deps.js';
 import { documentJson, documentsJson } from '../documents/json.js';
 import { toEvaluationJson } from '../evaluations/json.js';
 import { toQueryResultJson } from '../query/json.js';
+import { toRunJson, toSourceJson } from '../sources/json.js';
 
 const DEFAULT_TOP_K = 10;
 const DEFAULT_PAGE_SIZE = 20;
@@ -36,6 +37,20 @@ export function serviceApi(deps: AppDeps, principal: Principal): DocindexApi {
         degraded_reasons: answer.degradedReasons,
         results: answer.hits.map(toQueryResultJson),
       };
+    },
+    async listSources() {
+      const sources = await deps.sources.list(orgId);
+      return {
+        sources: await Promise.all(
+          sources.map(async (source) => {
+            const [run] = await deps.sources.runs(orgId, source.id, 1);
+            return { ...toSourceJson(source), last_run: run ? toRunJson(run) : null };
+          }),
+        ),
+      };
+    },
+    async syncSource(id) {
+      return { run_id: (await deps.sources.sync(orgId, id)).id };
     },
     async getDocument(id) {
       return documentJson(deps, await deps.documents.get(orgId, access, id));

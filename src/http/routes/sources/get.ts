@@ -1,0 +1,31 @@
+// GET /v1/sources/{id} — one source (another org's is a 404).
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../../deps.js';
+import { checkSeesEveryPartition } from '../../every-partition.js';
+import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
+import { SourceParams, SourceSchema } from '../../source-schemas.js';
+import { toSourceJson } from './json.js';
+
+export function getSourceRoute(app: FastifyInstance, deps: AppDeps): void {
+  app.get<{ Params: { id: string } }>(
+    '/sources/:id',
+    {
+      config: { scope: 'sources' },
+      schema: {
+        operationId: 'getSource',
+        summary: 'Get a source',
+        description: 'One source, without its credentials (`has_credentials` says whether it has some).',
+        tags: ['sources'],
+        params: SourceParams,
+        response: {
+          200: SourceSchema,
+          ...problemResponses(...COMMON_ERRORS, 'partition_forbidden', 'not_found'),
+        },
+      },
+    },
+    async (request) => {
+      checkSeesEveryPartition(request, 'sources');
+      return toSourceJson(await deps.sources.get(request.principal.org.id, request.params.id));
+    },
+  );
+}

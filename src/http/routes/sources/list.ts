@@ -1,0 +1,27 @@
+// GET /v1/sources — the org's sources, oldest first.
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../../deps.js';
+import { checkSeesEveryPartition } from '../../every-partition.js';
+import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
+import { SourceList } from '../../source-schemas.js';
+import { toSourceJson } from './json.js';
+
+export function listSourcesRoute(app: FastifyInstance, deps: AppDeps): void {
+  app.get(
+    '/sources',
+    {
+      config: { scope: 'sources' },
+      schema: {
+        operationId: 'listSources',
+        summary: 'List sources',
+        description: 'Every source of the organisation, oldest first, without credentials.',
+        tags: ['sources'],
+        response: { 200: SourceList, ...problemResponses(...COMMON_ERRORS, 'partition_forbidden') },
+      },
+    },
+    async (request) => {
+      checkSeesEveryPartition(request, 'sources');
+      return { sources: (await deps.sources.list(request.principal.org.id)).map(toSourceJson) };
+    },
+  );
+}

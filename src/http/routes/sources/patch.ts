@@ -1,0 +1,36 @@
+// PATCH /v1/sources/{id} — renames, reschedules, re-points or re-keys a source.
+import type { FastifyInstance } from 'fastify';
+import type { SourcePatch } from '../../../domain/sources.js';
+import type { AppDeps } from '../../deps.js';
+import { checkSeesEveryPartition } from '../../every-partition.js';
+import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
+import { PatchSourceBody, SourceParams, SourceSchema } from '../../source-schemas.js';
+import { toSourceJson } from './json.js';
+
+export function patchSourceRoute(app: FastifyInstance, deps: AppDeps): void {
+  app.patch<{ Params: { id: string }; Body: SourcePatch }>(
+    '/sources/:id',
+    {
+      config: { scope: 'sources' },
+      schema: {
+        operationId: 'updateSource',
+        summary: 'Update a source',
+        description:
+          'Changes the fields given. A new `config` replaces the old one (credentials left out of it are kept); a new `schedule` counts from now; new `metadata` applies to documents the next runs add or update.',
+        tags: ['sources'],
+        params: SourceParams,
+        body: PatchSourceBody,
+        response: {
+          200: SourceSchema,
+          ...problemResponses(...COMMON_ERRORS, 'partition_forbidden', 'not_found', 'secrets_key_unset'),
+        },
+      },
+    },
+    async (request) => {
+      checkSeesEveryPartition(request, 'sources');
+      return toSourceJson(
+        await deps.sources.update(request.principal.org.id, request.params.id, request.body),
+      );
+    },
+  );
+}
