@@ -12,13 +12,13 @@ import type {
 import { cleanText } from '../../domain/text.js';
 import {
   type ClaimTurn,
-  type JobRows,
   type LeasedJob,
   LeaseQueue,
   type LeaseQueueOptions,
   type Settlement,
 } from '../lease-queue/engine.js';
 import type { PgDatabase } from './database.js';
+import { PgRowJobs } from './row-jobs.js';
 
 interface EvaluationRow {
   id: string;
@@ -151,15 +151,13 @@ const NO_TURN: ClaimTurn = { skip: [], recent: [] };
 /** The error of an evaluation whose job ended without the evaluation finishing. */
 const UNFINISHED_ERROR = json({ code: 'internal', message: 'the evaluation could not be run' });
 
-class PgEvaluationJobRows implements JobRows {
-  private readonly evaluations: string;
-
-  constructor(private readonly db: PgDatabase) {
-    this.evaluations = db.table('evaluations');
+class PgEvaluationJobRows extends PgRowJobs {
+  constructor(db: PgDatabase) {
+    super(db, 'evaluations');
   }
 
   async claim(owner: string, leaseMs: number, turn: ClaimTurn = NO_TURN): Promise<LeasedJob | null> {
-    const t = this.evaluations;
+    const t = this.table;
     // A lapsed lease first; else the due job of the org with the fewest running, oldest first.
     const { rows } = await this.db.query<LeasedJob>(
       `WITH lapsed AS (
@@ -184,25 +182,13 @@ class PgEvaluationJobRows implements JobRows {
     return rows[0] ?? null;
   }
 
-  async renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): Promise<Set<string>> {
-    const { rows } = await this.db.query<{ id: string }>(
-      `UPDATE ${this.evaluations} AS e SET lease_until = now() + $1 * interval '1 millisecond'
-       FROM unnest($2::text[], $3::int[]) AS held (id, attempts)
-       WHERE e.id = held.id AND e.job_attempts = held.attempts AND e.job_state = 'leased' AND e.lease_owner = $4
-       RETURNING e.id`,
-      [leaseMs, jobs.map((j) => j.id), jobs.map((j) => j.attempt), owner],
-    );
-    const held = new Set(rows.map((r) => r.id));
-    return new Set(jobs.map((j) => j.id).filter((id) => !held.has(id)));
-  }
-
   /**
    * A job that ends for good while its evaluation is still queued or running (its handler could
    * not record the outcome) fails the evaluation in the same statement: none stays `running`.
    */
-  async settle(owner: string, job: LeasedJob, next: Settlement): Promise<void> {
+  override async settle(owner: string, job: LeasedJob, next: Settlement): Promise<void> {
     await this.db.query(
-      `UPDATE ${this.evaluations}
+      `UPDATE ${this.table}
        SET job_state = $1,
            run_at = CASE WHEN $2::int IS NULL THEN run_at ELSE now() + $2::int * interval '1 millisecond' END,
            lease_owner = NULL, lease_until = NULL,
@@ -218,41 +204,6 @@ class PgEvaluationJobRows implements JobRows {
         job.attempt,
         UNFINISHED_ERROR,
       ],
-    );
-  }
-
-  async revive(ids: readonly string[]): Promise<void> {
-    await this.db.query(
-      `UPDATE ${this.evaluations} SET job_state = 'pending', run_at = now(), job_attempts = 0,
-         lease_owner = NULL, lease_until = NULL
-       WHERE id = ANY($1::text[]) AND job_state = 'done' AND status IN ('queued', 'running')`,
-      [ids],
-    );
-  }
-
-  async waiting(id: string): Promise<boolean> {
-    const { rows } = await this.db.query<{ job_state: string }>(
-      `SELECT job_state FROM ${this.evaluations} WHERE id = $1`,
-      [id],
-    );
-    const state = rows[0]?.job_state;
-    return state === 'pending' || state === 'leased';
-  }
-
-  async leasesStartingWith(prefix: string): Promise<Array<{ id: string; owner: string }>> {
-    const { rows } = await this.db.query<{ id: string; owner: string }>(
-      `SELECT id, lease_owner AS owner FROM ${this.evaluations}
-       WHERE job_state = 'leased' AND starts_with(lease_owner, $1)`,
-      [prefix],
-    );
-    return rows;
-  }
-
-  async release(id: string, owner: string): Promise<void> {
-    await this.db.query(
-      `UPDATE ${this.evaluations} SET job_state = 'pending', run_at = now(), lease_owner = NULL, lease_until = NULL
-       WHERE id = $1 AND job_state = 'leased' AND lease_owner = $2`,
-      [id, owner],
     );
   }
 }

@@ -12,8 +12,9 @@ import {
   type SourceStore,
   type SourceTypeName,
 } from '../../domain/sources.js';
-import type { JobRows, LeasedJob, Settlement } from '../lease-queue/engine.js';
+import type { LeasedJob } from '../lease-queue/engine.js';
 import type { PgDatabase } from './database.js';
+import { PgRowJobs } from './row-jobs.js';
 
 interface SourceRow {
   id: string;
@@ -386,88 +387,29 @@ export class PgSourceStore implements SourceStore {
   }
 }
 
-const HELD = `job_state = 'leased' AND lease_owner = $2 AND job_attempts = $3`;
-
 /** The run rows as the lease-queue engine's jobs (a run's job id is the run's id). */
-export class PgSourceRunRows implements JobRows {
-  private readonly runs: string;
-
-  constructor(private readonly db: PgDatabase) {
-    this.runs = db.table('source_runs');
+export class PgSourceRunRows extends PgRowJobs {
+  constructor(db: PgDatabase) {
+    super(db, 'source_runs');
   }
 
   async claim(owner: string, leaseMs: number): Promise<LeasedJob | null> {
     const { rows } = await this.db.query<LeasedJob>(
       `WITH lapsed AS (
-         SELECT id FROM ${this.runs} WHERE job_state = 'leased' AND lease_until < now()
+         SELECT id FROM ${this.table} WHERE job_state = 'leased' AND lease_until < now()
          ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED
        ), due AS (
-         SELECT id FROM ${this.runs} WHERE job_state = 'pending' AND run_at <= now()
+         SELECT id FROM ${this.table} WHERE job_state = 'pending' AND run_at <= now()
          ORDER BY run_at LIMIT 1 FOR UPDATE SKIP LOCKED
        ), next AS (
          SELECT id FROM (SELECT id, 0 AS rank FROM lapsed UNION ALL SELECT id, 1 FROM due) AS candidates
          ORDER BY rank LIMIT 1)
-       UPDATE ${this.runs} r SET job_state = 'leased', lease_owner = $1,
+       UPDATE ${this.table} r SET job_state = 'leased', lease_owner = $1,
          lease_until = now() + $2 * interval '1 millisecond', job_attempts = r.job_attempts + 1
        FROM next WHERE r.id = next.id
        RETURNING r.id, r.org_id AS "orgId", r.job_attempts AS attempt`,
       [owner, leaseMs],
     );
     return rows[0] ?? null;
-  }
-
-  async renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): Promise<Set<string>> {
-    const lost = new Set<string>();
-    for (const job of jobs) {
-      const { rowCount } = await this.db.query(
-        `UPDATE ${this.runs} SET lease_until = now() + $4 * interval '1 millisecond' WHERE id = $1 AND ${HELD}`,
-        [job.id, owner, job.attempt, leaseMs],
-      );
-      if ((rowCount ?? 0) === 0) lost.add(job.id);
-    }
-    return lost;
-  }
-
-  async settle(owner: string, job: LeasedJob, next: Settlement): Promise<void> {
-    await this.db.query(
-      `UPDATE ${this.runs} SET job_state = $4,
-         run_at = CASE WHEN $5::float8 IS NULL THEN run_at ELSE now() + $5::float8 * interval '1 millisecond' END,
-         lease_owner = NULL, lease_until = NULL
-       WHERE id = $1 AND ${HELD}`,
-      [job.id, owner, job.attempt, next.state, next.state === 'pending' ? next.delayMs : null],
-    );
-  }
-
-  async revive(runIds: readonly string[]): Promise<void> {
-    await this.db.query(
-      `UPDATE ${this.runs} SET job_state = 'pending', run_at = now(), job_attempts = 0, lease_owner = NULL, lease_until = NULL
-       WHERE id = ANY($1::text[]) AND job_state = 'done' AND ${ACTIVE}`,
-      [[...runIds]],
-    );
-  }
-
-  async waiting(runId: string): Promise<boolean> {
-    const { rows } = await this.db.query<{ job_state: string }>(
-      `SELECT job_state FROM ${this.runs} WHERE id = $1`,
-      [runId],
-    );
-    const state = rows[0]?.job_state;
-    return state === 'pending' || state === 'leased';
-  }
-
-  async leasesStartingWith(prefix: string): Promise<Array<{ id: string; owner: string }>> {
-    const { rows } = await this.db.query<{ id: string; owner: string }>(
-      `SELECT id, lease_owner AS owner FROM ${this.runs} WHERE job_state = 'leased' AND starts_with(lease_owner, $1)`,
-      [prefix],
-    );
-    return rows;
-  }
-
-  async release(id: string, owner: string): Promise<void> {
-    await this.db.query(
-      `UPDATE ${this.runs} SET job_state = 'pending', run_at = now(), lease_owner = NULL, lease_until = NULL
-       WHERE id = $1 AND job_state = 'leased' AND lease_owner = $2`,
-      [id, owner],
-    );
   }
 }

@@ -12,13 +12,13 @@ import type {
 import { type Clock, systemClock } from '../../domain/ports.js';
 import {
   type ClaimTurn,
-  type JobRows,
   type LeasedJob,
   LeaseQueue,
   type LeaseQueueOptions,
   type Settlement,
 } from '../lease-queue/engine.js';
 import type { Database } from './database.js';
+import { HELD, SqliteRowJobs } from './row-jobs.js';
 import { StatementCache } from './statements.js';
 
 interface EvaluationRow {
@@ -171,22 +171,10 @@ export class SqliteEvaluationStore implements EvaluationStore {
 
 const NO_TURN: ClaimTurn = { skip: [], recent: [] };
 
-/** Guards every write to a held job: still leased, by this owner, for this attempt. */
-const HELD = `job_state = 'leased' AND lease_owner = @owner AND job_attempts = @attempt`;
-
 /** The evaluations' job rows: few and long, so a claim takes the org with the fewest running first. */
-export class SqliteEvaluationJobRows implements JobRows {
-  private readonly sql: StatementCache;
-
-  constructor(
-    db: Database,
-    private readonly clock: Clock,
-  ) {
-    this.sql = new StatementCache(db);
-  }
-
-  private now(): number {
-    return this.clock.now().getTime();
+export class SqliteEvaluationJobRows extends SqliteRowJobs {
+  constructor(db: Database, clock: Clock) {
+    super(db, 'evaluations', clock);
   }
 
   claim(owner: string, leaseMs: number, turn: ClaimTurn = NO_TURN): LeasedJob | null {
@@ -217,21 +205,11 @@ export class SqliteEvaluationJobRows implements JobRows {
     return row ?? null;
   }
 
-  renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): Set<string> {
-    const renew = this.sql.get(`UPDATE evaluations SET lease_until = @leaseUntil WHERE id = @id AND ${HELD}`);
-    const leaseUntil = this.now() + leaseMs;
-    const lost = new Set<string>();
-    for (const job of jobs) {
-      if (renew.run({ leaseUntil, id: job.id, owner, attempt: job.attempt }).changes === 0) lost.add(job.id);
-    }
-    return lost;
-  }
-
   /**
    * A job that ends for good while its evaluation is still queued or running (its handler could
    * not record the outcome) fails the evaluation in the same write: none stays `running`.
    */
-  settle(owner: string, job: LeasedJob, next: Settlement): void {
+  override settle(owner: string, job: LeasedJob, next: Settlement): void {
     this.sql
       .get(
         `UPDATE evaluations SET job_state = @state, run_at = coalesce(@runAt, run_at), lease_owner = NULL,
@@ -250,42 +228,6 @@ export class SqliteEvaluationJobRows implements JobRows {
         owner,
         attempt: job.attempt,
       });
-  }
-
-  revive(ids: readonly string[]): void {
-    this.sql
-      .get(
-        `UPDATE evaluations SET job_state = 'pending', run_at = ?, job_attempts = 0, lease_owner = NULL,
-           lease_until = NULL
-         WHERE id IN (SELECT value FROM json_each(?)) AND job_state = 'done' AND status IN ('queued', 'running')`,
-      )
-      .run(this.now(), JSON.stringify(ids));
-  }
-
-  waiting(id: string): boolean {
-    const state = this.sql
-      .get<[string], string>('SELECT job_state FROM evaluations WHERE id = ?')
-      .pluck()
-      .get(id);
-    return state === 'pending' || state === 'leased';
-  }
-
-  leasesStartingWith(prefix: string): Array<{ id: string; owner: string }> {
-    return this.sql
-      .get<[number, string], { id: string; owner: string }>(
-        `SELECT id, lease_owner AS owner FROM evaluations
-         WHERE job_state = 'leased' AND substr(lease_owner, 1, ?) = ?`,
-      )
-      .all(prefix.length, prefix);
-  }
-
-  release(id: string, owner: string): void {
-    this.sql
-      .get(
-        `UPDATE evaluations SET job_state = 'pending', run_at = ?, lease_owner = NULL, lease_until = NULL
-         WHERE id = ? AND job_state = 'leased' AND lease_owner = ?`,
-      )
-      .run(this.now(), id, owner);
   }
 }
 

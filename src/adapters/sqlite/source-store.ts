@@ -13,8 +13,9 @@ import {
   type SourceStore,
   type SourceTypeName,
 } from '../../domain/sources.js';
-import type { JobRows, LeasedJob, Settlement } from '../lease-queue/engine.js';
+import type { LeasedJob } from '../lease-queue/engine.js';
 import type { Database } from './database.js';
+import { SqliteRowJobs } from './row-jobs.js';
 import { StatementCache } from './statements.js';
 
 interface SourceRow {
@@ -411,22 +412,10 @@ export class SqliteSourceStore implements SourceStore {
   }
 }
 
-/** Guards every write to a held run: still leased, by this owner, for this attempt. */
-const HELD = `job_state = 'leased' AND lease_owner = @owner AND job_attempts = @attempt`;
-
 /** The run rows as the lease-queue engine's jobs (a run's job id is the run's id). */
-export class SqliteSourceRunRows implements JobRows {
-  private readonly sql: StatementCache;
-
-  constructor(
-    db: Database,
-    private readonly clock: Clock = systemClock,
-  ) {
-    this.sql = new StatementCache(db);
-  }
-
-  private now(): number {
-    return this.clock.now().getTime();
+export class SqliteSourceRunRows extends SqliteRowJobs {
+  constructor(db: Database, clock: Clock = systemClock) {
+    super(db, 'source_runs', clock);
   }
 
   claim(owner: string, leaseMs: number): LeasedJob | null {
@@ -450,66 +439,5 @@ export class SqliteSourceRunRows implements JobRows {
       )
       .get({ owner, leaseUntil: now + leaseMs, now });
     return row ?? null;
-  }
-
-  renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): Set<string> {
-    const renew = this.sql.get(`UPDATE source_runs SET lease_until = @leaseUntil WHERE id = @id AND ${HELD}`);
-    const leaseUntil = this.now() + leaseMs;
-    const lost = new Set<string>();
-    for (const job of jobs) {
-      if (renew.run({ leaseUntil, id: job.id, owner, attempt: job.attempt }).changes === 0) lost.add(job.id);
-    }
-    return lost;
-  }
-
-  settle(owner: string, job: LeasedJob, next: Settlement): void {
-    this.sql
-      .get(
-        `UPDATE source_runs SET job_state = @state, run_at = coalesce(@runAt, run_at), lease_owner = NULL,
-           lease_until = NULL
-         WHERE id = @id AND ${HELD}`,
-      )
-      .run({
-        state: next.state,
-        runAt: next.state === 'pending' ? this.now() + next.delayMs : null,
-        id: job.id,
-        owner,
-        attempt: job.attempt,
-      });
-  }
-
-  revive(runIds: readonly string[]): void {
-    this.sql
-      .get(
-        `UPDATE source_runs SET job_state = 'pending', run_at = ?, job_attempts = 0, lease_owner = NULL, lease_until = NULL
-         WHERE id IN (SELECT value FROM json_each(?)) AND job_state = 'done' AND status IN ('queued', 'running')`,
-      )
-      .run(this.now(), JSON.stringify(runIds));
-  }
-
-  waiting(runId: string): boolean {
-    const state = this.sql
-      .get<[string], string>('SELECT job_state FROM source_runs WHERE id = ?')
-      .pluck()
-      .get(runId);
-    return state === 'pending' || state === 'leased';
-  }
-
-  leasesStartingWith(prefix: string): Array<{ id: string; owner: string }> {
-    return this.sql
-      .get<[number, string], { id: string; owner: string }>(
-        `SELECT id, lease_owner AS owner FROM source_runs
-         WHERE job_state = 'leased' AND substr(lease_owner, 1, ?) = ?`,
-      )
-      .all(prefix.length, prefix);
-  }
-
-  release(id: string, owner: string): void {
-    this.sql
-      .get(
-        `UPDATE source_runs SET job_state = 'pending', run_at = ?, lease_owner = NULL, lease_until = NULL
-         WHERE id = ? AND job_state = 'leased' AND lease_owner = ?`,
-      )
-      .run(this.now(), id, owner);
   }
 }
