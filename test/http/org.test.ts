@@ -21,7 +21,7 @@ describe('GET /v1/org', () => {
       created_at: '2026-03-15T12:00:00.000Z',
       key: {
         key_id: h.orgA.keyId,
-        scopes: ['ingest', 'query', 'read', 'write', 'webhooks'],
+        scopes: ['ingest', 'query', 'read', 'write', 'webhooks', 'sources'],
         partitions: null,
       },
     });
