@@ -169,6 +169,11 @@ export class DocumentService {
     };
   }
 
+  /** 404 unless the key may see the document; no read for a key that sees every partition. */
+  private async checkVisible(orgId: string, access: DocumentAccess, id: string): Promise<void> {
+    if (access.partitions !== null) await this.get(orgId, access, id);
+  }
+
   /** Sets and removes metadata keys (null removes); the record as it is afterwards. */
   async updateMetadata(
     orgId: string,
@@ -176,14 +181,14 @@ export class DocumentService {
     id: string,
     patch: MetadataPatch,
   ): Promise<DocumentRecord> {
-    await this.get(orgId, access, id);
+    await this.checkVisible(orgId, access, id);
     const doc = await this.documents.updateMetadata(orgId, id, (current) => mergeMetadata(current, patch));
     if (!doc) throw ERRORS.documentNotFound(id);
     return doc;
   }
 
   async delete(orgId: string, access: DocumentAccess, id: string): Promise<void> {
-    await this.get(orgId, access, id);
+    await this.checkVisible(orgId, access, id);
     if (!(await this.deleteOne(orgId, id))) throw ERRORS.documentNotFound(id);
   }
 
@@ -201,17 +206,7 @@ export class DocumentService {
     const filter = this.deleteFilter(selection);
     const partitions = partitionsToRead(access, selection.partitions, '/partitions');
     const ids = selection.documentIds === undefined ? null : [...new Set(selection.documentIds)];
-    const matching = (limit: number) =>
-      this.documents.listDocuments({
-        orgId,
-        limit,
-        after: null,
-        status: null,
-        ids,
-        contentSha256: null,
-        filter,
-        partitions,
-      });
+    const matching = (limit: number) => this.matching(orgId, { ids, filter, partitions }, limit);
     let deleted = 0;
     // Each step lists the first documents still matching: those deleted are gone from the next
     // list, so the steps are bounded by the request's limit even when another request deletes too.
@@ -246,18 +241,30 @@ export class DocumentService {
    * (fewer than `limit`: the partition is empty now).
    */
   async deletePartitionSlice(orgId: string, partition: string, limit: number): Promise<number> {
-    const found = await this.documents.listDocuments({
+    const found = await this.matching(orgId, { ids: null, filter: null, partitions: [partition] }, limit);
+    for (const doc of found) await this.deleteOne(orgId, doc.id);
+    return found.length;
+  }
+
+  /** Whether the partition holds a document. */
+  async partitionHolds(orgId: string, partition: string): Promise<boolean> {
+    return (await this.matching(orgId, { ids: null, filter: null, partitions: [partition] }, 1)).length > 0;
+  }
+
+  /** The org's first `limit` documents among the ids, passing the filter, in the partitions. */
+  private matching(
+    orgId: string,
+    where: { ids: string[] | null; filter: Filter | null; partitions: string[] | null },
+    limit: number,
+  ): Promise<DocumentRecord[]> {
+    return this.documents.listDocuments({
       orgId,
       limit,
       after: null,
       status: null,
-      ids: null,
       contentSha256: null,
-      filter: null,
-      partitions: [partition],
+      ...where,
     });
-    for (const doc of found) await this.deleteOne(orgId, doc.id);
-    return found.length;
   }
 
   private async deleteOne(orgId: string, id: string): Promise<boolean> {

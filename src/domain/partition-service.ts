@@ -5,12 +5,14 @@
 // none is left. A purge cut off by a crash resumes at the next run: the mark is still there.
 import type { DocumentService } from './documents.js';
 import { ERRORS } from './errors.js';
-import { type DocumentAccess, isPartitionName, partitionToWrite } from './partitions.js';
+import { canSee, type DocumentAccess, isPartitionName } from './partitions.js';
 import type { Clock, DocumentStore } from './ports.js';
 import type { PartitionSummary } from './types.js';
 
 /** Documents deleted per step of a purge. */
 const PURGE_SLICE = 100;
+/** Marked partitions one purge run looks at, oldest mark first. */
+const MARKS_PER_PURGE = 10;
 
 export class PartitionService {
   constructor(
@@ -31,14 +33,10 @@ export class PartitionService {
    * partition that holds nothing (or that the key may not see: as another org's).
    */
   async delete(orgId: string, access: DocumentAccess, name: string): Promise<void> {
-    if (!isPartitionName(name)) throw ERRORS.partitionNotFound(name);
-    try {
-      partitionToWrite(access, name);
-    } catch {
+    const visible = isPartitionName(name) && canSee(access, { partition: name });
+    if (!visible || !(await this.documents.partitionHolds(orgId, name))) {
       throw ERRORS.partitionNotFound(name);
     }
-    const known = (await this.store.listPartitions(orgId)).some((p) => p.name === name);
-    if (!known) throw ERRORS.partitionNotFound(name);
     await this.store.markPartitionDeleting(orgId, name, this.clock.now());
   }
 
@@ -48,7 +46,7 @@ export class PartitionService {
    */
   async purgeOnce(budget = PURGE_SLICE * 10): Promise<number> {
     let deleted = 0;
-    for (const { orgId, name } of await this.store.partitionsDeleting(10)) {
+    for (const { orgId, name } of await this.store.partitionsDeleting(MARKS_PER_PURGE)) {
       for (;;) {
         if (deleted >= budget) return deleted;
         const want = Math.min(PURGE_SLICE, budget - deleted);

@@ -31,6 +31,14 @@ export interface DocumentAccess {
 /** A key limited to no partition: it sees them all. */
 export const ALL_PARTITIONS: DocumentAccess = { partitions: null };
 
+/** What works on the whole org: it ranks or writes whatever the partition, so a key limited to partitions may not use it. */
+export type WholeOrgFeature = 'evaluations' | 'sources';
+
+/** 403 partition_forbidden unless the key sees every partition. */
+export function requireEveryPartition(access: DocumentAccess, feature: WholeOrgFeature): void {
+  if (access.partitions !== null) throw ERRORS.needsEveryPartition(feature);
+}
+
 /** The access of a key issued with these partitions (null or empty: every partition). */
 export function accessOfKey(partitions: readonly string[] | null): DocumentAccess {
   return partitions === null || partitions.length === 0

@@ -89,18 +89,13 @@ export interface DocumentStore {
   /**
    * Commits every row in one transaction, in order; afterwards each document is visible as
    * `queued`. A row with an external_id the org already has becomes that document's new version
-   * instead (as createOrVersion). `answer`, if given, is stored in the same transaction.
+   * instead, as startVersion starts one; concurrent writes of one new external_id create one
+   * document and version it. `answer`, if given, is stored in the same transaction.
    */
   createDocuments(
     docs: NewDocument[],
     answer?: IdempotentAnswer<StartedVersion[]>,
   ): Promise<StartedVersion[]>;
-  /**
-   * A document with an external_id: one transaction creates it, or, when the org already has a
-   * document with that external_id, starts a new version of that one (as startVersion does).
-   * Concurrent calls with one new external_id create one document: the others version it.
-   */
-  createOrVersion(doc: NewDocument & { externalId: string }): Promise<StartedVersion>;
   /**
    * Starts a new version of the document: when a version is ready, the new one is pending (the
    * ready one keeps answering until the new one's saveIndex swaps them in one transaction);

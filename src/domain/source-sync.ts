@@ -186,7 +186,7 @@ export class SourceSync {
     for (const item of await store.listItems(source.id)) {
       signal.throwIfAborted();
       await this.deleteDocument(source.orgId, item.documentId);
-      await store.forgetItem('', source.id, item.key);
+      await store.forgetItem(null, source.id, item.key);
     }
     await store.removeSource(source.id);
   }

@@ -128,8 +128,8 @@ export interface SourceStore {
   listItems(sourceId: string): Promise<SourceItem[]>;
   /** One transaction: the item as the run made it, and the run's `added` or `updated` + 1. */
   recordItem(runId: string, sourceId: string, item: SourceItem, outcome: 'added' | 'updated'): Promise<void>;
-  /** One transaction: the item forgotten, and the run's `deleted` + 1. */
-  forgetItem(runId: string, sourceId: string, key: string): Promise<void>;
+  /** One transaction: the item forgotten, and the run's `deleted` + 1 (null: no run counts it). */
+  forgetItem(runId: string | null, sourceId: string, key: string): Promise<void>;
   /** The run's `failed` + 1 and the error kept (up to RUN_ERRORS_KEPT), unless this item's error is kept already. */
   recordItemError(runId: string, error: RunError): Promise<void>;
   /**

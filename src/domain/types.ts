@@ -312,7 +312,7 @@ export interface VersionsAsRead {
   pendingVersion: number | null;
 }
 
-/** The outcome of DocumentStore.startVersion / createOrVersion. */
+/** The outcome of DocumentStore.startVersion, and of each row of createDocuments. */
 export interface StartedVersion {
   id: string;
   version: number;

@@ -74,7 +74,7 @@ const Schedule = Type.String({
 
 const Partition = Type.String({
   pattern: PARTITION_PATTERN,
-  description: 'The partition its documents are to belong to (stored with the source).',
+  description: 'The partition every document of the source goes into (`default` when absent).',
 });
 
 const Access = Type.Array(Type.String({ minLength: 1, maxLength: PRINCIPAL_MAX_LENGTH }), {

@@ -6,6 +6,7 @@
 // starts with the API's problem code (`not_found: …`), never a protocol error or a crash.
 // Arguments outside a tool's input schema never reach it: the SDK answers those with a tool error
 // of its own (`MCP error -32602: Input validation error: …`), as docs/CLIENTS.md describes.
+
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -27,7 +28,13 @@ import { ApiError, ERRORS } from '../domain/errors.js';
 import { EVALUATION_LIMITS } from '../domain/evaluations.js';
 import { FILTER_MAX_CONDITIONS, FILTER_MAX_DEPTH } from '../domain/filter.js';
 import { METADATA_MAX_KEY_LENGTH, METADATA_MAX_KEYS, METADATA_MAX_VALUE_LENGTH } from '../domain/metadata.js';
-import { MAX_PARTITIONS_PER_REQUEST, PARTITION_PATTERN } from '../domain/partitions.js';
+import {
+  type DocumentAccess,
+  MAX_PARTITIONS_PER_REQUEST,
+  PARTITION_PATTERN,
+  requireEveryPartition,
+  type WholeOrgFeature,
+} from '../domain/partitions.js';
 import type { Scope } from '../domain/scopes.js';
 import { DOCUMENT_STATUSES } from '../domain/types.js';
 
@@ -82,6 +89,8 @@ export interface ToolServerOptions {
    * is missing answers `insufficient_scope`. Over stdio the API itself enforces them.
    */
   grantedScopes?: ReadonlySet<Scope>;
+  /** What the calling key may see, when this side enforces it (the /mcp endpoint), as for the scopes. */
+  access?: DocumentAccess;
   /** Told about failures that are not API answers (bugs), which the tool reports as `internal`. */
   onUnexpectedError?: (error: unknown, tool: string) => void;
   /** How long run_evaluation waits for an evaluation to finish before answering its status (30 s). */
@@ -108,6 +117,13 @@ export const TOOL_SCOPES: Readonly<Record<ToolName, Scope>> = {
   ingest_text: 'ingest',
   ingest_url: 'ingest',
   run_evaluation: 'query',
+  list_sources: 'sources',
+  sync_source: 'sources',
+};
+
+/** The tools that work on the whole org, as their /v1 routes do: refused to keys limited to partitions. */
+const WHOLE_ORG_TOOLS: Readonly<Partial<Record<ToolName, WholeOrgFeature>>> = {
+  run_evaluation: 'evaluations',
   list_sources: 'sources',
   sync_source: 'sources',
 };
@@ -459,6 +475,8 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
         if (options.grantedScopes && !options.grantedScopes.has(scope)) {
           throw ERRORS.insufficientScopeFor(scope, `the MCP tool \`${tool}\``);
         }
+        const wholeOrg = WHOLE_ORG_TOOLS[tool];
+        if (options.access && wholeOrg) requireEveryPartition(options.access, wholeOrg);
         const result = await call(args);
         return {
           content: [{ type: 'text', text: JSON.stringify(result) }],

@@ -12,6 +12,7 @@ import type {
   ListQuery,
   NewDocument,
   SearchQuery,
+  StartedVersion,
 } from '../../src/domain/types.js';
 
 export interface DocumentStoreHarness {
@@ -43,6 +44,12 @@ export function canonicalText(s: string): string {
 }
 
 export const T0 = Date.parse('2025-06-01T12:00:00.000Z');
+
+/** One document written alone: created, or a new version of the org's one with its external_id. */
+export async function createOne(store: DocumentStore, doc: NewDocument): Promise<StartedVersion> {
+  const [started] = await store.createDocuments([doc]);
+  return started!;
+}
 
 export function newDoc(orgId: string, over: Partial<NewDocument> = {}): NewDocument {
   return {

@@ -8,6 +8,7 @@ import type { DocumentStore, SearchIndex } from '../../src/domain/ports.js';
 import type { ChunkRow, DocumentRecord, ListQuery, NewDocument, NewVersion } from '../../src/domain/types.js';
 import {
   canonicalText,
+  createOne,
   type DocumentStoreHarness,
   type DocumentStoreOptions,
   FILLER,
@@ -740,7 +741,7 @@ export function documentStoreContract(
      * released: a long write in progress (a large file being extracted and indexed).
      */
     const heldWrite = async (orgId: string, externalId: string) => {
-      const started = await store.createOrVersion({ ...newDoc(orgId), externalId });
+      const started = await createOne(store, { ...newDoc(orgId), externalId });
       expect(await store.saveIndex(started.id, indexResult(['walrus old text', ...FILLER]))).toBe(true);
       expect((await store.startVersion(orgId, started.id, newVersionOf('narwhal')))?.version).toBe(2);
       expect(await store.markProcessing(started.id, 2)).toBe(true);
@@ -794,7 +795,7 @@ export function documentStoreContract(
         expect(await held.saving).toBe(false);
         expect(await store.getDocument(orgA, held.id)).toBeNull();
         expect(await index.search(query(orgA, 'walrus narwhal', { topK: 100 }))).toEqual([]);
-        const again = await store.createOrVersion({ ...newDoc(orgA), externalId: 'ext/held' });
+        const again = await createOne(store, { ...newDoc(orgA), externalId: 'ext/held' });
         expect(again).toMatchObject({ created: true, version: 1 });
         expect(await store.saveIndex(again.id, indexResult(['one narwhal']))).toBe(true);
         expect(

@@ -1,4 +1,4 @@
-// Conformance suite for document versions and external ids (DocumentStore.createOrVersion,
+// Conformance suite for document versions and external ids (DocumentStore.createDocuments with external ids,
 // startVersion and the version-guarded worker writes): a new version is pending while the
 // current one answers, its saveIndex swaps the two in one transaction, a stale version writes
 // nothing, a failed one leaves the current in place, and a delete takes every version. Run
@@ -9,6 +9,7 @@ import { readDocumentText } from '../../src/domain/documents.js';
 import type { DocumentStore, SearchIndex } from '../../src/domain/ports.js';
 import type { NewDocument, NewVersion } from '../../src/domain/types.js';
 import {
+  createOne,
   type DocumentStoreHarness,
   type DocumentStoreOptions,
   FILLER,
@@ -81,10 +82,10 @@ export function documentVersionsContract(
 
     describe('external ids', () => {
       it('creates a document for a new external_id and versions it for a known one', async () => {
-        const first = await store.createOrVersion(keyed(orgA, 'crm-42', { text: 'first' }));
+        const first = await createOne(store, keyed(orgA, 'crm-42', { text: 'first' }));
         expect(first).toMatchObject({ version: 1, created: true });
         await store.saveIndex(first.id, { ...indexResult(['kestrel first']), version: 1 });
-        const second = await store.createOrVersion(keyed(orgA, 'crm-42', { text: 'second' }));
+        const second = await createOne(store, keyed(orgA, 'crm-42', { text: 'second' }));
         expect(second).toEqual({ id: first.id, version: 2, created: false, discardedBlobKeys: [] });
         expect(await store.getDocument(orgA, first.id)).toMatchObject({
           externalId: 'crm-42',
@@ -99,8 +100,8 @@ export function documentVersionsContract(
       });
 
       it('keeps external ids apart per org', async () => {
-        const a = await store.createOrVersion(keyed(orgA, 'same'));
-        const b = await store.createOrVersion(keyed(orgB, 'same'));
+        const a = await createOne(store, keyed(orgA, 'same'));
+        const b = await createOne(store, keyed(orgB, 'same'));
         expect(a.id).not.toBe(b.id);
         expect(b.created).toBe(true);
         expect(await store.listDocuments(list(orgB, { externalId: 'same' }))).toHaveLength(1);
@@ -108,7 +109,7 @@ export function documentVersionsContract(
 
       it('creates one document when ingests race on a new external_id; the others version it', async () => {
         const raced = await Promise.all(
-          Array.from({ length: 8 }, (_, i) => store.createOrVersion(keyed(orgA, 'race', { text: `t${i}` }))),
+          Array.from({ length: 8 }, (_, i) => createOne(store, keyed(orgA, 'race', { text: `t${i}` }))),
         );
         expect(new Set(raced.map((r) => r.id)).size).toBe(1);
         expect(raced.filter((r) => r.created)).toHaveLength(1);

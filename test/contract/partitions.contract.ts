@@ -14,7 +14,7 @@ import { QueryService } from '../../src/domain/query.js';
 import { QueryEmbeddings } from '../../src/domain/query-embeddings.js';
 import { UsageService } from '../../src/domain/usage.js';
 import { FixedClock, MemoryBlobs, MemoryUsage } from '../domain/fakes.js';
-import { indexedInto, indexResult, list, newDoc, query } from './document-fixtures.js';
+import { indexedInto, indexResult, list, newDoc, query, where } from './document-fixtures.js';
 
 export interface PartitionHarness {
   store: DocumentStore;
@@ -74,6 +74,7 @@ export function partitionContract(
       for (let i = 0; i < count; i++) {
         const doc = await indexedInto(h.store, org, [`quokka report ${partition} number ${i}`], {
           partition,
+          metadata: { side: partition },
         });
         if (profile !== null) {
           expect(
@@ -113,8 +114,19 @@ export function partitionContract(
           query(org, 'quokka', { topK: 10, partitions: ['a'], documentIds: inB }),
         );
         expect(named).toEqual([]);
-        const both = await h.index.search(query(org, 'quokka', { topK: 10, partitions: ['a', 'b'] }));
-        expect(both).toHaveLength(10);
+        // The filter passes only b's 3 among 203 matches, over a budget of 20 rows.
+        const filtered = await h.index.search(
+          query(org, 'quokka', { topK: 10, partitions: ['a', 'b'], filter: where({ side: 'b' }) }),
+        );
+        expect(filtered.map((hit) => hit.documentId).sort()).toEqual([...inB].sort());
+        const elsewhere = await h.index.search(
+          query(org, 'quokka', { topK: 10, partitions: ['a'], filter: where({ side: 'b' }) }),
+        );
+        expect(elsewhere).toEqual([]);
+        const namedInB = await h.index.search(
+          query(org, 'quokka', { topK: 10, partitions: ['b'], documentIds: inB.slice(0, 2) }),
+        );
+        expect(namedInB.map((hit) => hit.documentId).sort()).toEqual(inB.slice(0, 2).sort());
       });
 
       it('semantic: the nearest vectors are all in the other partition, and b still answers with its 3', async () => {

@@ -133,7 +133,7 @@ describe('EvaluationRunner', () => {
       { unknown: [{ externalId: 'x-nope' }], evaluated: false },
     ]);
     expect(done?.report?.perRun[0]?.[1]).toBeNull();
-    // One chunk per document, max(top_k, 10) documents, the run's mode.
+    // The query reached the org's index with its text; the rate limit was taken, usage untouched.
     expect(search.queries[0]).toMatchObject({ orgId: ORG, query: 'tied' });
     expect(limiter.keys).toEqual([`org:${ORG}`]);
     expect(usage.counts.size).toBe(0);

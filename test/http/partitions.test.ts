@@ -169,6 +169,18 @@ describe('partitions', () => {
         expect((await call('ingest_text', { text: 'red note' })).isError).toBe(true);
         const added = await call('ingest_text', { text: 'red note', partition: 'red' });
         expect(added.isError ?? false).toBe(false);
+        // The whole-org tools are refused, as their /v1 routes are.
+        for (const [tool, args] of [
+          ['run_evaluation', { queries: [{ query: 'bamboo', relevant: [{ document_id: outside }] }] }],
+          ['list_sources', {}],
+          ['sync_source', { id: 'src_0123456789abcdef0123456789abcdef' }],
+        ] as const) {
+          const refused = await call(tool, args);
+          expect(refused.isError, tool).toBe(true);
+          expect(refused.content[0]?.type === 'text' ? refused.content[0].text : '', tool).toContain(
+            'partition_forbidden',
+          );
+        }
       } finally {
         await client.close();
       }

@@ -171,10 +171,6 @@ export class PgDocumentStore implements DocumentStore {
     });
   }
 
-  async createOrVersion(doc: NewDocument & { externalId: string }): Promise<StartedVersion> {
-    return this.db.transaction((tx) => this.createOrVersionIn(tx, doc));
-  }
-
   private async createOrVersionIn(
     tx: Queryable,
     doc: NewDocument & { externalId: string },

@@ -267,7 +267,7 @@ export class PgSourceStore implements SourceStore {
     });
   }
 
-  async forgetItem(runId: string, sourceId: string, key: string): Promise<void> {
+  async forgetItem(runId: string | null, sourceId: string, key: string): Promise<void> {
     await this.db.query(
       `WITH gone AS (DELETE FROM ${this.items} WHERE source_id = $2 AND key = $3 RETURNING 1)
        UPDATE ${this.runs} SET deleted = deleted + 1 WHERE id = $1 AND EXISTS (SELECT 1 FROM gone)`,

@@ -218,10 +218,6 @@ export class SqliteDocumentStore implements DocumentStore {
     return { id: d.id, version: 1, created: true, discardedBlobKeys: [] };
   }
 
-  createOrVersion(doc: NewDocument & { externalId: string }): Promise<StartedVersion> {
-    return this.commits.run(() => this.createOrVersionNow(doc, doc.externalId));
-  }
-
   private createOrVersionNow(doc: NewDocument, externalId: string): StartedVersion {
     const found = this.sql
       .get<[string, string], { id: string; partition: string }>(

@@ -272,12 +272,12 @@ export class SqliteSourceStore implements SourceStore {
     })();
   }
 
-  async forgetItem(runId: string, sourceId: string, key: string): Promise<void> {
+  async forgetItem(runId: string | null, sourceId: string, key: string): Promise<void> {
     this.db.transaction(() => {
       const gone = this.sql
         .get('DELETE FROM source_items WHERE source_id = ? AND key = ?')
         .run(sourceId, key);
-      if (gone.changes > 0)
+      if (gone.changes > 0 && runId !== null)
         this.sql.get('UPDATE source_runs SET deleted = deleted + 1 WHERE id = ?').run(runId);
     })();
   }

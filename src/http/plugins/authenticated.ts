@@ -7,6 +7,7 @@
 // refused.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERRORS } from '../../domain/errors.js';
+import { requireEveryPartition, type WholeOrgFeature } from '../../domain/partitions.js';
 import type { RateDecision } from '../../domain/ports.js';
 import { isScope, SCOPES, type Scope } from '../../domain/scopes.js';
 import type { AppDeps } from '../deps.js';
@@ -15,6 +16,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The API-key scope a route needs; `'per_tool'` only where the context allows it. */
     scope?: Scope | typeof PER_TOOL;
+    /** Set on routes that work on the whole org: keys limited to partitions get 403. */
+    wholeOrg?: WholeOrgFeature;
   }
 }
 
@@ -75,6 +78,8 @@ export function authenticatedScope(deps: AppDeps, options: { perToolScopes?: boo
       if (needed !== PER_TOOL && !principal.scopes.has(needed)) {
         throw ERRORS.insufficientScope(needed, request.method, request.routeOptions.url ?? request.url);
       }
+      const wholeOrg = request.routeOptions.config.wholeOrg;
+      if (wholeOrg !== undefined) requireEveryPartition(principal.access, wholeOrg);
     });
 
     // The handler runs inside the org's scope: the last hook before it, after the body is read

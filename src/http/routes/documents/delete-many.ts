@@ -22,7 +22,12 @@ export function deleteDocumentsRoute(app: FastifyInstance, deps: AppDeps): void 
         body: DeleteDocumentsBody,
         response: {
           200: DeleteDocumentsResponse,
-          ...problemResponses(...COMMON_ERRORS, 'payload_too_large', 'unsupported_media_type'),
+          ...problemResponses(
+            ...COMMON_ERRORS,
+            'payload_too_large',
+            'unsupported_media_type',
+            'partition_forbidden',
+          ),
         },
       },
     },

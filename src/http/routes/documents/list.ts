@@ -19,7 +19,7 @@ export function listDocumentsRoute(app: FastifyInstance, deps: AppDeps): void {
           'Newest first. `ids=a,b,c` returns the status of up to 100 documents in one request; unknown ids are absent. `external_id` finds the document you gave that key. `filter` (URL-encoded JSON, the language of POST /v1/query) keeps the documents whose metadata passes it; `partitions=a,b` keeps those of these partitions (default: every partition the key may see); every parameter given must hold.',
         tags: ['documents'],
         querystring: ListDocumentsQuery,
-        response: { 200: DocumentList, ...problemResponses(...COMMON_ERRORS) },
+        response: { 200: DocumentList, ...problemResponses(...COMMON_ERRORS, 'partition_forbidden') },
       },
     },
     async (request) => {

@@ -3,14 +3,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { CreatedEvaluation, CreateEvaluationBody } from '../../evaluation-schemas.js';
-import { checkSeesEveryPartition } from '../../every-partition.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
 
 export function createEvaluationRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: CreateEvaluationBody }>(
     '/evaluations',
     {
-      config: { scope: 'query' },
+      config: { scope: 'query', wholeOrg: 'evaluations' },
       schema: {
         operationId: 'createEvaluation',
         summary: 'Start an evaluation',
@@ -32,7 +31,6 @@ export function createEvaluationRoute(app: FastifyInstance, deps: AppDeps): void
       },
     },
     async (request, reply) => {
-      checkSeesEveryPartition(request, 'evaluations');
       const body = request.body;
       const { id } = await deps.evaluations.create(request.principal.org.id, {
         name: body.name,

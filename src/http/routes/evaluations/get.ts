@@ -3,7 +3,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { EvaluationParams, EvaluationSchema } from '../../evaluation-schemas.js';
-import { checkSeesEveryPartition } from '../../every-partition.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
 import { toEvaluationJson } from './json.js';
 
@@ -11,7 +10,7 @@ export function getEvaluationRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Params: { id: string } }>(
     '/evaluations/:id',
     {
-      config: { scope: 'query' },
+      config: { scope: 'query', wholeOrg: 'evaluations' },
       schema: {
         operationId: 'getEvaluation',
         summary: 'Get an evaluation',
@@ -26,7 +25,6 @@ export function getEvaluationRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request) => {
-      checkSeesEveryPartition(request, 'evaluations');
       return toEvaluationJson(await deps.evaluations.get(request.principal.org.id, request.params.id));
     },
   );

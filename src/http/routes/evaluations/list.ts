@@ -2,7 +2,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { EvaluationList, ListEvaluationsQuery } from '../../evaluation-schemas.js';
-import { checkSeesEveryPartition } from '../../every-partition.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
 import { toEvaluationSummaryJson } from './json.js';
 
@@ -10,7 +9,7 @@ export function listEvaluationsRoute(app: FastifyInstance, deps: AppDeps): void 
   app.get<{ Querystring: ListEvaluationsQuery }>(
     '/evaluations',
     {
-      config: { scope: 'query' },
+      config: { scope: 'query', wholeOrg: 'evaluations' },
       schema: {
         operationId: 'listEvaluations',
         summary: 'List evaluations',
@@ -22,7 +21,6 @@ export function listEvaluationsRoute(app: FastifyInstance, deps: AppDeps): void 
       },
     },
     async (request) => {
-      checkSeesEveryPartition(request, 'evaluations');
       const page = await deps.evaluations.list(request.principal.org.id, {
         limit: request.query.limit,
         cursor: request.query.cursor ?? null,

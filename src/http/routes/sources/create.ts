@@ -2,7 +2,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { NewSourceInput } from '../../../domain/sources.js';
 import type { AppDeps } from '../../deps.js';
-import { checkSeesEveryPartition } from '../../every-partition.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
 import { CreateSourceBody, SourceSchema } from '../../source-schemas.js';
 import { toSourceJson } from './json.js';
@@ -11,7 +10,7 @@ export function createSourceRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: NewSourceInput }>(
     '/sources',
     {
-      config: { scope: 'sources' },
+      config: { scope: 'sources', wholeOrg: 'sources' },
       schema: {
         operationId: 'createSource',
         summary: 'Create a source',
@@ -26,7 +25,6 @@ export function createSourceRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      checkSeesEveryPartition(request, 'sources');
       const source = await deps.sources.create(request.principal.org.id, request.body);
       return reply.code(201).send(toSourceJson(source));
     },

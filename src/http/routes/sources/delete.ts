@@ -1,7 +1,6 @@
 // DELETE /v1/sources/{id} — the source goes at once; its documents are deleted in the background.
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
-import { checkSeesEveryPartition } from '../../every-partition.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
 import { SourceParams } from '../../source-schemas.js';
 
@@ -9,7 +8,7 @@ export function deleteSourceRoute(app: FastifyInstance, deps: AppDeps): void {
   app.delete<{ Params: { id: string } }>(
     '/sources/:id',
     {
-      config: { scope: 'sources' },
+      config: { scope: 'sources', wholeOrg: 'sources' },
       schema: {
         operationId: 'deleteSource',
         summary: 'Delete a source',
@@ -24,7 +23,6 @@ export function deleteSourceRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      checkSeesEveryPartition(request, 'sources');
       await deps.sources.delete(request.principal.org.id, request.params.id);
       return reply.code(204).send();
     },

@@ -1,7 +1,6 @@
 // GET /v1/sources/{id} — one source (another org's is a 404).
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
-import { checkSeesEveryPartition } from '../../every-partition.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
 import { SourceParams, SourceSchema } from '../../source-schemas.js';
 import { toSourceJson } from './json.js';
@@ -10,7 +9,7 @@ export function getSourceRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Params: { id: string } }>(
     '/sources/:id',
     {
-      config: { scope: 'sources' },
+      config: { scope: 'sources', wholeOrg: 'sources' },
       schema: {
         operationId: 'getSource',
         summary: 'Get a source',
@@ -24,7 +23,6 @@ export function getSourceRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request) => {
-      checkSeesEveryPartition(request, 'sources');
       return toSourceJson(await deps.sources.get(request.principal.org.id, request.params.id));
     },
   );

@@ -1,7 +1,6 @@
 // GET /v1/sources — the org's sources, oldest first.
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
-import { checkSeesEveryPartition } from '../../every-partition.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
 import { SourceList } from '../../source-schemas.js';
 import { toSourceJson } from './json.js';
@@ -10,7 +9,7 @@ export function listSourcesRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get(
     '/sources',
     {
-      config: { scope: 'sources' },
+      config: { scope: 'sources', wholeOrg: 'sources' },
       schema: {
         operationId: 'listSources',
         summary: 'List sources',
@@ -20,7 +19,6 @@ export function listSourcesRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request) => {
-      checkSeesEveryPartition(request, 'sources');
       return { sources: (await deps.sources.list(request.principal.org.id)).map(toSourceJson) };
     },
   );

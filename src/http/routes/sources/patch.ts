@@ -2,7 +2,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { SourcePatch } from '../../../domain/sources.js';
 import type { AppDeps } from '../../deps.js';
-import { checkSeesEveryPartition } from '../../every-partition.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
 import { PatchSourceBody, SourceParams, SourceSchema } from '../../source-schemas.js';
 import { toSourceJson } from './json.js';
@@ -11,7 +10,7 @@ export function patchSourceRoute(app: FastifyInstance, deps: AppDeps): void {
   app.patch<{ Params: { id: string }; Body: SourcePatch }>(
     '/sources/:id',
     {
-      config: { scope: 'sources' },
+      config: { scope: 'sources', wholeOrg: 'sources' },
       schema: {
         operationId: 'updateSource',
         summary: 'Update a source',
@@ -27,7 +26,6 @@ export function patchSourceRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request) => {
-      checkSeesEveryPartition(request, 'sources');
       return toSourceJson(
         await deps.sources.update(request.principal.org.id, request.params.id, request.body),
       );

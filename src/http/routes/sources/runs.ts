@@ -1,7 +1,6 @@
 // GET /v1/sources/{id}/runs — the source's runs, newest first, with their counts and errors.
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
-import { checkSeesEveryPartition } from '../../every-partition.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
 import { RunList, RunsQuery, SourceParams } from '../../source-schemas.js';
 import { toRunJson } from './json.js';
@@ -10,7 +9,7 @@ export function sourceRunsRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Params: { id: string }; Querystring: { limit?: number } }>(
     '/sources/:id/runs',
     {
-      config: { scope: 'sources' },
+      config: { scope: 'sources', wholeOrg: 'sources' },
       schema: {
         operationId: 'listSourceRuns',
         summary: 'List a source’s runs',
@@ -23,7 +22,6 @@ export function sourceRunsRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request) => {
-      checkSeesEveryPartition(request, 'sources');
       return {
         runs: (
           await deps.sources.runs(request.principal.org.id, request.params.id, request.query.limit ?? 20)

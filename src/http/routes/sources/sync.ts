@@ -1,7 +1,6 @@
 // POST /v1/sources/{id}/sync — queues a run now (409 while one is queued or running).
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
-import { checkSeesEveryPartition } from '../../every-partition.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
 import { SourceParams, SyncAccepted } from '../../source-schemas.js';
 
@@ -9,7 +8,7 @@ export function syncSourceRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Params: { id: string } }>(
     '/sources/:id/sync',
     {
-      config: { scope: 'sources' },
+      config: { scope: 'sources', wholeOrg: 'sources' },
       schema: {
         operationId: 'syncSource',
         summary: 'Sync a source now',
@@ -24,7 +23,6 @@ export function syncSourceRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      checkSeesEveryPartition(request, 'sources');
       const run = await deps.sources.sync(request.principal.org.id, request.params.id);
       return reply.code(202).send({ run_id: run.id });
     },
