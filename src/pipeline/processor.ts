@@ -16,7 +16,7 @@ import {
   type TraceSpan,
 } from '../domain/ports.js';
 import type { ChunkStream, DocumentError, FailureCode, JobInput, JobRef } from '../domain/types.js';
-import type { ChunkOptions } from './chunk/chunker.js';
+import type { ChunkOptions } from './chunk/options.js';
 import { PipelineError } from './errors.js';
 
 /**

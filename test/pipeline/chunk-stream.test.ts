@@ -8,13 +8,10 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyzer } from '../../src/domain/search-words.js';
-import {
-  type ChunkOptions,
-  chunkText,
-  type PageSpan,
-  StreamChunker,
-} from '../../src/pipeline/chunk/chunker.js';
+import { chunkText } from '../../src/pipeline/chunk/chunker.js';
 import { chunkForIndex, IndexChunker } from '../../src/pipeline/chunk/for-index.js';
+import type { ChunkOptions, PageSpan } from '../../src/pipeline/chunk/options.js';
+import { StreamChunker } from '../../src/pipeline/chunk/stream-chunker.js';
 
 const TEST_TIMEOUT = 120_000;
 

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
-import { type ChunkPlan, chunkText, type PageSpan } from '../../src/pipeline/chunk/chunker.js';
+import { chunkText } from '../../src/pipeline/chunk/chunker.js';
+import type { ChunkPlan, PageSpan } from '../../src/pipeline/chunk/options.js';
 
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 const count = (s: string): number => encode(s, PLAIN_TEXT).length;

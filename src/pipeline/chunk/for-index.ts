@@ -10,7 +10,9 @@ import {
   documentLanguage,
   type SearchLanguage,
 } from '../../domain/search-words.js';
-import { type ChunkOptions, type ChunkPiece, type ChunkPlan, chunkText, StreamChunker } from './chunker.js';
+import { chunkText } from './chunker.js';
+import type { ChunkOptions, ChunkPlan } from './options.js';
+import { type ChunkPiece, StreamChunker } from './stream-chunker.js';
 
 export interface IndexPlan extends ChunkPlan {
   /** SHA-256 of the text's UTF-8, hex (the document's `content_sha256`). */

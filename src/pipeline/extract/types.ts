@@ -4,8 +4,8 @@
 import type { FormatId } from '../../domain/formats.js';
 import type { SearchLanguage } from '../../domain/search-words.js';
 import type { ChunkStream } from '../../domain/types.js';
-import type { ChunkOptions } from '../chunk/chunker.js';
 import type { IndexPlan } from '../chunk/for-index.js';
+import type { ChunkOptions } from '../chunk/options.js';
 import type { OcrSettings } from '../ocr/engine.js';
 import type { ExtractionCode } from './errors.js';
 import type { TextLimitSettings } from './text-limit.js';
