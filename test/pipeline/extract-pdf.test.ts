@@ -13,8 +13,9 @@ import {
   ExtractionError,
   type PipelineThreads,
 } from '../../src/pipeline/extract/index.js';
+import { type PageRange, splitPages } from '../../src/pipeline/extract/page-ranges.js';
 import { assemblePages } from '../../src/pipeline/extract/pages.js';
-import { createWorkerPool, type PageRange, splitPages } from '../../src/pipeline/extract/pool.js';
+import { createWorkerPool } from '../../src/pipeline/extract/pool.js';
 import { layoutPageText, type PdfTextItem } from '../../src/pipeline/formats/pdf/extract.js';
 import { describeWithCorpus, HAVE_CORPUS, itWithCorpus } from '../helpers/shared.js';
 import {

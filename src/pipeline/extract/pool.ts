@@ -9,22 +9,30 @@ import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { collectChunks } from '../../domain/chunk-batches.js';
 import { contentTypeOf, formatSpec } from '../../domain/formats.js';
-import type { ChunkRow, ChunkStream, IndexTotals } from '../../domain/types.js';
+import type { ChunkStream, IndexTotals } from '../../domain/types.js';
 import type { IndexPlan } from '../chunk/for-index.js';
 import type { ChunkOptions } from '../chunk/options.js';
-import { FORMAT_HANDLERS } from '../formats/handlers.js';
 import { ChunkQueue } from './chunk-queue.js';
 import { type CpuHeadroom, sampleCpuHeadroom } from './cpu-headroom.js';
 import { ExtractionError } from './errors.js';
-import { assemblePages, unreadScan } from './pages.js';
+import { type PageRange, pdfParts } from './page-ranges.js';
 import {
-  DEFAULT_MAX_TEXT_RATIO,
-  DEFAULT_TEXT_FLOOR_CHARS,
-  type TextLimitSettings,
-  textLimitOf,
-} from './text-limit.js';
+  chunkRowOf,
+  crashError,
+  doingWhat,
+  groupsInThreads,
+  type Job,
+  type JobTask,
+  joinedParts,
+  replyChars,
+  replyOcrPages,
+  type Slot,
+  slotToChunkNext,
+  workerExecArgv,
+} from './pool-jobs.js';
+import { TakingTurns } from './taking-turns.js';
+import { DEFAULT_MAX_TEXT_RATIO, DEFAULT_TEXT_FLOOR_CHARS, type TextLimitSettings } from './text-limit.js';
 import {
-  type ChunkSpan,
   DEFAULT_MAX_TEXT_CHARS,
   type ExtractedText,
   type FileChunkOptions,
@@ -37,11 +45,6 @@ import {
 } from './types.js';
 import { workerEntry } from './worker-entry.js';
 
-/**
- * A helper thread first parses the whole document structure and the fonts of its pages again, so
- * a range shorter than this costs more than it saves.
- */
-const PDF_MIN_PAGES_PER_PART = 8;
 /** Paged files from this size on are chunked by one thread as it reads them (streamsPaged). */
 const PAGED_STREAM_FROM_BYTES = 16 * 1024 * 1024;
 
@@ -51,9 +54,6 @@ const PAGED_STREAM_FROM_BYTES = 16 * 1024 * 1024;
  */
 const STARTUP_TIMEOUT_MS = 60_000;
 
-/** A text waits inside a busy thread only behind a text this short (about 50 ms of chunking). */
-const QUEUE_BEHIND_MAX_CHARS = 1_000_000;
-
 /**
  * A thread that has just handled a text this long is ended once it goes idle, and a fresh one
  * started when needed: its heap grew to several times the text, and V8 keeps such a heap long
@@ -61,69 +61,6 @@ const QUEUE_BEHIND_MAX_CHARS = 1_000_000;
  * such a document takes; the memory comes back at once (bench/neighbour.bench.ts).
  */
 const RECYCLE_AFTER_CHARS = 8_000_000;
-
-/** Groups whose last turn the pool remembers (their count stays small: orgs with work in flight). */
-const MAX_REMEMBERED_GROUPS = 10_000;
-
-interface Slot {
-  worker: Worker;
-  /** The document this thread works on, if any. */
-  job: Job | null;
-  /**
-   * A text already sent to this thread, to chunk as soon as `job` (also a chunk job) is done: the
-   * thread then never waits for the event loop to hand it its next text.
-   */
-  next: Job | null;
-  /** Kills the thread if a text that was cancelled while it waited in `next` takes too long. */
-  discard: NodeJS.Timeout | null;
-  /** The thread finished loading its modules: a crash after this is the document's fault. */
-  ready: boolean;
-  /** Terminated or crashed; its remaining events are ignored. */
-  dead: boolean;
-  /** Handled a text of RECYCLE_AFTER_CHARS or more: ended once idle, to give its memory back. */
-  recycle: boolean;
-  /**
-   * Ran OCR: Tesseract's wasm memory (hundreds of MB after a 300 dpi page) never shrinks, so the
-   * thread is ended once it is idle with nothing queued. A run of scans keeps one thread and its
-   * loaded engine; the memory comes back when the run is over.
-   */
-  ranOcr: boolean;
-  startup: NodeJS.Timeout;
-  /** Ends the thread once it has had nothing to do for `idleStopMs` (see armIdleStop). */
-  idleStop: NodeJS.Timeout | null;
-}
-
-/** What a job's first thread is asked to do; the pool adds the job id. */
-type JobTask =
-  | { type: 'extract'; path: string; format: SourceFormat; chunk?: FileChunkOptions }
-  | { type: 'chunk'; text: string; options: ChunkOptions };
-
-interface Job {
-  id: number;
-  task: JobTask;
-  /** Whose document it is: waiting documents take turns between groups (orgs). */
-  group: string | null;
-  resolve: (result: ExtractedText | IndexTotals) => void;
-  reject: (error: unknown) => void;
-  signal: AbortSignal | undefined;
-  onAbort: (() => void) | null;
-  timer: NodeJS.Timeout | null;
-  slots: Set<Slot>;
-  /** PDF page texts by the first page of each range. */
-  parts: Map<number, string[]>;
-  /** Of a PDF's pages reported so far: read by OCR, and needing OCR while it was off. */
-  ocr: { recognised: number; skipped: number };
-  /** Where a chunking job's chunks go as they come; null for an extraction alone. */
-  sink: ChunkQueue | null;
-  /** The index of the next chunk handed to `sink`. */
-  nextIndex: number;
-  /** Characters of text the job's threads have handled: extracted, chunked or reported. */
-  chars: number;
-  partsExpected: number;
-  settled: boolean;
-}
-
-export type PageRange = { from: number; to: number };
 
 /** What the pool learns from outside; tests replace it to make splitting deterministic. */
 export interface PoolDeps {
@@ -146,7 +83,8 @@ export function createWorkerPool(opts: PipelineThreadOptions, deps: PoolDeps): P
 
 class PipelineThreadPool implements PipelineThreads {
   private readonly slots = new Set<Slot>();
-  private readonly queue: Job[] = [];
+  /** Documents waiting for a thread. */
+  private readonly queue = new TakingTurns<Job>();
   private readonly jobs = new Set<Job>();
   private readonly exiting = new Set<Promise<unknown>>();
   /** Callers of warm() waiting for a thread's chunker to be warm (or for the thread to fail). */
@@ -156,9 +94,6 @@ class PipelineThreadPool implements PipelineThreads {
   private readonly entry = workerEntry();
   private closed = false;
   private nextJobId = 1;
-  /** When each group last got a thread (a count of turns), for turns between groups. */
-  private readonly lastTurn = new Map<string, number>();
-  private turns = 0;
 
   constructor(
     private readonly opts: PipelineThreadOptions,
@@ -307,12 +242,11 @@ class PipelineThreadPool implements PipelineThreads {
 
   private pump(): void {
     while (this.queue.length > 0 && !this.closed) {
-      const job = this.nextInTurn();
+      const job = this.queue.next(groupsInThreads(this.slots));
       const { task } = job;
-      const slot = this.takeSlot() ?? (task.type === 'chunk' ? this.slotToChunkNext() : null);
+      const slot = this.takeSlot() ?? (task.type === 'chunk' ? slotToChunkNext(this.slots) : null);
       if (!slot) return;
-      this.queue.splice(this.queue.indexOf(job), 1);
-      this.tookTurn(job);
+      this.queue.take(job);
       const request: WorkerRequest =
         task.type === 'extract'
           ? { ...task, jobId: job.id, pdfMaxPages: this.opts.pdfMaxPages }
@@ -327,60 +261,6 @@ class PipelineThreadPool implements PipelineThreads {
       if (slot.ready) this.startClock(job);
       this.assign(slot, job, request);
     }
-  }
-
-  /**
-   * The waiting document whose turn it is: of the group with the fewest documents in threads (a
-   * PDF split across threads counts once per thread), then the group that got a thread least
-   * recently, the one waiting longest. One org's backlog then never keeps another org's document
-   * from the next free thread. A document without a group goes in arrival order.
-   */
-  private nextInTurn(): Job {
-    const inThreads = new Map<string, number>();
-    for (const slot of this.slots) {
-      for (const job of [slot.job, slot.next]) {
-        if (job && job.group !== null) inThreads.set(job.group, (inThreads.get(job.group) ?? 0) + 1);
-      }
-    }
-    const rank = (job: Job): [number, number] =>
-      job.group === null ? [0, -1] : [inThreads.get(job.group) ?? 0, this.lastTurn.get(job.group) ?? -1];
-    let best = this.queue[0] as Job;
-    let [held, turn] = rank(best);
-    for (const job of this.queue) {
-      const [h, t] = rank(job);
-      if (h < held || (h === held && t < turn)) {
-        best = job;
-        held = h;
-        turn = t;
-      }
-    }
-    return best;
-  }
-
-  private tookTurn(job: Job): void {
-    if (job.group === null) return;
-    // Bounded: forgetting every group's turn only makes the next few picks by arrival.
-    if (this.lastTurn.size >= MAX_REMEMBERED_GROUPS) this.lastTurn.clear();
-    this.lastTurn.delete(job.group);
-    this.lastTurn.set(job.group, this.turns++);
-  }
-
-  /**
-   * A loaded thread chunking a short text with nothing queued behind it (the shortest, if several).
-   * Only chunk jobs wait in a thread, and only behind texts of up to QUEUE_BEHIND_MAX_CHARS: those
-   * take milliseconds, while an extraction or a long text may take seconds, and another thread
-   * could come free first.
-   */
-  private slotToChunkNext(): Slot | null {
-    let best: Slot | null = null;
-    let shortest = QUEUE_BEHIND_MAX_CHARS + 1;
-    for (const slot of this.slots) {
-      const task = slot.job?.task;
-      if (!slot.ready || slot.next || task?.type !== 'chunk' || task.text.length >= shortest) continue;
-      best = slot;
-      shortest = task.text.length;
-    }
-    return best;
   }
 
   /**
@@ -413,18 +293,6 @@ class PipelineThreadPool implements PipelineThreads {
     // a CPU that others use less than half the time is worth a thread.
     const cpus = Math.round(this.deps.cpuHeadroom.current() - busy);
     return Math.max(0, Math.min(threads, cpus));
-  }
-
-  /** Pages joined here (a PDF split across threads) are held to the file's text bound here. */
-  private textProblem(task: { path: string; format: SourceFormat }, text: string): ExtractionError | null {
-    try {
-      const unpacks = FORMAT_HANDLERS[task.format].unpacks === true;
-      textLimitOf(statSync(task.path).size, this.textLimits(), unpacks).check(text.length);
-      return null;
-    } catch (error) {
-      if (error instanceof ExtractionError) return error;
-      throw error;
-    }
   }
 
   private textLimits(): TextLimitSettings {
@@ -574,14 +442,9 @@ class PipelineThreadPool implements PipelineThreads {
         job.ocr.recognised += message.ocrPages;
         job.ocr.skipped += message.ocrSkipped;
         if (job.parts.size === job.partsExpected) {
-          // Only an extraction asks for pages; the fallback keeps the compiler content.
-          const format = job.task.type === 'extract' ? job.task.format : 'pdf';
-          const assembled = assemblePages(job.parts, format, job.ocr.recognised);
-          const empty = unreadScan(assembled.text.trim() !== '', job.ocr, formatSpec(format).name);
-          const tooLong = job.task.type === 'extract' ? this.textProblem(job.task, assembled.text) : null;
-          if (empty) this.settle(job, empty);
-          else if (tooLong) this.settle(job, tooLong);
-          else this.settle(job, null, assembled);
+          const joined = joinedParts(job, this.textLimits());
+          if (joined instanceof ExtractionError) this.settle(job, joined);
+          else this.settle(job, null, joined);
         }
         break;
       case 'text': {
@@ -637,8 +500,7 @@ class PipelineThreadPool implements PipelineThreads {
    */
   private planPdf(job: Job, first: Slot, numPages: number): void {
     const helpers = this.queue.length === 0 ? this.helpersAvailable() : 0;
-    const parts = Math.max(1, Math.min(1 + helpers, Math.floor(numPages / PDF_MIN_PAGES_PER_PART)));
-    const ranges = splitPages(numPages, parts);
+    const ranges = pdfParts(numPages, helpers);
     this.deps.onPdfPlan?.(ranges);
     job.partsExpected = ranges.length;
     const [own, ...others] = ranges;
@@ -673,8 +535,7 @@ class PipelineThreadPool implements PipelineThreads {
     this.jobs.delete(job);
     if (job.timer) clearTimeout(job.timer);
     if (job.onAbort) job.signal?.removeEventListener('abort', job.onAbort);
-    const queued = this.queue.indexOf(job);
-    if (queued !== -1) this.queue.splice(queued, 1);
+    this.queue.remove(job);
     // A thread still busy with a failed, timed-out or aborted document may be stuck in it: the
     // only way to get it back is to end it.
     for (const slot of [...job.slots]) this.kill(slot);
@@ -682,94 +543,4 @@ class PipelineThreadPool implements PipelineThreads {
     else job.reject(error);
     this.pump();
   }
-}
-
-/**
- * Threads inherit the process's Node flags (source maps, profilers, loaders), except the one that
- * stops a thread from starting at all: --input-type, which only applies to -e/stdin scripts.
- */
-function workerExecArgv(): string[] {
-  const args: string[] = [];
-  for (let i = 0; i < process.execArgv.length; i++) {
-    const arg = process.execArgv[i]!;
-    if (arg === '--input-type') i++;
-    else if (!arg.startsWith('--input-type=')) args.push(arg);
-  }
-  return args;
-}
-
-function crashError(error: Error, ready: boolean, maxHeapMb: number, task: JobTask['type']): Error {
-  // Before the thread has loaded its modules, nothing it did depended on the document: a fault
-  // of the installation or configuration, not something the document should fail for.
-  if (!ready) return new Error(`the extraction thread failed to start (${error.message})`);
-  const doing = task === 'extract' ? 'extracting' : 'chunking';
-  if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
-    return new ExtractionError(
-      'too_large',
-      `${doing} the document needs more than ${maxHeapMb} MB of memory`,
-    );
-  }
-  // Our chunker crashing on a text is our bug, not a corrupt file: an untyped error is retried.
-  if (task === 'chunk') return new Error(`the chunking thread crashed (${error.message})`);
-  return new ExtractionError('corrupt', `the extraction thread crashed on this document (${error.message})`);
-}
-
-/** A reported span as a chunk: its own text, or the slice of the text the job sent. */
-function chunkRowOf(job: Job, span: ChunkSpan, index: number): ChunkRow {
-  const text =
-    span.text ?? (job.task.type === 'chunk' ? job.task.text.slice(span.charStart, span.charEnd) : '');
-  return {
-    index,
-    text,
-    tokenCount: span.tokenCount,
-    charStart: span.charStart,
-    charEnd: span.charEnd,
-    pageStart: span.pageStart,
-    pageEnd: span.pageEnd,
-    words: span.words,
-  };
-}
-
-/** Characters of text a reply carries. */
-function replyChars(message: WorkerReply): number {
-  switch (message.type) {
-    case 'text':
-      return message.text.length;
-    case 'pageTexts':
-      return message.texts.reduce((n, text) => n + text.length, 0);
-    case 'chunkSpans':
-      return message.spans.reduce((n, span) => n + (span.text?.length ?? 0), 0);
-    default:
-      return 0;
-  }
-}
-
-/** Pages a reply says OCR read. */
-function replyOcrPages(message: WorkerReply): number {
-  switch (message.type) {
-    case 'pageTexts':
-    case 'text':
-    case 'chunks':
-      return message.ocrPages ?? 0;
-    default:
-      return 0;
-  }
-}
-
-function doingWhat(task: JobTask): string {
-  if (task.type === 'chunk') return 'chunking';
-  return task.chunk ? 'extraction and chunking' : 'extraction';
-}
-
-/** `parts` contiguous ranges covering pages 1..numPages, sizes differing by at most one. */
-export function splitPages(numPages: number, parts: number): PageRange[] {
-  if (numPages === 0) return [{ from: 1, to: 0 }];
-  const ranges: PageRange[] = [];
-  let from = 1;
-  for (let i = 0; i < parts; i++) {
-    const size = Math.floor(numPages / parts) + (i < numPages % parts ? 1 : 0);
-    ranges.push({ from, to: from + size - 1 });
-    from += size;
-  }
-  return ranges;
 }

@@ -1,0 +1,198 @@
+// The pool's records of threads and documents, and how a thread's replies and crashes read.
+import { statSync } from 'node:fs';
+import type { Worker } from 'node:worker_threads';
+import { formatSpec } from '../../domain/formats.js';
+import type { ChunkRow, IndexTotals } from '../../domain/types.js';
+import type { ChunkOptions } from '../chunk/options.js';
+import { FORMAT_HANDLERS } from '../formats/handlers.js';
+import type { ChunkQueue } from './chunk-queue.js';
+import { ExtractionError } from './errors.js';
+import { assemblePages, unreadScan } from './pages.js';
+import { type TextLimitSettings, textLimitOf } from './text-limit.js';
+import type { ChunkSpan, ExtractedText, FileChunkOptions, SourceFormat, WorkerReply } from './types.js';
+
+/** A text waits inside a busy thread only behind a text this short (about 50 ms of chunking). */
+const QUEUE_BEHIND_MAX_CHARS = 1_000_000;
+
+export interface Slot {
+  worker: Worker;
+  /** The document this thread works on, if any. */
+  job: Job | null;
+  /**
+   * A text already sent to this thread, to chunk as soon as `job` (also a chunk job) is done: the
+   * thread then never waits for the event loop to hand it its next text.
+   */
+  next: Job | null;
+  /** Kills the thread if a text that was cancelled while it waited in `next` takes too long. */
+  discard: NodeJS.Timeout | null;
+  /** The thread finished loading its modules: a crash after this is the document's fault. */
+  ready: boolean;
+  /** Terminated or crashed; its remaining events are ignored. */
+  dead: boolean;
+  /** Handled a text of RECYCLE_AFTER_CHARS or more: ended once idle, to give its memory back. */
+  recycle: boolean;
+  /**
+   * Ran OCR: Tesseract's wasm memory (hundreds of MB after a 300 dpi page) never shrinks, so the
+   * thread is ended once it is idle with nothing queued. A run of scans keeps one thread and its
+   * loaded engine; the memory comes back when the run is over.
+   */
+  ranOcr: boolean;
+  startup: NodeJS.Timeout;
+  /** Ends the thread once it has had nothing to do for `idleStopMs` (see armIdleStop). */
+  idleStop: NodeJS.Timeout | null;
+}
+
+/** What a job's first thread is asked to do; the pool adds the job id. */
+export type JobTask =
+  | { type: 'extract'; path: string; format: SourceFormat; chunk?: FileChunkOptions }
+  | { type: 'chunk'; text: string; options: ChunkOptions };
+
+export interface Job {
+  id: number;
+  task: JobTask;
+  /** Whose document it is: waiting documents take turns between groups (orgs). */
+  group: string | null;
+  resolve: (result: ExtractedText | IndexTotals) => void;
+  reject: (error: unknown) => void;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | null;
+  timer: NodeJS.Timeout | null;
+  slots: Set<Slot>;
+  /** PDF page texts by the first page of each range. */
+  parts: Map<number, string[]>;
+  /** Of a PDF's pages reported so far: read by OCR, and needing OCR while it was off. */
+  ocr: { recognised: number; skipped: number };
+  /** Where a chunking job's chunks go as they come; null for an extraction alone. */
+  sink: ChunkQueue | null;
+  /** The index of the next chunk handed to `sink`. */
+  nextIndex: number;
+  /** Characters of text the job's threads have handled: extracted, chunked or reported. */
+  chars: number;
+  partsExpected: number;
+  settled: boolean;
+}
+
+/**
+ * Threads inherit the process's Node flags (source maps, profilers, loaders), except the one that
+ * stops a thread from starting at all: --input-type, which only applies to -e/stdin scripts.
+ */
+export function workerExecArgv(): string[] {
+  const args: string[] = [];
+  for (let i = 0; i < process.execArgv.length; i++) {
+    const arg = process.execArgv[i]!;
+    if (arg === '--input-type') i++;
+    else if (!arg.startsWith('--input-type=')) args.push(arg);
+  }
+  return args;
+}
+
+export function crashError(error: Error, ready: boolean, maxHeapMb: number, task: JobTask['type']): Error {
+  // Before the thread has loaded its modules, nothing it did depended on the document: a fault
+  // of the installation or configuration, not something the document should fail for.
+  if (!ready) return new Error(`the extraction thread failed to start (${error.message})`);
+  const doing = task === 'extract' ? 'extracting' : 'chunking';
+  if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+    return new ExtractionError(
+      'too_large',
+      `${doing} the document needs more than ${maxHeapMb} MB of memory`,
+    );
+  }
+  // Our chunker crashing on a text is our bug, not a corrupt file: an untyped error is retried.
+  if (task === 'chunk') return new Error(`the chunking thread crashed (${error.message})`);
+  return new ExtractionError('corrupt', `the extraction thread crashed on this document (${error.message})`);
+}
+
+/** A reported span as a chunk: its own text, or the slice of the text the job sent. */
+export function chunkRowOf(job: Job, span: ChunkSpan, index: number): ChunkRow {
+  const text =
+    span.text ?? (job.task.type === 'chunk' ? job.task.text.slice(span.charStart, span.charEnd) : '');
+  return {
+    index,
+    text,
+    tokenCount: span.tokenCount,
+    charStart: span.charStart,
+    charEnd: span.charEnd,
+    pageStart: span.pageStart,
+    pageEnd: span.pageEnd,
+    words: span.words,
+  };
+}
+
+/** Characters of text a reply carries. */
+export function replyChars(message: WorkerReply): number {
+  switch (message.type) {
+    case 'text':
+      return message.text.length;
+    case 'pageTexts':
+      return message.texts.reduce((n, text) => n + text.length, 0);
+    case 'chunkSpans':
+      return message.spans.reduce((n, span) => n + (span.text?.length ?? 0), 0);
+    default:
+      return 0;
+  }
+}
+
+/** Pages a reply says OCR read. */
+export function replyOcrPages(message: WorkerReply): number {
+  switch (message.type) {
+    case 'pageTexts':
+    case 'text':
+    case 'chunks':
+      return message.ocrPages ?? 0;
+    default:
+      return 0;
+  }
+}
+
+export function doingWhat(task: JobTask): string {
+  if (task.type === 'chunk') return 'chunking';
+  return task.chunk ? 'extraction and chunking' : 'extraction';
+}
+
+/** A PDF's text once every part's pages are in: joined, or why the document fails. */
+export function joinedParts(job: Job, limits: TextLimitSettings): ExtractedText | ExtractionError {
+  // Only an extraction asks for pages; the fallback keeps the compiler content.
+  const format = job.task.type === 'extract' ? job.task.format : 'pdf';
+  const assembled = assemblePages(job.parts, format, job.ocr.recognised);
+  const empty = unreadScan(assembled.text.trim() !== '', job.ocr, formatSpec(format).name);
+  if (empty) return empty;
+  if (job.task.type !== 'extract') return assembled;
+  // Pages joined here are held to the file's text bound here.
+  try {
+    const unpacks = FORMAT_HANDLERS[job.task.format].unpacks === true;
+    textLimitOf(statSync(job.task.path).size, limits, unpacks).check(assembled.text.length);
+    return assembled;
+  } catch (error) {
+    if (error instanceof ExtractionError) return error;
+    throw error;
+  }
+}
+
+/** Documents in threads (running or queued in one), by group. */
+export function groupsInThreads(slots: Iterable<Slot>): Map<string, number> {
+  const inThreads = new Map<string, number>();
+  for (const slot of slots) {
+    for (const job of [slot.job, slot.next]) {
+      if (job && job.group !== null) inThreads.set(job.group, (inThreads.get(job.group) ?? 0) + 1);
+    }
+  }
+  return inThreads;
+}
+
+/**
+ * A loaded thread chunking a short text with nothing queued behind it (the shortest, if several).
+ * Only chunk jobs wait in a thread, and only behind texts of up to QUEUE_BEHIND_MAX_CHARS: those
+ * take milliseconds, while an extraction or a long text may take seconds, and another thread
+ * could come free first.
+ */
+export function slotToChunkNext(slots: Iterable<Slot>): Slot | null {
+  let best: Slot | null = null;
+  let shortest = QUEUE_BEHIND_MAX_CHARS + 1;
+  for (const slot of slots) {
+    const task = slot.job?.task;
+    if (!slot.ready || slot.next || task?.type !== 'chunk' || task.text.length >= shortest) continue;
+    best = slot;
+    shortest = task.text.length;
+  }
+  return best;
+}
