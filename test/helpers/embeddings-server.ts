@@ -4,8 +4,8 @@
 // vector never changes. It can play an outage: fail with 500s, rate limit with Retry-After, hang,
 // stop (connection refused) and start again on the same port, or answer after a delay.
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackHttpServer } from './loopback-http-server.js';
 
 export interface EmbeddingsServerOptions {
   dimensions?: number;
@@ -61,7 +61,7 @@ export function bagOfWordsVector(text: string, dimensions: number): number[] {
   return vector;
 }
 
-export class EmbeddingsServer {
+export class EmbeddingsServer extends LoopbackHttpServer {
   readonly requests: RecordedRequest[] = [];
   dimensions: number;
   delayMs: number;
@@ -70,11 +70,9 @@ export class EmbeddingsServer {
   /** Answer the next N requests 200 with a body that holds no vectors. */
   private malformed = 0;
   private hanging = false;
-  private server: Server | null = null;
-  private readonly sockets = new Set<Socket>();
-  private port = 0;
 
   constructor(private readonly options: EmbeddingsServerOptions = {}) {
+    super();
     this.dimensions = options.dimensions ?? 16;
     this.delayMs = options.delayMs ?? 0;
   }
@@ -110,31 +108,7 @@ export class EmbeddingsServer {
     this.hanging = on;
   }
 
-  async start(): Promise<this> {
-    const server = createServer((req, res) => void this.handle(req, res));
-    server.on('connection', (socket) => {
-      this.sockets.add(socket);
-      socket.on('close', () => this.sockets.delete(socket));
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as AddressInfo).port;
-    this.server = server;
-    return this;
-  }
-
-  /** Closes the port and every open connection: clients then see connection refused. */
-  async stop(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    this.server = null;
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     if (req.method !== 'POST' || req.url !== '/v1/embeddings') {

@@ -4,8 +4,8 @@
 // best first, at most `top_n`), Voyage (`data`), or Hugging Face TEI (a bare list of
 // `{index, score}`, and 422 to a body without `texts`). It can play an outage: 5xx answers, hang
 // (read requests and never answer), garbage answers, stop (connection refused).
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackHttpServer } from './loopback-http-server.js';
 
 export type RerankDialect = 'cohere' | 'voyage' | 'tei';
 
@@ -28,20 +28,19 @@ export interface RecordedRerank {
   authorization: string | undefined;
 }
 
-export class RerankServer {
+export class RerankServer extends LoopbackHttpServer {
   readonly requests: RecordedRerank[] = [];
   private failures: number[] = [];
   private garbage: Garbage[] = [];
   private hanging = false;
-  private server: Server | null = null;
-  private readonly sockets = new Set<Socket>();
-  private port = 0;
 
   constructor(
     /** The relevance of `document` to `query`. */
     private readonly scoreOf: (query: string, document: string) => number,
     private readonly options: RerankServerOptions = {},
-  ) {}
+  ) {
+    super();
+  }
 
   /** The base URL to give RERANK_URL. */
   get url(): string {
@@ -67,31 +66,7 @@ export class RerankServer {
     this.hanging = false;
   }
 
-  async start(): Promise<this> {
-    const server = createServer((req, res) => void this.handle(req, res));
-    server.on('connection', (socket) => {
-      this.sockets.add(socket);
-      socket.on('close', () => this.sockets.delete(socket));
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as AddressInfo).port;
-    this.server = server;
-    return this;
-  }
-
-  /** Closes the port and every open connection: clients then see connection refused. */
-  async stop(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    this.server = null;
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     if (req.method !== 'POST' || req.url !== '/rerank') return send(res, 404, { message: 'not found' });

@@ -7,9 +7,15 @@
 // the three inputs a real BERT cross-encoder takes (the attention mask and token types unused).
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { bytesField, intField, TENSOR_FLOAT, TENSOR_INT64, tensorValueInfo } from './tiny-onnx-model.js';
-
-const SPECIAL = ['[PAD]', '[UNK]', '[CLS]', '[SEP]'] as const;
+import {
+  bytesField,
+  intField,
+  SPECIAL,
+  TENSOR_FLOAT,
+  TENSOR_INT64,
+  tensorValueInfo,
+  writeWordLevelTokenizer,
+} from './tiny-onnx-model.js';
 
 /** Writes the model under `dir`; `weights` gives each known word its weight (lower-case words). */
 export async function writeTinyCrossEncoder(dir: string, weights: Record<string, number>): Promise<string> {
@@ -26,19 +32,7 @@ export async function writeTinyCrossEncoder(dir: string, weights: Record<string,
       label2id: { LABEL_0: 0 },
     }),
   );
-  await writeFile(
-    path.join(dir, 'tokenizer_config.json'),
-    JSON.stringify({
-      tokenizer_class: 'BertTokenizer',
-      model_max_length: 512,
-      pad_token: '[PAD]',
-      unk_token: '[UNK]',
-      cls_token: '[CLS]',
-      sep_token: '[SEP]',
-      do_lower_case: true,
-    }),
-  );
-  await writeFile(path.join(dir, 'tokenizer.json'), JSON.stringify(tokenizerJson(vocab)));
+  await writeWordLevelTokenizer(dir, vocab);
   return dir;
 }
 
@@ -47,45 +41,6 @@ export function tinyCrossEncoderScore(weights: Record<string, number>, query: st
   const words = `${query} ${text}`.toLowerCase().match(/\w+/g) ?? [];
   const logit = words.reduce((sum, word) => sum + (weights[word] ?? 0), 0);
   return 1 / (1 + Math.exp(-logit));
-}
-
-function tokenizerJson(vocab: readonly string[]): unknown {
-  const ids = Object.fromEntries(vocab.map((word, id) => [word, id]));
-  const special = (token: string) => ({ id: token, ids: [ids[token]], tokens: [token] });
-  return {
-    version: '1.0',
-    truncation: null,
-    padding: null,
-    added_tokens: SPECIAL.map((content, id) => ({
-      id,
-      content,
-      single_word: false,
-      lstrip: false,
-      rstrip: false,
-      normalized: false,
-      special: true,
-    })),
-    normalizer: { type: 'Lowercase' },
-    pre_tokenizer: { type: 'Whitespace' },
-    post_processor: {
-      type: 'TemplateProcessing',
-      single: [
-        { SpecialToken: { id: '[CLS]', type_id: 0 } },
-        { Sequence: { id: 'A', type_id: 0 } },
-        { SpecialToken: { id: '[SEP]', type_id: 0 } },
-      ],
-      pair: [
-        { SpecialToken: { id: '[CLS]', type_id: 0 } },
-        { Sequence: { id: 'A', type_id: 0 } },
-        { SpecialToken: { id: '[SEP]', type_id: 0 } },
-        { Sequence: { id: 'B', type_id: 1 } },
-        { SpecialToken: { id: '[SEP]', type_id: 1 } },
-      ],
-      special_tokens: { '[CLS]': special('[CLS]'), '[SEP]': special('[SEP]') },
-    },
-    decoder: null,
-    model: { type: 'WordLevel', vocab: ids, unk_token: '[UNK]' },
-  };
 }
 
 const ATTRIBUTE_INT = 2;

@@ -35,7 +35,8 @@ export const TINY_MODEL_WORDS = [
   'report',
 ] as const;
 
-const SPECIAL = ['[PAD]', '[UNK]', '[CLS]', '[SEP]'] as const;
+/** The special tokens, ids 0 to 3 of every tiny model's vocabulary. */
+export const SPECIAL = ['[PAD]', '[UNK]', '[CLS]', '[SEP]'] as const;
 
 export interface TinyModel {
   dir: string;
@@ -51,6 +52,16 @@ export async function writeTinyOnnxModel(dir: string, dimensions = 8): Promise<T
     path.join(dir, 'config.json'),
     JSON.stringify({ model_type: 'bert', architectures: ['BertModel'], hidden_size: dimensions }),
   );
+  await writeWordLevelTokenizer(dir, vocab);
+  return { dir, dimensions };
+}
+
+/**
+ * Writes a BERT-style word-level tokenizer (tokenizer_config.json and tokenizer.json) of `vocab`,
+ * whose first four words are SPECIAL: lower-cased, split on white space, [CLS] … [SEP] around a
+ * text and [SEP] between the two texts of a pair.
+ */
+export async function writeWordLevelTokenizer(dir: string, vocab: readonly string[]): Promise<void> {
   await writeFile(
     path.join(dir, 'tokenizer_config.json'),
     JSON.stringify({
@@ -64,7 +75,6 @@ export async function writeTinyOnnxModel(dir: string, dimensions = 8): Promise<T
     }),
   );
   await writeFile(path.join(dir, 'tokenizer.json'), JSON.stringify(tokenizerJson(vocab)));
-  return { dir, dimensions };
 }
 
 function tokenizerJson(vocab: readonly string[]): unknown {
