@@ -24,6 +24,7 @@ const SHARED_ADAPTER_MODULES = [
   'adapters/blob/local-copy.ts',
   'adapters/lease-queue/engine.ts',
   'adapters/onnx/model-thread.ts',
+  'adapters/onnx/thread-model.ts',
   'adapters/ratelimit/fixed-window.ts',
   'adapters/sql-rows/org-row.ts',
   'adapters/sql-rows/document-row.ts',

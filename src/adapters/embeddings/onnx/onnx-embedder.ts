@@ -4,11 +4,10 @@
 // come from, nothing is downloaded. The model runs in the process's ONNX model thread
 // (adapters/onnx/model-thread.ts), so a batch of embeddings never holds up the event loop that
 // answers the API.
-import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Embedder, EmbeddingError } from '../../../domain/ports.js';
-import { askModelThread, modelThread } from '../../onnx/model-thread.js';
+import { ThreadModel } from '../../onnx/thread-model.js';
 import { checkDimensions } from '../vectors.js';
 
 export interface OnnxEmbedderOptions {
@@ -22,15 +21,16 @@ export class OnnxEmbedder implements Embedder {
   readonly provider = 'onnx';
   /** The folder's name (`bge-small-en-v1.5`): what a vector's profile records. */
   readonly model: string;
-  private readonly modelDir: string;
-  private readonly key = randomUUID();
+  private readonly thread: ThreadModel;
   private learned: number | null = null;
-  private loaded: Promise<void> | null = null;
-  private closed = false;
 
   constructor(private readonly options: OnnxEmbedderOptions) {
-    this.modelDir = path.resolve(options.modelDir);
-    this.model = path.basename(this.modelDir);
+    this.thread = new ThreadModel(
+      options.modelDir,
+      async (key, modelDir) => ({ type: 'load', key, modelDir, pooling: await poolingOf(modelDir) }),
+      (message) => new EmbeddingError('model_unavailable', message),
+    );
+    this.model = this.thread.name;
   }
 
   dimensions(): number | null {
@@ -38,17 +38,16 @@ export class OnnxEmbedder implements Embedder {
   }
 
   async embed(texts: readonly string[], opts: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {
-    if (this.closed) throw new EmbeddingError('closed', 'the embedder is closed');
+    if (this.thread.closed) throw new EmbeddingError('closed', 'the embedder is closed');
     if (texts.length === 0) return [];
     opts.signal?.throwIfAborted();
-    await this.load();
-    const reply = await ask({
+    const reply = await this.thread.ask({
       type: 'embed',
-      key: this.key,
+      key: this.thread.key,
       texts: [...texts],
       batchSize: this.options.batchSize,
     });
-    if (this.closed) throw new EmbeddingError('closed', 'the embedder is closed');
+    if (this.thread.closed) throw new EmbeddingError('closed', 'the embedder is closed');
     if (reply.type !== 'vectors') {
       throw new EmbeddingError(
         'bad_response',
@@ -63,42 +62,9 @@ export class OnnxEmbedder implements Embedder {
     return vectors;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.loaded)
-      await modelThread()
-        .request({ type: 'unload', key: this.key })
-        .catch(() => {});
+  close(): Promise<void> {
+    return this.thread.close();
   }
-
-  /** Loads the model into the thread on first use; a failed load is tried again by the next call. */
-  private load(): Promise<void> {
-    this.loaded ??= (async () => {
-      const reply = await ask({
-        type: 'load',
-        key: this.key,
-        modelDir: this.modelDir,
-        pooling: await poolingOf(this.modelDir),
-      });
-      if (reply.type === 'failed') {
-        throw new EmbeddingError(
-          'model_unavailable',
-          `cannot load the model in ${this.modelDir}: ${reply.message}`,
-        );
-      }
-    })().catch((error: unknown) => {
-      // The folder may be fixed on disk; the next call tries again.
-      this.loaded = null;
-      throw error;
-    });
-    return this.loaded;
-  }
-}
-
-/** A request to the model thread; its death is the model being unavailable. */
-function ask(request: Parameters<typeof askModelThread>[0]) {
-  return askModelThread(request, (message) => new EmbeddingError('model_unavailable', message));
 }
 
 /**
