@@ -90,7 +90,9 @@ export interface DocumentStore {
    * Commits every row in one transaction, in order; afterwards each document is visible as
    * `queued`. A row with an external_id the org already has becomes that document's new version
    * instead, as startVersion starts one; concurrent writes of one new external_id create one
-   * document and version it. `answer`, if given, is stored in the same transaction.
+   * document and version it. `answer`, if given, is stored in the same transaction. A row whose
+   * partition is marked for deletion (markPartitionDeleting) refuses the whole call with
+   * partition_deleting and nothing is written; the mark is read in the write's own transaction.
    */
   createDocuments(
     docs: NewDocument[],
@@ -213,7 +215,6 @@ export interface DocumentStore {
    * unmarkPartition, and the purge (domain/partition-service.ts) deletes its documents.
    */
   markPartitionDeleting(orgId: string, name: string, at: Date): Promise<void>;
-  isPartitionDeleting(orgId: string, name: string): Promise<boolean>;
   /** Partitions marked for deletion, across every org, oldest mark first. */
   partitionsDeleting(limit: number): Promise<Array<{ orgId: string; name: string }>>;
   /** Drops the mark once the partition's documents are all gone. */

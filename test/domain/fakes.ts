@@ -43,13 +43,6 @@ export class FakeDocuments {
     return this.pending;
   }
 
-  /** Partitions whose deletion is under way: ingest into them is refused. */
-  readonly deletingPartitions = new Set<string>();
-
-  async isPartitionDeleting(_orgId: string, name: string): Promise<boolean> {
-    return this.deletingPartitions.has(name);
-  }
-
   async listStaleQueued(): Promise<(JobRef & { needsDownload: boolean })[]> {
     return this.stale;
   }
