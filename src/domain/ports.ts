@@ -281,11 +281,25 @@ export interface AnalysisState {
 export const DEFAULT_SEARCH_ROW_BUDGET = 20_000;
 
 export interface UsageStore {
-  /** Adds 1 to the org's count for `day` (YYYY-MM-DD, UTC). */
-  increment(orgId: string, day: string): Promise<void>;
-  /** Counts for days in [fromDay, toDay] inclusive; days without queries may be absent. */
-  countsBetween(orgId: string, fromDay: string, toDay: string): Promise<Map<string, number>>;
-  /** Forgets every count of the org; how many day rows there were. */
+  /**
+   * Adds 1 to the org's count for `day` (YYYY-MM-DD, UTC) and, given a `bucket` (domain/usage.ts
+   * usageBucket: the partitions a query was restricted to), to that bucket's count too, in one
+   * atomic step.
+   */
+  increment(orgId: string, day: string, bucket?: string | null): Promise<void>;
+  /**
+   * Counts for days in [fromDay, toDay] inclusive; days without queries may be absent. Given
+   * `buckets`, the sum of those buckets' counts instead of the org's total.
+   */
+  countsBetween(
+    orgId: string,
+    fromDay: string,
+    toDay: string,
+    buckets?: readonly string[],
+  ): Promise<Map<string, number>>;
+  /** Each bucket's count over the days in [fromDay, toDay]; buckets without queries may be absent. */
+  bucketTotals(orgId: string, fromDay: string, toDay: string): Promise<Map<string, number>>;
+  /** Forgets every count of the org; how many day rows (of the org's totals) there were. */
   purgeOrg(orgId: string): Promise<number>;
 }
 
