@@ -12,6 +12,7 @@ export {
   MAX_IDS_PER_REQUEST,
   type QueryOptions,
   type RequestOptions,
+  type UsageOptions,
   type WaitOptions,
   type WaitProgress,
 } from './client/client.js';

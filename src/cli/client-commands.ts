@@ -80,7 +80,9 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
   A filter F is k=v, or a JSON filter such as '{"year": {"$gte": "2020"}, "lang": {"$in": ["en", "de"]}}'
   (operators $eq $ne $gt $gte $lt $lte $in $nin $exists $and $or $not); several must all hold.
 ${EVAL_USAGE}
-  docindex usage [--json]          queries per day over 30 days, totals and the rate limit
+  docindex usage [--partition NAME] [--json]
+                                   queries per day over 30 days, totals by partition and the
+                                   rate limit; with --partition, that partition's only
 ${WEBHOOKS_USAGE}
 ${SOURCES_USAGE}`;
 
@@ -730,9 +732,11 @@ async function queryCommand(args: string[], env: Record<string, string | undefin
 // docindex usage
 
 async function usageCommand(args: string[], env: Record<string, string | undefined>, io: TerminalIO) {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' } });
+  const { values, positionals } = parse(args, { json: { type: 'boolean' }, partition: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError('usage takes no arguments');
-  const report = await connect(values, env).usage();
+  const report = await connect(values, env).usage(
+    values.partition === undefined ? {} : { partition: values.partition },
+  );
   io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : renderUsage(report));
   return 0;
 }

@@ -165,6 +165,13 @@ export function renderUsage(report: UsageReport, rows = 8): string {
     `Total queries (${report.period_days} days): ${report.total_queries.toLocaleString('en-US')}   today: ${today.toLocaleString('en-US')}`,
     `Rate limit: ${report.rate_limit_rpm.toLocaleString('en-US')} requests per minute`,
   );
+  if (report.partitions.length > 0) {
+    const width = Math.max(...report.partitions.map((p) => p.partition.length));
+    lines.push('', 'By partition:');
+    for (const p of report.partitions) {
+      lines.push(`  ${p.partition.padEnd(width)}  ${p.total_queries.toLocaleString('en-US')}`);
+    }
+  }
   return `${lines.join('\n')}\n`;
 }
 

@@ -89,6 +89,11 @@ export interface IngestFileOptions extends IngestUrlOptions {
   filename?: string;
 }
 
+export interface UsageOptions extends RequestOptions {
+  /** That partition's queries only (a partition the key may not see: 403 partition_forbidden). */
+  partition?: string;
+}
+
 export interface ListDocumentsOptions extends RequestOptions {
   /** 1–100 (server default 20). */
   limit?: number;
@@ -617,9 +622,13 @@ export class DocindexClient {
     return this.#call<OrgInfo>('GET', '/v1/org', options);
   }
 
-  /** Queries per UTC day for the last 30 days (today first) and the rate limit. */
-  usage(options: RequestOptions = {}): Promise<UsageReport> {
-    return this.#call<UsageReport>('GET', '/v1/usage', options);
+  /**
+   * Queries per UTC day for the last 30 days (today first), by partition, and the rate limit;
+   * with `partition`, that partition's queries only.
+   */
+  usage(options: UsageOptions = {}): Promise<UsageReport> {
+    const { partition, ...rest } = options;
+    return this.#call<UsageReport>('GET', '/v1/usage', { ...rest, query: { partition } });
   }
 
   /**

@@ -8,7 +8,7 @@ import { readDocumentText } from './documents.js';
 import { ERRORS } from './errors.js';
 import { checkLanguage } from './languages.js';
 import { cleanMetadata } from './metadata.js';
-import { canSee, DEFAULT_PARTITION, type DocumentAccess, partitionToWrite } from './partitions.js';
+import { canSee, type DocumentAccess, partitionToWrite } from './partitions.js';
 import type {
   BlobStore,
   BlobWrite,
@@ -567,12 +567,7 @@ export class IngestionService {
       queued: rows.length,
       document_ids: started.map((v) => v.id),
     });
-    // A partition being deleted takes nothing new: its purge would race the ingest.
-    for (const partition of new Set(rows.map((row) => row.partition ?? DEFAULT_PARTITION))) {
-      if (await this.deps.documents.isPartitionDeleting(orgId, partition)) {
-        throw ERRORS.partitionDeleting(partition);
-      }
-    }
+    // A partition being deleted takes nothing new: createDocuments refuses it (partition_deleting).
     const traced = traceparent === null ? rows : rows.map((row) => ({ ...row, traceparent }));
     const started = await this.deps.documents.createDocuments(traced, key && answerOf(key, ack));
     const created = started.filter((v) => v.created).map((v) => v.id);

@@ -5,7 +5,7 @@ import { ERRORS } from './errors.js';
 import type { EvaluationStore } from './evaluations.js';
 import { displayPrefix, generateApiKey, hashApiKey, newKeyId, newOrgId } from './keys.js';
 import { decodePageCursor, encodePageCursor } from './page-cursor.js';
-import { accessOfKey, isPartitionName, MAX_PARTITIONS_PER_REQUEST, PARTITION_PATTERN } from './partitions.js';
+import { accessOfKey, checkPartitionNames, MAX_PARTITIONS_PER_REQUEST } from './partitions.js';
 import type { BlobStore, Clock, DocumentStore, IdempotencyStore, OrgStore, UsageStore } from './ports.js';
 import { normaliseScopes, type Scope } from './scopes.js';
 import type { SourceStore } from './sources.js';
@@ -245,18 +245,11 @@ export class OrgAdmin {
 /** A key's partitions, checked and in a canonical order; null: every partition. */
 function checkKeyPartitions(partitions: readonly string[] | null): string[] | null {
   if (partitions === null) return null;
-  partitions.forEach((name, i) => {
-    if (!isPartitionName(name)) {
-      throw ERRORS.invalid(`partition names match ${PARTITION_PATTERN}.`, [
-        { pointer: `/partitions/${i}`, message: `must match pattern "${PARTITION_PATTERN}"` },
-      ]);
-    }
-  });
-  if (partitions.length > MAX_PARTITIONS_PER_REQUEST) {
-    throw ERRORS.invalid(`A key may be limited to at most ${MAX_PARTITIONS_PER_REQUEST} partitions.`, [
-      { pointer: '/partitions', message: `must NOT have more than ${MAX_PARTITIONS_PER_REQUEST} items` },
-    ]);
-  }
+  checkPartitionNames(
+    partitions,
+    '/partitions',
+    `A key may be limited to at most ${MAX_PARTITIONS_PER_REQUEST} partitions.`,
+  );
   const { partitions: names } = accessOfKey(partitions);
   return names === null ? null : [...names];
 }

@@ -22,6 +22,31 @@ export function isPartitionName(value: unknown): value is string {
   return typeof value === 'string' && PARTITION_RE.test(value);
 }
 
+/**
+ * The one check of a partition name given by a caller: the name, or 400 invalid_request pointing
+ * at `pointer`. Every place that takes a name (a body, a form part, a query string, a source, a
+ * key) goes through it, so they refuse alike.
+ */
+export function checkPartitionName(value: unknown, pointer: string): string {
+  if (!isPartitionName(value)) {
+    throw ERRORS.invalid(`partition names match ${PARTITION_PATTERN}.`, [
+      { pointer, message: `must match pattern "${PARTITION_PATTERN}"` },
+    ]);
+  }
+  return value;
+}
+
+/** checkPartitionName on each name (pointed at as `pointer/i`), and at most MAX_PARTITIONS_PER_REQUEST of them. */
+export function checkPartitionNames(names: readonly unknown[], pointer: string, tooMany: string): string[] {
+  const checked = names.map((name, i) => checkPartitionName(name, `${pointer}/${i}`));
+  if (checked.length > MAX_PARTITIONS_PER_REQUEST) {
+    throw ERRORS.invalid(tooMany, [
+      { pointer, message: `must NOT have more than ${MAX_PARTITIONS_PER_REQUEST} items` },
+    ]);
+  }
+  return checked;
+}
+
 /** What a request may see of its org's documents. */
 export interface DocumentAccess {
   /** The partitions it may see; null: every partition of the org. */
@@ -64,18 +89,7 @@ export function partitionsToRead(
   if (requested === null || requested === undefined) {
     return access.partitions === null ? null : [...access.partitions];
   }
-  requested.forEach((name, i) => {
-    if (!isPartitionName(name)) {
-      throw ERRORS.invalid(`partition names match ${PARTITION_PATTERN}.`, [
-        { pointer: `${pointer}/${i}`, message: `must match pattern "${PARTITION_PATTERN}"` },
-      ]);
-    }
-  });
-  if (requested.length > MAX_PARTITIONS_PER_REQUEST) {
-    throw ERRORS.invalid(`At most ${MAX_PARTITIONS_PER_REQUEST} partitions may be named.`, [
-      { pointer, message: `must NOT have more than ${MAX_PARTITIONS_PER_REQUEST} items` },
-    ]);
-  }
+  checkPartitionNames(requested, pointer, `At most ${MAX_PARTITIONS_PER_REQUEST} partitions may be named.`);
   const names = [...new Set(requested)];
   const forbidden = names.find((name) => !canSee(access, { partition: name }));
   if (forbidden !== undefined) throw ERRORS.partitionForbidden(forbidden);

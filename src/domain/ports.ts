@@ -90,7 +90,9 @@ export interface DocumentStore {
    * Commits every row in one transaction, in order; afterwards each document is visible as
    * `queued`. A row with an external_id the org already has becomes that document's new version
    * instead, as startVersion starts one; concurrent writes of one new external_id create one
-   * document and version it. `answer`, if given, is stored in the same transaction.
+   * document and version it. `answer`, if given, is stored in the same transaction. A row whose
+   * partition is marked for deletion (markPartitionDeleting) refuses the whole call with
+   * partition_deleting and nothing is written; the mark is read in the write's own transaction.
    */
   createDocuments(
     docs: NewDocument[],
@@ -213,7 +215,6 @@ export interface DocumentStore {
    * unmarkPartition, and the purge (domain/partition-service.ts) deletes its documents.
    */
   markPartitionDeleting(orgId: string, name: string, at: Date): Promise<void>;
-  isPartitionDeleting(orgId: string, name: string): Promise<boolean>;
   /** Partitions marked for deletion, across every org, oldest mark first. */
   partitionsDeleting(limit: number): Promise<Array<{ orgId: string; name: string }>>;
   /** Drops the mark once the partition's documents are all gone. */
@@ -280,11 +281,25 @@ export interface AnalysisState {
 export const DEFAULT_SEARCH_ROW_BUDGET = 20_000;
 
 export interface UsageStore {
-  /** Adds 1 to the org's count for `day` (YYYY-MM-DD, UTC). */
-  increment(orgId: string, day: string): Promise<void>;
-  /** Counts for days in [fromDay, toDay] inclusive; days without queries may be absent. */
-  countsBetween(orgId: string, fromDay: string, toDay: string): Promise<Map<string, number>>;
-  /** Forgets every count of the org; how many day rows there were. */
+  /**
+   * Adds 1 to the org's count for `day` (YYYY-MM-DD, UTC) and, given a `bucket` (domain/usage.ts
+   * usageBucket: the partitions a query was restricted to), to that bucket's count too, in one
+   * atomic step.
+   */
+  increment(orgId: string, day: string, bucket?: string | null): Promise<void>;
+  /**
+   * Counts for days in [fromDay, toDay] inclusive; days without queries may be absent. Given
+   * `buckets`, the sum of those buckets' counts instead of the org's total.
+   */
+  countsBetween(
+    orgId: string,
+    fromDay: string,
+    toDay: string,
+    buckets?: readonly string[],
+  ): Promise<Map<string, number>>;
+  /** Each bucket's count over the days in [fromDay, toDay]; buckets without queries may be absent. */
+  bucketTotals(orgId: string, fromDay: string, toDay: string): Promise<Map<string, number>>;
+  /** Forgets every count of the org; how many day rows (of the org's totals) there were. */
   purgeOrg(orgId: string): Promise<number>;
 }
 

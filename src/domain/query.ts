@@ -240,7 +240,7 @@ export class QueryService {
       hits = capPerGroup(hits, (h) => h.documentId, input.maxChunksPerDocument);
     }
     hits = hits.slice(0, input.topK);
-    if (options.countUsage !== false) await this.usage.recordQuery(orgId);
+    if (options.countUsage !== false) await this.usage.recordQuery(orgId, scope.partitions);
     return { mode, degraded: degradedReasons.length > 0, degradedReasons, hits };
   }
 

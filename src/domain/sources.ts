@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { ApiError, ERRORS } from './errors.js';
 import { cleanMetadata, METADATA_MAX_KEYS, type Metadata } from './metadata.js';
+import { checkPartitionName } from './partitions.js';
 import type { Clock, JobQueue } from './ports.js';
 import { type SecretBox, SecretsKeyError } from './secrets.js';
 
@@ -16,7 +17,6 @@ export type SourceTypeName = (typeof SOURCE_TYPES)[number];
 export const SOURCE_NAME_MAX_LENGTH = 200;
 /** `schedule` is "manual" or an ISO-8601 duration of at least this long. */
 export const MIN_SCHEDULE_MS = 5 * 60_000;
-export const PARTITION_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
 export const ACCESS_MAX_PRINCIPALS = 64;
 export const PRINCIPAL_MAX_LENGTH = 128;
 /** Per-item errors a run keeps (the `failed` count goes on past it). */
@@ -401,12 +401,7 @@ function checkName(name: string): string {
 }
 
 function checkPartition(partition: string | undefined): void {
-  if (partition !== undefined && !new RegExp(PARTITION_PATTERN).test(partition)) {
-    throw ERRORS.invalid(
-      'A partition name is 1 to 64 of a-z, 0-9, _ and -, starting with a letter or digit.',
-      [{ pointer: '/partition', message: `must match ${PARTITION_PATTERN}` }],
-    );
-  }
+  if (partition !== undefined) checkPartitionName(partition, '/partition');
 }
 
 function checkAccess(access: string[] | undefined): void {

@@ -257,6 +257,10 @@ describeWithCorpus('docindex client commands', () => {
     ]);
     expect(human.stdout).toMatch(/Total queries \(30 days\): 3 {3}today: 3/);
     expect(human.stdout).toMatch(/Rate limit: 100,000 requests per minute/);
+    expect(human.stdout).toMatch(/By partition:\n {2}\(all\) {2}3\n/);
+
+    const one = JSON.parse(cli('usage', '--partition', 'default', '--json').stdout);
+    expect(one).toMatchObject({ total_queries: 0, partitions: [{ partition: 'default', total_queries: 0 }] });
   });
 
   it('ingest without --wait prints queued ids; --chunk-size and --chunk-overlap go with files and URLs', () => {

@@ -135,6 +135,11 @@ describe('DocindexClient', () => {
     // Six answered queries; the refused semantic one is not counted.
     expect(usage.total_queries).toBe(6);
     expect(usage.daily[0]!.count).toBe(6);
+    // None named a partition: the whole organisation's bucket holds them all.
+    expect(usage.partitions).toEqual([{ partition: '(all)', total_queries: 6 }]);
+    const none = await client.usage({ partition: 'default' });
+    expect(none.total_queries).toBe(0);
+    expect(none.partitions).toEqual([{ partition: 'default', total_queries: 0 }]);
   });
 
   it('reads back a document’s extracted text and its original file', async () => {

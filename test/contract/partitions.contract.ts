@@ -275,7 +275,6 @@ export function partitionContract(
         for (let i = 0; i < 7; i++) await indexedInto(h.store, org, [`doomed ${i}`], { partition: 'old' });
         const kept = await indexedInto(h.store, org, ['kept'], { partition: 'new' });
         await service(h.store).delete(org, ALL_PARTITIONS, 'old');
-        expect(await h.store.isPartitionDeleting(org, 'old')).toBe(true);
         expect((await h.store.listPartitions(org)).find((p) => p.name === 'old')).toMatchObject({
           documents: 7,
           status: 'deleting',
@@ -289,7 +288,7 @@ export function partitionContract(
         });
         // The next process's run finishes it: the mark goes with the last document.
         expect(await service(after).purgeOnce()).toBe(4);
-        expect(await after.isPartitionDeleting(org, 'old')).toBe(false);
+        expect(await after.partitionsDeleting(100)).not.toContainEqual({ orgId: org, name: 'old' });
         expect(await after.listPartitions(org)).toEqual([
           { name: 'new', documents: 1, chunks: 1, bytes: 0, status: 'active' },
         ]);
@@ -313,7 +312,58 @@ export function partitionContract(
           expect((error as ApiError).status).toBe(404);
         }
         expect(await service.list(org, accessOfKey(['other']))).toEqual([]);
-        expect(await h.store.isPartitionDeleting(org, 'secret')).toBe(false);
+        expect(await h.store.partitionsDeleting(100)).not.toContainEqual({ orgId: org, name: 'secret' });
+      });
+
+      it('refuses a write into a partition marked for deletion and writes none of its rows', async () => {
+        const old = await indexedInto(h.store, org, ['old one'], { partition: 'old', externalId: 'ext-1' });
+        await h.store.markPartitionDeleting(org, 'old', new Date());
+        const refusals = [
+          [newDoc(org, { partition: 'new' }), newDoc(org, { partition: 'old' })],
+          [newDoc(org, { partition: 'old', externalId: 'ext-1' })],
+          [newDoc(org, { partition: 'old', externalId: 'ext-2' })],
+        ];
+        for (const docs of refusals) {
+          const error = await h.store.createDocuments(docs).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(ApiError);
+          expect((error as ApiError).code).toBe('partition_deleting');
+          for (const doc of docs) {
+            if (doc.id !== old.id) expect(await h.store.getDocument(org, doc.id)).toBeNull();
+          }
+        }
+        expect((await h.store.getDocument(org, old.id))?.version).toBe(1);
+        // Another org's partition of the same name still takes documents.
+        const elsewhere = newDoc(`org_${randomUUID()}`, { partition: 'old' });
+        await h.store.createDocuments([elsewhere]);
+        expect(await h.store.getDocument(elsewhere.orgId, elsewhere.id)).not.toBeNull();
+      });
+
+      it('leaves nothing behind when writes race the deletion of their partition', async () => {
+        const blobs = new MemoryBlobs() as unknown as BlobStore;
+        const service = new PartitionService(
+          h.store,
+          new DocumentService(h.store, blobs),
+          new FixedClock(new Date()),
+        );
+        await indexedInto(h.store, org, ['first'], { partition: 'race' });
+        const writes = Array.from({ length: 24 }, (_, i) =>
+          h.store.createDocuments([
+            newDoc(org, { partition: 'race', externalId: i % 3 === 0 ? `r${i}` : null }),
+          ]),
+        );
+        const marked = service.delete(org, ALL_PARTITIONS, 'race');
+        const outcomes = await Promise.allSettled([...writes, marked]);
+        const refused = outcomes.filter((o) => o.status === 'rejected');
+        for (const o of refused) expect((o.reason as ApiError).code).toBe('partition_deleting');
+        // Marked, the partition takes nothing until its purge has finished.
+        const late = await h.store
+          .createDocuments([newDoc(org, { partition: 'race' })])
+          .catch((e: unknown) => e);
+        expect((late as ApiError).code).toBe('partition_deleting');
+        while ((await service.purgeOnce(5)) > 0);
+        expect((await h.store.listPartitions(org)).map((p) => p.name)).not.toContain('race');
+        const reopened = await h.store.createDocuments([newDoc(org, { partition: 'race' })]);
+        expect(reopened).toHaveLength(1);
       });
     });
 

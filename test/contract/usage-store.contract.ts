@@ -60,10 +60,45 @@ export function usageStoreContract(name: string, make: () => Promise<UsageStoreH
       expect(await store.purgeOrg(a)).toBe(0);
     });
 
+    it('counts a bucket beside the org total, and sums the buckets asked for', async () => {
+      const o = org();
+      await store.increment(o, '2025-03-01', 'red');
+      await store.increment(o, '2025-03-01', 'red');
+      await store.increment(o, '2025-03-01', '(several)');
+      await store.increment(o, '2025-03-02', 'blue');
+      await store.increment(o, '2025-03-02');
+      await store.increment(o, '2025-04-01', 'red');
+      await store.increment(org(), '2025-03-01', 'red');
+      const from = '2025-03-01';
+      const to = '2025-03-31';
+      expect(Object.fromEntries(await store.countsBetween(o, from, to))).toEqual({
+        '2025-03-01': 3,
+        '2025-03-02': 2,
+      });
+      expect(Object.fromEntries(await store.countsBetween(o, from, to, ['red']))).toEqual({
+        '2025-03-01': 2,
+      });
+      expect(Object.fromEntries(await store.countsBetween(o, from, to, ['red', 'blue']))).toEqual({
+        '2025-03-01': 2,
+        '2025-03-02': 1,
+      });
+      expect((await store.countsBetween(o, from, to, [])).size).toBe(0);
+      expect(Object.fromEntries(await store.bucketTotals(o, from, to))).toEqual({
+        '(several)': 1,
+        blue: 1,
+        red: 2,
+      });
+      expect(await store.purgeOrg(o)).toBe(3);
+      expect((await store.bucketTotals(o, '2025-01-01', '2025-12-31')).size).toBe(0);
+    });
+
     it('loses no increment under concurrency', async () => {
       const o = org();
-      await Promise.all(Array.from({ length: 200 }, () => store.increment(o, '2025-05-05')));
+      await Promise.all(
+        Array.from({ length: 200 }, (_, i) => store.increment(o, '2025-05-05', i % 2 === 0 ? 'red' : null)),
+      );
       expect((await store.countsBetween(o, '2025-05-05', '2025-05-05')).get('2025-05-05')).toBe(200);
+      expect((await store.bucketTotals(o, '2025-05-05', '2025-05-05')).get('red')).toBe(100);
     });
   });
 }

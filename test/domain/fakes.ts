@@ -43,13 +43,6 @@ export class FakeDocuments {
     return this.pending;
   }
 
-  /** Partitions whose deletion is under way: ingest into them is refused. */
-  readonly deletingPartitions = new Set<string>();
-
-  async isPartitionDeleting(_orgId: string, name: string): Promise<boolean> {
-    return this.deletingPartitions.has(name);
-  }
-
   async listStaleQueued(): Promise<(JobRef & { needsDownload: boolean })[]> {
     return this.stale;
   }
@@ -136,16 +129,40 @@ export class MemoryBlobs implements BlobStore {
 export class MemoryUsage implements UsageStore {
   readonly counts = new Map<string, number>();
 
-  async increment(orgId: string, day: string): Promise<void> {
+  /** `${orgId} ${day} ${bucket}`: count, for the queries restricted to partitions. */
+  readonly bucketCounts = new Map<string, number>();
+
+  async increment(orgId: string, day: string, bucket: string | null = null): Promise<void> {
     const key = `${orgId} ${day}`;
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    if (bucket !== null) {
+      const inBucket = `${key} ${bucket}`;
+      this.bucketCounts.set(inBucket, (this.bucketCounts.get(inBucket) ?? 0) + 1);
+    }
   }
 
-  async countsBetween(orgId: string, fromDay: string, toDay: string): Promise<Map<string, number>> {
+  async countsBetween(
+    orgId: string,
+    fromDay: string,
+    toDay: string,
+    buckets?: readonly string[],
+  ): Promise<Map<string, number>> {
     const result = new Map<string, number>();
-    for (const [key, count] of this.counts) {
-      const [org, day] = key.split(' ') as [string, string];
-      if (org === orgId && day >= fromDay && day <= toDay) result.set(day, count);
+    const rows = buckets === undefined ? this.counts : this.bucketCounts;
+    for (const [key, count] of rows) {
+      const [org, day, bucket] = key.split(' ') as [string, string, string | undefined];
+      if (org !== orgId || day < fromDay || day > toDay) continue;
+      if (buckets !== undefined && !buckets.includes(bucket ?? '')) continue;
+      result.set(day, (result.get(day) ?? 0) + count);
+    }
+    return result;
+  }
+
+  async bucketTotals(orgId: string, fromDay: string, toDay: string): Promise<Map<string, number>> {
+    const result = new Map<string, number>();
+    for (const [key, count] of this.bucketCounts) {
+      const [org, day, bucket] = key.split(' ') as [string, string, string];
+      if (org === orgId && day >= fromDay && day <= toDay) result.set(bucket, (result.get(bucket) ?? 0) + count);
     }
     return result;
   }
@@ -157,6 +174,9 @@ export class MemoryUsage implements UsageStore {
         this.counts.delete(key);
         removed += 1;
       }
+    }
+    for (const key of [...this.bucketCounts.keys()]) {
+      if (key.startsWith(`${orgId} `)) this.bucketCounts.delete(key);
     }
     return removed;
   }

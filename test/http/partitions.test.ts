@@ -375,4 +375,73 @@ describe('partitions', () => {
       expect(again.statusCode).toBe(202);
     });
   });
+
+  describe('GET /v1/usage by partition', () => {
+    it('counts each query once, under the partitions it ran over, and limits a partition-limited key to its own', async () => {
+      const org = await h.runtime.admin.createOrg('usage-by-partition');
+      const key = org.api_key;
+      const issued = await h.runtime.admin.issueKey(org.org_id, { partitions: ['red'] });
+      const query = async (apiKey: string, partitions?: string[]) => {
+        const res = await h.request('POST', '/v1/query', {
+          key: apiKey,
+          body: { query: 'anything', ...(partitions ? { partitions } : {}) },
+        });
+        expect(res.statusCode, res.body).toBe(200);
+      };
+      const usage = async (apiKey: string, partition?: string) =>
+        h.request('GET', `/v1/usage${partition === undefined ? '' : `?partition=${partition}`}`, {
+          key: apiKey,
+        });
+
+      // No partition named yet: the report is the one an org without partitions always had.
+      await query(key);
+      const plain = (await usage(key)).json();
+      expect(plain.total_queries).toBe(1);
+      expect(plain.partitions).toEqual([{ partition: '(all)', total_queries: 1 }]);
+      expect(Object.keys(plain)).toEqual([
+        'org_id',
+        'period_days',
+        'total_queries',
+        'daily',
+        'rate_limit_rpm',
+        'partitions',
+      ]);
+
+      await query(key, ['red']);
+      await query(key, ['red']);
+      await query(key, ['blue']);
+      await query(key, ['red', 'blue']);
+      await query(issued.api_key); // its default: its one partition, red
+      const report = (await usage(key)).json();
+      expect(report.total_queries).toBe(6);
+      expect(report.daily[0].count).toBe(6);
+      expect(report.partitions).toEqual([
+        { partition: '(all)', total_queries: 1 },
+        { partition: '(several)', total_queries: 1 },
+        { partition: 'blue', total_queries: 1 },
+        { partition: 'red', total_queries: 3 },
+      ]);
+
+      const red = (await usage(key, 'red')).json();
+      expect(red.total_queries).toBe(3);
+      expect(red.daily[0].count).toBe(3);
+      expect(red.partitions).toEqual([{ partition: 'red', total_queries: 3 }]);
+      expect((await usage(key, 'green')).json().partitions).toEqual([
+        { partition: 'green', total_queries: 0 },
+      ]);
+
+      // The limited key sees red's queries only, and no other partition.
+      const own = (await usage(issued.api_key)).json();
+      expect(own.total_queries).toBe(3);
+      expect(own.partitions).toEqual([{ partition: 'red', total_queries: 3 }]);
+      expect((await usage(issued.api_key, 'red')).json().total_queries).toBe(3);
+      const forbidden = await usage(issued.api_key, 'blue');
+      expect(forbidden.statusCode).toBe(403);
+      expect(problem(forbidden).code).toBe('partition_forbidden');
+
+      const bad = await usage(key, 'Not-A-Name');
+      expect(bad.statusCode).toBe(400);
+      expect(problem(bad).code).toBe('invalid_request');
+    });
+  });
 });

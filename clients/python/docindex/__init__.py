@@ -41,6 +41,7 @@ from .types import (
     TextDocument,
     VersionAck,
     UsageDay,
+    UsagePartition,
     UsageReport,
     WaitProgress,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "VersionAck",
     "UnauthorizedError",
     "UsageDay",
+    "UsagePartition",
     "UsageReport",
     "WaitProgress",
     "WaitTimeoutError",

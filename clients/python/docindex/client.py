@@ -523,9 +523,11 @@ class Client:
         path = "/v1/partitions/" + urllib.parse.quote(name, safe="")
         return dict(self._json(self._call("DELETE", path)))
 
-    def usage(self) -> UsageReport:
-        """Queries per UTC day for the last 30 days (today first) and the rate limit (``GET /v1/usage``)."""
-        return UsageReport.from_json(self._json(self._call("GET", "/v1/usage")))
+    def usage(self, partition: Optional[str] = None) -> UsageReport:
+        """Queries per UTC day for the last 30 days (today first), by partition, and the rate limit
+        (``GET /v1/usage``); with ``partition``, that partition's queries only."""
+        answer = self._call("GET", "/v1/usage", query={"partition": partition})
+        return UsageReport.from_json(self._json(answer))
 
     def org(self) -> Dict[str, Any]:
         """The key's organisation and the key itself (``GET /v1/org``): ``org_id``, ``name``,

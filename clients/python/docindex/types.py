@@ -396,14 +396,25 @@ class UsageDay:
 
 
 @dataclass(frozen=True)
+class UsagePartition:
+    """The window's queries that ran over ``partition``: a partition's name, ``(several)`` (two or
+    more partitions) or ``(all)`` (the whole organisation)."""
+
+    partition: str
+    total_queries: int
+
+
+@dataclass(frozen=True)
 class UsageReport:
-    """``GET /v1/usage``: queries per UTC day over 30 days (today first) and the rate limit."""
+    """``GET /v1/usage``: queries per UTC day over 30 days (today first), by partition, and the
+    rate limit. Each query is in one entry of ``partitions``, so they add up to ``total_queries``."""
 
     org_id: str
     period_days: int
     total_queries: int
     daily: List[UsageDay]
     rate_limit_rpm: int
+    partitions: List[UsagePartition] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "UsageReport":
@@ -417,6 +428,13 @@ class UsageReport:
                 for day in data.get("daily", [])
             ],
             rate_limit_rpm=int(data.get("rate_limit_rpm", 0)),
+            partitions=[
+                UsagePartition(
+                    partition=str(entry.get("partition", "")),
+                    total_queries=int(entry.get("total_queries", 0)),
+                )
+                for entry in data.get("partitions", [])
+            ],
         )
 
 

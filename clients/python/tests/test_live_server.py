@@ -427,6 +427,15 @@ class UsageTest(unittest.TestCase):
         # Other tests may query meanwhile; ours counts at least once.
         self.assertGreaterEqual(after.total_queries, before.total_queries + 1)
         self.assertGreaterEqual(after.daily[0].count, before.daily[0].count + 1)
+        self.assertEqual(sum(p.total_queries for p in after.partitions), after.total_queries)
+
+    def test_usage_of_one_partition(self) -> None:
+        client = live_client()
+        name = "usage-" + run_tag().lower()[:40]
+        client.query("usage " + run_tag(), partitions=[name])
+        report = client.usage(partition=name)
+        self.assertEqual(report.total_queries, 1)
+        self.assertEqual([(p.partition, p.total_queries) for p in report.partitions], [(name, 1)])
 
 
 class IdempotencyTest(unittest.TestCase):

@@ -329,16 +329,25 @@ export class PgDocumentStore implements DocumentStore {
   }
 
   /** One multi-row INSERT (atomic: all rows or none); how many rows it inserted. */
+  /**
+   * Inserts the rows in one statement, unless a row's partition is marked for deletion: then
+   * nothing is written and it throws partition_deleting. The mark is read by the insert's own
+   * statement, so accepting a document costs no round trip of its own. How many rows it inserted.
+   */
   private async insertDocuments(db: Queryable, docs: NewDocument[], onConflict: string): Promise<number> {
     if (docs.length === 0) return 0;
     const PER_ROW = 20;
     const values: string[] = [];
     const params: unknown[] = [];
     docs.forEach((d, i) => {
-      const p = (n: number) => `$${i * PER_ROW + n}`;
+      const p = (n: number, type: string) => `$${i * PER_ROW + n}::${type}`;
+      // Typed: a VALUES list under a SELECT does not take the target columns' types.
       values.push(
-        `(${p(1)}, ${p(2)}, 'queued', ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}::jsonb, ${p(9)}, ${p(10)},
-          ${p(11)}, 0, ${p(12)}, ${p(12)}, ${p(13)}, ${p(14)}, ${p(15)}, ${p(16)}, clock_timestamp(), 0, ${p(17)}, ${p(18)}, ${p(19)}, ${p(20)})`,
+        `(${p(1, 'text')}, ${p(2, 'text')}, 'queued', ${p(3, 'text')}, ${p(4, 'text')}, ${p(5, 'text')},
+          ${p(6, 'text')}, ${p(7, 'bigint')}, ${p(8, 'jsonb')}, ${p(9, 'integer')}, ${p(10, 'integer')},
+          ${p(11, 'text')}, 0, ${p(12, 'timestamptz')}, ${p(12, 'timestamptz')}, ${p(13, 'text')},
+          ${p(14, 'text')}, ${p(15, 'text')}, ${p(16, 'text')}, clock_timestamp(), 0, ${p(17, 'text')},
+          ${p(18, 'text')}, ${p(19, 'text')}, ${p(20, 'text')})`,
       );
       params.push(
         d.id,
@@ -363,16 +372,30 @@ export class PgDocumentStore implements DocumentStore {
         d.partition ?? DEFAULT_PARTITION,
       );
     });
-    const r = await db.query(
-      `INSERT INTO ${this.documents} (
-         id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
-         chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
-         input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id, requested_language,
-         job_traceparent, partition
-       ) VALUES ${values.join(', ')} ${onConflict}`,
+    const pairs = docs.length * PER_ROW + 1;
+    params.push(
+      docs.map((d) => d.orgId),
+      docs.map((d) => d.partition ?? DEFAULT_PARTITION),
+    );
+    const { rows } = await db.query<{ refused: string | null; inserted: number }>(
+      `WITH refused AS (
+         SELECT name FROM ${this.db.table('partition_deletions')}
+         WHERE (org_id, name) IN (SELECT * FROM unnest($${pairs}::text[], $${pairs + 1}::text[]))
+       ), inserted AS (
+         INSERT INTO ${this.documents} (
+           id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
+           chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
+           input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id, requested_language,
+           job_traceparent, partition
+         ) SELECT * FROM (VALUES ${values.join(', ')}) AS v WHERE NOT EXISTS (SELECT FROM refused)
+         ${onConflict} RETURNING 1
+       )
+       SELECT (SELECT min(name) FROM refused) AS refused, (SELECT count(*) FROM inserted)::int AS inserted`,
       params,
     );
-    return r.rowCount ?? 0;
+    const refused = rows[0]?.refused ?? null;
+    if (refused !== null) throw ERRORS.partitionDeleting(refused);
+    return rows[0]?.inserted ?? 0;
   }
 
   async getDocument(orgId: string, id: string): Promise<DocumentRecord | null> {
@@ -416,14 +439,6 @@ export class PgDocumentStore implements DocumentStore {
        ON CONFLICT DO NOTHING`,
       [storable(orgId), storable(name), at],
     );
-  }
-
-  async isPartitionDeleting(orgId: string, name: string): Promise<boolean> {
-    const { rowCount } = await this.db.query(
-      `SELECT 1 FROM ${this.db.table('partition_deletions')} WHERE org_id = $1 AND name = $2`,
-      [storable(orgId), storable(name)],
-    );
-    return (rowCount ?? 0) > 0;
   }
 
   async partitionsDeleting(limit: number): Promise<Array<{ orgId: string; name: string }>> {

@@ -770,6 +770,23 @@ const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 185,
+    name: 'usage per partition',
+    async apply(tx, db) {
+      // As in SQLite: queries restricted to partitions, per org, day and bucket (a partition's
+      // name, or '(several)'); usage_daily keeps the org's total.
+      await tx.query(`
+        CREATE TABLE ${db.table('usage_partition_daily')} (
+          org_id text COLLATE "C" NOT NULL,
+          day text COLLATE "C" NOT NULL,
+          bucket text COLLATE "C" NOT NULL,
+          count bigint NOT NULL,
+          PRIMARY KEY (org_id, day, bucket)
+        );
+      `);
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */

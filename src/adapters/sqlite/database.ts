@@ -617,6 +617,21 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX source_runs_job ON source_runs(job_state, run_at);
     `,
   },
+  {
+    version: 185,
+    name: 'usage per partition',
+    sql: `
+      -- Queries restricted to partitions, per org, day and bucket (a partition's name, or
+      -- '(several)' for a query over more than one); usage_daily keeps the org's total.
+      CREATE TABLE usage_partition_daily (
+        org_id TEXT NOT NULL,
+        day TEXT NOT NULL,
+        bucket TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (org_id, day, bucket)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */

@@ -174,13 +174,29 @@ export class SqliteDocumentStore implements DocumentStore {
     if (docs.length === 0 && answer === undefined) return Promise.resolve([]);
     return this.commits.run(() => {
       // One writer at a time (SQLite): an external_id's lookup and insert cannot interleave with
-      // another's.
+      // another's, nor a partition's mark for deletion with an ingest into it.
+      this.refuseDeletingPartitions(docs);
       const started = docs.map((doc) =>
         doc.externalId ? this.createOrVersionNow(doc, doc.externalId) : this.insertDocument(doc),
       );
       if (answer) this.storeAnswer(answer, started);
       return started;
     }, docs.length);
+  }
+
+  /** partition_deleting when a row's partition is marked for deletion (before anything is written). */
+  private refuseDeletingPartitions(docs: NewDocument[]): void {
+    const marked = this.sql.get<[string, string], number>(
+      'SELECT 1 FROM partition_deletions WHERE org_id = ? AND name = ?',
+    );
+    const seen = new Set<string>();
+    for (const doc of docs) {
+      const partition = doc.partition ?? DEFAULT_PARTITION;
+      const key = `${doc.orgId}\u0000${partition}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (marked.pluck().get(doc.orgId, partition) !== undefined) throw ERRORS.partitionDeleting(partition);
+    }
   }
 
   private insertDocument(d: NewDocument): StartedVersion {
@@ -398,15 +414,6 @@ export class SqliteDocumentStore implements DocumentStore {
         'INSERT INTO partition_deletions (org_id, name, marked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
       )
       .run(orgId, name, at.getTime());
-  }
-
-  async isPartitionDeleting(orgId: string, name: string): Promise<boolean> {
-    return (
-      this.sql
-        .get<[string, string], number>('SELECT 1 FROM partition_deletions WHERE org_id = ? AND name = ?')
-        .pluck()
-        .get(orgId, name) !== undefined
-    );
   }
 
   async partitionsDeleting(limit: number): Promise<Array<{ orgId: string; name: string }>> {

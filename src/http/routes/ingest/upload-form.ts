@@ -9,7 +9,7 @@ import { type ChunkSettings, checkChunkSettings, chunkSettingsOf } from '../../.
 import { ApiError, ERRORS } from '../../../domain/errors.js';
 import type { StagedFile } from '../../../domain/ingestion.js';
 import { checkLanguage } from '../../../domain/languages.js';
-import { isPartitionName, PARTITION_PATTERN } from '../../../domain/partitions.js';
+import { checkPartitionName } from '../../../domain/partitions.js';
 import { displayFilename } from '../../../domain/text.js';
 import { MAX_EXTERNAL_ID_LENGTH, type Metadata as MetadataRecord } from '../../../domain/types.js';
 import type { AppDeps } from '../../deps.js';
@@ -94,13 +94,7 @@ export async function readUploadForm(
 /** The `language` form part: an ISO 639-1 code; null when absent. */
 /** The `partition` form part: a partition name, refused with the JSON forms' pointer and message. */
 export function parsePartitionPart(raw: string | null): string | null {
-  if (raw === null) return null;
-  if (!isPartitionName(raw)) {
-    throw ERRORS.invalid(`partition must match ${PARTITION_PATTERN}.`, [
-      { pointer: '/partition', message: `must match pattern "${PARTITION_PATTERN}"` },
-    ]);
-  }
-  return raw;
+  return raw === null ? null : checkPartitionName(raw, '/partition');
 }
 
 export function parseLanguagePart(raw: string | null): string | null {
