@@ -770,6 +770,14 @@ const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 175,
+    name: 'source item links',
+    async apply(tx, db) {
+      // As in SQLite: what a source type keeps of an item for the next run (a web page's links).
+      await tx.query(`ALTER TABLE ${db.table('source_items')} ADD COLUMN links jsonb`);
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */

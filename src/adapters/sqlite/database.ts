@@ -617,6 +617,15 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX source_runs_job ON source_runs(job_state, run_at);
     `,
   },
+  {
+    version: 175,
+    name: 'source item links',
+    sql: `
+      -- What a source type keeps of an item for the next run (a web page's links, JSON), so a
+      -- page answered "not modified" is still followed.
+      ALTER TABLE source_items ADD COLUMN links TEXT;
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */
