@@ -38,6 +38,8 @@ export interface SourceSyncDeps {
   /** The webhook payload of a finished run (the API's JSON of it). */
   renderRun: (run: SourceRun) => unknown;
   onFinished?: (run: SourceRun, source: SourceRecord) => void;
+  /** An error that ended a run's last try outside its listing, for the log. */
+  onEscaped?: (runId: string, error: unknown) => void;
 }
 
 /** Thrown when the source was deleted during the run: the run turns to removing its documents. */
@@ -52,9 +54,19 @@ export class SourceSync {
     } catch (error) {
       // Stopped (shutdown, lost lease), or tries left: the queue runs it again.
       if (job.signal.aborted || job.attempt < job.maxAttempts) throw error;
+      this.deps.onEscaped?.(job.documentId, error);
       // The last try failed outside the listing (recording a step, removing a deleted source's
       // documents): the run ends failed rather than being revived again and again.
-      await this.failRun(job.documentId, runError(null, error));
+      await this.failRun(
+        job.documentId,
+        error instanceof ApiError
+          ? runError(null, error)
+          : {
+              item: null,
+              code: 'internal',
+              message: `the run failed on each of its ${job.maxAttempts} tries; the server log has the reason`,
+            },
+      );
     }
   };
 

@@ -465,6 +465,8 @@ export async function createRuntime(
       documents: documentService,
       clock,
       renderRun: toRunEventJson,
+      onEscaped: (runId, error) =>
+        logger.error({ err: error, run_id: runId }, 'source run failed on its last try'),
       onFinished: (run) =>
         logger.info(
           {
