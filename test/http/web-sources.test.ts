@@ -4,8 +4,14 @@
 // linked DOCX, redirect loops, a redirect to an address the rules refuse, and a page that fails
 // for a while without losing its document.
 import { readFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { gzipSync } from 'node:zlib';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommandLine } from '../../src/cli/main.js';
+import { listen } from '../client/support.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { htmlPage, type LoopbackSite, startLoopbackSite } from '../helpers/loopback-site.js';
 
@@ -233,6 +239,103 @@ describe('sources (web on a loopback site)', () => {
         { item: u('/away'), code: 'url_blocked', message: expect.any(String) },
       ]),
     );
+  });
+
+  it('the command line adds a web source; MCP lists it with its newest run and syncs it', async () => {
+    const p = '/four';
+    site.pages.set(`${p}/`, { body: htmlPage('Tools', 'reached through the tools', ['next.html']) });
+    site.pages.set(`${p}/next.html`, { body: htmlPage('Next', 'next page') });
+    const url = await listen(h.app);
+    const cli = async (argv: string[]) => {
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      const status = await runCommandLine(argv, {
+        version: '0.1.0',
+        env: { DOCINDEX_URL: url, DOCINDEX_API_KEY: h.orgA.apiKey },
+        io: { stdout, stderr },
+        openServer: async () => {
+          throw new Error('client commands need no server side');
+        },
+        modelSettings: () => {
+          throw new Error('client commands need no model settings');
+        },
+      });
+      return {
+        status,
+        out: (stdout.read() ?? '').toString() as string,
+        err: (stderr.read() ?? '').toString() as string,
+      };
+    };
+    const refused = await cli([
+      'sources',
+      'add',
+      'web',
+      '--name',
+      'x',
+      '--max-pages',
+      '5',
+      '--max-depth',
+      '1',
+    ]);
+    expect(refused.status).not.toBe(0);
+    expect(refused.err).toMatch(/--start-url or --sitemap/);
+    const added = await cli([
+      'sources',
+      'add',
+      'web',
+      '--name',
+      'tools site',
+      '--start-url',
+      `${site.origin}${p}/`,
+      '--exclude',
+      '*/never/*',
+      '--max-pages',
+      '50',
+      '--max-depth',
+      '1',
+      '--json',
+    ]);
+    expect(added.status, added.err).toBe(0);
+    const source = JSON.parse(added.out) as { id: string; type: string; config: Record<string, unknown> };
+    expect(source).toMatchObject({
+      type: 'web',
+      config: { start_urls: [`${site.origin}${p}/`], exclude: ['*/never/*'], max_pages: 50, max_depth: 1 },
+    });
+    const listed = await cli(['sources', 'list']);
+    expect(listed.out).toMatch(new RegExp(`${source.id}\\s+tools site\\s+web\\s+${site.origin}${p}/`));
+
+    const client = new Client({ name: 'docindex-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', url), {
+        requestInit: { headers: { authorization: `Bearer ${h.orgA.apiKey}` } },
+      }),
+    );
+    try {
+      const tool = async (name: string, args: Record<string, unknown>) => {
+        const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+        return {
+          error: result.isError ?? false,
+          content: result.structuredContent as Record<string, unknown>,
+        };
+      };
+      const before = await tool('list_sources', {});
+      const mine = (before.content.sources as Array<Record<string, unknown>>).find((s) => s.id === source.id);
+      expect(mine).toMatchObject({ type: 'web', last_run: null });
+      const synced = await tool('sync_source', { id: source.id });
+      expect(synced.error).toBe(false);
+      const deadline = Date.now() + 30_000;
+      let lastRun: Record<string, unknown> | null = null;
+      while (Date.now() < deadline) {
+        const after = await tool('list_sources', {});
+        lastRun = (after.content.sources as Array<Record<string, unknown>>).find((s) => s.id === source.id)
+          ?.last_run as Record<string, unknown> | null;
+        if (lastRun?.status === 'completed') break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(lastRun).toMatchObject({ run_id: synced.content.run_id, status: 'completed', added: 2 });
+    } finally {
+      await client.close();
+    }
   });
 
   it('refuses a configuration it cannot crawl with a clear 400', async () => {
