@@ -61,6 +61,8 @@ const MAX_SITEMAP_NESTING = 3;
 /** The sitemap protocol's own limit on one (decompressed) sitemap file. */
 const MAX_SITEMAP_BYTES = 50 * 1024 * 1024;
 const MAX_ROBOTS_BYTES = 512 * 1024;
+/** A robots.txt answered with these means no rules: every 4xx but a timeout or "too many requests". */
+const ROBOTS_NO_RULES = Array.from({ length: 100 }, (_, i) => 400 + i).filter((s) => s !== 408 && s !== 429);
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
 
 /** A pattern of `include` / `exclude`: a glob over the whole URL, `*` standing for any characters. */
@@ -288,7 +290,7 @@ class WebCrawl implements SourceConnection {
         const robotsUrl = new URL('/robots.txt', url.origin);
         const body = await openUrl(robotsUrl, {
           ...this.fetchOptions(signal, MAX_ROBOTS_BYTES),
-          passStatuses: [400, 401, 403, 404, 405, 410, 451],
+          passStatuses: ROBOTS_NO_RULES,
         });
         if (body.status >= 400) {
           body.stream.destroy();
