@@ -1,5 +1,5 @@
 """Sources through the client against a real docindex server: a web source on a local site
-(127.0.0.1, which the test server admits with URL_FETCH_ALLOW) created, listed, read, changed,
+(127.0.0.3, which run-against-server.sh admits with URL_FETCH_ALLOW) created, listed, read, changed,
 synced, its runs listed, and deleted; a configuration the server refuses is an InvalidRequestError.
 """
 
@@ -24,7 +24,7 @@ class SourcesTest(unittest.TestCase):
         tag = run_tag()
         # robots.txt (none), then the one page.
         replies = [(404, [], b""), (200, [("Content-Type", "text/html; charset=utf-8")], PAGE)]
-        with ScriptedServer(replies) as site:  # type: ignore[arg-type]
+        with ScriptedServer(replies, host="127.0.0.3") as site:  # type: ignore[arg-type]
             start = site.url + "/"
             source = self.client.create_source(
                 "web",
