@@ -559,8 +559,9 @@ export class DocindexClient {
   }
 
   /**
-   * Registers a source (`POST /v1/sources`): an S3 bucket, or the part of it under a prefix, whose
-   * objects become documents and stay in sync with it. Nothing is read before its first run.
+   * Registers a source (`POST /v1/sources`): an S3 bucket (or the part of it under a prefix), or a
+   * web site crawled from start URLs and/or a sitemap, whose items become documents and stay in
+   * sync with it. Nothing is read before its first run.
    */
   createSource(source: NewSource, options: RequestOptions = {}): Promise<Source> {
     return this.#call<Source>('POST', '/v1/sources', { json: source, signal: options.signal });
