@@ -104,6 +104,7 @@ async function signIn(key, { silent = false } = {}) {
     await loadDocuments({ reset: true });
     loadWebhooks();
     loadEvaluations();
+    loadSources();
     $('main').focus();
   } catch (error) {
     sessionStorage.removeItem(KEY_STORAGE);
@@ -882,6 +883,118 @@ function relativeTime(iso) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Sources: each with its type, schedule and newest run; "Runs" shows a source's run history with
+// per-item errors, "Sync now" queues a run (POST /v1/sources/{id}/sync)
+
+const runCounts = (run) =>
+  `${formatNumber(run.added)} · ${formatNumber(run.updated)} · ${formatNumber(run.deleted)} · ${formatNumber(run.unchanged)} · ${formatNumber(run.failed)}`;
+
+const runBadge = (status) =>
+  status === 'completed' ? 'ready' : status === 'running' ? 'processing' : status;
+
+async function loadSources() {
+  try {
+    const { sources } = await api('GET', '/v1/sources');
+    const runs = await Promise.all(
+      sources.map((source) =>
+        api('GET', `/v1/sources/${encodeURIComponent(source.id)}/runs?limit=1`)
+          .then((answer) => answer.runs[0] ?? null)
+          .catch(() => null),
+      ),
+    );
+    renderSources(sources, runs);
+  } catch (error) {
+    if (error.status === 403) {
+      $('sources-empty').textContent =
+        'This key may not see sources (scope `sources`, on a key not limited to partitions).';
+      $('sources-empty').hidden = false;
+    } else if (error.status !== 401) toast(`Could not load sources: ${error.message}`, { error: true });
+  }
+}
+
+function renderSources(sources, lastRuns) {
+  const rows = sources.map((source, i) => {
+    const row = el('tr');
+    row.dataset.sourceId = source.id;
+    const name = el('td');
+    name.append(el('div', { class: 'doc-name', text: source.name }));
+    name.append(el('div', { class: 'doc-id', text: source.id }));
+    const run = lastRuns[i];
+    const last = el('td', { class: 'source-last-run' });
+    if (run) {
+      last.append(el('span', { class: `badge badge-${runBadge(run.status)}`, text: run.status }));
+      last.append(el('span', { class: 'num source-counts', text: ` ${runCounts(run)}` }));
+    } else {
+      last.append(el('span', { class: 'muted', text: 'never run' }));
+    }
+    const actions = el('td', { class: 'actions' });
+    const history = el('button', { class: 'button button-quiet', text: 'Runs' });
+    history.type = 'button';
+    history.addEventListener('click', () => showSourceRuns(source));
+    const sync = el('button', { class: 'button button-secondary', text: 'Sync now' });
+    sync.type = 'button';
+    sync.addEventListener('click', () => syncSource(source, sync));
+    actions.append(history, sync);
+    row.append(name, el('td', { text: source.type }), el('td', { text: source.schedule }), last, actions);
+    return row;
+  });
+  $('sources-body').replaceChildren(...rows);
+  $('sources-table').hidden = sources.length === 0;
+  $('sources-empty').textContent =
+    'No sources yet: `docindex sources add s3 …` or `docindex sources add web …` adds one.';
+  $('sources-empty').hidden = sources.length > 0;
+}
+
+async function showSourceRuns(source) {
+  try {
+    const { runs } = await api('GET', `/v1/sources/${encodeURIComponent(source.id)}/runs?limit=20`);
+    $('source-runs-title').textContent = `Runs of ${source.name}`;
+    const items = runs.map((run) => {
+      const item = el('li', { class: 'source-run' });
+      item.dataset.runId = run.run_id;
+      const head = el('div');
+      head.append(el('span', { class: `badge badge-${runBadge(run.status)}`, text: run.status }));
+      const when = run.started_at ? relativeTime(run.started_at) : 'queued';
+      head.append(el('span', { class: 'muted small', text: ` ${run.run_id} · ${when}` }));
+      head.append(
+        el('div', {
+          class: 'num source-counts',
+          text: `added · updated · deleted · unchanged · failed: ${runCounts(run)}`,
+        }),
+      );
+      item.append(head);
+      if (run.errors.length > 0) {
+        const errors = el('ul', { class: 'source-run-errors' });
+        for (const error of run.errors) {
+          errors.append(el('li', { text: `${error.item ?? 'the run'}: ${error.code}, ${error.message}` }));
+        }
+        item.append(errors);
+      }
+      return item;
+    });
+    if (items.length === 0) items.push(el('li', { class: 'muted', text: 'No runs yet.' }));
+    $('source-runs-list').replaceChildren(...items);
+    $('source-runs').hidden = false;
+  } catch (error) {
+    if (error.status !== 401) toast(`Could not load the runs: ${error.message}`, { error: true });
+  }
+}
+
+async function syncSource(source, button) {
+  button.disabled = true;
+  try {
+    const { run_id: runId } = await api('POST', `/v1/sources/${encodeURIComponent(source.id)}/sync`);
+    toast(`Run ${runId} queued for ${source.name}.`);
+    await loadSources();
+    await showSourceRuns(source);
+  } catch (error) {
+    if (error.status !== 401) toast(`Could not start a run: ${error.message}`, { error: true });
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Evaluations: the newest ones, each run's figures side by side (started with `docindex eval`
 // or POST /v1/evaluations)
 
@@ -1067,6 +1180,7 @@ function start() {
   });
   $('documents-more').addEventListener('click', () => loadDocuments());
   $('evaluations-refresh').addEventListener('click', () => loadEvaluations());
+  $('sources-refresh').addEventListener('click', () => loadSources());
   $('webhook-form').addEventListener('submit', createWebhook);
   $('metadata-form').addEventListener('submit', saveMetadata);
   $('dialog-close').addEventListener('click', () => $('document-dialog').close());

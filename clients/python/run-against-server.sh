@@ -32,10 +32,12 @@ stop_server() {
 }
 trap stop_server EXIT
 
-# Always embedded on its own data: drop what would point it at CI's PostgreSQL and Redis. `env`
+# Always embedded on its own data: drop what would point it at CI's PostgreSQL and Redis.
+# URL_FETCH_ALLOW admits 127.0.0.3 only (the site the sources test serves), so 127.0.0.1 stays
+# refused as any loopback address is by default. `env`
 # execs node, so the pid below is the server's own (a shell function would leave it orphaned).
 docindex=(env -u DATABASE_URL -u REDIS_URL -u BLOB_DIR -u DATABASE_SCHEMA -u REDIS_PREFIX
-  DATA_DIR="$work/data" LOG_LEVEL=warn HOST=127.0.0.1 PORT=0 node bin/docindex.js)
+  DATA_DIR="$work/data" LOG_LEVEL=warn HOST=127.0.0.1 PORT=0 URL_FETCH_ALLOW=127.0.0.3 node bin/docindex.js)
 
 "${docindex[@]}" serve >"$work/stdout" 2>"$work/stderr" &
 server_pid=$!

@@ -735,7 +735,7 @@ async function usageCommand(args: string[], env: Record<string, string | undefin
   const { values, positionals } = parse(args, { json: { type: 'boolean' }, partition: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError('usage takes no arguments');
   const report = await connect(values, env).usage(
-    values.partition === undefined ? {} : { partition: values.partition },
+    values.partition === undefined ? { byPartition: true } : { partition: values.partition },
   );
   io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : renderUsage(report));
   return 0;

@@ -165,10 +165,11 @@ export function renderUsage(report: UsageReport, rows = 8): string {
     `Total queries (${report.period_days} days): ${report.total_queries.toLocaleString('en-US')}   today: ${today.toLocaleString('en-US')}`,
     `Rate limit: ${report.rate_limit_rpm.toLocaleString('en-US')} requests per minute`,
   );
-  if (report.partitions.length > 0) {
-    const width = Math.max(...report.partitions.map((p) => p.partition.length));
+  const partitions = report.partitions ?? [];
+  if (partitions.length > 0) {
+    const width = Math.max(...partitions.map((p) => p.partition.length));
     lines.push('', 'By partition:');
-    for (const p of report.partitions) {
+    for (const p of partitions) {
       lines.push(`  ${p.partition.padEnd(width)}  ${p.total_queries.toLocaleString('en-US')}`);
     }
   }

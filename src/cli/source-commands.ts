@@ -11,6 +11,11 @@ export const SOURCES_USAGE = `  docindex sources add s3 --name NAME --bucket B [
                     [--path-style] [--aws-env] [--schedule manual|PT1H|…] [--metadata k=v …] [--json]
                                    register an S3 bucket kept in sync (--aws-env: credentials from
                                    AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)
+  docindex sources add web --name NAME [--start-url URL …] [--sitemap URL] [--include GLOB …]
+                    [--exclude GLOB …] --max-pages N --max-depth N [--any-host]
+                    [--schedule manual|PT1H|…] [--metadata k=v …] [--json]
+                                   register a web site crawled and kept in sync (robots.txt obeyed;
+                                   --any-host: follow links to other hosts too)
   docindex sources list [--json]   the org's sources
   docindex sources sync <id> [--wait] [--json]
                                    start a run (--wait: until it ends, then its counts)
@@ -41,16 +46,17 @@ function table(rows: string[][]): string {
 
 function renderSources(sources: Source[]): string {
   return table([
-    ['ID', 'NAME', 'TYPE', 'BUCKET', 'SCHEDULE', 'CREDENTIALS'],
-    ...sources.map((s) => [
-      s.id,
-      s.name,
-      s.type,
-      `${s.config.bucket}${s.config.prefix ? `/${s.config.prefix}` : ''}`,
-      s.schedule,
-      s.has_credentials ? 'yes' : 'no',
-    ]),
+    ['ID', 'NAME', 'TYPE', 'WHERE', 'SCHEDULE', 'CREDENTIALS'],
+    ...sources.map((s) => [s.id, s.name, s.type, where(s), s.schedule, s.has_credentials ? 'yes' : 'no']),
   ]);
+}
+
+/** The bucket (and prefix) of an s3 source; the first start URL (or the sitemap) of a web one. */
+function where(source: Source): string {
+  const config = source.config;
+  if ('bucket' in config) return `${config.bucket}${config.prefix ? `/${config.prefix}` : ''}`;
+  const first = config.start_urls[0] ?? config.sitemap ?? '-';
+  return config.start_urls.length > 1 ? `${first} (+${config.start_urls.length - 1})` : first;
 }
 
 function renderRuns(runs: SourceRun[]): string {
@@ -87,39 +93,75 @@ export async function sourcesCommand(
         endpoint: { type: 'string' },
         'path-style': { type: 'boolean' },
         'aws-env': { type: 'boolean' },
+        'start-url': { type: 'string', multiple: true },
+        sitemap: { type: 'string' },
+        include: { type: 'string', multiple: true },
+        exclude: { type: 'string', multiple: true },
+        'max-pages': { type: 'string' },
+        'max-depth': { type: 'string' },
+        'any-host': { type: 'boolean' },
         schedule: { type: 'string' },
         metadata: { type: 'string', multiple: true },
         json: { type: 'boolean' },
       });
-      if (positionals.length !== 1 || positionals[0] !== 's3') {
-        throw new UsageError('sources add needs the type: s3');
+      const type = positionals[0];
+      if (positionals.length !== 1 || (type !== 's3' && type !== 'web')) {
+        throw new UsageError('sources add needs the type: s3 or web');
       }
-      if (values.name === undefined || values.bucket === undefined) {
-        throw new UsageError('sources add s3 needs --name and --bucket');
-      }
-      let credentials = {};
-      if (values['aws-env']) {
-        const id = env.AWS_ACCESS_KEY_ID;
-        const secret = env.AWS_SECRET_ACCESS_KEY;
-        if (!id || !secret)
-          throw new UsageError('--aws-env needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set');
-        credentials = { access_key_id: id, secret_access_key: secret };
-      }
+      if (values.name === undefined) throw new UsageError(`sources add ${type} needs --name`);
       const metadata = Object.fromEntries(keyValues(values.metadata, '--metadata'));
-      const source: NewSource = {
-        type: 's3',
+      const common = {
         name: values.name,
-        config: {
-          bucket: values.bucket,
-          ...(values.prefix === undefined ? {} : { prefix: values.prefix }),
-          ...(values.region === undefined ? {} : { region: values.region }),
-          ...(values.endpoint === undefined ? {} : { endpoint: values.endpoint }),
-          ...(values['path-style'] ? { force_path_style: true } : {}),
-          ...credentials,
-        },
         ...(values.schedule === undefined ? {} : { schedule: values.schedule }),
         ...(Object.keys(metadata).length === 0 ? {} : { metadata }),
       };
+      let source: NewSource;
+      if (type === 'web') {
+        const startUrls = values['start-url'] ?? [];
+        if (startUrls.length === 0 && values.sitemap === undefined) {
+          throw new UsageError('sources add web needs --start-url or --sitemap (or both)');
+        }
+        const maxPages = wholeNumber(values['max-pages'], '--max-pages', 1, 10_000);
+        const maxDepth = wholeNumber(values['max-depth'], '--max-depth', 0, 50);
+        if (maxPages === undefined || maxDepth === undefined) {
+          throw new UsageError('sources add web needs --max-pages and --max-depth');
+        }
+        source = {
+          type: 'web',
+          ...common,
+          config: {
+            start_urls: startUrls,
+            ...(values.sitemap === undefined ? {} : { sitemap: values.sitemap }),
+            ...(values.include === undefined ? {} : { include: values.include }),
+            ...(values.exclude === undefined ? {} : { exclude: values.exclude }),
+            max_pages: maxPages,
+            max_depth: maxDepth,
+            ...(values['any-host'] ? { same_host: false } : {}),
+          },
+        };
+      } else {
+        if (values.bucket === undefined) throw new UsageError('sources add s3 needs --name and --bucket');
+        let credentials = {};
+        if (values['aws-env']) {
+          const id = env.AWS_ACCESS_KEY_ID;
+          const secret = env.AWS_SECRET_ACCESS_KEY;
+          if (!id || !secret)
+            throw new UsageError('--aws-env needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set');
+          credentials = { access_key_id: id, secret_access_key: secret };
+        }
+        source = {
+          type: 's3',
+          ...common,
+          config: {
+            bucket: values.bucket,
+            ...(values.prefix === undefined ? {} : { prefix: values.prefix }),
+            ...(values.region === undefined ? {} : { region: values.region }),
+            ...(values.endpoint === undefined ? {} : { endpoint: values.endpoint }),
+            ...(values['path-style'] ? { force_path_style: true } : {}),
+            ...credentials,
+          },
+        };
+      }
       const created = await connect(values).createSource(source);
       io.stdout.write(values.json ? `${JSON.stringify(created)}\n` : renderSources([created]));
       return 0;

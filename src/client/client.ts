@@ -92,6 +92,8 @@ export interface IngestFileOptions extends IngestUrlOptions {
 export interface UsageOptions extends RequestOptions {
   /** That partition's queries only (a partition the key may not see: 403 partition_forbidden). */
   partition?: string;
+  /** Add `partitions`, the queries by the partitions they ran over. */
+  byPartition?: boolean;
 }
 
 export interface ListDocumentsOptions extends RequestOptions {
@@ -564,8 +566,9 @@ export class DocindexClient {
   }
 
   /**
-   * Registers a source (`POST /v1/sources`): an S3 bucket, or the part of it under a prefix, whose
-   * objects become documents and stay in sync with it. Nothing is read before its first run.
+   * Registers a source (`POST /v1/sources`): an S3 bucket (or the part of it under a prefix), or a
+   * web site crawled from start URLs and/or a sitemap, whose items become documents and stay in
+   * sync with it. Nothing is read before its first run.
    */
   createSource(source: NewSource, options: RequestOptions = {}): Promise<Source> {
     return this.#call<Source>('POST', '/v1/sources', { json: source, signal: options.signal });
@@ -623,12 +626,15 @@ export class DocindexClient {
   }
 
   /**
-   * Queries per UTC day for the last 30 days (today first), by partition, and the rate limit;
-   * with `partition`, that partition's queries only.
+   * Queries per UTC day for the last 30 days (today first) and the rate limit; with
+   * `byPartition`, by partition too; with `partition`, that partition's queries only.
    */
   usage(options: UsageOptions = {}): Promise<UsageReport> {
-    const { partition, ...rest } = options;
-    return this.#call<UsageReport>('GET', '/v1/usage', { ...rest, query: { partition } });
+    const { partition, byPartition, ...rest } = options;
+    return this.#call<UsageReport>('GET', '/v1/usage', {
+      ...rest,
+      query: { partition, by: byPartition ? 'partition' : undefined },
+    });
   }
 
   /**

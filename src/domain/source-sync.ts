@@ -38,6 +38,8 @@ export interface SourceSyncDeps {
   /** The webhook payload of a finished run (the API's JSON of it). */
   renderRun: (run: SourceRun) => unknown;
   onFinished?: (run: SourceRun, source: SourceRecord) => void;
+  /** An error that ended a run's last try outside its listing, for the log. */
+  onEscaped?: (runId: string, error: unknown) => void;
 }
 
 /** Thrown when the source was deleted during the run: the run turns to removing its documents. */
@@ -47,9 +49,40 @@ export class SourceSync {
   constructor(private readonly deps: SourceSyncDeps) {}
 
   readonly handle = async (job: JobContext): Promise<void> => {
+    try {
+      await this.attempt(job);
+    } catch (error) {
+      // Stopped (shutdown, lost lease), or tries left: the queue runs it again.
+      if (job.signal.aborted || job.attempt < job.maxAttempts) throw error;
+      this.deps.onEscaped?.(job.documentId, error);
+      // The last try failed outside the listing (recording a step, removing a deleted source's
+      // documents): the run ends failed rather than being revived again and again.
+      await this.failRun(
+        job.documentId,
+        error instanceof ApiError
+          ? runError(null, error)
+          : {
+              item: null,
+              code: 'internal',
+              message: `the run failed on each of its ${job.maxAttempts} tries; the server log has the reason`,
+            },
+      );
+    }
+  };
+
+  private async attempt(job: JobContext): Promise<void> {
     const { store, clock } = this.deps;
     const run = await store.getRun(job.documentId);
     if (!run || run.status === 'completed' || run.status === 'failed') return;
+    if (job.attempt > job.maxAttempts) {
+      // Claimed again after its last try died with its process: nothing is left to retry.
+      await this.failRun(run.id, {
+        item: null,
+        code: 'interrupted',
+        message: 'the run was interrupted on each of its tries',
+      });
+      return;
+    }
     const source = await store.loadSource(run.sourceId);
     if (!source) return;
     if (source.deletedAt !== null) {
@@ -72,7 +105,20 @@ export class SourceSync {
       if (job.attempt < job.maxAttempts) throw error;
       await this.finish(run.id, source, { status: 'failed', unchanged: 0, error: runError(null, error) });
     }
-  };
+  }
+
+  /** Ends the run failed with `error` (when it is still under way). */
+  private async failRun(runId: string, error: RunError): Promise<void> {
+    const run = await this.deps.store.getRun(runId);
+    if (!run || run.status === 'completed' || run.status === 'failed') return;
+    const source = await this.deps.store.loadSource(run.sourceId);
+    const finished = await this.deps.store.finishRun(
+      runId,
+      { status: 'failed', unchanged: run.unchanged, finishedAt: this.deps.clock.now(), error },
+      this.deps.renderRun,
+    );
+    if (finished && source) this.deps.onFinished?.(finished, source);
+  }
 
   private async finish(
     runId: string,
@@ -99,29 +145,27 @@ export class SourceSync {
     }
     const connection = type.connect(source.config, credentials);
     try {
-      // The whole listing first: a listing that fails half-way must delete nothing.
-      const listed = new Map<string, string>();
-      for await (const item of connection.list(signal)) listed.set(item.key, item.etag);
       const known = new Map((await store.listItems(source.id)).map((item) => [item.key, item]));
+      // The whole listing first: a listing that fails half-way must delete nothing.
+      const listed = new Map<string, ListedItem>();
+      for await (const item of connection.list(signal, known)) listed.set(item.key, item);
       let unchanged = 0;
       let seen = 0;
-      for (const [key, etag] of listed) {
+      for (const [key, entry] of listed) {
         signal.throwIfAborted();
         if (++seen % DELETED_CHECK_EVERY === 0) await this.checkNotDeleted(source.id);
+        if (entry.failure !== undefined) {
+          // Could not be read this time: an error of the run; its document stays as it is.
+          await store.recordItemError(runId, { item: key, ...entry.failure });
+          continue;
+        }
         const item = known.get(key);
-        if (item && item.etag === etag) {
+        if (item && item.etag === entry.etag) {
           // Changed by this same run before it was cut off: counted then already.
           if (item.changedByRun !== runId) unchanged += 1;
           continue;
         }
-        await this.ingestItem(
-          source,
-          runId,
-          { key, etag },
-          item ?? null,
-          connection.open.bind(connection),
-          signal,
-        );
+        await this.ingestItem(source, runId, entry, item ?? null, connection.open.bind(connection), signal);
       }
       for (const item of known.values()) {
         if (listed.has(item.key)) continue;
@@ -150,7 +194,7 @@ export class SourceSync {
     try {
       const stream = await open(listed.key, signal);
       const staged = await ingestion.stageFile(
-        { stream, filename: basename(listed.key) || null },
+        { stream, filename: listed.filename ?? (basename(listed.key) || null) },
         async () => metadata,
       );
       // The same external_id: a changed item becomes a new version of its document, and an item
@@ -170,7 +214,7 @@ export class SourceSync {
     await store.recordItem(
       runId,
       source.id,
-      { key: listed.key, etag: listed.etag, documentId, changedByRun: runId },
+      { key: listed.key, etag: listed.etag, documentId, changedByRun: runId, links: listed.links ?? null },
       known === null ? 'added' : 'updated',
     );
   }
@@ -228,8 +272,9 @@ function runError(item: string | null, error: unknown): RunError {
   if (named?.name === 'SecretsKeyError') {
     return { item, code: 'secrets_unavailable', message: String(named.message) };
   }
-  if (named?.name === 'SourceEndpointBlocked') {
-    return { item, code: 'url_blocked', message: String(named.message) };
+  // The URL fetcher's failures (a refused address, a timeout, too many redirects) keep their code.
+  if (named?.name === 'FetchError' && typeof (named as { code?: unknown }).code === 'string') {
+    return { item, code: (named as { code: string }).code, message: String(named.message).slice(0, 300) };
   }
   return {
     item,

@@ -11,10 +11,14 @@ import { checkPartitionName } from './partitions.js';
 import type { Clock, JobQueue } from './ports.js';
 import { type SecretBox, SecretsKeyError } from './secrets.js';
 
-export const SOURCE_TYPES = ['s3'] as const;
+export const SOURCE_TYPES = ['s3', 'web'] as const;
 export type SourceTypeName = (typeof SOURCE_TYPES)[number];
 
 export const SOURCE_NAME_MAX_LENGTH = 200;
+/** The most pages (and linked documents) a `web` source may have. */
+export const WEB_MAX_PAGES = 10_000;
+/** The longest chain of links a `web` source follows from a start URL. */
+export const WEB_MAX_DEPTH = 50;
 /** `schedule` is "manual" or an ISO-8601 duration of at least this long. */
 export const MIN_SCHEDULE_MS = 5 * 60_000;
 export const ACCESS_MAX_PRINCIPALS = 64;
@@ -83,6 +87,11 @@ export interface SourceItem {
   documentId: string;
   /** The run that last added or updated it: a resumed run does not count it again. */
   changedByRun: string | null;
+  /**
+   * What the type keeps of the item for the next run besides its token: a web page's links, so a
+   * page answered "not modified" is still followed. null when the type keeps nothing.
+   */
+  links: string[] | null;
 }
 
 export interface SourceChanges {
@@ -162,12 +171,30 @@ export interface SourceStore {
 export interface ListedItem {
   key: string;
   etag: string;
+  /** Kept with the item when its document is made (see SourceItem.links). */
+  links?: string[];
+  /** The name format detection sees (default: the key's last path segment). */
+  filename?: string;
+  /**
+   * The item exists but could not be read this time (a server error, a timeout): the run records
+   * the error and keeps its document as it is.
+   */
+  failure?: { code: string; message: string };
+}
+
+/** What the last runs recorded of an item, as a listing may use it (conditional requests). */
+export interface KnownItem {
+  etag: string;
+  links: string[] | null;
 }
 
 /** A connection to one source's collection, made for one run. */
 export interface SourceConnection {
-  /** Every item, page after page; a failure of the listing fails the run (nothing is deleted). */
-  list(signal: AbortSignal): AsyncIterable<ListedItem>;
+  /**
+   * Every item, page after page; a failure of the listing fails the run (nothing is deleted).
+   * `known` is what earlier runs recorded, by key.
+   */
+  list(signal: AbortSignal, known: ReadonlyMap<string, KnownItem>): AsyncIterable<ListedItem>;
   /** The item's bytes. */
   open(key: string, signal: AbortSignal): Promise<Readable>;
   close(): void;
@@ -178,13 +205,14 @@ export interface SourceType {
   name: SourceTypeName;
   /**
    * Splits a configuration the schema accepted into what is stored and shown, the credentials
-   * (null: none) and the URLs it will connect to (screened by the URL-ingest address rules).
+   * (null: none) and the URLs it will connect to (screened by the URL-ingest address rules), each
+   * with the JSON pointer of its field.
    * Throws ApiError for a configuration the schema cannot judge.
    */
   prepare(config: Record<string, unknown>): {
     config: Record<string, unknown>;
     credentials: Record<string, string> | null;
-    urls: string[];
+    urls: Array<{ url: string; pointer: string }>;
   };
   connect(config: Record<string, unknown>, credentials: Record<string, string> | null): SourceConnection;
 }
@@ -344,11 +372,12 @@ export class SourceService {
 
   private prepare(type: SourceType, raw: Record<string, unknown>) {
     const prepared = type.prepare(raw);
-    for (const url of prepared.urls) {
+    for (const { url, pointer } of prepared.urls) {
       const reason = this.deps.screenUrl(url);
       if (reason !== null) {
-        throw ERRORS.invalid(`The source's endpoint may not be connected to: ${reason}.`, [
-          { pointer: '/config/endpoint', message: reason },
+        const field = pointer.replace(/^\/config\//, '').replaceAll('/', '.');
+        throw ERRORS.invalid(`config.${field} may not be connected to: ${reason}.`, [
+          { pointer, message: reason },
         ]);
       }
     }

@@ -1,5 +1,6 @@
 // The usage report: query counts per UTC day over the last 30 days, newest first, zero-filled,
-// with a breakdown by partition.
+// and on request a breakdown by partition (the report's fields are otherwise exactly those the
+// interface names, for an org that uses partitions too).
 //
 // Each query is counted once in the org's total and once in one bucket of the breakdown, so the
 // buckets add up to the total: the bucket is the partition's name when the query ran over one
@@ -25,8 +26,11 @@ export interface UsageReport {
   total_queries: number;
   daily: { date: string; count: number }[];
   rate_limit_rpm: number;
-  /** The window's queries by bucket, by name; buckets without queries left out (but a partition asked for). */
-  partitions: { partition: string; total_queries: number }[];
+  /**
+   * The window's queries by bucket, by name; buckets without queries left out (but a partition
+   * asked for). Only when asked for: by partition, or for one partition.
+   */
+  partitions?: { partition: string; total_queries: number }[];
 }
 
 export function utcDay(at: Date): string {
@@ -52,7 +56,8 @@ export class UsageService {
 
   /**
    * The org's report. Given `partition`, that partition's queries only (403 partition_forbidden
-   * when the key may not see it). A key limited to partitions sees the queries of its own
+   * when the key may not see it), with its entry of the breakdown; `byPartition` adds the
+   * breakdown to the whole report. A key limited to partitions sees the queries of its own
    * partitions only: the total is theirs, and queries over several partitions are left out.
    */
   async report(
@@ -60,6 +65,7 @@ export class UsageService {
     rateLimitRpm: number,
     access: DocumentAccess = ALL_PARTITIONS,
     partition?: string,
+    byPartition = false,
   ): Promise<UsageReport> {
     const today = Date.parse(utcDay(this.clock.now()));
     const days = Array.from({ length: USAGE_PERIOD_DAYS }, (_, i) => utcDay(new Date(today - i * DAY_MS)));
@@ -73,12 +79,18 @@ export class UsageService {
     } else if (access.partitions !== null) {
       only = access.partitions;
     }
-    const [counts, buckets] = await Promise.all([
-      this.usage.countsBetween(orgId, from, to, only),
-      this.usage.bucketTotals(orgId, from, to),
-    ]);
+    const counts = await this.usage.countsBetween(orgId, from, to, only);
     const daily = days.map((date) => ({ date, count: counts.get(date) ?? 0 }));
     const total = daily.reduce((sum, d) => sum + d.count, 0);
+    const report: UsageReport = {
+      org_id: orgId,
+      period_days: USAGE_PERIOD_DAYS,
+      total_queries: total,
+      daily,
+      rate_limit_rpm: rateLimitRpm,
+    };
+    if (!byPartition && partition === undefined) return report;
+    const buckets = await this.usage.bucketTotals(orgId, from, to);
     let breakdown: UsageReport['partitions'];
     if (only === undefined) {
       const restricted = [...buckets.values()].reduce((sum, n) => sum + n, 0);
@@ -91,13 +103,6 @@ export class UsageService {
         .filter((entry) => partition !== undefined || entry.total_queries > 0);
     }
     breakdown.sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : 0));
-    return {
-      org_id: orgId,
-      period_days: USAGE_PERIOD_DAYS,
-      total_queries: total,
-      daily,
-      rate_limit_rpm: rateLimitRpm,
-      partitions: breakdown,
-    };
+    return { ...report, partitions: breakdown };
   }
 }

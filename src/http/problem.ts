@@ -126,6 +126,7 @@ function withoutUnionNoise(issues: ValidationIssue[]): ValidationIssue[] {
   const kept = issues.filter(
     (issue) =>
       issue.keyword !== 'anyOf' &&
+      issue.keyword !== 'if' &&
       !(
         issue.keyword === 'type' &&
         issue.params.type === 'null' &&

@@ -753,7 +753,12 @@ export const UsageQuery = Type.Object(
       Type.String({
         ...PartitionName,
         description:
-          'Report this partition only: the queries that ran over it alone. One the API key may not see is a 403 `partition_forbidden`.',
+          'Report this partition only: the queries that ran over it alone, and its entry in `partitions`. One the API key may not see is a 403 `partition_forbidden`.',
+      }),
+    ),
+    by: Type.Optional(
+      Type.Literal('partition', {
+        description: 'Add `partitions`, the breakdown of the queries by the partitions they ran over.',
       }),
     ),
   },
@@ -769,17 +774,19 @@ export const UsageResponse = Type.Object(
       description: 'One entry per UTC day of the window, today first, days without queries included.',
     }),
     rate_limit_rpm: Type.Integer({ description: 'Requests per minute, across every endpoint.' }),
-    partitions: Type.Array(
-      Type.Object({
-        partition: Type.String({
-          description: "A partition's name, `(several)` or `(all)`.",
+    partitions: Type.Optional(
+      Type.Array(
+        Type.Object({
+          partition: Type.String({
+            description: "A partition's name, `(several)` or `(all)`.",
+          }),
+          total_queries: Type.Integer({ description: 'Its queries within the window.' }),
         }),
-        total_queries: Type.Integer({ description: 'Its queries within the window.' }),
-      }),
-      {
-        description:
-          "The window's queries by the partitions they ran over, by name, each query in one entry: a partition's name for a query over that partition alone, `(several)` for one over two or more, `(all)` for one over the whole organisation (no partition named, by a key limited to none). The entries add up to `total_queries`; those without queries are left out. With `?partition=NAME`, that partition's entry only. A key limited to partitions sees its own partitions' entries, and `total_queries` and `daily` are their sum.",
-      },
+        {
+          description:
+            "The window's queries by the partitions they ran over, by name, each query in one entry: a partition's name for a query over that partition alone, `(several)` for one over two or more, `(all)` for one over the whole organisation (no partition named, by a key limited to none). The entries add up to `total_queries`; those without queries are left out. Present with `?by=partition`, and with `?partition=NAME` (that partition's entry only). A key limited to partitions sees its own partitions' entries, and `total_queries` and `daily` are their sum.",
+        },
+      ),
     ),
   },
   {

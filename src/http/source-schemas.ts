@@ -1,8 +1,17 @@
 // Schemas of the /v1/sources routes (TypeBox → JSON Schema), with their examples. A source's
-// `config` is its type's: the `s3` one today; another type adds its own schema to the union.
-import { Type } from '@sinclair/typebox';
+// `config` is its type's: POST picks the schema by `type` (if/then in the body schema), PATCH by
+// the stored source's type (checkSourceConfig, called by the route).
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { PARTITION_PATTERN } from '../domain/partitions.js';
-import { ACCESS_MAX_PRINCIPALS, PRINCIPAL_MAX_LENGTH, SOURCE_NAME_MAX_LENGTH } from '../domain/sources.js';
+import {
+  ACCESS_MAX_PRINCIPALS,
+  PRINCIPAL_MAX_LENGTH,
+  SOURCE_NAME_MAX_LENGTH,
+  type SourceTypeName,
+  WEB_MAX_DEPTH,
+  WEB_MAX_PAGES,
+} from '../domain/sources.js';
 import { Metadata } from './schemas.js';
 
 const EXAMPLE_SOURCE_ID = 'src_45c48cce2e2d7fbdea1afc51c7c6ad26';
@@ -56,6 +65,58 @@ export const S3ConfigInput = Type.Object(
   { additionalProperties: false, description: 'An `s3` source: a bucket, or the part of it under `prefix`.' },
 );
 
+const WebUrl = Type.String({ minLength: 1, maxLength: 2048 });
+const WebPattern = Type.String({ minLength: 1, maxLength: 500 });
+
+export const WebConfig = Type.Object(
+  {
+    start_urls: Type.Array(WebUrl, {
+      maxItems: 100,
+      description:
+        'Where the crawl starts (depth 0); may be empty when `sitemap` is given. Each must pass the URL-ingest address rules.',
+    }),
+    sitemap: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description: 'A sitemap or sitemap index (gzipped or not) whose URLs are crawled too, at depth 0.',
+      }),
+    ),
+    include: Type.Optional(
+      Type.Array(WebPattern, {
+        maxItems: 50,
+        description:
+          'Globs over the whole URL (`*` is any characters): a URL is crawled only if it matches one. Absent: every URL.',
+      }),
+    ),
+    exclude: Type.Optional(
+      Type.Array(WebPattern, {
+        maxItems: 50,
+        description: 'Globs over the whole URL (`*` is any characters): a URL matching one is not crawled.',
+      }),
+    ),
+    max_pages: Type.Integer({
+      minimum: 1,
+      maximum: WEB_MAX_PAGES,
+      description: 'The most URLs (pages and linked documents) a run fetches.',
+    }),
+    max_depth: Type.Integer({
+      minimum: 0,
+      maximum: WEB_MAX_DEPTH,
+      description: 'How many links away from a start URL the crawl goes (0: the start URLs only).',
+    }),
+    same_host: Type.Optional(
+      Type.Boolean({
+        description: 'Only URLs on a host of the start URLs or the sitemap (default `true`).',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'A `web` source: a crawl obeying robots.txt. It has no credentials.',
+  },
+);
+
 const S3ConfigShown = Type.Object(
   { ...s3Fields },
   { additionalProperties: false, description: 'The configuration without its credentials.' },
@@ -85,48 +146,75 @@ const Name = Type.String({
   description: 'A name for people.',
 });
 
-export const CreateSourceBody = Type.Object(
-  {
-    type: Type.Literal('s3', { description: 'The kind of collection.' }),
-    name: Name,
-    config: S3ConfigInput,
-    schedule: Type.Optional(Schedule),
-    partition: Type.Optional(Partition),
-    metadata: Type.Optional(Metadata),
-    access: Type.Optional(Access),
+const sourceFields = {
+  name: Name,
+  schedule: Type.Optional(Schedule),
+  partition: Type.Optional(Partition),
+  metadata: Type.Optional(Metadata),
+  access: Type.Optional(Access),
+};
+const S3Body = Type.Object({ type: Type.Literal('s3'), config: S3ConfigInput, ...sourceFields });
+const WebBody = Type.Object({ type: Type.Literal('web'), config: WebConfig, ...sourceFields });
+
+/**
+ * `config` is judged by the schema of the `type` given (if/then/else rather than anyOf, so a bad
+ * field is reported against its own type's schema only).
+ */
+export const CreateSourceBody = Type.Unsafe<Static<typeof S3Body> | Static<typeof WebBody>>({
+  type: 'object',
+  required: ['type', 'name', 'config'],
+  additionalProperties: false,
+  properties: {
+    type: { type: 'string', enum: ['s3', 'web'], description: 'The kind of collection.' },
+    config: { type: 'object', description: "The type's configuration: see S3 and web below." },
+    ...sourceFields,
   },
-  {
-    additionalProperties: false,
-    examples: [
-      {
-        type: 's3',
-        name: 'Policies bucket',
-        config: {
-          bucket: 'acme-policies',
-          prefix: 'published/',
-          region: 'eu-west-1',
-          access_key_id: 'AKIAIOSFODNN7EXAMPLE',
-          secret_access_key: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
-        },
-        schedule: 'PT1H',
-        metadata: { team: 'legal' },
+  allOf: [
+    {
+      if: { properties: { type: { const: 'web' } }, required: ['type'] },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a promise
+      then: { properties: { config: WebConfig } },
+      else: { properties: { config: S3ConfigInput } },
+    },
+  ],
+  examples: [
+    {
+      type: 's3',
+      name: 'Policies bucket',
+      config: {
+        bucket: 'acme-policies',
+        prefix: 'published/',
+        region: 'eu-west-1',
+        access_key_id: 'AKIAIOSFODNN7EXAMPLE',
+        secret_access_key: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
       },
-    ],
-  },
-);
+      schedule: 'PT1H',
+      metadata: { team: 'legal' },
+    },
+    {
+      type: 'web',
+      name: 'Handbook site',
+      config: {
+        start_urls: ['https://handbook.example.com/'],
+        sitemap: 'https://handbook.example.com/sitemap.xml',
+        exclude: ['*/archive/*'],
+        max_pages: 2000,
+        max_depth: 4,
+      },
+      schedule: 'P1D',
+    },
+  ],
+});
 
 export const PatchSourceBody = Type.Object(
   {
     name: Type.Optional(Name),
     config: Type.Optional(
-      Type.Object(
-        { ...s3Fields, ...credentialFields },
-        {
-          additionalProperties: false,
-          description:
-            'Replaces the configuration. Credentials left out keep the stored ones; given, they replace them.',
-        },
-      ),
+      Type.Unsafe<Static<typeof S3ConfigInput> | Static<typeof WebConfig>>({
+        type: 'object',
+        description:
+          "Replaces the configuration: the source's type's (s3 or web, as on create). Credentials left out keep the stored ones; given, they replace them.",
+      }),
     ),
     schedule: Type.Optional(Schedule),
     metadata: Type.Optional(Metadata),
@@ -138,9 +226,11 @@ export const SourceSchema = Type.Object(
   {
     id: Type.String({ description: 'Source ID.' }),
     org_id: Type.String(),
-    type: Type.Literal('s3'),
+    type: Type.Union([Type.Literal('s3'), Type.Literal('web')]),
     name: Type.String(),
-    config: S3ConfigShown,
+    config: Type.Union([S3ConfigShown, WebConfig], {
+      description: "The type's configuration, without credentials.",
+    }),
     has_credentials: Type.Boolean({ description: 'Whether credentials are stored (they are never shown).' }),
     schedule: Type.String(),
     next_run_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
@@ -256,3 +346,30 @@ export const RunsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+const configValidators = new Map<SourceTypeName, ValidateFunction>(
+  (
+    [
+      ['s3', S3ConfigInput],
+      ['web', WebConfig],
+    ] as Array<[SourceTypeName, TSchema]>
+  ).map(([type, schema]) => [type, new Ajv({ allErrors: false, strict: false }).compile(schema)]),
+);
+
+/**
+ * Checks a PATCH's `config` against the schema of the source's type; throws a validation error
+ * that the error handler answers as any body validation error (400 with pointers under /config).
+ */
+export function checkSourceConfig(type: SourceTypeName, config: unknown): void {
+  const validate = configValidators.get(type);
+  if (validate === undefined || validate(config)) return;
+  const validation = (validate.errors ?? []).map((issue: ErrorObject) => ({
+    ...issue,
+    instancePath: `/config${issue.instancePath}`,
+  }));
+  throw Object.assign(new Error('invalid config'), {
+    validation,
+    validationContext: 'body',
+    statusCode: 400,
+  });
+}

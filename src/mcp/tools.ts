@@ -462,7 +462,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
     {
       maxToolInputElements: MAX_ARGUMENT_ELEMENTS,
       instructions:
-        'docindex indexes an organisation’s documents and searches them. Use search to find passages (each result names its document_id and chunk_index), get_document and list_documents to see documents and their processing status, and ingest_text or ingest_url to add documents; new documents become searchable once their status is ready. list_sources shows the collections (S3 buckets) kept in sync as documents and sync_source starts a run of one.',
+        'docindex indexes an organisation’s documents and searches them. Use search to find passages (each result names its document_id and chunk_index), get_document and list_documents to see documents and their processing status, and ingest_text or ingest_url to add documents; new documents become searchable once their status is ready. list_sources shows the collections (S3 buckets, web sites) kept in sync as documents and sync_source starts a run of one.',
     },
   );
 
@@ -678,7 +678,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
     'list_sources',
     {
       title: 'List sources',
-      description: `The organisation’s sources: collections (S3 buckets) whose items are kept in sync as documents, each with its schedule and its newest run (status and counts: added, updated, deleted, unchanged, failed). Documents of a source carry the metadata source_id and source_key, so search can be narrowed to one with filter {"source_id": "…"}. Needs the \`${TOOL_SCOPES.list_sources}\` key scope.`,
+      description: `The organisation’s sources: collections (S3 buckets, crawled web sites) whose items are kept in sync as documents, each with its schedule and its newest run (status and counts: added, updated, deleted, unchanged, failed). Documents of a source carry the metadata source_id and source_key (the object key or the page URL), so search can be narrowed to one with filter {"source_id": "…"}. Needs the \`${TOOL_SCOPES.list_sources}\` key scope.`,
       inputSchema: {},
       outputSchema: listSourcesOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },

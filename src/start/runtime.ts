@@ -7,6 +7,7 @@ import path from 'node:path';
 import { LeaseQueue } from '../adapters/lease-queue/engine.js';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
 import { s3SourceType } from '../adapters/sources/s3/s3-source.js';
+import { webSourceType } from '../adapters/sources/web/web-source.js';
 import { startCheckpointer } from '../adapters/sqlite/checkpointer.js';
 import { openSqlite } from '../adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../adapters/sqlite/document-store.js';
@@ -306,7 +307,17 @@ export async function createRuntime(
           config.secretsKeyPrevious === '' ? null : parseSecretsKey(config.secretsKeyPrevious),
         );
   const sourceTypes = new Map<SourceTypeName, SourceType>([
-    ['s3', s3SourceType({ checkAddress: (address, port, host) => policy.isAllowed(address, port, host) })],
+    ['s3', s3SourceType({ policy })],
+    [
+      'web',
+      webSourceType({
+        policy,
+        maxBytes: config.maxUploadBytes,
+        connectTimeoutMs: config.urlFetchConnectTimeoutMs,
+        totalTimeoutMs: config.urlFetchTimeoutMs,
+        maxRedirects: config.urlFetchMaxRedirects,
+      }),
+    ],
   ]);
   const sources = new SourceService({
     store: adapters.sources,
@@ -454,6 +465,8 @@ export async function createRuntime(
       documents: documentService,
       clock,
       renderRun: toRunEventJson,
+      onEscaped: (runId, error) =>
+        logger.error({ err: error, run_id: runId }, 'source run failed on its last try'),
       onFinished: (run) =>
         logger.info(
           {

@@ -129,7 +129,7 @@ describe('DocindexClient', () => {
     expect(gone).toMatchObject({ status: 404, code: 'not_found' });
     expect((await client.query({ query: 'salmon' })).results).toEqual([]);
 
-    const usage = await client.usage();
+    const usage = await client.usage({ byPartition: true });
     expect(usage).toMatchObject({ org_id: h.orgA.orgId, period_days: 30, rate_limit_rpm: 1_000_000 });
     expect(usage.daily).toHaveLength(30);
     // Six answered queries; the refused semantic one is not counted.
@@ -140,6 +140,14 @@ describe('DocindexClient', () => {
     const none = await client.usage({ partition: 'default' });
     expect(none.total_queries).toBe(0);
     expect(none.partitions).toEqual([{ partition: 'default', total_queries: 0 }]);
+    // Without asking, the report has the interface's fields only.
+    expect(Object.keys(await client.usage()).sort()).toEqual([
+      'daily',
+      'org_id',
+      'period_days',
+      'rate_limit_rpm',
+      'total_queries',
+    ]);
   });
 
   it('reads back a document’s extracted text and its original file', async () => {

@@ -11,6 +11,7 @@ import { ADVERTISED_EXTENSIONS } from '../../src/domain/formats.js';
 import { CONSOLE_CSP, fillConsolePage } from '../../src/http/routes/console.js';
 import { EmbeddingsServer } from '../helpers/embeddings-server.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { htmlPage, type LoopbackSite, startLoopbackSite } from '../helpers/loopback-site.js';
 import { CORPUS_DIR, HAVE_CORPUS } from '../helpers/shared.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -601,6 +602,81 @@ describe.runIf(hasChromium)('console with an embedding provider', () => {
     await expect
       .poll(() => page.locator('#results-summary').textContent())
       .toBe('No chunk matches that query (semantic search).');
+    await page.close();
+  });
+});
+
+describe.runIf(hasChromium)('console sources', () => {
+  let site: LoopbackSite;
+  let h: Harness;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    site = await startLoopbackSite({
+      '/': { body: htmlPage('Console site', 'a page the console syncs', ['broken']) },
+      '/broken': { status: 302, location: '/broken' },
+    });
+    h = await startHarness({ env: { URL_FETCH_ALLOW: '127.0.0.1' } });
+    await h.app.listen({ host: '127.0.0.1', port: 0 });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+    await site?.close();
+  });
+
+  it('lists sources with their newest run, syncs one now and shows its runs with per-item errors', async () => {
+    const created = await h.request('POST', '/v1/sources', {
+      body: {
+        type: 'web',
+        name: 'console web source',
+        schedule: 'P1D',
+        config: { start_urls: [`${site.origin}/`], max_pages: 10, max_depth: 1 },
+      },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto(`http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}/console`);
+    await page.getByLabel('API key').fill(h.orgA.apiKey);
+    await page.getByLabel('API key').press('Enter');
+    const row = page.locator('#sources-body tr', { hasText: 'console web source' });
+    await row.waitFor();
+    expect(await row.locator('td').allTextContents()).toEqual([
+      `console web source${created.json().id}`,
+      'web',
+      'P1D',
+      'never run',
+      'RunsSync now',
+    ]);
+
+    await row.getByRole('button', { name: 'Sync now' }).click();
+    const run = page.locator('#source-runs-list .source-run').first();
+    await run.waitFor();
+    // The run finishes in the background; Refresh and Runs show where it ended.
+    await expect
+      .poll(
+        async () => {
+          await page.locator('#sources-refresh').click();
+          return row.locator('.badge').textContent();
+        },
+        { timeout: 30_000 },
+      )
+      .toBe('completed');
+    expect(await row.locator('.source-counts').textContent()).toBe(' 1 · 0 · 0 · 0 · 1');
+    await row.getByRole('button', { name: 'Runs' }).click();
+    await expect
+      .poll(() => page.locator('#source-runs-title').textContent())
+      .toBe('Runs of console web source');
+    await expect
+      .poll(() => run.locator('.source-run-errors li').allTextContents())
+      .toEqual([expect.stringMatching(new RegExp(`^${site.origin}/broken: too_many_redirects, `))]);
+    expect(await run.locator('.source-counts').textContent()).toBe(
+      'added · updated · deleted · unchanged · failed: 1 · 0 · 0 · 0 · 1',
+    );
+    expect(problems).toEqual([]);
     await page.close();
   });
 });

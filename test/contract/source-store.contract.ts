@@ -119,7 +119,7 @@ export function sourceStoreContract(name: string, make: () => Promise<SourceStor
         await store.recordItem(
           run.id,
           s.id,
-          { key: 'k', etag: 'e', documentId: randomUUID(), changedByRun: run.id },
+          { key: 'k', etag: 'e', documentId: randomUUID(), changedByRun: run.id, links: null },
           'added',
         );
       }
@@ -163,27 +163,40 @@ export function sourceStoreContract(name: string, make: () => Promise<SourceStor
       await store.recordItem(
         run.id,
         s.id,
-        { key: 'a.txt', etag: '"1"', documentId: doc, changedByRun: run.id },
+        { key: 'a.txt', etag: '"1"', documentId: doc, changedByRun: run.id, links: null },
         'added',
       );
       await store.recordItem(
         run.id,
         s.id,
-        { key: 'b.txt', etag: '"1"', documentId: randomUUID(), changedByRun: run.id },
+        { key: 'b.txt', etag: '"1"', documentId: randomUUID(), changedByRun: run.id, links: null },
         'added',
       );
       await store.recordItem(
         run.id,
         s.id,
-        { key: 'a.txt', etag: '"2"', documentId: doc, changedByRun: run.id },
+        {
+          key: 'a.txt',
+          etag: '"2"',
+          documentId: doc,
+          changedByRun: run.id,
+          links: ['http://127.0.0.1:8080/b', 'http://127.0.0.1:8080/c?q=1'],
+        },
         'updated',
       );
       await store.forgetItem(run.id, s.id, 'b.txt');
       await store.forgetItem(run.id, s.id, 'b.txt');
       await store.recordItemError(run.id, { item: 'c.bin', code: 'unsupported_format', message: 'no' });
       await store.recordItemError(run.id, { item: 'c.bin', code: 'unsupported_format', message: 'no' });
+      // The links a version recorded replace the earlier ones, in their order.
       expect(await store.listItems(s.id)).toEqual([
-        { key: 'a.txt', etag: '"2"', documentId: doc, changedByRun: run.id },
+        {
+          key: 'a.txt',
+          etag: '"2"',
+          documentId: doc,
+          changedByRun: run.id,
+          links: ['http://127.0.0.1:8080/b', 'http://127.0.0.1:8080/c?q=1'],
+        },
       ]);
       const finished = await store.finishRun(
         run.id,

@@ -389,23 +389,23 @@ describe('partitions', () => {
         expect(res.statusCode, res.body).toBe(200);
       };
       const usage = async (apiKey: string, partition?: string) =>
-        h.request('GET', `/v1/usage${partition === undefined ? '' : `?partition=${partition}`}`, {
+        h.request('GET', `/v1/usage?${partition === undefined ? 'by=partition' : `partition=${partition}`}`, {
           key: apiKey,
         });
 
-      // No partition named yet: the report is the one an org without partitions always had.
+      // No partition named yet: the report is the one an org without partitions always had, and
+      // the breakdown comes only when asked for.
       await query(key);
-      const plain = (await usage(key)).json();
+      const plain = (await h.request('GET', '/v1/usage', { key })).json();
       expect(plain.total_queries).toBe(1);
-      expect(plain.partitions).toEqual([{ partition: '(all)', total_queries: 1 }]);
       expect(Object.keys(plain)).toEqual([
         'org_id',
         'period_days',
         'total_queries',
         'daily',
         'rate_limit_rpm',
-        'partitions',
       ]);
+      expect((await usage(key)).json().partitions).toEqual([{ partition: '(all)', total_queries: 1 }]);
 
       await query(key, ['red']);
       await query(key, ['red']);

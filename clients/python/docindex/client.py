@@ -523,10 +523,12 @@ class Client:
         path = "/v1/partitions/" + urllib.parse.quote(name, safe="")
         return dict(self._json(self._call("DELETE", path)))
 
-    def usage(self, partition: Optional[str] = None) -> UsageReport:
-        """Queries per UTC day for the last 30 days (today first), by partition, and the rate limit
-        (``GET /v1/usage``); with ``partition``, that partition's queries only."""
-        answer = self._call("GET", "/v1/usage", query={"partition": partition})
+    def usage(self, partition: Optional[str] = None, by_partition: bool = False) -> UsageReport:
+        """Queries per UTC day for the last 30 days (today first) and the rate limit (``GET
+        /v1/usage``); with ``by_partition``, ``partitions`` breaks them down by partition; with
+        ``partition``, that partition's queries only."""
+        query = {"partition": partition, "by": "partition" if by_partition else None}
+        answer = self._call("GET", "/v1/usage", query=query)
         return UsageReport.from_json(self._json(answer))
 
     def org(self) -> Dict[str, Any]:
@@ -581,6 +583,95 @@ class Client:
                 return evaluation
             if time.monotonic() + poll_interval > deadline:
                 raise TimeoutError("evaluation {} still {} after {} s".format(evaluation_id, evaluation["status"], timeout))
+            time.sleep(poll_interval)
+
+    # Sources ------------------------------------------------------------------------------------
+    # Answers are the API's JSON objects as dicts (docs/SOURCES.md).
+
+    def create_source(
+        self,
+        type: str,
+        name: str,
+        config: Mapping[str, Any],
+        *,
+        schedule: Optional[str] = None,
+        partition: Optional[str] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+        access: Optional[Sequence[str]] = None,
+    ) -> Dict[str, Any]:
+        """Registers a source (``POST /v1/sources``) whose items become documents and stay in
+        sync: ``type`` ``"s3"`` (a bucket) or ``"web"`` (a crawl: ``start_urls``, ``sitemap``,
+        ``include``, ``exclude``, ``max_pages``, ``max_depth``, ``same_host``). Nothing is read
+        before its first run (:meth:`sync_source` or its ``schedule``)."""
+        body: Dict[str, Any] = {"type": type, "name": name, "config": dict(config)}
+        if schedule is not None:
+            body["schedule"] = schedule
+        if partition is not None:
+            body["partition"] = partition
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
+        if access is not None:
+            body["access"] = list(access)
+        return dict(self._json(self._call("POST", "/v1/sources", json_body=body)))
+
+    def list_sources(self) -> List[Dict[str, Any]]:
+        """The organisation's sources, oldest first (never their credentials)."""
+        return list(self._json(self._call("GET", "/v1/sources"))["sources"])
+
+    def get_source(self, source_id: str) -> Dict[str, Any]:
+        """One source; ``has_credentials`` says whether it has any."""
+        return dict(self._json(self._call("GET", _source_path(source_id))))
+
+    def update_source(
+        self,
+        source_id: str,
+        *,
+        name: Optional[str] = None,
+        config: Optional[Mapping[str, Any]] = None,
+        schedule: Optional[str] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+    ) -> Dict[str, Any]:
+        """Changes the fields given (``PATCH``); a new ``config`` replaces the old one (stored
+        credentials left out of it are kept) and a new ``schedule`` counts from now."""
+        body: Dict[str, Any] = {}
+        if name is not None:
+            body["name"] = name
+        if config is not None:
+            body["config"] = dict(config)
+        if schedule is not None:
+            body["schedule"] = schedule
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
+        return dict(self._json(self._call("PATCH", _source_path(source_id), json_body=body)))
+
+    def delete_source(self, source_id: str) -> None:
+        """Deletes the source at once; its documents are deleted in the background."""
+        self._call("DELETE", _source_path(source_id))
+
+    def sync_source(self, source_id: str) -> str:
+        """Queues a run and returns its ``run_id``; raises a ``DocindexError`` with code
+        ``sync_in_progress`` (409) while one is queued or running."""
+        return str(self._json(self._call("POST", _source_path(source_id) + "/sync"))["run_id"])
+
+    def list_source_runs(self, source_id: str, *, limit: int = 20) -> List[Dict[str, Any]]:
+        """The source's runs, newest first: ``status``, times, ``added``, ``updated``,
+        ``deleted``, ``unchanged``, ``failed`` and per-item ``errors``."""
+        answer = self._call("GET", _source_path(source_id) + "/runs", query={"limit": str(limit)})
+        return list(self._json(answer)["runs"])
+
+    def wait_for_source_run(
+        self, source_id: str, run_id: str, *, timeout: float = 3600.0, poll_interval: float = 1.0
+    ) -> Dict[str, Any]:
+        """Polls :meth:`list_source_runs` until the run is ``completed`` or ``failed`` and returns
+        it; raises ``TimeoutError`` after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            run = next((r for r in self.list_source_runs(source_id, limit=100) if r["run_id"] == run_id), None)
+            if run is not None and run["status"] in ("completed", "failed"):
+                return run
+            if time.monotonic() + poll_interval > deadline:
+                status = run["status"] if run is not None else "unknown"
+                raise TimeoutError("run {} still {} after {} s".format(run_id, status, timeout))
             time.sleep(poll_interval)
 
     # Webhooks -----------------------------------------------------------------------------------
@@ -772,6 +863,10 @@ def _text_document(doc: TextInput) -> Dict[str, Any]:
     if isinstance(doc, TextDocument):
         return doc.to_json()
     return dict(doc)
+
+
+def _source_path(source_id: str) -> str:
+    return "/v1/sources/" + urllib.parse.quote(source_id, safe="")
 
 
 def _webhook_path(webhook_id: str) -> str:

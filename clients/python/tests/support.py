@@ -55,7 +55,7 @@ class ScriptedServer:
     A reply of None closes the connection without answering (a network failure).
     """
 
-    def __init__(self, replies: List[Optional[Reply]]) -> None:
+    def __init__(self, replies: List[Optional[Reply]], host: str = "127.0.0.1") -> None:
         self.replies = list(replies)
         self.requests: List[RecordedRequest] = []
         outer = self
@@ -85,7 +85,7 @@ class ScriptedServer:
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
                 pass
 
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server = http.server.ThreadingHTTPServer((host, 0), _Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

@@ -419,7 +419,7 @@ class UsageTest(unittest.TestCase):
         client = live_client()
         before = client.usage()
         client.query("usage " + run_tag())
-        after = client.usage()
+        after = client.usage(by_partition=True)
         self.assertEqual(after.period_days, 30)
         self.assertEqual(len(after.daily), 30)
         self.assertEqual(after.daily[0].date, time.strftime("%Y-%m-%d", time.gmtime()))

@@ -771,6 +771,14 @@ const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 175,
+    name: 'source item links',
+    async apply(tx, db) {
+      // As in SQLite: what a source type keeps of an item for the next run (a web page's links).
+      await tx.query(`ALTER TABLE ${db.table('source_items')} ADD COLUMN links jsonb`);
+    },
+  },
+  {
     version: 185,
     name: 'usage per partition',
     async apply(tx, db) {

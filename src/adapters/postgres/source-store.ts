@@ -238,14 +238,17 @@ export class PgSourceStore implements SourceStore {
       etag: string;
       document_id: string;
       changed_by_run: string | null;
-    }>(`SELECT key, etag, document_id, changed_by_run FROM ${this.items} WHERE source_id = $1 ORDER BY key`, [
-      sourceId,
-    ]);
+      links: string[] | null;
+    }>(
+      `SELECT key, etag, document_id, changed_by_run, links FROM ${this.items} WHERE source_id = $1 ORDER BY key`,
+      [sourceId],
+    );
     return rows.map((r) => ({
       key: r.key,
       etag: r.etag,
       documentId: r.document_id,
       changedByRun: r.changed_by_run,
+      links: r.links,
     }));
   }
 
@@ -258,10 +261,17 @@ export class PgSourceStore implements SourceStore {
     const column = outcome === 'added' ? 'added' : 'updated';
     await this.db.transaction(async (tx) => {
       await tx.query(
-        `INSERT INTO ${this.items} (source_id, key, etag, document_id, changed_by_run) VALUES ($1, $2, $3, $4, $5)
+        `INSERT INTO ${this.items} (source_id, key, etag, document_id, changed_by_run, links) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (source_id, key) DO UPDATE SET etag = excluded.etag, document_id = excluded.document_id,
-           changed_by_run = excluded.changed_by_run`,
-        [sourceId, item.key, item.etag, item.documentId, item.changedByRun],
+           changed_by_run = excluded.changed_by_run, links = excluded.links`,
+        [
+          sourceId,
+          item.key,
+          item.etag,
+          item.documentId,
+          item.changedByRun,
+          item.links === null ? null : JSON.stringify(item.links),
+        ],
       );
       await tx.query(`UPDATE ${this.runs} SET ${column} = ${column} + 1 WHERE id = $1`, [runId]);
     });

@@ -618,6 +618,15 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 175,
+    name: 'source item links',
+    sql: `
+      -- What a source type keeps of an item for the next run (a web page's links, JSON), so a
+      -- page answered "not modified" is still followed.
+      ALTER TABLE source_items ADD COLUMN links TEXT;
+    `,
+  },
+  {
     version: 185,
     name: 'usage per partition',
     sql: `

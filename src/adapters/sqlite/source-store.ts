@@ -246,11 +246,26 @@ export class SqliteSourceStore implements SourceStore {
 
   async listItems(sourceId: string): Promise<SourceItem[]> {
     return this.sql
-      .get<[string], { key: string; etag: string; document_id: string; changed_by_run: string | null }>(
-        'SELECT key, etag, document_id, changed_by_run FROM source_items WHERE source_id = ? ORDER BY key',
+      .get<
+        [string],
+        {
+          key: string;
+          etag: string;
+          document_id: string;
+          changed_by_run: string | null;
+          links: string | null;
+        }
+      >(
+        'SELECT key, etag, document_id, changed_by_run, links FROM source_items WHERE source_id = ? ORDER BY key',
       )
       .all(sourceId)
-      .map((r) => ({ key: r.key, etag: r.etag, documentId: r.document_id, changedByRun: r.changed_by_run }));
+      .map((r) => ({
+        key: r.key,
+        etag: r.etag,
+        documentId: r.document_id,
+        changedByRun: r.changed_by_run,
+        links: r.links === null ? null : (JSON.parse(r.links) as string[]),
+      }));
   }
 
   async recordItem(
@@ -262,11 +277,18 @@ export class SqliteSourceStore implements SourceStore {
     this.db.transaction(() => {
       this.sql
         .get(
-          `INSERT INTO source_items (source_id, key, etag, document_id, changed_by_run) VALUES (?, ?, ?, ?, ?)
+          `INSERT INTO source_items (source_id, key, etag, document_id, changed_by_run, links) VALUES (?, ?, ?, ?, ?, ?)
            ON CONFLICT (source_id, key) DO UPDATE SET etag = excluded.etag, document_id = excluded.document_id,
-             changed_by_run = excluded.changed_by_run`,
+             changed_by_run = excluded.changed_by_run, links = excluded.links`,
         )
-        .run(sourceId, item.key, item.etag, item.documentId, item.changedByRun);
+        .run(
+          sourceId,
+          item.key,
+          item.etag,
+          item.documentId,
+          item.changedByRun,
+          item.links === null ? null : JSON.stringify(item.links),
+        );
       const column = outcome === 'added' ? 'added' : 'updated';
       this.sql.get(`UPDATE source_runs SET ${column} = ${column} + 1 WHERE id = ?`).run(runId);
     })();

@@ -40,10 +40,14 @@ function resolveAll(hostname: string, lookup: LookupFunction, deadline: number):
   });
 }
 
-async function allowedAddresses(
+/**
+ * Every address `hostname` may be connected to on `port`: a literal address is judged as it is; a
+ * name is resolved once and refused unless every answer passes the policy.
+ */
+export async function allowedAddresses(
   hostname: string,
   port: number,
-  opts: GuardedConnectOptions,
+  opts: { policy: AddressPolicy; lookup?: LookupFunction },
   deadline: number,
 ): Promise<LookupAddress[]> {
   const family = isIP(hostname);
@@ -62,6 +66,31 @@ async function allowedAddresses(
     throw new FetchError('url_blocked', `${hostname} resolves to an address that is not public`, false);
   }
   return answers;
+}
+
+/**
+ * A node:net `lookup` for sockets opened by other clients (an http.Agent): each resolution goes
+ * through allowedAddresses, so a refused host fails the connection before it is opened.
+ */
+export function guardedLookup(opts: {
+  policy: AddressPolicy;
+  /** The port the connection is for (a lookup is not told it). */
+  port: number;
+  timeoutMs: number;
+  lookup?: LookupFunction;
+}): LookupFunction {
+  return ((hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    const host = hostname.replace(/^\[|\]$/g, '');
+    allowedAddresses(host, opts.port, opts, Date.now() + opts.timeoutMs).then(
+      (answers) => {
+        const first = answers[0] as LookupAddress;
+        if (options.all === true) callback(null, answers);
+        else callback(null, first.address, first.family);
+      },
+      (error: unknown) =>
+        callback(Object.assign(error as Error, { code: (error as { code?: string }).code ?? 'EACCES' })),
+    );
+  }) as unknown as LookupFunction;
 }
 
 /** A lookup that can only answer with the addresses already checked for `hostname`. */

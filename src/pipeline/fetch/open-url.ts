@@ -2,7 +2,7 @@
 // redirect hop re-checked, connections only to allowed addresses (see guarded-connect.ts), a
 // byte cap on the decoded body, a connect timeout and a total timeout that also covers the body.
 import type { LookupFunction } from 'node:net';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
 import { ACCEPT_ENCODING, decodeBody, limitBytes, parseContentEncoding } from './decoded-body.js';
@@ -24,9 +24,20 @@ export interface FetchOptions {
   /** Aborting rejects (or errors the stream) with the signal's reason, not a FetchError. */
   signal?: AbortSignal;
   userAgent?: string;
+  /** More request headers, sent on every hop (e.g. If-None-Match for a conditional request). */
+  headers?: Record<string, string>;
+  /**
+   * Final statuses besides 2xx answered as a FetchedBody rather than an error (e.g. 304, 404):
+   * their body is dropped and `stream` is empty.
+   */
+  passStatuses?: readonly number[];
 }
 
 export interface FetchedBody {
+  /** The final response's status. */
+  status: number;
+  /** The final response's headers. */
+  headers: Record<string, string | string[] | undefined>;
   /** Decoded bytes; errors with a FetchError ('too_large', 'timeout', 'url_unreachable'). */
   stream: Readable;
   finalUrl: URL;
@@ -84,8 +95,9 @@ class Download {
       bodyTimeout: opts.totalTimeoutMs,
     });
     this.headers = {
-      'user-agent': opts.userAgent ?? DEFAULT_USER_AGENT,
       accept: '*/*',
+      ...opts.headers,
+      'user-agent': opts.userAgent ?? DEFAULT_USER_AGENT,
       'accept-encoding': ACCEPT_ENCODING,
     };
     this.timer = setTimeout(() => this.expire(), opts.totalTimeoutMs);
@@ -152,7 +164,21 @@ class Download {
       response.body.on('error', () => {});
       const status = response.statusCode;
 
-      if (status >= 200 && status < 300) return this.accept(response.headers, response.body);
+      if (status >= 200 && status < 300) return this.accept(status, response.headers, response.body);
+      if (this.opts.passStatuses?.includes(status)) {
+        discard(response.body);
+        this.responseBody = null;
+        const empty = Readable.from([]);
+        empty.once('close', () => this.dispose());
+        return {
+          status,
+          headers: response.headers,
+          stream: empty,
+          finalUrl: this.hop,
+          contentType: firstHeader(response.headers['content-type']),
+          declaredLength: 0,
+        };
+      }
       if (!REDIRECT_STATUSES.has(status)) {
         discard(response.body);
         throw httpStatusError(status, this.hop);
@@ -190,7 +216,11 @@ class Download {
     }
   }
 
-  private accept(headers: Record<string, string | string[] | undefined>, body: Readable): FetchedBody {
+  private accept(
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+    body: Readable,
+  ): FetchedBody {
     const codings = parseContentEncoding(headers['content-encoding']);
     const declaredLength = codings.length === 0 ? parseContentLength(headers['content-length']) : null;
     if (declaredLength !== null && declaredLength > this.opts.maxBytes) {
@@ -207,7 +237,14 @@ class Download {
     // uncaught 'error' that kills the worker; reading the stream still surfaces it.
     stream.on('error', () => {});
     stream.once('close', () => this.dispose());
-    return { stream, finalUrl: this.hop, contentType: firstHeader(headers['content-type']), declaredLength };
+    return {
+      status,
+      headers,
+      stream,
+      finalUrl: this.hop,
+      contentType: firstHeader(headers['content-type']),
+      declaredLength,
+    };
   }
 }
 

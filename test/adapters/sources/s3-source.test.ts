@@ -36,13 +36,15 @@ describeS3('s3 source type (s3rver)', () => {
 
   const config = { bucket, prefix: 'docs/', force_path_style: true };
   const credentials = { access_key_id: 'S3RVER', secret_access_key: 'S3RVER' };
+  const allowAll = { isAllowed: () => true, allowsName: () => true };
+  const refuse = { isAllowed: () => false, allowsName: () => false };
 
   it('lists every object under the prefix across pages, with its ETag, and opens one', async () => {
-    const type = s3SourceType({ checkAddress: () => true, pageSize: 2 });
+    const type = s3SourceType({ policy: allowAll, pageSize: 2 });
     const connection = type.connect({ ...config, endpoint: server.endpoint }, credentials);
     try {
       const listed = [];
-      for await (const item of connection.list(new AbortController().signal)) listed.push(item);
+      for await (const item of connection.list(new AbortController().signal, new Map())) listed.push(item);
       expect(listed.map((i) => i.key)).toEqual(Array.from({ length: 7 }, (_, i) => `docs/${i}.txt`));
       for (const item of listed) expect(item.etag).toMatch(/^"[0-9a-f]{32}"$/);
       expect(await text(await connection.open('docs/3.txt', new AbortController().signal))).toBe('text 3');
@@ -52,7 +54,7 @@ describeS3('s3 source type (s3rver)', () => {
   });
 
   it('never connects to an address the rule refuses, by literal address or by name', async () => {
-    const refuseAll = s3SourceType({ checkAddress: () => false });
+    const refuseAll = s3SourceType({ policy: refuse });
     expect(() => refuseAll.connect({ ...config, endpoint: server.endpoint }, credentials)).toThrow(
       /not an allowed address/,
     );
@@ -60,21 +62,24 @@ describeS3('s3 source type (s3rver)', () => {
     const byName = refuseAll.connect({ ...config, endpoint: `http://localhost:${port}` }, credentials);
     try {
       const listing = (async () => {
-        for await (const _ of byName.list(new AbortController().signal)) return 'listed';
+        for await (const _ of byName.list(new AbortController().signal, new Map())) return 'listed';
         return 'empty';
       })();
-      await expect(listing).rejects.toThrow(/does not resolve to an allowed address/);
+      await expect(listing).rejects.toThrow(/resolves to an address that is not public/);
     } finally {
       byName.close();
     }
   });
 
   it('splits credentials from the configuration it shows', () => {
-    const type = s3SourceType({ checkAddress: () => true });
+    const type = s3SourceType({ policy: allowAll });
     const prepared = type.prepare({ bucket: 'b', region: 'eu-west-1', ...credentials });
     expect(prepared.config).toEqual({ bucket: 'b', region: 'eu-west-1' });
     expect(prepared.credentials).toEqual(credentials);
     expect(prepared.urls).toEqual([]);
+    expect(type.prepare({ bucket: 'b', endpoint: 'http://127.0.0.1:9000' }).urls).toEqual([
+      { url: 'http://127.0.0.1:9000', pointer: '/config/endpoint' },
+    ]);
     expect(() => type.prepare({ bucket: 'b', access_key_id: 'x' })).toThrow(/both/);
     expect(() => type.prepare({ bucket: 'b', endpoint: 'http://h:9000/path' })).toThrow(
       /scheme, host and port/,

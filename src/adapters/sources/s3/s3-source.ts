@@ -2,17 +2,14 @@
 // server, through the AWS SDK v3. Items are objects, their change token the ETag; the listing is
 // ListObjectsV2, page after page. The endpoint is an outbound target like a URL document's: every
 // connection resolves its host once and connects only to addresses the URL-ingest rules allow.
-import { type LookupAddress, lookup as systemLookup } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
 import { GetObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { ERRORS } from '../../../domain/errors.js';
 import type { ListedItem, SourceConnection, SourceType } from '../../../domain/sources.js';
-
-/** Whether a connection to `address`:`port` for a URL naming `hostname` is allowed. */
-export type AddressCheck = (address: string, port: number, hostname: string) => boolean;
+import { type AddressPolicy, FetchError, guardedLookup } from '../../../pipeline/fetch/index.js';
 
 export interface S3SourceConfig {
   bucket: string;
@@ -26,40 +23,10 @@ const DEFAULT_REGION = 'us-east-1';
 /** Objects per ListObjectsV2 page: S3's most. */
 const PAGE_SIZE = 1000;
 
-/** A connection refused by the address rules (URL_FETCH_ALLOW admits internal endpoints). */
-export class SourceEndpointBlocked extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SourceEndpointBlocked';
-  }
-}
+/** How long resolving the endpoint's host may take. */
+const LOOKUP_TIMEOUT_MS = 10_000;
 
-/**
- * A `lookup` for the SDK's sockets: every address the host resolves to must pass `check`, else
- * the connection fails before it is opened (one disallowed answer refuses the host, as for URL
- * documents, so a rebinding resolver cannot choose the address).
- */
-function guardedLookup(check: AddressCheck, port: () => number): LookupFunction {
-  return ((hostname: string, options: object, callback: (...args: unknown[]) => void) => {
-    systemLookup(hostname, { ...options, all: true }, (error, answers: LookupAddress[]) => {
-      if (error) return callback(error);
-      const list = Array.isArray(answers) ? answers : [];
-      if (list.length === 0 || list.some((a) => !check(a.address, port(), hostname))) {
-        return callback(
-          Object.assign(new SourceEndpointBlocked(`${hostname} does not resolve to an allowed address`), {
-            code: 'EACCES',
-          }),
-        );
-      }
-      const all = (options as { all?: boolean }).all === true;
-      const first = list[0] as LookupAddress;
-      if (all) callback(null, list);
-      else callback(null, first.address, first.family);
-    });
-  }) as LookupFunction;
-}
-
-export function s3SourceType(options: { checkAddress: AddressCheck; pageSize?: number }): SourceType {
+export function s3SourceType(options: { policy: AddressPolicy; pageSize?: number }): SourceType {
   return {
     name: 's3',
     prepare(raw) {
@@ -95,7 +62,11 @@ export function s3SourceType(options: { checkAddress: AddressCheck; pageSize?: n
         access_key_id !== undefined && secret_access_key !== undefined
           ? { access_key_id, secret_access_key }
           : null;
-      return { config: { ...rest }, credentials, urls: rest.endpoint === undefined ? [] : [rest.endpoint] };
+      return {
+        config: { ...rest },
+        credentials,
+        urls: rest.endpoint === undefined ? [] : [{ url: rest.endpoint, pointer: '/config/endpoint' }],
+      };
     },
     connect(raw, credentials) {
       const config = raw as unknown as S3SourceConfig;
@@ -108,11 +79,13 @@ export function s3SourceType(options: { checkAddress: AddressCheck; pageSize?: n
       // A literal address never reaches `lookup`: judge it here, at each run.
       if (endpoint !== null) {
         const host = endpoint.hostname.replace(/^\[|\]$/g, '');
-        if (isIP(host) !== 0 && !options.checkAddress(host, port(), host)) {
-          throw new SourceEndpointBlocked(`${host} is not an allowed address`);
+        if (isIP(host) !== 0 && !options.policy.isAllowed(host, port(), host)) {
+          throw new FetchError('url_blocked', `${host} is not an allowed address`, false);
         }
       }
-      const lookup = guardedLookup(options.checkAddress, port);
+      // The URL-ingest rule at every connection: the host is resolved once and every answer
+      // must pass, so a rebinding resolver cannot choose the address.
+      const lookup = guardedLookup({ policy: options.policy, port: port(), timeoutMs: LOOKUP_TIMEOUT_MS });
       const clientConfig: S3ClientConfig = {
         region: config.region ?? DEFAULT_REGION,
         forcePathStyle: config.force_path_style ?? false,

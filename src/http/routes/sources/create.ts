@@ -15,7 +15,7 @@ export function createSourceRoute(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'createSource',
         summary: 'Create a source',
         description:
-          'Registers a collection (an S3 bucket, or the part of it under a prefix) whose items become documents and stay in sync with it: each run ingests new items, makes a new version of changed ones and deletes the documents of items gone. Credentials are stored encrypted and never returned (400 `secrets_key_unset` while the server has no `SECRETS_KEY`).',
+          'Registers a collection (an S3 bucket or the part of it under a prefix, or a web site crawled from start URLs and/or a sitemap within robots.txt) whose items become documents and stay in sync with it: each run ingests new items, makes a new version of changed ones and deletes the documents of items gone. Credentials are stored encrypted and never returned (400 `secrets_key_unset` while the server has no `SECRETS_KEY`).',
         tags: ['sources'],
         body: CreateSourceBody,
         response: {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { SourcePatch } from '../../../domain/sources.js';
 import type { AppDeps } from '../../deps.js';
 import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { PatchSourceBody, SourceParams, SourceSchema } from '../../source-schemas.js';
+import { checkSourceConfig, PatchSourceBody, SourceParams, SourceSchema } from '../../source-schemas.js';
 import { toSourceJson } from './json.js';
 
 export function patchSourceRoute(app: FastifyInstance, deps: AppDeps): void {
@@ -26,6 +26,10 @@ export function patchSourceRoute(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request) => {
+      if (request.body.config !== undefined) {
+        const current = await deps.sources.get(request.principal.org.id, request.params.id);
+        checkSourceConfig(current.type, request.body.config);
+      }
       return toSourceJson(
         await deps.sources.update(request.principal.org.id, request.params.id, request.body),
       );
