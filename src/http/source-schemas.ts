@@ -1,12 +1,8 @@
 // Schemas of the /v1/sources routes (TypeBox → JSON Schema), with their examples. A source's
 // `config` is its type's: the `s3` one today; another type adds its own schema to the union.
 import { Type } from '@sinclair/typebox';
-import {
-  ACCESS_MAX_PRINCIPALS,
-  PARTITION_PATTERN,
-  PRINCIPAL_MAX_LENGTH,
-  SOURCE_NAME_MAX_LENGTH,
-} from '../domain/sources.js';
+import { ACCESS_MAX_PRINCIPALS, PRINCIPAL_MAX_LENGTH } from '../domain/principals.js';
+import { PARTITION_PATTERN, SOURCE_NAME_MAX_LENGTH } from '../domain/sources.js';
 import { Metadata } from './schemas.js';
 
 const EXAMPLE_SOURCE_ID = 'src_45c48cce2e2d7fbdea1afc51c7c6ad26';
@@ -78,9 +74,10 @@ const Partition = Type.String({
 });
 
 const Access = Type.Array(Type.String({ minLength: 1, maxLength: PRINCIPAL_MAX_LENGTH }), {
+  minItems: 1,
   maxItems: ACCESS_MAX_PRINCIPALS,
   description:
-    'Principals (`group:eng`, `user:42`) its documents are to be limited to (stored with the source).',
+    'Principals (`group:eng`, `user:42`): the access list of every document the source makes (set on each new version).',
 });
 
 const Name = Type.String({

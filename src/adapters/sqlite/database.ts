@@ -617,6 +617,17 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX source_runs_job ON source_runs(job_state, run_at);
     `,
   },
+  {
+    version: 170,
+    name: 'access lists',
+    sql: `
+      -- A document's access list, a JSON array of principals; NULL: none (anyone who may see its
+      -- partition sees it). Searches and lists test it on the document row, beside the partition.
+      ALTER TABLE documents ADD COLUMN access TEXT;
+      -- The principals a key is bound to, a JSON array; NULL: unbound.
+      ALTER TABLE api_keys ADD COLUMN principals TEXT;
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */
