@@ -348,6 +348,44 @@ describe('docindex command line', () => {
     expect(asked).toEqual([['support', 'sales']]);
   });
 
+  it('keys create --principal (repeatable) binds the key; an empty one is exit 2 and no key', async () => {
+    const asked: (string[] | undefined)[] = [];
+    const server = async (): Promise<ServerSide> => {
+      const base = fakeServer();
+      return {
+        ...base,
+        openAdmin: async () => {
+          const opened = await base.openAdmin();
+          return {
+            ...opened,
+            admin: {
+              ...opened.admin,
+              issueKey: async (orgId, options) => {
+                asked.push(options?.principals);
+                return {
+                  org_id: orgId,
+                  key_id: 'key_1',
+                  api_key: 'dix_secret',
+                  principals: options?.principals ?? null,
+                };
+              },
+            },
+          };
+        },
+      };
+    };
+    const made = await run(
+      ['keys', 'create', '--org', 'org_1', '--principal', 'user:42', '--principal', 'group:eng'],
+      server,
+    );
+    expect(made.status).toBe(0);
+    expect(made.stdout).toContain('principals: user:42,group:eng');
+    const bad = await run(['keys', 'create', '--org', 'org_1', '--principal', ''], server);
+    expect(bad).toMatchObject({ status: 2, stdout: '' });
+    expect(bad.stderr).toMatch(/^docindex: --principal takes a principal of 1 to 128 characters/);
+    expect(asked).toEqual([['user:42', 'group:eng']]);
+  });
+
   it('client commands need no server configuration; setup problems exit 2 without the usage', async () => {
     const result = await run(['usage'], async () => {
       throw new Error('the server side must not be opened for a client command');
