@@ -12,7 +12,7 @@ import { ApiError } from '../domain/errors.js';
 import { isPartitionName } from '../domain/partitions.js';
 import type { ReindexProgress, ReindexReport } from '../domain/reindex.js';
 import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
-import { didYouMean, parseArguments, UsageError } from './args.js';
+import { didYouMean, parseArguments, principalFlags, UsageError } from './args.js';
 import { SetupError } from './exit.js';
 import { renderKeyTable, renderOrgTable, type TerminalIO } from './render.js';
 
@@ -30,8 +30,10 @@ DOCINDEX_ADMIN_TOKEN):
   docindex orgs list [--json]      every organisation: rate limit, active keys, queries, created
   docindex orgs set-rate-limit ORG_ID N
   docindex keys create --org ORG_ID [--scopes ${SCOPES.join(',')}] [--expires-at ISO-8601]
-                       [--partition NAME]... [--json]
-                                   --partition (repeatable) limits the key to those partitions
+                       [--partition NAME]... [--principal P]... [--json]
+                                   --partition (repeatable) limits the key to those partitions;
+                                   --principal (repeatable) binds it to those principals: it sees
+                                   only documents without an access list or naming one of them
   docindex keys list --org ORG_ID [--json]
                                    the organisation's keys: scopes, expiry, state (never the key itself)
   docindex keys revoke KEY_ID`;
@@ -57,6 +59,8 @@ export interface IssuedKeyLine {
   expires_at?: Date | string | null;
   /** The partitions the key is limited to; null: every partition. */
   partitions?: readonly string[] | null;
+  /** The principals the key is bound to; null: unbound. */
+  principals?: readonly string[] | null;
 }
 
 /** What the orgs and keys commands need, over the server's stores or over the admin API. */
@@ -64,7 +68,7 @@ export interface OrgAdministration {
   createOrg(name: string, rateLimitRpm?: number): Promise<IssuedKeyLine>;
   issueKey(
     orgId: string,
-    options?: { scopes?: Scope[]; expiresAt?: Date | null; partitions?: string[] },
+    options?: { scopes?: Scope[]; expiresAt?: Date | null; partitions?: string[]; principals?: string[] },
   ): Promise<IssuedKeyLine>;
   /** false when the org does not exist. */
   setRateLimit(orgId: string, rpm: number): Promise<boolean>;
@@ -208,6 +212,7 @@ function remoteSession(remote: Remote): AdminSession {
         ...(options.scopes === undefined ? {} : { scopes: options.scopes }),
         ...(options.expiresAt ? { expiresAt: options.expiresAt } : {}),
         ...(options.partitions === undefined ? {} : { partitions: options.partitions }),
+        ...(options.principals === undefined ? {} : { principals: options.principals }),
       });
       return { org_id: orgId, ...key };
     },
@@ -284,18 +289,22 @@ async function administer(
         scopes: { type: 'string' },
         'expires-at': { type: 'string' },
         partition: { type: 'string', multiple: true },
+        principal: { type: 'string', multiple: true },
         json: { type: 'boolean' },
       },
       0,
     );
     if (!values.org) throw new UsageError('keys create needs --org ORG_ID');
     const partitions = values.partition === undefined ? undefined : parsePartitions(values.partition);
+    const principals =
+      values.principal === undefined ? undefined : principalFlags(values.principal, '--principal');
     const scopes = values.scopes === undefined ? undefined : parseScopes(values.scopes);
     const expiresAt = values['expires-at'] === undefined ? undefined : parseExpiry(values['expires-at']);
     const issued = await admin.issueKey(values.org, {
       ...(scopes === undefined ? {} : { scopes }),
       ...(expiresAt === undefined ? {} : { expiresAt }),
       ...(partitions === undefined ? {} : { partitions }),
+      ...(principals === undefined ? {} : { principals }),
     });
     printIssued(io, issued, values.json);
     return 0;
@@ -354,6 +363,7 @@ function printIssued(io: TerminalIO, issued: IssuedKeyLine, json: boolean | unde
       ...(issued.scopes === undefined ? {} : { scopes: issued.scopes }),
       ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
       ...(issued.partitions === undefined ? {} : { partitions: issued.partitions }),
+      ...(issued.principals === undefined ? {} : { principals: issued.principals }),
     };
     io.stdout.write(`${JSON.stringify(line)}\n`);
     return;
@@ -362,6 +372,7 @@ function printIssued(io: TerminalIO, issued: IssuedKeyLine, json: boolean | unde
   if (issued.scopes !== undefined) lines.push(`scopes:  ${issued.scopes.join(',')}`);
   if (expiresAt !== undefined) lines.push(`expires: ${expiresAt ?? 'never'}`);
   if (issued.partitions != null) lines.push(`partitions: ${issued.partitions.join(',')}`);
+  if (issued.principals != null) lines.push(`principals: ${issued.principals.join(',')}`);
   io.stdout.write(`${lines.join('\n')}\n(the key is shown once; store it now)\n`);
 }
 

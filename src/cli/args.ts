@@ -2,6 +2,7 @@
 // command throws when its arguments are wrong: exit 2 and one line (exit.ts). An unknown option or
 // command is named with the nearest known one.
 import { parseArgs } from 'node:util';
+import { ACCESS_MAX_PRINCIPALS, PRINCIPAL_MAX_LENGTH } from '../domain/principals.js';
 
 /** The command line is wrong: one line and a pointer to --help, exit 2. */
 export class UsageError extends Error {
@@ -128,4 +129,17 @@ function editDistance(a: string, b: string): number {
     }
   }
   return rows[a.length]![b.length]!;
+}
+
+/** `--access P` or `--principal P`, each a principal of 1 to PRINCIPAL_MAX_LENGTH characters. */
+export function principalFlags(values: string[], flag: string): string[] {
+  const bad = values.find((p) => p.length === 0 || p.length > PRINCIPAL_MAX_LENGTH);
+  if (bad !== undefined) {
+    throw new UsageError(
+      `${flag} takes a principal of 1 to ${PRINCIPAL_MAX_LENGTH} characters, got ${JSON.stringify(bad)}`,
+    );
+  }
+  if (values.length > ACCESS_MAX_PRINCIPALS)
+    throw new UsageError(`${flag} may be given at most ${ACCESS_MAX_PRINCIPALS} times`);
+  return [...new Set(values)];
 }

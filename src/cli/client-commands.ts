@@ -15,7 +15,14 @@ import type {
 } from '../client/types.js';
 import { CHUNK_OVERLAP, CHUNK_SIZE } from '../domain/chunk-settings.js';
 import { ADVERTISED_EXTENSIONS, listInProse } from '../domain/formats.js';
-import { keyValues, type OptionSpec, parseArguments, UsageError, wholeNumber } from './args.js';
+import {
+  keyValues,
+  type OptionSpec,
+  parseArguments,
+  principalFlags,
+  UsageError,
+  wholeNumber,
+} from './args.js';
 import { EVAL_USAGE, evalCommand } from './eval-command.js';
 import { reportFailure, SetupError } from './exit.js';
 import {
@@ -59,14 +66,18 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
                                    with your own key for it: sent again, it becomes a new version
   docindex ingest … --partition NAME
                                    into that partition of the organisation (default: default)
+  docindex ingest … --access PRINCIPAL …
+                                   with an access list (repeatable, e.g. --access group:eng): only
+                                   requests acting for one of them (or for none) see the documents
   docindex update <id> (--text T | --file PATH | --url URL) [--json]
                                    new content for a document, as a new version (the current one
                                    answers queries until it is ready)
   docindex reprocess <id> [--chunk-size N] [--chunk-overlap N] [--json]
                                    process a document again from its text or original file
                                    (chunk settings as for ingest; the document's by default)
-  docindex status <id…> [--json]   processing status of documents
-  docindex ls [--status S] [--filter F …] [--partition NAME …] [--limit N] [--cursor C] [--json]
+  docindex status <id…> [--principal P …] [--json]
+                                   processing status of documents
+  docindex ls [--status S] [--filter F …] [--partition NAME …] [--principal P …] [--limit N] [--cursor C] [--json]
   docindex rm <id…>                delete documents
   docindex rm --filter F … [<id…>] [--json]
                                    delete every document that passes the filter (and is among the ids)
@@ -75,8 +86,10 @@ DOCINDEX_API_KEY, or --url URL and --api-key KEY on any client command):
   docindex cat <id> --original [--output PATH]
                                    the file it was uploaded as or downloaded from (to PATH, or stdout)
   docindex query "text" [--mode keyword|semantic|hybrid] [--top-k N] [--filter F …] [--document-id ID …]
-                [--partition NAME …] [--rerank | --no-rerank] [--rerank-candidates N] [--json]
-                                   reranking (the server's RERANK) is on by default when it has a reranker
+                [--partition NAME …] [--principal P …] [--rerank | --no-rerank] [--rerank-candidates N] [--json]
+                                   reranking (the server's RERANK) is on by default when it has a reranker;
+                                   --principal (repeatable, on status, ls and query too) acts for those
+                                   principals: only documents without an access list or naming one of them
   A filter F is k=v, or a JSON filter such as '{"year": {"$gte": "2020"}, "lang": {"$in": ["en", "de"]}}'
   (operators $eq $ne $gt $gte $lt $lte $in $nin $exists $and $or $not); several must all hold.
 ${EVAL_USAGE}
@@ -190,6 +203,7 @@ async function ingestCommand(args: string[], env: Record<string, string | undefi
     'chunk-overlap': { type: 'string' },
     'external-id': { type: 'string' },
     partition: { type: 'string' },
+    access: { type: 'string', multiple: true },
     wait: { type: 'boolean' },
   });
   if (positionals.length === 0) throw new UsageError('ingest needs at least one file, folder or URL');
@@ -222,6 +236,7 @@ async function ingestCommand(args: string[], env: Record<string, string | undefi
         ...chunks,
         ...(externalId === undefined ? {} : { externalId }),
         ...(values.partition === undefined ? {} : { partition: values.partition }),
+        ...(values.access === undefined ? {} : { access: principalFlags(values.access, '--access') }),
       });
       item.documentId = ack.document_ids[0] ?? null;
       item.state = 'queued';
@@ -340,7 +355,7 @@ function uploadItem(
   client: DocindexClient,
   source: { kind: 'file'; path: string } | { kind: 'url'; url: string },
   metadata: Metadata,
-  options: ChunkOptions & { externalId?: string; partition?: string },
+  options: ChunkOptions & { externalId?: string; partition?: string; access?: string[] },
 ) {
   if (source.kind === 'url') return client.ingestUrl(source.url, metadata, options);
   return client.ingestFile(source.path, { metadata, ...options });
@@ -451,13 +466,17 @@ function renderIngestSummary(items: IngestItem[], waited: boolean, timedOut: boo
 // docindex status / ls / rm
 
 async function statusCommand(args: string[], env: Record<string, string | undefined>, io: TerminalIO) {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' } });
+  const { values, positionals } = parse(args, {
+    principal: { type: 'string', multiple: true },
+    json: { type: 'boolean' },
+  });
   if (positionals.length === 0) throw new UsageError('status needs at least one document id');
+  const principals = values.principal ? { principals: principalFlags(values.principal, '--principal') } : {};
   const client = connect(values, env);
   const ids = [...new Set(positionals)];
   const found = new Map<string, DocumentRecord>();
   for (let i = 0; i < ids.length; i += 100) {
-    const page = await client.listDocuments({ ids: ids.slice(i, i + 100), limit: 100 });
+    const page = await client.listDocuments({ ids: ids.slice(i, i + 100), limit: 100, ...principals });
     if (values.json) io.stdout.write(`${JSON.stringify(page)}\n`);
     for (const doc of page.documents) found.set(doc.id, doc);
   }
@@ -475,6 +494,7 @@ async function listCommand(args: string[], env: Record<string, string | undefine
     status: { type: 'string' },
     filter: { type: 'string', multiple: true },
     partition: { type: 'string', multiple: true },
+    principal: { type: 'string', multiple: true },
     limit: { type: 'string' },
     cursor: { type: 'string' },
     json: { type: 'boolean' },
@@ -495,6 +515,7 @@ async function listCommand(args: string[], env: Record<string, string | undefine
       ...(status === undefined ? {} : { status: status as DocumentStatus }),
       ...(filter === undefined ? {} : { filter }),
       ...(values.partition ? { partitions: values.partition } : {}),
+      ...(values.principal ? { principals: principalFlags(values.principal, '--principal') } : {}),
     });
     if (values.json) io.stdout.write(`${JSON.stringify(page)}\n`);
     docs.push(...page.documents);
@@ -674,6 +695,7 @@ async function queryCommand(args: string[], env: Record<string, string | undefin
     filter: { type: 'string', multiple: true },
     'document-id': { type: 'string', multiple: true },
     partition: { type: 'string', multiple: true },
+    principal: { type: 'string', multiple: true },
     rerank: { type: 'boolean' },
     'no-rerank': { type: 'boolean' },
     'rerank-candidates': { type: 'string' },
@@ -698,6 +720,7 @@ async function queryCommand(args: string[], env: Record<string, string | undefin
     ...(filter === undefined ? {} : { filter }),
     ...(values['document-id'] ? { documentIds: values['document-id'] } : {}),
     ...(values.partition ? { partitions: values.partition } : {}),
+    ...(values.principal ? { principals: principalFlags(values.principal, '--principal') } : {}),
     ...(rerank === undefined ? {} : { rerank }),
     ...(rerankCandidates === undefined ? {} : { rerankCandidates }),
   });

@@ -31,6 +31,11 @@ export interface CreateKeyOptions extends RequestOptions {
   expiresAt?: Date | string;
   /** Limits the key to these partitions; every partition when left out. */
   partitions?: string[];
+  /**
+   * Binds the key to these principals (say, a user and their groups): its requests see only
+   * documents without an access list or whose list names one of them. Unbound when left out.
+   */
+  principals?: string[];
 }
 
 export class AdminClient {
@@ -110,6 +115,7 @@ export class AdminClient {
         ...(options.scopes === undefined ? {} : { scopes: options.scopes }),
         ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
         ...(options.partitions === undefined ? {} : { partitions: options.partitions }),
+        ...(options.principals === undefined ? {} : { principals: options.principals }),
       },
       signal: options.signal,
     });

@@ -55,7 +55,17 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-export interface IngestOptions extends RequestOptions {
+/** What a request that reads or changes documents may say of whom it acts for. */
+export interface ReadOptions extends RequestOptions {
+  /**
+   * Act for these principals: only documents without an access list, or whose list names one of
+   * them, are seen (an empty list: only documents without one). Server default: the API key's
+   * principals if it is bound to some (a bound key may name only its own), else no restriction.
+   */
+  principals?: string[];
+}
+
+export interface IngestOptions extends ReadOptions {
   /** Sent as `Idempotency-Key`; a random UUID per call by default. */
   idempotencyKey?: string;
 }
@@ -69,6 +79,8 @@ export interface ChunkOptions {
 }
 
 export interface IngestTextOptions extends IngestOptions, ChunkOptions {
+  /** The access list of every document that gives none of its own (server default: none). */
+  access?: string[];
   /** The partition of every document that names none (server default `default`). */
   partition?: string;
 }
@@ -76,6 +88,11 @@ export interface IngestTextOptions extends IngestOptions, ChunkOptions {
 export interface IngestUrlOptions extends IngestOptions, ChunkOptions {
   /** The document's partition (server default `default`); fixed for its life. */
   partition?: string;
+  /**
+   * The document's access list: the principals that may see it (server default: none, so anyone
+   * who may see its partition). A new version by `externalId` takes this list (none when absent).
+   */
+  access?: string[];
   /**
    * Your key for the document, unique in your organisation: when a document has it already, this
    * becomes its new version (the ack names that document).
@@ -96,7 +113,7 @@ export interface UsageOptions extends RequestOptions {
   byPartition?: boolean;
 }
 
-export interface ListDocumentsOptions extends RequestOptions {
+export interface ListDocumentsOptions extends ReadOptions {
   /** 1–100 (server default 20). */
   limit?: number;
   cursor?: string;
@@ -121,7 +138,7 @@ export interface ReprocessOptions extends IngestOptions {
   chunkOverlap?: number;
 }
 
-export interface DeleteDocumentsOptions extends RequestOptions {
+export interface DeleteDocumentsOptions extends ReadOptions {
   /** Delete the documents whose metadata passes this filter (a non-empty one)… */
   filter?: QueryFilter;
   /** …and/or among these ids (at most 1,000). At least one of the two. */
@@ -130,7 +147,7 @@ export interface DeleteDocumentsOptions extends RequestOptions {
   partitions?: string[];
 }
 
-export interface QueryOptions extends RequestOptions {
+export interface QueryOptions extends ReadOptions {
   query: string;
   /** 1–100 (server default 10). */
   topK?: number;
@@ -207,7 +224,12 @@ export class DocindexClient {
   /** Queues up to 50 text documents (`POST /v1/ingest`). */
   ingestText(documents: Array<string | TextDocument>, options: IngestTextOptions = {}): Promise<IngestAck> {
     const body = {
-      documents: documents.map((doc) => (typeof doc === 'string' ? { text: doc } : doc)),
+      documents: documents.map((doc) => {
+        const given = typeof doc === 'string' ? { text: doc } : doc;
+        return options.access === undefined || given.access !== undefined
+          ? given
+          : { ...given, access: options.access };
+      }),
       ...(options.partition === undefined ? {} : { partition: options.partition }),
       ...chunkFields(options),
     };
@@ -224,13 +246,14 @@ export class DocindexClient {
    */
   async ingestFile(file: string | Blob, options: IngestFileOptions = {}): Promise<IngestAck> {
     const { blob, filename } = await fileBlob(file, options.filename);
-    const { metadata, externalId, partition, chunkSize, chunkOverlap } = options;
+    const { metadata, externalId, partition, access, chunkSize, chunkOverlap } = options;
     return this.#call<IngestAck>('POST', '/v1/ingest/file', {
       form: () => {
         const form = new FormData();
         if (metadata !== undefined) form.append('metadata', JSON.stringify(metadata));
         if (externalId !== undefined) form.append('external_id', externalId);
         if (partition !== undefined) form.append('partition', partition);
+        if (access !== undefined) form.append('access', JSON.stringify(access));
         if (chunkSize !== undefined) form.append('chunk_size', String(chunkSize));
         if (chunkOverlap !== undefined) form.append('chunk_overlap', String(chunkOverlap));
         form.append('file', blob, filename);
@@ -249,6 +272,7 @@ export class DocindexClient {
         ...(metadata === undefined ? {} : { metadata }),
         ...(options.externalId === undefined ? {} : { external_id: options.externalId }),
         ...(options.partition === undefined ? {} : { partition: options.partition }),
+        ...(options.access === undefined ? {} : { access: options.access }),
         ...chunkFields(options),
       },
       idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
@@ -256,7 +280,7 @@ export class DocindexClient {
     });
   }
 
-  getDocument(id: string, options: RequestOptions = {}): Promise<DocumentRecord> {
+  getDocument(id: string, options: ReadOptions = {}): Promise<DocumentRecord> {
     return this.#call<DocumentRecord>('GET', `/v1/documents/${encodeURIComponent(id)}`, options);
   }
 
@@ -275,6 +299,7 @@ export class DocindexClient {
         external_id: options.externalId,
         partitions: options.partitions?.join(','),
       },
+      principals: options.principals,
       signal: options.signal,
     });
   }
@@ -282,7 +307,7 @@ export class DocindexClient {
   /** The document you gave this external_id, or null when there is none. */
   async getDocumentByExternalId(
     externalId: string,
-    options: RequestOptions = {},
+    options: ReadOptions = {},
   ): Promise<DocumentRecord | null> {
     const page = await this.listDocuments({ externalId, limit: 1, ...options });
     return page.documents[0] ?? null;
@@ -292,7 +317,11 @@ export class DocindexClient {
    * New content for a document (`PUT /v1/documents/{id}/content`): text, a URL or a file. It is a
    * new version: the current one answers queries until it is ready (`pending_version` shows it).
    */
-  async replaceContent(id: string, content: NewContent, options: IngestOptions = {}): Promise<VersionAck> {
+  async replaceContent(
+    id: string,
+    content: NewContent,
+    options: IngestOptions & { access?: string[] | null } = {},
+  ): Promise<VersionAck> {
     const path = `/v1/documents/${encodeURIComponent(id)}/content`;
     const idempotencyKey = options.idempotencyKey ?? newIdempotencyKey();
     if ('file' in content) {
@@ -301,13 +330,21 @@ export class DocindexClient {
         form: () => {
           const form = new FormData();
           form.append('file', blob, filename);
+          if (options.access != null) form.append('access', JSON.stringify(options.access));
           return form;
         },
         idempotencyKey,
+        principals: options.principals,
         signal: options.signal,
       });
     }
-    return this.#call<VersionAck>('PUT', path, { json: content, idempotencyKey, signal: options.signal });
+    const json = options.access === undefined ? content : { ...content, access: options.access };
+    return this.#call<VersionAck>('PUT', path, {
+      json,
+      idempotencyKey,
+      principals: options.principals,
+      signal: options.signal,
+    });
   }
 
   /**
@@ -318,6 +355,7 @@ export class DocindexClient {
     return this.#call<VersionAck>('POST', `/v1/documents/${encodeURIComponent(id)}/reprocess`, {
       json: chunkFields(options),
       idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
+      principals: options.principals,
       signal: options.signal,
     });
   }
@@ -347,7 +385,7 @@ export class DocindexClient {
    * The status of any number of documents, in the order asked, one request per 100 ids.
    * Unknown ids (or another organisation's) are left out.
    */
-  async getDocuments(ids: string[], options: RequestOptions = {}): Promise<DocumentRecord[]> {
+  async getDocuments(ids: string[], options: ReadOptions = {}): Promise<DocumentRecord[]> {
     const unique = [...new Set(ids)];
     const found = new Map<string, DocumentRecord>();
     for (let i = 0; i < unique.length; i += MAX_IDS_PER_REQUEST) {
@@ -364,7 +402,7 @@ export class DocindexClient {
   /** One page of a ready document's chunks, in order (409 `not_ready` before it is ready). */
   listChunks(
     id: string,
-    options: RequestOptions & { limit?: number; cursor?: string } = {},
+    options: ReadOptions & { limit?: number; cursor?: string } = {},
   ): Promise<ChunkPage> {
     return this.#call<ChunkPage>('GET', `/v1/documents/${encodeURIComponent(id)}/chunks`, {
       ...options,
@@ -376,7 +414,7 @@ export class DocindexClient {
    * A ready document's extracted text, as it was chunked and indexed (409 `not_ready` before it
    * is ready).
    */
-  async getDocumentContent(id: string, options: RequestOptions = {}): Promise<string> {
+  async getDocumentContent(id: string, options: ReadOptions = {}): Promise<string> {
     const response = await exchange(
       this.#transport,
       'GET',
@@ -393,7 +431,7 @@ export class DocindexClient {
    * The file a document was uploaded as or downloaded from, with its media type and file name
    * (404 for a document sent as JSON text; 409 `not_ready` while its URL is being downloaded).
    */
-  async getDocumentFile(id: string, options: RequestOptions = {}): Promise<DocumentFile> {
+  async getDocumentFile(id: string, options: ReadOptions = {}): Promise<DocumentFile> {
     const response = await exchange(this.#transport, 'GET', `/v1/documents/${encodeURIComponent(id)}/file`, {
       ...options,
       accept: '*/*',
@@ -412,7 +450,7 @@ export class DocindexClient {
   updateMetadata(
     id: string,
     metadata: Record<string, string | null>,
-    options: RequestOptions = {},
+    options: ReadOptions = {},
   ): Promise<DocumentRecord> {
     return this.#call<DocumentRecord>('PATCH', `/v1/documents/${encodeURIComponent(id)}`, {
       ...options,
@@ -420,7 +458,18 @@ export class DocindexClient {
     });
   }
 
-  deleteDocument(id: string, options: RequestOptions = {}): Promise<void> {
+  /**
+   * Replaces a document's access list (`PATCH /v1/documents/{id}`; null removes it): from then
+   * on only requests acting for one of these principals (or for none) see it.
+   */
+  updateAccess(id: string, access: string[] | null, options: ReadOptions = {}): Promise<DocumentRecord> {
+    return this.#call<DocumentRecord>('PATCH', `/v1/documents/${encodeURIComponent(id)}`, {
+      ...options,
+      json: { access },
+    });
+  }
+
+  deleteDocument(id: string, options: ReadOptions = {}): Promise<void> {
     return this.#call<void>('DELETE', `/v1/documents/${encodeURIComponent(id)}`, options);
   }
 
@@ -433,6 +482,7 @@ export class DocindexClient {
       ...(options.filter === undefined ? {} : { filter: options.filter }),
       ...(options.documentIds === undefined ? {} : { document_ids: options.documentIds }),
       ...(options.partitions === undefined ? {} : { partitions: options.partitions }),
+      ...(options.principals === undefined ? {} : { principals: options.principals }),
     };
     return this.#call<DeleteDocumentsResult>('POST', '/v1/documents/delete', {
       json: body,
@@ -456,6 +506,7 @@ export class DocindexClient {
       ...(options.filter === undefined ? {} : { filter: options.filter }),
       ...(options.documentIds === undefined ? {} : { document_ids: options.documentIds }),
       ...(options.partitions === undefined ? {} : { partitions: options.partitions }),
+      ...(options.principals === undefined ? {} : { principals: options.principals }),
       ...(options.mode === undefined ? {} : { mode: options.mode }),
       ...(options.semanticWeight === undefined ? {} : { semantic_weight: options.semanticWeight }),
       ...(options.maxChunksPerDocument === undefined

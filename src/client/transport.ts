@@ -32,6 +32,8 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
   /** The Accept header, when the answer is not JSON. */
   accept?: string;
+  /** Sent as `?principals=a,b`: the principals the request acts for (an empty list: none). */
+  principals?: readonly string[] | undefined;
 }
 
 const DEFAULT_MAX_RETRIES = 3;
@@ -83,6 +85,7 @@ export async function exchange(
   for (const [name, value] of Object.entries(options.query ?? {})) {
     if (value !== undefined) url.searchParams.set(name, String(value));
   }
+  if (options.principals !== undefined) url.searchParams.set('principals', options.principals.join(','));
   const headers: Record<string, string> = {
     authorization: `Bearer ${transport.token}`,
     accept: options.accept ?? 'application/json, application/problem+json',

@@ -10,7 +10,10 @@ export interface Principal {
   org: Org;
   keyId: string;
   scopes: ReadonlySet<Scope>;
-  /** What the key may see of its org's documents (the partitions it is limited to). */
+  /**
+   * What the key may see of its org's documents (the partitions it is limited to, the principals
+   * it is bound to); a request may narrow it (http/plugins/authenticated.ts).
+   */
   access: DocumentAccess;
 }
 
@@ -35,7 +38,7 @@ export class Authenticator {
       org: found.org,
       keyId: found.key.id,
       scopes: new Set(found.key.scopes),
-      access: accessOfKey(found.key.partitions),
+      access: accessOfKey(found.key.partitions, found.key.principals),
     };
   }
 }

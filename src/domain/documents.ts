@@ -1,7 +1,9 @@
 // Reading and deleting an org's documents. Another org's document is indistinguishable from a
 // missing one: every lookup is scoped by org id in the store itself. A document of a partition
-// the key may not see (domain/partitions.ts) is missing alike: lists and deletes by filter are
-// restricted in the store, single documents checked on their record (a partition never changes).
+// the key may not see (domain/partitions.ts), or whose access list the request's principals do not
+// reach (domain/principals.ts), is missing alike: lists and deletes by filter are restricted in
+// the store, single documents checked on their record (a PATCH checks it in its own transaction,
+// as it may change the access list).
 import type { Readable } from 'node:stream';
 import { ERRORS } from './errors.js';
 import { type Filter, type FilterJson, parseFilter, parseFilterText } from './filter.js';
@@ -93,6 +95,7 @@ export class DocumentService {
       externalId: options.externalId ?? null,
       filter,
       partitions,
+      principals: access.principals,
     });
     const page = documents.slice(0, options.limit);
     const last = page[page.length - 1];
@@ -169,20 +172,27 @@ export class DocumentService {
     };
   }
 
-  /** 404 unless the key may see the document; no read for a key that sees every partition. */
+  /** 404 unless the request may see the document; no read for a request that sees every one. */
   private async checkVisible(orgId: string, access: DocumentAccess, id: string): Promise<void> {
-    if (access.partitions !== null) await this.get(orgId, access, id);
+    if (access.partitions !== null || access.principals !== null) await this.get(orgId, access, id);
   }
 
-  /** Sets and removes metadata keys (null removes); the record as it is afterwards. */
+  /**
+   * Sets and removes metadata keys (null removes) and, when `access` is given, replaces the
+   * access list (null removes it); the record as it is afterwards.
+   */
   async updateMetadata(
     orgId: string,
     access: DocumentAccess,
     id: string,
     patch: MetadataPatch,
+    accessList?: string[] | null,
   ): Promise<DocumentRecord> {
-    await this.checkVisible(orgId, access, id);
-    const doc = await this.documents.updateMetadata(orgId, id, (current) => mergeMetadata(current, patch));
+    const restricted = access.partitions !== null || access.principals !== null;
+    const doc = await this.documents.updateMetadata(orgId, id, (current) => mergeMetadata(current, patch), {
+      ...(accessList === undefined ? {} : { access: accessList }),
+      ...(restricted ? { seenBy: access } : {}),
+    });
     if (!doc) throw ERRORS.documentNotFound(id);
     return doc;
   }
@@ -206,7 +216,8 @@ export class DocumentService {
     const filter = this.deleteFilter(selection);
     const partitions = partitionsToRead(access, selection.partitions, '/partitions');
     const ids = selection.documentIds === undefined ? null : [...new Set(selection.documentIds)];
-    const matching = (limit: number) => this.matching(orgId, { ids, filter, partitions }, limit);
+    const { principals } = access;
+    const matching = (limit: number) => this.matching(orgId, { ids, filter, partitions, principals }, limit);
     let deleted = 0;
     // Each step lists the first documents still matching: those deleted are gone from the next
     // list, so the steps are bounded by the request's limit even when another request deletes too.
@@ -254,7 +265,12 @@ export class DocumentService {
   /** The org's first `limit` documents among the ids, passing the filter, in the partitions. */
   private matching(
     orgId: string,
-    where: { ids: string[] | null; filter: Filter | null; partitions: string[] | null },
+    where: {
+      ids: string[] | null;
+      filter: Filter | null;
+      partitions: string[] | null;
+      principals?: readonly string[] | null;
+    },
     limit: number,
   ): Promise<DocumentRecord[]> {
     return this.documents.listDocuments({

@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'unauthorized'
   | 'insufficient_scope'
   | 'partition_forbidden'
+  | 'principal_forbidden'
   | 'partition_mismatch'
   | 'partition_deleting'
   | 'not_found'
@@ -44,6 +45,7 @@ const STATUS: Record<ErrorCode, number> = {
   unauthorized: 401,
   insufficient_scope: 403,
   partition_forbidden: 403,
+  principal_forbidden: 403,
   partition_mismatch: 409,
   partition_deleting: 409,
   not_found: 404,
@@ -77,6 +79,7 @@ const TITLE: Record<ErrorCode, string> = {
   unauthorized: 'Unauthorized',
   insufficient_scope: 'Insufficient scope',
   partition_forbidden: 'Partition not allowed',
+  principal_forbidden: 'Principal not allowed',
   partition_mismatch: 'Partition mismatch',
   partition_deleting: 'Partition being deleted',
   not_found: 'Not found',
@@ -151,6 +154,17 @@ export const ERRORS = {
     new ApiError(
       'partition_forbidden',
       `${what === 'evaluations' ? 'Evaluations rank' : 'Sources write into'} every partition of the organisation, so they need an API key that is not limited to partitions.`,
+    ),
+  principalForbidden: (name: string) =>
+    new ApiError(
+      'principal_forbidden',
+      `This API key acts for other principals than "${name}"; a request may name only principals its key is bound to.`,
+    ),
+  /** Evaluations, sources and partition deletion span documents whatever their access lists. */
+  needsUnboundKey: (what: 'evaluations' | 'sources' | 'partition deletion') =>
+    new ApiError(
+      'principal_forbidden',
+      `${what === 'evaluations' ? 'Evaluations rank' : what === 'sources' ? 'Sources write into' : 'Deleting a partition removes'} documents whatever their access lists, so ${what === 'partition deletion' ? 'it needs' : 'they need'} an API key that is not bound to principals.`,
     ),
   partitionMismatch: (externalId: string, partition: string) =>
     new ApiError(

@@ -19,6 +19,7 @@ import type {
   JobQueue,
 } from './ports.js';
 import { BlobTooLargeError, newBlobKey, noopTracer, type Tracer } from './ports.js';
+import { accessToWrite } from './principals.js';
 import { cleanText } from './text.js';
 import type {
   DocumentSource,
@@ -45,6 +46,8 @@ export interface TextDocumentInput {
   language?: string;
   /** Its partition; absent: the request's `partition`, else `default`. */
   partition?: string;
+  /** The principals that may see it (domain/principals.ts); absent or null: no access list. */
+  access?: string[] | null;
 }
 
 /** What a file or URL ingest may say besides its content and metadata. */
@@ -57,6 +60,8 @@ export interface IngestOptions {
   chunks?: ChunkSettings;
   /** The partition to ingest into; absent: `default`. */
   partition?: string | null;
+  /** The document's access list; absent or null: none. */
+  access?: string[] | null;
 }
 
 /** The 202 of PUT /v1/documents/{id}/content and POST /v1/documents/{id}/reprocess. */
@@ -76,6 +81,8 @@ export type NewContent = (
 ) & {
   /** The new content's language (ISO 639-1); absent: detected. */
   language?: string | null;
+  /** A new access list for the document (null removes it); absent keeps the document's. */
+  access?: string[] | null;
 };
 
 /** An upload stored and checked, not yet committed. */
@@ -143,6 +150,9 @@ export class IngestionService {
   ): Promise<IngestAck> {
     checkChunkSettings(chunks);
     for (const [i, doc] of documents.entries()) checkLanguage(doc.language, `/documents/${i}/language`);
+    const accessLists = documents.map(
+      (doc, i) => accessToWrite(doc.access, `/documents/${i}/access`) ?? null,
+    );
     const partitions = documents.map((doc) => partitionToWrite(access, doc.partition ?? partition));
     await this.checkBackpressure(documents.length);
     const now = this.deps.clock.now();
@@ -153,6 +163,7 @@ export class IngestionService {
         externalId: doc.external_id ?? null,
         language: doc.language ?? null,
         partition: partitions[i]!,
+        access: accessLists[i]!,
       }),
     );
     return this.commit(orgId, rows, this.deps.queue, key);
@@ -166,8 +177,10 @@ export class IngestionService {
     content: NewContent,
     key?: IdempotencyKeyRef,
   ): Promise<VersionAck> {
+    let accessList: string[] | null | undefined;
     try {
       checkLanguage(content.language, '/language');
+      accessList = accessToWrite(content.access, '/access');
     } catch (error) {
       if (content.kind === 'file') await this.discardFile(content.staged);
       throw error;
@@ -182,6 +195,7 @@ export class IngestionService {
       chunkSize: current.chunkSize,
       chunkOverlap: current.chunkOverlap,
       language: content.language ?? null,
+      ...(accessList === undefined ? {} : { access: accessList }),
     };
     if (content.kind === 'text') {
       await this.checkBackpressure(1);
@@ -454,6 +468,7 @@ export class IngestionService {
         externalId: options.externalId ?? null,
         language: options.language ?? null,
         partition,
+        access: accessToWrite(options.access, '/access') ?? null,
       });
       return await this.commit(orgId, [row], this.deps.queue, key);
     } catch (error) {
@@ -478,6 +493,7 @@ export class IngestionService {
     checkChunkSettings(chunks);
     checkLanguage(options.language, '/language');
     const partition = partitionToWrite(access, options.partition);
+    const accessList = accessToWrite(options.access, '/access') ?? null;
     const displayUrl = this.screen(url);
     await this.checkBackpressure(1);
     const row = this.newDocument(orgId, this.deps.clock.now(), chunks, metadata, {
@@ -486,6 +502,7 @@ export class IngestionService {
       externalId: options.externalId ?? null,
       language: options.language ?? null,
       partition,
+      access: accessList,
     });
     return this.commit(orgId, [row], this.deps.downloadQueue, key);
   }
@@ -503,6 +520,7 @@ export class IngestionService {
       externalId?: string | null;
       language?: string | null;
       partition: string;
+      access: string[] | null;
     },
   ): NewDocument {
     return {
@@ -510,6 +528,7 @@ export class IngestionService {
       orgId,
       externalId: input.externalId ?? null,
       partition: input.partition,
+      access: input.access,
       source: input.source,
       metadata: cleanMetadata(metadata),
       chunkSize: chunks.chunkSize,

@@ -7,6 +7,7 @@ import { displayPrefix, generateApiKey, hashApiKey, newKeyId, newOrgId } from '.
 import { decodePageCursor, encodePageCursor } from './page-cursor.js';
 import { accessOfKey, checkPartitionNames, MAX_PARTITIONS_PER_REQUEST } from './partitions.js';
 import type { BlobStore, Clock, DocumentStore, IdempotencyStore, OrgStore, UsageStore } from './ports.js';
+import { checkPrincipals } from './principals.js';
 import { normaliseScopes, type Scope } from './scopes.js';
 import type { SourceStore } from './sources.js';
 import type { ApiKeyRecord, Org } from './types.js';
@@ -22,6 +23,8 @@ export interface IssuedKey {
   expires_at: Date | null;
   /** The partitions the key is limited to; null: every partition. */
   partitions: string[] | null;
+  /** The principals every request of the key acts for; null: unbound. */
+  principals: string[] | null;
 }
 
 export interface CreatedOrg extends IssuedKey {
@@ -63,6 +66,12 @@ export interface KeyOptions {
   expiresAt?: Date | null;
   /** Limits the key to these partitions; absent or empty: every partition. */
   partitions?: string[] | null;
+  /**
+   * Binds the key to these principals: its requests see only documents without an access list
+   * or whose list shares one of them (an empty list: only documents without one); absent or
+   * null: unbound.
+   */
+  principals?: string[] | null;
 }
 
 /** Every store that keeps something per org, so a purge can reach all of them. */
@@ -150,6 +159,10 @@ export class OrgAdmin {
       ]);
     }
     const partitions = checkKeyPartitions(options.partitions ?? null);
+    const principals =
+      options.principals === undefined || options.principals === null
+        ? null
+        : checkPrincipals(options.principals, '/principals', 0).sort();
     const apiKey = generateApiKey();
     const record: ApiKeyRecord = {
       id: newKeyId(),
@@ -159,6 +172,7 @@ export class OrgAdmin {
       scopes: normaliseScopes(options.scopes),
       expiresAt,
       partitions,
+      principals,
       createdAt: now,
       revokedAt: null,
     };
@@ -170,6 +184,7 @@ export class OrgAdmin {
       scopes: record.scopes,
       expires_at: record.expiresAt,
       partitions: record.partitions,
+      principals: record.principals,
     };
   }
 

@@ -34,6 +34,8 @@ export class PartitionService {
    */
   async delete(orgId: string, access: DocumentAccess, name: string): Promise<void> {
     const visible = isPartitionName(name) && canSee(access, { partition: name });
+    // A partition may hold documents whose access lists the key's principals do not reach.
+    if (visible && access.principals !== null) throw ERRORS.needsUnboundKey('partition deletion');
     if (!visible || !(await this.documents.partitionHolds(orgId, name))) {
       throw ERRORS.partitionNotFound(name);
     }

@@ -4,9 +4,11 @@
 // restricted by. A request may narrow its key's partitions (`partitions: [..]`), never widen them.
 //
 // The restriction is one exact condition on the document, applied by the stores and indexes
-// where the org and the metadata filter are (before ranking); a second restriction of the same
-// kind (an access list) is another field of DocumentAccess, checked in the same places.
+// where the org and the metadata filter are (before ranking); the second restriction of the same
+// kind, the access list (domain/principals.ts), is the `principals` field of DocumentAccess,
+// checked in the same places.
 import { ERRORS } from './errors.js';
+import { accessAllows, principalsToRead } from './principals.js';
 import type { DocumentRecord } from './types.js';
 
 export const DEFAULT_PARTITION = 'default';
@@ -51,29 +53,68 @@ export function checkPartitionNames(names: readonly unknown[], pointer: string, 
 export interface DocumentAccess {
   /** The partitions it may see; null: every partition of the org. */
   partitions: readonly string[] | null;
+  /**
+   * The principals it acts for: it sees a document without an access list or whose list shares
+   * one of them; null: access lists do not restrict it.
+   */
+  principals: readonly string[] | null;
 }
 
-/** A key limited to no partition: it sees them all. */
-export const ALL_PARTITIONS: DocumentAccess = { partitions: null };
+/** A key limited to no partition and bound to no principal: it sees every document. */
+export const ALL_PARTITIONS: DocumentAccess = { partitions: null, principals: null };
 
 /** What works on the whole org: it ranks or writes whatever the partition, so a key limited to partitions may not use it. */
 export type WholeOrgFeature = 'evaluations' | 'sources';
 
-/** 403 partition_forbidden unless the key sees every partition. */
+/**
+ * 403 unless the key sees every document: partition_forbidden for a key limited to partitions,
+ * principal_forbidden for one bound to principals.
+ */
 export function requireEveryPartition(access: DocumentAccess, feature: WholeOrgFeature): void {
   if (access.partitions !== null) throw ERRORS.needsEveryPartition(feature);
+  if (access.principals !== null) throw ERRORS.needsUnboundKey(feature);
 }
 
-/** The access of a key issued with these partitions (null or empty: every partition). */
-export function accessOfKey(partitions: readonly string[] | null): DocumentAccess {
-  return partitions === null || partitions.length === 0
-    ? ALL_PARTITIONS
-    : { partitions: [...new Set(partitions)].sort() };
+/**
+ * The access of a key issued with these partitions (null or empty: every partition) and bound to
+ * these principals (null: none; an empty list is a key that sees only documents without an
+ * access list).
+ */
+export function accessOfKey(
+  partitions: readonly string[] | null,
+  principals: readonly string[] | null = null,
+): DocumentAccess {
+  return {
+    partitions: partitions === null || partitions.length === 0 ? null : [...new Set(partitions)].sort(),
+    principals: principals === null ? null : [...new Set(principals)].sort(),
+  };
 }
 
-/** Whether the request may see the document: another partition's is as another org's. */
-export function canSee(access: DocumentAccess, doc: Pick<DocumentRecord, 'partition'>): boolean {
-  return access.partitions === null || access.partitions.includes(doc.partition);
+/**
+ * The access of one request: its key's, with the principals it names (a subset of a bound key's:
+ * 403 principal_forbidden at `pointer` otherwise) in place of the key's.
+ */
+export function accessOfRequest(
+  key: DocumentAccess,
+  requested: readonly unknown[] | null | undefined,
+  pointer: string,
+): DocumentAccess {
+  if (requested === undefined || requested === null) return key;
+  return { partitions: key.partitions, principals: principalsToRead(key.principals, requested, pointer) };
+}
+
+/**
+ * Whether the request may see the document: another partition's, or one whose access list
+ * shares none of the request's principals, is as another org's.
+ */
+export function canSee(
+  access: DocumentAccess,
+  doc: Pick<DocumentRecord, 'partition'> & { access?: readonly string[] | null },
+): boolean {
+  return (
+    (access.partitions === null || access.partitions.includes(doc.partition)) &&
+    accessAllows(doc.access ?? null, access.principals)
+  );
 }
 
 /**
@@ -91,7 +132,7 @@ export function partitionsToRead(
   }
   checkPartitionNames(requested, pointer, `At most ${MAX_PARTITIONS_PER_REQUEST} partitions may be named.`);
   const names = [...new Set(requested)];
-  const forbidden = names.find((name) => !canSee(access, { partition: name }));
+  const forbidden = names.find((name) => access.partitions !== null && !access.partitions.includes(name));
   if (forbidden !== undefined) throw ERRORS.partitionForbidden(forbidden);
   return names;
 }
@@ -99,6 +140,8 @@ export function partitionsToRead(
 /** The partition a document is ingested into: the given one (which the key must hold) or `default`. */
 export function partitionToWrite(access: DocumentAccess, given: string | null | undefined): string {
   const partition = given ?? DEFAULT_PARTITION;
-  if (!canSee(access, { partition })) throw ERRORS.partitionForbidden(partition);
+  if (access.partitions !== null && !access.partitions.includes(partition)) {
+    throw ERRORS.partitionForbidden(partition);
+  }
   return partition;
 }

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Filter } from './filter.js';
+import type { DocumentAccess } from './partitions.js';
 import type { SearchLanguage } from './search-words.js';
 import type {
   ApiKeyRecord,
@@ -158,6 +159,7 @@ export interface DocumentStore {
     orgId: string,
     id: string,
     update: (current: Metadata) => Metadata,
+    change?: DocumentChange,
   ): Promise<DocumentRecord | null>;
 
   // Worker side. Each returns false / null when the document no longer exists (deleted), or when
@@ -279,6 +281,17 @@ export interface AnalysisState {
  * section 4).
  */
 export const DEFAULT_SEARCH_ROW_BUDGET = 20_000;
+
+/** What DocumentStore.updateMetadata changes besides the metadata, and whom it answers. */
+export interface DocumentChange {
+  /** The new access list (null removes it); absent keeps it. */
+  access?: string[] | null;
+  /**
+   * Changes nothing (null, as for a missing document) unless this access may see the document as
+   * it is in the transaction: a concurrent change of its access list cannot slip between.
+   */
+  seenBy?: DocumentAccess;
+}
 
 export interface UsageStore {
   /**
@@ -553,6 +566,8 @@ export interface VectorSearchQuery {
   filter?: Filter | null;
   /** Only documents of these partitions; null or absent: every partition of the org. */
   partitions?: readonly string[] | null;
+  /** Only documents without an access list or whose list shares one of these; null or absent: any. */
+  principals?: readonly string[] | null;
 }
 
 export interface VectorHit {

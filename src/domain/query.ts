@@ -127,8 +127,9 @@ export class QueryService {
    * `countUsage: false` answers without adding to the org's usage: the queries of an evaluation
    * (domain/evaluation-runner.ts), which measure the service rather than use it. Every path
    * (keyword, semantic, hybrid, and the reranker's candidates) searches only the partitions the
-   * key may see, or those of them the request names: the indexes apply the restriction where
-   * they apply the org and the filter, before ranking.
+   * key may see, or those of them the request names, and only documents whose access list the
+   * request's principals reach: the indexes apply both where they apply the org and the filter,
+   * before ranking.
    */
   query(
     orgId: string,
@@ -174,6 +175,7 @@ export class QueryService {
       filter,
       documentIds: input.documentIds,
       partitions: partitionsToRead(access, input.partitions, '/partitions'),
+      principals: access.principals,
     };
     checkLanguage(input.language, '/language');
     const language = input.language ?? null;
@@ -354,6 +356,8 @@ interface Scope {
   documentIds: string[] | null;
   /** null: every partition of the org. */
   partitions: string[] | null;
+  /** null: access lists do not restrict. */
+  principals: readonly string[] | null;
 }
 
 /** The hybrid query's semantic half failed at the provider: answer with the keyword half. */

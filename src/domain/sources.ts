@@ -9,6 +9,7 @@ import { ApiError, ERRORS } from './errors.js';
 import { cleanMetadata, METADATA_MAX_KEYS, type Metadata } from './metadata.js';
 import { checkPartitionName } from './partitions.js';
 import type { Clock, JobQueue } from './ports.js';
+import { checkPrincipals } from './principals.js';
 import { type SecretBox, SecretsKeyError } from './secrets.js';
 
 export const SOURCE_TYPES = ['s3', 'web'] as const;
@@ -21,8 +22,6 @@ export const WEB_MAX_PAGES = 10_000;
 export const WEB_MAX_DEPTH = 50;
 /** `schedule` is "manual" or an ISO-8601 duration of at least this long. */
 export const MIN_SCHEDULE_MS = 5 * 60_000;
-export const ACCESS_MAX_PRINCIPALS = 64;
-export const PRINCIPAL_MAX_LENGTH = 128;
 /** Per-item errors a run keeps (the `failed` count goes on past it). */
 export const RUN_ERRORS_KEPT = 100;
 /** Metadata keys a sync sets on every document it makes; a source's own metadata may not use them. */
@@ -434,19 +433,7 @@ function checkPartition(partition: string | undefined): void {
 }
 
 function checkAccess(access: string[] | undefined): void {
-  if (access === undefined) return;
-  if (access.length > ACCESS_MAX_PRINCIPALS) {
-    throw ERRORS.invalid(`At most ${ACCESS_MAX_PRINCIPALS} principals.`, [
-      { pointer: '/access', message: `at most ${ACCESS_MAX_PRINCIPALS} principals` },
-    ]);
-  }
-  for (const [i, principal] of access.entries()) {
-    if (principal === '' || principal.length > PRINCIPAL_MAX_LENGTH) {
-      throw ERRORS.invalid(`A principal is 1 to ${PRINCIPAL_MAX_LENGTH} characters.`, [
-        { pointer: `/access/${i}`, message: `1 to ${PRINCIPAL_MAX_LENGTH} characters` },
-      ]);
-    }
-  }
+  if (access !== undefined) checkPrincipals(access, '/access', 1);
 }
 
 function checkSourceMetadata(metadata: Metadata): Metadata {

@@ -66,6 +66,11 @@ export interface DocumentRecord {
   /** The partition of the org it belongs to (domain/partitions.ts), fixed for its life. */
   partition: string;
   /**
+   * The principals that may see it (domain/principals.ts); null: anyone who may see its
+   * partition.
+   */
+  access: string[] | null;
+  /**
    * The version `status` and the chunks describe: 1 at first, one more for every new content
    * (PUT content, re-ingest of an external_id, reprocess).
    */
@@ -110,6 +115,11 @@ export interface NewDocument {
    * in it: else the store throws partition_mismatch rather than move the document.
    */
   partition?: string;
+  /**
+   * Its access list; null or absent: none. A new version by external_id replaces the document's
+   * access list with this one, as it replaces the metadata.
+   */
+  access?: string[] | null;
   source: DocumentSource;
   metadata: Metadata;
   chunkSize: number;
@@ -209,6 +219,11 @@ export interface SearchQuery {
   /** Only documents of these partitions; null or absent: every partition of the org. */
   partitions?: readonly string[] | null;
   /**
+   * Only documents without an access list or whose list shares one of these principals; null or
+   * absent: access lists do not restrict.
+   */
+  principals?: readonly string[] | null;
+  /**
    * The query's language (ISO 639-1), read in its analysis as well as in those of the org's
    * documents; absent: only theirs.
    */
@@ -251,6 +266,11 @@ export interface ListQuery {
   filter: Filter | null;
   /** Only documents of these partitions; null or absent: every partition of the org. */
   partitions?: readonly string[] | null;
+  /**
+   * Only documents without an access list or whose list shares one of these principals; null or
+   * absent: access lists do not restrict.
+   */
+  principals?: readonly string[] | null;
 }
 
 /** A partition's size as GET /v1/partitions shows it. */
@@ -284,6 +304,8 @@ export interface ApiKeyRecord {
   expiresAt: Date | null;
   /** The partitions the key is limited to; null: every partition of its org. */
   partitions: string[] | null;
+  /** The principals every request of the key acts for (domain/principals.ts); null: unbound. */
+  principals: string[] | null;
   createdAt: Date;
   revokedAt: Date | null;
 }
@@ -295,6 +317,8 @@ export interface NewVersion {
   chunkOverlap: number;
   /** Replaces the document's metadata at once (filters see it before the content is ready); null keeps it. */
   metadata: Metadata | null;
+  /** Replaces the document's access list at once (null removes it), as metadata; absent keeps it. */
+  access?: string[] | null;
   /** The new content's language as given; null or absent: detect it. */
   language?: string | null;
   text: string | null;

@@ -3,6 +3,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ERRORS, type ErrorCode } from '../domain/errors.js';
 import { MAX_PARTITIONS_PER_REQUEST } from '../domain/partitions.js';
+import { ACCESS_MAX_PRINCIPALS, PRINCIPAL_MAX_LENGTH } from '../domain/principals.js';
 import { SCOPES } from '../domain/scopes.js';
 import {
   EXAMPLE_CURSOR,
@@ -17,6 +18,12 @@ import {
 const KeyPartitions = Type.Union([Type.Array(Type.String()), Type.Null()], {
   description:
     'The partitions the key is limited to: it ingests only into them and sees nothing else. null: every partition.',
+});
+
+/** The principals a key is bound to, as the admin API shows them (null: unbound). */
+const KeyPrincipals = Type.Union([Type.Array(Type.String()), Type.Null()], {
+  description:
+    'The principals the key is bound to: every request of it sees only documents without an access list or whose list names one of them, and may name only these. null: unbound.',
 });
 
 export { EXAMPLE_KEY_ID, ScopeSchema };
@@ -83,12 +90,20 @@ export const CreateKeyBody = Type.Object(
           'Limits the key to these partitions: it ingests only into them (403 `partition_forbidden` elsewhere) and any other partition’s document is a 404 to it. Every partition when left out.',
       }),
     ),
+    principals: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: PRINCIPAL_MAX_LENGTH }), {
+        maxItems: ACCESS_MAX_PRINCIPALS,
+        description:
+          'Binds the key to these principals (e.g. the user a backend mints the key for and their groups): every request of it sees only documents without an access list or whose list names one of them, and may narrow them but never name another (403 `principal_forbidden`). An empty list: only documents without an access list. Unbound when left out.',
+      }),
+    ),
   },
   {
     additionalProperties: false,
     examples: [
       { scopes: ['query', 'read'], expires_at: '2027-01-01T00:00:00Z' },
       { scopes: ['ingest', 'query', 'read'], partitions: ['support'] },
+      { scopes: ['query', 'read'], principals: ['user:42', 'group:eng'] },
     ],
   },
 );
@@ -121,6 +136,7 @@ const EXAMPLE_KEY = {
   scopes: ['query', 'read'],
   expires_at: '2027-01-01T00:00:00.000Z',
   partitions: null,
+  principals: null,
   created_at: '2026-03-15T12:00:00.000Z',
   revoked_at: null,
 };
@@ -182,6 +198,7 @@ export const IssuedKeySchema = Type.Object(
     scopes: Type.Array(ScopeSchema),
     expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     partitions: KeyPartitions,
+    principals: KeyPrincipals,
   },
   {
     description: 'Created: the new API key.',
@@ -192,6 +209,7 @@ export const IssuedKeySchema = Type.Object(
         scopes: ['query', 'read'],
         expires_at: '2027-01-01T00:00:00.000Z',
         partitions: ['support'],
+        principals: null,
       },
     ],
   },
@@ -205,6 +223,7 @@ export const KeySchema = Type.Object(
     scopes: Type.Array(ScopeSchema),
     expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     partitions: KeyPartitions,
+    principals: KeyPrincipals,
     created_at: Type.String({ format: 'date-time' }),
     revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },

@@ -6,6 +6,7 @@ import type { IdempotencyService } from '../domain/idempotency.js';
 import type { IngestionService } from '../domain/ingestion.js';
 import type { OrgAdmin } from '../domain/orgs.js';
 import type { PartitionService } from '../domain/partition-service.js';
+import type { DocumentAccess } from '../domain/partitions.js';
 import type { RateLimiter, Tracer } from '../domain/ports.js';
 import type { ProviderStatus } from '../domain/provider-health.js';
 import type { QueryService } from '../domain/query.js';
@@ -73,5 +74,10 @@ export interface AppDeps {
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
+    /**
+     * What this request may see: its key's access with the principals the request names in
+     * place of the key's (http/plugins/authenticated.ts), computed once before the handler.
+     */
+    access: DocumentAccess;
   }
 }

@@ -16,6 +16,7 @@ import {
   type MetadataPatch,
 } from '../domain/metadata.js';
 import { MAX_PARTITIONS_PER_REQUEST, PARTITION_PATTERN } from '../domain/partitions.js';
+import { ACCESS_MAX_PRINCIPALS, PRINCIPAL_MAX_LENGTH } from '../domain/principals.js';
 import { SCOPE_MEANINGS, SCOPES } from '../domain/scopes.js';
 import { DOCUMENT_STATUSES, MAX_EXTERNAL_ID_LENGTH } from '../domain/types.js';
 
@@ -41,24 +42,69 @@ export const Metadata = Type.Unsafe<Record<string, string>>({
   additionalProperties: { type: 'string', maxLength: METADATA_MAX_VALUE_LENGTH },
 });
 
+/** A principal: who a document's access list names and a request acts for. */
+const Principal = Type.String({ minLength: 1, maxLength: PRINCIPAL_MAX_LENGTH });
+
+/** A document's access list (domain/principals.ts). */
+export const AccessList = (description: string) =>
+  Type.Array(Principal, {
+    minItems: 1,
+    maxItems: ACCESS_MAX_PRINCIPALS,
+    description: `${description} At most ${ACCESS_MAX_PRINCIPALS} principals of 1 to ${PRINCIPAL_MAX_LENGTH} characters, e.g. \`group:eng\`, \`user:42\`.`,
+    examples: [['group:eng', 'user:42']],
+  });
+
+const ACCESS_ON_INGEST =
+  'The principals that may see the document: a request acting for principals sees it only if one of them is here. Absent: no access list (anyone who may see its partition). A new version by `external_id` takes the access list of its request, as it takes its metadata.';
+
+/** `principals: [..]` of a query or a delete: who the request acts for. */
+export const PrincipalNames = Type.Array(Principal, {
+  maxItems: ACCESS_MAX_PRINCIPALS,
+  description:
+    'Act for these principals: only documents without an access list, or whose list names one of them, are seen (an empty list: only documents without one). Default: the API key’s principals if it is bound to some, else no restriction. A key bound to principals may name only its own (403 `principal_forbidden`).',
+  examples: [['group:eng', 'user:42']],
+});
+
+/** `?principals=a,b` of a route without a JSON body of its own. */
+export const PRINCIPALS_PARAM = Type.Optional(
+  Type.String({
+    maxLength: ACCESS_MAX_PRINCIPALS * (PRINCIPAL_MAX_LENGTH + 1),
+    description:
+      'Comma-separated principals the request acts for: it sees the document only if it has no access list or its list names one of them (an empty value: only documents without one). Default: the API key’s principals if it is bound to some, else no restriction. A key bound to principals may name only its own (403 `principal_forbidden`); a document it may not see is 404.',
+  }),
+);
+
+/** The query string of a single-document route: only `principals`. */
+export const PrincipalsQuery = Type.Object({ principals: PRINCIPALS_PARAM }, { additionalProperties: false });
+export type PrincipalsQuery = Static<typeof PrincipalsQuery>;
+
 /** PATCH /v1/documents/{id}: a string sets a key, null removes it, other keys stay. */
 export const MetadataPatchBody = Type.Object(
   {
-    metadata: Type.Unsafe<MetadataPatch>({
-      type: 'object',
-      description: `Keys to set (string) or remove (null); keys not named stay as they are. At most ${METADATA_MAX_KEYS} keys in the request and on the document after the merge.`,
-      maxProperties: METADATA_MAX_KEYS,
-      propertyNames: METADATA_KEY,
-      additionalProperties: {
-        anyOf: [{ type: 'string', maxLength: METADATA_MAX_VALUE_LENGTH }, { type: 'null' }],
-      },
-    }),
+    metadata: Type.Optional(
+      Type.Unsafe<MetadataPatch>({
+        type: 'object',
+        description: `Keys to set (string) or remove (null); keys not named stay as they are. At most ${METADATA_MAX_KEYS} keys in the request and on the document after the merge.`,
+        maxProperties: METADATA_MAX_KEYS,
+        propertyNames: METADATA_KEY,
+        additionalProperties: {
+          anyOf: [{ type: 'string', maxLength: METADATA_MAX_VALUE_LENGTH }, { type: 'null' }],
+        },
+      }),
+    ),
+    access: Type.Optional(
+      Type.Union([AccessList('Replaces the document’s access list.'), Type.Null()], {
+        description: 'A list replaces the document’s access list; null removes it; absent keeps it.',
+      }),
+    ),
   },
   {
     additionalProperties: false,
-    examples: [{ metadata: { status: 'archived', draft: null } }],
+    minProperties: 1,
+    examples: [{ metadata: { status: 'archived', draft: null } }, { access: ['group:eng'] }],
   },
 );
+export type MetadataPatchBody = Static<typeof MetadataPatchBody>;
 
 const DocumentId = Type.String({
   format: 'uuid',
@@ -142,6 +188,7 @@ export const IngestBody = Type.Object(
               description: 'This document’s partition; absent: the request’s `partition`, else `default`.',
             }),
           ),
+          access: Type.Optional(AccessList(ACCESS_ON_INGEST)),
         },
         { additionalProperties: false },
       ),
@@ -182,6 +229,7 @@ export const IngestUrlBody = Type.Object(
     external_id: Type.Optional(ExternalId),
     language: Type.Optional(LanguageCode),
     partition: Type.Optional(PartitionName),
+    access: Type.Optional(AccessList(ACCESS_ON_INGEST)),
     chunk_size: Type.Optional(ChunkSize({ description: CHUNK_SIZE_WITH_DEFAULT })),
     chunk_overlap: Type.Optional(ChunkOverlap({ description: CHUNK_OVERLAP_WITH_DEFAULT })),
   },
@@ -230,6 +278,7 @@ const READY_DOCUMENT = {
   org_id: EXAMPLE_ORG_ID,
   external_id: 'handbook-2026',
   partition: 'default',
+  access: null,
   version: 2,
   pending_version: { version: 3, status: 'processing', error: null },
   status: 'ready',
@@ -261,6 +310,7 @@ const FAILED_DOCUMENT = {
   org_id: EXAMPLE_ORG_ID,
   external_id: null,
   partition: 'support',
+  access: ['group:support', 'user:42'],
   version: 1,
   pending_version: null,
   status: 'failed',
@@ -302,6 +352,10 @@ export const DocumentRecordSchema = Type.Object(
     }),
     partition: Type.String({
       description: 'The partition the document belongs to (`default` when none was named at ingest).',
+    }),
+    access: Type.Union([Type.Array(Type.String()), Type.Null()], {
+      description:
+        'The principals that may see the document (its access list); null: none, anyone who may see its partition sees it.',
     }),
     version: Type.Integer({
       minimum: 1,
@@ -421,6 +475,7 @@ export const ListDocumentsQuery = Type.Object(
           'Comma-separated partition names: only documents of these. Default: every partition the API key may see; one the key is not limited to is a 403 `partition_forbidden`.',
       }),
     ),
+    principals: PRINCIPALS_PARAM,
   },
   { additionalProperties: false },
 );
@@ -440,7 +495,7 @@ export const DocumentList = Type.Object(
 );
 
 export const ChunkListQuery = Type.Object(
-  { limit: PAGE_LIMIT('Chunks'), cursor: PAGE_CURSOR },
+  { limit: PAGE_LIMIT('Chunks'), cursor: PAGE_CURSOR, principals: PRINCIPALS_PARAM },
   { additionalProperties: false },
 );
 export type ChunkListQuery = Static<typeof ChunkListQuery>;
@@ -503,6 +558,7 @@ export const QueryBody = Type.Object(
       }),
     ),
     partitions: Type.Optional(PartitionNames('Search')),
+    principals: Type.Optional(PrincipalNames),
     mode: Type.Optional(
       Type.Union([Type.Literal('keyword'), Type.Literal('semantic'), Type.Literal('hybrid')], {
         description:
@@ -579,6 +635,7 @@ export const DeleteDocumentsBody = Type.Object(
       }),
     ),
     partitions: Type.Optional(PartitionNames('Delete')),
+    principals: Type.Optional(PrincipalNames),
   },
   {
     additionalProperties: false,
@@ -729,6 +786,10 @@ export const OrgResponse = Type.Object(
         partitions: Type.Union([Type.Array(Type.String()), Type.Null()], {
           description: 'The partitions the key is limited to; null: every partition.',
         }),
+        principals: Type.Union([Type.Array(Type.String()), Type.Null()], {
+          description:
+            'The principals the key is bound to: every request acts for them (or a subset it names); null: unbound.',
+        }),
       },
       { description: 'The API key of this request.' },
     ),
@@ -741,7 +802,12 @@ export const OrgResponse = Type.Object(
         name: 'Acme Corp',
         rate_limit_rpm: 600,
         created_at: '2026-03-01T09:30:00.000Z',
-        key: { key_id: EXAMPLE_KEY_ID, scopes: ['ingest', 'query', 'read'], partitions: null },
+        key: {
+          key_id: EXAMPLE_KEY_ID,
+          scopes: ['ingest', 'query', 'read'],
+          partitions: null,
+          principals: null,
+        },
       },
     ],
   },
@@ -844,6 +910,8 @@ const PROBLEM_MEANINGS: Partial<Record<ErrorCode, string>> = {
   insufficient_scope: 'The API key lacks the scope this operation needs.',
   partition_forbidden:
     'The API key is limited to partitions, and the request names (or ingests into) another one.',
+  principal_forbidden:
+    'The API key is bound to principals, and the request names another one (or uses what spans every access list).',
   partition_mismatch:
     'A document with this external_id exists in another partition; a document’s partition never changes.',
   partition_deleting: 'The partition is being deleted; ingest into it once the purge is done.',
@@ -882,6 +950,7 @@ const SAMPLE_ERRORS: Partial<Record<ErrorCode, () => ApiError>> = {
   unauthorized: () => ERRORS.unauthorized(),
   insufficient_scope: () => ERRORS.insufficientScope('ingest', 'POST', '/v1/ingest'),
   partition_forbidden: () => ERRORS.partitionForbidden('legal'),
+  principal_forbidden: () => ERRORS.principalForbidden('group:finance'),
   partition_mismatch: () => ERRORS.partitionMismatch('crm-ticket-4711', 'support'),
   partition_deleting: () => ERRORS.partitionDeleting('support'),
   not_found: () => ERRORS.documentNotFound(EXAMPLE_DOCUMENT_ID),
@@ -1054,6 +1123,11 @@ export const VersionAck = Type.Object(
   },
 );
 
+const ACCESS_ON_REPLACE = Type.Union(
+  [AccessList('A new access list for the document, in force at once.'), Type.Null()],
+  { description: 'A new access list (null removes it); absent keeps the document’s.' },
+);
+
 /** PUT /v1/documents/{id}/content as JSON: new text, or a URL to download. */
 export const ReplaceContentJson = Type.Union(
   [
@@ -1061,6 +1135,7 @@ export const ReplaceContentJson = Type.Union(
       {
         text: Type.String({ minLength: 1, description: 'The new text of the document.' }),
         language: Type.Optional(LanguageCode),
+        access: Type.Optional(ACCESS_ON_REPLACE),
       },
       { additionalProperties: false },
     ),
@@ -1072,6 +1147,7 @@ export const ReplaceContentJson = Type.Union(
           description: 'An http or https URL to download the new content from.',
         }),
         language: Type.Optional(LanguageCode),
+        access: Type.Optional(ACCESS_ON_REPLACE),
       },
       { additionalProperties: false },
     ),

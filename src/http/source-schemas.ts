@@ -4,9 +4,8 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { PARTITION_PATTERN } from '../domain/partitions.js';
+import { ACCESS_MAX_PRINCIPALS, PRINCIPAL_MAX_LENGTH } from '../domain/principals.js';
 import {
-  ACCESS_MAX_PRINCIPALS,
-  PRINCIPAL_MAX_LENGTH,
   SOURCE_NAME_MAX_LENGTH,
   type SourceTypeName,
   WEB_MAX_DEPTH,
@@ -135,9 +134,10 @@ const Partition = Type.String({
 });
 
 const Access = Type.Array(Type.String({ minLength: 1, maxLength: PRINCIPAL_MAX_LENGTH }), {
+  minItems: 1,
   maxItems: ACCESS_MAX_PRINCIPALS,
   description:
-    'Principals (`group:eng`, `user:42`) its documents are to be limited to (stored with the source).',
+    'Principals (`group:eng`, `user:42`): the access list of every document the source makes (set on each new version).',
 });
 
 const Name = Type.String({

@@ -16,8 +16,9 @@ export function clientApi(client: DocindexClient): DocindexApi {
         ...(input.filter === undefined ? {} : { filter: input.filter }),
         ...(input.documentIds === undefined ? {} : { documentIds: input.documentIds }),
         ...(input.partitions === undefined ? {} : { partitions: input.partitions }),
+        ...(input.principals === undefined ? {} : { principals: input.principals }),
       }),
-    getDocument: (id) => client.getDocument(id),
+    getDocument: (id, principals) => client.getDocument(id, principals === undefined ? {} : { principals }),
     listSources: async () => {
       const sources = await client.listSources();
       return {
@@ -42,6 +43,7 @@ export function clientApi(client: DocindexClient): DocindexApi {
           ...(input.chunkSize === undefined ? {} : { chunkSize: input.chunkSize }),
           ...(input.chunkOverlap === undefined ? {} : { chunkOverlap: input.chunkOverlap }),
           ...(input.partition === undefined ? {} : { partition: input.partition }),
+          ...(input.access === undefined ? {} : { access: input.access }),
         },
       ),
     createEvaluation: (request) => client.createEvaluation(request),
@@ -49,6 +51,7 @@ export function clientApi(client: DocindexClient): DocindexApi {
     ingestUrl: (input) =>
       client.ingestUrl(input.url, input.metadata, {
         ...(input.partition === undefined ? {} : { partition: input.partition }),
+        ...(input.access === undefined ? {} : { access: input.access }),
         ...(input.chunkSize === undefined ? {} : { chunkSize: input.chunkSize }),
         ...(input.chunkOverlap === undefined ? {} : { chunkOverlap: input.chunkOverlap }),
       }),

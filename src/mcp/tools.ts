@@ -35,6 +35,7 @@ import {
   requireEveryPartition,
   type WholeOrgFeature,
 } from '../domain/partitions.js';
+import { ACCESS_MAX_PRINCIPALS, PRINCIPAL_MAX_LENGTH } from '../domain/principals.js';
 import type { Scope } from '../domain/scopes.js';
 import { DOCUMENT_STATUSES } from '../domain/types.js';
 
@@ -46,11 +47,13 @@ export interface DocindexApi {
     filter?: QueryFilter;
     documentIds?: string[];
     partitions?: string[];
+    principals?: string[];
     mode?: 'keyword' | 'semantic' | 'hybrid';
     rerank?: boolean;
     rerankCandidates?: number;
   }): Promise<QueryResponse>;
-  getDocument(id: string): Promise<DocumentRecord>;
+  /** `principals`: act for these (a subset of a bound key's); absent: the key's. */
+  getDocument(id: string, principals?: string[]): Promise<DocumentRecord>;
   listDocuments(input: {
     status?: DocumentStatus;
     limit?: number;
@@ -58,11 +61,13 @@ export interface DocindexApi {
     filter?: QueryFilter;
     ids?: string[];
     partitions?: string[];
+    principals?: string[];
   }): Promise<DocumentPage>;
   ingestText(input: {
     text: string;
     metadata?: Metadata;
     partition?: string;
+    access?: string[];
     chunkSize?: number;
     chunkOverlap?: number;
   }): Promise<IngestAck>;
@@ -70,6 +75,7 @@ export interface DocindexApi {
     url: string;
     metadata?: Metadata;
     partition?: string;
+    access?: string[];
     chunkSize?: number;
     chunkOverlap?: number;
   }): Promise<IngestAck>;
@@ -179,6 +185,23 @@ const partitionsInput = (what: string) =>
       `${what} only documents of these partitions (default: every partition the API key may see; one the key is not limited to is an error).`,
     );
 
+const principalsInput = z
+  .array(z.string().min(1).max(PRINCIPAL_MAX_LENGTH))
+  .max(ACCESS_MAX_PRINCIPALS)
+  .optional()
+  .describe(
+    'Act for these principals (e.g. "group:eng", "user:42"): only documents without an access list or whose list names one of them are seen. Default: the API key’s principals, if it is bound to some; a principal the key is not bound to is an error.',
+  );
+
+const accessInput = z
+  .array(z.string().min(1).max(PRINCIPAL_MAX_LENGTH))
+  .min(1)
+  .max(ACCESS_MAX_PRINCIPALS)
+  .optional()
+  .describe(
+    `The document's access list: only requests acting for one of these principals (or for none) see it; at most ${ACCESS_MAX_PRINCIPALS}. Default: none (anyone who may see its partition).`,
+  );
+
 const searchInput = {
   query: z
     .string()
@@ -208,6 +231,7 @@ const searchInput = {
     .optional()
     .describe('Search only within these documents (at most 1,000).'),
   partitions: partitionsInput('Search'),
+  principals: principalsInput,
   rerank: z
     .boolean()
     .optional()
@@ -225,7 +249,7 @@ const searchInput = {
     ),
 };
 
-const getDocumentInput = { id: documentId };
+const getDocumentInput = { id: documentId, principals: principalsInput };
 
 const syncSourceInput = {
   id: z.string().min(1).max(64).describe('The source’s id (`src_…`), as list_sources gives it.'),
@@ -251,6 +275,7 @@ const listDocumentsInput = {
     .optional()
     .describe('The status of these documents (at most 100) in one call; unknown ids are left out.'),
   partitions: partitionsInput('List'),
+  principals: principalsInput,
 };
 
 const chunkSettingsInput = {
@@ -297,6 +322,7 @@ const ingestTextInput = {
   text: z.string().min(1).describe('The document text (plain text or Markdown).'),
   metadata: metadataSchema.optional(),
   partition: partitionInput,
+  access: accessInput,
   ...chunkSettingsInput,
 };
 
@@ -310,6 +336,7 @@ const ingestUrlInput = {
     ),
   metadata: metadataSchema.optional(),
   partition: partitionInput,
+  access: accessInput,
   ...chunkSettingsInput,
 };
 
@@ -491,7 +518,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
     'search',
     {
       title: 'Search documents',
-      description: `Search the organisation’s ready documents and return the best-matching chunks (passages), best first, each with its text, score, document_id, chunk_index, metadata and page range (PDF pages, else null). Narrow with filter (metadata), document_ids and partitions. Needs the \`${TOOL_SCOPES.search}\` key scope.`,
+      description: `Search the organisation’s ready documents and return the best-matching chunks (passages), best first, each with its text, score, document_id, chunk_index, metadata and page range (PDF pages, else null). Narrow with filter (metadata), document_ids and partitions; principals acts for those principals (access lists). Needs the \`${TOOL_SCOPES.search}\` key scope.`,
       inputSchema: searchInput,
       outputSchema: searchOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -504,6 +531,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
         filter?: Record<string, unknown>;
         document_ids?: string[];
         partitions?: string[];
+        principals?: string[];
         mode?: 'keyword' | 'semantic' | 'hybrid';
         rerank?: boolean;
         rerank_candidates?: number;
@@ -517,6 +545,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
           ...(args.filter === undefined ? {} : { filter: args.filter as QueryFilter }),
           ...(args.document_ids === undefined ? {} : { documentIds: args.document_ids }),
           ...(args.partitions === undefined ? {} : { partitions: args.partitions }),
+          ...(args.principals === undefined ? {} : { principals: args.principals }),
         }),
     ),
   );
@@ -530,7 +559,9 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
       outputSchema: documentRecordOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    run('get_document', (args: { id: string }) => api.getDocument(args.id)),
+    run('get_document', (args: { id: string; principals?: string[] }) =>
+      api.getDocument(args.id, args.principals),
+    ),
   );
 
   server.registerTool(
@@ -551,6 +582,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
         filter?: Record<string, unknown>;
         document_ids?: string[];
         partitions?: string[];
+        principals?: string[];
       }) =>
         api.listDocuments({
           ...(args.status === undefined ? {} : { status: args.status }),
@@ -559,6 +591,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
           ...(args.filter === undefined ? {} : { filter: args.filter as QueryFilter }),
           ...(args.document_ids === undefined ? {} : { ids: args.document_ids }),
           ...(args.partitions === undefined ? {} : { partitions: args.partitions }),
+          ...(args.principals === undefined ? {} : { principals: args.principals }),
         }),
     ),
   );
@@ -583,6 +616,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
         text: string;
         metadata?: Metadata;
         partition?: string;
+        access?: string[];
         chunk_size?: number;
         chunk_overlap?: number;
       }) =>
@@ -590,6 +624,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
           text: args.text,
           ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
           ...(args.partition === undefined ? {} : { partition: args.partition }),
+          ...(args.access === undefined ? {} : { access: args.access }),
           ...chunkSettings(args),
         }),
     ),
@@ -615,6 +650,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
         url: string;
         metadata?: Metadata;
         partition?: string;
+        access?: string[];
         chunk_size?: number;
         chunk_overlap?: number;
       }) =>
@@ -622,6 +658,7 @@ export function createToolServer(api: DocindexApi, options: ToolServerOptions): 
           url: args.url,
           ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
           ...(args.partition === undefined ? {} : { partition: args.partition }),
+          ...(args.access === undefined ? {} : { access: args.access }),
           ...chunkSettings(args),
         }),
     ),

@@ -43,6 +43,7 @@ const KEYS: AdminKey[] = [
     scopes: ['query', 'read'],
     expires_at: '2099-01-01T00:00:00.000Z',
     partitions: null,
+    principals: null,
     created_at: '2026-01-05T09:30:00.000Z',
     revoked_at: null,
   },
@@ -53,6 +54,7 @@ const KEYS: AdminKey[] = [
     scopes: ['ingest', 'query', 'read', 'write', 'webhooks'],
     expires_at: null,
     partitions: null,
+    principals: null,
     created_at: '2026-01-06T10:00:00.000Z',
     revoked_at: '2026-02-01T00:00:00.000Z',
   },
@@ -344,6 +346,44 @@ describe('docindex command line', () => {
     expect(bad).toMatchObject({ status: 2, stdout: '' });
     expect(bad.stderr).toMatch(/^docindex: --partition takes a partition name/);
     expect(asked).toEqual([['support', 'sales']]);
+  });
+
+  it('keys create --principal (repeatable) binds the key; an empty one is exit 2 and no key', async () => {
+    const asked: (string[] | undefined)[] = [];
+    const server = async (): Promise<ServerSide> => {
+      const base = fakeServer();
+      return {
+        ...base,
+        openAdmin: async () => {
+          const opened = await base.openAdmin();
+          return {
+            ...opened,
+            admin: {
+              ...opened.admin,
+              issueKey: async (orgId, options) => {
+                asked.push(options?.principals);
+                return {
+                  org_id: orgId,
+                  key_id: 'key_1',
+                  api_key: 'dix_secret',
+                  principals: options?.principals ?? null,
+                };
+              },
+            },
+          };
+        },
+      };
+    };
+    const made = await run(
+      ['keys', 'create', '--org', 'org_1', '--principal', 'user:42', '--principal', 'group:eng'],
+      server,
+    );
+    expect(made.status).toBe(0);
+    expect(made.stdout).toContain('principals: user:42,group:eng');
+    const bad = await run(['keys', 'create', '--org', 'org_1', '--principal', ''], server);
+    expect(bad).toMatchObject({ status: 2, stdout: '' });
+    expect(bad.stderr).toMatch(/^docindex: --principal takes a principal of 1 to 128 characters/);
+    expect(asked).toEqual([['user:42', 'group:eng']]);
   });
 
   it('client commands need no server configuration; setup problems exit 2 without the usage', async () => {

@@ -40,12 +40,20 @@ describe('AdminClient', () => {
       status: 403,
       code: 'insufficient_scope',
     });
+    const bound = await admin.createKey(org.org_id, {
+      scopes: ['query', 'read'],
+      principals: ['user:42', 'group:eng'],
+    });
+    expect(bound.principals).toEqual(['group:eng', 'user:42']);
+    const asUser = new DocindexClient({ baseUrl, apiKey: bound.api_key });
+    expect((await asUser.org()).key.principals).toEqual(['group:eng', 'user:42']);
     const keys = await admin.listKeys(org.org_id);
-    expect(keys.map((k) => k.key_id)).toEqual([org.key_id, key.key_id]);
+    expect(keys.map((k) => k.key_id)).toEqual([org.key_id, key.key_id, bound.key_id]);
+    expect(keys.map((k) => k.principals)).toEqual([null, null, ['group:eng', 'user:42']]);
     expect((await admin.revokeKey(key.key_id)).revoked_at).not.toBeNull();
 
     const receipt = await admin.purgeOrg(org.org_id);
-    expect(receipt).toMatchObject({ org_id: org.org_id, documents: 1, keys: 2, vectors: 0, webhooks: 0 });
+    expect(receipt).toMatchObject({ org_id: org.org_id, documents: 1, keys: 3, vectors: 0, webhooks: 0 });
     const missing = await admin.getOrg(org.org_id).catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(DocindexError);
     expect(missing).toMatchObject({ status: 404, code: 'not_found' });

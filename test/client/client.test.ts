@@ -324,6 +324,59 @@ describe('DocindexClient', () => {
     expect(unknown).toMatchObject({ status: 404, code: 'not_found' });
   });
 
+  it('sends access lists on every ingest form and PATCH, and principals on queries, lists, reads and changes', async () => {
+    const org = await h.runtime.admin.createOrg('access');
+    const mine = new DocindexClient({ baseUrl, apiKey: org.api_key });
+    const text = await mine.ingestText(
+      [{ text: 'Badgers dig setts under old oaks.', access: ['group:hr'] }, 'Badgers forage at night.'],
+      { access: ['user:1'] },
+    );
+    const file = await mine.ingestFile(new Blob(['Badgers groom each other.']), {
+      filename: 'groom.txt',
+      access: ['group:eng'],
+    });
+    const [hr, user1] = text.document_ids as [string, string];
+    const [eng] = file.document_ids as [string];
+    const docs = await mine.waitForDocuments([hr, user1, eng], { intervalMs: 20 });
+    expect(docs.map((d) => d.access)).toEqual([['group:hr'], ['user:1'], ['group:eng']]);
+
+    const asEng = { principals: ['group:eng'] };
+    const found = await mine.query({ query: 'badgers', ...asEng });
+    expect(found.results.map((r) => r.document_id)).toEqual([eng]);
+    expect((await mine.listDocuments(asEng)).documents.map((d) => d.id)).toEqual([eng]);
+    expect((await mine.getDocument(eng, asEng)).id).toBe(eng);
+    expect(await rejection(mine.getDocument(hr, asEng))).toMatchObject({ status: 404 });
+    expect(await rejection(mine.getDocumentContent(hr, asEng))).toMatchObject({ status: 404 });
+    expect(await rejection(mine.listChunks(hr, asEng))).toMatchObject({ status: 404 });
+    expect(await rejection(mine.updateMetadata(hr, { x: 'y' }, asEng))).toMatchObject({ status: 404 });
+    expect(await rejection(mine.deleteDocument(hr, asEng))).toMatchObject({ status: 404 });
+    expect(await mine.deleteDocuments({ documentIds: [hr], ...asEng })).toEqual({
+      deleted: 0,
+      has_more: false,
+    });
+
+    expect((await mine.updateAccess(hr, ['group:eng'])).access).toEqual(['group:eng']);
+    expect((await mine.getDocument(hr, asEng)).access).toEqual(['group:eng']);
+    expect((await mine.updateAccess(hr, null)).access).toBeNull();
+    expect(
+      await rejection(
+        mine.replaceContent(user1, { text: 'Badgers sleep by day.' }, { access: ['group:eng'], ...asEng }),
+      ),
+    ).toMatchObject({ status: 404 });
+    expect((await mine.getDocument(user1)).access).toEqual(['user:1']);
+    await mine.replaceContent(user1, { text: 'Badgers sleep by day.' }, { access: ['group:eng'] });
+    expect((await mine.getDocument(user1, asEng)).access).toEqual(['group:eng']);
+  });
+
+  it('a key bound to principals shows them and may not name another', async () => {
+    const org = await h.runtime.admin.createOrg('bound');
+    const issued = await h.runtime.admin.issueKey(org.org_id, { principals: ['user:3'] });
+    const bound = new DocindexClient({ baseUrl, apiKey: issued.api_key });
+    expect((await bound.org()).key.principals).toEqual(['user:3']);
+    const widened = await rejection(bound.query({ query: 'x', principals: ['user:4'] }));
+    expect(widened).toMatchObject({ status: 403, code: 'principal_forbidden' });
+  });
+
   it('sends a fresh Idempotency-Key with every ingest call, or the one given', async () => {
     const recorder = recordingFetch();
     const recording = new DocindexClient({ baseUrl, apiKey: h.orgA.apiKey, fetch: recorder.fetch });

@@ -80,6 +80,7 @@ export function documentStoreContract(
           orgId: orgA,
           externalId: null,
           partition: 'default',
+          access: null,
           version: 1,
           pendingVersion: null,
           status: 'queued',

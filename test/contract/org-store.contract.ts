@@ -29,6 +29,7 @@ function newKey(orgId: string, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
     hash: createHash('sha256').update(secret).digest('hex'),
     prefix: secret.slice(0, 8),
     partitions: null,
+    principals: null,
     scopes: ['ingest', 'query', 'read', 'write', 'webhooks'],
     expiresAt: null,
     createdAt: at('2025-01-03T00:00:00.001Z'),

@@ -1,4 +1,4 @@
-// Runs the partitions contract against the embedded stores (SQLite, FTS5, sqlite-vec) and the
+// Runs the partitions and access-list contracts against the embedded stores (SQLite, FTS5, sqlite-vec) and the
 // scale-out ones (PostgreSQL on RUM and on GIN, when DATABASE_URL is set; CI refuses to skip).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,10 +11,11 @@ import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js
 import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
 import { SqliteVectorIndex } from '../../src/adapters/sqlite/vector-index.js';
 import { describeScaleOut, REQUIRED } from '../scale-out/services.js';
-import { type PartitionBudgets, partitionContract } from './partitions.contract.js';
+import { accessContract } from './access.contract.js';
+import { type PartitionBudgets, type PartitionHarness, partitionContract } from './partitions.contract.js';
 import { expectRumIndex, freshDatabase, rum, services } from './postgres-support.js';
 
-partitionContract('SQLite', async (budgets: PartitionBudgets) => {
+async function sqliteHarness(budgets: PartitionBudgets): Promise<PartitionHarness> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docindex-partitions-'));
   const db = openSqlite(path.join(dir, 'docindex.db'));
   const open = () =>
@@ -36,12 +37,15 @@ partitionContract('SQLite', async (budgets: PartitionBudgets) => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-});
+}
+
+partitionContract('SQLite', sqliteHarness);
+accessContract('SQLite', sqliteHarness);
 
 describeScaleOut('PostgreSQL partitions', services, () => {
   for (const withRum of [true, false]) {
     if (withRum && !rum && !REQUIRED) continue;
-    partitionContract(`PostgreSQL (${withRum ? 'RUM' : 'GIN'})`, async (budgets: PartitionBudgets) => {
+    const harness = async (budgets: PartitionBudgets): Promise<PartitionHarness> => {
       const { db, close } = await freshDatabase({ rum: withRum });
       if (withRum) await expectRumIndex(db);
       const index = new PgKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget, rum: withRum });
@@ -59,6 +63,8 @@ describeScaleOut('PostgreSQL partitions', services, () => {
           }),
         close,
       };
-    });
+    };
+    partitionContract(`PostgreSQL (${withRum ? 'RUM' : 'GIN'})`, harness);
+    accessContract(`PostgreSQL (${withRum ? 'RUM' : 'GIN'})`, harness);
   }
 });

@@ -6,6 +6,7 @@
 // example is tested by default. Where a page shows the answer after a command
 // (`# → 202 {"status":"accepted",…}`), the real answer must have that status and that shape.
 //
+// The server has an ADMIN_TOKEN, in the blocks' environment as DOCINDEX_ADMIN_TOKEN.
 // What is replaced before a block runs: http://127.0.0.1:8080 (the server's address), dix_… (the
 // key), `npx docindex` (the built command), https://example.com/ (a loopback origin serving a PDF
 // for any `.pdf` path, as no test reaches past 127.0.0.1), and <document_id> (the last id an
@@ -39,6 +40,8 @@ const DATA = new Set(['json', 'text', 'yaml', 'toml']);
 const NO_TEST = 'no-test';
 
 const PDF = path.join(ROOT, 'test/fixtures/extract/hyphenation.pdf');
+/** The server's ADMIN_TOKEN, which examples of the admin API read as DOCINDEX_ADMIN_TOKEN. */
+const ADMIN_TOKEN = 'docs-example-admin-token-0123456789abcdef';
 
 interface Example extends CodeBlock {
   file: string;
@@ -124,7 +127,11 @@ describe('the examples of the documentation', () => {
     await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
     originUrl = `http://127.0.0.1:${(origin.address() as AddressInfo).port}/`;
 
-    server = await startServer(['serve'], { DATA_DIR: path.join(tmp, 'data'), URL_FETCH_ALLOW: '127.0.0.1' });
+    server = await startServer(['serve'], {
+      DATA_DIR: path.join(tmp, 'data'),
+      URL_FETCH_ALLOW: '127.0.0.1',
+      ADMIN_TOKEN,
+    });
     key = /api_key:\s+(\S+)/.exec(server.stdout())![1]!;
   }, 60_000);
 
@@ -150,6 +157,7 @@ describe('the examples of the documentation', () => {
       DOCINDEX_URL: server.baseUrl,
       DOCINDEX_API_KEY: key,
       KEY: key,
+      DOCINDEX_ADMIN_TOKEN: ADMIN_TOKEN,
       LOG_LEVEL: 'warn',
     };
   }

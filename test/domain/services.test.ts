@@ -204,6 +204,7 @@ describe('QueryService', () => {
         },
         documentIds: null,
         partitions: null,
+        principals: null,
         language: null,
       },
     ]);

@@ -256,7 +256,17 @@ describe('admin API', () => {
       revoked_at: null,
     });
     expect(Object.keys(entry).sort()).toEqual(
-      ['created_at', 'expires_at', 'key_id', 'org_id', 'partitions', 'prefix', 'revoked_at', 'scopes'].sort(),
+      [
+        'created_at',
+        'expires_at',
+        'key_id',
+        'org_id',
+        'partitions',
+        'prefix',
+        'principals',
+        'revoked_at',
+        'scopes',
+      ].sort(),
     );
 
     const revoked = await admin('DELETE', `/admin/v1/keys/${key.key_id}`);

@@ -15,6 +15,7 @@ describe('documents', () => {
     const [doc] = await h.waitForDone(h.orgA, [id!]);
     expect(Object.keys(doc!).sort()).toEqual(
       [
+        'access',
         'attempts',
         'chunk_count',
         'chunk_overlap',

@@ -130,6 +130,7 @@ describe('MCP over streamable HTTP (/mcp)', () => {
       'filter',
       'mode',
       'partitions',
+      'principals',
       'query',
       'rerank',
       'rerank_candidates',

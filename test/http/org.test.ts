@@ -23,6 +23,7 @@ describe('GET /v1/org', () => {
         key_id: h.orgA.keyId,
         scopes: ['ingest', 'query', 'read', 'write', 'webhooks', 'sources'],
         partitions: null,
+        principals: null,
       },
     });
     const other = (await h.request('GET', '/v1/org', { key: h.orgB.apiKey })).json();

@@ -280,6 +280,10 @@ describeS3('sources (s3 on s3rver)', () => {
     const run = await syncAndWait(source.id);
     expect(run.added).toBe(1);
     const [doc] = await sourceDocuments(source.id);
+    // The source's access list is its documents': group:eng sees the document, group:hr does not.
+    expect(doc).toMatchObject({ partition: 'legal', access: ['group:eng'] });
+    expect((await call('GET', `/v1/documents/${doc!.id}?principals=group:eng`)).statusCode).toBe(200);
+    expect((await call('GET', `/v1/documents/${doc!.id}?principals=group:hr`)).statusCode).toBe(404);
     expect((await call('DELETE', `/v1/sources/${source.id}`)).statusCode).toBe(204);
     expect((await call('GET', `/v1/sources/${source.id}`)).statusCode).toBe(404);
     // Its documents go in the background.

@@ -136,15 +136,21 @@ class Client:
         chunk_overlap: Optional[int] = None,
         idempotency_key: Optional[str] = None,
         partition: Optional[str] = None,
+        access: Optional[Sequence[str]] = None,
     ) -> IngestAck:
         """Queues up to 50 text documents (``POST /v1/ingest``).
 
         Each document is a string, a :class:`TextDocument`, or a ``{"text", "metadata"}`` dict.
         ``chunk_size`` is 128–4096 tokens (server default 512), ``chunk_overlap`` 0–512 and below
         ``chunk_size`` (default 64). ``idempotency_key`` defaults to a random UUID. ``partition``
-        is the partition of every document that names none (server default ``default``).
+        is the partition of every document that names none (server default ``default``);
+        ``access`` the access list of every document that gives none of its own (the principals
+        that may see it; server default: none).
         """
-        body: Dict[str, Any] = {"documents": [_text_document(doc) for doc in documents]}
+        entries = [_text_document(doc) for doc in documents]
+        if access is not None:
+            entries = [entry if "access" in entry else dict(entry, access=list(access)) for entry in entries]
+        body: Dict[str, Any] = {"documents": entries}
         if partition is not None:
             body["partition"] = partition
         body.update(_chunk_fields(chunk_size, chunk_overlap))
@@ -165,6 +171,7 @@ class Client:
         chunk_size: Optional[int] = None,
         chunk_overlap: Optional[int] = None,
         partition: Optional[str] = None,
+        access: Optional[Sequence[str]] = None,
     ) -> IngestAck:
         """Uploads one file (``POST /v1/ingest/file``), streamed from disk, not read into memory.
 
@@ -173,11 +180,14 @@ class Client:
         names (.pdf, .docx, .txt, .md, .html/.htm, .png, .jpg/.jpeg, .tiff/.tif, and the others
         the server lists). ``external_id`` is your key for the document: a document that has it
         already gets this file as its new version. ``chunk_size`` and ``chunk_overlap`` as for
-        :meth:`ingest_text`. ``partition`` is the document's partition (server default ``default``).
+        :meth:`ingest_text`. ``partition`` is the document's partition (server default ``default``),
+        ``access`` its access list (server default: none).
         """
         fields: List[Tuple[str, str]] = []
         if partition is not None:
             fields.append(("partition", partition))
+        if access is not None:
+            fields.append(("access", json.dumps(list(access), ensure_ascii=False)))
         if metadata is not None:
             fields.append(("metadata", json.dumps(dict(metadata), ensure_ascii=False)))
         if external_id is not None:
@@ -200,6 +210,7 @@ class Client:
         chunk_size: Optional[int] = None,
         chunk_overlap: Optional[int] = None,
         partition: Optional[str] = None,
+        access: Optional[Sequence[str]] = None,
     ) -> IngestAck:
         """Queues a public or pre-signed http(s) URL for the service to download (``POST /v1/ingest/url``).
 
@@ -213,6 +224,8 @@ class Client:
             body["external_id"] = external_id
         if partition is not None:
             body["partition"] = partition
+        if access is not None:
+            body["access"] = list(access)
         body.update(_chunk_fields(chunk_size, chunk_overlap))
         answer = self._call(
             "POST", "/v1/ingest/url", json_body=body, idempotency_key=idempotency_key or _new_key()
@@ -228,20 +241,28 @@ class Client:
         file: Optional[FileSource] = None,
         filename: Optional[str] = None,
         idempotency_key: Optional[str] = None,
+        access: Optional[Sequence[str]] = None,
+        principals: Optional[Sequence[str]] = None,
     ) -> VersionAck:
         """New content for a document, as a new version (``PUT /v1/documents/{id}/content``): one
         of ``text``, ``url`` or ``file`` (a path or a binary file object). The current version
         answers queries until the new one is ready; ``pending_version`` shows its progress.
+        ``access`` replaces the document's access list at once (left out: it stays).
         """
         if sum(value is not None for value in (text, url, file)) != 1:
             raise ValueError("replace_content needs exactly one of text, url and file")
         path = _document_path(document_id) + "/content"
         key = idempotency_key or _new_key()
+        query = _principals_query(principals)
         if file is not None:
-            answer = self._call("PUT", path, body=_file_form(file, [], filename, None), idempotency_key=key)
+            fields = [] if access is None else [("access", json.dumps(list(access), ensure_ascii=False))]
+            form = _file_form(file, fields, filename, None)
+            answer = self._call("PUT", path, query=query, body=form, idempotency_key=key)
         else:
-            payload = {"text": text} if text is not None else {"url": url}
-            answer = self._call("PUT", path, json_body=payload, idempotency_key=key)
+            payload: Dict[str, Any] = {"text": text} if text is not None else {"url": url}
+            if access is not None:
+                payload["access"] = list(access)
+            answer = self._call("PUT", path, query=query, json_body=payload, idempotency_key=key)
         return _version_ack(answer)
 
     def reprocess_document(
@@ -251,6 +272,7 @@ class Client:
         chunk_size: Optional[int] = None,
         chunk_overlap: Optional[int] = None,
         idempotency_key: Optional[str] = None,
+        principals: Optional[Sequence[str]] = None,
     ) -> VersionAck:
         """Processes a document again as a new version (``POST /v1/documents/{id}/reprocess``):
         its text re-chunked or its original re-extracted, with new chunk settings if given."""
@@ -258,6 +280,7 @@ class Client:
         answer = self._call(
             "POST",
             _document_path(document_id) + "/reprocess",
+            query=_principals_query(principals),
             json_body=body,
             idempotency_key=idempotency_key or _new_key(),
         )
@@ -265,9 +288,15 @@ class Client:
 
     # Documents ----------------------------------------------------------------------------------
 
-    def get_document(self, document_id: str) -> Document:
-        """A document's status record (``GET /v1/documents/{id}``); 404 NotFoundError if unknown."""
-        return Document.from_json(self._json(self._call("GET", _document_path(document_id))))
+    def get_document(self, document_id: str, *, principals: Optional[Sequence[str]] = None) -> Document:
+        """A document's status record (``GET /v1/documents/{id}``); 404 NotFoundError if unknown.
+
+        ``principals`` acts for those principals: only documents without an access list or
+        whose list names one of them are seen (an empty list: only documents without one; server
+        default: the key's principals if it is bound to some).
+        """
+        answer = self._call("GET", _document_path(document_id), query=_principals_query(principals))
+        return Document.from_json(self._json(answer))
 
     def list_documents(
         self,
@@ -280,6 +309,7 @@ class Client:
         filter: Optional[QueryFilter] = None,
         external_id: Optional[str] = None,
         partitions: Optional[Sequence[str]] = None,
+        principals: Optional[Sequence[str]] = None,
     ) -> DocumentPage:
         """One page of documents, newest first (``GET /v1/documents``).
 
@@ -288,7 +318,9 @@ class Client:
         100 documents (unknown ids are absent); ``content_sha256`` finds documents with the same
         extracted text; ``filter`` keeps documents whose metadata passes it (the language of
         :meth:`query`); ``partitions`` keeps those of these partitions (server default: every
-        partition the key may see).
+        partition the key may see). ``principals`` acts for those principals: only documents without an access list or
+        whose list names one of them are seen (an empty list: only documents without one; server
+        default: the key's principals if it is bound to some).
         """
         if ids is not None and not 0 < len(ids) <= MAX_IDS_PER_REQUEST:
             raise ValueError(
@@ -303,6 +335,7 @@ class Client:
             "filter": None if filter is None else json.dumps(_filter_json(filter)),
             "external_id": external_id,
             "partitions": None if partitions is None else ",".join(partitions),
+            **_principals_query(principals),
         }
         return DocumentPage.from_json(self._json(self._call("GET", "/v1/documents", query=query)))
 
@@ -343,49 +376,85 @@ class Client:
                 found[doc.id] = doc
         return [found[doc_id] for doc_id in unique if doc_id in found]
 
-    def list_chunks(self, document_id: str, *, limit: int = 20, cursor: Optional[str] = None) -> ChunkPage:
+    def list_chunks(
+        self,
+        document_id: str,
+        *,
+        limit: int = 20,
+        cursor: Optional[str] = None,
+        principals: Optional[Sequence[str]] = None,
+    ) -> ChunkPage:
         """One page of a ready document's chunks, in order (``GET /v1/documents/{id}/chunks``).
 
         A 409 :class:`DocindexError` (code ``not_ready``) while the document is not ready.
         """
-        query = {"limit": str(limit), "cursor": cursor}
+        query = {"limit": str(limit), "cursor": cursor, **_principals_query(principals)}
         answer = self._call("GET", _document_path(document_id) + "/chunks", query=query)
         return ChunkPage.from_json(self._json(answer))
 
-    def get_document_content(self, document_id: str) -> str:
+    def get_document_content(self, document_id: str, *, principals: Optional[Sequence[str]] = None) -> str:
         """A ready document's extracted text, as it was chunked and indexed
         (``GET /v1/documents/{id}/content``); a 409 ``not_ready`` before it is ready.
         """
-        answer = self._call("GET", _document_path(document_id) + "/content")
+        answer = self._call("GET", _document_path(document_id) + "/content", query=_principals_query(principals))
         return answer.body.decode("utf-8")
 
-    def get_document_file(self, document_id: str) -> DocumentFile:
+    def get_document_file(self, document_id: str, *, principals: Optional[Sequence[str]] = None) -> DocumentFile:
         """The file a document was uploaded as or downloaded from (``GET /v1/documents/{id}/file``):
         a 404 for a document sent as JSON text, a 409 ``not_ready`` while its URL downloads.
         """
-        answer = self._call("GET", _document_path(document_id) + "/file")
+        answer = self._call("GET", _document_path(document_id) + "/file", query=_principals_query(principals))
         return DocumentFile(
             data=answer.body,
             content_type=answer.headers.get("Content-Type") or "application/octet-stream",
             filename=_disposition_filename(answer.headers.get("Content-Disposition")),
         )
 
-    def update_metadata(self, document_id: str, metadata: Mapping[str, Optional[str]]) -> Document:
+    def update_metadata(
+        self,
+        document_id: str,
+        metadata: Mapping[str, Optional[str]],
+        *,
+        principals: Optional[Sequence[str]] = None,
+    ) -> Document:
         """Sets metadata keys (a string) and removes them (``None``); keys not named stay
         (``PATCH /v1/documents/{id}``). Query filters see the change at once. Returns the record.
         """
-        answer = self._call("PATCH", _document_path(document_id), json_body={"metadata": dict(metadata)})
+        answer = self._call(
+            "PATCH",
+            _document_path(document_id),
+            query=_principals_query(principals),
+            json_body={"metadata": dict(metadata)},
+        )
         return Document.from_json(self._json(answer))
 
-    def delete_document(self, document_id: str) -> None:
+    def update_access(
+        self,
+        document_id: str,
+        access: Optional[Sequence[str]],
+        *,
+        principals: Optional[Sequence[str]] = None,
+    ) -> Document:
+        """Replaces a document's access list (``PATCH /v1/documents/{id}``; ``None`` removes it):
+        from then on only requests acting for one of these principals (or for none) see it."""
+        answer = self._call(
+            "PATCH",
+            _document_path(document_id),
+            query=_principals_query(principals),
+            json_body={"access": None if access is None else list(access)},
+        )
+        return Document.from_json(self._json(answer))
+
+    def delete_document(self, document_id: str, *, principals: Optional[Sequence[str]] = None) -> None:
         """Deletes a document (``DELETE /v1/documents/{id}``); its chunks stop matching at once."""
-        self._call("DELETE", _document_path(document_id))
+        self._call("DELETE", _document_path(document_id), query=_principals_query(principals))
 
     def delete_documents(
         self,
         filter: Optional[QueryFilter] = None,
         document_ids: Optional[Sequence[str]] = None,
         partitions: Optional[Sequence[str]] = None,
+        principals: Optional[Sequence[str]] = None,
     ) -> DeleteResult:
         """Deletes the documents whose metadata passes ``filter`` and, when given, that are among
         ``document_ids`` (at least one of the two; an empty filter alone is refused), each with its
@@ -399,6 +468,8 @@ class Client:
             body["document_ids"] = list(document_ids)
         if partitions is not None:
             body["partitions"] = list(partitions)
+        if principals is not None:
+            body["principals"] = list(principals)
         answer = self._call("POST", "/v1/documents/delete", json_body=body)
         return DeleteResult.from_json(self._json(answer))
 
@@ -467,6 +538,7 @@ class Client:
         rerank_candidates: Optional[int] = None,
         language: Optional[str] = None,
         partitions: Optional[Sequence[str]] = None,
+        principals: Optional[Sequence[str]] = None,
     ) -> QueryResponse:
         """The best-matching chunks (``POST /v1/query``); each successful query counts once
         towards usage, whatever its mode.
@@ -485,7 +557,9 @@ class Client:
         reranks by default when it has one, and ``rerank=True`` without one is a
         ``rerank_unavailable`` error. ``language`` (ISO 639-1) reads the query in that language
         too, beside the languages of your documents. ``partitions`` searches only documents of
-        these partitions (server default: every partition the key may see).
+        these partitions (server default: every partition the key may see). ``principals`` acts for those principals: only documents without an access list or
+        whose list names one of them are seen (an empty list: only documents without one; server
+        default: the key's principals if it is bound to some).
         """
         body: Dict[str, Any] = {"query": text}
         if top_k is not None:
@@ -510,6 +584,8 @@ class Client:
             body["document_ids"] = list(document_ids)
         if partitions is not None:
             body["partitions"] = list(partitions)
+        if principals is not None:
+            body["principals"] = list(principals)
         return QueryResponse.from_json(self._json(self._call("POST", "/v1/query", json_body=body)))
 
     def list_partitions(self) -> List[Dict[str, Any]]:
@@ -854,6 +930,11 @@ def _chunk_fields(chunk_size: Optional[int], chunk_overlap: Optional[int]) -> Di
     if chunk_overlap is not None:
         fields["chunk_overlap"] = chunk_overlap
     return fields
+
+
+def _principals_query(principals: Optional[Sequence[str]]) -> Dict[str, Optional[str]]:
+    """``?principals=a,b`` when principals are given (an empty list is sent as an empty value)."""
+    return {} if principals is None else {"principals": ",".join(principals)}
 
 
 def _text_document(doc: TextInput) -> Dict[str, Any]:

@@ -5,7 +5,7 @@ fields does not break an older client. Field names are the API's own (snake_case
 """
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 # The four processing states of a document: queued → processing → ready | failed.
 DocumentStatus = str
@@ -49,12 +49,16 @@ class TextDocument:
     language: Optional[str] = None
     #: Its partition; the request's ``partition`` (else ``default``) when None.
     partition: Optional[str] = None
+    #: Its access list: the principals that may see it (``group:eng``, ``user:42``); none when None.
+    access: Optional[Sequence[str]] = None
 
     def to_json(self) -> Dict[str, Any]:
         """The request body's form of this document."""
         body: Dict[str, Any] = {"text": self.text}
         if self.partition is not None:
             body["partition"] = self.partition
+        if self.access is not None:
+            body["access"] = list(self.access)
         if self.metadata:
             body["metadata"] = dict(self.metadata)
         if self.external_id is not None:
@@ -202,6 +206,8 @@ class Document:
     pending_version: Optional[PendingVersion] = None
     #: The partition of the organisation the document belongs to, fixed for its life.
     partition: str = "default"
+    #: Its access list (the principals that may see it); None: anyone who may see its partition.
+    access: Optional[List[str]] = None
 
     @property
     def done(self) -> bool:
@@ -234,6 +240,9 @@ class Document:
             external_id=_opt_str(data.get("external_id")),
             version=int(data.get("version", 1)),
             partition=str(data.get("partition") or "default"),
+            access=(
+                [str(p) for p in data["access"]] if isinstance(data.get("access"), list) else None
+            ),
             pending_version=(
                 PendingVersion.from_json(data["pending_version"])
                 if isinstance(data.get("pending_version"), dict)

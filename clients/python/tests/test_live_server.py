@@ -134,6 +134,36 @@ class IngestAndQueryTest(unittest.TestCase):
         self.assertEqual(self.client.delete_documents(document_ids=ack.document_ids, partitions=[river]).deleted, 1)
         self.assertEqual(self.client.delete_partition(sea), {"status": "accepted", "partition": sea})
 
+    def test_access_lists_and_principals(self) -> None:
+        tag = run_tag()
+        eng = "group:eng-" + uuid.uuid4().hex[:12]
+        hr = "group:hr-" + uuid.uuid4().hex[:12]
+        ack = self.client.ingest_text(
+            [
+                TextDocument("Beavers build dams of branches.", {"run": tag}, access=[hr]),
+                TextDocument("Beavers gnaw through trunks.", {"run": tag}),
+            ],
+            access=[eng],
+        )
+        hr_doc, eng_doc = ack.document_ids
+        docs = self.client.wait_ready(ack.document_ids, timeout=WAIT_SECONDS, poll_interval=0.1)
+        self.assertEqual([doc.access for doc in docs], [[hr], [eng]])
+        found = self.client.query("beavers", filter={"run": tag}, principals=[eng])
+        self.assertEqual([hit.document_id for hit in found.results], [eng_doc])
+        listed = self.client.list_documents(ids=ack.document_ids, principals=[eng])
+        self.assertEqual([doc.id for doc in listed.documents], [eng_doc])
+        self.assertEqual(self.client.get_document(eng_doc, principals=[eng]).id, eng_doc)
+        with self.assertRaises(DocindexError) as raised:
+            self.client.get_document(hr_doc, principals=[eng])
+        self.assertEqual(raised.exception.status, 404)
+        with self.assertRaises(DocindexError) as hidden:
+            self.client.get_document_content(hr_doc, principals=[])
+        self.assertEqual(hidden.exception.status, 404)
+        self.assertEqual(self.client.update_access(hr_doc, [eng]).access, [eng])
+        self.assertEqual(self.client.get_document(hr_doc, principals=[eng]).access, [eng])
+        self.assertIsNone(self.client.update_access(hr_doc, None).access)
+        self.assertEqual(self.client.delete_documents(document_ids=ack.document_ids, principals=[]).deleted, 1)
+
     def test_wait_reports_progress(self) -> None:
         ack = self.client.ingest_text(["progress " + run_tag()])
         seen = []

@@ -5,10 +5,11 @@
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
 import { ERRORS } from '../../domain/errors.js';
 import { cleanMetadata } from '../../domain/metadata.js';
-import { DEFAULT_PARTITION } from '../../domain/partitions.js';
+import { canSee, DEFAULT_PARTITION } from '../../domain/partitions.js';
 import {
   type ChunkPage,
   type Clock,
+  type DocumentChange,
   type DocumentStore,
   type IdempotentAnswer,
   systemClock,
@@ -42,7 +43,7 @@ import {
   WORK_VERSION,
 } from '../sql-rows/document-row.js';
 import type { PgDatabase, Queryable } from './database.js';
-import { postgresFilter } from './filter-sql.js';
+import { postgresAccessCondition, postgresFilter } from './filter-sql.js';
 import { completeAnswer } from './idempotency-store.js';
 import { PgKeywordIndex } from './keyword-index.js';
 import { PgWebhookOutbox } from './webhook-store.js';
@@ -201,6 +202,7 @@ export class PgDocumentStore implements DocumentStore {
         chunkOverlap: doc.chunkOverlap,
         language: doc.language ?? null,
         metadata: doc.metadata,
+        access: doc.access ?? null,
         text: doc.text,
         blobKey: doc.blobKey,
         fetchUrl: doc.fetchUrl,
@@ -284,9 +286,12 @@ export class PgDocumentStore implements DocumentStore {
       storable(v.fetchUrl),
     ];
     // `traceparent`: the number of the parameter that holds the job's trace context.
+    // The access list changes at once, as the metadata does (then the parameter after it);
+    // absent keeps the document's.
     const set = (traceparent: number) => `${freshJob} attempts = 0, updated_at = $2,
       metadata = coalesce($3::jsonb, metadata), input_text = $4, fetch_url = $5,
-      job_traceparent = $${traceparent}`;
+      job_traceparent = $${traceparent}${v.access === undefined ? '' : `, access = $${traceparent + 1}::text[]`}`;
+    const access = v.access === undefined ? [] : [accessColumn(v.access)];
     if (row.status === 'ready') {
       const version = Math.max(row.version, row.pending_version ?? 0) + 1;
       const superseded = row.pending?.blob_key ?? null;
@@ -296,7 +301,7 @@ export class PgDocumentStore implements DocumentStore {
       await tx.query(
         `UPDATE ${this.documents} SET pending_version = $6, pending_status = 'queued', pending = $7::jsonb, ${set(8)}
          WHERE id = $1`,
-        [...common, version, JSON.stringify(pendingSpecOf(v)), v.traceparent ?? null],
+        [...common, version, JSON.stringify(pendingSpecOf(v)), v.traceparent ?? null, ...access],
       );
       return { id, version, created: false, discardedBlobKeys: discarded };
     }
@@ -323,6 +328,7 @@ export class PgDocumentStore implements DocumentStore {
         storable(v.blobKey),
         v.language ?? null,
         v.traceparent ?? null,
+        ...access,
       ],
     );
     return { id, version, created: false, discardedBlobKeys: discarded };
@@ -336,7 +342,7 @@ export class PgDocumentStore implements DocumentStore {
    */
   private async insertDocuments(db: Queryable, docs: NewDocument[], onConflict: string): Promise<number> {
     if (docs.length === 0) return 0;
-    const PER_ROW = 20;
+    const PER_ROW = 21;
     const values: string[] = [];
     const params: unknown[] = [];
     docs.forEach((d, i) => {
@@ -347,7 +353,7 @@ export class PgDocumentStore implements DocumentStore {
           ${p(6, 'text')}, ${p(7, 'bigint')}, ${p(8, 'jsonb')}, ${p(9, 'integer')}, ${p(10, 'integer')},
           ${p(11, 'text')}, 0, ${p(12, 'timestamptz')}, ${p(12, 'timestamptz')}, ${p(13, 'text')},
           ${p(14, 'text')}, ${p(15, 'text')}, ${p(16, 'text')}, clock_timestamp(), 0, ${p(17, 'text')},
-          ${p(18, 'text')}, ${p(19, 'text')}, ${p(20, 'text')})`,
+          ${p(18, 'text')}, ${p(19, 'text')}, ${p(20, 'text')}, ${p(21, 'text[]')})`,
       );
       params.push(
         d.id,
@@ -370,6 +376,7 @@ export class PgDocumentStore implements DocumentStore {
         d.language ?? null,
         d.traceparent ?? null,
         d.partition ?? DEFAULT_PARTITION,
+        accessColumn(d.access ?? null),
       );
     });
     const pairs = docs.length * PER_ROW + 1;
@@ -386,7 +393,7 @@ export class PgDocumentStore implements DocumentStore {
            id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
            chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
            input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id, requested_language,
-           job_traceparent, partition
+           job_traceparent, partition, access
          ) SELECT * FROM (VALUES ${values.join(', ')}) AS v WHERE NOT EXISTS (SELECT FROM refused)
          ${onConflict} RETURNING 1
        )
@@ -472,6 +479,7 @@ export class PgDocumentStore implements DocumentStore {
     }
     if (q.partitions != null)
       where.push(`partition = ANY(${param(q.partitions.map((p) => storable(p)))}::text[])`);
+    if (q.principals != null) where.push(postgresAccessCondition('access', q.principals, param));
     if (q.filter !== null) where.push(postgresFilter(q.filter, 'metadata', param));
     if (q.after !== null) {
       where.push(
@@ -618,20 +626,26 @@ export class PgDocumentStore implements DocumentStore {
     orgId: string,
     id: string,
     update: (current: Metadata) => Metadata,
+    change: DocumentChange = {},
   ): Promise<DocumentRecord | null> {
     return this.db.transaction(async (tx) => {
       // The row lock makes concurrent updates of one document apply one after the other (NO KEY:
-      // a running index write need not end first).
-      const { rows } = await tx.query<{ metadata: Metadata }>(
-        `SELECT metadata FROM ${this.documents} WHERE id = $1 AND org_id = $2 AND ${LIVE} FOR NO KEY UPDATE`,
+      // a running index write need not end first), and the access check below see the list the
+      // update replaces.
+      const { rows } = await tx.query<{ metadata: Metadata; partition: string; access: string[] | null }>(
+        `SELECT metadata, partition, access FROM ${this.documents}
+         WHERE id = $1 AND org_id = $2 AND ${LIVE} FOR NO KEY UPDATE`,
         [storable(id), storable(orgId)],
       );
       const current = rows[0];
       if (!current) return null;
+      if (change.seenBy && !canSee(change.seenBy, current)) return null;
       const metadata = cleanMetadata(update(current.metadata));
+      const access = change.access === undefined ? current.access : accessColumn(change.access);
       const updated = await tx.query<DocumentRow>(
-        `UPDATE ${this.documents} SET metadata = $1, updated_at = $2 WHERE id = $3 RETURNING ${RECORD_COLUMNS}`,
-        [JSON.stringify(metadata), this.clock.now(), storable(id)],
+        `UPDATE ${this.documents} SET metadata = $1, access = $2::text[], updated_at = $3
+         WHERE id = $4 RETURNING ${RECORD_COLUMNS}`,
+        [JSON.stringify(metadata), access, this.clock.now(), storable(id)],
       );
       return updated.rows[0] ? toRecord(updated.rows[0]) : null;
     });
@@ -930,3 +944,8 @@ function named(sql: string, values: Record<string, unknown>): { text: string; pa
 
 /** Thrown inside saveIndex's transaction to roll it back: a newer version took over, or a delete. */
 class WriteAbandoned extends Error {}
+
+/** How an access list is stored: a text[] of principals (NUL bytes cleaned), or NULL for none. */
+function accessColumn(access: readonly string[] | null): string[] | null {
+  return access === null ? null : access.map((p) => cleanText(p));
+}

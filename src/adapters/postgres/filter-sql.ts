@@ -86,3 +86,16 @@ export function postgresFilterDocuments(
   };
   return build(filter);
 }
+
+/**
+ * The access-list condition on the document column `access` (text[], or NULL for none): the
+ * document has no list, or its list overlaps `principals` (none: no list only).
+ */
+export function postgresAccessCondition(
+  access: string,
+  principals: readonly string[],
+  param: (value: unknown) => string,
+): string {
+  if (principals.length === 0) return `${access} IS NULL`;
+  return `(${access} IS NULL OR ${access} && ${param(principals.map((p) => cleanText(p)))}::text[])`;
+}

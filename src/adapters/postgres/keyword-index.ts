@@ -37,7 +37,7 @@ import { cleanText } from '../../domain/text.js';
 import type { ChunkRow, KeywordHit, Metadata, SearchQuery, StoredChunk } from '../../domain/types.js';
 import { BinaryArray, int4Array, TEXT } from './binary-array.js';
 import type { PgDatabase, Queryable } from './database.js';
-import { postgresFilter, postgresFilterDocuments } from './filter-sql.js';
+import { postgresAccessCondition, postgresFilter, postgresFilterDocuments } from './filter-sql.js';
 import { ensureRum, RUM_INDEX, rumIndexStatement } from './migrations.js';
 import { quoteLexeme, unquoteLexeme, writeTsvectorLiterals } from './tsvector.js';
 
@@ -681,7 +681,9 @@ export class PgKeywordIndex implements SearchIndex {
     const analyzers = queryAnalyzers(languages, written, this.language);
     const words = queryWordsOf(q.query, analyzers);
     if (words.length === 0) return [];
-    const filtered = q.documentIds !== null || q.filter !== null || partitions !== null;
+    const principals = q.principals ?? null;
+    const filtered =
+      q.documentIds !== null || q.filter !== null || partitions !== null || principals !== null;
     const rum = await this.rumReady();
     if (!filtered && rum) {
       const counted = await this.rumCounts(q, words);
@@ -691,8 +693,12 @@ export class PgKeywordIndex implements SearchIndex {
     // ranked below. Many: the filter is applied to the RUM path's ranked candidates, which costs
     // about what no filter does; only when fewer than topK of those pass does the plan below
     // choose the candidates by the filter.
-    // With partitions, the plan below chooses the candidates: the partition is one of its filters.
-    const byMetadata = q.documentIds === null && q.filter !== null && partitions === null ? q.filter : null;
+    // With partitions or principals, the plan below chooses the candidates: the partition and the
+    // access list are among its filters.
+    const byMetadata =
+      q.documentIds === null && q.filter !== null && partitions === null && principals === null
+        ? q.filter
+        : null;
     const metadataAllowed =
       byMetadata !== null
         ? await this.documentsPassing(q, byMetadata, candidateBudget(q, this.searchRowBudget))
@@ -730,6 +736,8 @@ export class PgKeywordIndex implements SearchIndex {
     if (partitions !== null) {
       filters.push(`d.partition = ANY(${filterParam(partitions.map((p) => cleanText(p)))}::text[])`);
     }
+    // So does the access list: a request acting for principals ranks only what they may see.
+    if (principals !== null) filters.push(postgresAccessCondition('d.access', principals, filterParam));
     if (q.filter !== null) filters.push(postgresFilter(q.filter, 'd.metadata', filterParam));
     const overBudget = filtered && !plan.exact;
     // Named documents may hold more chunks than the budget and still be ranked whole; a metadata

@@ -771,6 +771,21 @@ const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 170,
+    name: 'access lists',
+    async apply(tx, db) {
+      const t = (name: string) => db.table(name);
+      // As in SQLite, a document's access list (NULL: none) and a key's principals (a JSON
+      // array; NULL: unbound). The list is a text[] so a request's principals are one overlap
+      // (&&), which the GIN index answers when few documents share them.
+      await tx.query(`
+        ALTER TABLE ${t('documents')} ADD COLUMN IF NOT EXISTS access text[];
+        CREATE INDEX IF NOT EXISTS documents_access ON ${t('documents')} USING gin (access);
+        ALTER TABLE ${t('api_keys')} ADD COLUMN IF NOT EXISTS principals text;
+      `);
+    },
+  },
+  {
     version: 175,
     name: 'source item links',
     async apply(tx, db) {

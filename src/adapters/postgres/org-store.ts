@@ -8,6 +8,7 @@ import {
   type KeyRow,
   keyColumns,
   partitionsColumn,
+  principalsColumn,
   type OrgRow as SharedOrgRow,
   scopesColumn,
   toActiveKey,
@@ -80,7 +81,7 @@ export class PgOrgStore implements OrgStore {
 
   async createKey(key: ApiKeyRecord): Promise<void> {
     await this.db.query(
-      `INSERT INTO ${this.keys} (${keyColumns()}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      `INSERT INTO ${this.keys} (${keyColumns()}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
       [
         cleanText(key.id),
         cleanText(key.orgId),
@@ -89,6 +90,7 @@ export class PgOrgStore implements OrgStore {
         scopesColumn(key.scopes),
         key.expiresAt,
         partitionsColumn(key.partitions),
+        principalsColumn(key.principals),
         key.createdAt,
         key.revokedAt,
       ],

@@ -16,7 +16,7 @@ import type {
 import { cleanText } from '../../domain/text.js';
 import type { Metadata } from '../../domain/types.js';
 import type { PgDatabase, Queryable } from './database.js';
-import { postgresFilter } from './filter-sql.js';
+import { postgresAccessCondition, postgresFilter } from './filter-sql.js';
 import { type ChunkKey, PgSignIndex } from './sign-index.js';
 import { PgWebhookOutbox } from './webhook-store.js';
 
@@ -266,6 +266,8 @@ export class PgVectorIndex implements VectorIndex {
     // The partitions restrict as the filter does: candidates that fail either are passed over
     // before the cut to `limit`, and too few passing ranks among those that pass instead.
     if (partitions !== null) where.push(`d.partition = ANY(${param(partitions.map(cleanText))}::text[])`);
+    // So does the access list.
+    if (q.principals != null) where.push(postgresAccessCondition('d.access', q.principals, param));
     if (q.filter) where.push(postgresFilter(q.filter, 'd.metadata', param));
     if (documentIds === null) {
       // Candidates from this process's sign bits (sign-index.ts), ranked with the filters applied.

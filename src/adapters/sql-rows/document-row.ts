@@ -19,7 +19,7 @@ import type {
 export const RECORD_COLUMNS = `id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
   chunk_size, chunk_overlap, tokenizer, chunk_count, token_count, content_sha256, ocr_pages, error_code,
   error_message, attempts, created_at, updated_at, external_id, version, pending_version, pending_status, pending,
-  language, requested_language, partition`;
+  language, requested_language, partition, access`;
 
 /**
  * What a pending version is made of, as the `pending` JSON column holds it: written by
@@ -101,6 +101,11 @@ export interface DocumentRow<N, T, M> {
   requested_language: string | null;
   /** Absent in webhook snapshots written before partitions existed. */
   partition?: string;
+  /**
+   * The access list: JSON text (SQLite), a text[] (PostgreSQL) or a JSON array (a snapshot);
+   * absent in snapshots written before access lists existed.
+   */
+  access?: string | readonly string[] | null;
 }
 
 export interface RowReaders<N, T, M> {
@@ -121,6 +126,7 @@ export function toDocumentRecord<N, T, M>(
     orgId: row.org_id,
     externalId: row.external_id,
     partition: row.partition ?? DEFAULT_PARTITION,
+    access: accessOfColumn(row.access),
     version: Number(row.version),
     pendingVersion:
       row.pending_version === null || row.pending_status === null
@@ -152,6 +158,12 @@ export function toDocumentRecord<N, T, M>(
     createdAt: read.date(row.created_at),
     updatedAt: read.date(row.updated_at),
   };
+}
+
+/** A document's access list as either backend or a snapshot holds it; null: none. */
+export function accessOfColumn(value: string | readonly string[] | null | undefined): string[] | null {
+  if (value === null || value === undefined) return null;
+  return typeof value === 'string' ? (JSON.parse(value) as string[]) : [...value];
 }
 
 /**

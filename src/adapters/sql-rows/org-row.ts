@@ -20,13 +20,26 @@ export interface KeyRow<D> {
   expires_at: D | null;
   /** Comma-separated partition names; null: every partition. */
   partitions: string | null;
+  /** The principals the key is bound to, a JSON array; null: unbound. */
+  principals: string | null;
   created_at: D;
   revoked_at: D | null;
 }
 
 /** The columns of a key row, in KeyRow's order (with an optional table alias). */
 export const keyColumns = (alias = '') =>
-  ['id', 'org_id', 'hash', 'prefix', 'scopes', 'expires_at', 'partitions', 'created_at', 'revoked_at']
+  [
+    'id',
+    'org_id',
+    'hash',
+    'prefix',
+    'scopes',
+    'expires_at',
+    'partitions',
+    'principals',
+    'created_at',
+    'revoked_at',
+  ]
     .map((column) => alias + column)
     .join(', ');
 
@@ -38,6 +51,11 @@ export function scopesColumn(scopes: readonly Scope[]): string {
 /** How a key's partitions are stored: comma-separated names (a name has no comma), or null for all. */
 export function partitionsColumn(partitions: readonly string[] | null): string | null {
   return partitions === null || partitions.length === 0 ? null : partitions.join(',');
+}
+
+/** How a key's principals are stored: a JSON array (a principal may hold a comma), or null. */
+export function principalsColumn(principals: readonly string[] | null): string | null {
+  return principals === null ? null : JSON.stringify(principals);
 }
 
 /** A key row joined with its org's columns (findActiveKey's SELECT). */
@@ -61,6 +79,7 @@ export function toKey<D>(row: KeyRow<D>, date: (value: D) => Date): ApiKeyRecord
     scopes: row.scopes.split(',').filter(isScope),
     expiresAt: row.expires_at === null ? null : date(row.expires_at),
     partitions: row.partitions === null || row.partitions === '' ? null : row.partitions.split(','),
+    principals: row.principals === null ? null : (JSON.parse(row.principals) as string[]),
     createdAt: date(row.created_at),
     revokedAt: row.revoked_at === null ? null : date(row.revoked_at),
   };

@@ -618,6 +618,17 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 170,
+    name: 'access lists',
+    sql: `
+      -- A document's access list, a JSON array of principals; NULL: none (anyone who may see its
+      -- partition sees it). Searches and lists test it on the document row, beside the partition.
+      ALTER TABLE documents ADD COLUMN access TEXT;
+      -- The principals a key is bound to, a JSON array; NULL: unbound.
+      ALTER TABLE api_keys ADD COLUMN principals TEXT;
+    `,
+  },
+  {
     version: 175,
     name: 'source item links',
     sql: `

@@ -5,10 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
 import { ERRORS } from '../../domain/errors.js';
-import { DEFAULT_PARTITION } from '../../domain/partitions.js';
+import { canSee, DEFAULT_PARTITION } from '../../domain/partitions.js';
 import {
   type ChunkPage,
   type Clock,
+  type DocumentChange,
   type DocumentStore,
   type IdempotentAnswer,
   systemClock,
@@ -30,6 +31,7 @@ import type {
   VersionsAsRead,
 } from '../../domain/types.js';
 import {
+  accessOfColumn,
   mayStartVersion,
   PENDING_ACTIVE,
   type PendingSpec,
@@ -42,7 +44,7 @@ import {
   WORK_VERSION,
 } from '../sql-rows/document-row.js';
 import type { Database } from './database.js';
-import { sqliteFilter } from './filter-sql.js';
+import { sqliteAccessCondition, sqliteFilter } from './filter-sql.js';
 import { GroupCommit } from './group-commit.js';
 import { completeAnswer } from './idempotency-store.js';
 import { SqliteKeywordIndex } from './keyword-index.js';
@@ -206,8 +208,8 @@ export class SqliteDocumentStore implements DocumentStore {
         id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
         chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
         input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id, requested_language,
-        job_traceparent, partition
-      ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?)`)
+        job_traceparent, partition, access
+      ) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?, ?)`)
       .run(
         d.id,
         d.orgId,
@@ -230,6 +232,7 @@ export class SqliteDocumentStore implements DocumentStore {
         d.language ?? null,
         d.traceparent ?? null,
         d.partition ?? DEFAULT_PARTITION,
+        accessColumn(d.access ?? null),
       );
     return { id: d.id, version: 1, created: true, discardedBlobKeys: [] };
   }
@@ -251,6 +254,7 @@ export class SqliteDocumentStore implements DocumentStore {
         chunkOverlap: doc.chunkOverlap,
         language: doc.language ?? null,
         metadata: doc.metadata,
+        access: doc.access ?? null,
         text: doc.text,
         blobKey: doc.blobKey,
         fetchUrl: doc.fetchUrl,
@@ -315,17 +319,20 @@ export class SqliteDocumentStore implements DocumentStore {
     if (!mayStartVersion(row, asRead)) return 'in_flight';
     const at = v.at.getTime();
     const metadata = v.metadata === null ? null : JSON.stringify(storableMetadata(v.metadata));
+    // The access list changes at once, as the metadata does; absent keeps the document's.
+    const setAccess = v.access === undefined ? '' : ', access = @access';
     const discarded: string[] = [];
     // The job starts afresh; a run still going for an older version loses its lease and its
     // index_run, so it writes nothing more.
     const freshJob = `index_run = NULL, job_state = 'pending', run_at = @at, lease_owner = NULL,
       lease_until = NULL, job_attempts = 0, attempts = 0, updated_at = @at,
       metadata = coalesce(@metadata, metadata), input_text = @text, fetch_url = @fetchUrl,
-      job_traceparent = @traceparent`;
+      job_traceparent = @traceparent${setAccess}`;
     const common = {
       id,
       at,
       metadata,
+      ...(v.access === undefined ? {} : { access: accessColumn(v.access) }),
       text: storableNullable(v.text),
       fetchUrl: v.fetchUrl,
       traceparent: v.traceparent ?? null,
@@ -453,6 +460,11 @@ export class SqliteDocumentStore implements DocumentStore {
     if (q.partitions != null) {
       where.push('partition IN (SELECT value FROM json_each(?))');
       params.push(JSON.stringify(q.partitions));
+    }
+    if (q.principals != null) {
+      const condition = sqliteAccessCondition('documents.access', q.principals);
+      where.push(condition.sql);
+      params.push(...condition.params);
     }
     if (q.filter !== null) {
       const condition = sqliteFilter(q.filter, 'documents.metadata');
@@ -592,18 +604,24 @@ export class SqliteDocumentStore implements DocumentStore {
     orgId: string,
     id: string,
     update: (current: Metadata) => Metadata,
+    change: DocumentChange = {},
   ): Promise<DocumentRecord | null> {
     return this.db
       .transaction(() => {
         const current = this.sql
-          .get<[string, string], string>('SELECT metadata FROM documents WHERE id = ? AND org_id = ?')
-          .pluck()
+          .get<[string, string], { metadata: string; partition: string; access: string | null }>(
+            'SELECT metadata, partition, access FROM documents WHERE id = ? AND org_id = ?',
+          )
           .get(id, orgId);
         if (current === undefined) return null;
-        const metadata = update(JSON.parse(current) as Metadata);
+        if (change.seenBy && !canSee(change.seenBy, { ...current, access: accessOfColumn(current.access) })) {
+          return null;
+        }
+        const metadata = update(JSON.parse(current.metadata) as Metadata);
+        const access = change.access === undefined ? current.access : accessColumn(change.access);
         this.sql
-          .get('UPDATE documents SET metadata = ?, updated_at = ? WHERE id = ?')
-          .run(JSON.stringify(storableMetadata(metadata)), this.now(), id);
+          .get('UPDATE documents SET metadata = ?, access = ?, updated_at = ? WHERE id = ?')
+          .run(JSON.stringify(storableMetadata(metadata)), access, this.now(), id);
         const row = this.sql
           .get<[string], DocumentRow>(`SELECT ${RECORD_COLUMNS} FROM documents WHERE id = ?`)
           .get(id);
@@ -1052,4 +1070,9 @@ export class SqliteDocumentStore implements DocumentStore {
 function errorParams(error: DocumentError): { code: string; message: string; error: string } {
   const message = storableText(error.message);
   return { code: error.code, message, error: JSON.stringify({ code: error.code, message }) };
+}
+
+/** How an access list is stored: a JSON array, or NULL for none. */
+function accessColumn(access: readonly string[] | null): string | null {
+  return access === null ? null : JSON.stringify(access);
 }

@@ -103,3 +103,16 @@ export function sqliteFilterDocuments(filter: Filter, orgId: string): SqlConditi
   };
   return { sql: build(filter), params };
 }
+
+/**
+ * The access-list condition on the document column `access` (a JSON array, or NULL for none):
+ * the document has no list, or its list shares one of `principals` (none: no list only).
+ */
+export function sqliteAccessCondition(access: string, principals: readonly string[]): SqlCondition {
+  if (principals.length === 0) return { sql: `${access} IS NULL`, params: [] };
+  return {
+    sql: `(${access} IS NULL OR EXISTS (SELECT 1 FROM json_each(${access}) AS a
+      WHERE a.value IN (SELECT value FROM json_each(?))))`,
+    params: [JSON.stringify(principals)],
+  };
+}

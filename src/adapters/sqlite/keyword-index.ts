@@ -34,7 +34,7 @@ import type {
   StoredChunk,
 } from '../../domain/types.js';
 import type { Database } from './database.js';
-import { sqliteFilter, sqliteFilterDocuments } from './filter-sql.js';
+import { sqliteAccessCondition, sqliteFilter, sqliteFilterDocuments } from './filter-sql.js';
 import { averagesRowCount } from './fts-row-count.js';
 import { indexTerms, queryTerms } from './fts-terms.js';
 import { StatementCache } from './statements.js';
@@ -398,6 +398,7 @@ export class SqliteKeywordIndex implements SearchIndex {
     let rows: Iterable<{ id: string; chunk_count: number | null }>;
     if (q.documentIds === null && q.filter !== null) {
       const partitions = q.partitions ?? null;
+      const access = q.principals == null ? null : sqliteAccessCondition('d.access', q.principals);
       const passing = sqliteFilterDocuments(q.filter, q.orgId);
       // Counted in the index alone first: a loose filter is known as such without reading
       // a thousand document rows.
@@ -411,9 +412,15 @@ export class SqliteKeywordIndex implements SearchIndex {
         .get<(string | number)[], { id: string; chunk_count: number | null }>(
           `SELECT d.id, d.chunk_count FROM (${passing.sql}) AS p CROSS JOIN documents AS d ON d.id = p.id
            WHERE d.org_id = ? AND d.status = 'ready' AND d.chunk_count > 0
-             ${partitions === null ? '' : 'AND d.partition IN (SELECT value FROM json_each(?))'}`,
+             ${partitions === null ? '' : 'AND d.partition IN (SELECT value FROM json_each(?))'}
+             ${access === null ? '' : `AND ${access.sql}`}`,
         )
-        .iterate(...passing.params, q.orgId, ...(partitions === null ? [] : [JSON.stringify(partitions)]));
+        .iterate(
+          ...passing.params,
+          q.orgId,
+          ...(partitions === null ? [] : [JSON.stringify(partitions)]),
+          ...(access === null ? [] : access.params),
+        );
     } else {
       // With document ids, `+org_id` makes SQLite look the ids up by primary key rather than walk
       // the org's index (as in listDocuments).
@@ -570,12 +577,20 @@ export class SqliteKeywordIndex implements SearchIndex {
       where.push('d.partition IN (SELECT value FROM json_each(?))');
       params.push(JSON.stringify(partitions));
     }
+    // So does the access list: a request acting for principals ranks only what they may see.
+    const principals = q.principals ?? null;
+    if (principals !== null) {
+      const condition = sqliteAccessCondition('d.access', principals);
+      where.push(condition.sql);
+      params.push(...condition.params);
+    }
     if (q.filter !== null) {
       const condition = sqliteFilter(q.filter, 'd.metadata');
       where.push(condition.sql);
       params.push(...condition.params);
     }
-    const filtered = q.documentIds !== null || q.filter !== null || partitions !== null;
+    const filtered =
+      q.documentIds !== null || q.filter !== null || partitions !== null || principals !== null;
 
     // bm25() rather than FTS5's `rank` column: its sorter is several times slower on large match
     // sets. CROSS JOIN pins the join order (matches → chunk → document, by primary key): left to

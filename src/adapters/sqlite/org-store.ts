@@ -7,6 +7,7 @@ import {
   type KeyRow,
   keyColumns,
   partitionsColumn,
+  principalsColumn,
   type OrgRow as SharedOrgRow,
   scopesColumn,
   toActiveKey,
@@ -78,7 +79,7 @@ export class SqliteOrgStore implements OrgStore {
 
   async createKey(key: ApiKeyRecord): Promise<void> {
     this.sql
-      .get(`INSERT INTO api_keys (${keyColumns()}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .get(`INSERT INTO api_keys (${keyColumns()}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
       .run(
         key.id,
         key.orgId,
@@ -87,6 +88,7 @@ export class SqliteOrgStore implements OrgStore {
         scopesColumn(key.scopes),
         key.expiresAt === null ? null : key.expiresAt.getTime(),
         partitionsColumn(key.partitions),
+        principalsColumn(key.principals),
         key.createdAt.getTime(),
         key.revokedAt === null ? null : key.revokedAt.getTime(),
       );

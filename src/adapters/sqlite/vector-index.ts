@@ -19,7 +19,7 @@ import type {
 } from '../../domain/ports.js';
 import type { Metadata } from '../../domain/types.js';
 import type { Database } from './database.js';
-import { sqliteFilter } from './filter-sql.js';
+import { sqliteAccessCondition, sqliteFilter } from './filter-sql.js';
 import { SignIndex, signBytes } from './sign-index.js';
 import { StatementCache } from './statements.js';
 import { SqliteWebhookOutbox } from './webhook-store.js';
@@ -297,6 +297,12 @@ export class SqliteVectorIndex implements VectorIndex {
     if (partitions !== null) {
       where.push('d.partition IN (SELECT value FROM json_each(?))');
       params.push(JSON.stringify(partitions));
+    }
+    // So does the access list.
+    if (q.principals != null) {
+      const condition = sqliteAccessCondition('d.access', q.principals);
+      where.push(condition.sql);
+      params.push(...condition.params);
     }
     if (documentIds !== null) {
       where.push('v.document_id IN (SELECT value FROM json_each(?))');

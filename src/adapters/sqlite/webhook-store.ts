@@ -93,7 +93,7 @@ export class SqliteWebhookOutbox {
   emit(type: WebhookEventType, documentId: string): number {
     const now = this.clock.now().getTime();
     const snapshot = snapshotArguments('d', (column, ref) =>
-      column === 'metadata' || column === 'pending' ? `json(${ref})` : ref,
+      column === 'metadata' || column === 'pending' || column === 'access' ? `json(${ref})` : ref,
     );
     const endpoints = this.sql
       .get<[{ type: string; id: string; now: number }], string>(

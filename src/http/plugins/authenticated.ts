@@ -7,8 +7,14 @@
 // refused.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERRORS } from '../../domain/errors.js';
-import { requireEveryPartition, type WholeOrgFeature } from '../../domain/partitions.js';
+import {
+  accessOfRequest,
+  type DocumentAccess,
+  requireEveryPartition,
+  type WholeOrgFeature,
+} from '../../domain/partitions.js';
 import type { RateDecision } from '../../domain/ports.js';
+import { parsePrincipalsParam } from '../../domain/principals.js';
 import { isScope, SCOPES, type Scope } from '../../domain/scopes.js';
 import type { AppDeps } from '../deps.js';
 
@@ -27,6 +33,7 @@ export const PER_TOOL = 'per_tool';
 export function authenticatedScope(deps: AppDeps, options: { perToolScopes?: boolean } = {}) {
   return async function scope(app: FastifyInstance): Promise<void> {
     app.decorateRequest('principal', null as unknown as FastifyRequest['principal']);
+    app.decorateRequest('access', null as unknown as DocumentAccess);
 
     app.addHook('onRoute', (route) => {
       const declared = (route.config as { scope?: unknown } | undefined)?.scope;
@@ -82,6 +89,13 @@ export function authenticatedScope(deps: AppDeps, options: { perToolScopes?: boo
       if (wholeOrg !== undefined) requireEveryPartition(principal.access, wholeOrg);
     });
 
+    // The principals a request acts for, once its body is read and validated: `principals` of a
+    // JSON body (POST /v1/query, POST /v1/documents/delete), else `?principals=a,b`. A bound
+    // key's request may name only principals of its key (403 principal_forbidden).
+    app.addHook('preHandler', async (request) => {
+      request.access = requestAccess(request);
+    });
+
     // The handler runs inside the org's scope: the last hook before it, after the body is read
     // (the body's stream events would not carry the scope), calls `done` from within it.
     const orgScope = deps.orgScope;
@@ -91,6 +105,29 @@ export function authenticatedScope(deps: AppDeps, options: { perToolScopes?: boo
       });
     }
   };
+}
+
+function requestAccess(request: FastifyRequest): DocumentAccess {
+  const key = request.principal.access;
+  const body = request.body;
+  if (typeof body === 'object' && body !== null && !Array.isArray(body) && 'principals' in body) {
+    const named = (body as { principals?: unknown }).principals;
+    if (named === undefined || named === null) return key;
+    if (!Array.isArray(named)) {
+      throw ERRORS.invalid('principals is a list of strings.', [
+        { pointer: '/principals', message: 'must be array' },
+      ]);
+    }
+    return accessOfRequest(key, named, '/principals');
+  }
+  const raw = (request.query as Record<string, unknown> | undefined)?.principals;
+  if (raw === undefined) return key;
+  if (typeof raw !== 'string') {
+    throw ERRORS.invalid('principals is given once, comma-separated: ?principals=a,b.', [
+      { pointer: '/query/principals', message: 'must be string' },
+    ]);
+  }
+  return accessOfRequest(key, parsePrincipalsParam(raw), '/query/principals');
 }
 
 /** IETF httpapi RateLimit header fields (draft-ietf-httpapi-ratelimit-headers). */

@@ -163,13 +163,13 @@ describeScaleOut('PgVectorIndex: sign bits held by each node', services, () => {
     try {
       await migratePostgres(db, { upTo: 100 });
       // This release's store writes the language columns of migration 120, migration 140's
-      // partition and migration 150's job_traceparent, and reads migration 130's deleted_at (each
-      // migration adds them only if they are missing): added ahead, so it can write the documents
-      // of a version-100 schema.
+      // partition, migration 150's job_traceparent and migration 170's access, and reads
+      // migration 130's deleted_at (each migration adds them only if they are missing): added
+      // ahead, so it can write the documents of a version-100 schema.
       await db.query(
         `ALTER TABLE ${db.table('documents')} ADD COLUMN language text, ADD COLUMN requested_language text,
            ADD COLUMN deleted_at timestamptz, ADD COLUMN partition text NOT NULL DEFAULT 'default',
-           ADD COLUMN job_traceparent text;
+           ADD COLUMN job_traceparent text, ADD COLUMN access text[];
          CREATE TABLE ${db.table('search_languages')} (org_id text NOT NULL, language text NOT NULL, PRIMARY KEY (org_id, language))`,
       );
       const oldStore = new PgDocumentStore(db, undefined, { index: new PgKeywordIndex(db, {}) });

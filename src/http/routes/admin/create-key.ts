@@ -14,7 +14,7 @@ export function createKeyRoute(app: FastifyInstance, orgs: OrgAdmin): void {
         operationId: 'createKey',
         summary: 'Issue an API key',
         description:
-          'A new key of the organisation with `scopes` (every scope when left out), an optional `expires_at`, and optional `partitions` the key is limited to. The key is in this answer only.',
+          'A new key of the organisation with `scopes` (every scope when left out), an optional `expires_at`, optional `partitions` the key is limited to, and optional `principals` it is bound to. The key is in this answer only.',
         tags: ['admin'],
         params: OrgParams,
         body: CreateKeyBody,
@@ -28,11 +28,12 @@ export function createKeyRoute(app: FastifyInstance, orgs: OrgAdmin): void {
       },
     },
     async (request, reply) => {
-      const { scopes, expires_at, partitions } = request.body;
+      const { scopes, expires_at, partitions, principals } = request.body;
       const issued = await orgs.issueKey(request.params.id, {
         ...(scopes === undefined ? {} : { scopes }),
         expiresAt: expires_at == null ? null : expiryOf(expires_at),
         partitions: partitions ?? null,
+        principals: principals ?? null,
       });
       return reply.code(201).send({
         key_id: issued.key_id,
@@ -40,6 +41,7 @@ export function createKeyRoute(app: FastifyInstance, orgs: OrgAdmin): void {
         scopes: issued.scopes,
         expires_at: issued.expires_at?.toISOString() ?? null,
         partitions: issued.partitions,
+        principals: issued.principals,
       });
     },
   );

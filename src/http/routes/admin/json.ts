@@ -23,6 +23,7 @@ export function toKeyJson(key: ApiKeyRecord) {
     scopes: key.scopes,
     expires_at: key.expiresAt?.toISOString() ?? null,
     partitions: key.partitions,
+    principals: key.principals,
     created_at: key.createdAt.toISOString(),
     revoked_at: key.revokedAt?.toISOString() ?? null,
   };

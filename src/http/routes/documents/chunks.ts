@@ -18,20 +18,21 @@ export function documentChunksRoute(app: FastifyInstance, deps: AppDeps): void {
         querystring: ChunkListQuery,
         response: {
           200: ChunkList,
-          ...problemResponses(...COMMON_ERRORS, 'not_found', 'not_ready', 'version_changed'),
+          ...problemResponses(
+            ...COMMON_ERRORS,
+            'principal_forbidden',
+            'not_found',
+            'not_ready',
+            'version_changed',
+          ),
         },
       },
     },
     async (request) => {
-      const page = await deps.documents.chunks(
-        request.principal.org.id,
-        request.principal.access,
-        request.params.id,
-        {
-          limit: request.query.limit,
-          cursor: request.query.cursor ?? null,
-        },
-      );
+      const page = await deps.documents.chunks(request.principal.org.id, request.access, request.params.id, {
+        limit: request.query.limit,
+        cursor: request.query.cursor ?? null,
+      });
       return {
         chunks: page.chunks.map((c) => ({
           index: c.index,

@@ -2,7 +2,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, DocumentParams, problemResponses } from '../../schemas.js';
+import { COMMON_ERRORS, DocumentParams, PrincipalsQuery, problemResponses } from '../../schemas.js';
 
 export function documentContentRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Params: { id: string } }>(
@@ -16,6 +16,7 @@ export function documentContentRoute(app: FastifyInstance, deps: AppDeps): void 
           'The text extracted from a ready document, as it was chunked and indexed (UTF-8 plain text; where chunks overlap, the text appears once). 409 `not_ready` while the document is queued, processing or failed. The text is one version’s: if a new version is swapped in while a long text is being sent, the response is cut off (the connection closes before the end of the body) rather than continue with the other version’s text; read it again.',
         tags: ['documents'],
         params: DocumentParams,
+        querystring: PrincipalsQuery,
         response: {
           200: {
             description: 'The extracted text.',
@@ -26,16 +27,12 @@ export function documentContentRoute(app: FastifyInstance, deps: AppDeps): void 
               },
             },
           },
-          ...problemResponses(...COMMON_ERRORS, 'not_found', 'not_ready'),
+          ...problemResponses(...COMMON_ERRORS, 'principal_forbidden', 'not_found', 'not_ready'),
         },
       },
     },
     async (request, reply) => {
-      const text = await deps.documents.content(
-        request.principal.org.id,
-        request.principal.access,
-        request.params.id,
-      );
+      const text = await deps.documents.content(request.principal.org.id, request.access, request.params.id);
       return reply
         .type('text/plain; charset=utf-8')
         .header('x-content-type-options', 'nosniff')

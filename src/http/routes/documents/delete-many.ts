@@ -27,12 +27,13 @@ export function deleteDocumentsRoute(app: FastifyInstance, deps: AppDeps): void 
             'payload_too_large',
             'unsupported_media_type',
             'partition_forbidden',
+            'principal_forbidden',
           ),
         },
       },
     },
     async (request) => {
-      const result = await deps.documents.deleteMany(request.principal.org.id, request.principal.access, {
+      const result = await deps.documents.deleteMany(request.principal.org.id, request.access, {
         filter: request.body.filter,
         documentIds: request.body.document_ids,
         partitions: request.body.partitions,

@@ -1,7 +1,7 @@
 // DELETE /v1/documents/{id} — removes a document; its chunks stop matching at once.
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, DocumentParams, problemResponses } from '../../schemas.js';
+import { COMMON_ERRORS, DocumentParams, PrincipalsQuery, problemResponses } from '../../schemas.js';
 
 export function deleteDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
   app.delete<{ Params: { id: string } }>(
@@ -15,14 +15,15 @@ export function deleteDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
           'Deletes the document, its chunks and its stored file. A document being processed stays deleted.',
         tags: ['documents'],
         params: DocumentParams,
+        querystring: PrincipalsQuery,
         response: {
           204: { type: 'null', description: 'Deleted.' },
-          ...problemResponses(...COMMON_ERRORS, 'not_found'),
+          ...problemResponses(...COMMON_ERRORS, 'principal_forbidden', 'not_found'),
         },
       },
     },
     async (request, reply) => {
-      await deps.documents.delete(request.principal.org.id, request.principal.access, request.params.id);
+      await deps.documents.delete(request.principal.org.id, request.access, request.params.id);
       return reply.code(204).send();
     },
   );

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { displayFilename } from '../../../domain/text.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, DocumentParams, problemResponses } from '../../schemas.js';
+import { COMMON_ERRORS, DocumentParams, PrincipalsQuery, problemResponses } from '../../schemas.js';
 
 export function documentFileRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Params: { id: string } }>(
@@ -16,6 +16,7 @@ export function documentFileRoute(app: FastifyInstance, deps: AppDeps): void {
           'The file a document was uploaded as, or downloaded from its URL, with its detected media type and (as `Content-Disposition: attachment`) its file name. 404 for a document sent as JSON text, which has no file; 409 `not_ready` while a URL is still being downloaded; 410 `original_not_kept` when the server deletes originals once they are indexed (KEEP_ORIGINALS=false).',
         tags: ['documents'],
         params: DocumentParams,
+        querystring: PrincipalsQuery,
         response: {
           200: {
             description: 'The original bytes.',
@@ -26,16 +27,18 @@ export function documentFileRoute(app: FastifyInstance, deps: AppDeps): void {
               },
             },
           },
-          ...problemResponses(...COMMON_ERRORS, 'not_found', 'not_ready', 'original_not_kept'),
+          ...problemResponses(
+            ...COMMON_ERRORS,
+            'principal_forbidden',
+            'not_found',
+            'not_ready',
+            'original_not_kept',
+          ),
         },
       },
     },
     async (request, reply) => {
-      const file = await deps.documents.file(
-        request.principal.org.id,
-        request.principal.access,
-        request.params.id,
-      );
+      const file = await deps.documents.file(request.principal.org.id, request.access, request.params.id);
       reply.type(file.contentType).header('x-content-type-options', 'nosniff');
       // Always a download: a stored HTML page must never render in the API's origin.
       reply.header(

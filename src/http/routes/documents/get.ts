@@ -1,7 +1,13 @@
 // GET /v1/documents/{id} — a document's processing status.
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, DocumentParams, DocumentRecordSchema, problemResponses } from '../../schemas.js';
+import {
+  COMMON_ERRORS,
+  DocumentParams,
+  DocumentRecordSchema,
+  PrincipalsQuery,
+  problemResponses,
+} from '../../schemas.js';
 import { documentJson } from './json.js';
 
 export function getDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
@@ -15,13 +21,17 @@ export function getDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
         description: 'Status of one document: queued → processing → ready | failed.',
         tags: ['documents'],
         params: DocumentParams,
-        response: { 200: DocumentRecordSchema, ...problemResponses(...COMMON_ERRORS, 'not_found') },
+        querystring: PrincipalsQuery,
+        response: {
+          200: DocumentRecordSchema,
+          ...problemResponses(...COMMON_ERRORS, 'principal_forbidden', 'not_found'),
+        },
       },
     },
     async (request) =>
       documentJson(
         deps,
-        await deps.documents.get(request.principal.org.id, request.principal.access, request.params.id),
+        await deps.documents.get(request.principal.org.id, request.access, request.params.id),
       ),
   );
 }

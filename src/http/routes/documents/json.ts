@@ -24,6 +24,7 @@ export function toDocumentJson(doc: DocumentRecord, vectors: VectorsStatus = DIS
     org_id: doc.orgId,
     external_id: doc.externalId,
     partition: doc.partition,
+    access: doc.access,
     version: doc.version,
     pending_version: doc.pendingVersion,
     status: doc.status,

@@ -19,13 +19,16 @@ export function listDocumentsRoute(app: FastifyInstance, deps: AppDeps): void {
           'Newest first. `ids=a,b,c` returns the status of up to 100 documents in one request; unknown ids are absent. `external_id` finds the document you gave that key. `filter` (URL-encoded JSON, the language of POST /v1/query) keeps the documents whose metadata passes it; `partitions=a,b` keeps those of these partitions (default: every partition the key may see); every parameter given must hold.',
         tags: ['documents'],
         querystring: ListDocumentsQuery,
-        response: { 200: DocumentList, ...problemResponses(...COMMON_ERRORS, 'partition_forbidden') },
+        response: {
+          200: DocumentList,
+          ...problemResponses(...COMMON_ERRORS, 'principal_forbidden', 'partition_forbidden'),
+        },
       },
     },
     async (request) => {
       const { limit, cursor, status, ids, content_sha256, external_id, filter, partitions } = request.query;
       const idList = ids === undefined ? null : parseIds(ids);
-      const page = await deps.documents.list(request.principal.org.id, request.principal.access, {
+      const page = await deps.documents.list(request.principal.org.id, request.access, {
         limit,
         cursor: cursor ?? null,
         status: status ?? null,

@@ -12,12 +12,13 @@ import {
   COMMON_ERRORS,
   DocumentParams,
   INGEST_ERRORS,
+  PrincipalsQuery,
   problemResponses,
   ReplaceContentJson,
   VersionAck,
 } from '../../schemas.js';
 import { FILE_EXTENSIONS } from '../ingest/file.js';
-import { parseLanguagePart, readUploadForm } from '../ingest/upload-form.js';
+import { parseAccessPart, parseLanguagePart, readUploadForm } from '../ingest/upload-form.js';
 
 const validateJson = new Ajv({ allErrors: false, strict: false }).compile(ReplaceContentJson);
 
@@ -37,7 +38,7 @@ const ReplaceContentBody = Type.Union(
   ],
   {
     description:
-      'JSON `{text}` or `{url}` (each with an optional `language`), or multipart/form-data with one `file` part and an optional `language` part.',
+      'JSON `{text}` or `{url}` (each with an optional `language` and `access`), or multipart/form-data with one `file` part and optional `language` and `access` parts (`access`: a JSON array of principals encoded as a string).',
     examples: [{ text: 'Refunds are accepted within 60 days of purchase.' }],
   },
 );
@@ -58,12 +59,13 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'replaceContent',
         summary: 'Replace a document’s content',
         description:
-          'Starts a new version of the document from new text (JSON `{text}`), a URL to download (JSON `{url}`) or an uploaded file (multipart `file`), processed with the document’s chunk settings. The current version keeps answering queries until the new one is ready, then the two are swapped in one step (no query sees both, none sees neither); if the new one fails, the current one stays and `pending_version.error` says why. A newer version sent meanwhile supersedes this one. Metadata and `external_id` stay.',
+          'Starts a new version of the document from new text (JSON `{text}`), a URL to download (JSON `{url}`) or an uploaded file (multipart `file`), processed with the document’s chunk settings. The current version keeps answering queries until the new one is ready, then the two are swapped in one step (no query sees both, none sees neither); if the new one fails, the current one stays and `pending_version.error` says why. A newer version sent meanwhile supersedes this one. Metadata and `external_id` stay; `access`, when given, replaces the access list at once (null removes it), else it stays.',
         tags: ['documents'],
         params: DocumentParams,
+        querystring: PrincipalsQuery,
         response: {
           202: VersionAck,
-          ...problemResponses(...COMMON_ERRORS, ...INGEST_ERRORS, 'not_found'),
+          ...problemResponses(...COMMON_ERRORS, 'principal_forbidden', ...INGEST_ERRORS, 'not_found'),
         },
       },
     },
@@ -73,8 +75,10 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
       const { id } = request.params;
       if (request.isMultipart()) {
         let language: string | null = null;
-        const staged = await readUploadForm(request, deps, ['language'], (fields) => {
+        let accessList: string[] | null = null;
+        const staged = await readUploadForm(request, deps, ['language', 'access'], (fields) => {
           language = parseLanguagePart(fields.language ?? null);
+          accessList = parseAccessPart(fields.access ?? null);
           return {};
         });
         let used = false;
@@ -88,14 +92,15 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
               sha256: staged.blob.sha256,
               filename: staged.filename,
               ...(language === null ? {} : { language }),
+              ...(accessList === null ? {} : { access: accessList }),
             },
             (key) => {
               used = true;
               return deps.ingestion.replaceContent(
                 orgId,
-                request.principal.access,
+                request.access,
                 id,
-                { kind: 'file', staged, language },
+                { kind: 'file', staged, language, ...(accessList === null ? {} : { access: accessList }) },
                 key,
               );
             },
@@ -108,19 +113,21 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
         }
       }
       if (!validateJson(request.body)) {
-        const message = 'must be {"text": "…"} or {"url": "…"} (one of them, nothing else)';
+        const message =
+          'must be {"text": "…"} or {"url": "…"} (one of them, with optional language and access)';
         throw ERRORS.invalid(
           `Invalid request: the body ${message}, or a multipart form with a \`file\` part.`,
           [{ pointer: '', message }],
         );
       }
       const body = request.body as ReplaceContentJson;
+      const newAccess = body.access === undefined ? {} : { access: body.access };
       const content: NewContent =
         'text' in body
-          ? { kind: 'text', text: body.text, language: body.language ?? null }
-          : { kind: 'url', url: body.url, language: body.language ?? null };
+          ? { kind: 'text', text: body.text, language: body.language ?? null, ...newAccess }
+          : { kind: 'url', url: body.url, language: body.language ?? null, ...newAccess };
       return acceptIdempotently(deps, request, reply, `documents/${id}/content`, body, (key) =>
-        deps.ingestion.replaceContent(orgId, request.principal.access, id, content, key),
+        deps.ingestion.replaceContent(orgId, request.access, id, content, key),
       );
     },
   );

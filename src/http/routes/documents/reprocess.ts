@@ -4,7 +4,14 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently } from '../../idempotent.js';
 import { documentOnly, idempotentIngest } from '../../openapi.js';
-import { COMMON_ERRORS, DocumentParams, problemResponses, ReprocessBody, VersionAck } from '../../schemas.js';
+import {
+  COMMON_ERRORS,
+  DocumentParams,
+  PrincipalsQuery,
+  problemResponses,
+  ReprocessBody,
+  VersionAck,
+} from '../../schemas.js';
 
 export function reprocessDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Params: { id: string }; Body: ReprocessBody | undefined }>(
@@ -18,10 +25,17 @@ export function reprocessDocumentRoute(app: FastifyInstance, deps: AppDeps): voi
           'Starts a new version of the document from what it holds: a text document’s text is chunked again, a file’s or URL’s original is extracted again (so a failed document can be retried), with `chunk_size`/`chunk_overlap` if given, else the document’s. The current version answers queries until the new one is ready. 409 `cannot_reprocess` while another version is on its way or the document is still queued or processing, or when there is nothing to reprocess from (a text that failed, a download that failed).',
         tags: ['documents'],
         params: DocumentParams,
+        querystring: PrincipalsQuery,
         body: ReprocessBody,
         response: {
           202: VersionAck,
-          ...problemResponses(...COMMON_ERRORS, 'not_found', 'cannot_reprocess', 'overloaded'),
+          ...problemResponses(
+            ...COMMON_ERRORS,
+            'principal_forbidden',
+            'not_found',
+            'cannot_reprocess',
+            'overloaded',
+          ),
         },
       },
     },
@@ -31,7 +45,7 @@ export function reprocessDocumentRoute(app: FastifyInstance, deps: AppDeps): voi
       return acceptIdempotently(deps, request, reply, `documents/${id}/reprocess`, body, (key) =>
         deps.ingestion.reprocess(
           request.principal.org.id,
-          request.principal.access,
+          request.access,
           id,
           { chunkSize: body.chunk_size, chunkOverlap: body.chunk_overlap },
           key,

@@ -21,6 +21,7 @@ import {
 } from '../../schemas.js';
 import {
   MAX_METADATA_PART_BYTES,
+  parseAccessPart,
   parseChunkParts,
   parseExternalIdPart,
   parseLanguagePart,
@@ -57,6 +58,12 @@ const IngestFileForm = Type.Object(
     ),
     language: Type.Optional(LanguageCode),
     partition: Type.Optional(PartitionName),
+    access: Type.Optional(
+      Type.String({
+        description:
+          'The document’s access list as a JSON array of principals encoded as a string, e.g. `["group:eng","user:42"]` (1 to 64 principals of 1 to 128 characters). Absent: none.',
+      }),
+    ),
     chunk_size: Type.Optional(ChunkSize({ description: CHUNK_SIZE_WITH_DEFAULT })),
     chunk_overlap: Type.Optional(ChunkOverlap({ description: CHUNK_OVERLAP_WITH_DEFAULT })),
   },
@@ -88,7 +95,7 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
       schema: {
         operationId: 'ingestFile',
         summary: 'Ingest an uploaded file',
-        description: `multipart/form-data with one \`file\` part (${FILE_EXTENSIONS}, at most 100 MB), an optional \`metadata\` part (a JSON object of string values, encoded as a string), an optional \`external_id\` part (re-sending an external_id makes a new version of that document), an optional \`language\` part (ISO 639-1; detected when absent), an optional \`partition\` part (the document's partition, default \`default\`), and optional \`chunk_size\` and \`chunk_overlap\` parts (whole numbers, as on POST /v1/ingest). The format is decided from the bytes and must agree with the extension.`,
+        description: `multipart/form-data with one \`file\` part (${FILE_EXTENSIONS}, at most 100 MB), an optional \`metadata\` part (a JSON object of string values, encoded as a string), an optional \`external_id\` part (re-sending an external_id makes a new version of that document), an optional \`language\` part (ISO 639-1; detected when absent), an optional \`partition\` part (the document's partition, default \`default\`), an optional \`access\` part (the document's access list: a JSON array of principals encoded as a string, e.g. \`["group:eng"]\`; absent: none), and optional \`chunk_size\` and \`chunk_overlap\` parts (whole numbers, as on POST /v1/ingest). The format is decided from the bytes and must agree with the extension.`,
         tags: ['ingest'],
         consumes: ['multipart/form-data'],
         response: {
@@ -102,16 +109,18 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
       let externalId: string | null = null;
       let language: string | null = null;
       let partition: string | null = null;
+      let accessList: string[] | null = null;
       let chunks = DEFAULT_CHUNKS;
       let chunkParts: Record<string, number> = {};
       const staged = await readUploadForm(
         request,
         deps,
-        ['metadata', 'external_id', 'language', 'partition', 'chunk_size', 'chunk_overlap'],
+        ['metadata', 'external_id', 'language', 'partition', 'access', 'chunk_size', 'chunk_overlap'],
         (fields) => {
           externalId = parseExternalIdPart(fields.external_id ?? null);
           language = parseLanguagePart(fields.language ?? null);
           partition = parsePartitionPart(fields.partition ?? null);
+          accessList = parseAccessPart(fields.access ?? null);
           chunks = parseChunkParts(fields);
           // The settings sent, for the idempotency fingerprint (a default is not a setting sent).
           chunkParts = {
@@ -136,14 +145,15 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
             ...(externalId === null ? {} : { external_id: externalId }),
             ...(language === null ? {} : { language }),
             ...(partition === null ? {} : { partition }),
+            ...(accessList === null ? {} : { access: accessList }),
             ...chunkParts,
           },
           async (key) => {
             const ack = await deps.ingestion.commitFile(
               orgId,
-              request.principal.access,
+              request.access,
               staged,
-              { externalId, language, partition, chunks },
+              { externalId, language, partition, access: accessList, chunks },
               key,
             );
             committed = true;

@@ -28,7 +28,7 @@ export function ingestTextRoute(app: FastifyInstance, deps: AppDeps): void {
       return acceptIdempotently(deps, request, reply, 'ingest', request.body, (key) =>
         deps.ingestion.ingestText(
           request.principal.org.id,
-          request.principal.access,
+          request.access,
           documents,
           { chunkSize: chunk_size, chunkOverlap: chunk_overlap },
           key,

@@ -10,6 +10,7 @@ import { ApiError, ERRORS } from '../../../domain/errors.js';
 import type { StagedFile } from '../../../domain/ingestion.js';
 import { checkLanguage } from '../../../domain/languages.js';
 import { checkPartitionName } from '../../../domain/partitions.js';
+import { checkPrincipals } from '../../../domain/principals.js';
 import { displayFilename } from '../../../domain/text.js';
 import { MAX_EXTERNAL_ID_LENGTH, type Metadata as MetadataRecord } from '../../../domain/types.js';
 import type { AppDeps } from '../../deps.js';
@@ -91,12 +92,33 @@ export async function readUploadForm(
   );
 }
 
-/** The `language` form part: an ISO 639-1 code; null when absent. */
+/**
+ * The `access` form part: a JSON array of principals (the JSON forms' `access`), refused with
+ * their pointer; null when absent.
+ */
+export function parseAccessPart(raw: string | null): string[] | null {
+  if (raw === null) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed)) {
+    throw ERRORS.invalid(
+      'access must be a JSON array of principals encoded as a string, e.g. ["group:eng"].',
+      [{ pointer: '/access', message: 'must be a JSON array of strings' }],
+    );
+  }
+  return checkPrincipals(parsed, '/access', 1);
+}
+
 /** The `partition` form part: a partition name, refused with the JSON forms' pointer and message. */
 export function parsePartitionPart(raw: string | null): string | null {
   return raw === null ? null : checkPartitionName(raw, '/partition');
 }
 
+/** The `language` form part: an ISO 639-1 code; null when absent. */
 export function parseLanguagePart(raw: string | null): string | null {
   if (raw === null) return null;
   checkLanguage(raw, '/language');

@@ -18,7 +18,7 @@ export function ingestUrlRoute(app: FastifyInstance, deps: AppDeps): void {
       schema: {
         operationId: 'ingestUrl',
         summary: 'Ingest a document from a URL',
-        description: `Queues a public or pre-signed http(s) URL for download (${DOWNLOADABLE}). Non-public addresses are refused. An \`external_id\` a document already has makes a new version of it. \`partition\` names the document's partition (default \`default\`). \`chunk_size\` and \`chunk_overlap\` work as on POST /v1/ingest.`,
+        description: `Queues a public or pre-signed http(s) URL for download (${DOWNLOADABLE}). Non-public addresses are refused. An \`external_id\` a document already has makes a new version of it. \`partition\` names the document's partition (default \`default\`), \`access\` its access list (absent: none). \`chunk_size\` and \`chunk_overlap\` work as on POST /v1/ingest.`,
         tags: ['ingest'],
         body: IngestUrlBody,
         response: {
@@ -31,13 +31,14 @@ export function ingestUrlRoute(app: FastifyInstance, deps: AppDeps): void {
       acceptIdempotently(deps, request, reply, 'ingest/url', request.body, (key) =>
         deps.ingestion.ingestUrl(
           request.principal.org.id,
-          request.principal.access,
+          request.access,
           request.body.url,
           request.body.metadata ?? {},
           {
             externalId: request.body.external_id ?? null,
             language: request.body.language ?? null,
             partition: request.body.partition ?? null,
+            access: request.body.access ?? null,
             chunks: chunkSettingsOf({
               chunkSize: request.body.chunk_size,
               chunkOverlap: request.body.chunk_overlap,

@@ -29,7 +29,7 @@ export function mcpEndpoint(app: FastifyInstance, deps: AppDeps): void {
     const server = createToolServer(serviceApi(deps, principal), {
       version: deps.version,
       grantedScopes: principal.scopes,
-      access: principal.access,
+      access: request.principal.access,
       onUnexpectedError: (error, tool) => request.log.error({ err: error, tool }, 'MCP tool failed'),
     });
     const transport = new StreamableHTTPServerTransport({

@@ -4,6 +4,7 @@
 
 import type { Principal } from '../../../domain/auth.js';
 import { DEFAULT_CHUNKS } from '../../../domain/chunk-settings.js';
+import { accessOfRequest } from '../../../domain/partitions.js';
 import type { DocindexApi } from '../../../mcp/tools.js';
 import type { AppDeps } from '../../deps.js';
 import { documentJson, documentsJson } from '../documents/json.js';
@@ -14,13 +15,17 @@ import { toRunJson, toSourceJson } from '../sources/json.js';
 const DEFAULT_TOP_K = 10;
 const DEFAULT_PAGE_SIZE = 20;
 
-/** The tools of the key's org, limited to what the key may see (its partitions). */
+/**
+ * The tools of the key's org, limited to what the key may see (its partitions, its principals);
+ * a tool that names principals acts for them instead of the key's (a subset of a bound key's).
+ */
 export function serviceApi(deps: AppDeps, principal: Principal): DocindexApi {
   const orgId = principal.org.id;
   const { access } = principal;
+  const actingFor = (principals: string[] | undefined) => accessOfRequest(access, principals, '/principals');
   return {
     async search(input) {
-      const answer = await deps.query.query(orgId, access, {
+      const answer = await deps.query.query(orgId, actingFor(input.principals), {
         query: input.query,
         topK: input.topK ?? DEFAULT_TOP_K,
         filter: input.filter,
@@ -52,11 +57,11 @@ export function serviceApi(deps: AppDeps, principal: Principal): DocindexApi {
     async syncSource(id) {
       return { run_id: (await deps.sources.sync(orgId, id)).id };
     },
-    async getDocument(id) {
-      return documentJson(deps, await deps.documents.get(orgId, access, id));
+    async getDocument(id, principals) {
+      return documentJson(deps, await deps.documents.get(orgId, actingFor(principals), id));
     },
     async listDocuments(input) {
-      const page = await deps.documents.list(orgId, access, {
+      const page = await deps.documents.list(orgId, actingFor(input.principals), {
         limit: input.limit ?? DEFAULT_PAGE_SIZE,
         cursor: input.cursor ?? null,
         status: input.status ?? null,
@@ -95,7 +100,7 @@ export function serviceApi(deps: AppDeps, principal: Principal): DocindexApi {
       return deps.ingestion.ingestText(
         orgId,
         access,
-        [{ text: input.text, metadata: input.metadata ?? {} }],
+        [{ text: input.text, metadata: input.metadata ?? {}, access: input.access ?? null }],
         {
           chunkSize: input.chunkSize ?? DEFAULT_CHUNKS.chunkSize,
           chunkOverlap: input.chunkOverlap ?? DEFAULT_CHUNKS.chunkOverlap,
@@ -111,6 +116,7 @@ export function serviceApi(deps: AppDeps, principal: Principal): DocindexApi {
           chunkOverlap: input.chunkOverlap ?? DEFAULT_CHUNKS.chunkOverlap,
         },
         partition: input.partition ?? null,
+        access: input.access ?? null,
       });
     },
   };

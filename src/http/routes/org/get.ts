@@ -13,7 +13,7 @@ export function orgRoute(app: FastifyInstance): void {
         operationId: 'org',
         summary: 'The key’s organisation',
         description:
-          'The organisation the API key belongs to (id, name, rate limit, creation time) and the key’s id, scopes and partitions.',
+          'The organisation the API key belongs to (id, name, rate limit, creation time) and the key’s id, scopes, partitions and principals.',
         tags: ['org'],
         response: { 200: OrgResponse, ...problemResponses(...COMMON_ERRORS) },
       },
@@ -29,6 +29,7 @@ export function orgRoute(app: FastifyInstance): void {
           key_id: keyId,
           scopes: SCOPES.filter((scope) => scopes.has(scope)),
           partitions: access.partitions === null ? null : [...access.partitions],
+          principals: access.principals === null ? null : [...access.principals],
         },
       };
     },

@@ -20,7 +20,7 @@ export function deletePartitionRoute(app: FastifyInstance, deps: AppDeps): void 
     },
     async (request, reply) => {
       const { principal } = request;
-      await deps.partitions.delete(principal.org.id, principal.access, request.params.name);
+      await deps.partitions.delete(principal.org.id, request.access, request.params.name);
       return reply.code(202).send({ status: 'accepted', partition: request.params.name });
     },
   );

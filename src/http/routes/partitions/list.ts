@@ -19,7 +19,7 @@ export function listPartitionsRoute(app: FastifyInstance, deps: AppDeps): void {
     },
     async (request) => {
       const { principal } = request;
-      return { partitions: await deps.partitions.list(principal.org.id, principal.access) };
+      return { partitions: await deps.partitions.list(principal.org.id, request.access) };
     },
   );
 }

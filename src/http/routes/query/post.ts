@@ -24,6 +24,7 @@ export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
             'payload_too_large',
             'unsupported_media_type',
             'partition_forbidden',
+            'principal_forbidden',
             'semantic_search_unavailable',
             'embeddings_unavailable',
             'rerank_unavailable',
@@ -34,7 +35,7 @@ export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
     async (request) => {
       const orgId = request.principal.org.id;
       const body = request.body;
-      const answer = await deps.query.query(orgId, request.principal.access, {
+      const answer = await deps.query.query(orgId, request.access, {
         query: body.query,
         topK: body.top_k,
         filter: body.filter,
