@@ -195,14 +195,15 @@ describe('sources (web on a loopback site)', () => {
     expect(await keysOf(source.id)).toEqual(['/', '/a.html', '/deep1.html', '/notes.docx'].map(u).sort());
   });
 
-  it('reads a gzipped sitemap index and stops at max_pages', async () => {
+  it('reads a gzipped sitemap index, takes only the included URLs and stops at max_pages', async () => {
     const p = '/two';
     const pages = Array.from({ length: 5 }, (_, i) => `${site.origin}${p}/page-${i}.html`);
     for (const [i, url] of pages.entries()) {
       site.pages.set(new URL(url).pathname, { body: htmlPage(`Page ${i}`, `sitemap page ${i}`) });
     }
     const urlset = `<?xml version="1.0" encoding="UTF-8"?>
-<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${pages.map((u) => `<url><loc>${u}</loc></url>`).join('')}</urlset>`;
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${[`${site.origin}${p}/other.html`, ...pages].map((u) => `<url><loc>${u}</loc></url>`).join('')}</urlset>`;
+    site.pages.set(`${p}/other.html`, { body: htmlPage('Other', 'not included') });
     site.pages.set(`${p}/pages.xml`, { type: 'application/xml', body: urlset });
     const index = `<?xml version="1.0" encoding="UTF-8"?>
 <sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>${site.origin}${p}/pages.xml</loc></sitemap></sitemapindex>`;
@@ -211,6 +212,7 @@ describe('sources (web on a loopback site)', () => {
     const source = await createSource({
       start_urls: [],
       sitemap: `${site.origin}${p}/sitemap.xml.gz`,
+      include: [`${site.origin}${p}/page-*`],
       max_pages: 3,
       max_depth: 0,
     });
@@ -219,6 +221,8 @@ describe('sources (web on a loopback site)', () => {
     expect(run).toMatchObject({ status: 'completed', added: 3, failed: 0 });
     expect(await keysOf(source.id)).toEqual(pages.slice(0, 3).sort());
     expect(asked(`${p}/page-`, from)).toHaveLength(3);
+    // Listed first in the sitemap, but not included: never asked for, and no place taken.
+    expect(asked(`${p}/other.html`, from)).toEqual([]);
   });
 
   it('records a redirect loop and a redirect to a refused address as item errors', async () => {

@@ -157,10 +157,13 @@ class WebCrawl implements SourceConnection {
     const items: ListedItem[] = [];
     const seen = new Set<string>();
     const queue: Array<{ url: string; depth: number }> = [];
+    // URLs taken towards max_pages: a URL robots.txt disallows gives its place back.
+    let taken = 0;
     const admit = (raw: string, depth: number) => {
       const url = normaliseUrl(raw);
-      if (url === null || seen.has(url) || seen.size >= this.config.max_pages || !this.wanted(url)) return;
+      if (url === null || seen.has(url) || taken >= this.config.max_pages || !this.wanted(url)) return;
       seen.add(url);
+      taken += 1;
       queue.push({ url, depth });
     };
     for (const start of this.config.start_urls) admit(start, 0);
@@ -177,7 +180,10 @@ class WebCrawl implements SourceConnection {
 
     const crawlOne = async (entry: { url: string; depth: number; index: number }) => {
       const url = new URL(entry.url);
-      if (!(await this.allowedByRobots(url, signal))) return;
+      if (!(await this.allowedByRobots(url, signal))) {
+        taken -= 1;
+        return;
+      }
       const before = known.get(entry.url);
       const outcome = await this.withHostSlot(url.host, () => this.fetchItem(url, before ?? null, signal));
       if (outcome.kind === 'gone') {
