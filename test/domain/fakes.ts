@@ -162,7 +162,8 @@ export class MemoryUsage implements UsageStore {
     const result = new Map<string, number>();
     for (const [key, count] of this.bucketCounts) {
       const [org, day, bucket] = key.split(' ') as [string, string, string];
-      if (org === orgId && day >= fromDay && day <= toDay) result.set(bucket, (result.get(bucket) ?? 0) + count);
+      if (org === orgId && day >= fromDay && day <= toDay)
+        result.set(bucket, (result.get(bucket) ?? 0) + count);
     }
     return result;
   }
