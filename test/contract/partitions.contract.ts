@@ -112,6 +112,20 @@ export function partitionContract(
         expect(unrestricted).toHaveLength(10);
       });
 
+      it('keyword: a partition holding most of the org, or every partition named, fills top_k from them', async () => {
+        const inA = await h.index.search(query(org, 'quokka', { topK: 10, partitions: ['a'] }));
+        expect(inA).toHaveLength(10);
+        expect(inA.every((hit) => !inB.includes(hit.documentId))).toBe(true);
+        const both = await h.index.search(query(org, 'quokka', { topK: 10, partitions: ['a', 'b'] }));
+        expect(both).toHaveLength(10);
+        // Within one of its own documents' partitions, a filter keeps the restriction exact.
+        const oneOfA = await h.index.search(
+          query(org, 'quokka', { topK: 10, partitions: ['a'], filter: where({ side: 'a' }) }),
+        );
+        expect(oneOfA).toHaveLength(10);
+        expect(oneOfA.every((hit) => !inB.includes(hit.documentId))).toBe(true);
+      });
+
       it('keyword: the restriction holds together with a metadata filter and with named documents', async () => {
         const named = await h.index.search(
           query(org, 'quokka', { topK: 10, partitions: ['a'], documentIds: inB }),
