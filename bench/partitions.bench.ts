@@ -7,6 +7,7 @@
 // covers the whole org is no slower than none.
 //
 //   npm run bench -- partitions            (DATABASE_URL set for the PostgreSQL rows)
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Benchmark, BenchOptions, BenchSection } from './lib.js';
@@ -143,6 +144,12 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
     '',
   ];
   const goals: string[] = [];
+  const load = () =>
+    os
+      .loadavg()
+      .map((n) => fmt(n, 1))
+      .join(' / ');
+  const loadAtStart = load();
   for (const backend of [sqliteBackend(), await postgresBackend()]) {
     if (backend === null) {
       lines.push('- PostgreSQL: skipped (DATABASE_URL not set).');
@@ -157,7 +164,10 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
       lines.push(`- ${label}: failed: ${error instanceof Error ? error.message : String(error)}`, '');
     }
   }
-  lines.push(...goals);
+  lines.push(
+    `- Machine load (1 / 5 / 15-minute load averages, ${os.cpus().length} cores, shared): ${loadAtStart} at the start, ${load()} at the end.`,
+    ...goals,
+  );
   return { title: 'Partitions: restricted query latency', lines };
 };
 
