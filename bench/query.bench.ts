@@ -16,7 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/index.js';
 import { type Filter, parseFilter } from '../src/domain/filter.js';
-import type { ChunkRow, NewDocument } from '../src/domain/types.js';
+import type { ChunkRow, NewDocument, SearchQuery } from '../src/domain/types.js';
 import { createLogger } from '../src/start/logger.js';
 import { createRuntime, type Runtime } from '../src/start/runtime.js';
 import { corpusText } from './corpus.js';
@@ -209,6 +209,9 @@ export interface SavedCorpus {
   documentsMade: number;
 }
 
+/** What restricts a query beyond its org and filter (the partitions it reads). */
+export type Restriction = Pick<SearchQuery, 'partitions'>;
+
 /** Called with each batch of documents once their chunks are saved (the hybrid bench adds vectors). */
 export type AfterBatch = (
   tenant: Tenant,
@@ -225,6 +228,8 @@ export class QueryCorpus {
   private app: FastifyInstance | null = null;
   buildMs = 0;
   afterBatch: AfterBatch | null = null;
+  /** The partition of the n-th document made (across tenants); null: every one in `default`. */
+  partitionOf: ((n: number) => string) | null = null;
 
   private constructor(
     readonly runtime: Runtime,
@@ -287,19 +292,23 @@ export class QueryCorpus {
 
   private async addDocuments(tenant: Tenant, count: number): Promise<void> {
     const now = new Date();
-    const docs: NewDocument[] = Array.from({ length: count }, () => ({
-      id: randomUUID(),
-      orgId: tenant.orgId,
-      source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
-      metadata: { shelf: String(this.documentsMade++ % SHELVES).padStart(3, '0') },
-      chunkSize: 512,
-      chunkOverlap: 64,
-      tokenizer: 'o200k_base',
-      createdAt: now,
-      text: null,
-      blobKey: null,
-      fetchUrl: null,
-    }));
+    const docs: NewDocument[] = Array.from({ length: count }, () => {
+      const n = this.documentsMade++;
+      return {
+        id: randomUUID(),
+        orgId: tenant.orgId,
+        source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
+        metadata: { shelf: String(n % SHELVES).padStart(3, '0') },
+        chunkSize: 512,
+        chunkOverlap: 64,
+        tokenizer: 'o200k_base',
+        createdAt: now,
+        text: null,
+        blobKey: null,
+        fetchUrl: null,
+        ...(this.partitionOf === null ? {} : { partition: this.partitionOf(n) }),
+      } satisfies NewDocument;
+    });
     const store = this.runtime.documents;
     await store.createDocuments(docs);
     let next = 0;
@@ -342,11 +351,12 @@ export class QueryCorpus {
     );
   }
 
-  /** One query straight on the store; returns milliseconds. */
+  /** One query straight on the store, restricted by `restriction` if given; returns milliseconds. */
   async timeStore(
     tenant: Tenant,
     query: string,
     filter: Filter | null = null,
+    restriction: Restriction = {},
   ): Promise<{ ms: number; hits: number }> {
     const start = performance.now();
     const hits = await this.runtime.search.search({
@@ -355,6 +365,7 @@ export class QueryCorpus {
       topK: TOP_K,
       filter,
       documentIds: null,
+      ...restriction,
     });
     return { ms: performance.now() - start, hits: hits.length };
   }

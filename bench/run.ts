@@ -136,6 +136,12 @@ const BENCHMARKS: readonly Entry[] = [
     module: 'sources.bench.js',
     title: 'Sources: a 10,000-object bucket, then 1% changed (embedded, s3rver)',
   },
+  {
+    id: 'partitions',
+    module: 'partitions.bench.js',
+    title: 'Partitions: restricted query latency',
+    namedOnly: true,
+  },
 ];
 
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;

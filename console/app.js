@@ -19,6 +19,8 @@ const state = {
   open: null,
   /** Counts queries sent: only the answer to the latest one is shown. */
   querySeq: 0,
+  /** The partition the picker chose ('' for every partition the key may see). */
+  partition: '',
 };
 
 const $ = (id) => document.getElementById(id);
@@ -101,6 +103,7 @@ async function signIn(key, { silent = false } = {}) {
     $('dashboard').hidden = false;
     renderUsage(usage);
     await loadProviders();
+    await loadPartitions();
     await loadDocuments({ reset: true });
     loadWebhooks();
     loadEvaluations();
@@ -122,6 +125,7 @@ function signOut(message) {
   state.key = null;
   state.docs = [];
   state.cursor = null;
+  state.partition = '';
   clearTimeout(state.pollTimer);
   sessionStorage.removeItem(KEY_STORAGE);
   $('dashboard').hidden = true;
@@ -173,8 +177,9 @@ function offerModes(semantic) {
 }
 
 async function loadUsage() {
+  const only = state.partition ? `?partition=${encodeURIComponent(state.partition)}` : '';
   try {
-    renderUsage(await api('GET', '/v1/usage'));
+    renderUsage(await api('GET', `/v1/usage${only}`));
   } catch (error) {
     if (error.status !== 401) toast(`Could not load usage: ${error.message}`, { error: true });
   }
@@ -284,9 +289,49 @@ function svgEl(name, attributes = {}) {
 // ---------------------------------------------------------------------------------------------
 // Documents table
 
+// ---------------------------------------------------------------------------------------------
+// Partitions: the picker restricts the documents list, the search and the usage to one partition,
+// and new documents go into it.
+
+/** The partition fields of an ingest or a query: none when the picker shows every partition. */
+const partitionField = () => (state.partition ? { partition: state.partition } : {});
+const partitionsField = () => (state.partition ? { partitions: [state.partition] } : {});
+
+async function loadPartitions() {
+  try {
+    const { partitions } = await api('GET', '/v1/partitions');
+    const picker = $('partition-input');
+    const names = partitions.map((p) => p.name);
+    // A chosen partition stays on offer while it is chosen, even with no document left in it.
+    if (state.partition && !names.includes(state.partition)) names.push(state.partition);
+    const options = names.sort().map((name) => {
+      const known = partitions.find((p) => p.name === name);
+      const option = el('option', {
+        text: known ? `${name} (${formatNumber(known.documents)})` : name,
+      });
+      option.value = name;
+      return option;
+    });
+    const all = el('option', { text: 'All partitions' });
+    all.value = '';
+    picker.replaceChildren(all, ...options);
+    picker.value = state.partition;
+  } catch (error) {
+    if (error.status !== 401) toast(`Could not load partitions: ${error.message}`, { error: true });
+  }
+}
+
+function choosePartition() {
+  state.partition = $('partition-input').value;
+  loadDocuments({ reset: true });
+  loadUsage();
+  searchAgain();
+}
+
 async function loadDocuments({ reset = false } = {}) {
   const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
   if (!reset && state.cursor) params.set('cursor', state.cursor);
+  if (state.partition) params.set('partitions', state.partition);
   try {
     const page = await api('GET', `/v1/documents?${params}`);
     state.docs = reset ? page.documents : mergeDocs(state.docs, page.documents);
@@ -315,6 +360,7 @@ async function showNewDocuments(ids) {
   state.docs = [...page.documents, ...state.docs.filter((doc) => !fresh.has(doc.id))];
   renderDocuments();
   schedulePoll();
+  loadPartitions(); // a first document may have opened a partition
 }
 
 const isPending = (doc) => doc.status === 'queued' || doc.status === 'processing';
@@ -376,7 +422,11 @@ function documentRow(doc) {
 
   const nameCell = el('td');
   nameCell.append(el('div', { class: 'doc-name', text: documentName(doc) }));
-  nameCell.append(el('div', { class: 'doc-id', text: doc.id }));
+  const idLine = el('div', { class: 'doc-id', text: doc.id });
+  const partition = el('span', { class: 'doc-partition', text: doc.partition });
+  partition.title = 'Partition';
+  idLine.append(partition);
+  nameCell.append(idLine);
   const chips = Object.entries(doc.metadata).filter(([key]) => key !== 'title');
   if (chips.length > 0) {
     const list = el('div', { class: 'chips' });
@@ -573,6 +623,7 @@ async function uploadFiles(files) {
       const file = queue.shift();
       const form = new FormData();
       form.append('file', file, file.name);
+      if (state.partition) form.append('partition', state.partition);
       try {
         const ack = await api('POST', '/v1/ingest/file', { form, idempotent: true });
         ids.push(...ack.document_ids);
@@ -594,7 +645,10 @@ async function ingestUrl(event) {
   const url = input.value.trim();
   if (!url) return input.focus();
   await submitting(event.currentTarget, async () => {
-    const ack = await api('POST', '/v1/ingest/url', { json: { url }, idempotent: true });
+    const ack = await api('POST', '/v1/ingest/url', {
+      json: { url, ...partitionField() },
+      idempotent: true,
+    });
     input.value = '';
     toast('URL queued: the server is downloading it');
     await showNewDocuments(ack.document_ids);
@@ -608,7 +662,10 @@ async function ingestText(event) {
   if (!text.trim()) return $('text-input').focus();
   await submitting(event.currentTarget, async () => {
     const doc = title ? { text, metadata: { title } } : { text };
-    const ack = await api('POST', '/v1/ingest', { json: { documents: [doc] }, idempotent: true });
+    const ack = await api('POST', '/v1/ingest', {
+      json: { documents: [doc], ...partitionField() },
+      idempotent: true,
+    });
     $('text-input').value = '';
     $('text-title').value = '';
     toast('Text queued for processing');
@@ -712,7 +769,7 @@ async function runQuery(event) {
   }
   try {
     const answer = await api('POST', '/v1/query', {
-      json: { query, top_k: topK, ...(mode ? { mode } : {}), ...rerank },
+      json: { query, top_k: topK, ...(mode ? { mode } : {}), ...rerank, ...partitionsField() },
     });
     if (!current()) return;
     await renderResults(query, answer.results, answer, current);
@@ -1175,9 +1232,11 @@ function start() {
     $(setting).addEventListener('change', searchAgain);
   }
   $('documents-refresh').addEventListener('click', () => {
+    loadPartitions();
     loadDocuments({ reset: true });
     loadUsage();
   });
+  $('partition-input').addEventListener('change', choosePartition);
   $('documents-more').addEventListener('click', () => loadDocuments());
   $('evaluations-refresh').addEventListener('click', () => loadEvaluations());
   $('sources-refresh').addEventListener('click', () => loadSources());

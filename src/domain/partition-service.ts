@@ -1,24 +1,25 @@
 // The partitions of an org (GET /v1/partitions) and their deletion. DELETE /v1/partitions/{name}
-// only marks the partition (one row, so the answer is immediate and the mark survives a crash);
-// purgeOnce, run by every worker process's reconciler loop, deletes the marked partitions'
-// documents a slice at a time, each as DELETE /v1/documents/{id} does, and drops the mark once
-// none is left. A purge cut off by a crash resumes at the next run: the mark is still there.
+// only marks the partition (one row, so the answer is immediate and the mark survives a crash).
+// The mark is also the purge's job on the partition-purge queue: a worker process claims it (one
+// process per partition at a time, under the job's lease), deletes the partition's documents a
+// slice at a time, each as DELETE /v1/documents/{id} does, and drops the mark once none is left.
+// A purge whose process died is claimed again when its lease lapses: the mark is still there.
 import type { DocumentService } from './documents.js';
 import { ERRORS } from './errors.js';
 import { canSee, type DocumentAccess, isPartitionName } from './partitions.js';
-import type { Clock, DocumentStore } from './ports.js';
+import type { Clock, DocumentStore, JobHandler } from './ports.js';
 import type { PartitionSummary } from './types.js';
 
 /** Documents deleted per step of a purge. */
 const PURGE_SLICE = 100;
-/** Marked partitions one purge run looks at, oldest mark first. */
-const MARKS_PER_PURGE = 10;
 
 export class PartitionService {
   constructor(
     private readonly store: DocumentStore,
     private readonly documents: DocumentService,
     private readonly clock: Clock,
+    /** Documents deleted per step of a purge. */
+    private readonly purgeSlice = PURGE_SLICE,
   ) {}
 
   /** The partitions the key may see, by name. */
@@ -43,23 +44,28 @@ export class PartitionService {
   }
 
   /**
-   * Deletes up to `budget` documents of the partitions marked for deletion, oldest mark first,
-   * and drops the marks of those left empty; how many documents it deleted.
+   * The partition-purge queue's handler: purges the partition the job's mark names (nothing when
+   * the mark is gone already).
    */
-  async purgeOnce(budget = PURGE_SLICE * 10): Promise<number> {
+  readonly purgeJob: JobHandler = async (job) => {
+    const marked = await this.store.markedPartition(job.documentId);
+    if (marked !== null) await this.purge(marked.orgId, marked.name, job.signal);
+  };
+
+  /**
+   * Deletes the marked partition's documents a slice at a time until none is left, then drops the
+   * mark; how many it deleted. Stops, mark kept, when `signal` aborts (the job's lease was lost or
+   * its process stops): the next claim goes on from what is left.
+   */
+  async purge(orgId: string, name: string, signal?: AbortSignal): Promise<number> {
     let deleted = 0;
-    for (const { orgId, name } of await this.store.partitionsDeleting(MARKS_PER_PURGE)) {
-      for (;;) {
-        if (deleted >= budget) return deleted;
-        const want = Math.min(PURGE_SLICE, budget - deleted);
-        const found = await this.documents.deletePartitionSlice(orgId, name, want);
-        deleted += found;
-        if (found < want) {
-          await this.store.unmarkPartitionDeleting(orgId, name);
-          break;
-        }
-      }
+    for (;;) {
+      signal?.throwIfAborted();
+      const found = await this.documents.deletePartitionSlice(orgId, name, this.purgeSlice);
+      deleted += found;
+      if (found < this.purgeSlice) break;
     }
+    await this.store.unmarkPartitionDeleting(orgId, name);
     return deleted;
   }
 }

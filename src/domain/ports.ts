@@ -214,11 +214,12 @@ export interface DocumentStore {
   listPartitions(orgId: string): Promise<PartitionSummary[]>;
   /**
    * Marks the org's partition for deletion (idempotent): ingest into it is refused until
-   * unmarkPartition, and the purge (domain/partition-service.ts) deletes its documents.
+   * unmarkPartition, and the purge (domain/partition-service.ts) deletes its documents. The mark
+   * is also the purge's job: a row of the partition-purge queue, due at once.
    */
   markPartitionDeleting(orgId: string, name: string, at: Date): Promise<void>;
-  /** Partitions marked for deletion, across every org, oldest mark first. */
-  partitionsDeleting(limit: number): Promise<Array<{ orgId: string; name: string }>>;
+  /** The partition a purge job (the mark's id) is for; null once its mark is gone. */
+  markedPartition(id: string): Promise<{ orgId: string; name: string } | null>;
   /** Drops the mark once the partition's documents are all gone. */
   unmarkPartitionDeleting(orgId: string, name: string): Promise<void>;
   /** Documents not yet ready or failed (queued + processing), across all orgs: for backpressure. */

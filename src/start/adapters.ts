@@ -43,8 +43,20 @@ export interface Adapters {
   sources: SourceStore;
   /** Source runs: their rows are the jobs, on the lease-queue engine in both setups. */
   sourceQueue: JobQueue;
+  /**
+   * Partition purges: each partition's mark for deletion is the job, on the lease-queue engine in
+   * both setups, so one process purges a partition at a time.
+   */
+  partitionPurgeQueue: JobQueue;
   readiness: ReadinessCheck[];
   /** Runs an authenticated request as its org's (scale-out: the org's share of the database pool). */
   requestScope?: OrgRequestScope;
   close(): Promise<void>;
 }
+
+/**
+ * The partition-purge queue's options in both setups: a purge that fails is tried again, a minute
+ * apart at most, for as long as its mark stands (a partition left `deleting` for good would refuse
+ * ingest for good); a worker looks for new marks once a second.
+ */
+export const PURGE_QUEUE_OPTIONS = { maxAttempts: Number.MAX_SAFE_INTEGER, pollMs: 1000 } as const;

@@ -15,6 +15,7 @@ import { SqliteEvaluationQueue, SqliteEvaluationStore } from '../adapters/sqlite
 import { SqliteIdempotencyStore } from '../adapters/sqlite/idempotency-store.js';
 import { SqliteKeywordIndex } from '../adapters/sqlite/keyword-index.js';
 import { SqliteOrgStore } from '../adapters/sqlite/org-store.js';
+import { SqlitePartitionPurgeRows } from '../adapters/sqlite/partition-purge-rows.js';
 import { SqliteSourceRunRows, SqliteSourceStore } from '../adapters/sqlite/source-store.js';
 import { SqliteTableQueue } from '../adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../adapters/sqlite/usage-store.js';
@@ -68,7 +69,7 @@ import {
 } from '../pipeline/fetch/index.js';
 import { DocumentProcessor } from '../pipeline/processor.js';
 import { type RequestRate, yieldToApi } from '../pipeline/yield-to-api.js';
-import type { Adapters } from './adapters.js';
+import { type Adapters, PURGE_QUEUE_OPTIONS } from './adapters.js';
 import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
 import { createEmbedder } from './embedder.js';
 import type { Logger } from './logger.js';
@@ -89,6 +90,8 @@ const EVALUATION_CONCURRENCY = 2;
 const SOURCE_SCHEDULE_POLL_MS = 30_000;
 /** Source runs one worker process runs at once. */
 const SOURCE_RUN_CONCURRENCY = 2;
+/** Partitions one worker process purges at once. */
+const PURGE_CONCURRENCY = 1;
 
 /** While the API is busy, in-process workers start one document per this interval (≤ 20/s). */
 const YIELD_FLOOR_SPACING_MS = 50;
@@ -158,6 +161,7 @@ export async function createAdapters(
   const downloadQueue = new SqliteTableQueue(db, { ...queueOptions, lane: 'download' });
   const evaluationQueue = new SqliteEvaluationQueue(db, { ...queueOptions, clock });
   const sourceQueue = new LeaseQueue(new SqliteSourceRunRows(db, clock), { ...queueOptions, pollMs: 200 });
+  const partitionPurgeQueue = new LeaseQueue(new SqlitePartitionPurgeRows(db, clock), PURGE_QUEUE_OPTIONS);
   const rateLimiter = new MemoryRateLimiter();
   const search = new SqliteKeywordIndex(db, { language: config.searchLanguage });
   const outbox = new SqliteWebhookOutbox(db, clock, { maxPending: config.webhookMaxPending });
@@ -188,6 +192,7 @@ export async function createAdapters(
     webhooks: new SqliteWebhookStore(db),
     sources: new SqliteSourceStore(db, clock),
     sourceQueue,
+    partitionPurgeQueue,
     readiness: [
       {
         name: 'sqlite',
@@ -201,6 +206,7 @@ export async function createAdapters(
       await downloadQueue.close();
       await evaluationQueue.close();
       await sourceQueue.close();
+      await partitionPurgeQueue.close();
       await rateLimiter.close();
       await blobStore.close();
       await checkpointer?.close();
@@ -517,6 +523,7 @@ export async function createRuntime(
         { concurrency: EVALUATION_CONCURRENCY, maxPerOrg: 1 },
       ),
       adapters.sourceQueue.consume(sync.handle, { concurrency: SOURCE_RUN_CONCURRENCY }),
+      adapters.partitionPurgeQueue.consume(partitions.purgeJob, { concurrency: PURGE_CONCURRENCY }),
     ];
     const startDueSources = () =>
       sources
@@ -531,15 +538,11 @@ export async function createRuntime(
       clock,
       config.reconcileIntervalMs,
     );
-    // Each run also goes on with the purge of partitions marked for deletion (a mark outlives a
-    // crash, so a purge cut off resumes here).
     const reconcile = () =>
       reconciler
         .runOnce()
-        .then(async (n) => {
+        .then((n) => {
           if (n > 0) logger.info({ requeued: n }, 'reconciler re-enqueued documents');
-          const purged = await partitions.purgeOnce();
-          if (purged > 0) logger.info({ deleted: purged }, 'partition purge deleted documents');
         })
         .catch((error: unknown) => logger.warn({ err: error }, 'reconciler run failed'));
     void reconcile();

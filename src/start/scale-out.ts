@@ -16,6 +16,7 @@ import { PgIdempotencyStore } from '../adapters/postgres/idempotency-store.js';
 import { PgKeywordIndex } from '../adapters/postgres/keyword-index.js';
 import { migratePostgres } from '../adapters/postgres/migrations.js';
 import { PgOrgStore } from '../adapters/postgres/org-store.js';
+import { PgPartitionPurgeRows } from '../adapters/postgres/partition-purge-rows.js';
 import { PgRateLimiter } from '../adapters/postgres/rate-limiter.js';
 import { PgSourceRunRows, PgSourceStore } from '../adapters/postgres/source-store.js';
 import { PgTableQueue } from '../adapters/postgres/table-queue.js';
@@ -26,7 +27,7 @@ import { RedisRateLimiter } from '../adapters/ratelimit/redis.js';
 import type { Config } from '../config/index.js';
 import type { Clock, JobQueue, RateLimiter } from '../domain/ports.js';
 import type { ReadinessCheck } from '../http/deps.js';
-import type { Adapters } from './adapters.js';
+import { type Adapters, PURGE_QUEUE_OPTIONS } from './adapters.js';
 import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
 import type { Logger } from './logger.js';
 
@@ -186,6 +187,11 @@ export async function createScaleOutAdapters(
     maxAttempts: config.jobMaxAttempts,
     onError: throttledWarning(logger, 'source run queue (PostgreSQL) error', { service: 'postgres' }),
   });
+  const partitionPurgeQueue = new LeaseQueue(new PgPartitionPurgeRows(db), {
+    leaseMs: config.jobLeaseMs,
+    ...PURGE_QUEUE_OPTIONS,
+    onError: throttledWarning(logger, 'partition purge queue (PostgreSQL) error', { service: 'postgres' }),
+  });
   const search = new PgKeywordIndex(db, { language: config.searchLanguage });
   const outbox = new PgWebhookOutbox(db, { maxPending: config.webhookMaxPending });
   return {
@@ -208,10 +214,17 @@ export async function createScaleOutAdapters(
     webhooks: new PgWebhookStore(db),
     sources: new PgSourceStore(db),
     sourceQueue,
+    partitionPurgeQueue,
     readiness,
     requestScope: { run: (orgId, fn) => requestOrg.run(orgId, fn) },
     async close() {
-      await Promise.all([queue.close(), downloadQueue.close(), evaluationQueue.close(), sourceQueue.close()]);
+      await Promise.all([
+        queue.close(),
+        downloadQueue.close(),
+        evaluationQueue.close(),
+        sourceQueue.close(),
+        partitionPurgeQueue.close(),
+      ]);
       await rateLimiter.close();
       await blobStore.close();
       await db.close();

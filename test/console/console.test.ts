@@ -680,3 +680,81 @@ describe.runIf(hasChromium)('console sources', () => {
     await page.close();
   });
 });
+
+describe.runIf(hasChromium)('console partition picker in a real browser', () => {
+  let h: Harness;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    h = await startHarness();
+    await h.app.listen({ host: '127.0.0.1', port: 0 });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+  });
+
+  it('lists the partitions, restricts the documents, the search and the usage to one, and ingests into it', async () => {
+    const red = await h.ingest(h.orgA, ['Red kites circle the valley.', 'Red squirrels hoard hazelnuts.'], {
+      partition: 'red',
+    });
+    const blue = await h.ingest(h.orgA, ['A blue kite hangs over the bay.'], { partition: 'blue' });
+    await h.waitForDone(h.orgA, [...red, ...blue]);
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto(`http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}/console`);
+    await page.getByLabel('API key').fill(h.orgA.apiKey);
+    await page.getByLabel('API key').press('Enter');
+    await page.locator('#dashboard').waitFor({ state: 'visible' });
+
+    const picker = page.getByLabel('Partition');
+    const options = () =>
+      page
+        .locator('#partition-input option')
+        .evaluateAll((all) => all.map((o) => [o.getAttribute('value'), o.textContent]));
+    await expect.poll(options).toEqual([
+      ['', 'All partitions'],
+      ['blue', 'blue (1)'],
+      ['red', 'red (2)'],
+    ]);
+    const shown = () =>
+      page
+        .locator('#documents-body tr')
+        .evaluateAll((rows) => rows.map((row) => row.querySelector('.doc-partition')?.textContent).sort());
+    await expect.poll(shown).toEqual(['blue', 'red', 'red']);
+
+    await picker.selectOption('blue');
+    await expect.poll(shown).toEqual(['blue']);
+    await page.getByLabel('Query').fill('kite');
+    await page.getByLabel('Query').press('Enter');
+    const found = () =>
+      page
+        .locator('#results .result')
+        .evaluateAll((items) => items.map((li) => li.getAttribute('data-document-id')));
+    await expect.poll(found).toEqual(blue);
+    // The usage card counts the blue partition's queries: the one just sent.
+    await expect.poll(() => page.locator('#stat-total').textContent()).toBe('1');
+
+    await picker.selectOption('red');
+    await expect.poll(shown).toEqual(['red', 'red']);
+    // The search runs again over the red partition.
+    await expect.poll(async () => (await found()).sort()).toEqual([red[0]]);
+
+    // Pasted text goes into the chosen partition.
+    await page.getByRole('tab', { name: 'Paste text' }).click();
+    await page.getByLabel('Text', { exact: true }).fill('Red deer rut in October.');
+    await page.getByRole('button', { name: 'Ingest text' }).click();
+    await expect.poll(shown).toEqual(['red', 'red', 'red']);
+    await expect.poll(options).toContainEqual(['red', 'red (3)']);
+    const listed = await h.request('GET', '/v1/documents?partitions=red', { key: h.orgA.apiKey });
+    expect(listed.json().documents).toHaveLength(3);
+
+    await picker.selectOption('');
+    await expect.poll(shown).toEqual(['blue', 'red', 'red', 'red']);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});

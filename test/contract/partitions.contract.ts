@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type JobRows, LeaseQueue } from '../../src/adapters/lease-queue/engine.js';
 import { DocumentService } from '../../src/domain/documents.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { PartitionService } from '../../src/domain/partition-service.js';
@@ -18,6 +19,8 @@ import { indexedInto, indexResult, list, newDoc, query, where } from './document
 
 export interface PartitionHarness {
   store: DocumentStore;
+  /** The partition-purge queue's rows on the same database (each call: another process's). */
+  purgeRows(): JobRows;
   index: SearchIndex;
   vectors: VectorIndex;
   /** Another store on the same database, as a process started after a crash. */
@@ -107,6 +110,20 @@ export function partitionContract(
         expect(hits.map((hit) => hit.documentId).sort()).toEqual([...inB].sort());
         const unrestricted = await h.index.search(query(org, 'quokka', { topK: 10 }));
         expect(unrestricted).toHaveLength(10);
+      });
+
+      it('keyword: a partition holding most of the org, or every partition named, fills top_k from them', async () => {
+        const inA = await h.index.search(query(org, 'quokka', { topK: 10, partitions: ['a'] }));
+        expect(inA).toHaveLength(10);
+        expect(inA.every((hit) => !inB.includes(hit.documentId))).toBe(true);
+        const both = await h.index.search(query(org, 'quokka', { topK: 10, partitions: ['a', 'b'] }));
+        expect(both).toHaveLength(10);
+        // Within one of its own documents' partitions, a filter keeps the restriction exact.
+        const oneOfA = await h.index.search(
+          query(org, 'quokka', { topK: 10, partitions: ['a'], filter: where({ side: 'a' }) }),
+        );
+        expect(oneOfA).toHaveLength(10);
+        expect(oneOfA.every((hit) => !inB.includes(hit.documentId))).toBe(true);
       });
 
       it('keyword: the restriction holds together with a metadata filter and with named documents', async () => {
@@ -270,30 +287,86 @@ export function partitionContract(
 
       it('purges a partition in the background and resumes after a crash until it is gone', async () => {
         const blobs = new MemoryBlobs() as unknown as BlobStore;
-        const service = (store: DocumentStore) =>
-          new PartitionService(store, new DocumentService(store, blobs), new FixedClock(new Date()));
+        const crash = new AbortController();
+        /** Its process dies after its first slice. */
+        class DiesAfterASlice extends DocumentService {
+          override async deletePartitionSlice(orgId: string, partition: string, limit: number) {
+            const found = await super.deletePartitionSlice(orgId, partition, limit);
+            crash.abort();
+            return found;
+          }
+        }
+        const clock = new FixedClock(new Date());
         for (let i = 0; i < 7; i++) await indexedInto(h.store, org, [`doomed ${i}`], { partition: 'old' });
         const kept = await indexedInto(h.store, org, ['kept'], { partition: 'new' });
-        await service(h.store).delete(org, ALL_PARTITIONS, 'old');
+        const first = new PartitionService(h.store, new DiesAfterASlice(h.store, blobs), clock, 3);
+        await first.delete(org, ALL_PARTITIONS, 'old');
         expect((await h.store.listPartitions(org)).find((p) => p.name === 'old')).toMatchObject({
           documents: 7,
           status: 'deleting',
         });
-        // The first run deletes some and then its process dies.
-        expect(await service(h.store).purgeOnce(3)).toBe(3);
+        await expect(first.purge(org, 'old', crash.signal)).rejects.toThrow();
         const after = h.reopen();
         expect((await after.listPartitions(org)).find((p) => p.name === 'old')).toMatchObject({
           documents: 4,
           status: 'deleting',
         });
         // The next process's run finishes it: the mark goes with the last document.
-        expect(await service(after).purgeOnce()).toBe(4);
-        expect(await after.partitionsDeleting(100)).not.toContainEqual({ orgId: org, name: 'old' });
+        const next = new PartitionService(after, new DocumentService(after, blobs), clock, 3);
+        expect(await next.purge(org, 'old')).toBe(4);
         expect(await after.listPartitions(org)).toEqual([
           { name: 'new', documents: 1, chunks: 1, bytes: 0, status: 'active' },
         ]);
         expect(await after.getDocument(org, kept.id)).not.toBeNull();
         expect(await h.index.search(query(org, 'doomed'))).toEqual([]);
+      });
+
+      it('two processes purge: each partition by one at a time, and one whose process died is taken up', async () => {
+        const blobs = new MemoryBlobs() as unknown as BlobStore;
+        const clock = new FixedClock(new Date());
+        const running = new Map<string, number>();
+        let overlapped = false;
+        /** Notes whether two slices of one partition ever run at once. */
+        class Watched extends DocumentService {
+          override async deletePartitionSlice(orgId: string, partition: string, limit: number) {
+            const now = (running.get(partition) ?? 0) + 1;
+            running.set(partition, now);
+            if (now > 1) overlapped = true;
+            try {
+              await new Promise((resolve) => setTimeout(resolve, 5));
+              return await super.deletePartitionSlice(orgId, partition, limit);
+            } finally {
+              running.set(partition, (running.get(partition) ?? 1) - 1);
+            }
+          }
+        }
+        const names = ['p1', 'p2', 'p3'];
+        for (const name of names) {
+          for (let i = 0; i < 6; i++)
+            await indexedInto(h.store, org, [`gone ${name} ${i}`], { partition: name });
+        }
+        await indexedInto(h.store, org, ['kept'], { partition: 'kept' });
+        const marker = new PartitionService(h.store, new DocumentService(h.store, blobs), clock);
+        for (const name of names) await marker.delete(org, ALL_PARTITIONS, name);
+        // A process took one purge and died: its lease lapses and another process goes on with it.
+        expect(await h.purgeRows().claim('a-process-that-died', 50)).not.toBeNull();
+
+        const services = [0, 1].map(() => new LeaseQueue(h.purgeRows(), { pollMs: 10, leaseMs: 2_000 }));
+        const consumers = services.map((queue) =>
+          queue.consume(new PartitionService(h.store, new Watched(h.store, blobs), clock, 2).purgeJob, {
+            concurrency: 2,
+          }),
+        );
+        try {
+          await expect
+            .poll(async () => (await h.store.listPartitions(org)).map((p) => p.name), { timeout: 15_000 })
+            .toEqual(['kept']);
+        } finally {
+          await Promise.all(consumers.map((c) => c.stop()));
+          await Promise.all(services.map((q) => q.close()));
+        }
+        expect(overlapped).toBe(false);
+        for (const name of names) expect(await h.index.search(query(org, `gone ${name}`))).toEqual([]);
       });
 
       it('answers 404 for a partition that holds nothing or that the key may not see', async () => {
@@ -312,7 +385,9 @@ export function partitionContract(
           expect((error as ApiError).status).toBe(404);
         }
         expect(await service.list(org, accessOfKey(['other']))).toEqual([]);
-        expect(await h.store.partitionsDeleting(100)).not.toContainEqual({ orgId: org, name: 'secret' });
+        expect(await h.store.listPartitions(org)).toEqual([
+          { name: 'secret', documents: 1, chunks: 1, bytes: 0, status: 'active' },
+        ]);
       });
 
       it('refuses a write into a partition marked for deletion and writes none of its rows', async () => {
@@ -360,7 +435,7 @@ export function partitionContract(
           .createDocuments([newDoc(org, { partition: 'race' })])
           .catch((e: unknown) => e);
         expect((late as ApiError).code).toBe('partition_deleting');
-        while ((await service.purgeOnce(5)) > 0);
+        await service.purge(org, 'race');
         expect((await h.store.listPartitions(org)).map((p) => p.name)).not.toContain('race');
         const reopened = await h.store.createDocuments([newDoc(org, { partition: 'race' })]);
         expect(reopened).toHaveLength(1);

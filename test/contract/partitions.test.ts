@@ -5,10 +5,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
 import { PgKeywordIndex } from '../../src/adapters/postgres/keyword-index.js';
+import { PgPartitionPurgeRows } from '../../src/adapters/postgres/partition-purge-rows.js';
 import { PgVectorIndex } from '../../src/adapters/postgres/vector-index.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
+import { SqlitePartitionPurgeRows } from '../../src/adapters/sqlite/partition-purge-rows.js';
 import { SqliteVectorIndex } from '../../src/adapters/sqlite/vector-index.js';
 import { describeScaleOut, REQUIRED } from '../scale-out/services.js';
 import { accessContract } from './access.contract.js';
@@ -25,6 +27,7 @@ async function sqliteHarness(budgets: PartitionBudgets): Promise<PartitionHarnes
   const index = new SqliteKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget });
   return {
     store: new SqliteDocumentStore(db, { index }),
+    purgeRows: () => new SqlitePartitionPurgeRows(db),
     index,
     vectors: new SqliteVectorIndex(db, {
       minCandidates: budgets.minCandidates,
@@ -51,6 +54,7 @@ describeScaleOut('PostgreSQL partitions', services, () => {
       const index = new PgKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget, rum: withRum });
       return {
         store: new PgDocumentStore(db, undefined, { index }),
+        purgeRows: () => new PgPartitionPurgeRows(db),
         index,
         vectors: new PgVectorIndex(db, {
           minCandidates: budgets.minCandidates,

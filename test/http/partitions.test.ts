@@ -324,52 +324,74 @@ describe('partitions', () => {
   });
 
   describe('GET and DELETE /v1/partitions', () => {
+    /** A harness of its own without the shared worker, so a purge runs only when the test says. */
+    let d: Harness;
+    /** A key of org B limited to `beta`. */
+    let betaOnly: string;
+
+    beforeAll(async () => {
+      d = await startHarness({ worker: false });
+      betaOnly = (await d.runtime.admin.issueKey(d.orgB.orgId, { partitions: ['beta'] })).api_key;
+    });
+    afterAll(async () => {
+      await d.close();
+    });
+
     it('lists the partitions the key may see, with their sizes; deletes one in the background', async () => {
-      const ids = await h.ingest(h.orgB, ['alpha one', 'alpha two'], { partition: 'alpha' });
-      const [kept] = await h.ingest(h.orgB, ['beta one'], { partition: 'beta' });
-      await h.waitForDone(h.orgB, [...ids, kept!]);
-      const listed = await h.request('GET', '/v1/partitions', { key: h.orgB.apiKey });
+      // A worker runs until the documents are ready, then stops, so the partition stays
+      // `deleting` until the purge queue is consumed below.
+      const worker = d.runtime.startWorker();
+      const ids = await d.ingest(d.orgB, ['alpha one', 'alpha two'], { partition: 'alpha' });
+      const [kept] = await d.ingest(d.orgB, ['beta one'], { partition: 'beta' });
+      await d.waitForDone(d.orgB, [...ids, kept!]);
+      await worker.stop();
+      const listed = await d.request('GET', '/v1/partitions', { key: d.orgB.apiKey });
       expect(listed.json()).toEqual({
         partitions: [
           { name: 'alpha', documents: 2, chunks: 2, bytes: 0, status: 'active' },
           { name: 'beta', documents: 1, chunks: 1, bytes: 0, status: 'active' },
         ],
       });
-      const limitedList = await h.request('GET', '/v1/partitions', { key: limited.apiKey });
-      expect((limitedList.json().partitions as { name: string }[]).map((p) => p.name)).toEqual(['red']);
-      expect((await h.request('DELETE', '/v1/partitions/blue', { key: limited.apiKey })).statusCode).toBe(
-        404,
-      );
-      expect((await h.request('DELETE', '/v1/partitions/nothing', { key: h.orgB.apiKey })).statusCode).toBe(
+      const limitedList = await d.request('GET', '/v1/partitions', { key: betaOnly });
+      expect((limitedList.json().partitions as { name: string }[]).map((p) => p.name)).toEqual(['beta']);
+      expect((await d.request('DELETE', '/v1/partitions/alpha', { key: betaOnly })).statusCode).toBe(404);
+      expect((await d.request('DELETE', '/v1/partitions/nothing', { key: d.orgB.apiKey })).statusCode).toBe(
         404,
       );
 
-      const accepted = await h.request('DELETE', '/v1/partitions/alpha', { key: h.orgB.apiKey });
+      const accepted = await d.request('DELETE', '/v1/partitions/alpha', { key: d.orgB.apiKey });
       expect(accepted.statusCode).toBe(202);
       expect(accepted.json()).toEqual({ status: 'accepted', partition: 'alpha' });
-      const deleting = await h.request('GET', '/v1/partitions', { key: h.orgB.apiKey });
+      const deleting = await d.request('GET', '/v1/partitions', { key: d.orgB.apiKey });
       expect(deleting.json().partitions[0]).toMatchObject({ name: 'alpha', status: 'deleting' });
-      const refused = await h.request('POST', '/v1/ingest', {
-        key: h.orgB.apiKey,
+      const refused = await d.request('POST', '/v1/ingest', {
+        key: d.orgB.apiKey,
         body: { partition: 'alpha', documents: [{ text: 'late' }] },
       });
       expect(refused.statusCode).toBe(409);
       expect(problem(refused).code).toBe('partition_deleting');
 
-      // The worker's reconciler loop runs the purge; here it is run at once.
-      await h.runtime.appDeps.partitions.purgeOnce();
-      const after = await h.request('GET', '/v1/partitions', { key: h.orgB.apiKey });
-      expect(after.json().partitions).toEqual([
-        { name: 'beta', documents: 1, chunks: 1, bytes: 0, status: 'active' },
-      ]);
+      // A worker's partition-purge queue takes the mark and empties the partition.
+      const purging = d.runtime.partitionPurgeQueue.consume(d.runtime.appDeps.partitions.purgeJob, {
+        concurrency: 1,
+      });
+      await expect
+        .poll(
+          async () => (await d.request('GET', '/v1/partitions', { key: d.orgB.apiKey })).json().partitions,
+          {
+            timeout: 10_000,
+          },
+        )
+        .toEqual([{ name: 'beta', documents: 1, chunks: 1, bytes: 0, status: 'active' }]);
+      await purging.stop();
       for (const id of ids) {
-        expect((await h.request('GET', `/v1/documents/${id}`, { key: h.orgB.apiKey })).statusCode).toBe(404);
+        expect((await d.request('GET', `/v1/documents/${id}`, { key: d.orgB.apiKey })).statusCode).toBe(404);
       }
-      const search = await h.request('POST', '/v1/query', { key: h.orgB.apiKey, body: { query: 'alpha' } });
+      const search = await d.request('POST', '/v1/query', { key: d.orgB.apiKey, body: { query: 'alpha' } });
       expect(search.json().results).toEqual([]);
       // Emptied, the partition takes documents again.
-      const again = await h.request('POST', '/v1/ingest', {
-        key: h.orgB.apiKey,
+      const again = await d.request('POST', '/v1/ingest', {
+        key: d.orgB.apiKey,
         body: { partition: 'alpha', documents: [{ text: 'new' }] },
       });
       expect(again.statusCode).toBe(202);

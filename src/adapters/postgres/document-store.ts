@@ -2,6 +2,7 @@
 // index's (keyword-index.ts), written here inside the records' transaction. The documents table also carries the job columns
 // PgTableQueue leases, so with that queue creating a document is enqueuing its job in the same
 // statement.
+import { randomUUID } from 'node:crypto';
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
 import { ERRORS } from '../../domain/errors.js';
 import { cleanMetadata } from '../../domain/metadata.js';
@@ -442,19 +443,18 @@ export class PgDocumentStore implements DocumentStore {
 
   async markPartitionDeleting(orgId: string, name: string, at: Date): Promise<void> {
     await this.db.query(
-      `INSERT INTO ${this.db.table('partition_deletions')} (org_id, name, marked_at) VALUES ($1, $2, $3)
+      `INSERT INTO ${this.db.table('partition_deletions')} (org_id, name, marked_at, id) VALUES ($1, $2, $3, $4)
        ON CONFLICT DO NOTHING`,
-      [storable(orgId), storable(name), at],
+      [storable(orgId), storable(name), at, `pd_${randomUUID().replaceAll('-', '')}`],
     );
   }
 
-  async partitionsDeleting(limit: number): Promise<Array<{ orgId: string; name: string }>> {
-    const { rows } = await this.db.query<{ org_id: string; name: string }>(
-      `SELECT org_id, name FROM ${this.db.table('partition_deletions')}
-       ORDER BY marked_at, org_id, name LIMIT $1`,
-      [limit],
+  async markedPartition(id: string): Promise<{ orgId: string; name: string } | null> {
+    const { rows } = await this.db.query<{ orgId: string; name: string }>(
+      `SELECT org_id AS "orgId", name FROM ${this.db.table('partition_deletions')} WHERE id = $1`,
+      [storable(id)],
     );
-    return rows.map((r) => ({ orgId: r.org_id, name: r.name }));
+    return rows[0] ?? null;
   }
 
   async unmarkPartitionDeleting(orgId: string, name: string): Promise<void> {

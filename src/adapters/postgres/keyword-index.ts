@@ -62,6 +62,19 @@ export interface PgKeywordIndexOptions {
  * embedded when no chosen word has more. Bounding the total bounds a long query's work as a short
  * one's.
  */
+/** What restricts a search to some of the org's documents besides named ones. */
+interface DocumentRestriction {
+  filter: Filter | null;
+  partitions: readonly string[] | null;
+  /** The principals a request acts for: documents without an access list, or sharing one. */
+  principals: readonly string[] | null;
+}
+
+/** The condition on a document `d` that it is in one of the partitions. */
+function partitionCondition(partitions: readonly string[], param: (value: unknown) => string): string {
+  return `d.partition = ANY(${param(partitions.map((p) => cleanText(p)))}::text[])`;
+}
+
 export const RUM_CANDIDATES = 600;
 export const RUM_WORD_CANDIDATES_MAX = 300;
 export const RUM_WORD_CANDIDATES_MIN = 20;
@@ -620,25 +633,32 @@ export class PgKeywordIndex implements SearchIndex {
   }
 
   /**
-   * The documents that pass a metadata filter (no named documents), from the document_metadata
-   * index rather than each document's jsonb: null when they are more than MAX_FILTER_DOCUMENTS or
-   * hold more chunks than `budget`. A filter that few documents pass costs an index range.
+   * The documents that pass a metadata filter and are in the partitions (no named documents),
+   * from the document_metadata index rather than each document's jsonb and from the documents'
+   * (org, partition) index: null when they are more than MAX_FILTER_DOCUMENTS or hold more chunks
+   * than `budget`. A restriction that few documents pass costs an index range.
    */
-  private async documentsPassing(q: SearchQuery, filter: Filter, budget: number): Promise<string[] | null> {
+  private async documentsPassing(
+    q: SearchQuery,
+    { filter, partitions, principals }: DocumentRestriction,
+    budget: number,
+  ): Promise<string[] | null> {
     const params: unknown[] = [cleanText(q.orgId)];
     const param = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
     };
-    const passing = postgresFilterDocuments(
-      filter,
-      '$1',
-      { documents: this.documents, metadata: this.metadata },
-      param,
-    );
+    const from =
+      filter === null
+        ? `${this.documents} AS d`
+        : `(${postgresFilterDocuments(filter, '$1', { documents: this.documents, metadata: this.metadata }, param)}) AS p
+           JOIN ${this.documents} AS d ON d.id = p.id`;
+    const inPartitions = partitions === null ? '' : ` AND ${partitionCondition(partitions, param)}`;
+    const visible =
+      principals === null ? '' : ` AND ${postgresAccessCondition('d.access', principals, param)}`;
     const { rows } = await this.reader.query<{ id: string; chunk_count: number }>(
-      `SELECT d.id, d.chunk_count FROM (${passing}) AS p JOIN ${this.documents} AS d ON d.id = p.id
-       WHERE d.org_id = $1 AND d.chunk_count > 0 AND d.deleted_at IS NULL
+      `SELECT d.id, d.chunk_count FROM ${from}
+       WHERE d.org_id = $1 AND d.chunk_count > 0 AND d.deleted_at IS NULL${inPartitions}${visible}
        LIMIT ${MAX_FILTER_DOCUMENTS + 1}`,
       params,
     );
@@ -689,15 +709,14 @@ export class PgKeywordIndex implements SearchIndex {
       const counted = await this.rumCounts(q, words);
       return counted === null ? [] : this.searchRum(q, counted);
     }
-    // A metadata filter alone: its documents are looked up first. Few: all their chunks are
-    // ranked below. Many: the filter is applied to the RUM path's ranked candidates, which costs
-    // about what no filter does; only when fewer than topK of those pass does the plan below
-    // choose the candidates by the filter.
-    // With partitions or principals, the plan below chooses the candidates: the partition and the
-    // access list are among its filters.
-    const byMetadata =
-      q.documentIds === null && q.filter !== null && partitions === null && principals === null
-        ? q.filter
+    // A metadata filter, partitions or principals (no named documents): their documents are looked
+    // up first. Few: all their chunks are ranked below. Many: the restriction is applied to the RUM
+    // path's ranked candidates, which costs about what none does (a partition holding most of the
+    // org is answered as fast as the whole org); only when fewer than topK of those pass does the
+    // plan below choose the candidates by it.
+    const byMetadata: DocumentRestriction | null =
+      q.documentIds === null && (q.filter !== null || partitions !== null || principals !== null)
+        ? { filter: q.filter, partitions, principals }
         : null;
     const metadataAllowed =
       byMetadata !== null
@@ -733,9 +752,7 @@ export class PgKeywordIndex implements SearchIndex {
     }
     // The partitions restrict as the filter does: a condition on the document, tested before the
     // matches are ranked, and choosing the candidates when the plan is over budget.
-    if (partitions !== null) {
-      filters.push(`d.partition = ANY(${filterParam(partitions.map((p) => cleanText(p)))}::text[])`);
-    }
+    if (partitions !== null) filters.push(partitionCondition(partitions, filterParam));
     // So does the access list: a request acting for principals ranks only what they may see.
     if (principals !== null) filters.push(postgresAccessCondition('d.access', principals, filterParam));
     if (q.filter !== null) filters.push(postgresFilter(q.filter, 'd.metadata', filterParam));
@@ -1012,7 +1029,7 @@ export class PgKeywordIndex implements SearchIndex {
   private async searchRum(
     q: SearchQuery,
     { perWord, plan, rowsOf }: RumCounts,
-    filter: Filter | null = null,
+    restriction: DocumentRestriction | null = null,
   ): Promise<KeywordHit[]> {
     const ranked: RankedTerm[] = plan.chosen.map((t) => ({ literal: t.literal, rows: rowsOf.get(t) ?? 0 }));
 
@@ -1035,12 +1052,18 @@ export class PgKeywordIndex implements SearchIndex {
       scans.push(`(SELECT c.document_id, c.chunk_index, c.token_count, c.terms AS tsv FROM ${this.chunks} AS c
         WHERE c.terms @@ ${all} ORDER BY c.terms <=> ${all} LIMIT ${param(RUM_CANDIDATES / 2)})`);
     }
-    // A filter is tested on the candidates only (one document row by key each), before ranking.
+    // A restriction is tested on the candidates only (one document row by key each), before ranking.
+    const conditions: string[] = [];
+    if (restriction?.filter) conditions.push(postgresFilter(restriction.filter, 'd.metadata', param));
+    if (restriction?.partitions) conditions.push(partitionCondition(restriction.partitions, param));
+    if (restriction?.principals) {
+      conditions.push(postgresAccessCondition('d.access', restriction.principals, param));
+    }
     const passes =
-      filter === null
+      conditions.length === 0
         ? ''
         : `WHERE EXISTS (SELECT FROM ${this.documents} AS d
-             WHERE d.id = u.document_id AND ${postgresFilter(filter, 'd.metadata', param)})`;
+             WHERE d.id = u.document_id AND ${conditions.join(' AND ')})`;
     const candidates = `SELECT DISTINCT ON (u.document_id, u.chunk_index) u.document_id, u.chunk_index,
         u.token_count, u.tsv FROM (${scans.join(' UNION ALL ')}) AS u ${passes}`;
     // A word over the budget is read through a bitmap of its posting list: seeing how common it

@@ -810,6 +810,27 @@ const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 186,
+    name: 'partition purge jobs',
+    async apply(tx, db) {
+      const t = db.table('partition_deletions');
+      // As in SQLite: a partition's mark is also its purge's job, leased on the lease-queue
+      // engine, so one process purges a partition at a time.
+      await tx.query(`
+        ALTER TABLE ${t} ADD COLUMN id text;
+        UPDATE ${t} SET id = 'pd_' || replace(gen_random_uuid()::text, '-', '');
+        ALTER TABLE ${t} ALTER COLUMN id SET NOT NULL,
+          ADD COLUMN job_state text NOT NULL DEFAULT 'pending',
+          ADD COLUMN run_at timestamptz NOT NULL DEFAULT now(),
+          ADD COLUMN lease_owner text,
+          ADD COLUMN lease_until timestamptz,
+          ADD COLUMN job_attempts integer NOT NULL DEFAULT 0;
+        CREATE UNIQUE INDEX ON ${t} (id);
+        CREATE INDEX ON ${t} (job_state, run_at);
+      `);
+    },
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -19,6 +19,27 @@ export abstract class PgRowJobs implements JobRows {
 
   abstract claim(owner: string, leaseMs: number, turn?: ClaimTurn): Promise<LeasedJob | null>;
 
+  /** A claim without turns between orgs: a lapsed lease first, else the job due longest. */
+  protected async claimOldest(owner: string, leaseMs: number): Promise<LeasedJob | null> {
+    const { rows } = await this.db.query<LeasedJob>(
+      `WITH lapsed AS (
+         SELECT id FROM ${this.table} WHERE job_state = 'leased' AND lease_until < now()
+         ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED
+       ), due AS (
+         SELECT id FROM ${this.table} WHERE job_state = 'pending' AND run_at <= now()
+         ORDER BY run_at LIMIT 1 FOR UPDATE SKIP LOCKED
+       ), next AS (
+         SELECT id FROM (SELECT id, 0 AS rank FROM lapsed UNION ALL SELECT id, 1 FROM due) AS candidates
+         ORDER BY rank LIMIT 1)
+       UPDATE ${this.table} r SET job_state = 'leased', lease_owner = $1,
+         lease_until = now() + $2 * interval '1 millisecond', job_attempts = r.job_attempts + 1
+       FROM next WHERE r.id = next.id
+       RETURNING r.id, r.org_id AS "orgId", r.job_attempts AS attempt`,
+      [owner, leaseMs],
+    );
+    return rows[0] ?? null;
+  }
+
   async renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): Promise<Set<string>> {
     const { rows } = await this.db.query<{ id: string }>(
       `UPDATE ${this.table} AS j SET lease_until = now() + $1 * interval '1 millisecond'

@@ -403,23 +403,7 @@ export class PgSourceRunRows extends PgRowJobs {
     super(db, 'source_runs');
   }
 
-  async claim(owner: string, leaseMs: number): Promise<LeasedJob | null> {
-    const { rows } = await this.db.query<LeasedJob>(
-      `WITH lapsed AS (
-         SELECT id FROM ${this.table} WHERE job_state = 'leased' AND lease_until < now()
-         ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED
-       ), due AS (
-         SELECT id FROM ${this.table} WHERE job_state = 'pending' AND run_at <= now()
-         ORDER BY run_at LIMIT 1 FOR UPDATE SKIP LOCKED
-       ), next AS (
-         SELECT id FROM (SELECT id, 0 AS rank FROM lapsed UNION ALL SELECT id, 1 FROM due) AS candidates
-         ORDER BY rank LIMIT 1)
-       UPDATE ${this.table} r SET job_state = 'leased', lease_owner = $1,
-         lease_until = now() + $2 * interval '1 millisecond', job_attempts = r.job_attempts + 1
-       FROM next WHERE r.id = next.id
-       RETURNING r.id, r.org_id AS "orgId", r.job_attempts AS attempt`,
-      [owner, leaseMs],
-    );
-    return rows[0] ?? null;
+  claim(owner: string, leaseMs: number): Promise<LeasedJob | null> {
+    return this.claimOldest(owner, leaseMs);
   }
 }

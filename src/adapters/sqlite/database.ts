@@ -652,6 +652,23 @@ const MIGRATIONS: readonly Migration[] = [
       ) STRICT, WITHOUT ROWID;
     `,
   },
+  {
+    version: 186,
+    name: 'partition purge jobs',
+    sql: `
+      -- A partition's mark for deletion is also its purge's job (job_* columns, leased on the
+      -- lease-queue engine as a source run is), so one process purges a partition at a time.
+      ALTER TABLE partition_deletions ADD COLUMN id TEXT;
+      UPDATE partition_deletions SET id = 'pd_' || lower(hex(randomblob(16)));
+      ALTER TABLE partition_deletions ADD COLUMN job_state TEXT NOT NULL DEFAULT 'pending';
+      ALTER TABLE partition_deletions ADD COLUMN run_at INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE partition_deletions ADD COLUMN lease_owner TEXT;
+      ALTER TABLE partition_deletions ADD COLUMN lease_until INTEGER;
+      ALTER TABLE partition_deletions ADD COLUMN job_attempts INTEGER NOT NULL DEFAULT 0;
+      CREATE UNIQUE INDEX partition_deletions_id ON partition_deletions(id);
+      CREATE INDEX partition_deletions_job ON partition_deletions(job_state, run_at);
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */

@@ -418,17 +418,20 @@ export class SqliteDocumentStore implements DocumentStore {
   async markPartitionDeleting(orgId: string, name: string, at: Date): Promise<void> {
     this.sql
       .get(
-        'INSERT INTO partition_deletions (org_id, name, marked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+        `INSERT INTO partition_deletions (org_id, name, marked_at, id, run_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT DO NOTHING`,
       )
-      .run(orgId, name, at.getTime());
+      .run(orgId, name, at.getTime(), `pd_${randomUUID().replaceAll('-', '')}`, at.getTime());
   }
 
-  async partitionsDeleting(limit: number): Promise<Array<{ orgId: string; name: string }>> {
-    return this.sql
-      .get<[number], { orgId: string; name: string }>(
-        'SELECT org_id AS orgId, name FROM partition_deletions ORDER BY marked_at, org_id, name LIMIT ?',
-      )
-      .all(limit);
+  async markedPartition(id: string): Promise<{ orgId: string; name: string } | null> {
+    return (
+      this.sql
+        .get<[string], { orgId: string; name: string }>(
+          'SELECT org_id AS orgId, name FROM partition_deletions WHERE id = ?',
+        )
+        .get(id) ?? null
+    );
   }
 
   async unmarkPartitionDeleting(orgId: string, name: string): Promise<void> {

@@ -29,6 +29,30 @@ export abstract class SqliteRowJobs implements JobRows {
 
   abstract claim(owner: string, leaseMs: number, turn?: ClaimTurn): LeasedJob | null;
 
+  /** A claim without turns between orgs: a lapsed lease first, else the job due longest. */
+  protected claimOldest(owner: string, leaseMs: number): LeasedJob | null {
+    const now = this.now();
+    const due = this.sql
+      .get<[number, number], number>(
+        `SELECT EXISTS (SELECT 1 FROM ${this.table} WHERE job_state = 'leased' AND lease_until < ?)
+           OR EXISTS (SELECT 1 FROM ${this.table} WHERE job_state = 'pending' AND run_at <= ?)`,
+      )
+      .pluck()
+      .get(now, now);
+    if (!due) return null;
+    const row = this.sql
+      .get<[{ owner: string; leaseUntil: number; now: number }], LeasedJob>(
+        `UPDATE ${this.table} SET job_state = 'leased', lease_owner = @owner, lease_until = @leaseUntil,
+           job_attempts = job_attempts + 1
+         WHERE id = coalesce(
+           (SELECT id FROM ${this.table} WHERE job_state = 'leased' AND lease_until < @now ORDER BY lease_until LIMIT 1),
+           (SELECT id FROM ${this.table} WHERE job_state = 'pending' AND run_at <= @now ORDER BY run_at LIMIT 1))
+         RETURNING id, org_id AS orgId, job_attempts AS attempt`,
+      )
+      .get({ owner, leaseUntil: now + leaseMs, now });
+    return row ?? null;
+  }
+
   renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): Set<string> {
     const renew = this.sql.get(
       `UPDATE ${this.table} SET lease_until = @leaseUntil WHERE id = @id AND ${HELD}`,

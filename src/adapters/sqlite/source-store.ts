@@ -441,25 +441,6 @@ export class SqliteSourceRunRows extends SqliteRowJobs {
   }
 
   claim(owner: string, leaseMs: number): LeasedJob | null {
-    const now = this.now();
-    const due = this.sql
-      .get<[number, number], number>(
-        `SELECT EXISTS (SELECT 1 FROM source_runs WHERE job_state = 'leased' AND lease_until < ?)
-           OR EXISTS (SELECT 1 FROM source_runs WHERE job_state = 'pending' AND run_at <= ?)`,
-      )
-      .pluck()
-      .get(now, now);
-    if (!due) return null;
-    const row = this.sql
-      .get<[{ owner: string; leaseUntil: number; now: number }], LeasedJob>(
-        `UPDATE source_runs SET job_state = 'leased', lease_owner = @owner, lease_until = @leaseUntil,
-           job_attempts = job_attempts + 1
-         WHERE id = coalesce(
-           (SELECT id FROM source_runs WHERE job_state = 'leased' AND lease_until < @now ORDER BY lease_until LIMIT 1),
-           (SELECT id FROM source_runs WHERE job_state = 'pending' AND run_at <= @now ORDER BY run_at LIMIT 1))
-         RETURNING id, org_id AS orgId, job_attempts AS attempt`,
-      )
-      .get({ owner, leaseUntil: now + leaseMs, now });
-    return row ?? null;
+    return this.claimOldest(owner, leaseMs);
   }
 }
