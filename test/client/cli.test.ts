@@ -301,6 +301,25 @@ describeWithCorpus('docindex client commands', () => {
     });
   });
 
+  it('ingest --access gives the documents an access list; status, ls and query --principal act for principals', () => {
+    const memo = path.join(root, 'memo.txt');
+    writeFileSync(memo, 'The narwhal budget is reviewed in March.\n');
+    const ingested = cli('ingest', memo, '--access', 'group:finance', '--access', 'user:9', '--wait');
+    expect(ingested.status, ingested.stdout + ingested.stderr).toBe(0);
+    const id = /^ready\s+([0-9a-f-]{36})/m.exec(ingested.stdout)?.[1];
+    const doc = JSON.parse(cli('status', id!, '--json').stdout).documents[0];
+    expect(doc.access).toEqual(['group:finance', 'user:9']);
+
+    const found = JSON.parse(cli('query', 'narwhal budget', '--principal', 'user:9', '--json').stdout);
+    expect(found.results.map((r: { document_id: string }) => r.document_id)).toContain(id);
+    const hidden = JSON.parse(cli('query', 'narwhal budget', '--principal', 'group:eng', '--json').stdout);
+    expect(hidden.results.map((r: { document_id: string }) => r.document_id)).not.toContain(id);
+    const listed = JSON.parse(cli('ls', '--principal', 'group:eng', '--limit', '100', '--json').stdout);
+    expect(listed.documents.map((d: { id: string }) => d.id)).not.toContain(id);
+    expect(cli('status', id!, '--principal', 'group:eng').status).toBe(1);
+    expect(cli('status', id!, '--principal', 'group:finance').status).toBe(0);
+  });
+
   it('reports mistakes: missing paths, bad flags, no key, wrong key', () => {
     const missing = cli('ingest', path.join(root, 'nope.pdf'));
     expect(missing.status).toBe(1);

@@ -49,7 +49,7 @@ describe('operations', () => {
       'one `file` part (.pdf, .docx, .txt, .md, .html/.htm, .pptx, .xlsx, .csv/.tsv, .odt, .epub, .rtf, .eml, .png, .jpg/.jpeg or .tiff/.tif, at most 100 MB)',
     );
     expect(doc.paths['/v1/ingest/url'].post.description).toBe(
-      "Queues a public or pre-signed http(s) URL for download (PDF, DOCX, text, Markdown, an HTML page, PPTX, XLSX, CSV, ODT, EPUB, RTF, an e-mail message, a PNG image, a JPEG image or a TIFF image). Non-public addresses are refused. An `external_id` a document already has makes a new version of it. `partition` names the document's partition (default `default`). `chunk_size` and `chunk_overlap` work as on POST /v1/ingest.\n\nNeeds an API key with the `ingest` scope.",
+      "Queues a public or pre-signed http(s) URL for download (PDF, DOCX, text, Markdown, an HTML page, PPTX, XLSX, CSV, ODT, EPUB, RTF, an e-mail message, a PNG image, a JPEG image or a TIFF image). Non-public addresses are refused. An `external_id` a document already has makes a new version of it. `partition` names the document's partition (default `default`), `access` its access list (absent: none). `chunk_size` and `chunk_overlap` work as on POST /v1/ingest.\n\nNeeds an API key with the `ingest` scope.",
     );
     // Every /v1 operation names its key scope, in the bearer requirement too.
     expect(doc.paths['/v1/query'].post.security).toEqual([{ bearer: ['query'] }]);
