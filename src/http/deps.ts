@@ -6,7 +6,7 @@ import type { IdempotencyService } from '../domain/idempotency.js';
 import type { IngestionService } from '../domain/ingestion.js';
 import type { OrgAdmin } from '../domain/orgs.js';
 import type { PartitionService } from '../domain/partition-service.js';
-import type { RateLimiter, Tracer } from '../domain/ports.js';
+import type { RateLimiter, Tracer, TraceSpan } from '../domain/ports.js';
 import type { ProviderStatus } from '../domain/provider-health.js';
 import type { QueryService } from '../domain/query.js';
 import type { SourceService } from '../domain/sources.js';
@@ -73,5 +73,7 @@ export interface AppDeps {
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
+    /** The request's span (http/plugins/tracing.ts): the parent of the spans it causes; null when tracing is off. */
+    traceSpan: TraceSpan | null;
   }
 }

@@ -36,5 +36,11 @@ export async function startTracing(config: Config, role: string): Promise<Tracin
     sampler: config.otelTracesSampler,
     samplerArg: Number(config.otelTracesSamplerArg),
     role,
+    batch: {
+      scheduledDelayMillis: config.otelBspScheduleDelay,
+      exportTimeoutMillis: config.otelBspExportTimeout,
+      maxQueueSize: config.otelBspMaxQueueSize,
+      maxExportBatchSize: config.otelBspMaxExportBatchSize,
+    },
   });
 }

@@ -97,6 +97,7 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
                 id,
                 { kind: 'file', staged, language },
                 key,
+                request.traceSpan,
               );
             },
             () => deps.ingestion.discardFile(staged),
@@ -120,7 +121,7 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
           ? { kind: 'text', text: body.text, language: body.language ?? null }
           : { kind: 'url', url: body.url, language: body.language ?? null };
       return acceptIdempotently(deps, request, reply, `documents/${id}/content`, body, (key) =>
-        deps.ingestion.replaceContent(orgId, request.principal.access, id, content, key),
+        deps.ingestion.replaceContent(orgId, request.principal.access, id, content, key, request.traceSpan),
       );
     },
   );

@@ -145,6 +145,7 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
               staged,
               { externalId, language, partition, chunks },
               key,
+              request.traceSpan,
             );
             committed = true;
             return ack;

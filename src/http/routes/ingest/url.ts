@@ -44,6 +44,7 @@ export function ingestUrlRoute(app: FastifyInstance, deps: AppDeps): void {
             }),
           },
           key,
+          request.traceSpan,
         ),
       ),
   );

@@ -4,6 +4,7 @@
 
 import type { Principal } from '../../../domain/auth.js';
 import { DEFAULT_CHUNKS } from '../../../domain/chunk-settings.js';
+import type { TraceParent } from '../../../domain/ports.js';
 import type { DocindexApi } from '../../../mcp/tools.js';
 import type { AppDeps } from '../../deps.js';
 import { documentJson, documentsJson } from '../documents/json.js';
@@ -14,22 +15,30 @@ import { toRunJson, toSourceJson } from '../sources/json.js';
 const DEFAULT_TOP_K = 10;
 const DEFAULT_PAGE_SIZE = 20;
 
-/** The tools of the key's org, limited to what the key may see (its partitions). */
-export function serviceApi(deps: AppDeps, principal: Principal): DocindexApi {
+/**
+ * The tools of the key's org, limited to what the key may see (its partitions); `parent`: the
+ * request's span, which the tools' spans join.
+ */
+export function serviceApi(deps: AppDeps, principal: Principal, parent: TraceParent = null): DocindexApi {
   const orgId = principal.org.id;
   const { access } = principal;
   return {
     async search(input) {
-      const answer = await deps.query.query(orgId, access, {
-        query: input.query,
-        topK: input.topK ?? DEFAULT_TOP_K,
-        filter: input.filter,
-        documentIds: input.documentIds ?? null,
-        partitions: input.partitions,
-        mode: input.mode,
-        rerank: input.rerank,
-        rerankCandidates: input.rerankCandidates,
-      });
+      const answer = await deps.query.query(
+        orgId,
+        access,
+        {
+          query: input.query,
+          topK: input.topK ?? DEFAULT_TOP_K,
+          filter: input.filter,
+          documentIds: input.documentIds ?? null,
+          partitions: input.partitions,
+          mode: input.mode,
+          rerank: input.rerank,
+          rerankCandidates: input.rerankCandidates,
+        },
+        { parent },
+      );
       return {
         org_id: orgId,
         mode: answer.mode,
@@ -102,16 +111,25 @@ export function serviceApi(deps: AppDeps, principal: Principal): DocindexApi {
         },
         undefined,
         input.partition ?? null,
+        parent,
       );
     },
     ingestUrl(input) {
-      return deps.ingestion.ingestUrl(orgId, access, input.url, input.metadata ?? {}, {
-        chunks: {
-          chunkSize: input.chunkSize ?? DEFAULT_CHUNKS.chunkSize,
-          chunkOverlap: input.chunkOverlap ?? DEFAULT_CHUNKS.chunkOverlap,
+      return deps.ingestion.ingestUrl(
+        orgId,
+        access,
+        input.url,
+        input.metadata ?? {},
+        {
+          chunks: {
+            chunkSize: input.chunkSize ?? DEFAULT_CHUNKS.chunkSize,
+            chunkOverlap: input.chunkOverlap ?? DEFAULT_CHUNKS.chunkOverlap,
+          },
+          partition: input.partition ?? null,
         },
-        partition: input.partition ?? null,
-      });
+        undefined,
+        parent,
+      );
     },
   };
 }
