@@ -617,6 +617,15 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX source_runs_job ON source_runs(job_state, run_at);
     `,
   },
+  {
+    version: 180,
+    name: 'evaluation query counts',
+    sql: `
+      -- How many queries an evaluation has: the list shows it without reading the queries.
+      ALTER TABLE evaluations ADD COLUMN query_count INTEGER NOT NULL DEFAULT 0;
+      UPDATE evaluations SET query_count = json_array_length(queries);
+    `,
+  },
 ];
 
 /** Opens (creating if needed) a database file, or ':memory:', and migrates it. */
