@@ -198,10 +198,12 @@ export const run: Benchmark = async (options) => {
   if (names.length === 0) {
     return { title, lines: ['- skipped: ../shared/benchmarks/beir is not beside the project.'] };
   }
-  const sets = names.map((name) => {
-    const full = loadBeir(name, beirFolder(name)!);
-    return options?.quick ? reduced(full) : full;
-  });
+  const sets = await Promise.all(
+    names.map(async (name) => {
+      const full = await loadBeir(name, beirFolder(name)!);
+      return options?.quick ? reduced(full) : full;
+    }),
+  );
   const loadBefore = loadavg();
   const byVariant = new Map<Variant, Map<string, Measured>>();
   for (const variant of [DEFAULT, ...ABLATIONS]) {

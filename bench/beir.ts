@@ -3,8 +3,9 @@
 // that have judgements, from a ranked list of document ids per query (a chunk-level result list
 // keeps each document's first hit). The arithmetic is the service's own (src/domain/retrieval-metrics.ts,
 // what POST /v1/evaluations reports), with every relevant document at grade 1.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { readBeirCorpus, readBeirQueries } from '../src/cli/beir.js';
 import { ndcgAt as gradedNdcgAt, recallAt as gradedRecallAt } from '../src/domain/retrieval-metrics.js';
 import { projectRoot } from './lib.js';
 
@@ -22,30 +23,17 @@ export function beirFolder(name: string): string | null {
   return existsSync(path.join(folder, 'corpus.jsonl')) ? folder : null;
 }
 
-function jsonLines<T>(file: string): T[] {
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as T);
-}
-
-export function loadBeir(name: string, folder: string): BeirSet {
+/** The collection in `folder` (read by the CLI's BEIR reader), its relevant documents those graded above 0. */
+export async function loadBeir(name: string, folder: string): Promise<BeirSet> {
+  const [judged, documents] = await Promise.all([readBeirQueries(folder), readBeirCorpus(folder)]);
   const relevant = new Map<string, Set<string>>();
-  const lines = readFileSync(path.join(folder, 'qrels', 'test.tsv'), 'utf8')
-    .split('\n')
-    .slice(1);
-  for (const line of lines) {
-    const [query, doc, score] = line.split('\t');
-    if (!query || !doc || Number(score) <= 0) continue;
-    if (!relevant.has(query)) relevant.set(query, new Set());
-    relevant.get(query)!.add(doc);
+  const queries: BeirSet['queries'] = [];
+  for (const q of judged) {
+    const ids = new Set(q.judgements.filter((j) => j.grade > 0).map((j) => j.corpusId));
+    if (ids.size === 0) continue;
+    relevant.set(q.id, ids);
+    queries.push({ id: q.id, text: q.text });
   }
-  const documents = jsonLines<{ _id: string; title: string; text: string }>(
-    path.join(folder, 'corpus.jsonl'),
-  ).map((d) => ({ id: d._id, title: d.title, text: d.text }));
-  const queries = jsonLines<{ _id: string; text: string }>(path.join(folder, 'queries.jsonl'))
-    .filter((q) => relevant.has(q._id))
-    .map((q) => ({ id: q._id, text: q.text }));
   return { name, documents, queries, relevant };
 }
 

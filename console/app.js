@@ -1053,7 +1053,7 @@ async function syncSource(source, button) {
 
 // ---------------------------------------------------------------------------------------------
 // Evaluations: the newest ones, each run's figures side by side (started with `docindex eval`
-// or POST /v1/evaluations)
+// or POST /v1/evaluations), and one evaluation's queries run by run: which got worse
 
 async function loadEvaluations() {
   try {
@@ -1067,6 +1067,79 @@ async function loadEvaluations() {
 }
 
 const figure = (value) => (value === null ? '–' : value.toFixed(4));
+
+/** A change of nDCG@10 from the first run, signed: `+0.1250`, `−0.5000`, `±0` when none. */
+function change(delta) {
+  if (Math.abs(delta) < 0.00005) return '±0';
+  return `${delta > 0 ? '+' : '−'}${Math.abs(delta).toFixed(4)}`;
+}
+
+/** Where a run ranked a query's relevant documents: `leave:1 vpn:–`. */
+function ranksText(ranks) {
+  return ranks.map((r) => `${r.external_id ?? r.document_id.slice(0, 8)}:${r.rank ?? '–'}`).join(' ');
+}
+
+/**
+ * One evaluation's queries, one column per run: each run's nDCG@10 and ranks, and its change from
+ * the first run. The queries that got worse in some run come first, the largest drop first.
+ */
+async function showEvaluationQueries(id) {
+  let evaluation;
+  try {
+    evaluation = await api('GET', `/v1/evaluations/${encodeURIComponent(id)}`);
+  } catch (error) {
+    if (error.status !== 401) toast(`Could not load the evaluation: ${error.message}`, { error: true });
+    return;
+  }
+  const runs = evaluation.runs;
+  const perRun = runs.map((run) => new Map((run.queries ?? []).map((q) => [q.index, q])));
+  const rows = evaluation.queries
+    .filter((q) => q.evaluated)
+    .map((q) => {
+      const outcomes = perRun.map((byIndex) => byIndex.get(q.index) ?? null);
+      const first = outcomes[0]?.ndcg_at_10 ?? 0;
+      const deltas = outcomes.map((o) => (o === null ? 0 : o.ndcg_at_10 - first));
+      return { query: q.query, outcomes, deltas, worst: Math.min(0, ...deltas.slice(1)) };
+    })
+    .sort((a, b) => a.worst - b.worst);
+  const head = el('tr');
+  head.append(el('th', { text: 'Query' }));
+  runs.forEach((run, i) => {
+    const th = el('th', { class: 'num', text: `R${i + 1} ${run.mode}${run.rerank ? ' + rerank' : ''}` });
+    th.scope = 'col';
+    head.append(th);
+  });
+  const body = rows.map((r) => {
+    const row = el('tr', { class: r.worst < -0.00005 ? 'eval-worse' : '' });
+    row.append(el('td', { class: 'eval-query', text: r.query }));
+    r.outcomes.forEach((o, i) => {
+      const cell = el('td', { class: 'num eval-cell' });
+      cell.append(el('div', { text: o === null ? '–' : o.ndcg_at_10.toFixed(4) }));
+      if (i > 0 && o !== null) {
+        const delta = r.deltas[i];
+        cell.append(
+          el('div', {
+            class: `small ${delta < -0.00005 ? 'eval-down' : delta > 0.00005 ? 'eval-up' : 'muted'}`,
+            text: change(delta),
+          }),
+        );
+      }
+      if (o !== null) cell.append(el('div', { class: 'muted small', text: ranksText(o.ranks) }));
+      row.append(cell);
+    });
+    return row;
+  });
+  const worse = rows.filter((r) => r.worst < -0.00005).length;
+  $('evaluation-detail-title').textContent = `Runs compared: ${evaluation.name ?? evaluation.id}`;
+  const queries = `${formatNumber(rows.length)} evaluated ${rows.length === 1 ? 'query' : 'queries'}`;
+  $('evaluation-detail-note').textContent =
+    runs.length < 2
+      ? `${queries}, one run.`
+      : `${queries}; ${formatNumber(worse)} worse than in R1 in a later run (listed first).`;
+  $('evaluation-detail-head').replaceChildren(head);
+  $('evaluation-detail-body').replaceChildren(...body);
+  $('evaluation-detail').hidden = false;
+}
 
 function renderEvaluations(evaluations) {
   const rows = evaluations.map((evaluation) => {
@@ -1104,6 +1177,13 @@ function renderEvaluations(evaluations) {
     });
     const runsCell = el('td', { class: 'eval-runs-cell' });
     runsCell.append(runs);
+    if (evaluation.status === 'done') {
+      const open = el('button', { class: 'button button-quiet', text: 'Compare runs' });
+      open.type = 'button';
+      open.setAttribute('aria-label', `Compare runs: ${evaluation.name ?? evaluation.id}`);
+      open.addEventListener('click', () => showEvaluationQueries(evaluation.id));
+      name.append(open);
+    }
     row.append(name, status, queries, runsCell);
     return row;
   });
@@ -1240,6 +1320,9 @@ function start() {
   $('documents-more').addEventListener('click', () => loadDocuments());
   $('evaluations-refresh').addEventListener('click', () => loadEvaluations());
   $('sources-refresh').addEventListener('click', () => loadSources());
+  $('evaluation-detail-close').addEventListener('click', () => {
+    $('evaluation-detail').hidden = true;
+  });
   $('webhook-form').addEventListener('submit', createWebhook);
   $('metadata-form').addEventListener('submit', saveMetadata);
   $('dialog-close').addEventListener('click', () => $('document-dialog').close());

@@ -9,6 +9,7 @@ import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { isDateTime } from './domain/date-time.js';
 import { ERRORS } from './domain/errors.js';
+import { noopTracer } from './domain/ports.js';
 import type { AppDeps } from './http/deps.js';
 import { docsPage, shareProblemResponses } from './http/openapi.js';
 import { adminScope } from './http/plugins/admin.js';
@@ -140,7 +141,7 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
     clientErrorHandler,
   });
   // First: a request refused by the hooks below still has its span.
-  if (deps.tracer) requestTracing(app, deps.tracer);
+  requestTracing(app, deps.tracer ?? noopTracer);
   registerJsonParser(app, deps.limits.maxJsonBodyBytes);
   refuseContentEncoding(app);
 

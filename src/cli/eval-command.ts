@@ -3,11 +3,11 @@
 // corpus id), submits them as one evaluation, waits for it and prints one row per run (and with
 // --per-query, one row per query). `--json` prints the API's JSON body as it is.
 import { readFile, stat } from 'node:fs/promises';
-import path from 'node:path';
 import type { DocindexClient } from '../client/client.js';
 import type { Evaluation, EvaluationQuery, EvaluationRun } from '../client/types.js';
 import { EVALUATION_LIMITS } from '../domain/evaluations.js';
 import { type OptionSpec, parseArguments, UsageError, wholeNumber } from './args.js';
+import { jsonLines, readBeirQueries } from './beir.js';
 import { SetupError } from './exit.js';
 import { ProgressLine, type TerminalIO } from './render.js';
 
@@ -58,50 +58,12 @@ export function parseRun(spec: string): EvaluationRun {
   return run;
 }
 
-function jsonLines(text: string, file: string): unknown[] {
-  return text.split('\n').flatMap((line, i) => {
-    if (line.trim() === '') return [];
-    try {
-      return [JSON.parse(line) as unknown];
-    } catch {
-      throw new SetupError(`${file}, line ${i + 1}: not JSON`);
-    }
-  });
-}
-
-/** The judged queries of a BEIR folder: each query with qrels, its corpus ids as external ids. */
+/** The judged queries of a BEIR folder, its corpus ids as external ids. */
 async function beirQueries(folder: string): Promise<EvaluationQuery[]> {
-  const qrelsFile = path.join(folder, 'qrels', 'test.tsv');
-  const queriesFile = path.join(folder, 'queries.jsonl');
-  let qrels: string;
-  let queries: string;
-  try {
-    [qrels, queries] = await Promise.all([readFile(qrelsFile, 'utf8'), readFile(queriesFile, 'utf8')]);
-  } catch {
-    throw new SetupError(`${folder} is not a BEIR folder: it needs queries.jsonl and qrels/test.tsv`);
-  }
-  const judged = new Map<string, { external_id: string; grade: number }[]>();
-  for (const [i, line] of qrels.split('\n').entries()) {
-    const [queryId, corpusId, score] = line.split('\t').map((s) => s.trim());
-    if (!queryId || !corpusId || score === undefined) continue;
-    const grade = Number(score);
-    // The header row ("query-id  corpus-id  score") is no judgement.
-    if (!Number.isInteger(grade)) {
-      if (i === 0) continue;
-      throw new SetupError(`${qrelsFile}, line ${i + 1}: the score must be a whole number`);
-    }
-    const list = judged.get(queryId) ?? [];
-    list.push({ external_id: corpusId, grade: Math.max(0, grade) });
-    judged.set(queryId, list);
-  }
-  const result: EvaluationQuery[] = [];
-  for (const entry of jsonLines(queries, queriesFile)) {
-    const q = entry as { _id?: unknown; text?: unknown };
-    if (typeof q._id !== 'string' || typeof q.text !== 'string') continue;
-    const relevant = judged.get(q._id);
-    if (relevant) result.push({ query: q.text, relevant });
-  }
-  return result;
+  return (await readBeirQueries(folder)).map((q) => ({
+    query: q.text,
+    relevant: q.judgements.map((j) => ({ external_id: j.corpusId, grade: j.grade })),
+  }));
 }
 
 /** Queries from a JSONL file (the API's query objects) or a BEIR folder. */

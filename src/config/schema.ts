@@ -129,6 +129,10 @@ export interface Config {
   otelTracesSampler: string;
   /** The traceidratio samplers' ratio (0 to 1), as written. */
   otelTracesSamplerArg: string;
+  otelBspScheduleDelay: number;
+  otelBspExportTimeout: number;
+  otelBspMaxQueueSize: number;
+  otelBspMaxExportBatchSize: number;
 }
 
 /** OTEL_TRACES_SAMPLER's values (the OpenTelemetry SDK's names). */
@@ -783,6 +787,39 @@ export const VARIABLES: { [K in keyof Config]: VariableFor<Config[K]> } = {
       invalid: 'OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1 (e.g. 0.25)',
     },
     description: 'the share of new traces the `traceidratio` samplers record',
+  },
+  otelBspScheduleDelay: {
+    env: 'OTEL_BSP_SCHEDULE_DELAY',
+    type: 'int',
+    default: 5_000,
+    min: 0,
+    max: 3_600_000,
+    description: 'traces: ms between two sends of the spans a process holds (sooner once a batch is full)',
+  },
+  otelBspExportTimeout: {
+    env: 'OTEL_BSP_EXPORT_TIMEOUT',
+    type: 'int',
+    default: 30_000,
+    min: 1,
+    max: 3_600_000,
+    description: 'traces: ms a send may take before its spans are given up',
+  },
+  otelBspMaxQueueSize: {
+    env: 'OTEL_BSP_MAX_QUEUE_SIZE',
+    type: 'int',
+    default: 8_192,
+    min: 1,
+    max: 1_000_000,
+    description:
+      'traces: spans a process holds while they wait to be sent; beyond it new spans are dropped (a burst of ingest makes several per document)',
+  },
+  otelBspMaxExportBatchSize: {
+    env: 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
+    type: 'int',
+    default: 1_024,
+    min: 1,
+    max: 1_000_000,
+    description: 'traces: spans per send at most (at most `OTEL_BSP_MAX_QUEUE_SIZE`)',
   },
   trustProxy: {
     env: 'TRUST_PROXY',

@@ -32,7 +32,7 @@ import {
   trecOrder,
 } from './retrieval-metrics.js';
 
-/** document_ids looked up per read (the list's batch size). */
+/** document_ids or external_ids looked up per read of the document store. */
 const ID_BATCH = 100;
 
 /** A query's judgements once its references are resolved to the org's documents. */
@@ -101,6 +101,10 @@ export class EvaluationRunner {
     evaluation: EvaluationRecord,
     signal: AbortSignal,
   ): Promise<{ summary: RunSummary[]; report: EvaluationReport }> {
+    // The org's rate limit as the run starts: read once, not once per query.
+    const org = await this.deps.orgs.getOrg(evaluation.orgId);
+    if (!org) throw new ApiError('not_found', 'the organisation no longer exists');
+    const limit = { key: `org:${org.id}`, rpm: org.rateLimitRpm };
     const resolved = await this.resolve(evaluation.orgId, evaluation.queries);
     const depth = Math.max(evaluation.topK, METRIC_CUTOFF);
     const summary: RunSummary[] = [];
@@ -116,7 +120,8 @@ export class EvaluationRunner {
         // A turn of the event loop between queries: with a synchronous database (embedded SQLite)
         // a run of queries would otherwise keep the API's requests waiting until it ends.
         await setImmediate();
-        outcomes.push(await this.runQuery(evaluation, settings, q, depth, signal));
+        await this.takeRateLimit(limit, signal);
+        outcomes.push(await this.runQuery(evaluation, settings, q, depth));
       }
       const done = outcomes.filter((o): o is QueryRunOutcome => o !== null);
       const latencies = done.map((o) => o.latencyMs);
@@ -141,9 +146,7 @@ export class EvaluationRunner {
     settings: RunSettings,
     q: ResolvedQuery,
     depth: number,
-    signal: AbortSignal,
   ): Promise<QueryRunOutcome> {
-    await this.takeRateLimit(evaluation.orgId, signal);
     const started = performance.now();
     // Evaluations are made only by keys that see every partition (the routes refuse others).
     const answer = await this.deps.query.query(
@@ -184,11 +187,9 @@ export class EvaluationRunner {
    * One unit of the org's per-minute rate limit, as any request takes: when it is spent the
    * evaluation waits for the next window rather than failing, and the org's other requests share it.
    */
-  private async takeRateLimit(orgId: string, signal: AbortSignal): Promise<void> {
+  private async takeRateLimit(limit: { key: string; rpm: number }, signal: AbortSignal): Promise<void> {
     for (;;) {
-      const org = await this.deps.orgs.getOrg(orgId);
-      if (!org) throw new ApiError('not_found', 'the organisation no longer exists');
-      const decision = await this.deps.rateLimiter.consume(`org:${orgId}`, org.rateLimitRpm);
+      const decision = await this.deps.rateLimiter.consume(limit.key, limit.rpm);
       if (decision.allowed) return;
       await sleep(decision.resetSeconds * 1000, undefined, { signal });
     }
@@ -227,18 +228,19 @@ export class EvaluationRunner {
       ),
     ];
     const byExternal = new Map<string, string>();
-    for (const externalId of externals) {
-      const [found] = await documents.listDocuments({
+    for (let i = 0; i < externals.length; i += ID_BATCH) {
+      const batch = externals.slice(i, i + ID_BATCH);
+      const found = await documents.listDocuments({
         orgId,
-        limit: 1,
+        limit: batch.length,
         after: null,
         status: null,
         ids: null,
         contentSha256: null,
-        externalId,
+        externalIds: batch,
         filter: null,
       });
-      if (found) byExternal.set(externalId, found.id);
+      for (const d of found) if (d.externalId !== null) byExternal.set(d.externalId, d.id);
     }
     return queries.map((q) => {
       const judgements = new Map<string, number>();

@@ -115,16 +115,21 @@ export interface EvaluationRecord {
   status: EvaluationStatus;
   topK: number;
   queries: EvaluationQuery[];
+  /** `queries.length`, kept beside them so that lists need not read them. */
+  queryCount: number;
   runs: RunSettings[];
   /** Per run, once done. */
   summary: RunSummary[] | null;
-  /** Per query, once done; lists leave it out (null). */
+  /** Per query, once done. */
   report: EvaluationReport | null;
   error: EvaluationError | null;
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
 }
+
+/** An evaluation as lists show it: its runs' figures, without its queries or per-query report. */
+export type EvaluationListing = Omit<EvaluationRecord, 'queries' | 'report'>;
 
 export type NewEvaluation = Pick<
   EvaluationRecord,
@@ -141,11 +146,11 @@ export interface EvaluationStore {
   create(evaluation: NewEvaluation): Promise<void>;
   /** The org's evaluation with its report; null for an unknown id or another org's. */
   get(orgId: string, id: string): Promise<EvaluationRecord | null>;
-  /** Newest first (createdAt desc, id desc), strictly after `after`; `report` left out. */
+  /** Newest first (createdAt desc, id desc), strictly after `after`; queries and report not read. */
   list(
     orgId: string,
     page: { limit: number; after: { createdAt: Date; id: string } | null },
-  ): Promise<EvaluationRecord[]>;
+  ): Promise<EvaluationListing[]>;
   /** Worker side: the evaluation whatever its org. */
   load(id: string): Promise<EvaluationRecord | null>;
   /** queued or running → running (started now); false once finished or gone. */
@@ -226,7 +231,7 @@ export class EvaluationService {
   async list(
     orgId: string,
     page: { limit: number; cursor: string | null },
-  ): Promise<{ evaluations: EvaluationRecord[]; nextCursor: string | null }> {
+  ): Promise<{ evaluations: EvaluationListing[]; nextCursor: string | null }> {
     const after = page.cursor === null ? null : decodePageCursor(page.cursor);
     const rows = await this.store.list(orgId, { limit: page.limit + 1, after });
     const evaluations = rows.slice(0, page.limit);

@@ -18,7 +18,7 @@ import type {
   IdempotentAnswer,
   JobQueue,
 } from './ports.js';
-import { BlobTooLargeError, newBlobKey, noopTracer, type Tracer } from './ports.js';
+import { BlobTooLargeError, newBlobKey, noopTracer, type TraceParent, type Tracer } from './ports.js';
 import { accessToWrite } from './principals.js';
 import { cleanText } from './text.js';
 import type {
@@ -147,6 +147,7 @@ export class IngestionService {
     chunks: ChunkSettings,
     key?: IdempotencyKeyRef,
     partition?: string | null,
+    parent?: TraceParent,
   ): Promise<IngestAck> {
     checkChunkSettings(chunks);
     for (const [i, doc] of documents.entries()) checkLanguage(doc.language, `/documents/${i}/language`);
@@ -166,7 +167,7 @@ export class IngestionService {
         access: accessLists[i]!,
       }),
     );
-    return this.commit(orgId, rows, this.deps.queue, key);
+    return this.commit(orgId, rows, this.deps.queue, key, parent);
   }
 
   /** Starts a new version of a document from new content (PUT /v1/documents/{id}/content). */
@@ -176,6 +177,7 @@ export class IngestionService {
     id: string,
     content: NewContent,
     key?: IdempotencyKeyRef,
+    parent?: TraceParent,
   ): Promise<VersionAck> {
     let accessList: string[] | null | undefined;
     try {
@@ -211,6 +213,7 @@ export class IngestionService {
         },
         undefined,
         key,
+        parent,
       );
     }
     if (content.kind === 'url') {
@@ -228,6 +231,7 @@ export class IngestionService {
         },
         undefined,
         key,
+        parent,
       );
     }
     const { staged } = content;
@@ -243,6 +247,7 @@ export class IngestionService {
         },
         undefined,
         key,
+        parent,
       );
     } catch (error) {
       await this.discardFile(staged);
@@ -262,6 +267,7 @@ export class IngestionService {
     id: string,
     settings: { chunkSize?: number; chunkOverlap?: number },
     key?: IdempotencyKeyRef,
+    parent?: TraceParent,
   ): Promise<VersionAck> {
     const { documents } = this.deps;
     const current = await documents.getDocument(orgId, id);
@@ -300,7 +306,7 @@ export class IngestionService {
       }
       let text = '';
       for await (const piece of readDocumentText(documents, orgId, id)) text += piece;
-      return this.startVersion(orgId, id, { ...base, text, blobKey: null }, asRead, key);
+      return this.startVersion(orgId, id, { ...base, text, blobKey: null }, asRead, key, parent);
     }
     const input = await documents.loadJobInput(id);
     if (!input) throw ERRORS.documentNotFound(id);
@@ -312,7 +318,14 @@ export class IngestionService {
           : 'its download failed, so there is no original to read; send the URL again with PUT /content',
       );
     }
-    return this.startVersion(orgId, id, { ...base, text: null, blobKey: input.currentBlobKey }, asRead, key);
+    return this.startVersion(
+      orgId,
+      id,
+      { ...base, text: null, blobKey: input.currentBlobKey },
+      asRead,
+      key,
+      parent,
+    );
   }
 
   private async startVersion(
@@ -322,12 +335,16 @@ export class IngestionService {
     /** Reprocess: start only if the document is still as read and nothing is on its way. */
     asRead?: VersionsAsRead,
     key?: IdempotencyKeyRef,
+    parent?: TraceParent,
   ): Promise<VersionAck> {
     return this.tracer.inSpan(
       'docindex.ingest.commit',
-      { attributes: { 'docindex.org_id': orgId, 'docindex.document.id': id, 'docindex.documents': 1 } },
+      {
+        parent,
+        attributes: () => ({ 'docindex.org_id': orgId, 'docindex.document.id': id, 'docindex.documents': 1 }),
+      },
       async (span) => {
-        const traceparent = this.tracer.traceparent();
+        const traceparent = span.traceparent();
         const full: NewVersion = {
           ...version,
           metadata: null,
@@ -349,7 +366,7 @@ export class IngestionService {
         if (started === 'in_flight') {
           throw ERRORS.cannotReprocess(id, 'another version was started meanwhile; retry once it is ready');
         }
-        span.setAttributes({ 'docindex.document.version': started.version });
+        span.setAttributes(() => ({ 'docindex.document.version': started.version }));
         await this.afterStarted([{ started, download: version.fetchUrl !== null }], orgId, traceparent);
         return ack(started);
       },
@@ -408,13 +425,14 @@ export class IngestionService {
   stageFile(
     upload: { stream: Readable; filename: string | null },
     readMetadata: () => Promise<Metadata>,
+    parent?: TraceParent,
   ): Promise<StagedFile> {
-    return this.tracer.inSpan('docindex.ingest.stage', {}, async (span) => {
+    return this.tracer.inSpan('docindex.ingest.stage', { parent }, async (span) => {
       const staged = await this.stageFileNow(upload, readMetadata);
-      span.setAttributes({
+      span.setAttributes(() => ({
         'docindex.file.bytes': staged.blob.bytes,
         'docindex.content_type': staged.contentType,
-      });
+      }));
       return staged;
     });
   }
@@ -458,6 +476,7 @@ export class IngestionService {
     staged: StagedFile,
     options: IngestOptions = {},
     key?: IdempotencyKeyRef,
+    parent?: TraceParent,
   ): Promise<IngestAck> {
     const chunks = options.chunks ?? DEFAULT_CHUNKS;
     try {
@@ -470,7 +489,7 @@ export class IngestionService {
         partition,
         access: accessToWrite(options.access, '/access') ?? null,
       });
-      return await this.commit(orgId, [row], this.deps.queue, key);
+      return await this.commit(orgId, [row], this.deps.queue, key, parent);
     } catch (error) {
       await this.discardFile(staged);
       throw error;
@@ -488,6 +507,7 @@ export class IngestionService {
     metadata: Metadata,
     options: IngestOptions = {},
     key?: IdempotencyKeyRef,
+    parent?: TraceParent,
   ): Promise<IngestAck> {
     const chunks = options.chunks ?? DEFAULT_CHUNKS;
     checkChunkSettings(chunks);
@@ -504,7 +524,7 @@ export class IngestionService {
       partition,
       access: accessList,
     });
-    return this.commit(orgId, [row], this.deps.downloadQueue, key);
+    return this.commit(orgId, [row], this.deps.downloadQueue, key, parent);
   }
 
   private newDocument(
@@ -553,21 +573,23 @@ export class IngestionService {
     rows: NewDocument[],
     queue: JobQueue,
     key: IdempotencyKeyRef | undefined,
+    parent: TraceParent,
   ): Promise<IngestAck> {
     if (this.tracer === noopTracer) return this.commitNow(orgId, rows, queue, key, null);
     return this.tracer.inSpan(
       'docindex.ingest.commit',
       {
-        attributes: {
+        parent,
+        attributes: () => ({
           'docindex.org_id': orgId,
           'docindex.documents': rows.length,
           'docindex.queue.lane': queue === this.deps.downloadQueue ? 'download' : 'process',
-        },
+        }),
       },
       async (span) => {
-        const traceparent = this.tracer.traceparent();
+        const traceparent = span.traceparent();
         const ack = await this.commitNow(orgId, rows, queue, key, traceparent);
-        span.setAttributes({ 'docindex.document.ids': ack.document_ids });
+        span.setAttributes(() => ({ 'docindex.document.ids': ack.document_ids }));
         return ack;
       },
     );

@@ -712,9 +712,15 @@ export interface Reranker {
  */
 export type TraceAttributes = Record<string, string | number | boolean | readonly string[] | undefined>;
 
+/**
+ * A span's attributes, built only when the span records them: a span of the no-op tracer or one
+ * the sampler dropped never calls it, so tracing off costs no attribute objects.
+ */
+export type LazyTraceAttributes = () => TraceAttributes;
+
 /** One timed step of a request or a job (adapters/otel when tracing is on). */
 export interface TraceSpan {
-  setAttributes(attributes: TraceAttributes): void;
+  setAttributes(attributes: LazyTraceAttributes): void;
   /**
    * Marks the span failed with the error's code or class name; its message is left out, since a
    * message may quote what the user sent.
@@ -722,17 +728,22 @@ export interface TraceSpan {
   fail(error: unknown): void;
   /** Ends the span now, or at `endTime` (milliseconds since the epoch). */
   end(endTime?: number): void;
+  /** This span as a W3C `traceparent`, to travel with a job; null when it is not traced. */
+  traceparent(): string | null;
 }
 
+/**
+ * Where a span hangs: a span of this process, or a W3C `traceparent` (a request's header, a job's
+ * stored context); null or absent: a trace of its own.
+ */
+export type TraceParent = TraceSpan | string | null | undefined;
+
 export interface SpanOptions {
-  attributes?: TraceAttributes;
+  /** Set once the span has started (a sampler decides without them). */
+  attributes?: LazyTraceAttributes;
   /** When the span began (milliseconds since the epoch); absent: now. */
   startTime?: number;
-  /**
-   * The parent as a W3C `traceparent` (a request's header, a job's stored context); absent or
-   * null: the current span, if any.
-   */
-  parent?: string | null;
+  parent?: TraceParent;
   /** `server` for a request, `consumer` for a job run; absent: an internal step. */
   kind?: 'server' | 'consumer';
 }
@@ -741,31 +752,34 @@ export interface SpanOptions {
  * Traces (OpenTelemetry when OTEL_EXPORTER_OTLP_ENDPOINT is set, start/tracing.ts). Services and
  * the pipeline take this port, never the OpenTelemetry API, so they stay free of it; off, they get
  * `noopTracer`, whose calls do nothing.
+ *
+ * A span's parent is always passed (`parent`), never taken from an ambient "current span": on
+ * Node 20 an ambient context needs AsyncLocalStorage, whose promise hooks slow every promise of
+ * the process, traced or not (docs/TRACING.md).
  */
 export interface Tracer {
-  /** Starts a span without making it current: for steps that overlap or end elsewhere. */
+  /** Starts a span: for steps that overlap or end elsewhere. */
   startSpan(name: string, options?: SpanOptions): TraceSpan;
   /**
-   * Runs `fn` in a new span, current for everything `fn` starts; the span ends when `fn` settles
-   * and is marked failed when it throws.
+   * Runs `fn` in a new span, which `fn` passes as the parent of the spans it starts; the span
+   * ends when `fn` settles and is marked failed when it throws.
    */
   inSpan<T>(name: string, options: SpanOptions, fn: (span: TraceSpan) => Promise<T>): Promise<T>;
-  /** Runs `fn` with `span` current (a span started in one hook and ended in another). */
-  withSpan<T>(span: TraceSpan, fn: () => T): T;
-  /** The current span as a W3C `traceparent`, to travel with a job; null when there is none. */
-  traceparent(): string | null;
 }
 
-const noopSpan: TraceSpan = {
+/** The span of the no-op tracer: records nothing, hands no trace on. */
+export const noopSpan: TraceSpan = {
   setAttributes() {},
   fail() {},
   end() {},
+  traceparent: () => null,
 };
 
-/** The tracer while tracing is off: each call is a function call and nothing more. */
+/**
+ * The tracer while tracing is off: each call is a function call and nothing more (attributes are
+ * never built). Callers may also compare with it to skip a traced path altogether.
+ */
 export const noopTracer: Tracer = {
   startSpan: () => noopSpan,
   inSpan: (_name, _options, fn) => fn(noopSpan),
-  withSpan: (_span, fn) => fn(),
-  traceparent: () => null,
 };

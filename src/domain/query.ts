@@ -20,7 +20,9 @@ import {
   EmbeddingError,
   noopTracer,
   type SearchIndex,
+  type TraceParent,
   type Tracer,
+  type TraceSpan,
   type VectorIndex,
 } from './ports.js';
 import { PROXIMITY_DEPTH, rerankByProximity } from './proximity.js';
@@ -135,27 +137,28 @@ export class QueryService {
     orgId: string,
     access: DocumentAccess,
     input: QueryInput,
-    options: { countUsage?: boolean } = {},
+    options: { countUsage?: boolean; parent?: TraceParent } = {},
   ): Promise<QueryAnswer> {
     return this.tracer.inSpan(
       'docindex.query',
       {
-        attributes: {
+        parent: options.parent,
+        attributes: () => ({
           'docindex.org_id': orgId,
           'docindex.query.mode': input.mode ?? this.defaultMode,
           'docindex.query.top_k': input.topK,
           'docindex.query.chars': input.query.length,
           'docindex.query.filtered': input.filter !== undefined,
           ...(input.documentIds === null ? {} : { 'docindex.query.document_ids': input.documentIds.length }),
-        },
+        }),
       },
       async (span) => {
-        const answer = await this.answer(orgId, access, input, options);
-        span.setAttributes({
+        const answer = await this.answer(orgId, access, input, options, span);
+        span.setAttributes(() => ({
           'docindex.query.results': answer.hits.length,
           'docindex.query.degraded': answer.degraded,
           ...(answer.degraded ? { 'docindex.query.degraded_reasons': answer.degradedReasons } : {}),
-        });
+        }));
         return answer;
       },
     );
@@ -166,6 +169,7 @@ export class QueryService {
     access: DocumentAccess,
     input: QueryInput,
     options: { countUsage?: boolean },
+    span: TraceSpan,
   ): Promise<QueryAnswer> {
     const mode = input.mode ?? this.defaultMode;
     if (mode !== 'keyword' && this.semantic === null) throw ERRORS.semanticSearchUnavailable(mode);
@@ -190,30 +194,33 @@ export class QueryService {
     let ranked: QueryHit[];
     let degraded = false;
     if (mode === 'keyword') {
-      ranked = (await this.keywordHits(orgId, query, depth, scope, language)).map(keywordOnly);
+      ranked = (await this.keywordHits(orgId, query, depth, scope, language, span)).map(keywordOnly);
     } else if (mode === 'semantic') {
-      ranked = await this.semanticHits(orgId, query, depth, scope, true);
+      ranked = await this.semanticHits(orgId, query, depth, scope, true, span);
     } else {
       // The semantic half starts first and the keyword half after a turn of the event loop: by then
       // the semantic half waits on its off-thread steps (the provider's embedding, the embedded
       // index's vector scan), which then run beside the keyword search rather than after it.
-      const semanticHalf = this.semanticHits(orgId, query, depth, scope, false).catch((error: unknown) => {
-        if (error instanceof EmbeddingFailed) return null;
-        throw error;
-      });
+      const semanticHalf = this.semanticHits(orgId, query, depth, scope, false, span).catch(
+        (error: unknown) => {
+          if (error instanceof EmbeddingFailed) return null;
+          throw error;
+        },
+      );
       const [keyword, semantic] = await Promise.all([
-        setImmediate().then(() => this.keywordHits(orgId, query, depth, scope, language)),
+        setImmediate().then(() => this.keywordHits(orgId, query, depth, scope, language, span)),
         semanticHalf,
       ]);
       degraded = semantic === null;
       const fusion = this.tracer.startSpan('docindex.query.fusion', {
-        attributes: {
+        parent: span,
+        attributes: () => ({
           'docindex.query.keyword_hits': keyword.length,
           'docindex.query.semantic_hits': semantic?.length ?? 0,
-        },
+        }),
       });
       ranked = fuse(keyword, semantic ?? [], input.semanticWeight ?? DEFAULT_SEMANTIC_WEIGHT);
-      fusion.setAttributes({ 'docindex.query.hits': ranked.length });
+      fusion.setAttributes(() => ({ 'docindex.query.hits': ranked.length }));
       fusion.end();
     }
     const degradedReasons: DegradedReason[] = degraded ? ['embeddings_unavailable'] : [];
@@ -222,10 +229,10 @@ export class QueryService {
       const first = ranked.slice(0, candidates);
       const reranked = await this.tracer.inSpan(
         'docindex.query.rerank',
-        { attributes: { 'docindex.query.rerank_candidates': first.length } },
-        async (span) => {
+        { parent: span, attributes: () => ({ 'docindex.query.rerank_candidates': first.length }) },
+        async (rerankSpan) => {
           const result = await rerankCandidates(reranking, query, first);
-          span.setAttributes({ 'docindex.query.rerank_applied': result !== null });
+          rerankSpan.setAttributes(() => ({ 'docindex.query.rerank_applied': result !== null }));
           return result;
         },
       );
@@ -256,13 +263,20 @@ export class QueryService {
     topK: number,
     scope: Scope,
     language: string | null,
+    parent: TraceSpan,
   ): Promise<KeywordHit[]> {
     return this.tracer.inSpan(
       'docindex.query.keyword',
-      { attributes: { 'docindex.query.depth': topK, 'docindex.query.proximity': this.proximity !== null } },
+      {
+        parent,
+        attributes: () => ({
+          'docindex.query.depth': topK,
+          'docindex.query.proximity': this.proximity !== null,
+        }),
+      },
       async (span) => {
         const hits = await this.keywordHitsNow(orgId, query, topK, scope, language);
-        span.setAttributes({ 'docindex.query.hits': hits.length });
+        span.setAttributes(() => ({ 'docindex.query.hits': hits.length }));
         return hits;
       },
     );
@@ -296,13 +310,14 @@ export class QueryService {
     limit: number,
     scope: Scope,
     answerFailure: boolean,
+    parent: TraceSpan,
   ): Promise<QueryHit[]> {
     return this.tracer.inSpan(
       'docindex.query.semantic',
-      { attributes: { 'docindex.query.depth': limit } },
+      { parent, attributes: () => ({ 'docindex.query.depth': limit }) },
       async (span) => {
         const hits = await this.semanticHitsNow(orgId, query, limit, scope, answerFailure);
-        span.setAttributes({ 'docindex.query.hits': hits.length });
+        span.setAttributes(() => ({ 'docindex.query.hits': hits.length }));
         return hits;
       },
     );

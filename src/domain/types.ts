@@ -262,6 +262,8 @@ export interface ListQuery {
   contentSha256: string | null;
   /** Only the document with this external_id (at most one per org). */
   externalId?: string | null;
+  /** Only the documents with these external_ids (one read for many, as `ids`). */
+  externalIds?: readonly string[] | null;
   /** Only documents whose metadata passes it (domain/filter.ts); null: every document. */
   filter: Filter | null;
   /** Only documents of these partitions; null or absent: every partition of the org. */

@@ -167,19 +167,19 @@ export class VectorStage {
     return tracer.inSpan(
       'docindex.embed',
       {
-        attributes: {
+        attributes: () => ({
           'docindex.embed.provider': this.embedder.provider,
           'docindex.embed.model': this.embedder.model,
           'docindex.embed.profile': profile,
           'docindex.documents': docs.length,
           'docindex.document.ids': docs.map((d) => d.documentId),
-        },
+        }),
       },
       async (span) => {
         const outcomes = await this.embedDocumentsNow(profile, docs, (chunks) =>
-          span.setAttributes({ 'docindex.chunks': chunks }),
+          span.setAttributes(() => ({ 'docindex.chunks': chunks })),
         );
-        span.setAttributes({ 'docindex.embed.ready': outcomes.filter((o) => o === 'ready').length });
+        span.setAttributes(() => ({ 'docindex.embed.ready': outcomes.filter((o) => o === 'ready').length }));
         return outcomes;
       },
     );

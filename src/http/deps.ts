@@ -7,7 +7,7 @@ import type { IngestionService } from '../domain/ingestion.js';
 import type { OrgAdmin } from '../domain/orgs.js';
 import type { PartitionService } from '../domain/partition-service.js';
 import type { DocumentAccess } from '../domain/partitions.js';
-import type { RateLimiter, Tracer } from '../domain/ports.js';
+import type { RateLimiter, Tracer, TraceSpan } from '../domain/ports.js';
 import type { ProviderStatus } from '../domain/provider-health.js';
 import type { QueryService } from '../domain/query.js';
 import type { SourceService } from '../domain/sources.js';
@@ -79,5 +79,7 @@ declare module 'fastify' {
      * place of the key's (http/plugins/authenticated.ts), computed once before the handler.
      */
     access: DocumentAccess;
+    /** The request's span (http/plugins/tracing.ts): the parent of the spans it causes; null when tracing is off. */
+    traceSpan: TraceSpan | null;
   }
 }

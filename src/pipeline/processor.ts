@@ -10,6 +10,8 @@ import {
   type JobContext,
   type JobHandler,
   type JobQueue,
+  type LazyTraceAttributes,
+  noopSpan,
   noopTracer,
   type TraceAttributes,
   type Tracer,
@@ -91,19 +93,19 @@ export class DocumentProcessor {
    * lane. Kept apart so downloads of short-lived pre-signed URLs never wait behind extraction.
    */
   readonly handleDownload: JobHandler = (job) =>
-    this.traced('download', job, async () => {
+    this.traced('download', job, async (span) => {
       const input = await this.begin(job);
       if (!input) return;
       if (input.blobKey === null) {
-        const downloaded = await this.guard(job, input.version, () => this.download(input, job));
+        const downloaded = await this.guard(job, input.version, () => this.download(input, job, span));
         if (!downloaded) return;
       }
-      await this.deps.processQueue.enqueue([this.jobRef(job)]);
+      await this.deps.processQueue.enqueue([this.jobRef(job, span)]);
     });
 
-  /** The job's document for the next lane, with the current span's trace context when there is one. */
-  private jobRef(job: JobContext): JobRef {
-    const traceparent = this.tracer.traceparent();
+  /** The job's document for the next lane, with the job span's trace context when it is traced. */
+  private jobRef(job: JobContext, span: TraceSpan): JobRef {
+    const traceparent = span.traceparent();
     return { documentId: job.documentId, orgId: job.orgId, ...(traceparent === null ? {} : { traceparent }) };
   }
 
@@ -111,8 +113,12 @@ export class DocumentProcessor {
    * A job run as a span of the trace its job was queued in (the ingest request's), after a span
    * for the time it waited in the queue.
    */
-  private traced(lane: 'download' | 'process', job: JobContext, run: () => Promise<void>): Promise<void> {
-    if (this.tracer === noopTracer) return run();
+  private traced(
+    lane: 'download' | 'process',
+    job: JobContext,
+    run: (span: TraceSpan) => Promise<void>,
+  ): Promise<void> {
+    if (this.tracer === noopTracer) return run(noopSpan);
     const startedAt = Date.now();
     const parent = job.traceparent ?? null;
     const waitedMs = job.queuedAt == null ? null : Math.max(0, startedAt - job.queuedAt);
@@ -121,7 +127,7 @@ export class DocumentProcessor {
         .startSpan('docindex.queue.wait', {
           parent,
           startTime: Math.min(job.queuedAt, startedAt),
-          attributes: { 'docindex.document.id': job.documentId, 'docindex.queue.lane': lane },
+          attributes: () => ({ 'docindex.document.id': job.documentId, 'docindex.queue.lane': lane }),
         })
         .end(startedAt);
     }
@@ -130,16 +136,16 @@ export class DocumentProcessor {
       {
         parent,
         kind: 'consumer',
-        attributes: {
+        attributes: () => ({
           'docindex.document.id': job.documentId,
           'docindex.org_id': job.orgId,
           'docindex.queue.lane': lane,
           'docindex.job.attempt': job.attempt,
           'docindex.job.max_attempts': job.maxAttempts,
           ...(waitedMs === null ? {} : { 'docindex.queue.wait_ms': waitedMs }),
-        },
+        }),
       },
-      () => run(),
+      run,
     );
   }
 
@@ -149,18 +155,18 @@ export class DocumentProcessor {
    * per document (BullMQ) did not queue the newer version beside the running one.
    */
   readonly handle: JobHandler = (job) =>
-    this.traced('process', job, async () => {
+    this.traced('process', job, async (span) => {
       let done: number | null = null;
       for (let round = 0; round < MAX_VERSIONS_PER_JOB && !job.signal.aborted; round += 1) {
         const input = await this.begin(job);
         if (!input || input.version === done) return;
         if (input.fetchUrl !== null && input.blobKey === null) {
           // The newer version is a URL: its download lane takes it.
-          await this.deps.downloadQueue?.enqueue([this.jobRef(job)]);
+          await this.deps.downloadQueue?.enqueue([this.jobRef(job, span)]);
           return;
         }
         await this.guard(job, input.version, async () => {
-          await this.process(input, job.signal);
+          await this.process(input, job.signal, span);
           return true;
         });
         done = input.version;
@@ -215,20 +221,20 @@ export class DocumentProcessor {
   }
 
   /** Downloads into the blob store and records it on the document; false if it was deleted meanwhile. */
-  private async download(input: JobInput, job: JobContext): Promise<boolean> {
+  private async download(input: JobInput, job: JobContext, parent: TraceSpan): Promise<boolean> {
     const { documents, blobs } = this.deps;
     const url = input.fetchUrl;
     if (url === null) throw new PipelineError('internal', 'document has no input');
     // The host only: a URL's path and query string (a pre-signed signature) stay out of traces.
     const downloaded = await this.tracer.inSpan(
       'docindex.download',
-      { attributes: { 'docindex.document.id': input.record.id, ...urlHost(url) } },
+      { parent, attributes: () => ({ 'docindex.document.id': input.record.id, ...urlHost(url) }) },
       async (span) => {
         const result = await this.deps.downloadUrl(url, job.signal);
-        span.setAttributes({
+        span.setAttributes(() => ({
           'docindex.file.bytes': result.bytes,
           'docindex.content_type': result.contentType,
-        });
+        }));
         return result;
       },
     );
@@ -237,7 +243,7 @@ export class DocumentProcessor {
     return attached;
   }
 
-  private async process(input: JobInput, signal: AbortSignal): Promise<void> {
+  private async process(input: JobInput, signal: AbortSignal, parent: TraceSpan): Promise<void> {
     const { documents, blobs } = this.deps;
     const { record } = input;
     const format: FormatId = formatOfContentType(record.source.content_type) ?? 'txt';
@@ -251,10 +257,11 @@ export class DocumentProcessor {
       this.tracer.inSpan(
         'docindex.index.write',
         {
-          attributes: {
+          parent,
+          attributes: () => ({
             'docindex.document.id': record.id,
             'docindex.document.version': input.version,
-          },
+          }),
         },
         async (span) => {
           const written = await documents.saveIndex(record.id, {
@@ -263,17 +270,19 @@ export class DocumentProcessor {
             contentType: record.source.content_type,
             bytes: record.source.bytes,
           });
-          span.setAttributes({ 'docindex.index.saved': written });
+          span.setAttributes(() => ({ 'docindex.index.saved': written }));
           return written;
         },
       );
     let saved: boolean;
     if (input.text !== null) {
+      const chars = input.text.length;
       saved = await save(
         this.observe(
           this.deps.chunkDocument(input.text, { ...options, pages: null }, signal, record.orgId),
           null,
-          { 'docindex.document.id': record.id, 'docindex.text.chars': input.text.length },
+          parent,
+          () => ({ 'docindex.document.id': record.id, 'docindex.text.chars': chars }),
         ),
       );
     } else if (input.blobKey !== null) {
@@ -281,11 +290,16 @@ export class DocumentProcessor {
       saved = await blobs
         .withLocalFile(input.blobKey, (file) =>
           save(
-            this.observe(this.deps.indexFile(file, format, options, signal, record.orgId), format, {
-              'docindex.document.id': record.id,
-              'docindex.format': format,
-              ...(record.source.bytes === null ? {} : { 'docindex.file.bytes': record.source.bytes }),
-            }),
+            this.observe(
+              this.deps.indexFile(file, format, options, signal, record.orgId),
+              format,
+              parent,
+              () => ({
+                'docindex.document.id': record.id,
+                'docindex.format': format,
+                ...(record.source.bytes === null ? {} : { 'docindex.file.bytes': record.source.bytes }),
+              }),
+            ),
           ),
         )
         .catch((error: unknown) => {
@@ -319,11 +333,16 @@ export class DocumentProcessor {
    * the thread has read the file (or its first pages); `docindex.chunk` until the last ones do.
    * Both overlap `docindex.index.write`, which reads the stream as it comes.
    */
-  private observe(stream: ChunkStream, format: FormatId | null, attributes: TraceAttributes): ChunkStream {
+  private observe(
+    stream: ChunkStream,
+    format: FormatId | null,
+    parent: TraceSpan,
+    attributes: LazyTraceAttributes,
+  ): ChunkStream {
     if (this.tracer === noopTracer) return stream;
     const extract: TraceSpan | null =
-      format === null ? null : this.tracer.startSpan('docindex.extract', { attributes });
-    const chunk = this.tracer.startSpan('docindex.chunk', { attributes });
+      format === null ? null : this.tracer.startSpan('docindex.extract', { parent, attributes });
+    const chunk = this.tracer.startSpan('docindex.chunk', { parent, attributes });
     let extracting = extract !== null;
     const extracted = () => {
       if (!extracting) return;
@@ -342,12 +361,12 @@ export class DocumentProcessor {
           }
           extracted();
           const totals = stream.totals();
-          chunk.setAttributes({
+          chunk.setAttributes(() => ({
             'docindex.chunks': chunks,
             'docindex.tokens': totals.tokenCount,
             ...(totals.ocrPages == null ? {} : { 'docindex.ocr.pages': totals.ocrPages }),
             ...(totals.language == null ? {} : { 'docindex.language': totals.language }),
-          });
+          }));
         } catch (error) {
           if (extracting) extract?.fail(error);
           chunk.fail(error);

@@ -1,6 +1,6 @@
 // Traces: the OpenTelemetry SDK when an OTLP endpoint is configured, else the no-op tracer. The
 // SDK and its exporter are imported only in the first case, so a process without tracing loads
-// none of their code; its spans are calls to a tracer that does nothing.
+// none of their code; its spans are calls to a tracer that does nothing (no attributes built).
 import type { Config } from '../config/index.js';
 import { noopTracer, type Tracer } from '../domain/ports.js';
 import { PACKAGE_VERSION } from './package-version.js';
@@ -36,5 +36,11 @@ export async function startTracing(config: Config, role: string): Promise<Tracin
     sampler: config.otelTracesSampler,
     samplerArg: Number(config.otelTracesSamplerArg),
     role,
+    batch: {
+      scheduledDelayMillis: config.otelBspScheduleDelay,
+      exportTimeoutMillis: config.otelBspExportTimeout,
+      maxQueueSize: config.otelBspMaxQueueSize,
+      maxExportBatchSize: config.otelBspMaxExportBatchSize,
+    },
   });
 }

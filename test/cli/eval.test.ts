@@ -175,7 +175,7 @@ if (!scifact) console.warn(`skipping the SciFact evaluation test: ${scifactDir} 
 
 describe.skipIf(!scifact)('docindex eval on SciFact', () => {
   it('reports the nDCG@10 the benchmark computes from the same rankings', async () => {
-    const set = loadBeir('scifact', scifact!);
+    const set = await loadBeir('scifact', scifact!);
     const queries = set.queries.slice(0, 20);
     const judged = new Set(queries.flatMap((q) => [...set.relevant.get(q.id)!]));
     // The judged documents of those queries and 300 others: enough to rank among, quick to index.

@@ -106,6 +106,10 @@ describe('loadConfig', () => {
       otelSdkDisabled: false,
       otelTracesSampler: 'parentbased_always_on',
       otelTracesSamplerArg: '1',
+      otelBspScheduleDelay: 5_000,
+      otelBspExportTimeout: 30_000,
+      otelBspMaxQueueSize: 8_192,
+      otelBspMaxExportBatchSize: 1_024,
       trustProxy: false,
       requestTimeoutMs: 300_000,
       headersTimeoutMs: 10_000,
@@ -145,6 +149,10 @@ describe('loadConfig', () => {
       otelTracesSampler: 'traceidratio',
       otelTracesSamplerArg: '0.25',
     });
+    expect(
+      loadConfig({ OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '64' }),
+    ).toMatchObject({ otelBspScheduleDelay: 200, otelBspMaxExportBatchSize: 64 });
+    expect(() => loadConfig({ OTEL_BSP_MAX_QUEUE_SIZE: '0' })).toThrow(/OTEL_BSP_MAX_QUEUE_SIZE/);
   });
 
   it('treats an empty variable as unset', () => {

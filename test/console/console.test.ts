@@ -476,6 +476,34 @@ describe.runIf(hasChromium && HAVE_CORPUS)('console in a real browser', () => {
     const [first, second] = [await runs.nth(0).boundingBox(), await runs.nth(1).boundingBox()];
     expect(second!.y).toBe(first!.y);
     expect(second!.x).toBeGreaterThan(first!.x);
+    // The drill-down: each query's nDCG@10 run by run, its change from R1 and its ranks.
+    expect(await page.locator('#evaluation-detail').isVisible()).toBe(false);
+    await row.getByRole('button', { name: 'Compare runs: console comparison' }).click();
+    await page.locator('#evaluation-detail').waitFor({ state: 'visible' });
+    expect(await page.locator('#evaluation-detail-title').textContent()).toBe(
+      'Runs compared: console comparison',
+    );
+    expect(await page.locator('#evaluation-detail-head th').allTextContents()).toEqual([
+      'Query',
+      'R1 keyword',
+      'R2 keyword',
+    ]);
+    const queryRows = page.locator('#evaluation-detail-body tr');
+    expect(await queryRows.count()).toBe(1);
+    const cells = await queryRows.nth(0).locator('td').allInnerTexts();
+    const shortId = doc.external_id ?? doc.id.slice(0, 8);
+    expect(cells).toEqual([
+      'otter',
+      expect.stringMatching(new RegExp(`^(1|0)\\.\\d{4}\\n${shortId}:(\\d+|–)$`)),
+      expect.stringMatching(new RegExp(`^(1|0)\\.\\d{4}\\n±0\\n${shortId}:(\\d+|–)$`)),
+    ]);
+    // Two runs of the same settings: nothing got worse, and no row is marked.
+    expect(await page.locator('#evaluation-detail-note').textContent()).toBe(
+      '1 evaluated query; 0 worse than in R1 in a later run (listed first).',
+    );
+    expect(await page.locator('#evaluation-detail-body tr.eval-worse').count()).toBe(0);
+    await page.locator('#evaluation-detail-close').click();
+    expect(await page.locator('#evaluation-detail').isVisible()).toBe(false);
     expect(problems).toEqual([]);
   });
 

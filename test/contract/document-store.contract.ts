@@ -154,6 +154,21 @@ export function documentStoreContract(
         expect(await store.getDocument(orgA, randomUUID())).toBeNull();
       });
 
+      it('lists the documents named by many external_ids in one read, the org’s only', async () => {
+        const named = ['ext/a', 'ext/b', 'ext/c'].map((externalId) => newDoc(orgA, { externalId }));
+        await store.createDocuments([...named, newDoc(orgA), newDoc(orgB, { externalId: 'ext/d' })]);
+        const found = await store.listDocuments(
+          list(orgA, { limit: 10, externalIds: ['ext/c', 'ext/a', 'ext/d', 'ext/none'] }),
+        );
+        expect(new Map(found.map((d) => [d.externalId, d.id]))).toEqual(
+          new Map([
+            ['ext/a', named[0]!.id],
+            ['ext/c', named[2]!.id],
+          ]),
+        );
+        expect(await store.listDocuments(list(orgA, { externalIds: [] }))).toEqual([]);
+      });
+
       it('stores NUL and lone surrogates in their canonical form, the same on every read path', async () => {
         const metadata = { 'k\u0000ey': 'va\uD800l', plain: 'x\uDC00y\u0000z', emoji: '😀' };
         const doc = newDoc(orgA, {

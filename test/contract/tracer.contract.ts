@@ -9,7 +9,7 @@ export function tracerContract(name: string, tracer: Tracer): void {
   describe(name, () => {
     it('returns what a traced step returns, and throws what it throws', async () => {
       await expect(
-        tracer.inSpan('step', { attributes: { 'docindex.chunks': 2 } }, async () => 42),
+        tracer.inSpan('step', { attributes: () => ({ 'docindex.chunks': 2 }) }, async () => 42),
       ).resolves.toBe(42);
       const error = Object.assign(new Error('boom'), { code: 'internal' });
       await expect(tracer.inSpan('step', {}, async () => Promise.reject(error))).rejects.toBe(error);
@@ -20,9 +20,9 @@ export function tracerContract(name: string, tracer: Tracer): void {
       await tracer.inSpan(
         'outer',
         { kind: 'consumer', parent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01` },
-        async () => {
+        async (outer) => {
           ran.push('outer');
-          await tracer.inSpan('inner', {}, async () => {
+          await tracer.inSpan('inner', { parent: outer }, async () => {
             ran.push('inner');
           });
         },
@@ -32,15 +32,17 @@ export function tracerContract(name: string, tracer: Tracer): void {
         startTime: Date.now() - 10,
         parent: 'not a traceparent',
       });
-      ran.push(tracer.withSpan(span, () => 'handler'));
-      span.setAttributes({ 'http.response.status_code': 200, 'docindex.document.ids': ['a', 'b'] });
+      ran.push(await tracer.inSpan('handler', { parent: span }, async () => 'handler'));
+      span.setAttributes(() => ({ 'http.response.status_code': 200, 'docindex.document.ids': ['a', 'b'] }));
       span.fail({ code: '500' });
       span.end();
       expect(ran).toEqual(['outer', 'inner', 'handler']);
     });
 
-    it('has no current trace outside any span', () => {
-      expect(tracer.traceparent()).toBeNull();
+    it('hands on a span as a W3C traceparent, or null when it is not traced', () => {
+      const span = tracer.startSpan('job');
+      expect(span.traceparent() ?? 'none').toMatch(/^(00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]|none)$/);
+      span.end();
     });
   });
 }

@@ -1,10 +1,13 @@
 // The evaluation job's own rules, on the SQLite store and stand-ins for search, documents, orgs
-// and the rate limiter: a job claimed after its last attempt fails the evaluation, a query the
+// and the rate limiter (and, for what it reads, on the real document and org stores): a job claimed after its last attempt fails the evaluation, a query the
 // service refuses fails it at once, a transient failure is retried and fails it on the last
 // attempt, a spent rate limit is waited for, usage is left alone, and score ties follow trec_eval.
+import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js';
+import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import { SqliteEvaluationStore } from '../../src/adapters/sqlite/evaluation-store.js';
+import { SqliteOrgStore } from '../../src/adapters/sqlite/org-store.js';
 import { EvaluationRunner } from '../../src/domain/evaluation-runner.js';
 import type { NewEvaluation, RunSettings } from '../../src/domain/evaluations.js';
 import type {
@@ -40,7 +43,7 @@ function hit(documentId: string, score: number): KeywordHit {
 const documents = {
   async listDocuments(q: ListQuery): Promise<DocumentRecord[]> {
     const known = ['d1', 'd2', 'd3', 'd4', 'd5'];
-    const ids = q.ids ?? (q.externalId ? [q.externalId.replace(/^x-/, '')] : []);
+    const ids = q.ids ?? (q.externalIds ?? []).map((externalId) => externalId.replace(/^x-/, ''));
     return ids
       .filter((id) => known.includes(id))
       .map((id) => ({ id, externalId: `x-${id}` }) as DocumentRecord);
@@ -175,5 +178,76 @@ describe('EvaluationRunner', () => {
     expect((await store.get(ORG, 'eval_1'))?.status).toBe('running');
     await runner.handle(job(3, 3));
     expect(await store.get(ORG, 'eval_1')).toMatchObject({ status: 'failed', error: { code: 'internal' } });
+  });
+
+  it('reads the org once per run and resolves judged documents a page of ids per read, on real stores', async () => {
+    // The SQLite document and org stores, each read counted on its way through.
+    const orgStore = new SqliteOrgStore(db);
+    await orgStore.createOrg({ id: 'org_real', name: 'o', rateLimitRpm: 600, createdAt: clock.now() });
+    const documentStore = new SqliteDocumentStore(db, { clock });
+    const ids = Array.from({ length: 150 }, (_, i) => `doc-${i}`);
+    await documentStore.createDocuments(
+      ids.map((id, i) => ({
+        id: randomUUID(),
+        orgId: 'org_real',
+        externalId: id,
+        source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
+        metadata: {},
+        chunkSize: 512,
+        chunkOverlap: 64,
+        tokenizer: 'o200k_base',
+        createdAt: new Date(clock.now().getTime() + i),
+        text: 'text',
+        blobKey: null,
+        fetchUrl: null,
+      })),
+    );
+    const reads = { listDocuments: 0, getOrg: 0 };
+    const counted = <T extends object>(target: T, method: keyof typeof reads): T =>
+      new Proxy(target, {
+        get(object, property, receiver) {
+          const value = Reflect.get(object, property, receiver);
+          if (property !== method || typeof value !== 'function') return value;
+          return (...args: unknown[]) => {
+            reads[method] += 1;
+            return value.apply(object, args);
+          };
+        },
+      });
+    const real = new EvaluationRunner({
+      store,
+      documents: counted(documentStore as DocumentStore, 'listDocuments'),
+      orgs: counted(orgStore as OrgStore, 'getOrg'),
+      query: new QueryService(search, new UsageService(usage, clock)),
+      rateLimiter: limiter,
+      clock,
+    });
+    // 30 queries of 5 judged documents each: 150 external_ids, and one that no document has.
+    await store.create({
+      id: 'eval_real',
+      orgId: 'org_real',
+      name: null,
+      topK: 10,
+      queries: Array.from({ length: 30 }, (_, q) => ({
+        query: `query ${q}`,
+        relevant: [
+          ...ids.slice(q * 5, q * 5 + 5).map((externalId) => ({ ref: { externalId }, grade: 1 })),
+          ...(q === 0 ? [{ ref: { externalId: 'no-such-document' }, grade: 1 }] : []),
+        ],
+      })),
+      runs: [KEYWORD, KEYWORD],
+      createdAt: clock.now(),
+    });
+    await real.handle({ ...job(1), documentId: 'eval_real', orgId: 'org_real' });
+    const done = await store.get('org_real', 'eval_real');
+    expect(done?.status).toBe('done');
+    expect(done?.report?.queries[0]).toEqual({
+      unknown: [{ externalId: 'no-such-document' }],
+      evaluated: true,
+    });
+    expect(done?.report?.queries.slice(1).every((q) => q.unknown.length === 0)).toBe(true);
+    // 151 external_ids in pages of 100; the org read once for 60 rate-limited queries.
+    expect(reads).toEqual({ listDocuments: 2, getOrg: 1 });
+    expect(limiter.keys).toHaveLength(60);
   });
 });

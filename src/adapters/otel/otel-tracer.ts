@@ -1,16 +1,18 @@
 // The Tracer port on the OpenTelemetry API. The SDK behind it (sdk.ts) is started by start/ only
-// when an OTLP endpoint is configured; this module is loaded only then too.
+// when an OTLP endpoint is configured; this module is loaded only then too. Parents are passed
+// explicitly (a span, or a traceparent from a header or a job): no context manager is installed,
+// so no AsyncLocalStorage hooks run on the process's promises.
 import {
   type Tracer as ApiTracer,
   type Attributes,
   type Context,
-  context,
+  ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
-import type { SpanOptions, TraceAttributes, Tracer, TraceSpan } from '../../domain/ports.js';
+import type { LazyTraceAttributes, SpanOptions, TraceParent, Tracer, TraceSpan } from '../../domain/ports.js';
 
 /** A W3C traceparent: version 00, a 32-hex trace id, a 16-hex span id, the flags. */
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
@@ -22,8 +24,9 @@ const KINDS = { server: SpanKind.SERVER, consumer: SpanKind.CONSUMER } as const;
 class OtelSpan implements TraceSpan {
   constructor(readonly span: Span) {}
 
-  setAttributes(attributes: TraceAttributes): void {
-    this.span.setAttributes(attributes as Attributes);
+  setAttributes(attributes: LazyTraceAttributes): void {
+    // An unsampled span records nothing: its attributes are not even built.
+    if (this.span.isRecording()) this.span.setAttributes(attributes() as Attributes);
   }
 
   fail(error: unknown): void {
@@ -34,6 +37,13 @@ class OtelSpan implements TraceSpan {
 
   end(endTime?: number): void {
     this.span.end(endTime);
+  }
+
+  traceparent(): string | null {
+    const current = this.span.spanContext();
+    if (!trace.isSpanContextValid(current)) return null;
+    const flags = (current.traceFlags & 1).toString(16).padStart(2, '0');
+    return `00-${current.traceId}-${current.spanId}-${flags}`;
   }
 }
 
@@ -60,45 +70,40 @@ export function contextOfTraceparent(traceparent: string | null | undefined, bas
   });
 }
 
+/** The context a span's parent gives: a span of this tracer, a traceparent, or none. */
+function contextOf(parent: TraceParent): Context {
+  if (parent instanceof OtelSpan) return trace.setSpan(ROOT_CONTEXT, parent.span);
+  if (typeof parent === 'string') return contextOfTraceparent(parent, ROOT_CONTEXT) ?? ROOT_CONTEXT;
+  return ROOT_CONTEXT;
+}
+
 export class OtelTracer implements Tracer {
   constructor(private readonly tracer: ApiTracer) {}
 
   startSpan(name: string, options: SpanOptions = {}): OtelSpan {
-    const active = context.active();
-    const parent = contextOfTraceparent(options.parent, active) ?? active;
-    const span = this.tracer.startSpan(
-      name,
-      {
-        kind: options.kind === undefined ? SpanKind.INTERNAL : KINDS[options.kind],
-        ...(options.attributes ? { attributes: options.attributes as Attributes } : {}),
-        ...(options.startTime === undefined ? {} : { startTime: options.startTime }),
-      },
-      parent,
+    const span = new OtelSpan(
+      this.tracer.startSpan(
+        name,
+        {
+          kind: options.kind === undefined ? SpanKind.INTERNAL : KINDS[options.kind],
+          ...(options.startTime === undefined ? {} : { startTime: options.startTime }),
+        },
+        contextOf(options.parent),
+      ),
     );
-    return new OtelSpan(span);
+    if (options.attributes) span.setAttributes(options.attributes);
+    return span;
   }
 
   async inSpan<T>(name: string, options: SpanOptions, fn: (span: TraceSpan) => Promise<T>): Promise<T> {
     const span = this.startSpan(name, options);
     try {
-      return await context.with(trace.setSpan(context.active(), span.span), () => fn(span));
+      return await fn(span);
     } catch (error) {
       span.fail(error);
       throw error;
     } finally {
       span.end();
     }
-  }
-
-  withSpan<T>(span: TraceSpan, fn: () => T): T {
-    if (!(span instanceof OtelSpan)) return fn();
-    return context.with(trace.setSpan(context.active(), span.span), fn);
-  }
-
-  traceparent(): string | null {
-    const current = trace.getSpan(context.active())?.spanContext();
-    if (!current || !trace.isSpanContextValid(current)) return null;
-    const flags = (current.traceFlags & 1).toString(16).padStart(2, '0');
-    return `00-${current.traceId}-${current.spanId}-${flags}`;
   }
 }

@@ -3,7 +3,6 @@
 // without one never loads the SDK or the exporter.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -29,6 +28,13 @@ export interface OtelTracingOptions {
   samplerArg: number;
   /** `serve`, `worker` or a one-shot command: the process's part, on every span it sends. */
   role: string;
+  /** The batch span processor's settings (the OTEL_BSP_* variables). */
+  batch: {
+    scheduledDelayMillis: number;
+    exportTimeoutMillis: number;
+    maxQueueSize: number;
+    maxExportBatchSize: number;
+  };
 }
 
 export interface OtelTracing {
@@ -67,17 +73,22 @@ export function startOtelTracing(options: OtelTracingOptions): OtelTracing {
       'docindex.process.role': options.role,
     }),
     sampler: samplerOf(options.sampler, options.samplerArg),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: options.tracesUrl }))],
+    spanProcessors: [
+      // Spans are queued as they end and sent in batches off the request path: a span costs its
+      // recording and a share of one serialisation, never a request of its own.
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: options.tracesUrl }), {
+        ...options.batch,
+        maxExportBatchSize: Math.min(options.batch.maxExportBatchSize, options.batch.maxQueueSize),
+      }),
+    ],
   });
-  // Registers the async-hooks context manager (a span stays current across awaits) and the
-  // global tracer provider; propagation is done by the Tracer port itself.
-  provider.register();
+  // Not registered globally: the Tracer port passes every parent itself, so no context manager
+  // (AsyncLocalStorage, with its hooks on every promise) and no global provider are installed.
   const tracer = new OtelTracer(provider.getTracer('docindex', options.serviceVersion));
   return {
     tracer,
     async shutdown() {
       await provider.shutdown();
-      trace.disable();
     },
   };
 }

@@ -477,6 +477,9 @@ export class PgDocumentStore implements DocumentStore {
     if (q.externalId !== undefined && q.externalId !== null) {
       where.push(`external_id = ${param(storable(q.externalId))}`);
     }
+    if (q.externalIds != null) {
+      where.push(`external_id = ANY(${param(q.externalIds.map((id) => storable(id)))}::text[])`);
+    }
     if (q.partitions != null)
       where.push(`partition = ANY(${param(q.partitions.map((p) => storable(p)))}::text[])`);
     if (q.principals != null) where.push(postgresAccessCondition('access', q.principals, param));

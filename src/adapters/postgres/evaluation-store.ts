@@ -3,6 +3,7 @@
 // through Redis. Claims use FOR UPDATE SKIP LOCKED; lease times are the database's clock.
 import type {
   EvaluationError,
+  EvaluationListing,
   EvaluationRecord,
   EvaluationReport,
   EvaluationStore,
@@ -27,6 +28,7 @@ interface EvaluationRow {
   status: EvaluationRecord['status'];
   top_k: number;
   queries: EvaluationRecord['queries'];
+  query_count: number;
   runs: EvaluationRecord['runs'];
   summary: RunSummary[] | null;
   report: EvaluationReport | null;
@@ -36,27 +38,32 @@ interface EvaluationRow {
   finished_at: Date | null;
 }
 
-const LIST_COLUMNS = `id, org_id, name, status, top_k, queries, runs, summary, NULL::jsonb AS report, error,
+type ListingRow = Omit<EvaluationRow, 'queries' | 'report'>;
+
+const LIST_COLUMNS = `id, org_id, name, status, top_k, query_count, runs, summary, error,
   created_at, started_at, finished_at`;
-const ALL_COLUMNS = `id, org_id, name, status, top_k, queries, runs, summary, report, error,
+const ALL_COLUMNS = `id, org_id, name, status, top_k, queries, query_count, runs, summary, report, error,
   created_at, started_at, finished_at`;
 
-function toRecord(row: EvaluationRow): EvaluationRecord {
+function toListing(row: ListingRow): EvaluationListing {
   return {
     id: row.id,
     orgId: row.org_id,
     name: row.name,
     status: row.status,
     topK: row.top_k,
-    queries: row.queries,
+    queryCount: row.query_count,
     runs: row.runs,
     summary: row.summary,
-    report: row.report,
     error: row.error,
     createdAt: row.created_at,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
   };
+}
+
+function toRecord(row: EvaluationRow): EvaluationRecord {
+  return { ...toListing(row), queries: row.queries, report: row.report };
 }
 
 /** JSON text for a jsonb parameter (the domain cleaned its texts of NUL, which jsonb refuses). */
@@ -71,9 +78,9 @@ export class PgEvaluationStore implements EvaluationStore {
 
   async create(e: NewEvaluation): Promise<void> {
     await this.db.query(
-      `INSERT INTO ${this.evaluations} (id, org_id, name, status, top_k, queries, runs, created_at, job_state, run_at)
-       VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7, 'pending', now())`,
-      [e.id, e.orgId, e.name, e.topK, json(e.queries), json(e.runs), e.createdAt],
+      `INSERT INTO ${this.evaluations} (id, org_id, name, status, top_k, queries, query_count, runs, created_at, job_state, run_at)
+       VALUES ($1, $2, $3, 'queued', $4, $5, $8, $6, $7, 'pending', now())`,
+      [e.id, e.orgId, e.name, e.topK, json(e.queries), json(e.runs), e.createdAt, e.queries.length],
     );
   }
 
@@ -88,21 +95,21 @@ export class PgEvaluationStore implements EvaluationStore {
   async list(
     orgId: string,
     page: { limit: number; after: { createdAt: Date; id: string } | null },
-  ): Promise<EvaluationRecord[]> {
+  ): Promise<EvaluationListing[]> {
     const { after } = page;
     const { rows } =
       after === null
-        ? await this.db.query<EvaluationRow>(
+        ? await this.db.query<ListingRow>(
             `SELECT ${LIST_COLUMNS} FROM ${this.evaluations} WHERE org_id = $1
              ORDER BY created_at DESC, id DESC LIMIT $2`,
             [cleanText(orgId), page.limit],
           )
-        : await this.db.query<EvaluationRow>(
+        : await this.db.query<ListingRow>(
             `SELECT ${LIST_COLUMNS} FROM ${this.evaluations} WHERE org_id = $1 AND (created_at, id) < ($3, $4)
              ORDER BY created_at DESC, id DESC LIMIT $2`,
             [cleanText(orgId), page.limit, after.createdAt, cleanText(after.id)],
           );
-    return rows.map(toRecord);
+    return rows.map(toListing);
   }
 
   async load(id: string): Promise<EvaluationRecord | null> {

@@ -794,6 +794,18 @@ const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 180,
+    name: 'evaluation query counts',
+    async apply(tx, db) {
+      // As in SQLite: the list shows how many queries an evaluation has without reading them.
+      const evaluations = db.table('evaluations');
+      await tx.query(`
+        ALTER TABLE ${evaluations} ADD COLUMN IF NOT EXISTS query_count integer NOT NULL DEFAULT 0;
+        UPDATE ${evaluations} SET query_count = jsonb_array_length(queries);
+      `);
+    },
+  },
+  {
     version: 185,
     name: 'usage per partition',
     async apply(tx, db) {

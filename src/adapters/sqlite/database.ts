@@ -638,6 +638,15 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 180,
+    name: 'evaluation query counts',
+    sql: `
+      -- How many queries an evaluation has: the list shows it without reading the queries.
+      ALTER TABLE evaluations ADD COLUMN query_count INTEGER NOT NULL DEFAULT 0;
+      UPDATE evaluations SET query_count = json_array_length(queries);
+    `,
+  },
+  {
     version: 185,
     name: 'usage per partition',
     sql: `

@@ -460,6 +460,10 @@ export class SqliteDocumentStore implements DocumentStore {
       where.push('external_id = ?');
       params.push(q.externalId);
     }
+    if (q.externalIds != null) {
+      where.push('external_id IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(q.externalIds));
+    }
     if (q.partitions != null) {
       where.push('partition IN (SELECT value FROM json_each(?))');
       params.push(JSON.stringify(q.partitions));

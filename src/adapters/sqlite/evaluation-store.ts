@@ -3,6 +3,7 @@
 // and results are JSON columns; times are the injected clock's, in ms.
 import type {
   EvaluationError,
+  EvaluationListing,
   EvaluationRecord,
   EvaluationReport,
   EvaluationStore,
@@ -28,6 +29,7 @@ interface EvaluationRow {
   status: EvaluationRecord['status'];
   top_k: number;
   queries: string;
+  query_count: number;
   runs: string;
   summary: string | null;
   report: string | null;
@@ -37,28 +39,37 @@ interface EvaluationRow {
   finished_at: number | null;
 }
 
-const LIST_COLUMNS = `id, org_id, name, status, top_k, queries, runs, summary, NULL AS report, error,
+const LIST_COLUMNS = `id, org_id, name, status, top_k, query_count, runs, summary, error,
   created_at, started_at, finished_at`;
-const ALL_COLUMNS = `id, org_id, name, status, top_k, queries, runs, summary, report, error,
+const ALL_COLUMNS = `id, org_id, name, status, top_k, queries, query_count, runs, summary, report, error,
   created_at, started_at, finished_at`;
+
+type ListingRow = Omit<EvaluationRow, 'queries' | 'report'>;
 
 const date = (ms: number | null) => (ms === null ? null : new Date(ms));
 
-function toRecord(row: EvaluationRow): EvaluationRecord {
+function toListing(row: ListingRow): EvaluationListing {
   return {
     id: row.id,
     orgId: row.org_id,
     name: row.name,
     status: row.status,
     topK: row.top_k,
-    queries: JSON.parse(row.queries) as EvaluationRecord['queries'],
+    queryCount: row.query_count,
     runs: JSON.parse(row.runs) as EvaluationRecord['runs'],
     summary: row.summary === null ? null : (JSON.parse(row.summary) as RunSummary[]),
-    report: row.report === null ? null : (JSON.parse(row.report) as EvaluationReport),
     error: row.error === null ? null : (JSON.parse(row.error) as EvaluationError),
     createdAt: new Date(row.created_at),
     startedAt: date(row.started_at),
     finishedAt: date(row.finished_at),
+  };
+}
+
+function toRecord(row: EvaluationRow): EvaluationRecord {
+  return {
+    ...toListing(row),
+    queries: JSON.parse(row.queries) as EvaluationRecord['queries'],
+    report: row.report === null ? null : (JSON.parse(row.report) as EvaluationReport),
   };
 }
 
@@ -78,8 +89,8 @@ export class SqliteEvaluationStore implements EvaluationStore {
   async create(e: NewEvaluation): Promise<void> {
     this.sql
       .get(
-        `INSERT INTO evaluations (id, org_id, name, status, top_k, queries, runs, created_at, job_state, run_at)
-         VALUES (@id, @orgId, @name, 'queued', @topK, @queries, @runs, @createdAt, 'pending', @runAt)`,
+        `INSERT INTO evaluations (id, org_id, name, status, top_k, queries, query_count, runs, created_at, job_state, run_at)
+         VALUES (@id, @orgId, @name, 'queued', @topK, @queries, @queryCount, @runs, @createdAt, 'pending', @runAt)`,
       )
       .run({
         id: e.id,
@@ -87,6 +98,7 @@ export class SqliteEvaluationStore implements EvaluationStore {
         name: e.name,
         topK: e.topK,
         queries: JSON.stringify(e.queries),
+        queryCount: e.queries.length,
         runs: JSON.stringify(e.runs),
         createdAt: e.createdAt.getTime(),
         runAt: this.clock.now().getTime(),
@@ -105,23 +117,23 @@ export class SqliteEvaluationStore implements EvaluationStore {
   async list(
     orgId: string,
     page: { limit: number; after: { createdAt: Date; id: string } | null },
-  ): Promise<EvaluationRecord[]> {
+  ): Promise<EvaluationListing[]> {
     const after = page.after;
     const rows =
       after === null
         ? this.sql
-            .get<[string, number], EvaluationRow>(
+            .get<[string, number], ListingRow>(
               `SELECT ${LIST_COLUMNS} FROM evaluations WHERE org_id = ?
                ORDER BY created_at DESC, id DESC LIMIT ?`,
             )
             .all(orgId, page.limit)
         : this.sql
-            .get<[string, number, string, number], EvaluationRow>(
+            .get<[string, number, string, number], ListingRow>(
               `SELECT ${LIST_COLUMNS} FROM evaluations WHERE org_id = ? AND (created_at, id) < (?, ?)
                ORDER BY created_at DESC, id DESC LIMIT ?`,
             )
             .all(orgId, after.createdAt.getTime(), after.id, page.limit);
-    return rows.map(toRecord);
+    return rows.map(toListing);
   }
 
   async load(id: string): Promise<EvaluationRecord | null> {

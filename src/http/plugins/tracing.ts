@@ -1,44 +1,40 @@
 // A span per HTTP request (SERVER), continuing the trace of an incoming W3C `traceparent`. The
-// span is made current in the last hook before the handler, after the body is read (the body's
-// stream events would not carry it), so the services' spans are its children.
+// span is `request.traceSpan`: handlers pass it to the services as the parent of their spans.
+// With tracing off no hook is added and `request.traceSpan` is null: a request pays nothing.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal } from '../../domain/auth.js';
-import type { Tracer, TraceSpan } from '../../domain/ports.js';
+import { noopTracer, type Tracer } from '../../domain/ports.js';
 
 export function requestTracing(app: FastifyInstance, tracer: Tracer): void {
-  const spans = new WeakMap<FastifyRequest, TraceSpan>();
+  app.decorateRequest('traceSpan', null);
+  if (tracer === noopTracer) return;
   app.addHook('onRequest', async (request) => {
     // The route pattern, never the URL: ids and query strings stay out of the span's name.
     const route = request.routeOptions.url;
     const traceparent = request.headers.traceparent;
-    spans.set(
-      request,
-      tracer.startSpan(route === undefined ? request.method : `${request.method} ${route}`, {
+    request.traceSpan = tracer.startSpan(
+      route === undefined ? request.method : `${request.method} ${route}`,
+      {
         kind: 'server',
         parent: typeof traceparent === 'string' ? traceparent : null,
-        attributes: {
+        attributes: () => ({
           'http.request.method': request.method,
           ...(route === undefined ? {} : { 'http.route': route }),
           'docindex.request_id': request.id,
-        },
-      }),
+        }),
+      },
     );
   });
-  app.addHook('preHandler', (request, _reply, done) => {
-    const span = spans.get(request);
-    if (span) tracer.withSpan(span, done);
-    else done();
-  });
   const finish = (request: FastifyRequest, status: number | null) => {
-    const span = spans.get(request);
+    const span = request.traceSpan;
     if (!span) return;
-    spans.delete(request);
+    request.traceSpan = null;
     // Absent on routes without authentication, and before a key was checked.
     const principal = request.principal as Principal | null;
-    span.setAttributes({
+    span.setAttributes(() => ({
       ...(status === null ? { 'docindex.request.aborted': true } : { 'http.response.status_code': status }),
       ...(principal ? { 'docindex.org_id': principal.org.id } : {}),
-    });
+    }));
     if (status !== null && status >= 500) span.fail({ name: 'Error', code: String(status) });
     span.end();
   };

@@ -1,15 +1,14 @@
 // The Tracer port on OpenTelemetry, against the real SDK with an in-memory exporter: spans nest
-// as the calls do (across awaits), a traceparent is continued and handed on, a malformed one
-// starts a new trace instead of failing, and a failed span records the error's code, never its
-// message.
-import { context } from '@opentelemetry/api';
+// as their parents are passed (across awaits, with no context manager installed), a traceparent
+// is continued and handed on, a malformed one starts a new trace instead of failing, and a failed
+// span records the error's code, never its message.
+import { context, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { OtelTracer } from '../../../src/adapters/otel/otel-tracer.js';
 
 const exporter = new InMemorySpanExporter();
 const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-provider.register();
 const tracer = new OtelTracer(provider.getTracer('test'));
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -28,14 +27,20 @@ const finished = (name: string) => {
 };
 
 describe('OtelTracer', () => {
-  it('nests spans as the calls do, across awaits, and hands the current one on as a traceparent', async () => {
+  it('nests spans as their parents are passed, across awaits, and hands one on as a traceparent', async () => {
     let handedOn: string | null = null;
-    await tracer.inSpan('outer', { parent: `00-${TRACE}-${PARENT}-01`, kind: 'server' }, async () => {
+    let ambient: unknown = 'unset';
+    await tracer.inSpan('outer', { parent: `00-${TRACE}-${PARENT}-01`, kind: 'server' }, async (outer) => {
       await new Promise((resolve) => setTimeout(resolve, 5));
-      await tracer.inSpan('inner', { attributes: { 'docindex.chunks': 3 } }, async () => {
-        handedOn = tracer.traceparent();
-      });
-      tracer.startSpan('sibling').end();
+      ambient = trace.getSpan(context.active());
+      await tracer.inSpan(
+        'inner',
+        { parent: outer, attributes: () => ({ 'docindex.chunks': 3 }) },
+        async (inner) => {
+          handedOn = inner.traceparent();
+        },
+      );
+      tracer.startSpan('sibling', { parent: outer }).end();
     });
     const outer = finished('outer');
     const inner = finished('inner');
@@ -45,7 +50,10 @@ describe('OtelTracer', () => {
     expect(finished('sibling').parentSpanContext?.spanId).toBe(outer.spanContext().spanId);
     expect(inner.attributes['docindex.chunks']).toBe(3);
     expect(handedOn).toBe(`00-${TRACE}-${inner.spanContext().spanId}-01`);
-    expect(tracer.traceparent()).toBeNull();
+    // No context manager: the OpenTelemetry API saw no current span, even inside a step.
+    expect(ambient).toBeUndefined();
+    tracer.startSpan('unparented').end();
+    expect(finished('unparented').parentSpanContext).toBeUndefined();
   });
 
   it('starts a new trace for a malformed or all-zero traceparent', async () => {
@@ -76,10 +84,29 @@ describe('OtelTracer', () => {
     );
   });
 
-  it('runs a function with a span started elsewhere as the current one', async () => {
+  it('hangs a step under a span started elsewhere', async () => {
     const span = tracer.startSpan('request', { startTime: Date.now() - 50 });
-    await tracer.withSpan(span, () => tracer.inSpan('handler', {}, async () => {}));
+    await tracer.inSpan('handler', { parent: span }, async () => {});
     span.end();
     expect(finished('handler').parentSpanContext?.spanId).toBe(finished('request').spanContext().spanId);
+  });
+
+  it('builds no attributes for a span the sampler drops, and records them for one it keeps', async () => {
+    let built = 0;
+    const attributes = () => {
+      built++;
+      return { 'docindex.chunks': 1 };
+    };
+    // The default sampler follows the parent: flags 00 say the caller's trace is not sampled.
+    await tracer.inSpan('dropped', { parent: `00-${TRACE}-${PARENT}-00`, attributes }, async (span) => {
+      span.setAttributes(attributes);
+    });
+    expect(built).toBe(0);
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    await tracer.inSpan('kept', { parent: `00-${TRACE}-${PARENT}-01`, attributes }, async (span) => {
+      span.setAttributes(() => ({ 'docindex.tokens': 7 }));
+    });
+    expect(built).toBe(1);
+    expect(finished('kept').attributes).toMatchObject({ 'docindex.chunks': 1, 'docindex.tokens': 7 });
   });
 });

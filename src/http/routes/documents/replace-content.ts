@@ -102,6 +102,7 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
                 id,
                 { kind: 'file', staged, language, ...(accessList === null ? {} : { access: accessList }) },
                 key,
+                request.traceSpan,
               );
             },
             () => deps.ingestion.discardFile(staged),
@@ -127,7 +128,7 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
           ? { kind: 'text', text: body.text, language: body.language ?? null, ...newAccess }
           : { kind: 'url', url: body.url, language: body.language ?? null, ...newAccess };
       return acceptIdempotently(deps, request, reply, `documents/${id}/content`, body, (key) =>
-        deps.ingestion.replaceContent(orgId, request.access, id, content, key),
+        deps.ingestion.replaceContent(orgId, request.access, id, content, key, request.traceSpan),
       );
     },
   );

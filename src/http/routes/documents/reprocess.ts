@@ -49,6 +49,7 @@ export function reprocessDocumentRoute(app: FastifyInstance, deps: AppDeps): voi
           id,
           { chunkSize: body.chunk_size, chunkOverlap: body.chunk_overlap },
           key,
+          request.traceSpan,
         ),
       );
     },

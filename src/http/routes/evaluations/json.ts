@@ -1,6 +1,12 @@
 // The JSON shapes of evaluations (docs/API.md, "Evaluations"): figures are rounded to 4 decimals
 // (latencies to 0.1 ms) for reading; the per-query part only for GET /v1/evaluations/{id}.
-import type { EvaluationRecord, JudgedRef, RunSettings, RunSummary } from '../../../domain/evaluations.js';
+import type {
+  EvaluationListing,
+  EvaluationRecord,
+  JudgedRef,
+  RunSettings,
+  RunSummary,
+} from '../../../domain/evaluations.js';
 
 const round = (value: number, places = 4) => Number(value.toFixed(places));
 const roundMs = (value: number | null) => (value === null ? null : round(value, 1));
@@ -24,13 +30,13 @@ function runJson(settings: RunSettings, summary: RunSummary | undefined) {
 }
 
 /** The list's shape: each run's figures, no per-query part. */
-export function toEvaluationSummaryJson(e: EvaluationRecord) {
+export function toEvaluationSummaryJson(e: EvaluationListing) {
   return {
     id: e.id,
     name: e.name,
     status: e.status,
     top_k: e.topK,
-    query_count: e.queries.length,
+    query_count: e.queryCount,
     queries_evaluated: e.summary?.[0]?.metrics.evaluatedQueries ?? null,
     error: e.error,
     created_at: e.createdAt.toISOString(),

@@ -155,6 +155,7 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
               staged,
               { externalId, language, partition, access: accessList, chunks },
               key,
+              request.traceSpan,
             );
             committed = true;
             return ack;

@@ -33,6 +33,7 @@ export function ingestTextRoute(app: FastifyInstance, deps: AppDeps): void {
           { chunkSize: chunk_size, chunkOverlap: chunk_overlap },
           key,
           partition ?? null,
+          request.traceSpan,
         ),
       );
     },

@@ -88,6 +88,7 @@ export async function readUploadForm(
           takeField(next.value as Part);
         return finish(values);
       },
+      request.traceSpan,
     ),
   );
 }

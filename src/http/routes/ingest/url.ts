@@ -45,6 +45,7 @@ export function ingestUrlRoute(app: FastifyInstance, deps: AppDeps): void {
             }),
           },
           key,
+          request.traceSpan,
         ),
       ),
   );

@@ -26,7 +26,7 @@ export function mcpEndpoint(app: FastifyInstance, deps: AppDeps): void {
       );
     }
     const { principal } = request;
-    const server = createToolServer(serviceApi(deps, principal), {
+    const server = createToolServer(serviceApi(deps, principal, request.traceSpan), {
       version: deps.version,
       grantedScopes: principal.scopes,
       access: request.principal.access,

@@ -5,6 +5,7 @@
 import type { Principal } from '../../../domain/auth.js';
 import { DEFAULT_CHUNKS } from '../../../domain/chunk-settings.js';
 import { accessOfRequest } from '../../../domain/partitions.js';
+import type { TraceParent } from '../../../domain/ports.js';
 import type { DocindexApi } from '../../../mcp/tools.js';
 import type { AppDeps } from '../../deps.js';
 import { documentJson, documentsJson } from '../documents/json.js';
@@ -18,23 +19,29 @@ const DEFAULT_PAGE_SIZE = 20;
 /**
  * The tools of the key's org, limited to what the key may see (its partitions, its principals);
  * a tool that names principals acts for them instead of the key's (a subset of a bound key's).
+ * `parent`: the request's span, which the tools' spans join.
  */
-export function serviceApi(deps: AppDeps, principal: Principal): DocindexApi {
+export function serviceApi(deps: AppDeps, principal: Principal, parent: TraceParent = null): DocindexApi {
   const orgId = principal.org.id;
   const { access } = principal;
   const actingFor = (principals: string[] | undefined) => accessOfRequest(access, principals, '/principals');
   return {
     async search(input) {
-      const answer = await deps.query.query(orgId, actingFor(input.principals), {
-        query: input.query,
-        topK: input.topK ?? DEFAULT_TOP_K,
-        filter: input.filter,
-        documentIds: input.documentIds ?? null,
-        partitions: input.partitions,
-        mode: input.mode,
-        rerank: input.rerank,
-        rerankCandidates: input.rerankCandidates,
-      });
+      const answer = await deps.query.query(
+        orgId,
+        actingFor(input.principals),
+        {
+          query: input.query,
+          topK: input.topK ?? DEFAULT_TOP_K,
+          filter: input.filter,
+          documentIds: input.documentIds ?? null,
+          partitions: input.partitions,
+          mode: input.mode,
+          rerank: input.rerank,
+          rerankCandidates: input.rerankCandidates,
+        },
+        { parent },
+      );
       return {
         org_id: orgId,
         mode: answer.mode,
@@ -107,17 +114,26 @@ export function serviceApi(deps: AppDeps, principal: Principal): DocindexApi {
         },
         undefined,
         input.partition ?? null,
+        parent,
       );
     },
     ingestUrl(input) {
-      return deps.ingestion.ingestUrl(orgId, access, input.url, input.metadata ?? {}, {
-        chunks: {
-          chunkSize: input.chunkSize ?? DEFAULT_CHUNKS.chunkSize,
-          chunkOverlap: input.chunkOverlap ?? DEFAULT_CHUNKS.chunkOverlap,
+      return deps.ingestion.ingestUrl(
+        orgId,
+        access,
+        input.url,
+        input.metadata ?? {},
+        {
+          chunks: {
+            chunkSize: input.chunkSize ?? DEFAULT_CHUNKS.chunkSize,
+            chunkOverlap: input.chunkOverlap ?? DEFAULT_CHUNKS.chunkOverlap,
+          },
+          partition: input.partition ?? null,
+          access: input.access ?? null,
         },
-        partition: input.partition ?? null,
-        access: input.access ?? null,
-      });
+        undefined,
+        parent,
+      );
     },
   };
 }

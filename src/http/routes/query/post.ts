@@ -35,20 +35,25 @@ export function queryRoute(app: FastifyInstance, deps: AppDeps): void {
     async (request) => {
       const orgId = request.principal.org.id;
       const body = request.body;
-      const answer = await deps.query.query(orgId, request.access, {
-        query: body.query,
-        topK: body.top_k,
-        filter: body.filter,
-        documentIds: body.document_ids ?? null,
-        partitions: body.partitions,
-        mode: body.mode,
-        semanticWeight: body.semantic_weight,
-        maxChunksPerDocument: body.max_chunks_per_document,
-        scoreThreshold: body.score_threshold,
-        language: body.language,
-        rerank: body.rerank,
-        rerankCandidates: body.rerank_candidates,
-      });
+      const answer = await deps.query.query(
+        orgId,
+        request.access,
+        {
+          query: body.query,
+          topK: body.top_k,
+          filter: body.filter,
+          documentIds: body.document_ids ?? null,
+          partitions: body.partitions,
+          mode: body.mode,
+          semanticWeight: body.semantic_weight,
+          maxChunksPerDocument: body.max_chunks_per_document,
+          scoreThreshold: body.score_threshold,
+          language: body.language,
+          rerank: body.rerank,
+          rerankCandidates: body.rerank_candidates,
+        },
+        { parent: request.traceSpan },
+      );
       return {
         org_id: orgId,
         mode: answer.mode,
