@@ -426,6 +426,15 @@ function documentRow(doc) {
   const partition = el('span', { class: 'doc-partition', text: doc.partition });
   partition.title = 'Partition';
   idLine.append(partition);
+  if (doc.access) {
+    // Only these principals (and requests acting for none) see it: the list is in the title.
+    const access = el('span', {
+      class: 'doc-access',
+      text: doc.access.length === 1 ? '1 principal' : `${doc.access.length} principals`,
+    });
+    access.title = `Access list: ${doc.access.join(', ')}`;
+    idLine.append(access);
+  }
   nameCell.append(idLine);
   const chips = Object.entries(doc.metadata).filter(([key]) => key !== 'title');
   if (chips.length > 0) {
@@ -488,6 +497,9 @@ async function openDocument(doc) {
   $('dialog-id').textContent =
     `${doc.id} · version ${doc.version}` +
     (doc.pending_version ? ` · version ${doc.pending_version.version} ${doc.pending_version.status}` : '');
+  $('dialog-access').textContent = doc.access
+    ? `Access list: ${doc.access.join(', ')}. Requests acting for other principals do not see it.`
+    : `No access list: every key that may see the partition ${doc.partition} sees it.`;
   $('metadata-input').value = JSON.stringify(doc.metadata, null, 2);
   $('metadata-error').textContent = '';
   $('chunk-list').replaceChildren();

@@ -785,4 +785,43 @@ describe.runIf(hasChromium)('console partition picker in a real browser', () => 
     expect(problems).toEqual([]);
     await page.close();
   });
+
+  it('shows a document’s access list in its row and its dialog, and says so when it has none', async () => {
+    const ingested = await h.request('POST', '/v1/ingest', {
+      body: {
+        documents: [
+          { text: 'Salaries for the engineering group.', access: ['group:eng', 'user:42'] },
+          { text: 'The cafeteria menu for the week.' },
+        ],
+      },
+    });
+    expect(ingested.statusCode, ingested.body).toBe(202);
+    const [restricted, open] = ingested.json().document_ids as string[];
+    await h.waitForDone(h.orgA, [restricted!, open!]);
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto(`http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}/console`);
+    await page.getByLabel('API key').fill(h.orgA.apiKey);
+    await page.getByLabel('API key').press('Enter');
+    const row = (id: string) => page.locator('#documents-body tr', { hasText: id });
+    await row(restricted!).waitFor();
+    const badge = row(restricted!).locator('.doc-access');
+    expect(await badge.textContent()).toBe('2 principals');
+    expect(await badge.getAttribute('title')).toBe('Access list: group:eng, user:42');
+    expect(await row(open!).locator('.doc-access').count()).toBe(0);
+
+    await row(restricted!).click();
+    await expect
+      .poll(() => page.locator('#dialog-access').textContent())
+      .toBe('Access list: group:eng, user:42. Requests acting for other principals do not see it.');
+    await page.getByRole('button', { name: 'Close' }).first().click();
+    await row(open!).click();
+    await expect
+      .poll(() => page.locator('#dialog-access').textContent())
+      .toBe('No access list: every key that may see the partition default sees it.');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 });
