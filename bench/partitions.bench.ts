@@ -2,7 +2,7 @@
 // QueryCorpus, ProseWindows and query sets), on SQLite and PostgreSQL. Every 100th document
 // goes into the partition `one-pct` (1% of each org's documents), the rest into `default`.
 // Each restriction is a row: the unrestricted query first, then the same queries restricted by
-// RESTRICTIONS (partitions here; another kind of restriction is one more entry). The goal: a
+// RESTRICTIONS (partitions, then principals). The goal: a
 // restriction to 1% of the big org answers with a p95 ≤ 1.2× the unrestricted one, and one that
 // covers the whole org is no slower than none.
 //
@@ -24,6 +24,9 @@ import {
 
 /** The partition of every 100th document. */
 const ONE_PERCENT = 'one-pct';
+/** The principal in the access list of every 100th document (another than the partition's); the rest have REST_PRINCIPAL. */
+const ONE_PERCENT_PRINCIPAL = 'group:one-pct';
+const REST_PRINCIPAL = 'group:rest';
 /** Timing passes over one corpus: each gives a p95, and the table shows their median and spread. */
 const PASSES = 3;
 /** A restricted p95 may be this many times the unrestricted one. */
@@ -37,6 +40,11 @@ export const RESTRICTIONS: ReadonlyArray<{ label: string; restriction: Restricti
     label: 'partitions: [default, one-pct] (100%)',
     restriction: { partitions: ['default', ONE_PERCENT] },
   },
+  {
+    label: `principals: [${ONE_PERCENT_PRINCIPAL}] (1% of the org)`,
+    restriction: { principals: [ONE_PERCENT_PRINCIPAL] },
+  },
+  { label: `principals: [${REST_PRINCIPAL}] (99%)`, restriction: { principals: [REST_PRINCIPAL] } },
 ];
 
 interface Row {
@@ -56,6 +64,8 @@ async function timeBackend(
 ): Promise<{ rows: Row[]; buildMs: number; chunks: number }> {
   const corpus = await QueryCorpus.open(backend, seededRandom(7));
   corpus.partitionOf = (n) => (n % 100 === 0 ? ONE_PERCENT : 'default');
+  // Other documents than the partition's: a restriction by principals is not one by partition.
+  corpus.accessOf = (n) => (n % 100 === 1 ? [ONE_PERCENT_PRINCIPAL] : [REST_PRINCIPAL]);
   const rows: Row[] = [];
   try {
     await corpus.grow(chunks);
@@ -140,7 +150,7 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
     { name: '12–30 words', timed: long.slice(warmUpCount), warmUp: long.slice(0, warmUpCount) },
   ];
   const lines = [
-    `Section 4's corpus and query sets (big org, 60% of the chunks; store.search(), top_k 10, no filter), with every 100th document in the partition \`${ONE_PERCENT}\` and the rest in \`default\`. Each query runs once per restriction, restrictions interleaved; ${PASSES} timing passes over the same corpus (up to ${count} queries each, ${fmt(budgetMs / 1000, 0)} s per set and pass at most), after ${warmUpCount} warm-up queries: the p95 column is the median of the passes' p95s, the spread their lowest and highest.`,
+    `Section 4's corpus and query sets (big org, 60% of the chunks; store.search(), top_k 10, no filter), with every 100th document in the partition \`${ONE_PERCENT}\` and the rest in \`default\`, and every document with an access list: \`[${ONE_PERCENT_PRINCIPAL}]\` for one in 100 (not those of the partition), \`[${REST_PRINCIPAL}]\` for the others (a query without principals sees them all). Each query runs once per restriction, restrictions interleaved; ${PASSES} timing passes over the same corpus (up to ${count} queries each, ${fmt(budgetMs / 1000, 0)} s per set and pass at most), after ${warmUpCount} warm-up queries: the p95 column is the median of the passes' p95s, the spread their lowest and highest.`,
     '',
   ];
   const goals: string[] = [];

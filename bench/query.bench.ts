@@ -209,8 +209,8 @@ export interface SavedCorpus {
   documentsMade: number;
 }
 
-/** What restricts a query beyond its org and filter (the partitions it reads). */
-export type Restriction = Pick<SearchQuery, 'partitions'>;
+/** What restricts a query beyond its org and filter (the partitions it reads, the principals it acts for). */
+export type Restriction = Pick<SearchQuery, 'partitions' | 'principals'>;
 
 /** Called with each batch of documents once their chunks are saved (the hybrid bench adds vectors). */
 export type AfterBatch = (
@@ -230,6 +230,8 @@ export class QueryCorpus {
   afterBatch: AfterBatch | null = null;
   /** The partition of the n-th document made (across tenants); null: every one in `default`. */
   partitionOf: ((n: number) => string) | null = null;
+  /** The access list of the n-th document made; null: none has one. */
+  accessOf: ((n: number) => string[]) | null = null;
 
   private constructor(
     readonly runtime: Runtime,
@@ -307,6 +309,7 @@ export class QueryCorpus {
         blobKey: null,
         fetchUrl: null,
         ...(this.partitionOf === null ? {} : { partition: this.partitionOf(n) }),
+        ...(this.accessOf === null ? {} : { access: this.accessOf(n) }),
       } satisfies NewDocument;
     });
     const store = this.runtime.documents;
