@@ -77,6 +77,21 @@ export class EmbeddingsServer extends LoopbackHttpServer {
     this.delayMs = options.delayMs ?? 0;
   }
 
+  /**
+   * The settings of a docindex that embeds through this server: the openai provider, model
+   * `test-embedding`, a 500 ms timeout and no retries; `overrides` replace or add entries.
+   */
+  env(overrides: Record<string, string> = {}): Record<string, string> {
+    return {
+      EMBEDDINGS: 'openai',
+      EMBEDDINGS_URL: this.url,
+      EMBEDDINGS_MODEL: 'test-embedding',
+      EMBEDDINGS_TIMEOUT_MS: '500',
+      EMBEDDINGS_MAX_RETRIES: '0',
+      ...overrides,
+    };
+  }
+
   /** The base URL to give EMBEDDINGS_URL (…/v1). */
   get url(): string {
     return `http://127.0.0.1:${this.port}/v1`;

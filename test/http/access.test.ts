@@ -35,15 +35,7 @@ let h: Harness;
 
 beforeAll(async () => {
   provider = await new EmbeddingsServer({ dimensions: 64 }).start();
-  h = await startHarness({
-    env: {
-      EMBEDDINGS: 'openai',
-      EMBEDDINGS_URL: provider.url,
-      EMBEDDINGS_MODEL: 'test-embedding',
-      EMBEDDINGS_TIMEOUT_MS: '2000',
-      EMBEDDINGS_MAX_RETRIES: '0',
-    },
-  });
+  h = await startHarness({ env: provider.env({ EMBEDDINGS_TIMEOUT_MS: '2000' }) });
 });
 
 afterAll(async () => {
