@@ -164,13 +164,16 @@ describeScaleOut('PgVectorIndex: sign bits held by each node', services, () => {
       await migratePostgres(db, { upTo: 100 });
       // This release's store writes the language columns of migration 120, migration 140's
       // partition, migration 150's job_traceparent and migration 170's access, and reads
-      // migration 130's deleted_at (each migration adds them only if they are missing): added
-      // ahead, so it can write the documents of a version-100 schema.
+      // migration 130's deleted_at and migration 140's partition_deletions (each migration adds
+      // them only if they are missing): added ahead, so it can write the documents of a
+      // version-100 schema.
       await db.query(
         `ALTER TABLE ${db.table('documents')} ADD COLUMN language text, ADD COLUMN requested_language text,
            ADD COLUMN deleted_at timestamptz, ADD COLUMN partition text NOT NULL DEFAULT 'default',
            ADD COLUMN job_traceparent text, ADD COLUMN access text[];
-         CREATE TABLE ${db.table('search_languages')} (org_id text NOT NULL, language text NOT NULL, PRIMARY KEY (org_id, language))`,
+         CREATE TABLE ${db.table('search_languages')} (org_id text NOT NULL, language text NOT NULL, PRIMARY KEY (org_id, language));
+         CREATE TABLE ${db.table('partition_deletions')} (org_id text NOT NULL, name text NOT NULL,
+           marked_at timestamptz NOT NULL, PRIMARY KEY (org_id, name))`,
       );
       const oldStore = new PgDocumentStore(db, undefined, { index: new PgKeywordIndex(db, {}) });
       const doc = await indexedInto(
