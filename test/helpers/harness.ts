@@ -61,6 +61,8 @@ export interface Harness {
   blobFiles(): Promise<string[]>;
   /** Polls until every document is ready or failed; returns their records. */
   waitForDone(org: TestOrg, ids: string[], timeoutMs?: number): Promise<Record<string, unknown>[]>;
+  /** Polls until every document is ready and its vectors are too (an embedding provider set). */
+  waitForVectors(org: TestOrg, ids: string[], timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -153,6 +155,17 @@ export async function startHarness(
       });
       if (res.statusCode !== 202) throw new Error(`ingest failed: ${res.statusCode} ${res.body}`);
       return res.json().document_ids as string[];
+    },
+    async waitForVectors(org, ids, timeoutMs = 30_000) {
+      await harness.waitForDone(org, ids, timeoutMs);
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const res = await request('GET', `/v1/documents?limit=100&ids=${ids.join(',')}`, { key: org.apiKey });
+        const documents = res.json().documents as Array<{ vectors: { status: string } }>;
+        if (documents.every((d) => d.vectors.status === 'ready')) return;
+        if (Date.now() > deadline) throw new Error(`vectors not ready after ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     },
     async waitForDone(org, ids, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;

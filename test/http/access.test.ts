@@ -9,7 +9,6 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listen } from '../client/support.js';
-import { waitFor } from '../contract/support.js';
 import { EmbeddingsServer } from '../helpers/embeddings-server.js';
 import { type Harness, startHarness, type TestOrg } from '../helpers/harness.js';
 import { multipart } from '../helpers/multipart.js';
@@ -53,18 +52,7 @@ async function ingestReady(documents: Array<Record<string, unknown>>, org = h.or
   const res = await h.request('POST', '/v1/ingest', { key: org.apiKey, body: { documents } });
   expect(res.statusCode, res.body).toBe(202);
   const ids = res.json().document_ids as string[];
-  await h.waitForDone(org, ids);
-  await waitFor(
-    'vectors ready',
-    async () => {
-      const listed = await h.request('GET', `/v1/documents?ids=${ids.join(',')}`, { key: org.apiKey });
-      return listed
-        .json()
-        .documents.every((d: { vectors: { status: string } }) => d.vectors.status === 'ready');
-    },
-    30_000,
-    50,
-  );
+  await h.waitForVectors(org, ids);
   return ids;
 }
 

@@ -6,7 +6,6 @@
 // /readyz and /metrics say `open`; after the cool-down (a fake clock) one query probes, and a
 // provider that answers is back in use.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../contract/support.js';
 import { EmbeddingsServer } from '../helpers/embeddings-server.js';
 import { FakeClock, type Harness, startHarness } from '../helpers/harness.js';
 import { RerankServer } from '../helpers/rerank-server.js';
@@ -42,18 +41,7 @@ beforeAll(async () => {
     },
   });
   const ids = res.json().document_ids as string[];
-  await h.waitForDone(h.orgA, ids);
-  await waitFor(
-    'vectors ready',
-    async () => {
-      const listed = await h.request('GET', `/v1/documents?ids=${ids.join(',')}`);
-      return listed
-        .json()
-        .documents.every((d: { vectors: { status: string } }) => d.vectors.status === 'ready');
-    },
-    30_000,
-    50,
-  );
+  await h.waitForVectors(h.orgA, ids);
 });
 
 afterAll(async () => {

@@ -4,7 +4,6 @@
 // both lists filtered alike, never another org's or a deleted document's chunks, a provider
 // outage answered with a 503 (semantic) or keyword results (hybrid), one usage count per query.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../contract/support.js';
 import { EmbeddingsServer } from '../helpers/embeddings-server.js';
 import { type Harness, startHarness, type TestOrg } from '../helpers/harness.js';
 
@@ -37,18 +36,7 @@ async function ingestEmbedded(
   const res = await h.request('POST', '/v1/ingest', { key: org.apiKey, body: { documents } });
   expect(res.statusCode).toBe(202);
   const ids = res.json().document_ids as string[];
-  await h.waitForDone(org, ids);
-  await waitFor(
-    'vectors ready',
-    async () => {
-      const listed = await h.request('GET', `/v1/documents?ids=${ids.join(',')}`, { key: org.apiKey });
-      return listed
-        .json()
-        .documents.every((d: { vectors: { status: string } }) => d.vectors.status === 'ready');
-    },
-    30_000,
-    50,
-  );
+  await h.waitForVectors(org, ids);
   return ids;
 }
 
