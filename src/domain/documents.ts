@@ -9,7 +9,7 @@ import { ERRORS } from './errors.js';
 import { type Filter, type FilterJson, parseFilter, parseFilterText } from './filter.js';
 import { type MetadataPatch, mergeMetadata } from './metadata.js';
 import { decodePageCursor, encodePageCursor } from './page-cursor.js';
-import { canSee, type DocumentAccess, partitionsToRead } from './partitions.js';
+import { canSee, type DocumentAccess, partitionsToRead, seenByOf } from './partitions.js';
 import { BlobNotFoundError, type BlobStore, type DocumentStore } from './ports.js';
 import { displayFilename } from './text.js';
 import type { DocumentRecord, DocumentStatus, StoredChunk } from './types.js';
@@ -172,11 +172,6 @@ export class DocumentService {
     };
   }
 
-  /** 404 unless the request may see the document; no read for a request that sees every one. */
-  private async checkVisible(orgId: string, access: DocumentAccess, id: string): Promise<void> {
-    if (access.partitions !== null || access.principals !== null) await this.get(orgId, access, id);
-  }
-
   /**
    * Sets and removes metadata keys (null removes) and, when `access` is given, replaces the
    * access list (null removes it); the record as it is afterwards.
@@ -188,18 +183,19 @@ export class DocumentService {
     patch: MetadataPatch,
     accessList?: string[] | null,
   ): Promise<DocumentRecord> {
-    const restricted = access.partitions !== null || access.principals !== null;
+    const seenBy = seenByOf(access);
     const doc = await this.documents.updateMetadata(orgId, id, (current) => mergeMetadata(current, patch), {
       ...(accessList === undefined ? {} : { access: accessList }),
-      ...(restricted ? { seenBy: access } : {}),
+      ...(seenBy ? { seenBy } : {}),
     });
     if (!doc) throw ERRORS.documentNotFound(id);
     return doc;
   }
 
   async delete(orgId: string, access: DocumentAccess, id: string): Promise<void> {
-    await this.checkVisible(orgId, access, id);
-    if (!(await this.deleteOne(orgId, id))) throw ERRORS.documentNotFound(id);
+    // The store checks what the request may see while it holds the row: an access list changed
+    // a moment earlier is the one that counts.
+    if (!(await this.deleteOne(orgId, id, seenByOf(access)))) throw ERRORS.documentNotFound(id);
   }
 
   /**
@@ -225,7 +221,7 @@ export class DocumentService {
       const want = Math.min(DELETE_SLICE, this.maxDeletePerRequest - examined);
       const found = await matching(want);
       examined += found.length;
-      for (const doc of found) if (await this.deleteOne(orgId, doc.id)) deleted += 1;
+      for (const doc of found) if (await this.deleteOne(orgId, doc.id, seenByOf(access))) deleted += 1;
       if (found.length < want) return { deleted, hasMore: false };
     }
     return { deleted, hasMore: (await matching(1)).length > 0 };
@@ -283,8 +279,8 @@ export class DocumentService {
     });
   }
 
-  private async deleteOne(orgId: string, id: string): Promise<boolean> {
-    const removed = await this.documents.deleteDocument(orgId, id);
+  private async deleteOne(orgId: string, id: string, seenBy?: DocumentAccess): Promise<boolean> {
+    const removed = await this.documents.deleteDocument(orgId, id, seenBy);
     if (!removed) return false;
     if (removed.blobKey) await this.blobs.delete(removed.blobKey);
     if (removed.pendingBlobKey) await this.blobs.delete(removed.pendingBlobKey);

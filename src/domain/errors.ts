@@ -166,6 +166,12 @@ export const ERRORS = {
       'principal_forbidden',
       `${what === 'evaluations' ? 'Evaluations rank' : what === 'sources' ? 'Sources write into' : 'Deleting a partition removes'} documents whatever their access lists, so ${what === 'partition deletion' ? 'it needs' : 'they need'} an API key that is not bound to principals.`,
     ),
+  /** A restricted key ingesting by the external_id of a document that it may not see. */
+  externalIdNotVisible: (externalId: string) =>
+    new ApiError(
+      'principal_forbidden',
+      `A document with external_id "${externalId}" exists that this API key's principals may not see; a key may send new versions only of documents it can see.`,
+    ),
   partitionMismatch: (externalId: string, partition: string) =>
     new ApiError(
       'partition_mismatch',

@@ -8,7 +8,7 @@ import { readDocumentText } from './documents.js';
 import { ERRORS } from './errors.js';
 import { checkLanguage } from './languages.js';
 import { cleanMetadata } from './metadata.js';
-import { canSee, type DocumentAccess, partitionToWrite } from './partitions.js';
+import { canSee, type DocumentAccess, partitionToWrite, seenByOf } from './partitions.js';
 import type {
   BlobStore,
   BlobWrite,
@@ -165,6 +165,7 @@ export class IngestionService {
         language: doc.language ?? null,
         partition: partitions[i]!,
         access: accessLists[i]!,
+        seenBy: seenByOf(access),
       }),
     );
     return this.commit(orgId, rows, this.deps.queue, key, parent);
@@ -198,6 +199,8 @@ export class IngestionService {
       chunkOverlap: current.chunkOverlap,
       language: content.language ?? null,
       ...(accessList === undefined ? {} : { access: accessList }),
+      // Checked again by the store while it holds the row (the read above may be a moment old).
+      ...(seenByOf(access) ? { seenBy: access } : {}),
     };
     if (content.kind === 'text') {
       await this.checkBackpressure(1);
@@ -295,6 +298,7 @@ export class IngestionService {
       source: current.source,
       fetchUrl: null,
       language: current.requestedLanguage,
+      ...(seenByOf(access) ? { seenBy: access } : {}),
     };
     const asRead = { version: current.version, pendingVersion: pending?.version ?? null };
     if (current.source.type === 'text') {
@@ -488,6 +492,7 @@ export class IngestionService {
         language: options.language ?? null,
         partition,
         access: accessToWrite(options.access, '/access') ?? null,
+        seenBy: seenByOf(access),
       });
       return await this.commit(orgId, [row], this.deps.queue, key, parent);
     } catch (error) {
@@ -523,6 +528,7 @@ export class IngestionService {
       language: options.language ?? null,
       partition,
       access: accessList,
+      seenBy: seenByOf(access),
     });
     return this.commit(orgId, [row], this.deps.downloadQueue, key, parent);
   }
@@ -541,6 +547,8 @@ export class IngestionService {
       language?: string | null;
       partition: string;
       access: string[] | null;
+      /** The ingesting request's access when restricted (see NewDocument.seenBy). */
+      seenBy: DocumentAccess | undefined;
     },
   ): NewDocument {
     return {
@@ -549,6 +557,7 @@ export class IngestionService {
       externalId: input.externalId ?? null,
       partition: input.partition,
       access: input.access,
+      ...(input.seenBy ? { seenBy: input.seenBy } : {}),
       source: input.source,
       metadata: cleanMetadata(metadata),
       chunkSize: chunks.chunkSize,

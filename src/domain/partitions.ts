@@ -9,7 +9,9 @@
 // checked in the same places.
 import { ERRORS } from './errors.js';
 import { accessAllows, principalsToRead } from './principals.js';
-import type { DocumentRecord } from './types.js';
+import type { DocumentAccess, DocumentRecord } from './types.js';
+
+export type { DocumentAccess } from './types.js';
 
 export const DEFAULT_PARTITION = 'default';
 
@@ -47,17 +49,6 @@ export function checkPartitionNames(names: readonly unknown[], pointer: string, 
     ]);
   }
   return checked;
-}
-
-/** What a request may see of its org's documents. */
-export interface DocumentAccess {
-  /** The partitions it may see; null: every partition of the org. */
-  partitions: readonly string[] | null;
-  /**
-   * The principals it acts for: it sees a document without an access list or whose list shares
-   * one of them; null: access lists do not restrict it.
-   */
-  principals: readonly string[] | null;
 }
 
 /** A key limited to no partition and bound to no principal: it sees every document. */
@@ -101,6 +92,11 @@ export function accessOfRequest(
 ): DocumentAccess {
   if (requested === undefined || requested === null) return key;
   return { partitions: key.partitions, principals: principalsToRead(key.principals, requested, pointer) };
+}
+
+/** The access a store re-checks under its write's lock: the request's when restricted, else none. */
+export function seenByOf(access: DocumentAccess): DocumentAccess | undefined {
+  return access.partitions === null && access.principals === null ? undefined : access;
 }
 
 /**

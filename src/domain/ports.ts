@@ -134,11 +134,13 @@ export interface DocumentStore {
    * waiting for a running index write: a backend whose write holds the row (PostgreSQL) marks it
    * deleted instead, so no read finds it from then on, and the write gives up at its next batch
    * and removes it (or finishDeletes does, if the write died). Returns the blob keys to remove (the current version's and a pending version's), or null when
-   * there was no such document for this org.
+   * there was no such document for this org, or (`seenBy` given) none that it may see when the
+   * delete holds the row.
    */
   deleteDocument(
     orgId: string,
     id: string,
+    seenBy?: DocumentAccess,
   ): Promise<{ blobKey: string | null; pendingBlobKey?: string | null } | null>;
   /**
    * Up to `limit` of the document's chunks with an index above `afterIndex`, in index order, with

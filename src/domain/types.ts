@@ -105,6 +105,17 @@ export interface DocumentRecord {
 }
 
 /** What ingest commits: the record plus the input the worker needs. */
+/** What a request may see of its org's documents (domain/partitions.ts says how it is read). */
+export interface DocumentAccess {
+  /** The partitions it may see; null: every partition of the org. */
+  partitions: readonly string[] | null;
+  /**
+   * The principals it acts for: it sees a document without an access list or whose list shares
+   * one of them; null: access lists do not restrict it.
+   */
+  principals: readonly string[] | null;
+}
+
 export interface NewDocument {
   id: string;
   orgId: string;
@@ -120,6 +131,12 @@ export interface NewDocument {
    * access list with this one, as it replaces the metadata.
    */
   access?: string[] | null;
+  /**
+   * What the ingesting request may see, when its key is restricted: a document of the org with
+   * the same external_id that it may not see is not versioned (403 principal_forbidden), checked
+   * in the write's own transaction. Absent: no restriction.
+   */
+  seenBy?: DocumentAccess;
   source: DocumentSource;
   metadata: Metadata;
   chunkSize: number;
@@ -329,6 +346,12 @@ export interface NewVersion {
   at: Date;
   /** The trace the version's job joins (W3C traceparent); absent or null: none. */
   traceparent?: string | null;
+  /**
+   * What the requesting caller may see, when restricted: the version starts only if the document
+   * is visible to it while the write holds the row (else the answer is null, as for a missing
+   * document), so a change of its access list made after the caller's read cannot slip in between.
+   */
+  seenBy?: DocumentAccess;
 }
 
 /** A document's versions as a caller read them (DocumentStore.startVersionIfSettled). */

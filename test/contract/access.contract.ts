@@ -277,6 +277,61 @@ export function accessContract(
         expect((await h.store.getDocument(org, first.id))?.access).toBeNull();
       });
 
+      it('a delete, a new version and an ingest by external_id check the access list while they hold the row', async () => {
+        const doc = await indexedInto(h.store, org, ['guarded numbat'], { access: ['group:hr'] });
+        const eng = accessOfKey(null, ['group:eng']);
+        const hr = accessOfKey(null, ['group:hr']);
+        // As a caller that read the document while its list still named group:eng would send them
+        // after a PATCH replaced it: nothing happens, as for a missing document.
+        expect(await h.store.deleteDocument(org, doc.id, eng)).toBeNull();
+        const version: NewVersion = {
+          source: { type: 'text', filename: null, url: null, content_type: 'text/plain', bytes: null },
+          chunkSize: 512,
+          chunkOverlap: 64,
+          metadata: { taken: 'yes' },
+          access: ['group:eng'],
+          text: 'replaced text',
+          blobKey: null,
+          fetchUrl: null,
+          at: new Date(T0 + 60_000),
+        };
+        expect(await h.store.startVersion(org, doc.id, { ...version, seenBy: eng })).toBeNull();
+        const asRead = { version: 1, pendingVersion: null };
+        expect(
+          await h.store.startVersionIfSettled(org, doc.id, { ...version, seenBy: eng }, asRead),
+        ).toBeNull();
+        expect(await h.store.getDocument(org, doc.id)).toMatchObject({
+          version: 1,
+          status: 'ready',
+          access: ['group:hr'],
+          metadata: {},
+        });
+        // An ingest by the external_id of a document it may not see is refused whole.
+        const keyed = newDoc(org, { externalId: 'payroll-7', access: ['group:hr'] });
+        await h.store.createDocuments([keyed]);
+        const other = newDoc(org, { text: 'unrelated' });
+        const refused = await h.store
+          .createDocuments([
+            other,
+            { ...newDoc(org, { externalId: 'payroll-7', access: null }), seenBy: eng },
+          ])
+          .catch((e: unknown) => e);
+        expect((refused as ApiError).code).toBe('principal_forbidden');
+        expect((refused as ApiError).status).toBe(403);
+        expect(await h.store.getDocument(org, other.id)).toBeNull();
+        expect(await h.store.getDocument(org, keyed.id)).toMatchObject({ version: 1, access: ['group:hr'] });
+        // Who may see it does all three.
+        const again = await h.store.createDocuments([
+          { ...newDoc(org, { externalId: 'payroll-7' }), seenBy: hr },
+        ]);
+        expect(again[0]).toMatchObject({ id: keyed.id, version: 2, created: false });
+        expect(await h.store.startVersion(org, doc.id, { ...version, seenBy: hr })).toMatchObject({
+          version: 2,
+        });
+        expect(await h.store.deleteDocument(org, doc.id, accessOfKey(null, ['group:eng']))).not.toBeNull();
+        expect(await h.store.getDocument(org, doc.id)).toBeNull();
+      });
+
       it('the document service answers 404 for a document the principals may not see, on read, PATCH and delete', async () => {
         const service = new DocumentService(h.store, new MemoryBlobs() as unknown as BlobStore);
         const doc = await indexedInto(h.store, org, ['hidden'], { access: ['group:hr'] });

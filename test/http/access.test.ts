@@ -331,6 +331,46 @@ describe('access lists: principals, keys and ingest', () => {
     }
   });
 
+  it('a bound key cannot send a new version, by external_id, of a document it may not see', async () => {
+    const bound = await key({ principals: ['group:eng'] });
+    const full = h.orgA.apiKey;
+    const send = (apiKey: string, externalId: string, text: string) =>
+      h.request('POST', '/v1/ingest', {
+        key: apiKey,
+        body: { documents: [{ text, external_id: externalId }] },
+      });
+    const hiddenAck = await h.request('POST', '/v1/ingest', {
+      key: full,
+      body: { documents: [{ text: 'The hr wage table.', external_id: 'wages', access: ['group:hr'] }] },
+    });
+    const [hidden] = hiddenAck.json().document_ids as string[];
+    const openAck = await send(full, 'handbook', 'The open handbook.');
+    const [open] = openAck.json().document_ids as string[];
+    await h.waitForDone(h.orgA, [hidden!, open!]);
+    const json = await send(bound.apiKey, 'wages', 'Overwritten.');
+    expect(json.statusCode, json.body).toBe(403);
+    expect(problem(json).code).toBe('principal_forbidden');
+    const form = await multipart([
+      { name: 'file', value: Buffer.from('Overwritten by a file.'), filename: 'w.txt' },
+      { name: 'external_id', value: 'wages' },
+    ]);
+    const file = await h.request('POST', '/v1/ingest/file', {
+      key: bound.apiKey,
+      payload: form.payload,
+      headers: { 'content-type': form.contentType },
+    });
+    expect(file.statusCode, file.body).toBe(403);
+    expect(problem(file).code).toBe('principal_forbidden');
+    const kept = await h.request('GET', `/v1/documents/${hidden}`, { key: full });
+    expect(kept.json()).toMatchObject({ version: 1, status: 'ready', access: ['group:hr'] });
+    const content = await h.request('GET', `/v1/documents/${hidden}/content`, { key: full });
+    expect(content.body).toContain('wage table');
+    // A document it may see takes the new version, as before.
+    const visible = await send(bound.apiKey, 'handbook', 'The handbook, second edition.');
+    expect(visible.statusCode, visible.body).toBe(202);
+    expect(visible.json().document_ids).toEqual([open]);
+  });
+
   it('keys are issued bound to principals through the admin API and listed with them', async () => {
     const issued = await h.runtime.admin.issueKey(h.orgA.orgId, { principals: ['user:5', 'group:a'] });
     expect(issued.principals).toEqual(['group:a', 'user:5']);

@@ -18,6 +18,7 @@ import {
 import { cleanText } from '../../domain/text.js';
 import type {
   ChunkRow,
+  DocumentAccess,
   DocumentError,
   DocumentRecord,
   IndexResult,
@@ -186,14 +187,20 @@ export class PgDocumentStore implements DocumentStore {
       'ON CONFLICT (org_id, external_id) WHERE external_id IS NOT NULL DO NOTHING',
     );
     if (inserted > 0) return { id: doc.id, version: 1, created: true, discardedBlobKeys: [] };
-    const { rows } = await tx.query<{ id: string; partition: string }>(
-      `SELECT id, partition FROM ${this.documents} WHERE org_id = $1 AND external_id = $2 AND ${LIVE}`,
+    // Held from here to the commit (NO KEY, as startVersionIn takes it), so the checks below see
+    // the partition and access list the new version is written over.
+    const { rows } = await tx.query<{ id: string; partition: string; access: string[] | null }>(
+      `SELECT id, partition, access FROM ${this.documents}
+       WHERE org_id = $1 AND external_id = $2 AND ${LIVE} FOR NO KEY UPDATE`,
       [storable(doc.orgId), storable(doc.externalId)],
     );
     const existing = rows[0];
     const partition = doc.partition ?? DEFAULT_PARTITION;
     if (existing && existing.partition !== partition) {
       throw ERRORS.partitionMismatch(doc.externalId, partition);
+    }
+    if (existing && doc.seenBy && !canSee(doc.seenBy, existing)) {
+      throw ERRORS.externalIdNotVisible(doc.externalId);
     }
     const started =
       existing &&
@@ -263,13 +270,13 @@ export class PgDocumentStore implements DocumentStore {
     // NO KEY UPDATE: orders this against another new version or a metadata change, but not
     // against a running saveIndex (which holds KEY SHARE until its commit and checks the version
     // again before it).
-    const { rows } = await tx.query<WorkRow & { status: string }>(
-      `SELECT org_id, status, version, pending_version, pending_status, pending, blob_key
+    const { rows } = await tx.query<WorkRow & { status: string; partition: string; access: string[] | null }>(
+      `SELECT org_id, status, version, pending_version, pending_status, pending, blob_key, partition, access
        FROM ${this.documents} WHERE id = $1 AND org_id = $2 AND ${LIVE} FOR NO KEY UPDATE`,
       [storable(id), storable(orgId)],
     );
     const row = rows[0];
-    if (!row) return null;
+    if (!row || (v.seenBy && !canSee(v.seenBy, row))) return null;
     // Checked under the row lock: of concurrent conditional starts, one sees the others' result.
     if (!mayStartVersion(row, asRead)) return 'in_flight';
     const discarded: string[] = [];
@@ -501,6 +508,7 @@ export class PgDocumentStore implements DocumentStore {
   async deleteDocument(
     orgId: string,
     id: string,
+    seenBy?: DocumentAccess,
   ): Promise<{ blobKey: string | null; pendingBlobKey: string | null } | null> {
     // The chunks go with the row (ON DELETE CASCADE) in one statement, so they stop matching at the
     // moment the document disappears; its webhook event (the record as it was) commits with it. A
@@ -510,11 +518,13 @@ export class PgDocumentStore implements DocumentStore {
       return await this.db.transaction(async (tx) => {
         // NOWAIT: an index write holds the row (KEY SHARE) for as long as it writes chunks, and a
         // delete waiting for it would hold a pooled connection until the statement timeout.
-        const own = await tx.query(
-          `SELECT 1 FROM ${this.documents} WHERE id = $1 AND org_id = $2 AND ${LIVE} FOR UPDATE NOWAIT`,
+        const own = await tx.query<{ partition: string; access: string[] | null }>(
+          `SELECT partition, access FROM ${this.documents}
+           WHERE id = $1 AND org_id = $2 AND ${LIVE} FOR UPDATE NOWAIT`,
           [storable(id), storable(orgId)],
         );
-        if (!own.rowCount) return null;
+        const row = own.rows[0];
+        if (!row || (seenBy && !canSee(seenBy, row))) return null;
         await this.outbox.emit(tx, 'document.deleted', storable(id), this.clock.now());
         const { rows } = await tx.query<{ blob_key: string | null; pending_blob_key: string | null }>(
           `DELETE FROM ${this.documents} WHERE id = $1 AND org_id = $2
@@ -530,6 +540,17 @@ export class PgDocumentStore implements DocumentStore {
     // KEY SHARE, so this answers at once; from its commit no read finds the document, and its
     // external_id is free again. The write gives up at its next batch and removes the row.
     const marked = await this.db.transaction(async (tx) => {
+      if (seenBy) {
+        // NO KEY UPDATE does not wait for the write's KEY SHARE; it orders this against a change
+        // of the access list, which takes the same lock.
+        const held = await tx.query<{ partition: string; access: string[] | null }>(
+          `SELECT partition, access FROM ${this.documents}
+           WHERE id = $1 AND org_id = $2 AND ${LIVE} FOR NO KEY UPDATE`,
+          [storable(id), storable(orgId)],
+        );
+        const row = held.rows[0];
+        if (!row || !canSee(seenBy, row)) return null;
+      }
       const { rows } = await tx.query<{ blob_key: string | null; pending_blob_key: string | null }>(
         `UPDATE ${this.documents} SET deleted_at = $3, external_id = NULL
          WHERE id = $1 AND org_id = $2 AND ${LIVE}

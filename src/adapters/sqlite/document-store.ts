@@ -16,6 +16,7 @@ import {
 } from '../../domain/ports.js';
 import type {
   ChunkRow,
+  DocumentAccess,
   DocumentError,
   DocumentRecord,
   IndexResult,
@@ -239,13 +240,16 @@ export class SqliteDocumentStore implements DocumentStore {
 
   private createOrVersionNow(doc: NewDocument, externalId: string): StartedVersion {
     const found = this.sql
-      .get<[string, string], { id: string; partition: string }>(
-        'SELECT id, partition FROM documents WHERE org_id = ? AND external_id = ?',
+      .get<[string, string], { id: string; partition: string; access: string | null }>(
+        'SELECT id, partition, access FROM documents WHERE org_id = ? AND external_id = ?',
       )
       .get(doc.orgId, externalId);
     const existing = found?.id;
     if (found !== undefined && found.partition !== (doc.partition ?? DEFAULT_PARTITION)) {
       throw ERRORS.partitionMismatch(externalId, doc.partition ?? DEFAULT_PARTITION);
+    }
+    if (found !== undefined && doc.seenBy && !canSee(doc.seenBy, visibility(found))) {
+      throw ERRORS.externalIdNotVisible(externalId);
     }
     if (existing !== undefined) {
       const started = this.startVersionNow(doc.orgId, existing, {
@@ -310,12 +314,12 @@ export class SqliteDocumentStore implements DocumentStore {
     asRead?: VersionsAsRead,
   ): StartedVersion | 'in_flight' | null {
     const row = this.sql
-      .get<[string, string], WorkRow & { status: string }>(
-        `SELECT org_id, status, version, pending_version, pending_status, pending, blob_key
+      .get<[string, string], WorkRow & { status: string; partition: string; access: string | null }>(
+        `SELECT org_id, status, version, pending_version, pending_status, pending, blob_key, partition, access
          FROM documents WHERE id = ? AND org_id = ?`,
       )
       .get(id, orgId);
-    if (!row) return null;
+    if (!row || (v.seenBy && !canSee(v.seenBy, visibility(row)))) return null;
     if (!mayStartVersion(row, asRead)) return 'in_flight';
     const at = v.at.getTime();
     const metadata = v.metadata === null ? null : JSON.stringify(storableMetadata(v.metadata));
@@ -501,15 +505,17 @@ export class SqliteDocumentStore implements DocumentStore {
   async deleteDocument(
     orgId: string,
     id: string,
+    seenBy?: DocumentAccess,
   ): Promise<{ blobKey: string | null; pendingBlobKey: string | null } | null> {
     const deleted = this.db
       .transaction(() => {
         const row = this.sql
-          .get<[string, string], { blob_key: string | null; pending: string | null }>(
-            'SELECT blob_key, pending FROM documents WHERE id = ? AND org_id = ?',
-          )
+          .get<
+            [string, string],
+            { blob_key: string | null; pending: string | null; partition: string; access: string | null }
+          >('SELECT blob_key, pending, partition, access FROM documents WHERE id = ? AND org_id = ?')
           .get(id, orgId);
-        if (!row) return null;
+        if (!row || (seenBy && !canSee(seenBy, visibility(row)))) return null;
         this.outbox.emit('document.deleted', id); // webhooks: the record as it was, same transaction
         const pendingBlob = row.pending === null ? null : (JSON.parse(row.pending) as PendingSpec).blob_key;
         const blobs = {
@@ -621,7 +627,7 @@ export class SqliteDocumentStore implements DocumentStore {
           )
           .get(id, orgId);
         if (current === undefined) return null;
-        if (change.seenBy && !canSee(change.seenBy, { ...current, access: accessOfColumn(current.access) })) {
+        if (change.seenBy && !canSee(change.seenBy, visibility(current))) {
           return null;
         }
         const metadata = update(JSON.parse(current.metadata) as Metadata);
@@ -1082,4 +1088,12 @@ function errorParams(error: DocumentError): { code: string; message: string; err
 /** How an access list is stored: a JSON array, or NULL for none. */
 function accessColumn(access: readonly string[] | null): string | null {
   return access === null ? null : JSON.stringify(access);
+}
+
+/** A row's partition and access list (stored as JSON text), as canSee reads them. */
+function visibility(row: { partition: string; access: string | null }): {
+  partition: string;
+  access: string[] | null;
+} {
+  return { partition: row.partition, access: accessOfColumn(row.access) };
 }
