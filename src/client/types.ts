@@ -10,8 +10,8 @@ import type {
   OrgSchema,
   PurgeReceiptSchema,
   ScopeSchema,
-} from '../http/admin-schemas.js';
-import type { CreateEvaluationBody, EvaluationList, EvaluationSchema } from '../http/evaluation-schemas.js';
+} from '../wire/admin.js';
+import type { CreateEvaluationBody, EvaluationList, EvaluationSchema } from '../wire/evaluations.js';
 import type {
   DeleteDocumentsResponse,
   DocumentList,
@@ -26,9 +26,9 @@ import type {
   QueryResponse as QueryResponseSchema,
   UsageResponse,
   VersionAck as VersionAckSchema,
-} from '../http/schemas.js';
-import type { CreateSourceBody, PatchSourceBody, RunSchema, SourceSchema } from '../http/source-schemas.js';
-import type { CreatedWebhookSchema, DeliveryList, WebhookSchema } from '../http/webhook-schemas.js';
+} from '../wire/schemas.js';
+import type { CreateSourceBody, PatchSourceBody, RunSchema, SourceSchema } from '../wire/sources.js';
+import type { CreatedWebhookSchema, DeliveryList, WebhookSchema } from '../wire/webhooks.js';
 
 /** The partitions an API key may see, with their sizes (`GET /v1/partitions`). */
 export type PartitionList = Static<typeof PartitionListSchema>;

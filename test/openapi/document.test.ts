@@ -14,8 +14,8 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient } from '../../src/client/admin-client.js';
 import { DocindexClient } from '../../src/client/client.js';
-import * as adminSchemas from '../../src/http/admin-schemas.js';
-import * as schemas from '../../src/http/schemas.js';
+import * as adminSchemas from '../../src/wire/admin.js';
+import * as schemas from '../../src/wire/schemas.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

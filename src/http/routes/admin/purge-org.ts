@@ -2,8 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { ERRORS } from '../../../domain/errors.js';
 import type { OrgAdmin } from '../../../domain/orgs.js';
-import { ADMIN_ERRORS, OrgParams, PurgeReceiptSchema } from '../../admin-schemas.js';
-import { EXAMPLE_ORG_ID, problemResponses } from '../../schemas.js';
+import { ADMIN_ERRORS, OrgParams, PurgeReceiptSchema } from '../../../wire/admin.js';
+import { EXAMPLE_ORG_ID, problemResponses } from '../../../wire/schemas.js';
 
 export function purgeOrgRoute(app: FastifyInstance, orgs: OrgAdmin): void {
   app.delete<{ Params: { id: string } }>(

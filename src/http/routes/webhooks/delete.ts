@@ -1,8 +1,8 @@
 // DELETE /v1/webhooks/{id} — removes the endpoint with its undelivered messages and its log.
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
+import { WebhookParams } from '../../../wire/webhooks.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { WebhookParams } from '../../webhook-schemas.js';
 
 export function deleteWebhookRoute(app: FastifyInstance, deps: AppDeps): void {
   app.delete<{ Params: { id: string } }>(

@@ -1,8 +1,8 @@
 // GET /v1/webhooks/{id} — one webhook endpoint (another org's is a 404).
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
+import { WebhookParams, WebhookSchema } from '../../../wire/webhooks.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { WebhookParams, WebhookSchema } from '../../webhook-schemas.js';
 import { toWebhookJson } from './json.js';
 
 export function getWebhookRoute(app: FastifyInstance, deps: AppDeps): void {

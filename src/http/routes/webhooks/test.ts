@@ -1,8 +1,8 @@
 // POST /v1/webhooks/{id}/test — queues a signed `webhook.test` message for the endpoint.
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
+import { TestWebhookResponse, WebhookParams } from '../../../wire/webhooks.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { TestWebhookResponse, WebhookParams } from '../../webhook-schemas.js';
 
 export function testWebhookRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Params: { id: string } }>(
