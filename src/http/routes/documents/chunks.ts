@@ -6,7 +6,7 @@ import {
   COMMON_ERRORS,
   DocumentParams,
   problemResponses,
-} from '../../../wire/schemas.js';
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 
 export function documentChunksRoute(app: FastifyInstance, deps: AppDeps): void {

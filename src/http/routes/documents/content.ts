@@ -1,7 +1,7 @@
 // GET /v1/documents/{id}/content — the text a ready document was indexed from, streamed.
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { COMMON_ERRORS, DocumentParams, PrincipalsQuery, problemResponses } from '../../../wire/schemas.js';
+import { COMMON_ERRORS, DocumentParams, PrincipalsQuery, problemResponses } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 
 export function documentContentRoute(app: FastifyInstance, deps: AppDeps): void {

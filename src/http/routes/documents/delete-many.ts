@@ -6,7 +6,7 @@ import {
   DeleteDocumentsBody,
   DeleteDocumentsResponse,
   problemResponses,
-} from '../../../wire/schemas.js';
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 
 export function deleteDocumentsRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -1,7 +1,7 @@
 // GET /v1/documents/{id}/file — the original upload or download of a document, byte for byte.
 import type { FastifyInstance } from 'fastify';
 import { displayFilename } from '../../../domain/text.js';
-import { COMMON_ERRORS, DocumentParams, PrincipalsQuery, problemResponses } from '../../../wire/schemas.js';
+import { COMMON_ERRORS, DocumentParams, PrincipalsQuery, problemResponses } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 
 export function documentFileRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -6,7 +6,7 @@ import {
   DocumentRecordSchema,
   PrincipalsQuery,
   problemResponses,
-} from '../../../wire/schemas.js';
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { documentJson } from './json.js';
 

@@ -10,7 +10,7 @@ import {
   type MetadataPatchBody as MetadataPatchBodyType,
   PrincipalsQuery,
   problemResponses,
-} from '../../../wire/schemas.js';
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { documentJson } from './json.js';
 

@@ -13,7 +13,7 @@ import {
   problemResponses,
   ReplaceContentJson,
   VersionAck,
-} from '../../../wire/schemas.js';
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
 import { documentOnly, idempotentIngest } from '../../openapi.js';

@@ -8,7 +8,7 @@ import {
   problemResponses,
   ReprocessBody,
   VersionAck,
-} from '../../../wire/schemas.js';
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently } from '../../idempotent.js';
 import { documentOnly, idempotentIngest } from '../../openapi.js';

@@ -1,8 +1,7 @@
 // GET /v1/evaluations/{id} — an evaluation's status and, once done, each run's figures with every
 // query's (another org's evaluation is a 404).
 import type { FastifyInstance } from 'fastify';
-import { EvaluationParams, EvaluationSchema } from '../../../wire/evaluations.js';
-import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
+import { COMMON_ERRORS, EvaluationParams, EvaluationSchema, problemResponses } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { toEvaluationJson } from './json.js';
 

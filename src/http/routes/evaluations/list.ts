@@ -1,7 +1,11 @@
 // GET /v1/evaluations — the org's evaluations, newest first, cursor-paged, without per-query figures.
 import type { FastifyInstance } from 'fastify';
-import { EvaluationList, ListEvaluationsQuery } from '../../../wire/evaluations.js';
-import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
+import {
+  COMMON_ERRORS,
+  EvaluationList,
+  ListEvaluationsQuery,
+  problemResponses,
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { toEvaluationSummaryJson } from './json.js';
 

@@ -15,7 +15,7 @@ import {
   LanguageCode,
   PartitionName,
   problemResponses,
-} from '../../../wire/schemas.js';
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
 import { documentOnly, idempotentIngest } from '../../openapi.js';

@@ -8,7 +8,7 @@ import {
   IngestAck,
   IngestUrlBody,
   problemResponses,
-} from '../../../wire/schemas.js';
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently } from '../../idempotent.js';
 import { documentOnly, idempotentIngest } from '../../openapi.js';

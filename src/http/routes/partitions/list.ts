@@ -1,6 +1,6 @@
 // GET /v1/partitions — the partitions of the org the key may see, with their sizes.
 import type { FastifyInstance } from 'fastify';
-import { COMMON_ERRORS, PartitionList, problemResponses } from '../../../wire/schemas.js';
+import { COMMON_ERRORS, PartitionList, problemResponses } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 
 export function listPartitionsRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -1,8 +1,7 @@
 // POST /v1/sources — a new source; nothing is synced until its first run (POST …/sync or its schedule).
 import type { FastifyInstance } from 'fastify';
 import type { NewSourceInput } from '../../../domain/sources.js';
-import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
-import { CreateSourceBody, SourceSchema } from '../../../wire/sources.js';
+import { COMMON_ERRORS, CreateSourceBody, problemResponses, SourceSchema } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { toSourceJson } from './json.js';
 

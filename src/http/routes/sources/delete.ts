@@ -1,7 +1,6 @@
 // DELETE /v1/sources/{id} — the source goes at once; its documents are deleted in the background.
 import type { FastifyInstance } from 'fastify';
-import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
-import { SourceParams } from '../../../wire/sources.js';
+import { COMMON_ERRORS, problemResponses, SourceParams } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 
 export function deleteSourceRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -1,7 +1,6 @@
 // GET /v1/sources/{id} — one source (another org's is a 404).
 import type { FastifyInstance } from 'fastify';
-import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
-import { SourceParams, SourceSchema } from '../../../wire/sources.js';
+import { COMMON_ERRORS, problemResponses, SourceParams, SourceSchema } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { toSourceJson } from './json.js';
 

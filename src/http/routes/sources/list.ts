@@ -1,7 +1,6 @@
 // GET /v1/sources — the org's sources, oldest first.
 import type { FastifyInstance } from 'fastify';
-import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
-import { SourceList } from '../../../wire/sources.js';
+import { COMMON_ERRORS, problemResponses, SourceList } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { toSourceJson } from './json.js';
 

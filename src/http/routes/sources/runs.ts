@@ -1,7 +1,6 @@
 // GET /v1/sources/{id}/runs — the source's runs, newest first, with their counts and errors.
 import type { FastifyInstance } from 'fastify';
-import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
-import { RunList, RunsQuery, SourceParams } from '../../../wire/sources.js';
+import { COMMON_ERRORS, problemResponses, RunList, RunsQuery, SourceParams } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { toRunJson } from './json.js';
 

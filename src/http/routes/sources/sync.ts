@@ -1,7 +1,6 @@
 // POST /v1/sources/{id}/sync — queues a run now (409 while one is queued or running).
 import type { FastifyInstance } from 'fastify';
-import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
-import { SourceParams, SyncAccepted } from '../../../wire/sources.js';
+import { COMMON_ERRORS, problemResponses, SourceParams, SyncAccepted } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 
 export function syncSourceRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -1,7 +1,7 @@
 // GET /v1/usage — queries per UTC day over 30 days, newest first, and the current rate limit;
 // `?by=partition` adds the breakdown by partition, `?partition=NAME` reports one partition's.
 import type { FastifyInstance } from 'fastify';
-import { COMMON_ERRORS, problemResponses, UsageQuery, UsageResponse } from '../../../wire/schemas.js';
+import { COMMON_ERRORS, problemResponses, UsageQuery, UsageResponse } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 
 export function usageRoute(app: FastifyInstance, deps: AppDeps): void {

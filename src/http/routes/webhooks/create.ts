@@ -1,7 +1,11 @@
 // POST /v1/webhooks — a new webhook endpoint; its signing secret is in this answer only.
 import type { FastifyInstance } from 'fastify';
-import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
-import { CreatedWebhookSchema, CreateWebhookBody } from '../../../wire/webhooks.js';
+import {
+  COMMON_ERRORS,
+  CreatedWebhookSchema,
+  CreateWebhookBody,
+  problemResponses,
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { toWebhookJson } from './json.js';
 

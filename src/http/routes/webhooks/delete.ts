@@ -1,7 +1,6 @@
 // DELETE /v1/webhooks/{id} — removes the endpoint with its undelivered messages and its log.
 import type { FastifyInstance } from 'fastify';
-import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
-import { WebhookParams } from '../../../wire/webhooks.js';
+import { COMMON_ERRORS, problemResponses, WebhookParams } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 
 export function deleteWebhookRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -1,7 +1,12 @@
 // GET /v1/webhooks/{id}/deliveries — the endpoint's delivery log, newest attempt first.
 import type { FastifyInstance } from 'fastify';
-import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
-import { DeliveriesQuery, DeliveryList, WebhookParams } from '../../../wire/webhooks.js';
+import {
+  COMMON_ERRORS,
+  DeliveriesQuery,
+  DeliveryList,
+  problemResponses,
+  WebhookParams,
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { toDeliveryJson } from './json.js';
 

@@ -1,7 +1,6 @@
 // GET /v1/webhooks/{id} — one webhook endpoint (another org's is a 404).
 import type { FastifyInstance } from 'fastify';
-import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
-import { WebhookParams, WebhookSchema } from '../../../wire/webhooks.js';
+import { COMMON_ERRORS, problemResponses, WebhookParams, WebhookSchema } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { toWebhookJson } from './json.js';
 

@@ -1,7 +1,6 @@
 // GET /v1/webhooks — the org's webhook endpoints, oldest first.
 import type { FastifyInstance } from 'fastify';
-import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
-import { WebhookList } from '../../../wire/webhooks.js';
+import { COMMON_ERRORS, problemResponses, WebhookList } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { toWebhookJson } from './json.js';
 

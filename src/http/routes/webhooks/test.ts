@@ -1,7 +1,6 @@
 // POST /v1/webhooks/{id}/test — queues a signed `webhook.test` message for the endpoint.
 import type { FastifyInstance } from 'fastify';
-import { COMMON_ERRORS, problemResponses } from '../../../wire/schemas.js';
-import { TestWebhookResponse, WebhookParams } from '../../../wire/webhooks.js';
+import { COMMON_ERRORS, problemResponses, TestWebhookResponse, WebhookParams } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 
 export function testWebhookRoute(app: FastifyInstance, deps: AppDeps): void {
