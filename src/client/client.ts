@@ -7,7 +7,7 @@
 // browser-safe while naming the same extensions and media types as the server.
 import { SUPPORTED_FORMATS } from '../domain/formats.js';
 import { DocindexError, WaitTimeoutError } from './errors.js';
-import { type CallOptions, callApi, exchange, sleep, type Transport, transportOf } from './transport.js';
+import { type CallOptions, callApi, exchange, sleep, type Transport, transportOf } from './http-exchange.js';
 import type {
   ChunkPage,
   CreatedWebhook,

@@ -1,34 +1,40 @@
-// The client's request and response types, derived from the server's TypeBox schemas (the same
-// ones that validate requests and produce the OpenAPI document), so they are never written twice.
+// The client's request and response types, derived from the API's TypeBox schemas in wire/ (the
+// same ones that validate requests and produce the OpenAPI document), so they are never written
+// twice.
 import type { Static } from '@sinclair/typebox';
 import type { ErrorCode } from '../domain/errors.js';
 import type {
   CreatedOrgSchema,
+  CreatedWebhookSchema,
+  CreateEvaluationBody,
+  CreateSourceBody,
+  DeleteDocumentsResponse,
+  DeliveryList,
+  DocumentList,
+  DocumentRecordSchema,
+  EvaluationList,
+  EvaluationSchema,
+  IngestAck as IngestAckSchema,
+  IngestBody,
   IssuedKeySchema,
   KeySchema,
   OrgList,
-  OrgSchema,
-  PurgeReceiptSchema,
-  ScopeSchema,
-} from '../http/admin-schemas.js';
-import type { CreateEvaluationBody, EvaluationList, EvaluationSchema } from '../http/evaluation-schemas.js';
-import type {
-  DeleteDocumentsResponse,
-  DocumentList,
-  DocumentRecordSchema,
-  IngestAck as IngestAckSchema,
-  IngestBody,
   OrgResponse,
+  OrgSchema,
   PartitionDeleteAck as PartitionDeleteAckSchema,
   PartitionList as PartitionListSchema,
+  PatchSourceBody,
   Problem as ProblemSchema,
+  PurgeReceiptSchema,
   QueryBody,
   QueryResponse as QueryResponseSchema,
+  RunSchema,
+  ScopeSchema,
+  SourceSchema,
   UsageResponse,
   VersionAck as VersionAckSchema,
-} from '../http/schemas.js';
-import type { CreateSourceBody, PatchSourceBody, RunSchema, SourceSchema } from '../http/source-schemas.js';
-import type { CreatedWebhookSchema, DeliveryList, WebhookSchema } from '../http/webhook-schemas.js';
+  WebhookSchema,
+} from '../wire/index.js';
 
 /** The partitions an API key may see, with their sizes (`GET /v1/partitions`). */
 export type PartitionList = Static<typeof PartitionListSchema>;

@@ -9,7 +9,7 @@ import type { SwaggerTransform } from '@fastify/swagger';
 import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import { type TObject, type TSchema, Type } from '@sinclair/typebox';
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../domain/idempotency.js';
-import { PROBLEM_RESPONSE_NAME } from './schemas.js';
+import { PROBLEM_RESPONSE_NAME } from '../wire/index.js';
 
 export const IdempotencyKeyHeader = Type.Object({
   'Idempotency-Key': Type.Optional(

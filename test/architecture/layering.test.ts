@@ -1,8 +1,9 @@
 // The layering rule of docs/ARCHITECTURE.md, checked on every import in src/: domain and pipeline
-// know no framework, driver, MCP SDK or configuration; HTTP and the command line know no adapter;
-// the MCP tools (mcp/) know the domain and the client but no server, adapter or command line; only
-// the composition roots (start/) use the command line; an adapter does not reach into another
-// adapter's folder. The exceptions still to remove are listed by name, and the list
+// know no framework, driver, MCP SDK or configuration; the API's wire shapes (wire/) know only the
+// domain and TypeBox; HTTP and the command line know no adapter; the clients (client/) know the wire
+// shapes and the domain but no server; the MCP tools (mcp/) know the domain and the client but no
+// server, adapter or command line; only the composition roots (start/) use the command line; an
+// adapter does not reach into another adapter's folder. The exceptions still to remove are listed by name, and the list
 // fails as soon as one of them is gone, so it can only shrink.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -77,12 +78,41 @@ describe('layering', () => {
     expect(imports).toContainEqual({ from: 'app.ts', to: 'fastify', relative: false });
   });
 
-  it('domain and pipeline import no framework, driver, MCP SDK, configuration, adapter, HTTP, MCP or start code', () => {
+  it('domain and pipeline import no framework, driver, MCP SDK, configuration, adapter, HTTP, wire, MCP or start code', () => {
     const offending = imports.filter(
       (i) =>
         (within('domain')(i.from) || within('pipeline')(i.from)) &&
         (i.relative
-          ? ['config', 'adapters', 'http', 'cli', 'start', 'mcp'].some((dir) => within(dir)(i.to))
+          ? ['config', 'adapters', 'http', 'cli', 'start', 'mcp', 'wire'].some((dir) => within(dir)(i.to))
+          : [...DRIVERS, ...MCP_LIBRARIES].some((library) => library.test(i.to))),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it('the wire shapes import only each other, the domain and TypeBox', () => {
+    // wire/ holds the API's request and response schemas, which the server (http/) validates and
+    // documents with and the clients (client/, and mcp/ through it) take their types from: it sits
+    // below all of them and knows none of them.
+    const offending = imports.filter(
+      (i) =>
+        within('wire')(i.from) &&
+        (i.relative ? !within('wire')(i.to) && !within('domain')(i.to) : i.to !== '@sinclair/typebox'),
+    );
+    expect(offending).toEqual([]);
+    expect(imports).toContainEqual({ from: 'client/types.ts', to: 'wire/index.ts', relative: true });
+    expect(imports.filter((i) => within('http')(i.from) && within('wire')(i.to)).length).toBeGreaterThan(10);
+  });
+
+  it('the clients import no server, adapter, pipeline, MCP, configuration, command line or start code', () => {
+    // client/ talks to a docindex server over HTTP: its types come from the wire shapes, its rules
+    // (formats, backoff, error codes) from the domain.
+    const offending = imports.filter(
+      (i) =>
+        within('client')(i.from) &&
+        (i.relative
+          ? ['adapters', 'http', 'pipeline', 'mcp', 'config', 'cli', 'start'].some((dir) =>
+              within(dir)(i.to),
+            ) || i.to === 'app.ts'
           : [...DRIVERS, ...MCP_LIBRARIES].some((library) => library.test(i.to))),
     );
     expect(offending).toEqual([]);

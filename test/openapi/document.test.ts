@@ -14,8 +14,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient } from '../../src/client/admin-client.js';
 import { DocindexClient } from '../../src/client/client.js';
-import * as adminSchemas from '../../src/http/admin-schemas.js';
-import * as schemas from '../../src/http/schemas.js';
+import * as wire from '../../src/wire/index.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -236,7 +235,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('has examples that pass their own schemas where the schemas are defined', () => {
-    const checks = Object.entries({ ...schemas, ...adminSchemas }).flatMap(([name, value]) =>
+    const checks = Object.entries(wire).flatMap(([name, value]) =>
       typeof value === 'object' && value !== null ? schemaExamples(value, name) : [],
     );
     expect(checks.map((c) => c.where)).toEqual(

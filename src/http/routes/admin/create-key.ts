@@ -3,8 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import { DATE_TIME_RULE, parseDateTime } from '../../../domain/date-time.js';
 import { ERRORS } from '../../../domain/errors.js';
 import type { OrgAdmin } from '../../../domain/orgs.js';
-import { ADMIN_ERRORS, CreateKeyBody, IssuedKeySchema, OrgParams } from '../../admin-schemas.js';
-import { EXAMPLE_ORG_ID, problemResponses } from '../../schemas.js';
+import {
+  ADMIN_ERRORS,
+  CreateKeyBody,
+  EXAMPLE_ORG_ID,
+  IssuedKeySchema,
+  OrgParams,
+  problemResponses,
+} from '../../../wire/index.js';
 
 export function createKeyRoute(app: FastifyInstance, orgs: OrgAdmin): void {
   app.post<{ Params: { id: string }; Body: CreateKeyBody }>(

@@ -1,8 +1,7 @@
 // POST /admin/v1/orgs — creates an organisation and its first key (every scope), shown once.
 import type { FastifyInstance } from 'fastify';
 import type { OrgAdmin } from '../../../domain/orgs.js';
-import { ADMIN_ERRORS, CreatedOrgSchema, CreateOrgBody } from '../../admin-schemas.js';
-import { problemResponses } from '../../schemas.js';
+import { ADMIN_ERRORS, CreatedOrgSchema, CreateOrgBody, problemResponses } from '../../../wire/index.js';
 
 export function createOrgRoute(app: FastifyInstance, orgs: OrgAdmin): void {
   app.post<{ Body: CreateOrgBody }>(

@@ -2,8 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ERRORS } from '../../../domain/errors.js';
 import type { OrgAdmin } from '../../../domain/orgs.js';
-import { ADMIN_ERRORS, KeyList, OrgParams } from '../../admin-schemas.js';
-import { EXAMPLE_ORG_ID, problemResponses } from '../../schemas.js';
+import { ADMIN_ERRORS, EXAMPLE_ORG_ID, KeyList, OrgParams, problemResponses } from '../../../wire/index.js';
 import { toKeyJson } from './json.js';
 
 export function listKeysRoute(app: FastifyInstance, orgs: OrgAdmin): void {

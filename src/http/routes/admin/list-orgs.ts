@@ -1,8 +1,7 @@
 // GET /admin/v1/orgs — organisations newest first, a page at a time, each with its usage.
 import type { FastifyInstance } from 'fastify';
 import type { OrgAdmin } from '../../../domain/orgs.js';
-import { ADMIN_ERRORS, ListOrgsQuery, OrgList } from '../../admin-schemas.js';
-import { problemResponses } from '../../schemas.js';
+import { ADMIN_ERRORS, ListOrgsQuery, OrgList, problemResponses } from '../../../wire/index.js';
 import { toOrgJson } from './json.js';
 
 export function listOrgsRoute(app: FastifyInstance, orgs: OrgAdmin): void {

@@ -2,8 +2,13 @@
 import type { FastifyInstance } from 'fastify';
 import { ERRORS } from '../../../domain/errors.js';
 import type { OrgAdmin } from '../../../domain/orgs.js';
-import { ADMIN_ERRORS, OrgParams, PurgeReceiptSchema } from '../../admin-schemas.js';
-import { EXAMPLE_ORG_ID, problemResponses } from '../../schemas.js';
+import {
+  ADMIN_ERRORS,
+  EXAMPLE_ORG_ID,
+  OrgParams,
+  PurgeReceiptSchema,
+  problemResponses,
+} from '../../../wire/index.js';
 
 export function purgeOrgRoute(app: FastifyInstance, orgs: OrgAdmin): void {
   app.delete<{ Params: { id: string } }>(

@@ -2,8 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ERRORS } from '../../../domain/errors.js';
 import type { OrgAdmin } from '../../../domain/orgs.js';
-import { ADMIN_ERRORS, EXAMPLE_KEY_ID, KeyParams, KeySchema } from '../../admin-schemas.js';
-import { problemResponses } from '../../schemas.js';
+import { ADMIN_ERRORS, EXAMPLE_KEY_ID, KeyParams, KeySchema, problemResponses } from '../../../wire/index.js';
 import { toKeyJson } from './json.js';
 
 export function revokeKeyRoute(app: FastifyInstance, orgs: OrgAdmin): void {

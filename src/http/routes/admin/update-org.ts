@@ -2,8 +2,14 @@
 import type { FastifyInstance } from 'fastify';
 import { ERRORS } from '../../../domain/errors.js';
 import type { OrgAdmin } from '../../../domain/orgs.js';
-import { ADMIN_ERRORS, OrgParams, OrgSchema, UpdateOrgBody } from '../../admin-schemas.js';
-import { EXAMPLE_ORG_ID, problemResponses } from '../../schemas.js';
+import {
+  ADMIN_ERRORS,
+  EXAMPLE_ORG_ID,
+  OrgParams,
+  OrgSchema,
+  problemResponses,
+  UpdateOrgBody,
+} from '../../../wire/index.js';
 import { toOrgJson } from './json.js';
 
 export function updateOrgRoute(app: FastifyInstance, orgs: OrgAdmin): void {

@@ -1,7 +1,13 @@
 // GET /v1/documents/{id}/chunks — what was indexed: a ready document's chunks, in order.
 import type { FastifyInstance } from 'fastify';
+import {
+  ChunkList,
+  ChunkListQuery,
+  COMMON_ERRORS,
+  DocumentParams,
+  problemResponses,
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { ChunkList, ChunkListQuery, COMMON_ERRORS, DocumentParams, problemResponses } from '../../schemas.js';
 
 export function documentChunksRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Params: { id: string }; Querystring: ChunkListQuery }>(

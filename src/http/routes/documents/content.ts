@@ -1,8 +1,8 @@
 // GET /v1/documents/{id}/content — the text a ready document was indexed from, streamed.
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, DocumentParams, PrincipalsQuery, problemResponses } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, DocumentParams, PrincipalsQuery, problemResponses } from '../../schemas.js';
 
 export function documentContentRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Params: { id: string } }>(

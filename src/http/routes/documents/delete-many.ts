@@ -1,13 +1,13 @@
 // POST /v1/documents/delete — deletes the documents a filter and/or a list of ids select.
 import type { FastifyInstance } from 'fastify';
 import { MAX_DELETE_PER_REQUEST } from '../../../domain/documents.js';
-import type { AppDeps } from '../../deps.js';
 import {
   COMMON_ERRORS,
   DeleteDocumentsBody,
   DeleteDocumentsResponse,
   problemResponses,
-} from '../../schemas.js';
+} from '../../../wire/index.js';
+import type { AppDeps } from '../../deps.js';
 
 export function deleteDocumentsRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: DeleteDocumentsBody }>(

@@ -1,7 +1,7 @@
 // DELETE /v1/documents/{id} — removes a document; its chunks stop matching at once.
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, DocumentParams, PrincipalsQuery, problemResponses } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, DocumentParams, PrincipalsQuery, problemResponses } from '../../schemas.js';
 
 export function deleteDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
   app.delete<{ Params: { id: string } }>(

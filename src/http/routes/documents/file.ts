@@ -1,8 +1,8 @@
 // GET /v1/documents/{id}/file — the original upload or download of a document, byte for byte.
 import type { FastifyInstance } from 'fastify';
 import { displayFilename } from '../../../domain/text.js';
+import { COMMON_ERRORS, DocumentParams, PrincipalsQuery, problemResponses } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, DocumentParams, PrincipalsQuery, problemResponses } from '../../schemas.js';
 
 export function documentFileRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Params: { id: string } }>(

@@ -1,13 +1,13 @@
 // GET /v1/documents/{id} — a document's processing status.
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../../deps.js';
 import {
   COMMON_ERRORS,
   DocumentParams,
   DocumentRecordSchema,
   PrincipalsQuery,
   problemResponses,
-} from '../../schemas.js';
+} from '../../../wire/index.js';
+import type { AppDeps } from '../../deps.js';
 import { documentJson } from './json.js';
 
 export function getDocumentRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -1,8 +1,8 @@
 // GET /v1/documents — cursor-paged list, status and metadata filters, and batch status by ids.
 import type { FastifyInstance } from 'fastify';
 import { ERRORS } from '../../../domain/errors.js';
+import { COMMON_ERRORS, DocumentList, ListDocumentsQuery, problemResponses } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, DocumentList, ListDocumentsQuery, problemResponses } from '../../schemas.js';
 import { documentsJson } from './json.js';
 
 const MAX_IDS = 100;

@@ -2,7 +2,6 @@
 // list; filters and access checks see the change at once.
 import type { FastifyInstance } from 'fastify';
 import { accessToWrite } from '../../../domain/principals.js';
-import type { AppDeps } from '../../deps.js';
 import {
   COMMON_ERRORS,
   DocumentParams,
@@ -11,7 +10,8 @@ import {
   type MetadataPatchBody as MetadataPatchBodyType,
   PrincipalsQuery,
   problemResponses,
-} from '../../schemas.js';
+} from '../../../wire/index.js';
+import type { AppDeps } from '../../deps.js';
 import { documentJson } from './json.js';
 
 export function patchDocumentRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -5,9 +5,6 @@ import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
 import { ERRORS } from '../../../domain/errors.js';
 import type { NewContent } from '../../../domain/ingestion.js';
-import type { AppDeps } from '../../deps.js';
-import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
-import { documentOnly, idempotentIngest } from '../../openapi.js';
 import {
   COMMON_ERRORS,
   DocumentParams,
@@ -16,7 +13,10 @@ import {
   problemResponses,
   ReplaceContentJson,
   VersionAck,
-} from '../../schemas.js';
+} from '../../../wire/index.js';
+import type { AppDeps } from '../../deps.js';
+import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
+import { documentOnly, idempotentIngest } from '../../openapi.js';
 import { FILE_EXTENSIONS } from '../ingest/file.js';
 import { parseAccessPart, parseLanguagePart, readUploadForm } from '../ingest/upload-form.js';
 

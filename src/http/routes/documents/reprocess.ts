@@ -1,9 +1,6 @@
 // POST /v1/documents/{id}/reprocess — a new version from what the document already holds (its
 // text, or its original file), with new chunk settings if given.
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../../deps.js';
-import { acceptIdempotently } from '../../idempotent.js';
-import { documentOnly, idempotentIngest } from '../../openapi.js';
 import {
   COMMON_ERRORS,
   DocumentParams,
@@ -11,7 +8,10 @@ import {
   problemResponses,
   ReprocessBody,
   VersionAck,
-} from '../../schemas.js';
+} from '../../../wire/index.js';
+import type { AppDeps } from '../../deps.js';
+import { acceptIdempotently } from '../../idempotent.js';
+import { documentOnly, idempotentIngest } from '../../openapi.js';
 
 export function reprocessDocumentRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Params: { id: string }; Body: ReprocessBody | undefined }>(

@@ -1,9 +1,13 @@
 // POST /v1/evaluations — queries with judged documents, run in the background once per run
 // setting through the query path and scored; 202 with the id to poll.
 import type { FastifyInstance } from 'fastify';
+import {
+  COMMON_ERRORS,
+  CreatedEvaluation,
+  CreateEvaluationBody,
+  problemResponses,
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { CreatedEvaluation, CreateEvaluationBody } from '../../evaluation-schemas.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
 
 export function createEvaluationRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: CreateEvaluationBody }>(

@@ -1,9 +1,8 @@
 // GET /v1/evaluations/{id} — an evaluation's status and, once done, each run's figures with every
 // query's (another org's evaluation is a 404).
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, EvaluationParams, EvaluationSchema, problemResponses } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { EvaluationParams, EvaluationSchema } from '../../evaluation-schemas.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
 import { toEvaluationJson } from './json.js';
 
 export function getEvaluationRoute(app: FastifyInstance, deps: AppDeps): void {

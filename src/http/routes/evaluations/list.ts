@@ -1,8 +1,12 @@
 // GET /v1/evaluations — the org's evaluations, newest first, cursor-paged, without per-query figures.
 import type { FastifyInstance } from 'fastify';
+import {
+  COMMON_ERRORS,
+  EvaluationList,
+  ListEvaluationsQuery,
+  problemResponses,
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { EvaluationList, ListEvaluationsQuery } from '../../evaluation-schemas.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
 import { toEvaluationSummaryJson } from './json.js';
 
 export function listEvaluationsRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -4,9 +4,6 @@ import type { FastifyInstance } from 'fastify';
 import { DEFAULT_CHUNKS } from '../../../domain/chunk-settings.js';
 import { listInProse, SUPPORTED_FORMATS } from '../../../domain/formats.js';
 import { MAX_EXTERNAL_ID_LENGTH } from '../../../domain/types.js';
-import type { AppDeps } from '../../deps.js';
-import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
-import { documentOnly, idempotentIngest } from '../../openapi.js';
 import {
   CHUNK_OVERLAP_WITH_DEFAULT,
   CHUNK_SIZE_WITH_DEFAULT,
@@ -18,7 +15,10 @@ import {
   LanguageCode,
   PartitionName,
   problemResponses,
-} from '../../schemas.js';
+} from '../../../wire/index.js';
+import type { AppDeps } from '../../deps.js';
+import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
+import { documentOnly, idempotentIngest } from '../../openapi.js';
 import {
   MAX_METADATA_PART_BYTES,
   parseAccessPart,

@@ -1,9 +1,15 @@
 // POST /v1/ingest — JSON text documents.
 import type { FastifyInstance } from 'fastify';
+import {
+  COMMON_ERRORS,
+  INGEST_ERRORS,
+  IngestAck,
+  IngestBody,
+  problemResponses,
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently } from '../../idempotent.js';
 import { documentOnly, idempotentIngest } from '../../openapi.js';
-import { COMMON_ERRORS, INGEST_ERRORS, IngestAck, IngestBody, problemResponses } from '../../schemas.js';
 
 export function ingestTextRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: IngestBody }>(

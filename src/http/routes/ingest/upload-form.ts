@@ -13,8 +13,8 @@ import { checkPartitionName } from '../../../domain/partitions.js';
 import { checkPrincipals } from '../../../domain/principals.js';
 import { displayFilename } from '../../../domain/text.js';
 import { MAX_EXTERNAL_ID_LENGTH, type Metadata as MetadataRecord } from '../../../domain/types.js';
+import { ChunkOverlap, ChunkSize, Metadata } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { ChunkOverlap, ChunkSize, Metadata } from '../../schemas.js';
 
 const validateMetadata = new Ajv({ allErrors: false, strict: false }).compile(Metadata);
 

@@ -2,10 +2,16 @@
 import type { FastifyInstance } from 'fastify';
 import { chunkSettingsOf } from '../../../domain/chunk-settings.js';
 import { listInProse, SUPPORTED_FORMATS } from '../../../domain/formats.js';
+import {
+  COMMON_ERRORS,
+  INGEST_ERRORS,
+  IngestAck,
+  IngestUrlBody,
+  problemResponses,
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
 import { acceptIdempotently } from '../../idempotent.js';
 import { documentOnly, idempotentIngest } from '../../openapi.js';
-import { COMMON_ERRORS, INGEST_ERRORS, IngestAck, IngestUrlBody, problemResponses } from '../../schemas.js';
 
 /** "PDF, DOCX, text, Markdown or an HTML page", from the registry. */
 const DOWNLOADABLE = listInProse(SUPPORTED_FORMATS.map((format) => format.aDownload));

@@ -2,7 +2,7 @@
 // the key's own id and scopes: what a client shows as "signed in as".
 import type { FastifyInstance } from 'fastify';
 import { SCOPES } from '../../../domain/scopes.js';
-import { COMMON_ERRORS, OrgResponse, problemResponses } from '../../schemas.js';
+import { COMMON_ERRORS, OrgResponse, problemResponses } from '../../../wire/index.js';
 
 export function orgRoute(app: FastifyInstance): void {
   app.get(

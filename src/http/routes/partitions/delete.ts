@@ -1,7 +1,7 @@
 // DELETE /v1/partitions/{name} — marks a partition for deletion; its documents go in the background.
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, PartitionDeleteAck, PartitionParams, problemResponses } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, PartitionDeleteAck, PartitionParams, problemResponses } from '../../schemas.js';
 
 export function deletePartitionRoute(app: FastifyInstance, deps: AppDeps): void {
   app.delete<{ Params: { name: string } }>(

@@ -1,7 +1,7 @@
 // GET /v1/partitions — the partitions of the org the key may see, with their sizes.
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, PartitionList, problemResponses } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, PartitionList, problemResponses } from '../../schemas.js';
 
 export function listPartitionsRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get(

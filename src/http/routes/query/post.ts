@@ -1,8 +1,8 @@
 // POST /v1/query — keyword (BM25), semantic or hybrid search, optionally reranked; each successful
 // query counts one towards usage, whatever its mode.
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, problemResponses, QueryBody, QueryResponse } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses, QueryBody, QueryResponse } from '../../schemas.js';
 import { toQueryResultJson } from './json.js';
 
 export function queryRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -1,9 +1,8 @@
 // POST /v1/sources — a new source; nothing is synced until its first run (POST …/sync or its schedule).
 import type { FastifyInstance } from 'fastify';
 import type { NewSourceInput } from '../../../domain/sources.js';
+import { COMMON_ERRORS, CreateSourceBody, problemResponses, SourceSchema } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { CreateSourceBody, SourceSchema } from '../../source-schemas.js';
 import { toSourceJson } from './json.js';
 
 export function createSourceRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -1,8 +1,7 @@
 // DELETE /v1/sources/{id} — the source goes at once; its documents are deleted in the background.
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, problemResponses, SourceParams } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { SourceParams } from '../../source-schemas.js';
 
 export function deleteSourceRoute(app: FastifyInstance, deps: AppDeps): void {
   app.delete<{ Params: { id: string } }>(

@@ -1,8 +1,7 @@
 // GET /v1/sources/{id} — one source (another org's is a 404).
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, problemResponses, SourceParams, SourceSchema } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { SourceParams, SourceSchema } from '../../source-schemas.js';
 import { toSourceJson } from './json.js';
 
 export function getSourceRoute(app: FastifyInstance, deps: AppDeps): void {

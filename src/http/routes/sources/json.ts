@@ -1,7 +1,7 @@
 // A source and a run as the API shows them: never the credentials, only whether there are some.
 import type { Static } from '@sinclair/typebox';
 import type { SourceRecord, SourceRun } from '../../../domain/sources.js';
-import type { RunSchema, SourceSchema } from '../../source-schemas.js';
+import type { RunSchema, SourceSchema } from '../../../wire/index.js';
 
 export function toSourceJson(source: SourceRecord): Static<typeof SourceSchema> {
   return {

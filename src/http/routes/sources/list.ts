@@ -1,8 +1,7 @@
 // GET /v1/sources — the org's sources, oldest first.
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, problemResponses, SourceList } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { SourceList } from '../../source-schemas.js';
 import { toSourceJson } from './json.js';
 
 export function listSourcesRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -1,9 +1,15 @@
 // PATCH /v1/sources/{id} — renames, reschedules, re-points or re-keys a source.
 import type { FastifyInstance } from 'fastify';
 import type { SourcePatch } from '../../../domain/sources.js';
+import {
+  COMMON_ERRORS,
+  PatchSourceBody,
+  problemResponses,
+  SourceParams,
+  SourceSchema,
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { checkSourceConfig, PatchSourceBody, SourceParams, SourceSchema } from '../../source-schemas.js';
+import { checkSourceConfig } from './config-check.js';
 import { toSourceJson } from './json.js';
 
 export function patchSourceRoute(app: FastifyInstance, deps: AppDeps): void {

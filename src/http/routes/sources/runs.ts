@@ -1,8 +1,7 @@
 // GET /v1/sources/{id}/runs — the source's runs, newest first, with their counts and errors.
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, problemResponses, RunList, RunsQuery, SourceParams } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { RunList, RunsQuery, SourceParams } from '../../source-schemas.js';
 import { toRunJson } from './json.js';
 
 export function sourceRunsRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -1,8 +1,7 @@
 // POST /v1/sources/{id}/sync — queues a run now (409 while one is queued or running).
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, problemResponses, SourceParams, SyncAccepted } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { SourceParams, SyncAccepted } from '../../source-schemas.js';
 
 export function syncSourceRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Params: { id: string } }>(

@@ -1,8 +1,8 @@
 // GET /v1/usage — queries per UTC day over 30 days, newest first, and the current rate limit;
 // `?by=partition` adds the breakdown by partition, `?partition=NAME` reports one partition's.
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, problemResponses, UsageQuery, UsageResponse } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses, UsageQuery, UsageResponse } from '../../schemas.js';
 
 export function usageRoute(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Querystring: { partition?: string; by?: 'partition' } }>(

@@ -1,8 +1,12 @@
 // POST /v1/webhooks — a new webhook endpoint; its signing secret is in this answer only.
 import type { FastifyInstance } from 'fastify';
+import {
+  COMMON_ERRORS,
+  CreatedWebhookSchema,
+  CreateWebhookBody,
+  problemResponses,
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { CreatedWebhookSchema, CreateWebhookBody } from '../../webhook-schemas.js';
 import { toWebhookJson } from './json.js';
 
 export function createWebhookRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -1,8 +1,7 @@
 // DELETE /v1/webhooks/{id} — removes the endpoint with its undelivered messages and its log.
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, problemResponses, WebhookParams } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { WebhookParams } from '../../webhook-schemas.js';
 
 export function deleteWebhookRoute(app: FastifyInstance, deps: AppDeps): void {
   app.delete<{ Params: { id: string } }>(

@@ -1,8 +1,13 @@
 // GET /v1/webhooks/{id}/deliveries — the endpoint's delivery log, newest attempt first.
 import type { FastifyInstance } from 'fastify';
+import {
+  COMMON_ERRORS,
+  DeliveriesQuery,
+  DeliveryList,
+  problemResponses,
+  WebhookParams,
+} from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { DeliveriesQuery, DeliveryList, WebhookParams } from '../../webhook-schemas.js';
 import { toDeliveryJson } from './json.js';
 
 export function webhookDeliveriesRoute(app: FastifyInstance, deps: AppDeps): void {

@@ -1,8 +1,7 @@
 // GET /v1/webhooks/{id} — one webhook endpoint (another org's is a 404).
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, problemResponses, WebhookParams, WebhookSchema } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { WebhookParams, WebhookSchema } from '../../webhook-schemas.js';
 import { toWebhookJson } from './json.js';
 
 export function getWebhookRoute(app: FastifyInstance, deps: AppDeps): void {

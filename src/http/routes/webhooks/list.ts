@@ -1,8 +1,7 @@
 // GET /v1/webhooks — the org's webhook endpoints, oldest first.
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, problemResponses, WebhookList } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { WebhookList } from '../../webhook-schemas.js';
 import { toWebhookJson } from './json.js';
 
 export function listWebhooksRoute(app: FastifyInstance, deps: AppDeps): void {

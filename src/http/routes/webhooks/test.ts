@@ -1,8 +1,7 @@
 // POST /v1/webhooks/{id}/test — queues a signed `webhook.test` message for the endpoint.
 import type { FastifyInstance } from 'fastify';
+import { COMMON_ERRORS, problemResponses, TestWebhookResponse, WebhookParams } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { COMMON_ERRORS, problemResponses } from '../../schemas.js';
-import { TestWebhookResponse, WebhookParams } from '../../webhook-schemas.js';
 
 export function testWebhookRoute(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Params: { id: string } }>(

@@ -5,14 +5,8 @@ import { ERRORS, type ErrorCode } from '../domain/errors.js';
 import { MAX_PARTITIONS_PER_REQUEST } from '../domain/partitions.js';
 import { ACCESS_MAX_PRINCIPALS, PRINCIPAL_MAX_LENGTH } from '../domain/principals.js';
 import { SCOPES } from '../domain/scopes.js';
-import {
-  EXAMPLE_CURSOR,
-  EXAMPLE_KEY_ID,
-  EXAMPLE_ORG_ID,
-  PartitionName,
-  type ProblemSample,
-  ScopeSchema,
-} from './schemas.js';
+import { EXAMPLE_CURSOR, EXAMPLE_KEY_ID, EXAMPLE_ORG_ID, PartitionName, ScopeSchema } from './common.js';
+import type { ProblemSample } from './problem-details.js';
 
 /** The partitions a key is limited to, as the admin API shows them (null: every partition). */
 const KeyPartitions = Type.Union([Type.Array(Type.String()), Type.Null()], {
@@ -25,8 +19,6 @@ const KeyPrincipals = Type.Union([Type.Array(Type.String()), Type.Null()], {
   description:
     'The principals the key is bound to: every request of it sees only documents without an access list or whose list names one of them, and may name only these. null: unbound.',
 });
-
-export { EXAMPLE_KEY_ID, ScopeSchema };
 
 const EXAMPLE_OTHER_KEY_ID = 'key_2e9d7b5a3c1f4e8d9a0b6c4e2f1d3a5b';
 /** Not a working key: the shape of one (`dix_` and 43 base64url characters). */

@@ -2,7 +2,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { EVALUATION_LIMITS, EVALUATION_STATUSES } from '../domain/evaluations.js';
 import { MAX_EXTERNAL_ID_LENGTH } from '../domain/types.js';
-import { EXAMPLE_DOCUMENT_ID, PAGE_CURSOR, PAGE_LIMIT } from './schemas.js';
+import { EXAMPLE_DOCUMENT_ID, PAGE_CURSOR, PAGE_LIMIT } from './common.js';
 
 const EXAMPLE_EVALUATION_ID = 'eval_1f0e3dad99908345f7439f8ffabdffc4';
 const EXAMPLE_SECOND_DOCUMENT_ID = '9b2d7e41-0c6a-4f3e-a5b8-2d1c7e9f0a64';

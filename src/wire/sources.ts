@@ -1,17 +1,11 @@
 // Schemas of the /v1/sources routes (TypeBox → JSON Schema), with their examples. A source's
 // `config` is its type's: POST picks the schema by `type` (if/then in the body schema), PATCH by
-// the stored source's type (checkSourceConfig, called by the route).
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+// the stored source's type (http/routes/sources/config-check.ts, called by the route).
+import { type Static, Type } from '@sinclair/typebox';
 import { PARTITION_PATTERN } from '../domain/partitions.js';
 import { ACCESS_MAX_PRINCIPALS, PRINCIPAL_MAX_LENGTH } from '../domain/principals.js';
-import {
-  SOURCE_NAME_MAX_LENGTH,
-  type SourceTypeName,
-  WEB_MAX_DEPTH,
-  WEB_MAX_PAGES,
-} from '../domain/sources.js';
-import { Metadata } from './schemas.js';
+import { SOURCE_NAME_MAX_LENGTH, WEB_MAX_DEPTH, WEB_MAX_PAGES } from '../domain/sources.js';
+import { Metadata } from './common.js';
 
 const EXAMPLE_SOURCE_ID = 'src_45c48cce2e2d7fbdea1afc51c7c6ad26';
 const EXAMPLE_RUN_ID = 'run_6512bd43d9caa6e02c990b0a82652dca';
@@ -346,30 +340,3 @@ export const RunsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-
-const configValidators = new Map<SourceTypeName, ValidateFunction>(
-  (
-    [
-      ['s3', S3ConfigInput],
-      ['web', WebConfig],
-    ] as Array<[SourceTypeName, TSchema]>
-  ).map(([type, schema]) => [type, new Ajv({ allErrors: false, strict: false }).compile(schema)]),
-);
-
-/**
- * Checks a PATCH's `config` against the schema of the source's type; throws a validation error
- * that the error handler answers as any body validation error (400 with pointers under /config).
- */
-export function checkSourceConfig(type: SourceTypeName, config: unknown): void {
-  const validate = configValidators.get(type);
-  if (validate === undefined || validate(config)) return;
-  const validation = (validate.errors ?? []).map((issue: ErrorObject) => ({
-    ...issue,
-    instancePath: `/config${issue.instancePath}`,
-  }));
-  throw Object.assign(new Error('invalid config'), {
-    validation,
-    validationContext: 'body',
-    statusCode: 400,
-  });
-}
