@@ -2,7 +2,7 @@
 // server it talks to checks the key's scopes and rate limit; its problems come back as
 // DocindexError, which the tools turn into tool errors.
 import type { DocindexClient } from '../client/client.js';
-import type { DocindexApi } from './tools.js';
+import type { DocindexApi } from './api.js';
 
 export function clientApi(client: DocindexClient): DocindexApi {
   return {
