@@ -2,7 +2,7 @@
 // keys and purges. Same transport as DocindexClient: retries on 429/503, problem+json answers as
 // DocindexError (a wrong token is a 401, an unknown id a 404).
 
-import type { RequestOptions } from './client.js';
+import type { RequestOptions } from './options.js';
 import { callApi, type Transport, transportOf } from './transport.js';
 import type {
   AdminKey,

@@ -3,8 +3,9 @@
 // A summary table goes to stdout; the exit code is 1 when any item failed or the wait gave up.
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { ChunkOptions, DocindexClient, WaitProgress } from '../../client/client.js';
+import type { DocindexClient } from '../../client/client.js';
 import { DocindexError, WaitTimeoutError } from '../../client/errors.js';
+import type { ChunkOptions, WaitProgress } from '../../client/options.js';
 import type { DocumentRecord, DocumentStatus, Metadata } from '../../client/types.js';
 import { ADVERTISED_EXTENSIONS, listInProse } from '../../domain/formats.js';
 import { keyValues, principalFlags, UsageError } from '../args.js';

@@ -1,6 +1,7 @@
 // What every client command shares: the connection flags (--url, --api-key) and the client they
 // make, the --filter flags read as one filter, the chunk-settings flags, and the document states.
-import { type ChunkOptions, DocindexClient } from '../../client/client.js';
+import { DocindexClient } from '../../client/client.js';
+import type { ChunkOptions } from '../../client/options.js';
 import type { DocumentStatus, QueryFilter } from '../../client/types.js';
 import { CHUNK_OVERLAP, CHUNK_SIZE } from '../../domain/chunk-settings.js';
 import { keyValues, type OptionSpec, type Parsed, parseArguments, UsageError, wholeNumber } from '../args.js';
