@@ -39,26 +39,21 @@ export interface DocindexApi {
     partitions?: string[];
     principals?: string[];
   }): Promise<DocumentPage>;
-  ingestText(input: {
-    text: string;
-    metadata?: Metadata;
-    partition?: string;
-    access?: string[];
-    chunkSize?: number;
-    chunkOverlap?: number;
-  }): Promise<IngestAck>;
-  ingestUrl(input: {
-    url: string;
-    metadata?: Metadata;
-    partition?: string;
-    access?: string[];
-    chunkSize?: number;
-    chunkOverlap?: number;
-  }): Promise<IngestAck>;
+  ingestText(input: { text: string } & IngestFields): Promise<IngestAck>;
+  ingestUrl(input: { url: string } & IngestFields): Promise<IngestAck>;
   createEvaluation(request: EvaluationRequest): Promise<string>;
   getEvaluation(id: string): Promise<Evaluation>;
   /** The org's sources, each with its newest run (null before the first). */
   listSources(): Promise<{ sources: Array<Source & { last_run: SourceRun | null }> }>;
   /** Queues a run of the source. */
   syncSource(id: string): Promise<{ run_id: string }>;
+}
+
+/** What both ingest calls take beside the text or the URL. */
+export interface IngestFields {
+  metadata?: Metadata;
+  partition?: string;
+  access?: string[];
+  chunkSize?: number;
+  chunkOverlap?: number;
 }

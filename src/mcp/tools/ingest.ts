@@ -10,6 +10,7 @@ import {
 } from '../../domain/metadata.js';
 import { PARTITION_PATTERN } from '../../domain/partitions.js';
 import { ACCESS_MAX_PRINCIPALS, PRINCIPAL_MAX_LENGTH } from '../../domain/principals.js';
+import type { IngestFields } from '../api.js';
 import { adds, TOOL_SCOPES, type ToolContext } from './shared.js';
 
 const metadataSchema = z
@@ -74,7 +75,8 @@ const ingestFieldsInput = {
   ...chunkSettingsInput,
 };
 
-interface IngestFields {
+/** Those fields as a call's arguments carry them. */
+interface IngestArgs {
   metadata?: Metadata;
   partition?: string;
   access?: string[];
@@ -82,14 +84,8 @@ interface IngestFields {
   chunk_overlap?: number;
 }
 
-/** Those fields as the API's client takes them. */
-function ingestFields(args: IngestFields): {
-  metadata?: Metadata;
-  partition?: string;
-  access?: string[];
-  chunkSize?: number;
-  chunkOverlap?: number;
-} {
+/** Those fields as DocindexApi takes them. */
+function ingestFields(args: IngestArgs): IngestFields {
   return {
     ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
     ...(args.partition === undefined ? {} : { partition: args.partition }),
@@ -135,7 +131,7 @@ export function registerIngestTools({ server, api, run }: ToolContext): void {
       outputSchema: ingestOutput,
       annotations: adds(false),
     },
-    run('ingest_text', (args: IngestFields & { text: string }) =>
+    run('ingest_text', (args: IngestArgs & { text: string }) =>
       api.ingestText({ text: args.text, ...ingestFields(args) }),
     ),
   );
@@ -149,7 +145,7 @@ export function registerIngestTools({ server, api, run }: ToolContext): void {
       outputSchema: ingestOutput,
       annotations: adds(true),
     },
-    run('ingest_url', (args: IngestFields & { url: string }) =>
+    run('ingest_url', (args: IngestArgs & { url: string }) =>
       api.ingestUrl({ url: args.url, ...ingestFields(args) }),
     ),
   );
