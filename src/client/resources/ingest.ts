@@ -87,7 +87,10 @@ export function ingestUrlCall(
   };
 }
 
-/** `PUT /v1/documents/{id}/content`: a file as a form, text or a URL as JSON, with the access list when given. */
+/**
+ * `PUT /v1/documents/{id}/content`: a file as a form, text or a URL as JSON, with the access list
+ * when given.
+ */
 export async function replaceContentCall(
   content: NewContent,
   options: IngestOptions & { access?: string[] | null },

@@ -3,7 +3,10 @@
 import path from 'node:path';
 import type { VariableTable } from '../variable.js';
 
-/** Where the server listens, the folders it keeps its data, files and models in, and the Hugging Face Hub `docindex models pull` downloads from. */
+/**
+ * Where the server listens, the folders it keeps its data, files and models in, and the Hugging
+ * Face Hub `docindex models pull` downloads from.
+ */
 export const SERVER_VARIABLES = {
   host: { env: 'HOST', type: 'string', default: '127.0.0.1', description: 'address to listen on' },
   port: {

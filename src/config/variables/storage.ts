@@ -3,7 +3,10 @@
 import { BLOB_STORES } from '../config.js';
 import type { VariableTable } from '../variable.js';
 
-/** The databases (SQLite or PostgreSQL, Redis) and where uploaded and downloaded files are kept (a folder, PostgreSQL or S3). */
+/**
+ * The databases (SQLite or PostgreSQL, Redis) and where uploaded and downloaded files are kept (a
+ * folder, PostgreSQL or S3).
+ */
 export const STORAGE_VARIABLES = {
   databaseUrl: {
     env: 'DATABASE_URL',

@@ -12,7 +12,10 @@ export const OTEL_SAMPLERS: readonly string[] = [
   'traceidratio',
 ];
 
-/** Traces: the OTLP/HTTP collector, the sampler and the batches of spans (the OpenTelemetry SDK's own variables). */
+/**
+ * Traces: the OTLP/HTTP collector, the sampler and the batches of spans (the OpenTelemetry SDK's
+ * own variables).
+ */
 export const TRACING_VARIABLES = {
   otelExporterOtlpEndpoint: {
     env: 'OTEL_EXPORTER_OTLP_ENDPOINT',

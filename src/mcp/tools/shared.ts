@@ -93,7 +93,10 @@ export function toolRunner(options: ToolServerOptions): RunTool {
 /** The annotations of a tool that only reads the organisation's documents. */
 export const READS = { readOnlyHint: true, openWorldHint: false } as const;
 
-/** The annotations of a tool that adds (documents, an evaluation, a run); `openWorldHint` when it reaches outside. */
+/**
+ * The annotations of a tool that adds (documents, an evaluation, a run); `openWorldHint` when it
+ * reaches outside.
+ */
 export function adds(openWorldHint: boolean) {
   return { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint };
 }
