@@ -1,5 +1,5 @@
-// `npm run docs:config`: rewrites the configuration table of docs/CONFIGURATION.md from
-// src/config/schema.ts.
+// `npm run docs:config`: rewrites the configuration table of docs/CONFIGURATION.md from the
+// variables of src/config/variables/, gathered in src/config/schema.ts.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_TABLE_PAGE, withConfigTable } from '../src/config/config-table.js';

@@ -1,9 +1,10 @@
 // The package's public surface: the typed docindex client and its types.
 
 export { AdminClient, type AdminClientOptions, type CreateKeyOptions } from './client/admin-client.js';
+export { DocindexClient } from './client/client.js';
+export { DocindexError, WaitTimeoutError } from './client/errors.js';
 export {
   type DeleteDocumentsOptions,
-  DocindexClient,
   type DocindexClientOptions,
   type IngestFileOptions,
   type IngestOptions,
@@ -15,8 +16,7 @@ export {
   type UsageOptions,
   type WaitOptions,
   type WaitProgress,
-} from './client/client.js';
-export { DocindexError, WaitTimeoutError } from './client/errors.js';
+} from './client/options.js';
 export type {
   AdminKey,
   AdminOrg,

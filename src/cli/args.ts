@@ -11,7 +11,8 @@ export class UsageError extends Error {
 
 export type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
 
-type Parsed<T extends OptionSpec> = ReturnType<
+/** What parseArguments gives for options `T`: their values by name, and the positionals. */
+export type Parsed<T extends OptionSpec> = ReturnType<
   typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>
 >;
 

@@ -6,7 +6,7 @@ import type { Readable, Writable } from 'node:stream';
 import { serveStdio } from '../mcp/stdio.js';
 import { TOOL_NAMES } from '../mcp/tools.js';
 import { parseArguments } from './args.js';
-import { connect } from './client-commands.js';
+import { connect } from './client-commands/shared.js';
 import { reportFailure } from './exit.js';
 import type { TerminalIO } from './render.js';
 

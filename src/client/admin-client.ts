@@ -1,9 +1,9 @@
 // AdminClient: the admin API (/admin/v1) with the server's ADMIN_TOKEN — organisations, their API
-// keys and purges. Same HTTP exchange as DocindexClient (http-exchange.ts): retries on 429/503,
-// problem+json answers as DocindexError (a wrong token is a 401, an unknown id a 404).
+// keys and purges. Same transport as DocindexClient: retries on 429/503, problem+json answers as
+// DocindexError (a wrong token is a 401, an unknown id a 404).
 
-import type { RequestOptions } from './client.js';
 import { callApi, type Transport, transportOf } from './http-exchange.js';
+import type { RequestOptions } from './options.js';
 import type {
   AdminKey,
   AdminOrg,

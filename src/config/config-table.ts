@@ -1,7 +1,9 @@
-// The configuration table of docs/CONFIGURATION.md, written from the variables in schema.ts.
+// The configuration table of docs/CONFIGURATION.md, written from the variables in schema.ts (each
+// area's declared in variables/).
 // `npm run docs:config` puts it between the markers in that page; test/config/config-table.test.ts
 // fails when the page's copy differs.
-import { VARIABLES, type Variable } from './schema.js';
+import { VARIABLES } from './schema.js';
+import type { Variable } from './variable.js';
 
 export const TABLE_START = '<!-- config:start -->';
 export const TABLE_END = '<!-- config:end -->';

@@ -1,9 +1,11 @@
 // The one place that reads process.env: reads every variable declared in schema.ts, checks it,
 // and lists every bad one at once, so a misconfigured deployment fails with one clear message.
 import path from 'node:path';
-import { type Config, RULES, VARIABLES, type Variable } from './schema.js';
+import type { Config } from './config.js';
+import { RULES, VARIABLES } from './schema.js';
+import type { Variable } from './variable.js';
 
-export type { Config } from './schema.js';
+export type { Config } from './config.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {

@@ -2,7 +2,7 @@
 // server it talks to checks the key's scopes and rate limit; its problems come back as
 // DocindexError, which the tools turn into tool errors.
 import type { DocindexClient } from '../client/client.js';
-import type { DocindexApi } from './tools.js';
+import type { DocindexApi, IngestFields } from './api.js';
 
 export function clientApi(client: DocindexClient): DocindexApi {
   return {
@@ -39,21 +39,25 @@ export function clientApi(client: DocindexClient): DocindexApi {
             ? { text: input.text }
             : { text: input.text, metadata: input.metadata },
         ],
-        {
-          ...(input.chunkSize === undefined ? {} : { chunkSize: input.chunkSize }),
-          ...(input.chunkOverlap === undefined ? {} : { chunkOverlap: input.chunkOverlap }),
-          ...(input.partition === undefined ? {} : { partition: input.partition }),
-          ...(input.access === undefined ? {} : { access: input.access }),
-        },
+        ingestOptions(input),
       ),
     createEvaluation: (request) => client.createEvaluation(request),
     getEvaluation: (id) => client.getEvaluation(id),
-    ingestUrl: (input) =>
-      client.ingestUrl(input.url, input.metadata, {
-        ...(input.partition === undefined ? {} : { partition: input.partition }),
-        ...(input.access === undefined ? {} : { access: input.access }),
-        ...(input.chunkSize === undefined ? {} : { chunkSize: input.chunkSize }),
-        ...(input.chunkOverlap === undefined ? {} : { chunkOverlap: input.chunkOverlap }),
-      }),
+    ingestUrl: (input) => client.ingestUrl(input.url, input.metadata, ingestOptions(input)),
+  };
+}
+
+/** The partition, access list and chunk settings of an ingest call, as the client's options name them. */
+function ingestOptions(input: IngestFields): {
+  partition?: string;
+  access?: string[];
+  chunkSize?: number;
+  chunkOverlap?: number;
+} {
+  return {
+    ...(input.partition === undefined ? {} : { partition: input.partition }),
+    ...(input.access === undefined ? {} : { access: input.access }),
+    ...(input.chunkSize === undefined ? {} : { chunkSize: input.chunkSize }),
+    ...(input.chunkOverlap === undefined ? {} : { chunkOverlap: input.chunkOverlap }),
   };
 }

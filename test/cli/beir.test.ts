@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadBeir } from '../../bench/beir.js';
 import { readBeirCorpus, readBeirQueries } from '../../src/cli/beir.js';
-import { readEvaluationQueries } from '../../src/cli/eval-command.js';
+import { readEvaluationQueries } from '../../src/cli/client-commands/eval.js';
 
 const TINY = fileURLToPath(new URL('../fixtures/beir-tiny', import.meta.url));
 const scratch = mkdtempSync(path.join(tmpdir(), 'docindex-beir-'));

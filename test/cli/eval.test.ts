@@ -7,8 +7,8 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstHits, loadBeir, ndcgAt } from '../../bench/beir.js';
+import { parseRun } from '../../src/cli/client-commands/eval.js';
 import { runClientCommand } from '../../src/cli/client-commands.js';
-import { parseRun } from '../../src/cli/eval-command.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { SHARED_DIR } from '../helpers/shared-dir.js';
 

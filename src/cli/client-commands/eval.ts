@@ -3,13 +3,13 @@
 // corpus id), submits them as one evaluation, waits for it and prints one row per run (and with
 // --per-query, one row per query). `--json` prints the API's JSON body as it is.
 import { readFile, stat } from 'node:fs/promises';
-import type { DocindexClient } from '../client/client.js';
-import type { Evaluation, EvaluationQuery, EvaluationRun } from '../client/types.js';
-import { EVALUATION_LIMITS } from '../domain/evaluations.js';
-import { type OptionSpec, parseArguments, UsageError, wholeNumber } from './args.js';
-import { jsonLines, readBeirQueries } from './beir.js';
-import { SetupError } from './exit.js';
-import { ProgressLine, type TerminalIO } from './render.js';
+import type { Evaluation, EvaluationQuery, EvaluationRun } from '../../client/types.js';
+import { EVALUATION_LIMITS } from '../../domain/evaluations.js';
+import { UsageError, wholeNumber } from '../args.js';
+import { jsonLines, readBeirQueries } from '../beir.js';
+import { SetupError } from '../exit.js';
+import { ProgressLine, renderTable, type TerminalIO } from '../render.js';
+import { connect, type Env, parseClientArguments } from './shared.js';
 
 export const EVAL_USAGE = `  docindex eval <file.jsonl|beir-folder> [--run SETTINGS …] [--top-k N] [--name NAME]
                 [--limit N] [--per-query] [--json]
@@ -20,14 +20,6 @@ export const EVAL_USAGE = `  docindex eval <file.jsonl|beir-folder> [--run SETTI
                                    --run mode=keyword|semantic|hybrid,rerank=true|false,semantic_weight=W
                                    (repeat to compare runs; default: one run, the server's defaults);
                                    --limit N: the first N queries only (at most ${EVALUATION_LIMITS.queries})`;
-
-type Connect = (values: { url?: string | undefined; 'api-key'?: string | undefined }) => DocindexClient;
-
-const CONNECTION_OPTIONS = { url: { type: 'string' }, 'api-key': { type: 'string' } } as const;
-
-function parse<T extends OptionSpec>(args: string[], options: T) {
-  return parseArguments(args, { ...CONNECTION_OPTIONS, ...options });
-}
 
 /** `mode=hybrid,rerank=false,semantic_weight=0.7` as a run. */
 export function parseRun(spec: string): EvaluationRun {
@@ -80,18 +72,6 @@ export async function readEvaluationQueries(source: string): Promise<EvaluationQ
   });
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
-  return `${rows
-    .map((row) =>
-      row
-        .map((cell, i) => cell.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n')}\n`;
-}
-
 const figure = (value: number | null | undefined) =>
   value === null || value === undefined ? '-' : value.toFixed(4);
 const ms = (value: number | null | undefined) =>
@@ -108,7 +88,7 @@ export function renderEvaluation(e: Evaluation, perQuery: boolean): string {
   if (e.error) lines.push(`error: ${e.error.code}: ${e.error.message}`);
   lines.push('');
   lines.push(
-    table([
+    renderTable([
       [
         'RUN',
         'MODE',
@@ -139,7 +119,7 @@ export function renderEvaluation(e: Evaluation, perQuery: boolean): string {
     const outcome = e.runs.map((run) => new Map((run.queries ?? []).map((q) => [q.index, q])));
     lines.push('');
     lines.push(
-      table([
+      renderTable([
         ['#', 'QUERY', ...e.runs.map((_, i) => `nDCG@10 R${i + 1}`), 'RANKS R1', 'NOTE'],
         ...e.queries.map((q) => {
           const first = outcome[0]?.get(q.index);
@@ -168,8 +148,8 @@ export function renderEvaluation(e: Evaluation, perQuery: boolean): string {
   return `${lines.join('\n')}\n`;
 }
 
-export async function evalCommand(args: string[], connect: Connect, io: TerminalIO): Promise<number> {
-  const { values, positionals } = parse(args, {
+export async function evalCommand(args: string[], env: Env, io: TerminalIO): Promise<number> {
+  const { values, positionals } = parseClientArguments(args, {
     run: { type: 'string', multiple: true },
     'top-k': { type: 'string' },
     name: { type: 'string' },
@@ -189,7 +169,7 @@ export async function evalCommand(args: string[], connect: Connect, io: Terminal
       `${queries.length} queries: an evaluation takes at most ${EVALUATION_LIMITS.queries}; pass --limit ${EVALUATION_LIMITS.queries} to take the first ones`,
     );
   }
-  const client = connect(values);
+  const client = connect(values, env);
   const id = await client.createEvaluation({
     queries,
     ...(runs.length === 0 ? {} : { runs }),

@@ -1,10 +1,10 @@
 // `docindex webhooks create|ls|rm|test|deliveries`: an org's webhook endpoints over HTTP with
 // DocindexClient. `--json` prints the API's JSON body as it is.
-import type { DocindexClient } from '../client/client.js';
-import type { Webhook, WebhookEvent } from '../client/types.js';
-import { WEBHOOK_EVENTS } from '../domain/webhooks.js';
-import { type OptionSpec, parseArguments, UsageError, wholeNumber } from './args.js';
-import type { TerminalIO } from './render.js';
+import type { Webhook, WebhookEvent } from '../../client/types.js';
+import { WEBHOOK_EVENTS } from '../../domain/webhooks.js';
+import { UsageError, wholeNumber } from '../args.js';
+import { renderTable, type TerminalIO } from '../render.js';
+import { connect, type Env, parseClientArguments } from './shared.js';
 
 export const WEBHOOKS_USAGE = `  docindex webhooks create <url> [--event E …] [--description TEXT] [--json]
                                    register an endpoint; prints its signing secret (shown once)
@@ -15,28 +15,8 @@ export const WEBHOOKS_USAGE = `  docindex webhooks create <url> [--event E …] 
   docindex webhooks deliveries <id> [--limit N] [--json]
                                    the newest delivery attempts: status, duration, error`;
 
-type Connect = (values: { url?: string | undefined; 'api-key'?: string | undefined }) => DocindexClient;
-
-const CONNECTION_OPTIONS = { url: { type: 'string' }, 'api-key': { type: 'string' } } as const;
-
-function parse<T extends OptionSpec>(args: string[], options: T) {
-  return parseArguments(args, { ...CONNECTION_OPTIONS, ...options });
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
-  return `${rows
-    .map((row) =>
-      row
-        .map((cell, i) => cell.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n')}\n`;
-}
-
 function renderWebhooks(hooks: Webhook[]): string {
-  return table([
+  return renderTable([
     ['ID', 'URL', 'EVENTS', 'STATE'],
     ...hooks.map((h) => [
       h.id,
@@ -47,11 +27,11 @@ function renderWebhooks(hooks: Webhook[]): string {
   ]);
 }
 
-export async function webhooksCommand(args: string[], connect: Connect, io: TerminalIO): Promise<number> {
+export async function webhooksCommand(args: string[], env: Env, io: TerminalIO): Promise<number> {
   const [sub, ...rest] = args;
   switch (sub) {
     case 'create': {
-      const { values, positionals } = parse(rest, {
+      const { values, positionals } = parseClientArguments(rest, {
         event: { type: 'string', multiple: true },
         description: { type: 'string' },
         json: { type: 'boolean' },
@@ -63,7 +43,7 @@ export async function webhooksCommand(args: string[], connect: Connect, io: Term
           throw new UsageError(`--event must be one of ${WEBHOOK_EVENTS.join(', ')}`);
         }
       }
-      const created = await connect(values).createWebhook(positionals[0]!, {
+      const created = await connect(values, env).createWebhook(positionals[0]!, {
         ...(events.length === 0 ? {} : { events: events as WebhookEvent[] }),
         ...(values.description === undefined ? {} : { description: values.description }),
       });
@@ -77,9 +57,9 @@ export async function webhooksCommand(args: string[], connect: Connect, io: Term
       return 0;
     }
     case 'ls': {
-      const { values, positionals } = parse(rest, { json: { type: 'boolean' } });
+      const { values, positionals } = parseClientArguments(rest, { json: { type: 'boolean' } });
       if (positionals.length > 0) throw new UsageError('webhooks ls takes no arguments');
-      const hooks = await connect(values).listWebhooks();
+      const hooks = await connect(values, env).listWebhooks();
       if (values.json) io.stdout.write(`${JSON.stringify({ webhooks: hooks })}\n`);
       else if (hooks.length === 0)
         io.stderr.write('no webhook endpoints: try `docindex webhooks create <url>`\n');
@@ -87,9 +67,9 @@ export async function webhooksCommand(args: string[], connect: Connect, io: Term
       return 0;
     }
     case 'rm': {
-      const { values, positionals } = parse(rest, {});
+      const { values, positionals } = parseClientArguments(rest, {});
       if (positionals.length === 0) throw new UsageError('webhooks rm needs at least one endpoint id');
-      const client = connect(values);
+      const client = connect(values, env);
       for (const id of positionals) {
         await client.deleteWebhook(id);
         io.stderr.write(`deleted ${id}\n`);
@@ -97,26 +77,29 @@ export async function webhooksCommand(args: string[], connect: Connect, io: Term
       return 0;
     }
     case 'test': {
-      const { values, positionals } = parse(rest, { json: { type: 'boolean' } });
+      const { values, positionals } = parseClientArguments(rest, { json: { type: 'boolean' } });
       if (positionals.length !== 1) throw new UsageError('webhooks test needs one endpoint id');
-      const messageId = await connect(values).testWebhook(positionals[0]!);
+      const messageId = await connect(values, env).testWebhook(positionals[0]!);
       io.stdout.write(
         values.json ? `${JSON.stringify({ message_id: messageId })}\n` : `queued ${messageId}\n`,
       );
       return 0;
     }
     case 'deliveries': {
-      const { values, positionals } = parse(rest, { limit: { type: 'string' }, json: { type: 'boolean' } });
+      const { values, positionals } = parseClientArguments(rest, {
+        limit: { type: 'string' },
+        json: { type: 'boolean' },
+      });
       if (positionals.length !== 1) throw new UsageError('webhooks deliveries needs one endpoint id');
       const limit = wholeNumber(values.limit, '--limit', 1, 100) ?? 20;
-      const log = await connect(values).listWebhookDeliveries(positionals[0]!, { limit });
+      const log = await connect(values, env).listWebhookDeliveries(positionals[0]!, { limit });
       if (values.json) {
         io.stdout.write(`${JSON.stringify(log)}\n`);
         return 0;
       }
       if (log.deliveries.length > 0) {
         io.stdout.write(
-          table([
+          renderTable([
             ['TIME', 'EVENT', 'MESSAGE', 'ATTEMPT', 'STATUS', 'MS', 'OUTCOME', 'ERROR'],
             ...log.deliveries.map((d) => [
               d.created_at,

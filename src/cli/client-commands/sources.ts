@@ -2,10 +2,10 @@
 // Credentials are never flags (they would sit in shell history and the process list): `--aws-env`
 // reads AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY from the environment. `--json` prints the
 // API's JSON body as it is.
-import type { DocindexClient } from '../client/client.js';
-import type { NewSource, Source, SourceRun } from '../client/types.js';
-import { keyValues, type OptionSpec, parseArguments, UsageError, wholeNumber } from './args.js';
-import type { TerminalIO } from './render.js';
+import type { NewSource, Source, SourceRun } from '../../client/types.js';
+import { keyValues, UsageError, wholeNumber } from '../args.js';
+import { renderTable, type TerminalIO } from '../render.js';
+import { connect, type Env, parseClientArguments } from './shared.js';
 
 export const SOURCES_USAGE = `  docindex sources add s3 --name NAME --bucket B [--prefix P] [--region R] [--endpoint URL]
                     [--path-style] [--aws-env] [--schedule manual|PT1H|…] [--metadata k=v …] [--json]
@@ -23,29 +23,10 @@ export const SOURCES_USAGE = `  docindex sources add s3 --name NAME --bucket B [
                                    the newest runs: status, added, updated, deleted, unchanged, failed
   docindex sources rm <id…>        delete sources (their documents are deleted in the background)`;
 
-type Connect = (values: { url?: string | undefined; 'api-key'?: string | undefined }) => DocindexClient;
-
-const CONNECTION_OPTIONS = { url: { type: 'string' }, 'api-key': { type: 'string' } } as const;
 const WAIT_POLL_MS = 500;
 
-function parse<T extends OptionSpec>(args: string[], options: T) {
-  return parseArguments(args, { ...CONNECTION_OPTIONS, ...options });
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
-  return `${rows
-    .map((row) =>
-      row
-        .map((cell, i) => cell.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n')}\n`;
-}
-
 function renderSources(sources: Source[]): string {
-  return table([
+  return renderTable([
     ['ID', 'NAME', 'TYPE', 'WHERE', 'SCHEDULE', 'CREDENTIALS'],
     ...sources.map((s) => [s.id, s.name, s.type, where(s), s.schedule, s.has_credentials ? 'yes' : 'no']),
   ]);
@@ -60,7 +41,7 @@ function where(source: Source): string {
 }
 
 function renderRuns(runs: SourceRun[]): string {
-  return table([
+  return renderTable([
     ['RUN', 'STATUS', 'STARTED', 'FINISHED', 'ADDED', 'UPDATED', 'DELETED', 'UNCHANGED', 'FAILED'],
     ...runs.map((r) => [
       r.run_id,
@@ -76,16 +57,11 @@ function renderRuns(runs: SourceRun[]): string {
   ]);
 }
 
-export async function sourcesCommand(
-  args: string[],
-  connect: Connect,
-  env: Record<string, string | undefined>,
-  io: TerminalIO,
-): Promise<number> {
+export async function sourcesCommand(args: string[], env: Env, io: TerminalIO): Promise<number> {
   const [sub, ...rest] = args;
   switch (sub) {
     case 'add': {
-      const { values, positionals } = parse(rest, {
+      const { values, positionals } = parseClientArguments(rest, {
         name: { type: 'string' },
         bucket: { type: 'string' },
         prefix: { type: 'string' },
@@ -162,25 +138,28 @@ export async function sourcesCommand(
           },
         };
       }
-      const created = await connect(values).createSource(source);
+      const created = await connect(values, env).createSource(source);
       io.stdout.write(values.json ? `${JSON.stringify(created)}\n` : renderSources([created]));
       return 0;
     }
     case 'list':
     case 'ls': {
-      const { values, positionals } = parse(rest, { json: { type: 'boolean' } });
+      const { values, positionals } = parseClientArguments(rest, { json: { type: 'boolean' } });
       if (positionals.length > 0) throw new UsageError('sources list takes no arguments');
-      const sources = await connect(values).listSources();
+      const sources = await connect(values, env).listSources();
       if (values.json) io.stdout.write(`${JSON.stringify({ sources })}\n`);
       else if (sources.length === 0) io.stderr.write('no sources: try `docindex sources add s3 …`\n');
       else io.stdout.write(renderSources(sources));
       return 0;
     }
     case 'sync': {
-      const { values, positionals } = parse(rest, { wait: { type: 'boolean' }, json: { type: 'boolean' } });
+      const { values, positionals } = parseClientArguments(rest, {
+        wait: { type: 'boolean' },
+        json: { type: 'boolean' },
+      });
       if (positionals.length !== 1) throw new UsageError('sources sync needs one source id');
       const id = positionals[0]!;
-      const client = connect(values);
+      const client = connect(values, env);
       const runId = await client.syncSource(id);
       if (!values.wait) {
         io.stdout.write(values.json ? `${JSON.stringify({ run_id: runId })}\n` : `queued ${runId}\n`);
@@ -196,19 +175,22 @@ export async function sourcesCommand(
       }
     }
     case 'runs': {
-      const { values, positionals } = parse(rest, { limit: { type: 'string' }, json: { type: 'boolean' } });
+      const { values, positionals } = parseClientArguments(rest, {
+        limit: { type: 'string' },
+        json: { type: 'boolean' },
+      });
       if (positionals.length !== 1) throw new UsageError('sources runs needs one source id');
       const limit = wholeNumber(values.limit, '--limit', 1, 100) ?? 20;
-      const runs = await connect(values).listSourceRuns(positionals[0]!, { limit });
+      const runs = await connect(values, env).listSourceRuns(positionals[0]!, { limit });
       if (values.json) io.stdout.write(`${JSON.stringify({ runs })}\n`);
       else if (runs.length === 0) io.stderr.write('no runs yet: try `docindex sources sync <id>`\n');
       else io.stdout.write(renderRuns(runs));
       return 0;
     }
     case 'rm': {
-      const { values, positionals } = parse(rest, {});
+      const { values, positionals } = parseClientArguments(rest, {});
       if (positionals.length === 0) throw new UsageError('sources rm needs at least one source id');
-      const client = connect(values);
+      const client = connect(values, env);
       for (const id of positionals) {
         await client.deleteSource(id);
         io.stderr.write(`deleted ${id}; its documents are being removed\n`);
