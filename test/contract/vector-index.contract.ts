@@ -7,13 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/lib.js';
 import { parseFilter } from '../../src/domain/filter.js';
-import type { ChunkVector, DocumentStore, VectorIndex } from '../../src/domain/ports.js';
+import type { ChunkVector, DocumentStore, VectorSearch, VectorStageStore } from '../../src/domain/ports.js';
 import type { NewDocument } from '../../src/domain/types.js';
 import { indexedInto, indexResult, newDoc } from './document-fixtures.js';
 
 export interface VectorIndexHarness {
   store: DocumentStore;
-  vectors: VectorIndex;
+  vectors: VectorSearch & VectorStageStore;
   close(): Promise<void>;
 }
 

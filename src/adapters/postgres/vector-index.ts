@@ -9,9 +9,10 @@ import type {
   ChunkVector,
   EmbeddingProfile,
   VectorHit,
-  VectorIndex,
+  VectorSearch,
   VectorSearchQuery,
   VectorStageState,
+  VectorStageStore,
 } from '../../domain/ports.js';
 import { cleanText } from '../../domain/text.js';
 import type { Metadata } from '../../domain/types.js';
@@ -40,7 +41,7 @@ export interface VectorCandidateOptions {
 /** $1–$4 of either ranking statement; a filter's own parameters follow. */
 const BASE_PARAMS = 4;
 
-export class PgVectorIndex implements VectorIndex {
+export class PgVectorIndex implements VectorSearch, VectorStageStore {
   private readonly profiles: string;
   private readonly vectors: string;
   private readonly states: string;

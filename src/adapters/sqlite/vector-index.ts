@@ -13,9 +13,10 @@ import type {
   ChunkVector,
   EmbeddingProfile,
   VectorHit,
-  VectorIndex,
+  VectorSearch,
   VectorSearchQuery,
   VectorStageState,
+  VectorStageStore,
 } from '../../domain/ports.js';
 import type { Metadata } from '../../domain/types.js';
 import type { Database } from './database.js';
@@ -42,7 +43,7 @@ export interface SqliteVectorIndexOptions {
   outbox?: SqliteWebhookOutbox;
 }
 
-export class SqliteVectorIndex implements VectorIndex {
+export class SqliteVectorIndex implements VectorSearch, VectorStageStore {
   private readonly sql: StatementCache;
 
   private readonly outbox: SqliteWebhookOutbox;
