@@ -4,7 +4,10 @@
 // those. The sign bits are scanned in this process's memory (sign-index.ts, fed by migration
 // 100's change feed); when the filters let too few of those candidates through, or document_ids
 // are given, PostgreSQL scans the sign bits of the vectors that pass (bit_count(a # b)). When no
-// more vectors pass than the candidate budget the answer is exact.
+// more vectors pass than the candidate budget the answer is exact. One class is both ports: the
+// search queries use (VectorSearch) and the vector stage's store (VectorStageStore), whose
+// statements on profiles and document states are the ones both SQL backends share
+// (sql-rows/vector-stage.ts).
 import type {
   ChunkVector,
   EmbeddingProfile,
@@ -16,6 +19,15 @@ import type {
 } from '../../domain/ports.js';
 import { cleanText } from '../../domain/text.js';
 import type { Metadata } from '../../domain/types.js';
+import {
+  type Statement,
+  toChunkText,
+  toDueDocument,
+  toVectorStates,
+  type VectorFailure,
+  VectorStageStatements,
+  type VectorStateRow,
+} from '../sql-rows/vector-stage.js';
 import type { PgDatabase, Queryable } from './database.js';
 import { postgresAccessCondition, postgresFilter } from './filter-sql.js';
 import { type ChunkKey, PgSignIndex } from './sign-index.js';
@@ -42,11 +54,11 @@ export interface VectorCandidateOptions {
 const BASE_PARAMS = 4;
 
 export class PgVectorIndex implements VectorSearch, VectorStageStore {
-  private readonly profiles: string;
   private readonly vectors: string;
-  private readonly states: string;
   private readonly documents: string;
   private readonly chunks: string;
+
+  private readonly stage: VectorStageStatements;
 
   private readonly outbox: PgWebhookOutbox;
 
@@ -62,9 +74,17 @@ export class PgVectorIndex implements VectorSearch, VectorStageStore {
     this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;
     this.signs = new PgSignIndex(db, options.scanThreadFrom, options.feedLimit, options.prefilterMaxBytes);
     this.outbox = options.outbox ?? new PgWebhookOutbox(db);
-    this.profiles = db.table('vector_profiles');
+    this.stage = new VectorStageStatements({
+      table: (name) => db.table(name),
+      param: (n) => `$${n}`,
+      time: (at) => at,
+      beforeAll: "'-infinity'",
+      inList: (column, n) => `${column} = ANY($${n}::text[])`,
+      list: (values) => values,
+      // A delete that finds the row being written marks it and leaves its removal to the writer.
+      deletionMark: 'deleted_at',
+    });
     this.vectors = db.table('chunk_vectors');
-    this.states = db.table('document_vectors');
     this.documents = db.table('documents');
     this.chunks = db.table('chunks');
   }
@@ -75,23 +95,12 @@ export class PgVectorIndex implements VectorSearch, VectorStageStore {
   }
 
   async profileId(profile: EmbeddingProfile): Promise<number> {
-    await this.db.query(
-      `INSERT INTO ${this.profiles} (provider, model, dimensions) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-      [profile.provider, profile.model, profile.dimensions],
-    );
-    const result = await this.db.query<{ id: number }>(
-      `SELECT id FROM ${this.profiles} WHERE provider = $1 AND model = $2 AND dimensions = $3`,
-      [profile.provider, profile.model, profile.dimensions],
-    );
-    return result.rows[0]!.id;
+    await this.query(this.stage.registerProfile(profile));
+    return (await this.query<{ id: number }>(this.stage.profileNumber(profile)))[0]!.id;
   }
 
   async findProfile(provider: string, model: string): Promise<number | null> {
-    const result = await this.db.query<{ id: number }>(
-      `SELECT id FROM ${this.profiles} WHERE provider = $1 AND model = $2 ORDER BY id DESC LIMIT 1`,
-      [provider, model],
-    );
-    return result.rows[0]?.id ?? null;
+    return (await this.query<{ id: number }>(this.stage.newestProfile(provider, model)))[0]?.id ?? null;
   }
 
   async writeVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): Promise<boolean> {
@@ -107,35 +116,15 @@ export class PgVectorIndex implements VectorSearch, VectorStageStore {
   ): Promise<boolean> {
     return this.inTransaction(async (tx) => {
       await this.insertVectors(tx, orgId, profileId, vectors);
-      await tx.query(
-        `INSERT INTO ${this.states} (document_id, profile_id, org_id, status, attempts, updated_at)
-         VALUES ($1, $2, $3, 'ready', 1, $4)
-         ON CONFLICT (document_id, profile_id) DO UPDATE SET status = 'ready', error_code = NULL,
-           error_message = NULL, attempts = ${this.states}.attempts + 1, updated_at = excluded.updated_at`,
-        [documentId, profileId, orgId, now],
-      );
+      await this.query(this.stage.markReady(documentId, orgId, profileId, now), tx);
       // webhooks: the event commits with the vectors
       await this.outbox.emit(tx, 'document.vectors_ready', documentId, now);
     });
   }
 
-  async recordFailure(
-    documentId: string,
-    orgId: string,
-    profileId: number,
-    f: { status: 'pending' | 'failed'; code: string; message: string; nextAttemptAt: Date; now: Date },
-  ): Promise<void> {
+  async recordFailure(documentId: string, orgId: string, profileId: number, f: VectorFailure): Promise<void> {
     await this.inTransaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO ${this.states} (document_id, profile_id, org_id, status, error_code, error_message,
-           attempts, next_attempt_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8)
-         ON CONFLICT (document_id, profile_id) DO UPDATE SET status = excluded.status,
-           error_code = excluded.error_code, error_message = excluded.error_message,
-           attempts = ${this.states}.attempts + 1, next_attempt_at = excluded.next_attempt_at,
-           updated_at = excluded.updated_at`,
-        [documentId, profileId, orgId, f.status, f.code, f.message, f.nextAttemptAt, f.now],
-      );
+      await this.query(this.stage.recordFailure(documentId, orgId, profileId, f), tx);
     });
   }
 
@@ -144,68 +133,45 @@ export class PgVectorIndex implements VectorSearch, VectorStageStore {
     now: Date,
     limit: number,
   ): Promise<Array<{ documentId: string; orgId: string }>> {
-    const result = await this.db.query<{ id: string; org_id: string }>(
-      `SELECT d.id, d.org_id FROM ${this.db.table('documents')} d
-       LEFT JOIN ${this.states} v ON v.document_id = d.id AND v.profile_id = $1
-       WHERE d.status = 'ready' AND d.deleted_at IS NULL AND (v.document_id IS NULL OR (v.status = 'pending' AND v.next_attempt_at <= $2))
-       ORDER BY d.updated_at, d.id
-       LIMIT $3`,
-      [profileId, now, limit],
+    const rows = await this.query<{ id: string; org_id: string }>(
+      this.stage.dueDocuments(profileId, now, limit),
     );
-    return result.rows.map((r) => ({ documentId: r.id, orgId: r.org_id }));
+    return rows.map(toDueDocument);
   }
 
   async chunkTexts(documentId: string): Promise<Array<{ chunkIndex: number; text: string }> | null> {
-    const ready = await this.db.query(
-      `SELECT 1 FROM ${this.db.table('documents')} WHERE id = $1 AND status = 'ready' AND deleted_at IS NULL`,
-      [documentId],
+    if ((await this.query(this.stage.readyDocument(documentId))).length === 0) return null;
+    return (await this.query<{ chunk_index: number; text: string }>(this.stage.chunkTexts(documentId))).map(
+      toChunkText,
     );
-    if (!ready.rowCount) return null;
-    const result = await this.db.query<{ chunk_index: number; text: string }>(
-      `SELECT chunk_index, text FROM ${this.db.table('chunks')} WHERE document_id = $1 ORDER BY chunk_index`,
-      [documentId],
-    );
-    return result.rows.map((r) => ({ chunkIndex: r.chunk_index, text: r.text }));
   }
 
   async vectorStates(
     documentIds: readonly string[],
     profileId: number,
   ): Promise<Map<string, VectorStageState>> {
-    const result = await this.db.query<{
-      document_id: string;
-      status: VectorStageState['status'];
-      error_code: string | null;
-      error_message: string | null;
-      attempts: number;
-    }>(
-      `SELECT document_id, status, error_code, error_message, attempts FROM ${this.states}
-       WHERE profile_id = $1 AND document_id = ANY($2::text[])`,
-      [profileId, documentIds],
-    );
-    return new Map(
-      result.rows.map((r) => [
-        r.document_id,
-        {
-          status: r.status,
-          error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? '' },
-          attempts: r.attempts,
-        },
-      ]),
-    );
+    return toVectorStates(await this.query<VectorStateRow>(this.stage.vectorStates(documentIds, profileId)));
   }
 
   async retryFailed(profileId: number): Promise<number> {
-    const result = await this.db.query(
-      `UPDATE ${this.states} SET status = 'pending', next_attempt_at = '-infinity' WHERE profile_id = $1 AND status = 'failed'`,
-      [profileId],
-    );
-    return result.rowCount ?? 0;
+    return this.run(this.stage.retryFailed(profileId));
   }
 
   async requeueProfile(profileId: number): Promise<number> {
-    const result = await this.db.query(`DELETE FROM ${this.states} WHERE profile_id = $1`, [profileId]);
-    return result.rowCount ?? 0;
+    return this.run(this.stage.requeueProfile(profileId));
+  }
+
+  /** Runs a shared statement (in the transaction `on` when given); its rows. */
+  private async query<R extends object = Record<string, unknown>>(
+    statement: Statement,
+    on: Queryable = this.db,
+  ): Promise<R[]> {
+    return (await on.query<R & Record<string, unknown>>(statement.text, statement.values)).rows;
+  }
+
+  /** Runs a shared statement; how many rows it changed. */
+  private async run(statement: Statement): Promise<number> {
+    return (await this.db.query(statement.text, statement.values)).rowCount ?? 0;
   }
 
   /** Runs `write` in a transaction; false, with nothing written, when a row it names is gone. */
@@ -245,11 +211,8 @@ export class PgVectorIndex implements VectorSearch, VectorStageStore {
   }
 
   async countVectors(documentId: string, profileId: number): Promise<number> {
-    const result = await this.db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM ${this.vectors} WHERE document_id = $1 AND profile_id = $2`,
-      [documentId, profileId],
-    );
-    return Number(result.rows[0]!.n);
+    // count(*) is a bigint, which pg returns as text.
+    return Number((await this.query<{ n: string }>(this.stage.countVectors(documentId, profileId)))[0]!.n);
   }
 
   async search(q: VectorSearchQuery): Promise<VectorHit[]> {

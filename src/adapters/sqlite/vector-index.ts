@@ -1,7 +1,10 @@
 // Chunk vectors in the embedded database file (table chunk_vectors, migrations 30 and 90), ranked
 // with sqlite-vec's distance function (the extension ships inside the npm package, for this
 // platform, and is loaded into this connection only: writes and deletes need no extension, so
-// every other process on the file keeps working without it).
+// every other process on the file keeps working without it). One class is both ports: the
+// search queries use (VectorSearch) and the vector stage's store (VectorStageStore), whose
+// statements on profiles and document states are the ones both SQL backends share
+// (sql-rows/vector-stage.ts).
 //
 // An org and profile with more vectors than the candidate budget are searched in two steps, as on
 // PostgreSQL: the in-process sign index (sign-index.ts) picks the candidates nearest by Hamming
@@ -19,6 +22,16 @@ import type {
   VectorStageStore,
 } from '../../domain/ports.js';
 import type { Metadata } from '../../domain/types.js';
+import {
+  type Statement,
+  toChunkText,
+  toDueDocument,
+  toVectorStates,
+  type VectorFailure,
+  type VectorStageDialect,
+  VectorStageStatements,
+  type VectorStateRow,
+} from '../sql-rows/vector-stage.js';
 import type { Database } from './database.js';
 import { sqliteAccessCondition, sqliteFilter } from './filter-sql.js';
 import { SignIndex, signBytes } from './sign-index.js';
@@ -30,6 +43,18 @@ const MIN_CANDIDATES = 1_000;
 const CANDIDATES_PER_HIT = 10;
 /** Rows signed per transaction when back-filling vectors written before migration 90. */
 const BACKFILL_BATCH = 2_000;
+
+/** The vector stage's statements as SQLite takes them. */
+const SQLITE_DIALECT: VectorStageDialect = {
+  table: (name) => name,
+  param: () => '?',
+  time: (at) => at.getTime(),
+  beforeAll: '0',
+  inList: (column) => `${column} IN (SELECT value FROM json_each(?))`,
+  list: (values) => JSON.stringify(values),
+  // A delete takes its turn as any write does: no document is ever half-deleted.
+  deletionMark: null,
+};
 
 /** The candidate budget; tests shrink it to reach the two-step path on a handful of vectors. */
 export interface SqliteVectorIndexOptions {
@@ -45,6 +70,8 @@ export interface SqliteVectorIndexOptions {
 
 export class SqliteVectorIndex implements VectorSearch, VectorStageStore {
   private readonly sql: StatementCache;
+
+  private readonly stage = new VectorStageStatements(SQLITE_DIALECT);
 
   private readonly outbox: SqliteWebhookOutbox;
 
@@ -97,27 +124,12 @@ export class SqliteVectorIndex implements VectorSearch, VectorStageStore {
   }
 
   async profileId(profile: EmbeddingProfile): Promise<number> {
-    this.sql
-      .get(
-        'INSERT INTO vector_profiles (provider, model, dimensions) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
-      )
-      .run(profile.provider, profile.model, profile.dimensions);
-    const row = this.sql
-      .get<[string, string, number], { id: number }>(
-        'SELECT id FROM vector_profiles WHERE provider = ? AND model = ? AND dimensions = ?',
-      )
-      .get(profile.provider, profile.model, profile.dimensions);
-    return row!.id;
+    this.run(this.stage.registerProfile(profile));
+    return this.row<{ id: number }>(this.stage.profileNumber(profile))!.id;
   }
 
   async findProfile(provider: string, model: string): Promise<number | null> {
-    const id = this.sql
-      .get<[string, string], number>(
-        'SELECT id FROM vector_profiles WHERE provider = ? AND model = ? ORDER BY id DESC LIMIT 1',
-      )
-      .pluck()
-      .get(provider, model);
-    return id ?? null;
+    return this.row<{ id: number }>(this.stage.newestProfile(provider, model))?.id ?? null;
   }
 
   async writeVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): Promise<boolean> {
@@ -133,44 +145,14 @@ export class SqliteVectorIndex implements VectorSearch, VectorStageStore {
   ): Promise<boolean> {
     return this.inTransaction(() => {
       this.insertVectors(orgId, profileId, vectors);
-      this.sql
-        .get(
-          `INSERT INTO document_vectors (document_id, profile_id, org_id, status, attempts, updated_at)
-           VALUES (?, ?, ?, 'ready', 1, ?)
-           ON CONFLICT (document_id, profile_id) DO UPDATE SET status = 'ready', error_code = NULL,
-             error_message = NULL, attempts = attempts + 1, updated_at = excluded.updated_at`,
-        )
-        .run(documentId, profileId, orgId, now.getTime());
+      this.run(this.stage.markReady(documentId, orgId, profileId, now));
       this.outbox.emit('document.vectors_ready', documentId); // webhooks: the event commits with the vectors
     });
   }
 
-  async recordFailure(
-    documentId: string,
-    orgId: string,
-    profileId: number,
-    f: { status: 'pending' | 'failed'; code: string; message: string; nextAttemptAt: Date; now: Date },
-  ): Promise<void> {
+  async recordFailure(documentId: string, orgId: string, profileId: number, f: VectorFailure): Promise<void> {
     this.inTransaction(() => {
-      this.sql
-        .get(
-          `INSERT INTO document_vectors (document_id, profile_id, org_id, status, error_code, error_message,
-             attempts, next_attempt_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)
-           ON CONFLICT (document_id, profile_id) DO UPDATE SET status = excluded.status,
-             error_code = excluded.error_code, error_message = excluded.error_message,
-             attempts = attempts + 1, next_attempt_at = excluded.next_attempt_at, updated_at = excluded.updated_at`,
-        )
-        .run(
-          documentId,
-          profileId,
-          orgId,
-          f.status,
-          f.code,
-          f.message,
-          f.nextAttemptAt.getTime(),
-          f.now.getTime(),
-        );
+      this.run(this.stage.recordFailure(documentId, orgId, profileId, f));
     });
   }
 
@@ -179,72 +161,44 @@ export class SqliteVectorIndex implements VectorSearch, VectorStageStore {
     now: Date,
     limit: number,
   ): Promise<Array<{ documentId: string; orgId: string }>> {
-    const rows = this.sql
-      .get<[number, number, number], { id: string; org_id: string }>(
-        `SELECT d.id, d.org_id FROM documents d
-         LEFT JOIN document_vectors v ON v.document_id = d.id AND v.profile_id = ?
-         WHERE d.status = 'ready' AND (v.document_id IS NULL OR (v.status = 'pending' AND v.next_attempt_at <= ?))
-         ORDER BY d.updated_at, d.id
-         LIMIT ?`,
-      )
-      .all(profileId, now.getTime(), limit);
-    return rows.map((r) => ({ documentId: r.id, orgId: r.org_id }));
+    return this.rows<{ id: string; org_id: string }>(this.stage.dueDocuments(profileId, now, limit)).map(
+      toDueDocument,
+    );
   }
 
   async chunkTexts(documentId: string): Promise<Array<{ chunkIndex: number; text: string }> | null> {
-    const ready = this.sql
-      .get<[string], number>(`SELECT 1 FROM documents WHERE id = ? AND status = 'ready'`)
-      .pluck()
-      .get(documentId);
-    if (ready === undefined) return null;
-    return this.sql
-      .get<[string], { chunkIndex: number; text: string }>(
-        'SELECT chunk_index AS chunkIndex, text FROM chunks WHERE document_id = ? ORDER BY chunk_index',
-      )
-      .all(documentId);
+    if (this.row(this.stage.readyDocument(documentId)) === undefined) return null;
+    return this.rows<{ chunk_index: number; text: string }>(this.stage.chunkTexts(documentId)).map(
+      toChunkText,
+    );
   }
 
   async vectorStates(
     documentIds: readonly string[],
     profileId: number,
   ): Promise<Map<string, VectorStageState>> {
-    const rows = this.sql
-      .get<
-        [number, string],
-        {
-          document_id: string;
-          status: VectorStageState['status'];
-          error_code: string | null;
-          error_message: string | null;
-          attempts: number;
-        }
-      >(
-        `SELECT document_id, status, error_code, error_message, attempts FROM document_vectors
-         WHERE profile_id = ? AND document_id IN (SELECT value FROM json_each(?))`,
-      )
-      .all(profileId, JSON.stringify(documentIds));
-    return new Map(
-      rows.map((r) => [
-        r.document_id,
-        {
-          status: r.status,
-          error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? '' },
-          attempts: r.attempts,
-        },
-      ]),
-    );
+    return toVectorStates(this.rows<VectorStateRow>(this.stage.vectorStates(documentIds, profileId)));
   }
 
   async retryFailed(profileId: number): Promise<number> {
-    return this.sql
-      .get(
-        `UPDATE document_vectors SET status = 'pending', next_attempt_at = 0 WHERE profile_id = ? AND status = 'failed'`,
-      )
-      .run(profileId).changes;
+    return this.run(this.stage.retryFailed(profileId));
   }
 
   async requeueProfile(profileId: number): Promise<number> {
-    return this.sql.get('DELETE FROM document_vectors WHERE profile_id = ?').run(profileId).changes;
+    return this.run(this.stage.requeueProfile(profileId));
+  }
+
+  /** Runs a shared statement; how many rows it changed. */
+  private run(statement: Statement): number {
+    return this.sql.get(statement.text).run(...statement.values).changes;
+  }
+
+  private row<R>(statement: Statement): R | undefined {
+    return this.sql.get<unknown[], R>(statement.text).get(...statement.values);
+  }
+
+  private rows<R>(statement: Statement): R[] {
+    return this.sql.get<unknown[], R>(statement.text).all(...statement.values);
   }
 
   /** Runs `write` in a transaction; false, with nothing written, when a row it names is gone. */
@@ -276,12 +230,7 @@ export class SqliteVectorIndex implements VectorSearch, VectorStageStore {
   }
 
   async countVectors(documentId: string, profileId: number): Promise<number> {
-    return this.sql
-      .get<[string, number], number>(
-        'SELECT count(*) FROM chunk_vectors WHERE document_id = ? AND profile_id = ?',
-      )
-      .pluck()
-      .get(documentId, profileId)!;
+    return this.row<{ n: number }>(this.stage.countVectors(documentId, profileId))!.n;
   }
 
   async search(q: VectorSearchQuery): Promise<VectorHit[]> {
