@@ -34,6 +34,7 @@ const SHARED_ADAPTER_MODULES = [
   'adapters/sign-scan/scan.ts',
   'adapters/sign-scan/slots.ts',
   'adapters/sign-scan/byte-budget-lru.ts',
+  'adapters/sign-scan/candidates.ts',
 ];
 
 /** Adapter → other adapter imports still to be removed (none left; keep the check strict). */

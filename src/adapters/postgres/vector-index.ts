@@ -19,6 +19,7 @@ import type {
 } from '../../domain/ports.js';
 import { cleanText } from '../../domain/text.js';
 import type { Metadata } from '../../domain/types.js';
+import { candidateCount, type PrefilterOptions } from '../sign-scan/candidates.js';
 import {
   type Statement,
   toChunkText,
@@ -33,20 +34,9 @@ import { postgresAccessCondition, postgresFilter } from './filter-sql.js';
 import { type ChunkKey, PgSignIndex } from './sign-index.js';
 import { PgWebhookOutbox } from './webhook-store.js';
 
-/** Candidates the sign prefilter keeps for the exact ranking: at least this many, or 10 per hit asked. */
-const MIN_CANDIDATES = 1_000;
-const CANDIDATES_PER_HIT = 10;
-
-/** The candidate budget; tests shrink it to reach the prefilter on a handful of vectors. */
-export interface VectorCandidateOptions {
-  minCandidates?: number;
-  candidatesPerHit?: number;
-  /** Partitions of at least this many vectors are scanned on the scan thread (sign-scan/scan.ts). */
-  scanThreadFrom?: number;
+export interface VectorCandidateOptions extends PrefilterOptions {
   /** More changes than this since a node's last read and it reads the org's sign bits whole again. */
   feedLimit?: number;
-  /** Bytes of sign bits this process holds before it lets the least recently searched go (sign-scan/byte-budget-lru.ts). */
-  prefilterMaxBytes?: number;
   /** Writes document.vectors_ready in the vectors' transaction (default: one on the same database). */
   outbox?: PgWebhookOutbox;
 }
@@ -62,16 +52,12 @@ export class PgVectorIndex implements VectorSearch, VectorStageStore {
 
   private readonly outbox: PgWebhookOutbox;
 
-  private readonly minCandidates: number;
-  private readonly candidatesPerHit: number;
   private readonly signs: PgSignIndex;
 
   constructor(
     private readonly db: PgDatabase,
-    options: VectorCandidateOptions = {},
+    private readonly options: VectorCandidateOptions = {},
   ) {
-    this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
-    this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;
     this.signs = new PgSignIndex(db, options.scanThreadFrom, options.feedLimit, options.prefilterMaxBytes);
     this.outbox = options.outbox ?? new PgWebhookOutbox(db);
     this.stage = new VectorStageStatements({
@@ -239,7 +225,7 @@ export class PgVectorIndex implements VectorSearch, VectorStageStore {
         q.orgId,
         q.profileId,
         q.vector,
-        Math.max(this.minCandidates, q.limit * this.candidatesPerHit),
+        candidateCount(this.options, q.limit),
       );
       if (candidates !== null) {
         const hits = await this.rankCandidates(q, candidates, where, params);
@@ -281,7 +267,7 @@ export class PgVectorIndex implements VectorSearch, VectorStageStore {
    * exact cosine of each (exact outright when no more vectors pass than the candidate budget).
    */
   private async rank(q: VectorSearchQuery, where: string[], extra: unknown[]): Promise<VectorHit[]> {
-    const candidates = Math.max(this.minCandidates, q.limit * this.candidatesPerHit);
+    const candidates = candidateCount(this.options, q.limit);
     const { rows } = await this.db.query<VectorRow>(
       `WITH candidates AS MATERIALIZED (
          SELECT v.document_id, v.chunk_index, v.profile_id

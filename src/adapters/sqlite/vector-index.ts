@@ -22,6 +22,7 @@ import type {
   VectorStageStore,
 } from '../../domain/ports.js';
 import type { Metadata } from '../../domain/types.js';
+import { candidateCount, type PrefilterOptions } from '../sign-scan/candidates.js';
 import {
   type Statement,
   toChunkText,
@@ -38,9 +39,6 @@ import { SignIndex, signBytes } from './sign-index.js';
 import { StatementCache } from './statements.js';
 import { SqliteWebhookOutbox } from './webhook-store.js';
 
-/** Candidates the sign prefilter keeps for the exact ranking: at least this many, or 10 per hit asked. */
-const MIN_CANDIDATES = 1_000;
-const CANDIDATES_PER_HIT = 10;
 /** Rows signed per transaction when back-filling vectors written before migration 90. */
 const BACKFILL_BATCH = 2_000;
 
@@ -56,14 +54,7 @@ const SQLITE_DIALECT: VectorStageDialect = {
   deletionMark: null,
 };
 
-/** The candidate budget; tests shrink it to reach the two-step path on a handful of vectors. */
-export interface SqliteVectorIndexOptions {
-  minCandidates?: number;
-  candidatesPerHit?: number;
-  /** Partitions of at least this many vectors are scanned on the scan thread (sign-scan/scan.ts). */
-  scanThreadFrom?: number;
-  /** Bytes of sign bits this process holds before it lets the least recently searched go (sign-scan/byte-budget-lru.ts). */
-  prefilterMaxBytes?: number;
+export interface SqliteVectorIndexOptions extends PrefilterOptions {
   /** Writes document.vectors_ready in the vectors' transaction (default: one on the same database). */
   outbox?: SqliteWebhookOutbox;
 }
@@ -77,20 +68,14 @@ export class SqliteVectorIndex implements VectorSearch, VectorStageStore {
 
   private readonly signs: SignIndex;
 
-  private readonly minCandidates: number;
-
-  private readonly candidatesPerHit: number;
-
   constructor(
     private readonly db: Database,
-    options: SqliteVectorIndexOptions = {},
+    private readonly options: SqliteVectorIndexOptions = {},
   ) {
     loadSqliteVec(db);
     this.sql = new StatementCache(db);
     this.outbox = options.outbox ?? new SqliteWebhookOutbox(db);
     this.signs = new SignIndex(db, options.scanThreadFrom, options.prefilterMaxBytes);
-    this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
-    this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;
     this.signUnsigned();
   }
 
@@ -265,12 +250,7 @@ export class SqliteVectorIndex implements VectorSearch, VectorStageStore {
     }
     const candidates =
       documentIds === null
-        ? await this.signs.candidates(
-            q.orgId,
-            q.profileId,
-            q.vector,
-            Math.max(this.minCandidates, q.limit * this.candidatesPerHit),
-          )
+        ? await this.signs.candidates(q.orgId, q.profileId, q.vector, candidateCount(this.options, q.limit))
         : null;
     if (candidates !== null) {
       const hits = this.rank(
