@@ -5,30 +5,14 @@
 // 100's change feed); when the filters let too few of those candidates through, or document_ids
 // are given, PostgreSQL scans the sign bits of the vectors that pass (bit_count(a # b)). When no
 // more vectors pass than the candidate budget the answer is exact. One class is both ports: the
-// search queries use (VectorSearch) and the vector stage's store (VectorStageStore), whose
-// statements on profiles and document states are the ones both SQL backends share
-// (sql-rows/vector-stage.ts).
-import type {
-  ChunkVector,
-  EmbeddingProfile,
-  VectorHit,
-  VectorSearch,
-  VectorSearchQuery,
-  VectorStageState,
-  VectorStageStore,
-} from '../../domain/ports.js';
+// search queries use (VectorSearch), written here, and the vector stage's store
+// (VectorStageStore), which both SQL backends share (sql-rows/vector-stage.ts) and this one gives
+// its driver, its chunk_vectors writes and its transaction.
+import type { ChunkVector, VectorHit, VectorSearch, VectorSearchQuery } from '../../domain/ports.js';
 import { cleanText } from '../../domain/text.js';
 import type { Metadata } from '../../domain/types.js';
 import { candidateCount, type PrefilterOptions } from '../sign-scan/candidates.js';
-import {
-  type Statement,
-  toChunkText,
-  toDueDocument,
-  toVectorStates,
-  type VectorFailure,
-  VectorStageStatements,
-  type VectorStateRow,
-} from '../sql-rows/vector-stage.js';
+import { SqlVectorStageStore, type StageWrite, type Statement } from '../sql-rows/vector-stage.js';
 import type { PgDatabase, Queryable } from './database.js';
 import { postgresAccessCondition, postgresFilter } from './filter-sql.js';
 import { type ChunkKey, PgSignIndex } from './sign-index.js';
@@ -43,12 +27,10 @@ export interface VectorCandidateOptions extends PrefilterOptions {
 /** $1–$4 of either ranking statement; a filter's own parameters follow. */
 const BASE_PARAMS = 4;
 
-export class PgVectorIndex implements VectorSearch, VectorStageStore {
+export class PgVectorIndex extends SqlVectorStageStore implements VectorSearch {
   private readonly vectors: string;
   private readonly documents: string;
   private readonly chunks: string;
-
-  private readonly stage: VectorStageStatements;
 
   private readonly outbox: PgWebhookOutbox;
 
@@ -58,9 +40,7 @@ export class PgVectorIndex implements VectorSearch, VectorStageStore {
     private readonly db: PgDatabase,
     private readonly options: VectorCandidateOptions = {},
   ) {
-    this.signs = new PgSignIndex(db, options.scanThreadFrom, options.feedLimit, options.prefilterMaxBytes);
-    this.outbox = options.outbox ?? new PgWebhookOutbox(db);
-    this.stage = new VectorStageStatements({
+    super({
       table: (name) => db.table(name),
       param: (n) => `$${n}`,
       time: (at) => at,
@@ -70,6 +50,8 @@ export class PgVectorIndex implements VectorSearch, VectorStageStore {
       // A delete that finds the row being written marks it and leaves its removal to the writer.
       deletionMark: 'deleted_at',
     });
+    this.signs = new PgSignIndex(db, options.scanThreadFrom, options.feedLimit, options.prefilterMaxBytes);
+    this.outbox = options.outbox ?? new PgWebhookOutbox(db);
     this.vectors = db.table('chunk_vectors');
     this.documents = db.table('documents');
     this.chunks = db.table('chunks');
@@ -80,90 +62,24 @@ export class PgVectorIndex implements VectorSearch, VectorStageStore {
     return { partitions: keys.length, bytes };
   }
 
-  async profileId(profile: EmbeddingProfile): Promise<number> {
-    await this.query(this.stage.registerProfile(profile));
-    return (await this.query<{ id: number }>(this.stage.profileNumber(profile)))[0]!.id;
+  protected async rows<R extends object>(statement: Statement): Promise<R[]> {
+    return (await this.db.query<R & Record<string, unknown>>(statement.text, statement.values)).rows;
   }
 
-  async findProfile(provider: string, model: string): Promise<number | null> {
-    return (await this.query<{ id: number }>(this.stage.newestProfile(provider, model)))[0]?.id ?? null;
-  }
-
-  async writeVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): Promise<boolean> {
-    return this.inTransaction((tx) => this.insertVectors(tx, orgId, profileId, vectors));
-  }
-
-  async completeDocument(
-    documentId: string,
-    orgId: string,
-    profileId: number,
-    vectors: readonly ChunkVector[],
-    now: Date,
-  ): Promise<boolean> {
-    return this.inTransaction(async (tx) => {
-      await this.insertVectors(tx, orgId, profileId, vectors);
-      await this.query(this.stage.markReady(documentId, orgId, profileId, now), tx);
-      // webhooks: the event commits with the vectors
-      await this.outbox.emit(tx, 'document.vectors_ready', documentId, now);
-    });
-  }
-
-  async recordFailure(documentId: string, orgId: string, profileId: number, f: VectorFailure): Promise<void> {
-    await this.inTransaction(async (tx) => {
-      await this.query(this.stage.recordFailure(documentId, orgId, profileId, f), tx);
-    });
-  }
-
-  async dueDocuments(
-    profileId: number,
-    now: Date,
-    limit: number,
-  ): Promise<Array<{ documentId: string; orgId: string }>> {
-    const rows = await this.query<{ id: string; org_id: string }>(
-      this.stage.dueDocuments(profileId, now, limit),
-    );
-    return rows.map(toDueDocument);
-  }
-
-  async chunkTexts(documentId: string): Promise<Array<{ chunkIndex: number; text: string }> | null> {
-    if ((await this.query(this.stage.readyDocument(documentId))).length === 0) return null;
-    return (await this.query<{ chunk_index: number; text: string }>(this.stage.chunkTexts(documentId))).map(
-      toChunkText,
-    );
-  }
-
-  async vectorStates(
-    documentIds: readonly string[],
-    profileId: number,
-  ): Promise<Map<string, VectorStageState>> {
-    return toVectorStates(await this.query<VectorStateRow>(this.stage.vectorStates(documentIds, profileId)));
-  }
-
-  async retryFailed(profileId: number): Promise<number> {
-    return this.run(this.stage.retryFailed(profileId));
-  }
-
-  async requeueProfile(profileId: number): Promise<number> {
-    return this.run(this.stage.requeueProfile(profileId));
-  }
-
-  /** Runs a shared statement (in the transaction `on` when given); its rows. */
-  private async query<R extends object = Record<string, unknown>>(
-    statement: Statement,
-    on: Queryable = this.db,
-  ): Promise<R[]> {
-    return (await on.query<R & Record<string, unknown>>(statement.text, statement.values)).rows;
-  }
-
-  /** Runs a shared statement; how many rows it changed. */
-  private async run(statement: Statement): Promise<number> {
+  protected async run(statement: Statement): Promise<number> {
     return (await this.db.query(statement.text, statement.values)).rowCount ?? 0;
   }
 
-  /** Runs `write` in a transaction; false, with nothing written, when a row it names is gone. */
-  private async inTransaction(write: (tx: Queryable) => Promise<void>): Promise<boolean> {
+  protected async write(work: StageWrite): Promise<boolean> {
     try {
-      await this.db.transaction(write);
+      await this.db.transaction(async (tx) => {
+        await this.insertVectors(tx, work.orgId, work.profileId, work.vectors);
+        if (work.state !== null) await tx.query(work.state.text, work.state.values);
+        if (work.vectorsReady !== null) {
+          const { documentId, at } = work.vectorsReady;
+          await this.outbox.emit(tx, 'document.vectors_ready', documentId, at);
+        }
+      });
       return true;
     } catch (error) {
       // foreign_key_violation: the document or chunk is gone (deleted or re-chunked meanwhile).
@@ -194,11 +110,6 @@ export class PgVectorIndex implements VectorSearch, VectorStageStore {
         vectors.map((v) => signBits(v.vector)),
       ],
     );
-  }
-
-  async countVectors(documentId: string, profileId: number): Promise<number> {
-    // count(*) is a bigint, which pg returns as text.
-    return Number((await this.query<{ n: string }>(this.stage.countVectors(documentId, profileId)))[0]!.n);
   }
 
   async search(q: VectorSearchQuery): Promise<VectorHit[]> {

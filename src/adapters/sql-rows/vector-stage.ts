@@ -1,10 +1,16 @@
-// The vector stage's bookkeeping as both SQL backends keep it: the embedding profiles
-// (vector_profiles), each document's vector state per profile (document_vectors), the stage's
-// reads of documents and chunks, and the mapping of their rows. Each statement is written once
-// here and given to the backend's driver through a dialect (how it names tables and parameters,
-// stores times and lists, and marks a document being deleted); the backend runs it in its own
-// transactions, beside its own chunk_vectors writes and webhook outbox.
-import type { EmbeddingProfile, VectorStageState } from '../../domain/ports.js';
+// The VectorStageStore as both SQL backends keep it: the embedding profiles (vector_profiles),
+// each document's vector state per profile (document_vectors), the stage's reads of documents and
+// chunks, and completing a document. Every method and statement is written once here; a backend's
+// vector index extends SqlVectorStageStore with what differs: a dialect (how it names tables and
+// parameters, stores times and lists, and marks a document being deleted), how its driver runs a
+// statement, and its write transaction (the chunk_vectors rows in its own form, then the state,
+// then the webhook event through its own outbox).
+import type {
+  ChunkVector,
+  EmbeddingProfile,
+  VectorStageState,
+  VectorStageStore,
+} from '../../domain/ports.js';
 
 /** A statement and its values, one for each parameter, in the order they appear in the text. */
 export interface Statement {
@@ -36,7 +42,7 @@ export interface VectorStageDialect {
 }
 
 /** A document_vectors row as vectorStates reads it. */
-export interface VectorStateRow {
+interface VectorStateRow {
   document_id: string;
   status: VectorStageState['status'];
   error_code: string | null;
@@ -45,7 +51,7 @@ export interface VectorStateRow {
 }
 
 /** A failed try, as VectorStageStore.recordFailure is told it. */
-export interface VectorFailure {
+interface VectorFailure {
   status: 'pending' | 'failed';
   code: string;
   message: string;
@@ -53,8 +59,128 @@ export interface VectorFailure {
   now: Date;
 }
 
-/** The vector stage's statements for one backend. */
-export class VectorStageStatements {
+/**
+ * One transaction of the stage: the vectors (replacing any of the same chunk and profile), then
+ * the document's state, then its `document.vectors_ready` event when `vectorsReady` is given.
+ */
+export interface StageWrite {
+  orgId: string;
+  profileId: number;
+  vectors: readonly ChunkVector[];
+  state: Statement | null;
+  vectorsReady: { documentId: string; at: Date } | null;
+}
+
+/** The vector stage's store on a SQL backend; the backend's vector index extends it. */
+export abstract class SqlVectorStageStore implements VectorStageStore {
+  private readonly statements: VectorStageStatements;
+
+  protected constructor(dialect: VectorStageDialect) {
+    this.statements = new VectorStageStatements(dialect);
+  }
+
+  /** Runs a read; its rows. */
+  protected abstract rows<R extends object>(statement: Statement): Promise<R[]>;
+
+  /** Runs a write on its own; how many rows it changed. */
+  protected abstract run(statement: Statement): Promise<number>;
+
+  /** Runs `work` in one transaction; false, with nothing written, when a row it names is gone. */
+  protected abstract write(work: StageWrite): Promise<boolean>;
+
+  async profileId(profile: EmbeddingProfile): Promise<number> {
+    await this.run(this.statements.registerProfile(profile));
+    return (await this.rows<{ id: number }>(this.statements.profileNumber(profile)))[0]!.id;
+  }
+
+  async findProfile(provider: string, model: string): Promise<number | null> {
+    return (await this.rows<{ id: number }>(this.statements.newestProfile(provider, model)))[0]?.id ?? null;
+  }
+
+  writeVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): Promise<boolean> {
+    return this.write({ orgId, profileId, vectors, state: null, vectorsReady: null });
+  }
+
+  completeDocument(
+    documentId: string,
+    orgId: string,
+    profileId: number,
+    vectors: readonly ChunkVector[],
+    now: Date,
+  ): Promise<boolean> {
+    return this.write({
+      orgId,
+      profileId,
+      vectors,
+      state: this.statements.markReady(documentId, orgId, profileId, now),
+      // webhooks: the event commits with the vectors
+      vectorsReady: { documentId, at: now },
+    });
+  }
+
+  async recordFailure(documentId: string, orgId: string, profileId: number, f: VectorFailure): Promise<void> {
+    await this.write({
+      orgId,
+      profileId,
+      vectors: [],
+      state: this.statements.recordFailure(documentId, orgId, profileId, f),
+      vectorsReady: null,
+    });
+  }
+
+  async dueDocuments(
+    profileId: number,
+    now: Date,
+    limit: number,
+  ): Promise<Array<{ documentId: string; orgId: string }>> {
+    const rows = await this.rows<{ id: string; org_id: string }>(
+      this.statements.dueDocuments(profileId, now, limit),
+    );
+    return rows.map((r) => ({ documentId: r.id, orgId: r.org_id }));
+  }
+
+  async chunkTexts(documentId: string): Promise<Array<{ chunkIndex: number; text: string }> | null> {
+    if ((await this.rows(this.statements.readyDocument(documentId))).length === 0) return null;
+    const rows = await this.rows<{ chunk_index: number; text: string }>(
+      this.statements.chunkTexts(documentId),
+    );
+    return rows.map((r) => ({ chunkIndex: r.chunk_index, text: r.text }));
+  }
+
+  async vectorStates(
+    documentIds: readonly string[],
+    profileId: number,
+  ): Promise<Map<string, VectorStageState>> {
+    const rows = await this.rows<VectorStateRow>(this.statements.vectorStates(documentIds, profileId));
+    return new Map(
+      rows.map((r) => [
+        r.document_id,
+        {
+          status: r.status,
+          error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? '' },
+          attempts: r.attempts,
+        },
+      ]),
+    );
+  }
+
+  retryFailed(profileId: number): Promise<number> {
+    return this.run(this.statements.retryFailed(profileId));
+  }
+
+  requeueProfile(profileId: number): Promise<number> {
+    return this.run(this.statements.requeueProfile(profileId));
+  }
+
+  async countVectors(documentId: string, profileId: number): Promise<number> {
+    // count(*): a number on SQLite, a bigint as text on PostgreSQL.
+    const rows = await this.rows<{ n: number | string }>(this.statements.countVectors(documentId, profileId));
+    return Number(rows[0]!.n);
+  }
+}
+
+/** The stage's statements for one backend. */
+class VectorStageStatements {
   private readonly profiles: string;
   private readonly states: string;
   private readonly documents: string;
@@ -207,29 +333,4 @@ export class VectorStageStatements {
       values: [documentId, profileId],
     };
   }
-}
-
-export function toDueDocument(row: { id: string; org_id: string }): { documentId: string; orgId: string } {
-  return { documentId: row.id, orgId: row.org_id };
-}
-
-export function toChunkText(row: { chunk_index: number; text: string }): {
-  chunkIndex: number;
-  text: string;
-} {
-  return { chunkIndex: row.chunk_index, text: row.text };
-}
-
-/** The states by document id. */
-export function toVectorStates(rows: readonly VectorStateRow[]): Map<string, VectorStageState> {
-  return new Map(
-    rows.map((r) => [
-      r.document_id,
-      {
-        status: r.status,
-        error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? '' },
-        attempts: r.attempts,
-      },
-    ]),
-  );
 }

@@ -2,9 +2,9 @@
 // with sqlite-vec's distance function (the extension ships inside the npm package, for this
 // platform, and is loaded into this connection only: writes and deletes need no extension, so
 // every other process on the file keeps working without it). One class is both ports: the
-// search queries use (VectorSearch) and the vector stage's store (VectorStageStore), whose
-// statements on profiles and document states are the ones both SQL backends share
-// (sql-rows/vector-stage.ts).
+// search queries use (VectorSearch), written here, and the vector stage's store
+// (VectorStageStore), which both SQL backends share (sql-rows/vector-stage.ts) and this one
+// gives its driver, its chunk_vectors writes and its transaction.
 //
 // An org and profile with more vectors than the candidate budget are searched in two steps, as on
 // PostgreSQL: the in-process sign index (sign-index.ts) picks the candidates nearest by Hamming
@@ -12,26 +12,14 @@
 // asked-for number pass the filters (a filter few documents pass), or document_ids are given, the
 // search is exact over the matching vectors instead; an org within the budget is always exact.
 import { load as loadSqliteVec } from 'sqlite-vec';
-import type {
-  ChunkVector,
-  EmbeddingProfile,
-  VectorHit,
-  VectorSearch,
-  VectorSearchQuery,
-  VectorStageState,
-  VectorStageStore,
-} from '../../domain/ports.js';
+import type { ChunkVector, VectorHit, VectorSearch, VectorSearchQuery } from '../../domain/ports.js';
 import type { Metadata } from '../../domain/types.js';
 import { candidateCount, type PrefilterOptions } from '../sign-scan/candidates.js';
 import {
+  SqlVectorStageStore,
+  type StageWrite,
   type Statement,
-  toChunkText,
-  toDueDocument,
-  toVectorStates,
-  type VectorFailure,
   type VectorStageDialect,
-  VectorStageStatements,
-  type VectorStateRow,
 } from '../sql-rows/vector-stage.js';
 import type { Database } from './database.js';
 import { sqliteAccessCondition, sqliteFilter } from './filter-sql.js';
@@ -50,7 +38,7 @@ const SQLITE_DIALECT: VectorStageDialect = {
   beforeAll: '0',
   inList: (column) => `${column} IN (SELECT value FROM json_each(?))`,
   list: (values) => JSON.stringify(values),
-  // A delete takes its turn as any write does: no document is ever half-deleted.
+  // No deletion mark: a delete takes its turn as any write does.
   deletionMark: null,
 };
 
@@ -59,10 +47,8 @@ export interface SqliteVectorIndexOptions extends PrefilterOptions {
   outbox?: SqliteWebhookOutbox;
 }
 
-export class SqliteVectorIndex implements VectorSearch, VectorStageStore {
+export class SqliteVectorIndex extends SqlVectorStageStore implements VectorSearch {
   private readonly sql: StatementCache;
-
-  private readonly stage = new VectorStageStatements(SQLITE_DIALECT);
 
   private readonly outbox: SqliteWebhookOutbox;
 
@@ -72,6 +58,7 @@ export class SqliteVectorIndex implements VectorSearch, VectorStageStore {
     private readonly db: Database,
     private readonly options: SqliteVectorIndexOptions = {},
   ) {
+    super(SQLITE_DIALECT);
     loadSqliteVec(db);
     this.sql = new StatementCache(db);
     this.outbox = options.outbox ?? new SqliteWebhookOutbox(db);
@@ -108,88 +95,22 @@ export class SqliteVectorIndex implements VectorSearch, VectorStageStore {
     return { partitions: keys.length, bytes };
   }
 
-  async profileId(profile: EmbeddingProfile): Promise<number> {
-    this.run(this.stage.registerProfile(profile));
-    return this.row<{ id: number }>(this.stage.profileNumber(profile))!.id;
-  }
-
-  async findProfile(provider: string, model: string): Promise<number | null> {
-    return this.row<{ id: number }>(this.stage.newestProfile(provider, model))?.id ?? null;
-  }
-
-  async writeVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): Promise<boolean> {
-    return this.inTransaction(() => this.insertVectors(orgId, profileId, vectors));
-  }
-
-  async completeDocument(
-    documentId: string,
-    orgId: string,
-    profileId: number,
-    vectors: readonly ChunkVector[],
-    now: Date,
-  ): Promise<boolean> {
-    return this.inTransaction(() => {
-      this.insertVectors(orgId, profileId, vectors);
-      this.run(this.stage.markReady(documentId, orgId, profileId, now));
-      this.outbox.emit('document.vectors_ready', documentId); // webhooks: the event commits with the vectors
-    });
-  }
-
-  async recordFailure(documentId: string, orgId: string, profileId: number, f: VectorFailure): Promise<void> {
-    this.inTransaction(() => {
-      this.run(this.stage.recordFailure(documentId, orgId, profileId, f));
-    });
-  }
-
-  async dueDocuments(
-    profileId: number,
-    now: Date,
-    limit: number,
-  ): Promise<Array<{ documentId: string; orgId: string }>> {
-    return this.rows<{ id: string; org_id: string }>(this.stage.dueDocuments(profileId, now, limit)).map(
-      toDueDocument,
-    );
-  }
-
-  async chunkTexts(documentId: string): Promise<Array<{ chunkIndex: number; text: string }> | null> {
-    if (this.row(this.stage.readyDocument(documentId)) === undefined) return null;
-    return this.rows<{ chunk_index: number; text: string }>(this.stage.chunkTexts(documentId)).map(
-      toChunkText,
-    );
-  }
-
-  async vectorStates(
-    documentIds: readonly string[],
-    profileId: number,
-  ): Promise<Map<string, VectorStageState>> {
-    return toVectorStates(this.rows<VectorStateRow>(this.stage.vectorStates(documentIds, profileId)));
-  }
-
-  async retryFailed(profileId: number): Promise<number> {
-    return this.run(this.stage.retryFailed(profileId));
-  }
-
-  async requeueProfile(profileId: number): Promise<number> {
-    return this.run(this.stage.requeueProfile(profileId));
-  }
-
-  /** Runs a shared statement; how many rows it changed. */
-  private run(statement: Statement): number {
-    return this.sql.get(statement.text).run(...statement.values).changes;
-  }
-
-  private row<R>(statement: Statement): R | undefined {
-    return this.sql.get<unknown[], R>(statement.text).get(...statement.values);
-  }
-
-  private rows<R>(statement: Statement): R[] {
+  protected async rows<R extends object>(statement: Statement): Promise<R[]> {
     return this.sql.get<unknown[], R>(statement.text).all(...statement.values);
   }
 
-  /** Runs `write` in a transaction; false, with nothing written, when a row it names is gone. */
-  private inTransaction(write: () => void): boolean {
+  protected async run(statement: Statement): Promise<number> {
+    return this.sql.get(statement.text).run(...statement.values).changes;
+  }
+
+  protected async write(work: StageWrite): Promise<boolean> {
     try {
-      this.db.transaction(write)();
+      this.db.transaction(() => {
+        this.insertVectors(work.orgId, work.profileId, work.vectors);
+        if (work.state !== null) this.sql.get(work.state.text).run(...work.state.values);
+        if (work.vectorsReady !== null)
+          this.outbox.emit('document.vectors_ready', work.vectorsReady.documentId);
+      })();
       return true;
     } catch (error) {
       // The document or chunk is gone (deleted or re-chunked meanwhile).
@@ -212,10 +133,6 @@ export class SqliteVectorIndex implements VectorSearch, VectorStageStore {
       remove.run(v.documentId, v.chunkIndex, profileId);
       insert.run(v.documentId, v.chunkIndex, profileId, orgId, asBlob(v.vector), signBytes(v.vector));
     }
-  }
-
-  async countVectors(documentId: string, profileId: number): Promise<number> {
-    return this.row<{ n: number }>(this.stage.countVectors(documentId, profileId))!.n;
   }
 
   async search(q: VectorSearchQuery): Promise<VectorHit[]> {
