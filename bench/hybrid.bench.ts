@@ -4,8 +4,8 @@
 //
 // The corpus is section 4's (bench/query.bench.ts: createDocuments + saveIndex, one org with 60%
 // of the chunks); each batch of documents then gets a seeded random 384-d unit vector per chunk,
-// written through the VectorIndex port's completeDocument as the vector stage writes them. The
-// big org's chunks also get a second profile of clustered vectors (random centroids + noise,
+// written through the VectorStageStore port's completeDocument as the vector stage writes them.
+// The big org's chunks also get a second profile of clustered vectors (random centroids + noise,
 // closer to how real embeddings spread), for a recall figure that means something: sign-bit
 // prefilters find few true neighbours among uniformly random vectors, where every vector is
 // about as far as any other.
@@ -194,14 +194,16 @@ async function runBackend(
   const clustered = querySide('clustered-384', all, new VectorMaker(23, 24), new VectorMaker(25, 24));
 
   const corpus = await QueryCorpus.open(backend, seededRandom(7));
-  const vectors = corpus.runtime.vectors;
+  // One index in both setups: the vectors written as the stage writes them, then searched.
+  const stageStore = corpus.runtime.vectorStageStore;
+  const vectors = corpus.runtime.vectorSearch;
   const profileOf = (model: string): EmbeddingProfile => ({
     provider: 'bench',
     model,
     dimensions: DIMENSIONS,
   });
-  const randomProfile = await vectors.profileId(profileOf('random-384'));
-  const clusteredProfile = await vectors.profileId(profileOf('clustered-384'));
+  const randomProfile = await stageStore.profileId(profileOf('random-384'));
+  const clusteredProfile = await stageStore.profileId(profileOf('clustered-384'));
   const big = corpus.big;
   let vectorMs = 0;
   corpus.afterBatch = async (tenant: Tenant, ids: readonly string[], perDocument: number) => {
@@ -220,10 +222,10 @@ async function runBackend(
           for (const v of own) random.exact.offer(`${id}#${v.chunkIndex}`, v.vector);
           const near = own.map((v) => ({ ...v, vector: clustered.maker.next() }));
           for (const v of near) clustered.exact.offer(`${id}#${v.chunkIndex}`, v.vector);
-          if (!(await vectors.completeDocument(id, tenant.orgId, clusteredProfile, near, now)))
+          if (!(await stageStore.completeDocument(id, tenant.orgId, clusteredProfile, near, now)))
             throw new Error(`completeDocument refused ${id}`);
         }
-        if (!(await vectors.completeDocument(id, tenant.orgId, randomProfile, own, now)))
+        if (!(await stageStore.completeDocument(id, tenant.orgId, randomProfile, own, now)))
           throw new Error(`completeDocument refused ${id}`);
       }
     };
@@ -379,7 +381,7 @@ async function measure(which: 'sqlite' | 'postgres', options?: BenchOptions): Pr
   const texts = { timed: queries.slice(warmUpCount), warmUp: queries.slice(0, warmUpCount) };
 
   const lines = [
-    `Big org (${fmt(ORG_SHARES[0]! * 100, 0)}% of the chunks), top_k ${TOP_K}, no filter, through QueryService.query (the HTTP route's call: mode, fusion, usage count; no HTTP). Up to ${count} queries of 1–4 words, each run once per path with the paths interleaved (order alternating), after ${warmUpCount} warm-up queries; timing stops after ${fmt(budgetMs / 60_000, 1)} min per scale. Every chunk has a seeded random unit 384-d vector (profile "random"), written with VectorIndex.completeDocument; the big org's chunks also have a clustered one (profile "clustered": ${CLUSTERS} random centroids + gaussian noise of norm ≈ ${NOISE}). The query's vector comes from an embedder that returns a precomputed seeded vector at once: no provider call in any figure. hybrid − keyword is each query's hybrid time minus its keyword time, then the percentiles of that difference. Recall@10: share of the exact top 10 (computed in the bench over every vector of the big org) that semantic mode returns, over ${RECALL_QUERIES} queries.`,
+    `Big org (${fmt(ORG_SHARES[0]! * 100, 0)}% of the chunks), top_k ${TOP_K}, no filter, through QueryService.query (the HTTP route's call: mode, fusion, usage count; no HTTP). Up to ${count} queries of 1–4 words, each run once per path with the paths interleaved (order alternating), after ${warmUpCount} warm-up queries; timing stops after ${fmt(budgetMs / 60_000, 1)} min per scale. Every chunk has a seeded random unit 384-d vector (profile "random"), written with VectorStageStore.completeDocument; the big org's chunks also have a clustered one (profile "clustered": ${CLUSTERS} random centroids + gaussian noise of norm ≈ ${NOISE}). The query's vector comes from an embedder that returns a precomputed seeded vector at once: no provider call in any figure. hybrid − keyword is each query's hybrid time minus its keyword time, then the percentiles of that difference. Recall@10: share of the exact top 10 (computed in the bench over every vector of the big org) that semantic mode returns, over ${RECALL_QUERIES} queries.`,
     '',
     '| backend | chunks | path | queries | p50 ms | p95 ms | max ms | median hits |',
     '|---|---:|---|---:|---:|---:|---:|---:|',

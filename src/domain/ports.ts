@@ -585,12 +585,41 @@ export interface VectorHit {
 }
 
 /**
- * Chunk vectors, in the records' database (adapters/sqlite/vector-index.ts, postgres/…). A vector
- * row belongs to its chunk: deleting or replacing a document's chunks removes their vectors in
- * the same transaction (a foreign key with ON DELETE CASCADE), so a deleted document can never be
- * found by its vectors. Vectors of different profiles live side by side and are never compared.
+ * Chunk vectors, searched: what queries use (domain/query.ts). The vectors live in the records'
+ * database, written through VectorStageStore; each backend's vector index
+ * (adapters/sqlite/vector-index.ts, postgres/…) implements both ports in one class, and a search
+ * kept elsewhere would follow that table (docs/ARCHITECTURE.md, "Adding a backend"). Vectors of
+ * different profiles live side by side and are never compared.
  */
-export interface VectorIndex {
+export interface VectorSearch {
+  /**
+   * The profile's number, the one VectorStageStore.profileId gives it (the profiles are registered
+   * in the records' database, on first use): the stage writes vectors under it, queries name it.
+   */
+  profileId(profile: EmbeddingProfile): Promise<number>;
+  /**
+   * The org's chunks nearest to `vector` among those with a vector of the profile, best first,
+   * at most `limit`: only chunks of `ready` documents, of `documentIds` when given and passing
+   * `filter` when given (the keyword index's filters, so both lists of a hybrid query hold the
+   * same documents). A vector written, replaced or removed with its chunk is seen by the next search.
+   */
+  search(q: VectorSearchQuery): Promise<VectorHit[]>;
+  /**
+   * What this process holds in memory to search faster (the sign-bit prefilter): how many
+   * (org, profile) partitions and their bytes, within VECTOR_PREFILTER_MAX_MB.
+   */
+  heldMemory(): { partitions: number; bytes: number };
+}
+
+/**
+ * The vector stage's side (domain/vector-stage.ts, vector-status.ts): which documents need
+ * vectors, their chunks' texts, writing the vectors, and each document's state per profile
+ * (`document_vectors`). In the records' database: a vector row belongs to its chunk, so deleting
+ * or replacing a document's chunks removes their vectors in the same transaction (a foreign key
+ * with ON DELETE CASCADE) and makes the document due again; a deleted document can never be
+ * found by its vectors.
+ */
+export interface VectorStageStore {
   /** The profile's number in this database, registered on first use. */
   profileId(profile: EmbeddingProfile): Promise<number>;
   /** The newest registered profile of this provider and model (any length); null when none. */
@@ -644,18 +673,6 @@ export interface VectorIndex {
   requeueProfile(profileId: number): Promise<number>;
   /** How many vectors of the profile the document has. */
   countVectors(documentId: string, profileId: number): Promise<number>;
-  /**
-   * The org's chunks nearest to `vector` among those with a vector of the profile, best first,
-   * at most `limit`: only chunks of `ready` documents, of `documentIds` when given and passing
-   * `filter` when given (the keyword index's filters, so both lists of a hybrid query hold the
-   * same documents).
-   */
-  search(q: VectorSearchQuery): Promise<VectorHit[]>;
-  /**
-   * What this process holds in memory to search faster (the sign-bit prefilter): how many
-   * (org, profile) partitions and their bytes, within VECTOR_PREFILTER_MAX_MB.
-   */
-  heldMemory(): { partitions: number; bytes: number };
 }
 
 // --- Reranking ------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import {
   type TraceParent,
   type Tracer,
   type TraceSpan,
-  type VectorIndex,
+  type VectorSearch,
 } from './ports.js';
 import { PROXIMITY_DEPTH, rerankByProximity } from './proximity.js';
 import type { QueryEmbeddings } from './query-embeddings.js';
@@ -88,7 +88,7 @@ export interface QueryAnswer {
 export interface SemanticSearch {
   embedder: Embedder;
   embeddings: QueryEmbeddings;
-  vectors: VectorIndex;
+  vectors: VectorSearch;
   /**
    * How long a query waits for its vector (EMBEDDINGS_TIMEOUT_MS: one provider call's time, never
    * the retries the background stage can afford): past it the provider counts as down.

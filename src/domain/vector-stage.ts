@@ -1,7 +1,7 @@
 // The second stage of a document: once it is ready (keyword-searchable), its chunks are embedded
 // and their vectors stored, in the background, so an embedding provider that is slow or down
-// never holds up ingest or keyword search. The stage polls the vector index for due documents
-// (never embedded for the active profile, or waiting out an outage). A transient failure
+// never holds up ingest or keyword search. The stage polls its store (VectorStageStore) for due
+// documents (never embedded for the active profile, or waiting out an outage). A transient failure
 // (unreachable, timeout, 429, 5xx) pauses the whole stage with a backoff that doubles up to 30 s
 // and leaves the document `pending` with the error; the first success resets it, so vectors catch
 // up within about half a minute of the provider coming back. A failure that retrying cannot fix
@@ -13,7 +13,7 @@ import {
   EmbeddingError,
   noopTracer,
   type Tracer,
-  type VectorIndex,
+  type VectorStageStore,
 } from './ports.js';
 
 export interface VectorStageOptions {
@@ -33,7 +33,7 @@ export interface VectorStageOptions {
   }) => void;
   /**
    * A `docindex.embed` span per batch of documents: a trace of its own, since the stage finds its
-   * documents in the index rather than being handed a job.
+   * documents in its store rather than being handed a job.
    */
   tracer?: Tracer;
 }
@@ -51,7 +51,7 @@ export class VectorStage {
 
   constructor(
     private readonly embedder: Embedder,
-    private readonly index: VectorIndex,
+    private readonly store: VectorStageStore,
     private readonly clock: Clock,
     private readonly options: VectorStageOptions = {},
   ) {
@@ -73,7 +73,7 @@ export class VectorStage {
       dimensions = probe?.length ?? null;
     }
     if (dimensions === null) return null;
-    this.profile = await this.index.profileId({
+    this.profile = await this.store.profileId({
       provider: this.embedder.provider,
       model: this.embedder.model,
       dimensions,
@@ -89,7 +89,7 @@ export class VectorStage {
     const counts = { ready: 0, pending: 0, failed: 0 };
     const profile = await this.activeProfile();
     if (profile === null) return counts;
-    const due = await this.index.dueDocuments(profile, this.clock.now(), limit);
+    const due = await this.store.dueDocuments(profile, this.clock.now(), limit);
     let outage = false;
     for (let i = 0; i < due.length && !outage; i += this.concurrency) {
       const outcomes = await this.embedDocuments(profile, due.slice(i, i + this.concurrency));
@@ -137,7 +137,7 @@ export class VectorStage {
     try {
       if (retryFailed) {
         const profile = await this.activeProfile();
-        if (profile !== null) await this.index.retryFailed(profile);
+        if (profile !== null) await this.store.retryFailed(profile);
         again = false;
       }
       let pass: { ready: number; pending: number; failed: number };
@@ -191,7 +191,7 @@ export class VectorStage {
     onChunks: (count: number) => void,
   ): Promise<Array<'ready' | 'pending' | 'failed' | 'gone'>> {
     const found = await Promise.all(
-      docs.map(async (doc) => ({ ...doc, chunks: await this.index.chunkTexts(doc.documentId) })),
+      docs.map(async (doc) => ({ ...doc, chunks: await this.store.chunkTexts(doc.documentId) })),
     );
     const live = found.filter((doc) => doc.chunks !== null);
     onChunks(live.reduce((sum, doc) => sum + doc.chunks!.length, 0));
@@ -207,7 +207,7 @@ export class VectorStage {
         Math.max(this.minBackoffMs, this.backoffMs * 2, error.retryAfterMs ?? 0),
       );
       for (const doc of live) {
-        await this.index.recordFailure(doc.documentId, doc.orgId, profile, {
+        await this.store.recordFailure(doc.documentId, doc.orgId, profile, {
           status: outcome,
           code: error.code,
           message: error.message,
@@ -226,7 +226,7 @@ export class VectorStage {
         chunkIndex: c.chunkIndex,
         vector: vectors[next++]!,
       }));
-      const written = await this.index.completeDocument(
+      const written = await this.store.completeDocument(
         doc.documentId,
         doc.orgId,
         profile,

@@ -2,7 +2,7 @@
 // embedding profile. `disabled` without a provider; `pending` until the document is ready and its
 // vectors are written (with the last error while a provider outage lasts); then `ready`, or
 // `failed` with the error (and `failed` when the document itself failed: nothing to embed).
-import type { Embedder, VectorIndex } from './ports.js';
+import type { Embedder, VectorStageStore } from './ports.js';
 import type { DocumentRecord } from './types.js';
 
 export interface VectorsStatus {
@@ -17,7 +17,7 @@ export class VectorStatusService {
 
   constructor(
     private readonly embedder: Embedder | null,
-    private readonly index: VectorIndex,
+    private readonly store: VectorStageStore,
   ) {}
 
   /** Each record's vectors status, by document id. */
@@ -31,7 +31,7 @@ export class VectorStatusService {
     const profile = await this.activeProfile();
     const ready = records.filter((r) => r.status === 'ready').map((r) => r.id);
     const states =
-      profile === null || ready.length === 0 ? new Map() : await this.index.vectorStates(ready, profile);
+      profile === null || ready.length === 0 ? new Map() : await this.store.vectorStates(ready, profile);
     for (const r of records) {
       const state = states.get(r.id);
       // A document whose processing failed has no chunks: its vectors fail with it.
@@ -53,8 +53,8 @@ export class VectorStatusService {
     const dimensions = this.embedder.dimensions();
     this.profile =
       dimensions === null
-        ? await this.index.findProfile(this.embedder.provider, this.embedder.model)
-        : await this.index.profileId({
+        ? await this.store.findProfile(this.embedder.provider, this.embedder.model)
+        : await this.store.profileId({
             provider: this.embedder.provider,
             model: this.embedder.model,
             dimensions,

@@ -12,7 +12,8 @@ import type {
   RateLimiter,
   SearchIndex,
   UsageStore,
-  VectorIndex,
+  VectorSearch,
+  VectorStageStore,
 } from '../domain/ports.js';
 import type { SourceStore } from '../domain/sources.js';
 import type { WebhookStore } from '../domain/webhooks.js';
@@ -23,8 +24,13 @@ export interface Adapters {
   documents: DocumentStore;
   /** The keyword index the documents' saveIndex writes. */
   search: SearchIndex;
-  /** Chunk vectors and each document's vector stage, in the same database. */
-  vectors: VectorIndex;
+  /**
+   * The chunk vectors queries search. Both setups hand the same object as `vectorStageStore`
+   * (each backend's vector index implements both); a search kept elsewhere would go here alone.
+   */
+  vectorSearch: VectorSearch;
+  /** Each document's vector stage and the vectors it writes, in the records' database. */
+  vectorStageStore: VectorStageStore;
   usage: UsageStore;
   /** The process lane: extraction, chunking, indexing. */
   queue: JobQueue;

@@ -53,11 +53,11 @@ function openServer(config: Config): ServerSide {
         // Learns the vectors' length from the provider when it is not configured.
         const profile = await new VectorStage(
           oneShot.embedder,
-          oneShot.vectors,
+          oneShot.vectorStageStore,
           oneShot.clock,
         ).activeProfile();
         if (profile === null) throw new Error('the embedding provider answered no vector');
-        const documents = await oneShot.vectors.requeueProfile(profile);
+        const documents = await oneShot.vectorStageStore.requeueProfile(profile);
         return { documents, provider: oneShot.embedder.provider, model: oneShot.embedder.model };
       } finally {
         await oneShot.close();

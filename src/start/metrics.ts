@@ -2,7 +2,7 @@
 // backlog of waiting documents, and each query provider's circuit state, served at /metrics.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { CIRCUIT_STATES } from '../domain/circuit-breaker.js';
-import type { Clock, DocumentStore, VectorIndex } from '../domain/ports.js';
+import type { Clock, DocumentStore, VectorSearch } from '../domain/ports.js';
 import type { ProviderStatus } from '../domain/provider-health.js';
 import type { DeliveryOutcome, WebhookStore } from '../domain/webhooks.js';
 import type { MetricsSink } from '../http/deps.js';
@@ -16,7 +16,7 @@ export interface Metrics extends MetricsSink {
 export function createMetrics(
   documents: DocumentStore,
   webhooks: WebhookStore,
-  vectors: VectorIndex,
+  vectors: VectorSearch,
   clock: Clock,
   providers: readonly ProviderStatus[] = [],
 ): Metrics {

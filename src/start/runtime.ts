@@ -173,14 +173,17 @@ export async function createAdapters(
     db.close();
     throw error;
   }
+  // The chunk vectors: what queries search and what the vector stage writes, one index.
+  const vectors = new SqliteVectorIndex(db, {
+    prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024,
+    outbox,
+  });
   return {
     orgs: new SqliteOrgStore(db),
     documents: new SqliteDocumentStore(db, { index: search, outbox }),
     search,
-    vectors: new SqliteVectorIndex(db, {
-      prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024,
-      outbox,
-    }),
+    vectorSearch: vectors,
+    vectorStageStore: vectors,
     usage: new SqliteUsageStore(db),
     queue,
     downloadQueue,
@@ -279,7 +282,7 @@ export async function createRuntime(
     );
   const policy = createAddressPolicy({ allow: config.urlFetchAllow });
   const usageService = new UsageService(usage, clock);
-  const metrics = createMetrics(documents, adapters.webhooks, adapters.vectors, clock, providers);
+  const metrics = createMetrics(documents, adapters.webhooks, adapters.vectorSearch, clock, providers);
 
   const ingestion = new IngestionService({
     documents,
@@ -365,7 +368,7 @@ export async function createRuntime(
           embeddings: new QueryEmbeddings(
             embeddingsBreaker === null ? embedder : guardEmbedder(embedder, embeddingsBreaker),
           ),
-          vectors: adapters.vectors,
+          vectors: adapters.vectorSearch,
           embeddingDeadlineMs: config.embeddingsTimeoutMs,
         },
     config.searchProximity ? documentAnalyzer(fallbackLanguage(config.searchLanguage)) : null,
@@ -394,7 +397,7 @@ export async function createRuntime(
     documents: documentService,
     partitions,
     sources,
-    vectorStatus: new VectorStatusService(embedder, adapters.vectors),
+    vectorStatus: new VectorStatusService(embedder, adapters.vectorStageStore),
     query: queryService,
     evaluations,
     usage: usageService,
@@ -552,7 +555,7 @@ export async function createRuntime(
     const vectorStage =
       embedder === null
         ? null
-        : new VectorStage(embedder, adapters.vectors, clock, {
+        : new VectorStage(embedder, adapters.vectorStageStore, clock, {
             tracer,
             onEvent: ({ documentId, orgId, outcome, error }) => {
               if (outcome === 'ready')

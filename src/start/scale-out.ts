@@ -194,6 +194,11 @@ export async function createScaleOutAdapters(
   });
   const search = new PgKeywordIndex(db, { language: config.searchLanguage });
   const outbox = new PgWebhookOutbox(db, { maxPending: config.webhookMaxPending });
+  // The chunk vectors: what queries search and what the vector stage writes, one index.
+  const vectors = new PgVectorIndex(db, {
+    prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024,
+    outbox,
+  });
   return {
     orgs: new PgOrgStore(db),
     documents: new PgDocumentStore(db, clock, {
@@ -202,7 +207,8 @@ export async function createScaleOutAdapters(
       outbox,
     }),
     search,
-    vectors: new PgVectorIndex(db, { prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024, outbox }),
+    vectorSearch: vectors,
+    vectorStageStore: vectors,
     usage: new PgUsageStore(db),
     queue,
     downloadQueue,

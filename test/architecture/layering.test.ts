@@ -31,9 +31,11 @@ const SHARED_ADAPTER_MODULES = [
   'adapters/sql-rows/document-row.ts',
   'adapters/sql-rows/record-snapshot.ts',
   'adapters/sql-rows/webhook-row.ts',
+  'adapters/sql-rows/vector-stage.ts',
   'adapters/sign-scan/scan.ts',
   'adapters/sign-scan/slots.ts',
   'adapters/sign-scan/byte-budget-lru.ts',
+  'adapters/sign-scan/candidates.ts',
 ];
 
 /** Adapter → other adapter imports still to be removed (none left; keep the check strict). */

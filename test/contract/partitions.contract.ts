@@ -10,7 +10,14 @@ import { DocumentService } from '../../src/domain/documents.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { PartitionService } from '../../src/domain/partition-service.js';
 import { ALL_PARTITIONS, accessOfKey } from '../../src/domain/partitions.js';
-import type { BlobStore, DocumentStore, Embedder, SearchIndex, VectorIndex } from '../../src/domain/ports.js';
+import type {
+  BlobStore,
+  DocumentStore,
+  Embedder,
+  SearchIndex,
+  VectorSearch,
+  VectorStageStore,
+} from '../../src/domain/ports.js';
 import { QueryService } from '../../src/domain/query.js';
 import { QueryEmbeddings } from '../../src/domain/query-embeddings.js';
 import { UsageService } from '../../src/domain/usage.js';
@@ -22,7 +29,8 @@ export interface PartitionHarness {
   /** The partition-purge queue's rows on the same database (each call: another process's). */
   purgeRows(): JobRows;
   index: SearchIndex;
-  vectors: VectorIndex;
+  /** The backend's vector index: written as the vector stage writes, searched as queries search. */
+  vectors: VectorStageStore & VectorSearch;
   /** Another store on the same database, as a process started after a crash. */
   reopen(): DocumentStore;
   close(): Promise<void>;

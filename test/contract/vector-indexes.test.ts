@@ -1,5 +1,6 @@
-// Runs the VectorIndex contract against the embedded index (SQLite + sqlite-vec, in a database
-// file) and the scale-out one (PostgreSQL, when DATABASE_URL is set; CI refuses to skip).
+// Runs the VectorSearch and VectorStageStore contracts against the embedded vector index (SQLite +
+// sqlite-vec, in a database file) and the scale-out one (PostgreSQL, when DATABASE_URL is set; CI
+// refuses to skip): each backend's index is both ports, so one harness serves both suites.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,39 +14,54 @@ import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js
 import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
 import { SqliteVectorIndex } from '../../src/adapters/sqlite/vector-index.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
-import { vectorIndexContract } from './vector-index.contract.js';
+import {
+  type CandidateBudget,
+  type VectorSearchHarness,
+  vectorSearchContract,
+} from './vector-search.contract.js';
+import { vectorStageStoreContract } from './vector-stage-store.contract.js';
 
-vectorIndexContract('SqliteVectorIndex (sqlite-vec, database file)', async (candidates) => {
+async function sqliteHarness(candidates?: CandidateBudget): Promise<VectorSearchHarness> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docindex-vectors-'));
   const db = openSqlite(path.join(dir, 'docindex.db'));
   const index = new SqliteKeywordIndex(db, {});
+  // Every prefilter scan on the scan thread (by default only big partitions go there).
+  const vectors = new SqliteVectorIndex(db, { ...candidates, scanThreadFrom: 0 });
   return {
     store: new SqliteDocumentStore(db, { index }),
-    // Every prefilter scan on the scan thread (by default only big partitions go there).
-    vectors: new SqliteVectorIndex(db, { ...candidates, scanThreadFrom: 0 }),
+    stage: vectors,
+    vectors,
     async close() {
       db.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
-});
+}
+
+vectorSearchContract('SqliteVectorIndex (sqlite-vec, database file)', sqliteHarness);
+vectorStageStoreContract('SqliteVectorIndex (database file)', () => sqliteHarness());
 
 const services = await checkServices(['DATABASE_URL']);
 const url = services.urls.DATABASE_URL ?? '';
 
+async function postgresHarness(candidates?: CandidateBudget): Promise<VectorSearchHarness> {
+  const schema = freshSchema();
+  const db = new PgDatabase({ connectionString: url, schema, maxConnections: 4 });
+  await migratePostgres(db);
+  const index = new PgKeywordIndex(db, {});
+  const vectors = new PgVectorIndex(db, { ...candidates, scanThreadFrom: 0 });
+  return {
+    store: new PgDocumentStore(db, undefined, { index }),
+    stage: vectors,
+    vectors,
+    async close() {
+      await db.close();
+      await dropSchema(url, schema);
+    },
+  };
+}
+
 describeScaleOut('PostgreSQL vector index', services, () => {
-  vectorIndexContract('PgVectorIndex (sign-bit prefilter, exact cosine)', async (candidates) => {
-    const schema = freshSchema();
-    const db = new PgDatabase({ connectionString: url, schema, maxConnections: 4 });
-    await migratePostgres(db);
-    const index = new PgKeywordIndex(db, {});
-    return {
-      store: new PgDocumentStore(db, undefined, { index }),
-      vectors: new PgVectorIndex(db, { ...candidates, scanThreadFrom: 0 }),
-      async close() {
-        await db.close();
-        await dropSchema(url, schema);
-      },
-    };
-  });
+  vectorSearchContract('PgVectorIndex (sign-bit prefilter, exact cosine)', postgresHarness);
+  vectorStageStoreContract('PgVectorIndex', () => postgresHarness());
 });

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/domain/errors.js';
 import { ALL_PARTITIONS } from '../../src/domain/partitions.js';
-import type { Embedder, VectorIndex } from '../../src/domain/ports.js';
+import type { Embedder, VectorSearch } from '../../src/domain/ports.js';
 import { QueryService } from '../../src/domain/query.js';
 import { QueryEmbeddings } from '../../src/domain/query-embeddings.js';
 import type { KeywordHit } from '../../src/domain/types.js';
@@ -25,10 +25,11 @@ const hanging: Embedder = {
   close: async () => {},
 };
 
-const noVectors = {
+const noVectors: VectorSearch = {
   profileId: async () => 1,
   search: async () => [],
-} as unknown as VectorIndex;
+  heldMemory: () => ({ partitions: 0, bytes: 0 }),
+};
 
 function hit(documentId: string, bm25: number): KeywordHit {
   const bm25Max = 10;

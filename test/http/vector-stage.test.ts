@@ -21,12 +21,12 @@ afterAll(async () => {
 });
 
 async function vectorStates(ids: string[]): Promise<string[]> {
-  const profile = await h.runtime.vectors.profileId({
+  const profile = await h.runtime.vectorStageStore.profileId({
     provider: 'openai',
     model: 'test-embedding',
     dimensions: 16,
   });
-  const states = await h.runtime.vectors.vectorStates(ids, profile);
+  const states = await h.runtime.vectorStageStore.vectorStates(ids, profile);
   return ids.map((id) => states.get(id)?.status ?? 'none');
 }
 
@@ -60,14 +60,14 @@ describe('vectors as a second stage', () => {
 
     const deleted = await h.request('DELETE', `/v1/documents/${ids[0]}`);
     expect(deleted.statusCode).toBe(204);
-    const profile = await h.runtime.vectors.profileId({
+    const profile = await h.runtime.vectorStageStore.profileId({
       provider: 'openai',
       model: 'test-embedding',
       dimensions: 16,
     });
-    expect(await h.runtime.vectors.countVectors(ids[0]!, profile)).toBe(0);
+    expect(await h.runtime.vectorStageStore.countVectors(ids[0]!, profile)).toBe(0);
     const q = (await h.runtime.embedder!.embed(['wombat burrow notes']))[0]!;
-    const hits = await h.runtime.vectors.search({
+    const hits = await h.runtime.vectorSearch.search({
       orgId: h.orgA.orgId,
       profileId: profile,
       vector: q,
@@ -76,7 +76,7 @@ describe('vectors as a second stage', () => {
     expect(hits.map((x) => x.documentId).sort()).toEqual([ids[1], ids[2]].sort());
     // Another org sees none of them.
     expect(
-      await h.runtime.vectors.search({ orgId: h.orgB.orgId, profileId: profile, vector: q, limit: 10 }),
+      await h.runtime.vectorSearch.search({ orgId: h.orgB.orgId, profileId: profile, vector: q, limit: 10 }),
     ).toEqual([]);
   });
 });

@@ -72,11 +72,11 @@ describe('vectors, versions and webhooks together', () => {
       version: 1,
       vectors: { status: 'ready', model: PROFILE.model, error: null },
     });
-    const profile = await h.runtime.vectors.profileId(PROFILE);
+    const profile = await h.runtime.vectorStageStore.profileId(PROFILE);
     const v1 = (await h.request('GET', `/v1/documents/${id}`)).json();
     // Over the 500 chunks SQLite deletes at once: the swap moves them out under a holder row.
     expect(v1.chunk_count).toBeGreaterThan(500);
-    expect(await h.runtime.vectors.countVectors(id!, profile)).toBe(v1.chunk_count);
+    expect(await h.runtime.vectorStageStore.countVectors(id!, profile)).toBe(v1.chunk_count);
 
     const put = await h.request('PUT', `/v1/documents/${id}/content`, { body: { text: largeText('heron') } });
     expect(put.statusCode, put.body).toBe(202);
@@ -92,9 +92,9 @@ describe('vectors, versions and webhooks together', () => {
     const v2 = (await h.request('GET', `/v1/documents/${id}`)).json();
     expect(v2).toMatchObject({ version: 2, pending_version: null, vectors: { status: 'ready' } });
     // Exactly the new chunks have vectors: none of version 1's stayed behind.
-    expect(await h.runtime.vectors.countVectors(id!, profile)).toBe(v2.chunk_count);
+    expect(await h.runtime.vectorStageStore.countVectors(id!, profile)).toBe(v2.chunk_count);
     const q = (await h.runtime.embedder!.embed(['heron season']))[0]!;
-    const hits = await h.runtime.vectors.search({
+    const hits = await h.runtime.vectorSearch.search({
       orgId: h.orgA.orgId,
       profileId: profile,
       vector: q,

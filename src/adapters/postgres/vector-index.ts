@@ -4,66 +4,55 @@
 // those. The sign bits are scanned in this process's memory (sign-index.ts, fed by migration
 // 100's change feed); when the filters let too few of those candidates through, or document_ids
 // are given, PostgreSQL scans the sign bits of the vectors that pass (bit_count(a # b)). When no
-// more vectors pass than the candidate budget the answer is exact.
-import type {
-  ChunkVector,
-  EmbeddingProfile,
-  VectorHit,
-  VectorIndex,
-  VectorSearchQuery,
-  VectorStageState,
-} from '../../domain/ports.js';
+// more vectors pass than the candidate budget the answer is exact. One class is both ports: the
+// search queries use (VectorSearch), written here, and the vector stage's store
+// (VectorStageStore), which both SQL backends share (sql-rows/vector-stage.ts) and this one gives
+// its driver, its chunk_vectors writes and its transaction.
+import type { ChunkVector, VectorHit, VectorSearch, VectorSearchQuery } from '../../domain/ports.js';
 import { cleanText } from '../../domain/text.js';
 import type { Metadata } from '../../domain/types.js';
+import { candidateCount, type PrefilterOptions } from '../sign-scan/candidates.js';
+import { SqlVectorStageStore, type StageWrite, type Statement } from '../sql-rows/vector-stage.js';
 import type { PgDatabase, Queryable } from './database.js';
 import { postgresAccessCondition, postgresFilter } from './filter-sql.js';
 import { type ChunkKey, PgSignIndex } from './sign-index.js';
 import { PgWebhookOutbox } from './webhook-store.js';
 
-/** Candidates the sign prefilter keeps for the exact ranking: at least this many, or 10 per hit asked. */
-const MIN_CANDIDATES = 1_000;
-const CANDIDATES_PER_HIT = 10;
-
-/** The candidate budget; tests shrink it to reach the prefilter on a handful of vectors. */
-export interface VectorCandidateOptions {
-  minCandidates?: number;
-  candidatesPerHit?: number;
-  /** Partitions of at least this many vectors are scanned on the scan thread (sign-scan/scan.ts). */
-  scanThreadFrom?: number;
+export interface VectorCandidateOptions extends PrefilterOptions {
   /** More changes than this since a node's last read and it reads the org's sign bits whole again. */
   feedLimit?: number;
-  /** Bytes of sign bits this process holds before it lets the least recently searched go (sign-scan/byte-budget-lru.ts). */
-  prefilterMaxBytes?: number;
   /** Writes document.vectors_ready in the vectors' transaction (default: one on the same database). */
   outbox?: PgWebhookOutbox;
 }
 /** $1–$4 of either ranking statement; a filter's own parameters follow. */
 const BASE_PARAMS = 4;
 
-export class PgVectorIndex implements VectorIndex {
-  private readonly profiles: string;
+export class PgVectorIndex extends SqlVectorStageStore implements VectorSearch {
   private readonly vectors: string;
-  private readonly states: string;
   private readonly documents: string;
   private readonly chunks: string;
 
   private readonly outbox: PgWebhookOutbox;
 
-  private readonly minCandidates: number;
-  private readonly candidatesPerHit: number;
   private readonly signs: PgSignIndex;
 
   constructor(
     private readonly db: PgDatabase,
-    options: VectorCandidateOptions = {},
+    private readonly options: VectorCandidateOptions = {},
   ) {
-    this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
-    this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;
+    super({
+      table: (name) => db.table(name),
+      param: (n) => `$${n}`,
+      time: (at) => at,
+      beforeAll: "'-infinity'",
+      inList: (column, n) => `${column} = ANY($${n}::text[])`,
+      list: (values) => values,
+      // A delete that finds the row being written marks it and leaves its removal to the writer.
+      deletionMark: 'deleted_at',
+    });
     this.signs = new PgSignIndex(db, options.scanThreadFrom, options.feedLimit, options.prefilterMaxBytes);
     this.outbox = options.outbox ?? new PgWebhookOutbox(db);
-    this.profiles = db.table('vector_profiles');
     this.vectors = db.table('chunk_vectors');
-    this.states = db.table('document_vectors');
     this.documents = db.table('documents');
     this.chunks = db.table('chunks');
   }
@@ -73,144 +62,24 @@ export class PgVectorIndex implements VectorIndex {
     return { partitions: keys.length, bytes };
   }
 
-  async profileId(profile: EmbeddingProfile): Promise<number> {
-    await this.db.query(
-      `INSERT INTO ${this.profiles} (provider, model, dimensions) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-      [profile.provider, profile.model, profile.dimensions],
-    );
-    const result = await this.db.query<{ id: number }>(
-      `SELECT id FROM ${this.profiles} WHERE provider = $1 AND model = $2 AND dimensions = $3`,
-      [profile.provider, profile.model, profile.dimensions],
-    );
-    return result.rows[0]!.id;
+  protected async rows<R extends object>(statement: Statement): Promise<R[]> {
+    return (await this.db.query<R & Record<string, unknown>>(statement.text, statement.values)).rows;
   }
 
-  async findProfile(provider: string, model: string): Promise<number | null> {
-    const result = await this.db.query<{ id: number }>(
-      `SELECT id FROM ${this.profiles} WHERE provider = $1 AND model = $2 ORDER BY id DESC LIMIT 1`,
-      [provider, model],
-    );
-    return result.rows[0]?.id ?? null;
+  protected async run(statement: Statement): Promise<number> {
+    return (await this.db.query(statement.text, statement.values)).rowCount ?? 0;
   }
 
-  async writeVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): Promise<boolean> {
-    return this.inTransaction((tx) => this.insertVectors(tx, orgId, profileId, vectors));
-  }
-
-  async completeDocument(
-    documentId: string,
-    orgId: string,
-    profileId: number,
-    vectors: readonly ChunkVector[],
-    now: Date,
-  ): Promise<boolean> {
-    return this.inTransaction(async (tx) => {
-      await this.insertVectors(tx, orgId, profileId, vectors);
-      await tx.query(
-        `INSERT INTO ${this.states} (document_id, profile_id, org_id, status, attempts, updated_at)
-         VALUES ($1, $2, $3, 'ready', 1, $4)
-         ON CONFLICT (document_id, profile_id) DO UPDATE SET status = 'ready', error_code = NULL,
-           error_message = NULL, attempts = ${this.states}.attempts + 1, updated_at = excluded.updated_at`,
-        [documentId, profileId, orgId, now],
-      );
-      // webhooks: the event commits with the vectors
-      await this.outbox.emit(tx, 'document.vectors_ready', documentId, now);
-    });
-  }
-
-  async recordFailure(
-    documentId: string,
-    orgId: string,
-    profileId: number,
-    f: { status: 'pending' | 'failed'; code: string; message: string; nextAttemptAt: Date; now: Date },
-  ): Promise<void> {
-    await this.inTransaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO ${this.states} (document_id, profile_id, org_id, status, error_code, error_message,
-           attempts, next_attempt_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8)
-         ON CONFLICT (document_id, profile_id) DO UPDATE SET status = excluded.status,
-           error_code = excluded.error_code, error_message = excluded.error_message,
-           attempts = ${this.states}.attempts + 1, next_attempt_at = excluded.next_attempt_at,
-           updated_at = excluded.updated_at`,
-        [documentId, profileId, orgId, f.status, f.code, f.message, f.nextAttemptAt, f.now],
-      );
-    });
-  }
-
-  async dueDocuments(
-    profileId: number,
-    now: Date,
-    limit: number,
-  ): Promise<Array<{ documentId: string; orgId: string }>> {
-    const result = await this.db.query<{ id: string; org_id: string }>(
-      `SELECT d.id, d.org_id FROM ${this.db.table('documents')} d
-       LEFT JOIN ${this.states} v ON v.document_id = d.id AND v.profile_id = $1
-       WHERE d.status = 'ready' AND d.deleted_at IS NULL AND (v.document_id IS NULL OR (v.status = 'pending' AND v.next_attempt_at <= $2))
-       ORDER BY d.updated_at, d.id
-       LIMIT $3`,
-      [profileId, now, limit],
-    );
-    return result.rows.map((r) => ({ documentId: r.id, orgId: r.org_id }));
-  }
-
-  async chunkTexts(documentId: string): Promise<Array<{ chunkIndex: number; text: string }> | null> {
-    const ready = await this.db.query(
-      `SELECT 1 FROM ${this.db.table('documents')} WHERE id = $1 AND status = 'ready' AND deleted_at IS NULL`,
-      [documentId],
-    );
-    if (!ready.rowCount) return null;
-    const result = await this.db.query<{ chunk_index: number; text: string }>(
-      `SELECT chunk_index, text FROM ${this.db.table('chunks')} WHERE document_id = $1 ORDER BY chunk_index`,
-      [documentId],
-    );
-    return result.rows.map((r) => ({ chunkIndex: r.chunk_index, text: r.text }));
-  }
-
-  async vectorStates(
-    documentIds: readonly string[],
-    profileId: number,
-  ): Promise<Map<string, VectorStageState>> {
-    const result = await this.db.query<{
-      document_id: string;
-      status: VectorStageState['status'];
-      error_code: string | null;
-      error_message: string | null;
-      attempts: number;
-    }>(
-      `SELECT document_id, status, error_code, error_message, attempts FROM ${this.states}
-       WHERE profile_id = $1 AND document_id = ANY($2::text[])`,
-      [profileId, documentIds],
-    );
-    return new Map(
-      result.rows.map((r) => [
-        r.document_id,
-        {
-          status: r.status,
-          error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? '' },
-          attempts: r.attempts,
-        },
-      ]),
-    );
-  }
-
-  async retryFailed(profileId: number): Promise<number> {
-    const result = await this.db.query(
-      `UPDATE ${this.states} SET status = 'pending', next_attempt_at = '-infinity' WHERE profile_id = $1 AND status = 'failed'`,
-      [profileId],
-    );
-    return result.rowCount ?? 0;
-  }
-
-  async requeueProfile(profileId: number): Promise<number> {
-    const result = await this.db.query(`DELETE FROM ${this.states} WHERE profile_id = $1`, [profileId]);
-    return result.rowCount ?? 0;
-  }
-
-  /** Runs `write` in a transaction; false, with nothing written, when a row it names is gone. */
-  private async inTransaction(write: (tx: Queryable) => Promise<void>): Promise<boolean> {
+  protected async write(work: StageWrite): Promise<boolean> {
     try {
-      await this.db.transaction(write);
+      await this.db.transaction(async (tx) => {
+        await this.insertVectors(tx, work.orgId, work.profileId, work.vectors);
+        if (work.state !== null) await tx.query(work.state.text, work.state.values);
+        if (work.vectorsReady !== null) {
+          const { documentId, at } = work.vectorsReady;
+          await this.outbox.emit(tx, 'document.vectors_ready', documentId, at);
+        }
+      });
       return true;
     } catch (error) {
       // foreign_key_violation: the document or chunk is gone (deleted or re-chunked meanwhile).
@@ -243,14 +112,6 @@ export class PgVectorIndex implements VectorIndex {
     );
   }
 
-  async countVectors(documentId: string, profileId: number): Promise<number> {
-    const result = await this.db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM ${this.vectors} WHERE document_id = $1 AND profile_id = $2`,
-      [documentId, profileId],
-    );
-    return Number(result.rows[0]!.n);
-  }
-
   async search(q: VectorSearchQuery): Promise<VectorHit[]> {
     const documentIds = q.documentIds ?? null;
     const partitions = q.partitions ?? null;
@@ -275,7 +136,7 @@ export class PgVectorIndex implements VectorIndex {
         q.orgId,
         q.profileId,
         q.vector,
-        Math.max(this.minCandidates, q.limit * this.candidatesPerHit),
+        candidateCount(this.options, q.limit),
       );
       if (candidates !== null) {
         const hits = await this.rankCandidates(q, candidates, where, params);
@@ -317,7 +178,7 @@ export class PgVectorIndex implements VectorIndex {
    * exact cosine of each (exact outright when no more vectors pass than the candidate budget).
    */
   private async rank(q: VectorSearchQuery, where: string[], extra: unknown[]): Promise<VectorHit[]> {
-    const candidates = Math.max(this.minCandidates, q.limit * this.candidatesPerHit);
+    const candidates = candidateCount(this.options, q.limit);
     const { rows } = await this.db.query<VectorRow>(
       `WITH candidates AS MATERIALIZED (
          SELECT v.document_id, v.chunk_index, v.profile_id

@@ -1,7 +1,10 @@
 // Chunk vectors in the embedded database file (table chunk_vectors, migrations 30 and 90), ranked
 // with sqlite-vec's distance function (the extension ships inside the npm package, for this
 // platform, and is loaded into this connection only: writes and deletes need no extension, so
-// every other process on the file keeps working without it).
+// every other process on the file keeps working without it). One class is both ports: the
+// search queries use (VectorSearch), written here, and the vector stage's store
+// (VectorStageStore), which both SQL backends share (sql-rows/vector-stage.ts) and this one
+// gives its driver, its chunk_vectors writes and its transaction.
 //
 // An org and profile with more vectors than the candidate budget are searched in two steps, as on
 // PostgreSQL: the in-process sign index (sign-index.ts) picks the candidates nearest by Hamming
@@ -9,60 +12,57 @@
 // asked-for number pass the filters (a filter few documents pass), or document_ids are given, the
 // search is exact over the matching vectors instead; an org within the budget is always exact.
 import { load as loadSqliteVec } from 'sqlite-vec';
-import type {
-  ChunkVector,
-  EmbeddingProfile,
-  VectorHit,
-  VectorIndex,
-  VectorSearchQuery,
-  VectorStageState,
-} from '../../domain/ports.js';
+import type { ChunkVector, VectorHit, VectorSearch, VectorSearchQuery } from '../../domain/ports.js';
 import type { Metadata } from '../../domain/types.js';
+import { candidateCount, type PrefilterOptions } from '../sign-scan/candidates.js';
+import {
+  SqlVectorStageStore,
+  type StageWrite,
+  type Statement,
+  type VectorStageDialect,
+} from '../sql-rows/vector-stage.js';
 import type { Database } from './database.js';
 import { sqliteAccessCondition, sqliteFilter } from './filter-sql.js';
 import { SignIndex, signBytes } from './sign-index.js';
 import { StatementCache } from './statements.js';
 import { SqliteWebhookOutbox } from './webhook-store.js';
 
-/** Candidates the sign prefilter keeps for the exact ranking: at least this many, or 10 per hit asked. */
-const MIN_CANDIDATES = 1_000;
-const CANDIDATES_PER_HIT = 10;
 /** Rows signed per transaction when back-filling vectors written before migration 90. */
 const BACKFILL_BATCH = 2_000;
 
-/** The candidate budget; tests shrink it to reach the two-step path on a handful of vectors. */
-export interface SqliteVectorIndexOptions {
-  minCandidates?: number;
-  candidatesPerHit?: number;
-  /** Partitions of at least this many vectors are scanned on the scan thread (sign-scan/scan.ts). */
-  scanThreadFrom?: number;
-  /** Bytes of sign bits this process holds before it lets the least recently searched go (sign-scan/byte-budget-lru.ts). */
-  prefilterMaxBytes?: number;
+/** The vector stage's statements as SQLite takes them. */
+const SQLITE_DIALECT: VectorStageDialect = {
+  table: (name) => name,
+  param: () => '?',
+  time: (at) => at.getTime(),
+  beforeAll: '0',
+  inList: (column) => `${column} IN (SELECT value FROM json_each(?))`,
+  list: (values) => JSON.stringify(values),
+  // No deletion mark: a delete takes its turn as any write does.
+  deletionMark: null,
+};
+
+export interface SqliteVectorIndexOptions extends PrefilterOptions {
   /** Writes document.vectors_ready in the vectors' transaction (default: one on the same database). */
   outbox?: SqliteWebhookOutbox;
 }
 
-export class SqliteVectorIndex implements VectorIndex {
+export class SqliteVectorIndex extends SqlVectorStageStore implements VectorSearch {
   private readonly sql: StatementCache;
 
   private readonly outbox: SqliteWebhookOutbox;
 
   private readonly signs: SignIndex;
 
-  private readonly minCandidates: number;
-
-  private readonly candidatesPerHit: number;
-
   constructor(
     private readonly db: Database,
-    options: SqliteVectorIndexOptions = {},
+    private readonly options: SqliteVectorIndexOptions = {},
   ) {
+    super(SQLITE_DIALECT);
     loadSqliteVec(db);
     this.sql = new StatementCache(db);
     this.outbox = options.outbox ?? new SqliteWebhookOutbox(db);
     this.signs = new SignIndex(db, options.scanThreadFrom, options.prefilterMaxBytes);
-    this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
-    this.candidatesPerHit = options.candidatesPerHit ?? CANDIDATES_PER_HIT;
     this.signUnsigned();
   }
 
@@ -95,161 +95,22 @@ export class SqliteVectorIndex implements VectorIndex {
     return { partitions: keys.length, bytes };
   }
 
-  async profileId(profile: EmbeddingProfile): Promise<number> {
-    this.sql
-      .get(
-        'INSERT INTO vector_profiles (provider, model, dimensions) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
-      )
-      .run(profile.provider, profile.model, profile.dimensions);
-    const row = this.sql
-      .get<[string, string, number], { id: number }>(
-        'SELECT id FROM vector_profiles WHERE provider = ? AND model = ? AND dimensions = ?',
-      )
-      .get(profile.provider, profile.model, profile.dimensions);
-    return row!.id;
+  protected async rows<R extends object>(statement: Statement): Promise<R[]> {
+    return this.sql.get<unknown[], R>(statement.text).all(...statement.values);
   }
 
-  async findProfile(provider: string, model: string): Promise<number | null> {
-    const id = this.sql
-      .get<[string, string], number>(
-        'SELECT id FROM vector_profiles WHERE provider = ? AND model = ? ORDER BY id DESC LIMIT 1',
-      )
-      .pluck()
-      .get(provider, model);
-    return id ?? null;
+  protected async run(statement: Statement): Promise<number> {
+    return this.sql.get(statement.text).run(...statement.values).changes;
   }
 
-  async writeVectors(orgId: string, profileId: number, vectors: readonly ChunkVector[]): Promise<boolean> {
-    return this.inTransaction(() => this.insertVectors(orgId, profileId, vectors));
-  }
-
-  async completeDocument(
-    documentId: string,
-    orgId: string,
-    profileId: number,
-    vectors: readonly ChunkVector[],
-    now: Date,
-  ): Promise<boolean> {
-    return this.inTransaction(() => {
-      this.insertVectors(orgId, profileId, vectors);
-      this.sql
-        .get(
-          `INSERT INTO document_vectors (document_id, profile_id, org_id, status, attempts, updated_at)
-           VALUES (?, ?, ?, 'ready', 1, ?)
-           ON CONFLICT (document_id, profile_id) DO UPDATE SET status = 'ready', error_code = NULL,
-             error_message = NULL, attempts = attempts + 1, updated_at = excluded.updated_at`,
-        )
-        .run(documentId, profileId, orgId, now.getTime());
-      this.outbox.emit('document.vectors_ready', documentId); // webhooks: the event commits with the vectors
-    });
-  }
-
-  async recordFailure(
-    documentId: string,
-    orgId: string,
-    profileId: number,
-    f: { status: 'pending' | 'failed'; code: string; message: string; nextAttemptAt: Date; now: Date },
-  ): Promise<void> {
-    this.inTransaction(() => {
-      this.sql
-        .get(
-          `INSERT INTO document_vectors (document_id, profile_id, org_id, status, error_code, error_message,
-             attempts, next_attempt_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)
-           ON CONFLICT (document_id, profile_id) DO UPDATE SET status = excluded.status,
-             error_code = excluded.error_code, error_message = excluded.error_message,
-             attempts = attempts + 1, next_attempt_at = excluded.next_attempt_at, updated_at = excluded.updated_at`,
-        )
-        .run(
-          documentId,
-          profileId,
-          orgId,
-          f.status,
-          f.code,
-          f.message,
-          f.nextAttemptAt.getTime(),
-          f.now.getTime(),
-        );
-    });
-  }
-
-  async dueDocuments(
-    profileId: number,
-    now: Date,
-    limit: number,
-  ): Promise<Array<{ documentId: string; orgId: string }>> {
-    const rows = this.sql
-      .get<[number, number, number], { id: string; org_id: string }>(
-        `SELECT d.id, d.org_id FROM documents d
-         LEFT JOIN document_vectors v ON v.document_id = d.id AND v.profile_id = ?
-         WHERE d.status = 'ready' AND (v.document_id IS NULL OR (v.status = 'pending' AND v.next_attempt_at <= ?))
-         ORDER BY d.updated_at, d.id
-         LIMIT ?`,
-      )
-      .all(profileId, now.getTime(), limit);
-    return rows.map((r) => ({ documentId: r.id, orgId: r.org_id }));
-  }
-
-  async chunkTexts(documentId: string): Promise<Array<{ chunkIndex: number; text: string }> | null> {
-    const ready = this.sql
-      .get<[string], number>(`SELECT 1 FROM documents WHERE id = ? AND status = 'ready'`)
-      .pluck()
-      .get(documentId);
-    if (ready === undefined) return null;
-    return this.sql
-      .get<[string], { chunkIndex: number; text: string }>(
-        'SELECT chunk_index AS chunkIndex, text FROM chunks WHERE document_id = ? ORDER BY chunk_index',
-      )
-      .all(documentId);
-  }
-
-  async vectorStates(
-    documentIds: readonly string[],
-    profileId: number,
-  ): Promise<Map<string, VectorStageState>> {
-    const rows = this.sql
-      .get<
-        [number, string],
-        {
-          document_id: string;
-          status: VectorStageState['status'];
-          error_code: string | null;
-          error_message: string | null;
-          attempts: number;
-        }
-      >(
-        `SELECT document_id, status, error_code, error_message, attempts FROM document_vectors
-         WHERE profile_id = ? AND document_id IN (SELECT value FROM json_each(?))`,
-      )
-      .all(profileId, JSON.stringify(documentIds));
-    return new Map(
-      rows.map((r) => [
-        r.document_id,
-        {
-          status: r.status,
-          error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? '' },
-          attempts: r.attempts,
-        },
-      ]),
-    );
-  }
-
-  async retryFailed(profileId: number): Promise<number> {
-    return this.sql
-      .get(
-        `UPDATE document_vectors SET status = 'pending', next_attempt_at = 0 WHERE profile_id = ? AND status = 'failed'`,
-      )
-      .run(profileId).changes;
-  }
-
-  async requeueProfile(profileId: number): Promise<number> {
-    return this.sql.get('DELETE FROM document_vectors WHERE profile_id = ?').run(profileId).changes;
-  }
-
-  /** Runs `write` in a transaction; false, with nothing written, when a row it names is gone. */
-  private inTransaction(write: () => void): boolean {
+  protected async write(work: StageWrite): Promise<boolean> {
     try {
-      this.db.transaction(write)();
+      this.db.transaction(() => {
+        this.insertVectors(work.orgId, work.profileId, work.vectors);
+        if (work.state !== null) this.sql.get(work.state.text).run(...work.state.values);
+        if (work.vectorsReady !== null)
+          this.outbox.emit('document.vectors_ready', work.vectorsReady.documentId);
+      })();
       return true;
     } catch (error) {
       // The document or chunk is gone (deleted or re-chunked meanwhile).
@@ -272,15 +133,6 @@ export class SqliteVectorIndex implements VectorIndex {
       remove.run(v.documentId, v.chunkIndex, profileId);
       insert.run(v.documentId, v.chunkIndex, profileId, orgId, asBlob(v.vector), signBytes(v.vector));
     }
-  }
-
-  async countVectors(documentId: string, profileId: number): Promise<number> {
-    return this.sql
-      .get<[string, number], number>(
-        'SELECT count(*) FROM chunk_vectors WHERE document_id = ? AND profile_id = ?',
-      )
-      .pluck()
-      .get(documentId, profileId)!;
   }
 
   async search(q: VectorSearchQuery): Promise<VectorHit[]> {
@@ -315,12 +167,7 @@ export class SqliteVectorIndex implements VectorIndex {
     }
     const candidates =
       documentIds === null
-        ? await this.signs.candidates(
-            q.orgId,
-            q.profileId,
-            q.vector,
-            Math.max(this.minCandidates, q.limit * this.candidatesPerHit),
-          )
+        ? await this.signs.candidates(q.orgId, q.profileId, q.vector, candidateCount(this.options, q.limit))
         : null;
     if (candidates !== null) {
       const hits = this.rank(

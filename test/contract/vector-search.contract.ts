@@ -1,29 +1,26 @@
-// Conformance suite for VectorIndex: the SQLite (sqlite-vec) and PostgreSQL (sign-bit prefilter +
+// Conformance suite for VectorSearch: the SQLite (sqlite-vec) and PostgreSQL (sign-bit prefilter +
 // exact cosine) indexes run these same tests, fed with documents made ready through each
-// backend's DocumentStore. What a caller relies on: nearest first by cosine; only the org's own
-// chunks and only the profile's vectors; vectors go with their chunks when a document is deleted
-// or re-chunked, in the same transaction; a write for chunks that are gone writes nothing.
+// backend's DocumentStore and vectors written through its VectorStageStore, as the vector stage
+// writes them (a search kept elsewhere runs them with the records' database as the writer). What
+// a query relies on: profiles numbered as the stage store numbers them; nearest first by cosine;
+// only the org's own chunks and only the profile's vectors; the filters applied before the cut;
+// vectors written, rewritten, or gone with their chunks (a document deleted or re-chunked) seen by
+// the next search; a write for chunks that are gone leaves what search finds as it was.
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/lib.js';
 import { parseFilter } from '../../src/domain/filter.js';
-import type { ChunkVector, DocumentStore, VectorIndex } from '../../src/domain/ports.js';
+import type { DocumentStore, VectorSearch, VectorStageStore } from '../../src/domain/ports.js';
 import type { NewDocument } from '../../src/domain/types.js';
-import { indexedInto, indexResult, newDoc } from './document-fixtures.js';
+import { indexedInto, indexResult } from './document-fixtures.js';
+import { embedded as embeddedWith, unit } from './vector-fixtures.js';
 
-export interface VectorIndexHarness {
+export interface VectorSearchHarness {
   store: DocumentStore;
-  vectors: VectorIndex;
+  /** Writes the vectors searched, as the vector stage does. */
+  stage: VectorStageStore;
+  vectors: VectorSearch;
   close(): Promise<void>;
-}
-
-/** A unit vector pointing mostly along `axis`, a little along `tilt`. */
-function unit(dimensions: number, axis: number, tilt = (axis + 1) % dimensions, amount = 0.1): Float32Array {
-  const v = new Float32Array(dimensions);
-  v[axis] = 1;
-  v[tilt] = (v[tilt] ?? 0) + amount;
-  const norm = Math.hypot(...v);
-  return v.map((x) => x / norm);
 }
 
 /** The prefilter's candidate budget, shrunk by the tests of the two-step search. */
@@ -45,12 +42,12 @@ function cosine(a: Float32Array, b: Float32Array): number {
   return dot;
 }
 
-export function vectorIndexContract(
+export function vectorSearchContract(
   name: string,
-  make: (budget?: CandidateBudget) => Promise<VectorIndexHarness>,
+  make: (budget?: CandidateBudget) => Promise<VectorSearchHarness>,
 ): void {
-  describe(`VectorIndex contract: ${name}`, () => {
-    let h: VectorIndexHarness;
+  describe(`VectorSearch contract: ${name}`, () => {
+    let h: VectorSearchHarness;
     let orgA: string;
     let orgB: string;
     let profile: number;
@@ -67,29 +64,14 @@ export function vectorIndexContract(
     });
 
     /** A ready document whose chunk i gets a vector along axis axes[i]. */
-    async function embedded(orgId: string, axes: number[], over: Partial<NewDocument> = {}) {
-      const doc = await indexedInto(
-        h.store,
-        orgId,
-        axes.map((a, i) => `chunk ${i} about axis ${a}`),
-        over,
-      );
-      const vectors: ChunkVector[] = axes.map((axis, chunkIndex) => ({
-        documentId: doc.id,
-        chunkIndex,
-        vector: unit(D, axis),
-      }));
-      expect(await h.vectors.writeVectors(orgId, profile, vectors)).toBe(true);
-      return doc;
-    }
+    const embedded = (orgId: string, axes: number[], over: Partial<NewDocument> = {}) =>
+      embeddedWith(h, orgId, profile, D, axes, over);
 
-    it('numbers a profile once: the same profile, the same number; another length, another one', async () => {
-      expect(await h.vectors.profileId({ provider: 'openai', model: 'test', dimensions: D })).toBe(profile);
-      expect(await h.vectors.findProfile('openai', 'test')).toBe(profile);
-      expect(await h.vectors.findProfile('openai', 'unknown')).toBeNull();
-      const other = await h.vectors.profileId({ provider: 'openai', model: 'test', dimensions: 16 });
-      expect(other).not.toBe(profile);
-      expect(await h.vectors.findProfile('openai', 'test')).toBe(other);
+    it('numbers a profile as the stage store does', async () => {
+      expect(await h.stage.profileId({ provider: 'openai', model: 'test', dimensions: D })).toBe(profile);
+      const other = { provider: 'onnx', model: 'other', dimensions: 16 };
+      expect(await h.vectors.profileId(other)).toBe(await h.stage.profileId(other));
+      expect(await h.vectors.profileId(other)).not.toBe(profile);
     });
 
     it('finds the nearest chunks first, with their cosine similarity', async () => {
@@ -176,29 +158,19 @@ export function vectorIndexContract(
 
     it("a deleted document's vectors are gone with it", async () => {
       const doc = await embedded(orgA, [0, 1]);
-      expect(await h.vectors.countVectors(doc.id, profile)).toBe(2);
+      expect(await h.stage.countVectors(doc.id, profile)).toBe(2);
       await h.store.deleteDocument(orgA, doc.id);
-      expect(await h.vectors.countVectors(doc.id, profile)).toBe(0);
+      expect(await h.stage.countVectors(doc.id, profile)).toBe(0);
       expect(
         await h.vectors.search({ orgId: orgA, profileId: profile, vector: unit(D, 0), limit: 10 }),
       ).toEqual([]);
-    });
-
-    it("re-chunking a document drops its old vectors; a purged org's too", async () => {
-      const doc = await embedded(orgA, [0, 1, 2]);
-      await h.store.markProcessing(doc.id);
-      expect(await h.store.saveIndex(doc.id, indexResult(['new first chunk']))).toBe(true);
-      expect(await h.vectors.countVectors(doc.id, profile)).toBe(0);
-      const kept = await embedded(orgA, [3]);
-      await h.store.purgeOrg(orgA);
-      expect(await h.vectors.countVectors(kept.id, profile)).toBe(0);
     });
 
     it('a write for chunks that no longer exist writes nothing and says so', async () => {
       const doc = await embedded(orgA, [0]);
       const gone = { documentId: randomUUID(), chunkIndex: 0, vector: unit(D, 1) };
       const mixed = [{ documentId: doc.id, chunkIndex: 0, vector: unit(D, 4) }, gone];
-      expect(await h.vectors.writeVectors(orgA, profile, mixed)).toBe(false);
+      expect(await h.stage.writeVectors(orgA, profile, mixed)).toBe(false);
       // The first vector of the failed write did not replace the stored one.
       const [hit] = await h.vectors.search({ orgId: orgA, profileId: profile, vector: unit(D, 0), limit: 1 });
       expect(hit!.score).toBeGreaterThan(0.9);
@@ -206,103 +178,10 @@ export function vectorIndexContract(
 
     it('rewriting a chunk replaces its vector', async () => {
       const doc = await embedded(orgA, [0]);
-      await h.vectors.writeVectors(orgA, profile, [
-        { documentId: doc.id, chunkIndex: 0, vector: unit(D, 6) },
-      ]);
-      expect(await h.vectors.countVectors(doc.id, profile)).toBe(1);
+      await h.stage.writeVectors(orgA, profile, [{ documentId: doc.id, chunkIndex: 0, vector: unit(D, 6) }]);
+      expect(await h.stage.countVectors(doc.id, profile)).toBe(1);
       const [hit] = await h.vectors.search({ orgId: orgA, profileId: profile, vector: unit(D, 6), limit: 1 });
       expect(hit!.score).toBeGreaterThan(0.9);
-    });
-
-    describe('the vector stage state', () => {
-      const now = new Date('2026-01-01T00:00:00Z');
-      const later = (s: number) => new Date(now.getTime() + s * 1000);
-
-      it('a ready document is due until its vectors are complete; then ready, and due no more', async () => {
-        const doc = await indexedInto(h.store, orgA, ['first chunk', 'second chunk']);
-        const queued = newDoc(orgA);
-        await h.store.createDocuments([queued]);
-        expect(await h.vectors.dueDocuments(profile, now, 10)).toEqual([{ documentId: doc.id, orgId: orgA }]);
-        expect(await h.vectors.chunkTexts(doc.id)).toEqual([
-          { chunkIndex: 0, text: 'first chunk' },
-          { chunkIndex: 1, text: 'second chunk' },
-        ]);
-        expect(await h.vectors.chunkTexts(queued.id)).toBeNull();
-        const vectors = [0, 1].map((chunkIndex) => ({
-          documentId: doc.id,
-          chunkIndex,
-          vector: unit(D, chunkIndex),
-        }));
-        expect(await h.vectors.completeDocument(doc.id, orgA, profile, vectors, now)).toBe(true);
-        expect(await h.vectors.dueDocuments(profile, now, 10)).toEqual([]);
-        expect((await h.vectors.vectorStates([doc.id, queued.id], profile)).get(doc.id)).toEqual({
-          status: 'ready',
-          error: null,
-          attempts: 1,
-        });
-        // Another profile has its own stage: the document is due there.
-        const other = await h.vectors.profileId({ provider: 'onnx', model: 'other', dimensions: D });
-        expect(await h.vectors.dueDocuments(other, now, 10)).toEqual([{ documentId: doc.id, orgId: orgA }]);
-      });
-
-      it('a pending failure waits until its next attempt; a failed one until retryFailed', async () => {
-        const a = await indexedInto(h.store, orgA, ['a']);
-        const b = await indexedInto(h.store, orgA, ['b']);
-        await h.vectors.recordFailure(a.id, orgA, profile, {
-          status: 'pending',
-          code: 'unreachable',
-          message: 'down',
-          nextAttemptAt: later(30),
-          now,
-        });
-        await h.vectors.recordFailure(b.id, orgA, profile, {
-          status: 'failed',
-          code: 'rejected',
-          message: 'too long',
-          nextAttemptAt: now,
-          now,
-        });
-        expect(await h.vectors.dueDocuments(profile, later(29), 10)).toEqual([]);
-        expect(await h.vectors.dueDocuments(profile, later(30), 10)).toEqual([
-          { documentId: a.id, orgId: orgA },
-        ]);
-        const states = await h.vectors.vectorStates([a.id, b.id], profile);
-        expect(states.get(a.id)).toEqual({
-          status: 'pending',
-          error: { code: 'unreachable', message: 'down' },
-          attempts: 1,
-        });
-        expect(states.get(b.id)?.status).toBe('failed');
-        expect(await h.vectors.retryFailed(profile)).toBe(1);
-        expect((await h.vectors.dueDocuments(profile, now, 10)).map((d) => d.documentId)).toEqual([b.id]);
-        // reindex --vectors: every document of the profile is due again, its vectors kept meanwhile.
-        await h.vectors.completeDocument(
-          b.id,
-          orgA,
-          profile,
-          [{ documentId: b.id, chunkIndex: 0, vector: unit(D, 0) }],
-          now,
-        );
-        expect(await h.vectors.dueDocuments(profile, now, 10)).toEqual([]);
-        expect(await h.vectors.requeueProfile(profile)).toBe(2);
-        expect((await h.vectors.dueDocuments(profile, now, 10)).map((d) => d.documentId).sort()).toEqual(
-          [a.id, b.id].sort(),
-        );
-        expect(await h.vectors.countVectors(b.id, profile)).toBe(1);
-      });
-
-      it('re-chunking makes a document due again; completing a deleted one writes nothing', async () => {
-        const doc = await indexedInto(h.store, orgA, ['one']);
-        const vectors = [{ documentId: doc.id, chunkIndex: 0, vector: unit(D, 0) }];
-        await h.vectors.completeDocument(doc.id, orgA, profile, vectors, now);
-        await h.store.markProcessing(doc.id);
-        await h.store.saveIndex(doc.id, indexResult(['one, re-chunked']));
-        expect(await h.vectors.dueDocuments(profile, now, 10)).toEqual([{ documentId: doc.id, orgId: orgA }]);
-        await h.store.deleteDocument(orgA, doc.id);
-        expect(await h.vectors.completeDocument(doc.id, orgA, profile, vectors, now)).toBe(false);
-        expect(await h.vectors.countVectors(doc.id, profile)).toBe(0);
-        expect(await h.vectors.vectorStates([doc.id], profile)).toEqual(new Map());
-      });
     });
 
     describe('more vectors than candidates: sign-bit prefilter, then exact cosine', () => {
@@ -310,7 +189,7 @@ export function vectorIndexContract(
       const C = 64;
       // Clusters of 4: a cluster fits in the candidates, other clusters lie farther by sign bits too.
       const CLUSTERS = 24;
-      let approx: VectorIndexHarness;
+      let approx: VectorSearchHarness;
       let clustered: number;
       const random = seededRandom(42);
       const centroids = Array.from({ length: CLUSTERS }, () =>
@@ -342,7 +221,7 @@ export function vectorIndexContract(
             chunkIndex,
             vector: near(chunkIndex % CLUSTERS),
           }));
-          expect(await into.vectors.writeVectors(orgId, profileId, vectors)).toBe(true);
+          expect(await into.stage.writeVectors(orgId, profileId, vectors)).toBe(true);
           stored.push(...vectors);
         }
         return stored;
@@ -396,7 +275,7 @@ export function vectorIndexContract(
         // A vector rewritten to point at cluster 1 is found there, where it was not before.
         const moved = left.find((v) => v.chunkIndex % CLUSTERS === 4)!;
         const target = normalised(q.map((x, i) => x + 0.001 * (i % 3)));
-        expect(await approx.vectors.writeVectors(orgA, clustered, [{ ...moved, vector: target }])).toBe(true);
+        expect(await approx.stage.writeVectors(orgA, clustered, [{ ...moved, vector: target }])).toBe(true);
         const [top] = await approx.vectors.search({
           orgId: orgA,
           profileId: clustered,
