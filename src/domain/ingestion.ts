@@ -124,6 +124,7 @@ export interface IngestionDeps {
   tracer?: Tracer;
 }
 
+/** How long a count of the waiting documents stands for backpressure (on the injected clock). */
 const PENDING_COUNT_TTL_MS = 1_000;
 
 export class IngestionService {
@@ -639,7 +640,7 @@ export class IngestionService {
   }
 
   private async checkBackpressure(incoming: number): Promise<void> {
-    const now = Date.now();
+    const now = this.deps.clock.now().getTime();
     if (!this.pendingCache || now - this.pendingCache.at > PENDING_COUNT_TTL_MS) {
       this.pendingCache = { count: await this.deps.documents.countPending(), at: now };
     }
