@@ -1,11 +1,11 @@
 // Accepting documents: validates what the schema cannot, commits the rows (which are the jobs
 // for table-backed queues), then hands them to the queue. Nothing is acknowledged before the
 // commit; a queue hiccup after it is repaired by the reconciler, never reported as a failure.
-import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { type ChunkSettings, checkChunkSettings, DEFAULT_CHUNKS } from './chunk-settings.js';
 import { readDocumentText } from './documents.js';
 import { ERRORS } from './errors.js';
+import { newUuid } from './ids-and-hashes.js';
 import { checkLanguage } from './languages.js';
 import { cleanMetadata } from './metadata.js';
 import { canSee, type DocumentAccess, partitionToWrite } from './partitions.js';
@@ -545,7 +545,7 @@ export class IngestionService {
     },
   ): NewDocument {
     return {
-      id: randomUUID(),
+      id: newUuid(),
       orgId,
       externalId: input.externalId ?? null,
       partition: input.partition,
