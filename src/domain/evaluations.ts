@@ -3,8 +3,8 @@
 // the records, the EvaluationStore port and the service the routes call: it checks a request,
 // stores it with its job (the evaluation's row is its job, on the lease-queue engine) and reads
 // the results back. domain/evaluation-runner.ts runs the job.
-import { randomUUID } from 'node:crypto';
 import { ERRORS, type FieldError } from './errors.js';
+import { prefixedId } from './ids-and-hashes.js';
 import { decodePageCursor, encodePageCursor } from './page-cursor.js';
 import type { Clock, JobQueue } from './ports.js';
 import { DEFAULT_SEMANTIC_WEIGHT, type QueryMode } from './query.js';
@@ -194,7 +194,7 @@ export interface QueryCapabilities {
 }
 
 function newEvaluationId(): string {
-  return `eval_${randomUUID().replaceAll('-', '')}`;
+  return prefixedId('eval');
 }
 
 export class EvaluationService {

@@ -4,8 +4,8 @@
 // duplicate gets 409. Failed requests release their key so the client can retry with it. The
 // response is stored in the transaction of the write it answers (IdempotentAnswer), so a crash
 // between the write and the response cannot make a retry write twice.
-import { createHash } from 'node:crypto';
 import { ERRORS } from './errors.js';
+import { sha256Hex } from './ids-and-hashes.js';
 import type { Clock, IdempotencyKeyRef, IdempotencyStore } from './ports.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -38,7 +38,7 @@ export function parseIdempotencyKey(raw: string | string[] | undefined): string 
 
 /** A stable fingerprint of a request: object keys are sorted, so key order does not matter. */
 export function fingerprintRequest(operation: string, request: unknown): string {
-  return createHash('sha256').update(operation).update('\u0000').update(canonicalJson(request)).digest('hex');
+  return sha256Hex(operation, '\u0000', canonicalJson(request));
 }
 
 function canonicalJson(value: unknown): string {

@@ -1,11 +1,11 @@
 // Accepting documents: validates what the schema cannot, commits the rows (which are the jobs
 // for table-backed queues), then hands them to the queue. Nothing is acknowledged before the
 // commit; a queue hiccup after it is repaired by the reconciler, never reported as a failure.
-import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { type ChunkSettings, checkChunkSettings, DEFAULT_CHUNKS } from './chunk-settings.js';
 import { readDocumentText } from './documents.js';
 import { ERRORS } from './errors.js';
+import { newUuid } from './ids-and-hashes.js';
 import { checkLanguage } from './languages.js';
 import { cleanMetadata } from './metadata.js';
 import { canSee, type DocumentAccess, partitionToWrite, seenByOf } from './partitions.js';
@@ -124,6 +124,7 @@ export interface IngestionDeps {
   tracer?: Tracer;
 }
 
+/** How long a count of the waiting documents stands for backpressure (on the injected clock). */
 const PENDING_COUNT_TTL_MS = 1_000;
 
 export class IngestionService {
@@ -552,7 +553,7 @@ export class IngestionService {
     },
   ): NewDocument {
     return {
-      id: randomUUID(),
+      id: newUuid(),
       orgId,
       externalId: input.externalId ?? null,
       partition: input.partition,
@@ -648,7 +649,7 @@ export class IngestionService {
   }
 
   private async checkBackpressure(incoming: number): Promise<void> {
-    const now = Date.now();
+    const now = this.deps.clock.now().getTime();
     if (!this.pendingCache || now - this.pendingCache.at > PENDING_COUNT_TTL_MS) {
       this.pendingCache = { count: await this.deps.documents.countPending(), at: now };
     }

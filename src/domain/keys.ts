@@ -1,12 +1,12 @@
 // API keys: `dix_` + 256 random bits (base64url). Only the SHA-256 is stored; the first
 // characters are kept for display so an operator can tell keys apart.
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { constantTimeEqual, prefixedId, randomToken, sha256Bytes, sha256Hex } from './ids-and-hashes.js';
 
 export const KEY_PREFIX = 'dix_';
 const KEY_PATTERN = /^dix_[A-Za-z0-9_-]{43}$/;
 
 export function generateApiKey(): string {
-  return KEY_PREFIX + randomBytes(32).toString('base64url');
+  return KEY_PREFIX + randomToken(32, 'base64url');
 }
 
 export function isWellFormedKey(key: string): boolean {
@@ -14,7 +14,7 @@ export function isWellFormedKey(key: string): boolean {
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return sha256Hex(key);
 }
 
 export function displayPrefix(key: string): string {
@@ -23,22 +23,20 @@ export function displayPrefix(key: string): string {
 
 /** Constant-time comparison of two hex digests (the store looks keys up by hash; this re-checks). */
 export function sameDigest(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && timingSafeEqual(left, right);
+  return constantTimeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
 }
 
 export function newOrgId(): string {
-  return `org_${randomUUID().replaceAll('-', '')}`;
+  return prefixedId('org');
 }
 
 export function newKeyId(): string {
-  return `key_${randomUUID().replaceAll('-', '')}`;
+  return prefixedId('key');
 }
 
 /** SHA-256 of a shared secret (the admin token), to compare against with sameSecret. */
 export function secretDigest(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  return sha256Bytes(secret);
 }
 
 /**
@@ -46,5 +44,5 @@ export function secretDigest(secret: string): Buffer {
  * so neither the content nor the length of the secret shows in the time taken.
  */
 export function sameSecret(presented: string, expected: Buffer): boolean {
-  return timingSafeEqual(secretDigest(presented), expected);
+  return constantTimeEqual(secretDigest(presented), expected);
 }

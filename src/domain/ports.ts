@@ -1,9 +1,9 @@
 // The ports: every side effect the domain needs, as interfaces. Adapters under src/adapters
 // implement them (SQLite and PostgreSQL stores, table-backed and BullMQ queues, memory and Redis
 // limiters, filesystem, PostgreSQL and S3 blob stores); test/contract runs one conformance suite per port.
-import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Filter } from './filter.js';
+import { newUuid } from './ids-and-hashes.js';
 import type { DocumentAccess } from './partitions.js';
 import type { SearchLanguage } from './search-words.js';
 import type {
@@ -417,7 +417,7 @@ export interface BlobStore {
 
 /** A fresh blob key: `<2 hex>/<uuid v4>` (the two characters shard large folders). */
 export function newBlobKey(): string {
-  const id = randomUUID();
+  const id = newUuid();
   return `${id.slice(0, 2)}/${id}`;
 }
 

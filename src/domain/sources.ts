@@ -3,9 +3,9 @@
 // their items and runs (SourceStore), and a source type (SourceType: list the items with a change
 // token, open one) — and SourceService, which the routes call. The sync itself is
 // source-sync.ts; each type lives in its own folder under src/adapters/sources/.
-import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { ApiError, ERRORS } from './errors.js';
+import { prefixedId } from './ids-and-hashes.js';
 import { cleanMetadata, METADATA_MAX_KEYS, type Metadata } from './metadata.js';
 import { checkPartitionName } from './partitions.js';
 import type { Clock, JobQueue } from './ports.js';
@@ -257,7 +257,7 @@ export class SourceService {
     const metadata = checkSourceMetadata(input.metadata ?? {});
     const now = this.deps.clock.now();
     const source: SourceRecord = {
-      id: `src_${randomUUID().replaceAll('-', '')}`,
+      id: prefixedId('src'),
       orgId,
       type: input.type,
       name: checkName(input.name),
@@ -350,7 +350,7 @@ export class SourceService {
 
   private async queueRun(sourceId: string, orgId: string, wake = true): Promise<SourceRun | null> {
     const run = await this.deps.store.createRun({
-      id: `run_${randomUUID().replaceAll('-', '')}`,
+      id: prefixedId('run'),
       sourceId,
       orgId,
       createdAt: this.deps.clock.now(),

@@ -7,6 +7,7 @@
 // up within about half a minute of the provider coming back. A failure that retrying cannot fix
 // (a refused request, a model that cannot load) marks the document `failed`; a process start
 // retries those, since that is when a fixed configuration takes effect.
+import { type Backoff, doubledBackoffMs } from './backoff.js';
 import {
   type Clock,
   type Embedder,
@@ -46,8 +47,8 @@ export class VectorStage {
   private stopped = true;
   private readonly pollMs: number;
   private readonly concurrency: number;
-  private readonly minBackoffMs: number;
-  private readonly maxBackoffMs: number;
+  /** The stage's pauses after an outage: minBackoffMs doubled up to maxBackoffMs. */
+  private readonly backoff: Backoff;
 
   constructor(
     private readonly embedder: Embedder,
@@ -57,8 +58,7 @@ export class VectorStage {
   ) {
     this.pollMs = options.pollMs ?? 2_000;
     this.concurrency = options.concurrency ?? 16;
-    this.minBackoffMs = options.minBackoffMs ?? 1_000;
-    this.maxBackoffMs = options.maxBackoffMs ?? 30_000;
+    this.backoff = { baseMs: options.minBackoffMs ?? 1_000, maxMs: options.maxBackoffMs ?? 30_000 };
   }
 
   /**
@@ -149,7 +149,7 @@ export class VectorStage {
       this.schedule(this.pollMs, again);
     } catch {
       // The provider (or the database) is out: wait, longer each time, never past the cap.
-      this.backoffMs = Math.min(this.maxBackoffMs, Math.max(this.minBackoffMs, this.backoffMs * 2));
+      this.backoffMs = doubledBackoffMs(this.backoffMs, this.backoff);
       this.schedule(this.backoffMs, again);
     }
   }
@@ -202,10 +202,7 @@ export class VectorStage {
       if (!(error instanceof EmbeddingError)) throw error;
       const outcome = error.transient ? 'pending' : 'failed';
       const now = this.clock.now();
-      const wait = Math.min(
-        this.maxBackoffMs,
-        Math.max(this.minBackoffMs, this.backoffMs * 2, error.retryAfterMs ?? 0),
-      );
+      const wait = doubledBackoffMs(this.backoffMs, this.backoff, error.retryAfterMs ?? 0);
       for (const doc of live) {
         await this.store.recordFailure(doc.documentId, doc.orgId, profile, {
           status: outcome,

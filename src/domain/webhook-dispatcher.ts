@@ -5,8 +5,8 @@
 // exponential backoff and jitter, or given up after the retry window (at once when the sender
 // says no retry can succeed). Runs in every `serve` and `worker` process; a process killed
 // mid-delivery leaves its lease to run out, and the message goes again with the same webhook-id.
-import { createHmac } from 'node:crypto';
 import { equalJitter, exponentialBackoffMs } from './backoff.js';
+import { hmacSha256Base64 } from './ids-and-hashes.js';
 import type { Clock } from './ports.js';
 import type { DocumentRecord } from './types.js';
 import type { AttemptResult, ClaimedMessage, DeliveryOutcome, WebhookStore } from './webhooks.js';
@@ -56,7 +56,7 @@ export interface DispatcherOptions {
 /** The Standard Webhooks signature: base64 HMAC-SHA256 of `id.timestamp.body`, keyed by the secret. */
 export function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
   const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
-  const mac = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64');
+  const mac = hmacSha256Base64(key, `${id}.${timestampSeconds}.${body}`);
   return `v1,${mac}`;
 }
 

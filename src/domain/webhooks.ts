@@ -3,8 +3,8 @@
 // document stores inside their own transactions (adapters' webhook outbox helpers), so a status
 // change and its event commit together or not at all; the dispatcher (webhook-dispatcher.ts)
 // sends them.
-import { randomBytes } from 'node:crypto';
 import { ERRORS } from './errors.js';
+import { randomToken } from './ids-and-hashes.js';
 import type { Clock } from './ports.js';
 import type { DocumentRecord } from './types.js';
 
@@ -207,12 +207,12 @@ export interface WebhookStore {
 
 /** Endpoint ids: `wh_` + 128 random bits, so a log line says what it is. */
 export function newEndpointId(): string {
-  return `wh_${randomBytes(16).toString('hex')}`;
+  return `wh_${randomToken(16, 'hex')}`;
 }
 
 /** A Standard Webhooks secret: `whsec_` + base64 of 32 random bytes (the HMAC key). */
 export function generateWebhookSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64')}`;
+  return `whsec_${randomToken(32, 'base64')}`;
 }
 
 export interface WebhookServiceOptions {

@@ -1,7 +1,7 @@
-// The retry wait every retrying part uses: doubling from the base, held at the cap, and the equal
-// jitter that keeps at least half of the wait.
+// The retry wait every retrying part uses: doubling from the base (or from the last wait), held at
+// the cap, and the equal jitter that keeps at least half of the wait.
 import { describe, expect, it } from 'vitest';
-import { equalJitter, exponentialBackoffMs } from '../../src/domain/backoff.js';
+import { doubledBackoffMs, equalJitter, exponentialBackoffMs } from '../../src/domain/backoff.js';
 import { backoffMs as webhookBackoffMs } from '../../src/domain/webhook-dispatcher.js';
 
 describe('exponential backoff', () => {
@@ -14,6 +14,19 @@ describe('exponential backoff', () => {
 
   it('waits the base before a retry numbered below zero', () => {
     expect(exponentialBackoffMs(-1, { baseMs: 250, maxMs: 10_000 })).toBe(250);
+  });
+
+  it('a wait kept from the last one doubles from the base, honours a longer floor and stops at the cap', () => {
+    const backoff = { baseMs: 1_000, maxMs: 30_000 };
+    const waits: number[] = [];
+    let last = 0;
+    for (let i = 0; i < 7; i += 1) {
+      last = doubledBackoffMs(last, backoff);
+      waits.push(last);
+    }
+    expect(waits).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
+    expect(doubledBackoffMs(2_000, backoff, 10_000)).toBe(10_000);
+    expect(doubledBackoffMs(2_000, backoff, 90_000)).toBe(30_000);
   });
 
   it('equal jitter keeps half of the wait and adds up to the other half', () => {

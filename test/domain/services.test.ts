@@ -111,6 +111,21 @@ describe('IngestionService', () => {
     expect(documents.created).toHaveLength(1);
   });
 
+  it('counts the waiting documents again once its last count is more than a second old on its clock', async () => {
+    const clock = new FixedClock(NOW);
+    const { service, documents } = ingestion({ clock });
+    documents.pending = 9;
+    await service.ingestText(ORG, ALL_PARTITIONS, [{ text: 'fits' }], { chunkSize: 512, chunkOverlap: 64 });
+    documents.pending = 0;
+    const text = [{ text: 'counted again' }];
+    await expect(
+      service.ingestText(ORG, ALL_PARTITIONS, text, { chunkSize: 512, chunkOverlap: 64 }),
+    ).rejects.toMatchObject({ code: 'overloaded' });
+    clock.at = new Date(NOW.getTime() + 1_001);
+    const ack = await service.ingestText(ORG, ALL_PARTITIONS, text, { chunkSize: 512, chunkOverlap: 64 });
+    expect(ack.queued).toBe(1);
+  });
+
   it('refuses an overlap not smaller than the chunk size, pointing at chunk_overlap', async () => {
     const { service } = ingestion();
     const error = await refusal(

@@ -8,23 +8,6 @@ import { exponentialBackoffMs } from '../../domain/backoff.js';
 import type { ConsumeOptions, JobConsumer, JobHandler, JobQueue } from '../../domain/ports.js';
 import type { JobRef } from '../../domain/types.js';
 
-/**
- * Which jobs a queue instance serves: URL documents waiting for their download (`download`), the
- * rest (`process`), or all. Separate lanes let downloads of short-lived pre-signed URLs start
- * while hundreds of files wait for extraction.
- */
-export type QueueLane = 'download' | 'process' | 'any';
-
-/**
- * A lane's jobs, as SQL both backends' documents tables understand: a URL document waits for its
- * download while `fetch_url` is set.
- */
-export const LANE_PREDICATE: Readonly<Record<QueueLane, string>> = {
-  download: ' AND fetch_url IS NOT NULL',
-  process: ' AND fetch_url IS NULL',
-  any: '',
-};
-
 /** A job this consumer holds: its document, and the attempt the claim counted. */
 export interface LeasedJob {
   id: string;

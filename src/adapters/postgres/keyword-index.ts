@@ -38,7 +38,7 @@ import type { ChunkRow, KeywordHit, Metadata, SearchQuery, StoredChunk } from '.
 import { BinaryArray, int4Array, TEXT } from './binary-array.js';
 import type { PgDatabase, Queryable } from './database.js';
 import { postgresAccessCondition, postgresFilter, postgresFilterDocuments } from './filter-sql.js';
-import { ensureRum, RUM_INDEX, rumIndexStatement } from './migrations.js';
+import { ensureRum, RUM_INDEX, rumIndexStatement } from './rum-index.js';
 import { quoteLexeme, unquoteLexeme, writeTsvectorLiterals } from './tsvector.js';
 
 export interface PgKeywordIndexOptions {

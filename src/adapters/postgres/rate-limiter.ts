@@ -10,7 +10,7 @@ import {
   UNREACHABLE_POINTS,
 } from '../ratelimit/fixed-window.js';
 import { type PgDatabase, toStoreError } from './database.js';
-import { RATE_LIMIT_TABLE } from './migrations.js';
+import { RATE_LIMIT_TABLE } from './migrations/migration.js';
 
 const SWEEP_EVERY_MS = 5 * 60_000;
 const KEEP_ENDED_MS = 60 * 60_000;

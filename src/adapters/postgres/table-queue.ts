@@ -10,13 +10,12 @@
 import {
   type ClaimTurn,
   type JobRows,
-  LANE_PREDICATE,
   type LeasedJob,
   LeaseQueue,
   type LeaseQueueOptions,
-  type QueueLane,
   type Settlement,
 } from '../lease-queue/engine.js';
+import { LANE_PREDICATE, type QueueLane } from '../sql-rows/document-row.js';
 import type { PgDatabase } from './database.js';
 
 const NO_TURN: ClaimTurn = { skip: [], recent: [] };

@@ -1,5 +1,5 @@
-// The documents table's record columns and their mapping to a DocumentRecord, the same for every
-// SQL backend. Each driver returns numbers, timestamps and JSON in its own types; the backend
+// The documents table's record columns and their mapping to a DocumentRecord, and the lanes its
+// rows' jobs fall in, the same for every SQL backend. Each driver returns numbers, timestamps and JSON in its own types; the backend
 // says how to read them.
 import { DEFAULT_PARTITION } from '../../domain/partitions.js';
 import type {
@@ -68,6 +68,23 @@ export function mayStartVersion(
 
 /** SQL (both backends): the version the document's job produces now. */
 export const WORK_VERSION = `CASE WHEN ${PENDING_ACTIVE} THEN pending_version ELSE version END`;
+
+/**
+ * Which of the documents table's jobs a table queue serves: URL documents waiting for their
+ * download (`download`), the rest (`process`), or all. Separate lanes let downloads of short-lived
+ * pre-signed URLs start while hundreds of files wait for extraction.
+ */
+export type QueueLane = 'download' | 'process' | 'any';
+
+/**
+ * A lane's jobs, as a condition both backends append to their queue's queries: a URL document
+ * waits for its download while `fetch_url` is set.
+ */
+export const LANE_PREDICATE: Readonly<Record<QueueLane, string>> = {
+  download: ' AND fetch_url IS NOT NULL',
+  process: ' AND fetch_url IS NULL',
+  any: '',
+};
 
 /** A row of RECORD_COLUMNS: `N` a driver's big numbers, `T` its timestamps, `M` its JSON. */
 export interface DocumentRow<N, T, M> {

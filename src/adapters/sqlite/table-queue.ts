@@ -6,18 +6,17 @@ import { type Clock, systemClock } from '../../domain/ports.js';
 import {
   type ClaimTurn,
   type JobRows,
-  LANE_PREDICATE,
   type LeasedJob,
   LeaseQueue,
   type LeaseQueueOptions,
-  type QueueLane,
   type Settlement,
 } from '../lease-queue/engine.js';
+import { LANE_PREDICATE, type QueueLane } from '../sql-rows/document-row.js';
 import type { Database } from './database.js';
 import { startProcessingSet } from './start-processing.js';
 import { StatementCache } from './statements.js';
 
-export type { QueueLane } from '../lease-queue/engine.js';
+export type { QueueLane } from '../sql-rows/document-row.js';
 
 /**
  * Pending jobs sit in one partial index per lane (migration 3), so a lane's claim walks only its
