@@ -237,7 +237,7 @@ export interface DocumentStore {
  * and deleteDocument (a document turns ready with its last chunk, and stops matching the moment
  * it is deleted), so the port the domain sees is the search. docs/ARCHITECTURE.md has why.
  */
-export interface SearchIndex {
+export interface KeywordIndex {
   /**
    * BM25 hits, best first, each scored as a fraction of the most its query could score
    * (KeywordHit); each query ranks at most the index's row budget of matching chunks (planned by

@@ -8,9 +8,9 @@ import type {
   DocumentStore,
   IdempotencyStore,
   JobQueue,
+  KeywordIndex,
   OrgStore,
   RateLimiter,
-  SearchIndex,
   UsageStore,
   VectorIndex,
 } from '../domain/ports.js';
@@ -22,7 +22,7 @@ export interface Adapters {
   orgs: OrgStore;
   documents: DocumentStore;
   /** The keyword index the documents' saveIndex writes. */
-  search: SearchIndex;
+  keyword: KeywordIndex;
   /** Chunk vectors and each document's vector stage, in the same database. */
   vectors: VectorIndex;
   usage: UsageStore;

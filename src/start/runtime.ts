@@ -163,7 +163,7 @@ export async function createAdapters(
   const sourceQueue = new LeaseQueue(new SqliteSourceRunRows(db, clock), { ...queueOptions, pollMs: 200 });
   const partitionPurgeQueue = new LeaseQueue(new SqlitePartitionPurgeRows(db, clock), PURGE_QUEUE_OPTIONS);
   const rateLimiter = new MemoryRateLimiter();
-  const search = new SqliteKeywordIndex(db, { language: config.searchLanguage });
+  const keyword = new SqliteKeywordIndex(db, { language: config.searchLanguage });
   const outbox = new SqliteWebhookOutbox(db, clock, { maxPending: config.webhookMaxPending });
   let blobStore: BlobStoreHandle;
   try {
@@ -175,8 +175,8 @@ export async function createAdapters(
   }
   return {
     orgs: new SqliteOrgStore(db),
-    documents: new SqliteDocumentStore(db, { index: search, outbox }),
-    search,
+    documents: new SqliteDocumentStore(db, { index: keyword, outbox }),
+    keyword,
     vectors: new SqliteVectorIndex(db, {
       prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024,
       outbox,
@@ -227,8 +227,8 @@ export async function createRuntime(
       : await startTracing(config, options.role);
   const { tracer } = tracing;
   const adapters = await createAdapters(config, logger, clock, options);
-  await adapters.search.adoptAnalysis();
-  const analysis = await adapters.search.analysisState();
+  await adapters.keyword.adoptAnalysis();
+  const analysis = await adapters.keyword.analysisState();
   if (analysis.reindexNeeded) {
     logger.warn(
       { configured: analysis.configured, written: analysis.written },
@@ -356,7 +356,7 @@ export async function createRuntime(
   const documentService = new DocumentService(documents, blobs);
   const partitions = new PartitionService(documents, documentService, clock);
   const queryService = new QueryService(
-    adapters.search,
+    adapters.keyword,
     usageService,
     embedder === null
       ? null

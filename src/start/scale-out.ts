@@ -192,16 +192,16 @@ export async function createScaleOutAdapters(
     ...PURGE_QUEUE_OPTIONS,
     onError: throttledWarning(logger, 'partition purge queue (PostgreSQL) error', { service: 'postgres' }),
   });
-  const search = new PgKeywordIndex(db, { language: config.searchLanguage });
+  const keyword = new PgKeywordIndex(db, { language: config.searchLanguage });
   const outbox = new PgWebhookOutbox(db, { maxPending: config.webhookMaxPending });
   return {
     orgs: new PgOrgStore(db),
     documents: new PgDocumentStore(db, clock, {
       tableQueue: config.redisUrl === null,
-      index: search,
+      index: keyword,
       outbox,
     }),
-    search,
+    keyword,
     vectors: new PgVectorIndex(db, { prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024, outbox }),
     usage: new PgUsageStore(db),
     queue,

@@ -10,7 +10,13 @@ import { DocumentService } from '../../src/domain/documents.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { PartitionService } from '../../src/domain/partition-service.js';
 import { ALL_PARTITIONS, accessOfKey } from '../../src/domain/partitions.js';
-import type { BlobStore, DocumentStore, Embedder, SearchIndex, VectorIndex } from '../../src/domain/ports.js';
+import type {
+  BlobStore,
+  DocumentStore,
+  Embedder,
+  KeywordIndex,
+  VectorIndex,
+} from '../../src/domain/ports.js';
 import { QueryService } from '../../src/domain/query.js';
 import { QueryEmbeddings } from '../../src/domain/query-embeddings.js';
 import { UsageService } from '../../src/domain/usage.js';
@@ -21,7 +27,7 @@ export interface PartitionHarness {
   store: DocumentStore;
   /** The partition-purge queue's rows on the same database (each call: another process's). */
   purgeRows(): JobRows;
-  index: SearchIndex;
+  index: KeywordIndex;
   vectors: VectorIndex;
   /** Another store on the same database, as a process started after a crash. */
   reopen(): DocumentStore;

@@ -26,9 +26,9 @@ import { filterContract } from './filter.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
 import { jobDocument } from './job-document.js';
 import { jobQueueContract } from './job-queue.contract.js';
+import { keywordIndexContract } from './keyword-index.contract.js';
 import { orgStoreContract } from './org-store.contract.js';
 import { rateLimiterContract } from './rate-limiter.contract.js';
-import { searchIndexContract } from './search-index.contract.js';
 import { sourceStoreContract } from './source-store.contract.js';
 import { tableQueueLanesContract } from './table-queue-lanes.contract.js';
 import { usageStoreContract } from './usage-store.contract.js';
@@ -94,7 +94,7 @@ for (const [kind, open] of [
   };
   documentStoreContract(`SqliteDocumentStore (${kind})`, make);
   documentVersionsContract(`SqliteDocumentStore versions (${kind})`, make);
-  searchIndexContract(`SqliteKeywordIndex (${kind})`, make);
+  keywordIndexContract(`SqliteKeywordIndex (${kind})`, make);
   filterContract(`SQLite filters (${kind})`, make);
 }
 

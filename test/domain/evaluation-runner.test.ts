@@ -20,7 +20,7 @@ import type {
 import { QueryService } from '../../src/domain/query.js';
 import type { DocumentRecord, KeywordHit, ListQuery } from '../../src/domain/types.js';
 import { UsageService } from '../../src/domain/usage.js';
-import { FakeSearch, FixedClock, MemoryUsage } from './fakes.js';
+import { FakeKeywordIndex, FixedClock, MemoryUsage } from './fakes.js';
 
 const ORG = 'org_1';
 const KEYWORD: RunSettings = { mode: 'keyword', rerank: false, semanticWeight: null };
@@ -73,7 +73,7 @@ class ScriptedLimiter implements RateLimiter {
 describe('EvaluationRunner', () => {
   let db: Database;
   let store: SqliteEvaluationStore;
-  let search: FakeSearch;
+  let search: FakeKeywordIndex;
   let usage: MemoryUsage;
   let limiter: ScriptedLimiter;
   let runner: EvaluationRunner;
@@ -82,7 +82,7 @@ describe('EvaluationRunner', () => {
   beforeEach(() => {
     db = openSqlite(':memory:');
     store = new SqliteEvaluationStore(db, clock);
-    search = new FakeSearch();
+    search = new FakeKeywordIndex();
     usage = new MemoryUsage();
     limiter = new ScriptedLimiter();
     const query = new QueryService(search, new UsageService(usage, clock));

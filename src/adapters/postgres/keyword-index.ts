@@ -13,7 +13,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { BM25_B, BM25_K1, bm25Ceiling, bm25Idf, keywordScore } from '../../domain/bm25.js';
 import type { Filter } from '../../domain/filter.js';
 import { detectLanguage } from '../../domain/language-detection.js';
-import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
+import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type KeywordIndex } from '../../domain/ports.js';
 import {
   candidateBudget,
   LOOSE_FILTER_SCAN_FACTOR,
@@ -167,7 +167,7 @@ interface HitRow {
   score: number;
 }
 
-export class PgKeywordIndex implements SearchIndex {
+export class PgKeywordIndex implements KeywordIndex {
   private readonly documents: string;
   private readonly metadata: string;
   private readonly chunks: string;

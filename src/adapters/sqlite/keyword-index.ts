@@ -5,7 +5,7 @@
 
 import { bm25Ceiling, bm25Idf, keywordScore } from '../../domain/bm25.js';
 import { detectLanguage } from '../../domain/language-detection.js';
-import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type SearchIndex } from '../../domain/ports.js';
+import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type KeywordIndex } from '../../domain/ports.js';
 import {
   candidateBudget,
   LOOSE_FILTER_SCAN_FACTOR,
@@ -98,7 +98,7 @@ interface HitRow {
   score: number;
 }
 
-export class SqliteKeywordIndex implements SearchIndex {
+export class SqliteKeywordIndex implements KeywordIndex {
   private readonly sql: StatementCache;
   private readonly orgKeys = new Map<string, number>();
   private readonly searchRowBudget: number;
