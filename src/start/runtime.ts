@@ -175,7 +175,7 @@ export async function createAdapters(
   }
   return {
     orgs: new SqliteOrgStore(db),
-    documents: new SqliteDocumentStore(db, { index: keyword, outbox }),
+    documents: new SqliteDocumentStore(db, { keyword, outbox }),
     keyword,
     vectors: new SqliteVectorIndex(db, {
       prefilterMaxBytes: config.vectorPrefilterMaxMb * 1024 * 1024,

@@ -198,7 +198,7 @@ export async function createScaleOutAdapters(
     orgs: new PgOrgStore(db),
     documents: new PgDocumentStore(db, clock, {
       tableQueue: config.redisUrl === null,
-      index: keyword,
+      keyword,
       outbox,
     }),
     keyword,

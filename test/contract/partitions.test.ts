@@ -22,11 +22,11 @@ async function sqliteHarness(budgets: PartitionBudgets): Promise<PartitionHarnes
   const db = openSqlite(path.join(dir, 'docindex.db'));
   const open = () =>
     new SqliteDocumentStore(db, {
-      index: new SqliteKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget }),
+      keyword: new SqliteKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget }),
     });
   const index = new SqliteKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget });
   return {
-    store: new SqliteDocumentStore(db, { index }),
+    store: new SqliteDocumentStore(db, { keyword: index }),
     purgeRows: () => new SqlitePartitionPurgeRows(db),
     index,
     vectors: new SqliteVectorIndex(db, {
@@ -53,7 +53,7 @@ describeScaleOut('PostgreSQL partitions', services, () => {
       if (withRum) await expectRumIndex(db);
       const index = new PgKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget, rum: withRum });
       return {
-        store: new PgDocumentStore(db, undefined, { index }),
+        store: new PgDocumentStore(db, undefined, { keyword: index }),
         purgeRows: () => new PgPartitionPurgeRows(db),
         index,
         vectors: new PgVectorIndex(db, {
@@ -63,7 +63,7 @@ describeScaleOut('PostgreSQL partitions', services, () => {
         }),
         reopen: () =>
           new PgDocumentStore(db, undefined, {
-            index: new PgKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget, rum: withRum }),
+            keyword: new PgKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget, rum: withRum }),
           }),
         close,
       };

@@ -63,7 +63,7 @@ export const storesOn = (withRum: boolean) => async (options: DocumentStoreOptio
   if (withRum) await expectRumIndex(db);
   const open = (opts: DocumentStoreOptions) => {
     const index = new PgKeywordIndex(db, { ...opts, rum: withRum });
-    return { store: new PgDocumentStore(db, undefined, { index }), index };
+    return { store: new PgDocumentStore(db, undefined, { keyword: index }), index };
   };
   const setWrittenAnalysis = async (analysis: string) => {
     await db.query(`UPDATE ${db.table('search_analysis')} SET written = $1`, [analysis]);

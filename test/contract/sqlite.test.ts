@@ -74,7 +74,7 @@ orgStoreContract('SqliteOrgStore', async () => {
 /** A record store and the keyword index its saveIndex writes, on one database. */
 function sqliteStores(db: Database, options: DocumentStoreOptions) {
   const index = new SqliteKeywordIndex(db, options);
-  return { store: new SqliteDocumentStore(db, { index }), index };
+  return { store: new SqliteDocumentStore(db, { keyword: index }), index };
 }
 
 for (const [kind, open] of [
@@ -100,13 +100,17 @@ for (const [kind, open] of [
 
 idempotencyStoreContract('SqliteIdempotencyStore', async () => {
   const { db, close } = memoryDatabase();
-  return { store: new SqliteIdempotencyStore(db), documents: new SqliteDocumentStore(db), close };
+  return {
+    store: new SqliteIdempotencyStore(db),
+    documents: new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) }),
+    close,
+  };
 });
 
 tableQueueLanesContract('SqliteTableQueue lanes', async () => {
   const { db, close } = fileDatabase();
   return {
-    store: new SqliteDocumentStore(db),
+    store: new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) }),
     downloads: new SqliteTableQueue(db, { lane: 'download' }).rows,
     processing: new SqliteTableQueue(db, { lane: 'process' }).rows,
     close,
@@ -119,10 +123,13 @@ webhookStoreContract('SqliteWebhookStore', async () => {
   const second = openSqlite(db.name);
   return {
     store: new SqliteWebhookStore(db),
-    documents: new SqliteDocumentStore(db),
+    documents: new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) }),
     other: new SqliteWebhookStore(second),
     documentsBounded: (maxPending) =>
-      new SqliteDocumentStore(db, { outbox: new SqliteWebhookOutbox(db, undefined, { maxPending }) }),
+      new SqliteDocumentStore(db, {
+        keyword: new SqliteKeywordIndex(db),
+        outbox: new SqliteWebhookOutbox(db, undefined, { maxPending }),
+      }),
     async close() {
       second.close();
       await close();
@@ -137,7 +144,7 @@ usageStoreContract('SqliteUsageStore', async () => {
 
 jobQueueContract('SqliteTableQueue', async (opts) => {
   const { db, close } = fileDatabase();
-  const documents = new SqliteDocumentStore(db);
+  const documents = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
   const queue = new SqliteTableQueue(db, {
     leaseMs: opts.leaseMs,
     maxAttempts: opts.maxAttempts,

@@ -20,7 +20,7 @@ vectorIndexContract('SqliteVectorIndex (sqlite-vec, database file)', async (cand
   const db = openSqlite(path.join(dir, 'docindex.db'));
   const index = new SqliteKeywordIndex(db, {});
   return {
-    store: new SqliteDocumentStore(db, { index }),
+    store: new SqliteDocumentStore(db, { keyword: index }),
     // Every prefilter scan on the scan thread (by default only big partitions go there).
     vectors: new SqliteVectorIndex(db, { ...candidates, scanThreadFrom: 0 }),
     async close() {
@@ -40,7 +40,7 @@ describeScaleOut('PostgreSQL vector index', services, () => {
     await migratePostgres(db);
     const index = new PgKeywordIndex(db, {});
     return {
-      store: new PgDocumentStore(db, undefined, { index }),
+      store: new PgDocumentStore(db, undefined, { keyword: index }),
       vectors: new PgVectorIndex(db, { ...candidates, scanThreadFrom: 0 }),
       async close() {
         await db.close();

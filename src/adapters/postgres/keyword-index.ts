@@ -13,7 +13,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { BM25_B, BM25_K1, bm25Ceiling, bm25Idf, keywordScore } from '../../domain/bm25.js';
 import type { Filter } from '../../domain/filter.js';
 import { detectLanguage } from '../../domain/language-detection.js';
-import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type KeywordIndex } from '../../domain/ports.js';
+import {
+  type AnalysisState,
+  DEFAULT_SEARCH_ROW_BUDGET,
+  type KeywordIndex,
+  type KeywordIndexWriter,
+} from '../../domain/ports.js';
 import {
   candidateBudget,
   LOOSE_FILTER_SCAN_FACTOR,
@@ -167,7 +172,8 @@ interface HitRow {
   score: number;
 }
 
-export class PgKeywordIndex implements KeywordIndex {
+/** The index and its writes, which the record store makes in its own transactions (`tx`). */
+export class PgKeywordIndex implements KeywordIndex, KeywordIndexWriter<Queryable, 'async'> {
   private readonly documents: string;
   private readonly metadata: string;
   private readonly chunks: string;
@@ -262,7 +268,7 @@ export class PgKeywordIndex implements KeywordIndex {
       language,
       row.document_id,
     ]);
-    await this.noteLanguage(tx, row.document_id, language);
+    await this.noteLanguage(row.document_id, language, tx);
     return language;
   }
 
@@ -270,7 +276,7 @@ export class PgKeywordIndex implements KeywordIndex {
    * Records, in the caller's transaction, that the document's org has documents analysed in this
    * language (search_languages, which queries are read with).
    */
-  async noteLanguage(tx: Queryable, documentId: string, language: string | null): Promise<void> {
+  async noteLanguage(documentId: string, language: string | null, tx: Queryable): Promise<void> {
     await tx.query(
       `INSERT INTO ${this.db.table('search_languages')} (org_id, language)
        SELECT org_id, $2 FROM ${this.documents} WHERE id = $1 ON CONFLICT DO NOTHING`,
@@ -448,7 +454,7 @@ export class PgKeywordIndex implements KeywordIndex {
     documentId: string,
     afterIndex: number,
     limit: number,
-    on: Queryable = this.db,
+    on: Queryable,
   ): Promise<StoredChunk[]> {
     const { rows } = await on.query<StoredChunk>(
       `SELECT chunk_index AS "index", text, token_count AS "tokenCount", char_start AS "charStart",
@@ -463,14 +469,14 @@ export class PgKeywordIndex implements KeywordIndex {
    * Forgets a purged org's key inside terms, in the caller's transaction, once none of its chunks
    * are left (an identity column never hands the key out again).
    */
-  async forgetOrg(tx: Queryable, orgId: string): Promise<void> {
+  async forgetOrg(orgId: string, tx: Queryable): Promise<void> {
     await tx.query(`DELETE FROM ${this.db.table('search_org_keys')} WHERE org_id = $1`, [cleanText(orgId)]);
     await tx.query(`DELETE FROM ${this.db.table('search_languages')} WHERE org_id = $1`, [cleanText(orgId)]);
     this.orgKeys.delete(cleanText(orgId));
   }
 
   /** Deletes the document's chunks, in the caller's transaction. */
-  async deleteChunks(tx: Queryable, documentId: string): Promise<void> {
+  async deleteChunks(documentId: string, tx: Queryable): Promise<void> {
     await tx.query(`DELETE FROM ${this.chunks} WHERE document_id = $1`, [documentId]);
   }
 
@@ -480,10 +486,10 @@ export class PgKeywordIndex implements KeywordIndex {
    * its last chunk.
    */
   async writeChunks(
-    tx: Queryable,
     documentId: string,
     orgId: string,
     batch: readonly ChunkRow[],
+    tx: Queryable,
   ): Promise<void> {
     const prefix = termPrefix((await this.orgKey(tx, orgId, true)) as number);
     await tx.query(

@@ -5,7 +5,12 @@
 
 import { bm25Ceiling, bm25Idf, keywordScore } from '../../domain/bm25.js';
 import { detectLanguage } from '../../domain/language-detection.js';
-import { type AnalysisState, DEFAULT_SEARCH_ROW_BUDGET, type KeywordIndex } from '../../domain/ports.js';
+import {
+  type AnalysisState,
+  DEFAULT_SEARCH_ROW_BUDGET,
+  type KeywordIndex,
+  type SlicedKeywordIndexWriter,
+} from '../../domain/ports.js';
 import {
   candidateBudget,
   LOOSE_FILTER_SCAN_FACTOR,
@@ -98,7 +103,11 @@ interface HitRow {
   score: number;
 }
 
-export class SqliteKeywordIndex implements KeywordIndex {
+/**
+ * The index and its writes, which the record store makes in its own transactions (the writer's
+ * `tx` is void: better-sqlite3's statements join the connection's open transaction).
+ */
+export class SqliteKeywordIndex implements KeywordIndex, SlicedKeywordIndexWriter<void, 'sync'> {
   private readonly sql: StatementCache;
   private readonly orgKeys = new Map<string, number>();
   private readonly searchRowBudget: number;
@@ -269,15 +278,24 @@ export class SqliteKeywordIndex implements KeywordIndex {
     }
   }
 
-  /**
-   * Deletes the document's chunks (their trigger drops the FTS rows), or up to `limit` of them;
-   * how many it deleted.
-   */
-  deleteChunks(id: string, limit?: number): number {
-    if (limit === undefined) return this.sql.get('DELETE FROM chunks WHERE document_id = ?').run(id).changes;
+  /** Deletes the document's chunks (their trigger drops the FTS rows). */
+  deleteChunks(id: string): void {
+    this.sql.get('DELETE FROM chunks WHERE document_id = ?').run(id);
+  }
+
+  /** Deletes up to `limit` of the document's chunks (their trigger drops the FTS rows); how many. */
+  deleteChunkSlice(id: string, limit: number): number {
     return this.sql
       .get('DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE document_id = ? LIMIT ?)')
       .run(id, limit).changes;
+  }
+
+  /**
+   * Hands the chunks of document `from` to document `to`: an update of the chunk rows, leaving
+   * their FTS rows (keyed by chunk rowid, with the org's terms) as they are.
+   */
+  moveChunks(from: string, to: string): void {
+    this.sql.get('UPDATE chunks SET document_id = ? WHERE document_id = ?').run(to, from);
   }
 
   /**

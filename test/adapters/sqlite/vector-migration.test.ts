@@ -31,7 +31,7 @@ it('vectors stored before migration 90 are moved, signed and searched; deletes s
   dirs.push(dir);
   const db = openSqlite(path.join(dir, 'docindex.db'));
   try {
-    const store = new SqliteDocumentStore(db, { index: new SqliteKeywordIndex(db, {}) });
+    const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db, {}) });
     const orgId = `org_${randomUUID()}`;
     const doc = await indexedInto(
       store,
