@@ -14,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startCheckpointer } from '../src/adapters/sqlite/checkpointer.js';
 import { openSqlite } from '../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../src/adapters/sqlite/document-store.js';
-import { SqliteKeywordIndex } from '../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../src/adapters/sqlite/keyword/index.js';
 import { SqliteTableQueue } from '../src/adapters/sqlite/table-queue.js';
 import { analyzer } from '../src/domain/search-words.js';
 import type { NewDocument } from '../src/domain/types.js';

@@ -13,7 +13,7 @@ import { openSqlite } from '../adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../adapters/sqlite/document-store.js';
 import { SqliteEvaluationQueue, SqliteEvaluationStore } from '../adapters/sqlite/evaluation-store.js';
 import { SqliteIdempotencyStore } from '../adapters/sqlite/idempotency-store.js';
-import { SqliteKeywordIndex } from '../adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../adapters/sqlite/keyword/index.js';
 import { SqliteOrgStore } from '../adapters/sqlite/org-store.js';
 import { SqlitePartitionPurgeRows } from '../adapters/sqlite/partition-purge-rows.js';
 import { SqliteSourceRunRows, SqliteSourceStore } from '../adapters/sqlite/source-store.js';

@@ -9,7 +9,7 @@ import { PgPartitionPurgeRows } from '../../src/adapters/postgres/partition-purg
 import { PgVectorIndex } from '../../src/adapters/postgres/vector-index.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
-import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import { SqlitePartitionPurgeRows } from '../../src/adapters/sqlite/partition-purge-rows.js';
 import { SqliteVectorIndex } from '../../src/adapters/sqlite/vector-index.js';
 import { describeScaleOut, REQUIRED } from '../scale-out/services.js';

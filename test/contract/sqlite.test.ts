@@ -11,7 +11,7 @@ import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import { SqliteEvaluationQueue, SqliteEvaluationStore } from '../../src/adapters/sqlite/evaluation-store.js';
 import { SqliteIdempotencyStore } from '../../src/adapters/sqlite/idempotency-store.js';
-import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import { SqliteOrgStore } from '../../src/adapters/sqlite/org-store.js';
 import { SqliteSourceRunRows, SqliteSourceStore } from '../../src/adapters/sqlite/source-store.js';
 import { SqliteTableQueue } from '../../src/adapters/sqlite/table-queue.js';

@@ -10,7 +10,7 @@ import { migratePostgres } from '../../src/adapters/postgres/migrations.js';
 import { PgVectorIndex } from '../../src/adapters/postgres/vector-index.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
-import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import { SqliteVectorIndex } from '../../src/adapters/sqlite/vector-index.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
 import { vectorIndexContract } from './vector-index.contract.js';

@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
-import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import { DocumentService } from '../../src/domain/documents.js';
 import { ALL_PARTITIONS } from '../../src/domain/partitions.js';
 import { list, newDoc } from '../contract/document-fixtures.js';

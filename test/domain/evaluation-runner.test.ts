@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import { SqliteEvaluationStore } from '../../src/adapters/sqlite/evaluation-store.js';
-import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import { SqliteOrgStore } from '../../src/adapters/sqlite/org-store.js';
 import { EvaluationRunner } from '../../src/domain/evaluation-runner.js';
 import type { NewEvaluation, RunSettings } from '../../src/domain/evaluations.js';

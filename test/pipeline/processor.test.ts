@@ -8,7 +8,7 @@ import { PgKeywordIndex } from '../../src/adapters/postgres/keyword-index.js';
 import { migratePostgres } from '../../src/adapters/postgres/migrations.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
-import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import type { BlobStore, DocumentStore, JobContext, JobQueue } from '../../src/domain/ports.js';
 import { analyzer } from '../../src/domain/search-words.js';
 import type { ChunkRow, ChunkStream, NewDocument } from '../../src/domain/types.js';

@@ -21,7 +21,7 @@ import {
 import { SqliteDocumentStore } from '../../../src/adapters/sqlite/document-store.js';
 import { averagesRowCount } from '../../../src/adapters/sqlite/fts-row-count.js';
 import { indexTerms, queryTerms } from '../../../src/adapters/sqlite/fts-terms.js';
-import { SqliteKeywordIndex } from '../../../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../../../src/adapters/sqlite/keyword/index.js';
 import { SqliteTableQueue } from '../../../src/adapters/sqlite/table-queue.js';
 import { BlobNotFoundError, type JobConsumer, type JobContext } from '../../../src/domain/ports.js';
 import { analyzer } from '../../../src/domain/search-words.js';

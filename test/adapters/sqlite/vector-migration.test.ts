@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { migrateSqlite, openSqlite } from '../../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../../src/adapters/sqlite/document-store.js';
-import { SqliteKeywordIndex } from '../../../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../../../src/adapters/sqlite/keyword/index.js';
 import { SqliteVectorIndex } from '../../../src/adapters/sqlite/vector-index.js';
 import { indexedInto } from '../../contract/document-fixtures.js';
 
