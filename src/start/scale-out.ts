@@ -13,7 +13,7 @@ import { PgDatabase } from '../adapters/postgres/database.js';
 import { PgDocumentStore } from '../adapters/postgres/document-store.js';
 import { PgEvaluationQueue, PgEvaluationStore } from '../adapters/postgres/evaluation-store.js';
 import { PgIdempotencyStore } from '../adapters/postgres/idempotency-store.js';
-import { PgKeywordIndex } from '../adapters/postgres/keyword-index.js';
+import { PgKeywordIndex } from '../adapters/postgres/keyword/index.js';
 import { migratePostgres } from '../adapters/postgres/migrations.js';
 import { PgOrgStore } from '../adapters/postgres/org-store.js';
 import { PgPartitionPurgeRows } from '../adapters/postgres/partition-purge-rows.js';

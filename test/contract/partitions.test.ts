@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
-import { PgKeywordIndex } from '../../src/adapters/postgres/keyword-index.js';
+import { PgKeywordIndex } from '../../src/adapters/postgres/keyword/index.js';
 import { PgPartitionPurgeRows } from '../../src/adapters/postgres/partition-purge-rows.js';
 import { PgVectorIndex } from '../../src/adapters/postgres/vector-index.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';

@@ -9,7 +9,7 @@ import { PgDatabase } from '../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
 import { PgEvaluationQueue, PgEvaluationStore } from '../../src/adapters/postgres/evaluation-store.js';
 import { PgIdempotencyStore } from '../../src/adapters/postgres/idempotency-store.js';
-import { PgKeywordIndex } from '../../src/adapters/postgres/keyword-index.js';
+import { PgKeywordIndex } from '../../src/adapters/postgres/keyword/index.js';
 import { migratePostgres, PG_SCHEMA_VERSIONS } from '../../src/adapters/postgres/migrations.js';
 import { PgOrgStore } from '../../src/adapters/postgres/org-store.js';
 import { PgRateLimiter } from '../../src/adapters/postgres/rate-limiter.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PgDatabase } from '../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
-import { PgKeywordIndex } from '../../src/adapters/postgres/keyword-index.js';
+import { PgKeywordIndex } from '../../src/adapters/postgres/keyword/index.js';
 import { migratePostgres } from '../../src/adapters/postgres/migrations.js';
 import { PgVectorIndex } from '../../src/adapters/postgres/vector-index.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PgDatabase } from '../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
-import { PgKeywordIndex } from '../../src/adapters/postgres/keyword-index.js';
+import { PgKeywordIndex } from '../../src/adapters/postgres/keyword/index.js';
 import { migratePostgres } from '../../src/adapters/postgres/migrations.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';

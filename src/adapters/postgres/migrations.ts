@@ -426,7 +426,7 @@ const MIGRATIONS: readonly Migration[] = [
       // later needs no race-prone switch-over); older rows are filled by `docindex reindex`, which
       // then builds the index CONCURRENTLY. Until `terms_ready`, search uses the GIN index. Its
       // statistics target is raised: the most common terms' frequencies (pg_stats) stand in for
-      // the document frequencies of words too common to count (keyword-index.ts).
+      // the document frequencies of words too common to count (keyword/rum-search.ts).
       await tx.query(`
         ALTER TABLE ${t('chunks')} ADD COLUMN terms tsvector;
         ALTER TABLE ${t('chunks')} ALTER COLUMN terms SET STATISTICS 1000;
@@ -457,7 +457,7 @@ const MIGRATIONS: readonly Migration[] = [
       // writes documents.metadata or moves a row to another org (ingest, new version, PATCH, org
       // purge), and removed with the document (cascade): a filter's leaf becomes an index range
       // of document ids instead of reading the jsonb of every document of the org
-      // (keyword-index.ts, filter-sql.ts). The value is what `->>` gives, so a leaf on this
+      // (keyword/search.ts, filter-sql.ts). The value is what `->>` gives, so a leaf on this
       // table selects what the same leaf on the jsonb does; COLLATE "C" orders it as filters do.
       await tx.query(`
         CREATE TABLE ${t('document_metadata')} (

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { PgDatabase } from '../../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../../src/adapters/postgres/document-store.js';
-import { PgKeywordIndex } from '../../../src/adapters/postgres/keyword-index.js';
+import { PgKeywordIndex } from '../../../src/adapters/postgres/keyword/index.js';
 import { migratePostgres } from '../../../src/adapters/postgres/migrations.js';
 import { PgVectorIndex } from '../../../src/adapters/postgres/vector-index.js';
 import type { ChunkVector } from '../../../src/domain/ports.js';
