@@ -235,7 +235,7 @@ async function runBackend(
 
   const usage = new UsageService(corpus.runtime.usage, corpus.runtime.clock);
   const service = (side: QuerySide) =>
-    new QueryService(corpus.runtime.search, usage, {
+    new QueryService(corpus.runtime.keyword, usage, {
       embedder: side.embedder,
       embeddings: new QueryEmbeddings(side.embedder, 10_000),
       vectors,

@@ -14,6 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startCheckpointer } from '../src/adapters/sqlite/checkpointer.js';
 import { openSqlite } from '../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../src/adapters/sqlite/document-store.js';
+import { SqliteKeywordIndex } from '../src/adapters/sqlite/keyword/index.js';
 import { SqliteTableQueue } from '../src/adapters/sqlite/table-queue.js';
 import { analyzer } from '../src/domain/search-words.js';
 import type { NewDocument } from '../src/domain/types.js';
@@ -118,7 +119,7 @@ async function writeAll(texts: string[], plans: IndexPlan[], thread: boolean): P
   const checkpointer = thread ? startCheckpointer(db, file) : null;
   // Let the thread open its connection and take checkpoints over, as at server start.
   await new Promise((resolve) => setTimeout(resolve, 200));
-  const store = new SqliteDocumentStore(db);
+  const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
   const delay = monitorEventLoopDelay({ resolution: 1 });
   try {
     const docs = texts.map((text) => newDocument(text, 'org_bench'));
@@ -224,7 +225,7 @@ async function createdSection(quick: boolean): Promise<string[]> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docindex-bench-created-'));
   const db = openSqlite(path.join(dir, 'docindex.db'));
   try {
-    const store = new SqliteDocumentStore(db);
+    const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const queue = new SqliteTableQueue(db, { lane: 'process' });
     const docs = Array.from({ length: 10_000 }, () => newDocument('x', 'org_bench'));
     for (let i = 0; i < docs.length; i += 500) await store.createDocuments(docs.slice(i, i + 500));

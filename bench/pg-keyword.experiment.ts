@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PgDatabase } from '../src/adapters/postgres/database.js';
-import { PgKeywordIndex } from '../src/adapters/postgres/keyword-index.js';
+import { PgKeywordIndex } from '../src/adapters/postgres/keyword/index.js';
 import { type Filter, parseFilter } from '../src/domain/filter.js';
 import { fmt, median, percentile, seededRandom } from './lib.js';
 import { makeLongQueries, makeQueries, QueryCorpus } from './query.bench.js';

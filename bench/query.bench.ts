@@ -362,7 +362,7 @@ export class QueryCorpus {
     restriction: Restriction = {},
   ): Promise<{ ms: number; hits: number }> {
     const start = performance.now();
-    const hits = await this.runtime.search.search({
+    const hits = await this.runtime.keyword.search({
       orgId: tenant.orgId,
       query,
       topK: TOP_K,

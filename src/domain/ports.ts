@@ -8,6 +8,7 @@ import type { DocumentAccess } from './partitions.js';
 import type { SearchLanguage } from './search-words.js';
 import type {
   ApiKeyRecord,
+  ChunkRow,
   DocumentError,
   DocumentRecord,
   IndexResult,
@@ -237,9 +238,10 @@ export interface DocumentStore {
  * The keyword index over chunks. It finds only chunks of `ready` documents of the query's org.
  * A keyword index lives in the records' database: its writes are part of DocumentStore.saveIndex
  * and deleteDocument (a document turns ready with its last chunk, and stops matching the moment
- * it is deleted), so the port the domain sees is the search. docs/ARCHITECTURE.md has why.
+ * it is deleted), made through KeywordIndexWriter inside the record store's transactions, so the
+ * port the domain sees is the search. docs/ARCHITECTURE.md has why.
  */
-export interface SearchIndex {
+export interface KeywordIndex {
   /**
    * BM25 hits, best first, each scored as a fraction of the most its query could score
    * (KeywordHit); each query ranks at most the index's row budget of matching chunks (planned by
@@ -273,6 +275,60 @@ export interface AnalysisState {
   written: SearchLanguage | 'legacy' | null;
   /** Whether the index's words must be rewritten (`docindex reindex`) for `configured`. */
   reindexNeeded: boolean;
+}
+
+/**
+ * How a record store's transaction runs a step: `sync` where the backend's transactions are
+ * synchronous (better-sqlite3 runs one as a single call, with nothing awaited inside), `async`
+ * where each statement is awaited (node-postgres).
+ */
+export type TxMode = 'sync' | 'async';
+
+/** What a step inside a transaction of that mode gives back: the value, or a promise of it. */
+export type TxResult<Mode extends TxMode, T> = Mode extends 'sync' ? T : Promise<T>;
+
+/**
+ * The keyword index's writes, which a record store makes inside its own transactions (a document
+ * turns ready with its last chunk, and stops matching the moment it is deleted): each call joins
+ * the caller's transaction `tx`, whose type is the backend's (a PostgreSQL client; `void` on
+ * SQLite, whose statements join the connection's open transaction, so there is nothing to pass).
+ * start/ hands the record store the index as this port, so a store never names the index behind
+ * it; the domain never sees it.
+ */
+export interface KeywordIndexWriter<Tx, Mode extends TxMode> {
+  /**
+   * Writes chunks of the document with their words (those the pipeline computed, else the index's
+   * analysis of the text). They are found once the document is `ready`.
+   */
+  writeChunks(documentId: string, orgId: string, chunks: readonly ChunkRow[], tx: Tx): TxResult<Mode, void>;
+  /** Deletes every chunk of the document. */
+  deleteChunks(documentId: string, tx: Tx): TxResult<Mode, void>;
+  /** Up to `limit` of the document's chunks after index `afterIndex`, in index order. */
+  readChunks(documentId: string, afterIndex: number, limit: number, tx: Tx): TxResult<Mode, StoredChunk[]>;
+  /**
+   * Records that the document's org has documents analysed in this language (search_languages,
+   * which the org's queries are read with).
+   */
+  noteLanguage(documentId: string, language: string | null, tx: Tx): TxResult<Mode, void>;
+  /**
+   * Forgets what the index keeps of a purged org (its key inside terms, its languages), once
+   * none of its chunks are left.
+   */
+  forgetOrg(orgId: string, tx: Tx): TxResult<Mode, void>;
+}
+
+/**
+ * A keyword index whose record store writes and removes a large document a slice at a time, each
+ * slice a transaction of its own (SQLite: one long transaction would hold the event loop), and
+ * moves chunk rows from one document row to another instead of writing them again.
+ */
+export interface SlicedKeywordIndexWriter<Tx, Mode extends TxMode> extends KeywordIndexWriter<Tx, Mode> {
+  /** How many chunks the document has, counted up to `cap`. */
+  countChunks(documentId: string, cap: number, tx: Tx): TxResult<Mode, number>;
+  /** Deletes up to `limit` of the document's chunks; how many it deleted. */
+  deleteChunkSlice(documentId: string, limit: number, tx: Tx): TxResult<Mode, number>;
+  /** Hands every chunk of document `from` to document `to`, their words as they were written. */
+  moveChunks(from: string, to: string, tx: Tx): TxResult<Mode, void>;
 }
 
 /**

@@ -18,8 +18,8 @@ import { type DocumentAccess, partitionsToRead } from './partitions.js';
 import {
   type Embedder,
   EmbeddingError,
+  type KeywordIndex,
   noopTracer,
-  type SearchIndex,
   type TraceParent,
   type Tracer,
   type TraceSpan,
@@ -101,7 +101,7 @@ export class QueryService {
   private readonly profiles = new Map<number, Promise<number>>();
 
   constructor(
-    private readonly index: SearchIndex,
+    private readonly index: KeywordIndex,
     private readonly usage: UsageService,
     private readonly semantic: SemanticSearch | null = null,
     /**

@@ -2,7 +2,7 @@
 // (SEARCH_LANGUAGE), online. Each batch is one short transaction of the index's own; between
 // batches the rewrite pauses as long as the batch took, so the processes serving the API never
 // wait on it for more than one batch and get at least half of the database's write time.
-import type { AnalysisState, SearchIndex } from './ports.js';
+import type { AnalysisState, KeywordIndex } from './ports.js';
 
 export interface ReindexProgress {
   /** Chunks rewritten so far by this run. */
@@ -28,7 +28,7 @@ export interface ReindexReport {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export async function reindexSearch(index: SearchIndex, options: ReindexOptions): Promise<ReindexReport> {
+export async function reindexSearch(index: KeywordIndex, options: ReindexOptions): Promise<ReindexReport> {
   const before = await index.analysisState();
   const pause = options.pause ?? sleep;
   let rewritten = 0;

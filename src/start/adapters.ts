@@ -8,9 +8,9 @@ import type {
   DocumentStore,
   IdempotencyStore,
   JobQueue,
+  KeywordIndex,
   OrgStore,
   RateLimiter,
-  SearchIndex,
   UsageStore,
   VectorSearch,
   VectorStageStore,
@@ -23,7 +23,7 @@ export interface Adapters {
   orgs: OrgStore;
   documents: DocumentStore;
   /** The keyword index the documents' saveIndex writes. */
-  search: SearchIndex;
+  keyword: KeywordIndex;
   /**
    * The chunk vectors queries search. Both setups hand the same object as `vectorStageStore`
    * (each backend's vector index implements both); a search kept elsewhere would go here alone.

@@ -79,7 +79,7 @@ function openServer(config: Config): ServerSide {
       process.once('SIGINT', abort);
       process.once('SIGTERM', abort);
       try {
-        return await reindexSearch(oneShot.search, {
+        return await reindexSearch(oneShot.keyword, {
           batchSize: REINDEX_BATCH_CHUNKS,
           onProgress,
           signal: stop.signal,

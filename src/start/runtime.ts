@@ -13,7 +13,7 @@ import { openSqlite } from '../adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../adapters/sqlite/document-store.js';
 import { SqliteEvaluationQueue, SqliteEvaluationStore } from '../adapters/sqlite/evaluation-store.js';
 import { SqliteIdempotencyStore } from '../adapters/sqlite/idempotency-store.js';
-import { SqliteKeywordIndex } from '../adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../adapters/sqlite/keyword/index.js';
 import { SqliteOrgStore } from '../adapters/sqlite/org-store.js';
 import { SqlitePartitionPurgeRows } from '../adapters/sqlite/partition-purge-rows.js';
 import { SqliteSourceRunRows, SqliteSourceStore } from '../adapters/sqlite/source-store.js';
@@ -163,7 +163,7 @@ export async function createAdapters(
   const sourceQueue = new LeaseQueue(new SqliteSourceRunRows(db, clock), { ...queueOptions, pollMs: 200 });
   const partitionPurgeQueue = new LeaseQueue(new SqlitePartitionPurgeRows(db, clock), PURGE_QUEUE_OPTIONS);
   const rateLimiter = new MemoryRateLimiter();
-  const search = new SqliteKeywordIndex(db, { language: config.searchLanguage });
+  const keyword = new SqliteKeywordIndex(db, { language: config.searchLanguage });
   const outbox = new SqliteWebhookOutbox(db, clock, { maxPending: config.webhookMaxPending });
   let blobStore: BlobStoreHandle;
   try {
@@ -180,8 +180,8 @@ export async function createAdapters(
   });
   return {
     orgs: new SqliteOrgStore(db),
-    documents: new SqliteDocumentStore(db, { index: search, outbox }),
-    search,
+    documents: new SqliteDocumentStore(db, { keyword, outbox }),
+    keyword,
     vectorSearch: vectors,
     vectorStageStore: vectors,
     usage: new SqliteUsageStore(db),
@@ -230,8 +230,8 @@ export async function createRuntime(
       : await startTracing(config, options.role);
   const { tracer } = tracing;
   const adapters = await createAdapters(config, logger, clock, options);
-  await adapters.search.adoptAnalysis();
-  const analysis = await adapters.search.analysisState();
+  await adapters.keyword.adoptAnalysis();
+  const analysis = await adapters.keyword.analysisState();
   if (analysis.reindexNeeded) {
     logger.warn(
       { configured: analysis.configured, written: analysis.written },
@@ -359,7 +359,7 @@ export async function createRuntime(
   const documentService = new DocumentService(documents, blobs);
   const partitions = new PartitionService(documents, documentService, clock);
   const queryService = new QueryService(
-    adapters.search,
+    adapters.keyword,
     usageService,
     embedder === null
       ? null

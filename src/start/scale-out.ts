@@ -13,7 +13,7 @@ import { PgDatabase } from '../adapters/postgres/database.js';
 import { PgDocumentStore } from '../adapters/postgres/document-store.js';
 import { PgEvaluationQueue, PgEvaluationStore } from '../adapters/postgres/evaluation-store.js';
 import { PgIdempotencyStore } from '../adapters/postgres/idempotency-store.js';
-import { PgKeywordIndex } from '../adapters/postgres/keyword-index.js';
+import { PgKeywordIndex } from '../adapters/postgres/keyword/index.js';
 import { migratePostgres } from '../adapters/postgres/migrations.js';
 import { PgOrgStore } from '../adapters/postgres/org-store.js';
 import { PgPartitionPurgeRows } from '../adapters/postgres/partition-purge-rows.js';
@@ -192,7 +192,7 @@ export async function createScaleOutAdapters(
     ...PURGE_QUEUE_OPTIONS,
     onError: throttledWarning(logger, 'partition purge queue (PostgreSQL) error', { service: 'postgres' }),
   });
-  const search = new PgKeywordIndex(db, { language: config.searchLanguage });
+  const keyword = new PgKeywordIndex(db, { language: config.searchLanguage });
   const outbox = new PgWebhookOutbox(db, { maxPending: config.webhookMaxPending });
   // The chunk vectors: what queries search and what the vector stage writes, one index.
   const vectors = new PgVectorIndex(db, {
@@ -203,10 +203,10 @@ export async function createScaleOutAdapters(
     orgs: new PgOrgStore(db),
     documents: new PgDocumentStore(db, clock, {
       tableQueue: config.redisUrl === null,
-      index: search,
+      keyword,
       outbox,
     }),
-    search,
+    keyword,
     vectorSearch: vectors,
     vectorStageStore: vectors,
     usage: new PgUsageStore(db),

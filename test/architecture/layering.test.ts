@@ -3,7 +3,8 @@
 // domain and TypeBox; HTTP and the command line know no adapter; the clients (client/) know the wire
 // shapes and the domain but no server; the MCP tools (mcp/) know the domain and the client but no
 // server, adapter or command line; only the composition roots (start/) use the command line; an
-// adapter does not reach into another adapter's folder. The exceptions still to remove are listed by name, and the list
+// adapter does not reach into another adapter's folder, and a document store does not name the
+// keyword index it writes. The exceptions still to remove are listed by name, and the list
 // fails as soon as one of them is gone, so it can only shrink.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -180,6 +181,16 @@ describe('layering', () => {
     );
     expect(offending).toEqual([]);
     expect(imports).toContainEqual({ from: 'start/cli.ts', to: 'cli/main.ts', relative: true });
+  });
+
+  it('a document store names no keyword index: start/ hands it one as its writer port', () => {
+    // KeywordIndexWriter (domain/ports.ts) is all a record store knows of the index it writes, so
+    // a new keyword backend is its own folder and a line of the composition root, never an edit
+    // of the stores.
+    const stores = imports.filter((i) => /^adapters\/[^/]+\/document-store\.ts$/.test(i.from));
+    expect(new Set(stores.map((i) => i.from)).size).toBeGreaterThanOrEqual(2);
+    const offending = stores.filter((i) => i.relative && /^adapters\/[^/]+\/keyword\//.test(i.to));
+    expect(offending).toEqual([]);
   });
 
   it('no adapter reaches into another adapter’s folder, beyond the listed exceptions', () => {

@@ -1,9 +1,9 @@
-// What the DocumentStore and SearchIndex contract suites share: the harness (a record store and
+// What the DocumentStore and KeywordIndex contract suites share: the harness (a record store and
 // the keyword index its saveIndex writes) and document, chunk and query builders.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { type Filter, type FilterJson, parseFilter } from '../../src/domain/filter.js';
-import type { DocumentStore, SearchIndex } from '../../src/domain/ports.js';
+import type { DocumentStore, KeywordIndex } from '../../src/domain/ports.js';
 import type { SearchLanguage } from '../../src/domain/search-words.js';
 import type {
   ChunkList,
@@ -18,9 +18,9 @@ import type {
 export interface DocumentStoreHarness {
   store: DocumentStore;
   /** The keyword index `store.saveIndex` writes. */
-  index: SearchIndex;
+  index: KeywordIndex;
   /** Another store and index on the same database, with other options: as another process. */
-  reopen(options: DocumentStoreOptions): { store: DocumentStore; index: SearchIndex };
+  reopen(options: DocumentStoreOptions): { store: DocumentStore; index: KeywordIndex };
   /** Records the index's words as written by `analysis` (an earlier release's, say). */
   setWrittenAnalysis(analysis: string): Promise<void>;
   close(): Promise<void>;

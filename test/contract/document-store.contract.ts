@@ -1,10 +1,10 @@
 // Conformance suite for DocumentStore: records, listing, the worker-side lifecycle (the keyword
 // index sees a document when it turns ready, and never half-indexed), tenant isolation and
 // delete. Every adapter (SQLite, PostgreSQL) runs these same tests, so the API behaves the same in
-// embedded and scale-out mode. Ranking and filters are search-index.contract.ts's.
+// embedded and scale-out mode. Ranking and filters are keyword-index.contract.ts's.
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DocumentStore, SearchIndex } from '../../src/domain/ports.js';
+import type { DocumentStore, KeywordIndex } from '../../src/domain/ports.js';
 import type { ChunkRow, DocumentRecord, ListQuery, NewDocument, NewVersion } from '../../src/domain/types.js';
 import {
   canonicalText,
@@ -30,7 +30,7 @@ export function documentStoreContract(
   describe(name, () => {
     let h: DocumentStoreHarness;
     let store: DocumentStore;
-    let index: SearchIndex;
+    let index: KeywordIndex;
     let orgA: string;
     let orgB: string;
 

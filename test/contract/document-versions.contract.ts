@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readDocumentText } from '../../src/domain/documents.js';
-import type { DocumentStore, SearchIndex } from '../../src/domain/ports.js';
+import type { DocumentStore, KeywordIndex } from '../../src/domain/ports.js';
 import type { NewDocument, NewVersion } from '../../src/domain/types.js';
 import {
   createOne,
@@ -56,7 +56,7 @@ export function documentVersionsContract(
   describe(name, () => {
     let h: DocumentStoreHarness;
     let store: DocumentStore;
-    let index: SearchIndex;
+    let index: KeywordIndex;
     let orgA: string;
     let orgB: string;
 

@@ -14,7 +14,7 @@ import type {
   BlobStore,
   DocumentStore,
   Embedder,
-  SearchIndex,
+  KeywordIndex,
   VectorSearch,
   VectorStageStore,
 } from '../../src/domain/ports.js';
@@ -28,7 +28,7 @@ export interface PartitionHarness {
   store: DocumentStore;
   /** The partition-purge queue's rows on the same database (each call: another process's). */
   purgeRows(): JobRows;
-  index: SearchIndex;
+  index: KeywordIndex;
   /** The backend's vector index: written as the vector stage writes, searched as queries search. */
   vectors: VectorStageStore & VectorSearch;
   /** Another store on the same database, as a process started after a crash. */

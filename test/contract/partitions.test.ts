@@ -4,12 +4,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
-import { PgKeywordIndex } from '../../src/adapters/postgres/keyword-index.js';
+import { PgKeywordIndex } from '../../src/adapters/postgres/keyword/index.js';
 import { PgPartitionPurgeRows } from '../../src/adapters/postgres/partition-purge-rows.js';
 import { PgVectorIndex } from '../../src/adapters/postgres/vector-index.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
-import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import { SqlitePartitionPurgeRows } from '../../src/adapters/sqlite/partition-purge-rows.js';
 import { SqliteVectorIndex } from '../../src/adapters/sqlite/vector-index.js';
 import { describeScaleOut, REQUIRED } from '../scale-out/services.js';
@@ -22,11 +22,11 @@ async function sqliteHarness(budgets: PartitionBudgets): Promise<PartitionHarnes
   const db = openSqlite(path.join(dir, 'docindex.db'));
   const open = () =>
     new SqliteDocumentStore(db, {
-      index: new SqliteKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget }),
+      keyword: new SqliteKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget }),
     });
   const index = new SqliteKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget });
   return {
-    store: new SqliteDocumentStore(db, { index }),
+    store: new SqliteDocumentStore(db, { keyword: index }),
     purgeRows: () => new SqlitePartitionPurgeRows(db),
     index,
     vectors: new SqliteVectorIndex(db, {
@@ -53,7 +53,7 @@ describeScaleOut('PostgreSQL partitions', services, () => {
       if (withRum) await expectRumIndex(db);
       const index = new PgKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget, rum: withRum });
       return {
-        store: new PgDocumentStore(db, undefined, { index }),
+        store: new PgDocumentStore(db, undefined, { keyword: index }),
         purgeRows: () => new PgPartitionPurgeRows(db),
         index,
         vectors: new PgVectorIndex(db, {
@@ -63,7 +63,7 @@ describeScaleOut('PostgreSQL partitions', services, () => {
         }),
         reopen: () =>
           new PgDocumentStore(db, undefined, {
-            index: new PgKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget, rum: withRum }),
+            keyword: new PgKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget, rum: withRum }),
           }),
         close,
       };

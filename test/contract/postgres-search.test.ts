@@ -4,13 +4,13 @@
 import { describeScaleOut, REQUIRED } from '../scale-out/services.js';
 import { documentVersionsContract } from './document-versions.contract.js';
 import { filterContract } from './filter.contract.js';
+import { keywordIndexContract } from './keyword-index.contract.js';
 import { rum, services, stores, storesOn } from './postgres-support.js';
-import { searchIndexContract } from './search-index.contract.js';
 
 describeScaleOut('PostgreSQL search', services, () => {
   documentVersionsContract('PgDocumentStore versions', stores);
-  if (rum || REQUIRED) searchIndexContract('PgKeywordIndex (RUM)', storesOn(true));
+  if (rum || REQUIRED) keywordIndexContract('PgKeywordIndex (RUM)', storesOn(true));
   else console.log('PgKeywordIndex (RUM) skipped: the rum extension is not available (postgresql-15-rum)');
-  searchIndexContract('PgKeywordIndex (GIN)', storesOn(false));
+  keywordIndexContract('PgKeywordIndex (GIN)', storesOn(false));
   filterContract('PostgreSQL filters', stores);
 });

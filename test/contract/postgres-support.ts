@@ -3,7 +3,7 @@
 // (postgres.test.ts, postgres-search.test.ts) so that the test run's two workers share them.
 import { PgDatabase } from '../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
-import { PgKeywordIndex } from '../../src/adapters/postgres/keyword-index.js';
+import { PgKeywordIndex } from '../../src/adapters/postgres/keyword/index.js';
 import { migratePostgres } from '../../src/adapters/postgres/migrations.js';
 import { checkServices, dropSchema, freshSchema, REQUIRED } from '../scale-out/services.js';
 import type { DocumentStoreOptions } from './document-fixtures.js';
@@ -63,7 +63,7 @@ export const storesOn = (withRum: boolean) => async (options: DocumentStoreOptio
   if (withRum) await expectRumIndex(db);
   const open = (opts: DocumentStoreOptions) => {
     const index = new PgKeywordIndex(db, { ...opts, rum: withRum });
-    return { store: new PgDocumentStore(db, undefined, { index }), index };
+    return { store: new PgDocumentStore(db, undefined, { keyword: index }), index };
   };
   const setWrittenAnalysis = async (analysis: string) => {
     await db.query(`UPDATE ${db.table('search_analysis')} SET written = $1`, [analysis]);

@@ -9,7 +9,7 @@ import { PgDatabase } from '../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
 import { PgEvaluationQueue, PgEvaluationStore } from '../../src/adapters/postgres/evaluation-store.js';
 import { PgIdempotencyStore } from '../../src/adapters/postgres/idempotency-store.js';
-import { PgKeywordIndex } from '../../src/adapters/postgres/keyword-index.js';
+import { PgKeywordIndex } from '../../src/adapters/postgres/keyword/index.js';
 import { migratePostgres, PG_SCHEMA_VERSIONS } from '../../src/adapters/postgres/migrations.js';
 import { PgOrgStore } from '../../src/adapters/postgres/org-store.js';
 import { PgRateLimiter } from '../../src/adapters/postgres/rate-limiter.js';
@@ -45,7 +45,11 @@ describeScaleOut('PostgreSQL adapters', services, () => {
 
   idempotencyStoreContract('PgIdempotencyStore', async () => {
     const { db, close } = await freshDatabase();
-    return { store: new PgIdempotencyStore(db), documents: new PgDocumentStore(db), close };
+    return {
+      store: new PgIdempotencyStore(db),
+      documents: new PgDocumentStore(db, undefined, { keyword: new PgKeywordIndex(db) }),
+      close,
+    };
   });
 
   webhookStoreContract('PgWebhookStore', async () => {
@@ -54,10 +58,13 @@ describeScaleOut('PostgreSQL adapters', services, () => {
     const second = new PgDatabase({ connectionString: url, schema: db.schema, maxConnections: 3 });
     return {
       store: new PgWebhookStore(db),
-      documents: new PgDocumentStore(db),
+      documents: new PgDocumentStore(db, undefined, { keyword: new PgKeywordIndex(db) }),
       other: new PgWebhookStore(second),
       documentsBounded: (maxPending) =>
-        new PgDocumentStore(db, undefined, { outbox: new PgWebhookOutbox(db, { maxPending }) }),
+        new PgDocumentStore(db, undefined, {
+          keyword: new PgKeywordIndex(db),
+          outbox: new PgWebhookOutbox(db, { maxPending }),
+        }),
       async close() {
         await second.close();
         await close();
@@ -117,7 +124,7 @@ describeScaleOut('PostgreSQL adapters', services, () => {
 
   jobQueueContract('PgTableQueue', async (opts) => {
     const { db, close } = await freshDatabase();
-    const documents = new PgDocumentStore(db);
+    const documents = new PgDocumentStore(db, undefined, { keyword: new PgKeywordIndex(db) });
     const queue = new PgTableQueue(db, {
       leaseMs: opts.leaseMs,
       maxAttempts: opts.maxAttempts,
@@ -143,7 +150,7 @@ describeScaleOut('PostgreSQL adapters', services, () => {
   tableQueueLanesContract('PgTableQueue lanes', async () => {
     const { db, close } = await freshDatabase();
     return {
-      store: new PgDocumentStore(db),
+      store: new PgDocumentStore(db, undefined, { keyword: new PgKeywordIndex(db) }),
       downloads: new PgTableQueue(db, { lane: 'download' }).rows,
       processing: new PgTableQueue(db, { lane: 'process' }).rows,
       close,
@@ -244,7 +251,7 @@ describeScaleOut('PostgreSQL adapters', services, () => {
         const { db, close } = await freshDatabase({ rum: false });
         cleanups.push(close);
         const gin = new PgKeywordIndex(db, { rum: false });
-        const store = new PgDocumentStore(db, undefined, { index: gin });
+        const store = new PgDocumentStore(db, undefined, { keyword: gin });
         const org = `org_${crypto.randomUUID()}`;
         const texts = [
           'the otter swims in the cold river',
@@ -305,15 +312,15 @@ describeScaleOut('PostgreSQL adapters', services, () => {
         const { db, close } = await freshDatabase();
         cleanups.push(close);
         const index = new PgKeywordIndex(db);
-        const store = new PgDocumentStore(db, undefined, { index });
+        const store = new PgDocumentStore(db, undefined, { keyword: index });
         const org = `org_${crypto.randomUUID()}`;
         const doc = newDoc(org);
         await store.createDocuments([doc]);
         // The org's terms key is made inside this transaction, which then fails.
         await expect(
           db.transaction(async (tx) => {
-            await index.writeChunks(tx, doc.id, org, indexResult(['a lone walrus']).chunks);
-            await index.writeChunks(tx, doc.id, org, indexResult(['', 'a second walrus']).chunks.slice(1));
+            await index.writeChunks(doc.id, org, indexResult(['a lone walrus']).chunks, tx);
+            await index.writeChunks(doc.id, org, indexResult(['', 'a second walrus']).chunks.slice(1), tx);
             throw new Error('rolled back');
           }),
         ).rejects.toThrow('rolled back');
@@ -329,7 +336,10 @@ describeScaleOut('PostgreSQL adapters', services, () => {
     it('stores the job columns as done when BullMQ runs the jobs', async () => {
       const { db, close } = await freshDatabase();
       cleanups.push(close);
-      const store = new PgDocumentStore(db, undefined, { tableQueue: false });
+      const store = new PgDocumentStore(db, undefined, {
+        keyword: new PgKeywordIndex(db),
+        tableQueue: false,
+      });
       const queue = new PgTableQueue(db);
       const ref = { documentId: crypto.randomUUID(), orgId: 'org_x' };
       await store.createDocuments([jobDocument(ref)]);
@@ -342,7 +352,7 @@ describeScaleOut('PostgreSQL adapters', services, () => {
     it('removes a document deleted during its index write: by the write, or by finishDeletes when the writer died', async () => {
       const { db, close } = await freshDatabase();
       cleanups.push(close);
-      const store = new PgDocumentStore(db);
+      const store = new PgDocumentStore(db, undefined, { keyword: new PgKeywordIndex(db) });
       const rowsOf = async (id: string) => {
         const { rows } = await db.query<{ docs: number; chunks: number }>(
           `SELECT (SELECT count(*) FROM ${db.table('documents')} WHERE id = $1)::int AS docs,

@@ -11,7 +11,7 @@ import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import { SqliteEvaluationQueue, SqliteEvaluationStore } from '../../src/adapters/sqlite/evaluation-store.js';
 import { SqliteIdempotencyStore } from '../../src/adapters/sqlite/idempotency-store.js';
-import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import { SqliteOrgStore } from '../../src/adapters/sqlite/org-store.js';
 import { SqliteSourceRunRows, SqliteSourceStore } from '../../src/adapters/sqlite/source-store.js';
 import { SqliteTableQueue } from '../../src/adapters/sqlite/table-queue.js';
@@ -26,9 +26,9 @@ import { filterContract } from './filter.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
 import { jobDocument } from './job-document.js';
 import { jobQueueContract } from './job-queue.contract.js';
+import { keywordIndexContract } from './keyword-index.contract.js';
 import { orgStoreContract } from './org-store.contract.js';
 import { rateLimiterContract } from './rate-limiter.contract.js';
-import { searchIndexContract } from './search-index.contract.js';
 import { sourceStoreContract } from './source-store.contract.js';
 import { tableQueueLanesContract } from './table-queue-lanes.contract.js';
 import { usageStoreContract } from './usage-store.contract.js';
@@ -74,7 +74,7 @@ orgStoreContract('SqliteOrgStore', async () => {
 /** A record store and the keyword index its saveIndex writes, on one database. */
 function sqliteStores(db: Database, options: DocumentStoreOptions) {
   const index = new SqliteKeywordIndex(db, options);
-  return { store: new SqliteDocumentStore(db, { index }), index };
+  return { store: new SqliteDocumentStore(db, { keyword: index }), index };
 }
 
 for (const [kind, open] of [
@@ -94,19 +94,23 @@ for (const [kind, open] of [
   };
   documentStoreContract(`SqliteDocumentStore (${kind})`, make);
   documentVersionsContract(`SqliteDocumentStore versions (${kind})`, make);
-  searchIndexContract(`SqliteKeywordIndex (${kind})`, make);
+  keywordIndexContract(`SqliteKeywordIndex (${kind})`, make);
   filterContract(`SQLite filters (${kind})`, make);
 }
 
 idempotencyStoreContract('SqliteIdempotencyStore', async () => {
   const { db, close } = memoryDatabase();
-  return { store: new SqliteIdempotencyStore(db), documents: new SqliteDocumentStore(db), close };
+  return {
+    store: new SqliteIdempotencyStore(db),
+    documents: new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) }),
+    close,
+  };
 });
 
 tableQueueLanesContract('SqliteTableQueue lanes', async () => {
   const { db, close } = fileDatabase();
   return {
-    store: new SqliteDocumentStore(db),
+    store: new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) }),
     downloads: new SqliteTableQueue(db, { lane: 'download' }).rows,
     processing: new SqliteTableQueue(db, { lane: 'process' }).rows,
     close,
@@ -119,10 +123,13 @@ webhookStoreContract('SqliteWebhookStore', async () => {
   const second = openSqlite(db.name);
   return {
     store: new SqliteWebhookStore(db),
-    documents: new SqliteDocumentStore(db),
+    documents: new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) }),
     other: new SqliteWebhookStore(second),
     documentsBounded: (maxPending) =>
-      new SqliteDocumentStore(db, { outbox: new SqliteWebhookOutbox(db, undefined, { maxPending }) }),
+      new SqliteDocumentStore(db, {
+        keyword: new SqliteKeywordIndex(db),
+        outbox: new SqliteWebhookOutbox(db, undefined, { maxPending }),
+      }),
     async close() {
       second.close();
       await close();
@@ -137,7 +144,7 @@ usageStoreContract('SqliteUsageStore', async () => {
 
 jobQueueContract('SqliteTableQueue', async (opts) => {
   const { db, close } = fileDatabase();
-  const documents = new SqliteDocumentStore(db);
+  const documents = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
   const queue = new SqliteTableQueue(db, {
     leaseMs: opts.leaseMs,
     maxAttempts: opts.maxAttempts,

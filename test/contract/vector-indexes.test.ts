@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PgDatabase } from '../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
-import { PgKeywordIndex } from '../../src/adapters/postgres/keyword-index.js';
+import { PgKeywordIndex } from '../../src/adapters/postgres/keyword/index.js';
 import { migratePostgres } from '../../src/adapters/postgres/migrations.js';
 import { PgVectorIndex } from '../../src/adapters/postgres/vector-index.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
-import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import { SqliteVectorIndex } from '../../src/adapters/sqlite/vector-index.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
 import {
@@ -28,7 +28,7 @@ async function sqliteHarness(candidates?: CandidateBudget): Promise<VectorSearch
   // Every prefilter scan on the scan thread (by default only big partitions go there).
   const vectors = new SqliteVectorIndex(db, { ...candidates, scanThreadFrom: 0 });
   return {
-    store: new SqliteDocumentStore(db, { index }),
+    store: new SqliteDocumentStore(db, { keyword: index }),
     stage: vectors,
     vectors,
     async close() {
@@ -51,7 +51,7 @@ async function postgresHarness(candidates?: CandidateBudget): Promise<VectorSear
   const index = new PgKeywordIndex(db, {});
   const vectors = new PgVectorIndex(db, { ...candidates, scanThreadFrom: 0 });
   return {
-    store: new PgDocumentStore(db, undefined, { index }),
+    store: new PgDocumentStore(db, undefined, { keyword: index }),
     stage: vectors,
     vectors,
     async close() {

@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import { DocumentService } from '../../src/domain/documents.js';
 import { ALL_PARTITIONS } from '../../src/domain/partitions.js';
 import { list, newDoc } from '../contract/document-fixtures.js';
@@ -16,7 +17,7 @@ describe('DocumentService.deleteMany', () => {
   let store: SqliteDocumentStore;
   beforeEach(() => {
     db = openSqlite(':memory:');
-    store = new SqliteDocumentStore(db);
+    store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
   });
   afterEach(() => db.close());
 

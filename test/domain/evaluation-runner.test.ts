@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import { SqliteEvaluationStore } from '../../src/adapters/sqlite/evaluation-store.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import { SqliteOrgStore } from '../../src/adapters/sqlite/org-store.js';
 import { EvaluationRunner } from '../../src/domain/evaluation-runner.js';
 import type { NewEvaluation, RunSettings } from '../../src/domain/evaluations.js';
@@ -20,7 +21,7 @@ import type {
 import { QueryService } from '../../src/domain/query.js';
 import type { DocumentRecord, KeywordHit, ListQuery } from '../../src/domain/types.js';
 import { UsageService } from '../../src/domain/usage.js';
-import { FakeSearch, FixedClock, MemoryUsage } from './fakes.js';
+import { FakeKeywordIndex, FixedClock, MemoryUsage } from './fakes.js';
 
 const ORG = 'org_1';
 const KEYWORD: RunSettings = { mode: 'keyword', rerank: false, semanticWeight: null };
@@ -73,7 +74,7 @@ class ScriptedLimiter implements RateLimiter {
 describe('EvaluationRunner', () => {
   let db: Database;
   let store: SqliteEvaluationStore;
-  let search: FakeSearch;
+  let search: FakeKeywordIndex;
   let usage: MemoryUsage;
   let limiter: ScriptedLimiter;
   let runner: EvaluationRunner;
@@ -82,7 +83,7 @@ describe('EvaluationRunner', () => {
   beforeEach(() => {
     db = openSqlite(':memory:');
     store = new SqliteEvaluationStore(db, clock);
-    search = new FakeSearch();
+    search = new FakeKeywordIndex();
     usage = new MemoryUsage();
     limiter = new ScriptedLimiter();
     const query = new QueryService(search, new UsageService(usage, clock));
@@ -184,7 +185,7 @@ describe('EvaluationRunner', () => {
     // The SQLite document and org stores, each read counted on its way through.
     const orgStore = new SqliteOrgStore(db);
     await orgStore.createOrg({ id: 'org_real', name: 'o', rateLimitRpm: 600, createdAt: clock.now() });
-    const documentStore = new SqliteDocumentStore(db, { clock });
+    const documentStore = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db), clock });
     const ids = Array.from({ length: 150 }, (_, i) => `doc-${i}`);
     await documentStore.createDocuments(
       ids.map((id, i) => ({

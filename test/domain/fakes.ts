@@ -11,7 +11,7 @@ import type {
   Clock,
   DocumentStore,
   JobQueue,
-  SearchIndex,
+  KeywordIndex,
   UsageStore,
 } from '../../src/domain/ports.js';
 import { BlobNotFoundError, BlobTooLargeError } from '../../src/domain/ports.js';
@@ -183,7 +183,7 @@ export class MemoryUsage implements UsageStore {
   }
 }
 
-export class FakeSearch implements SearchIndex {
+export class FakeKeywordIndex implements KeywordIndex {
   readonly queries: SearchQuery[] = [];
   hits: KeywordHit[] = [];
   fail: Error | null = null;

@@ -6,7 +6,7 @@ import { PROXIMITY_DEPTH, proximityBonus, rerankByProximity } from '../../src/do
 import { QueryService } from '../../src/domain/query.js';
 import { analyzer } from '../../src/domain/search-words.js';
 import { UsageService } from '../../src/domain/usage.js';
-import { FakeSearch, FixedClock, MemoryUsage } from './fakes.js';
+import { FakeKeywordIndex, FixedClock, MemoryUsage } from './fakes.js';
 
 const english = analyzer('english');
 const words = (text: string) => english.words(text).split(' ');
@@ -114,7 +114,7 @@ describe('rerankByProximity past its depth', () => {
 
 describe('keyword queries with the proximity bonus', () => {
   it('answer BM25 and bonus over their most as score and scores.keyword, and score_threshold compares that', async () => {
-    const search = new FakeSearch();
+    const search = new FakeKeywordIndex();
     const chunk = { chunkIndex: 0, metadata: {}, pageStart: null, pageEnd: null };
     search.hits = [
       { ...hit('vitamin intake and iron deficiency', 10), ...chunk, documentId: 'apart' },

@@ -9,7 +9,7 @@ import { QueryService } from '../../src/domain/query.js';
 import { QueryEmbeddings } from '../../src/domain/query-embeddings.js';
 import type { KeywordHit } from '../../src/domain/types.js';
 import { UsageService } from '../../src/domain/usage.js';
-import { FakeSearch, FixedClock, MemoryUsage } from './fakes.js';
+import { FakeKeywordIndex, FixedClock, MemoryUsage } from './fakes.js';
 
 const ORG = 'org_test';
 
@@ -38,7 +38,7 @@ function hit(documentId: string, bm25: number): KeywordHit {
 }
 
 function service() {
-  const search = new FakeSearch();
+  const search = new FakeKeywordIndex();
   search.hits = [hit('a', 3), hit('b', 2)];
   const usage = new MemoryUsage();
   const query = new QueryService(search, new UsageService(usage, new FixedClock(new Date())), {

@@ -10,7 +10,7 @@ import { ALL_PARTITIONS } from '../../src/domain/partitions.js';
 import { QueryService } from '../../src/domain/query.js';
 import { QueueReconciler } from '../../src/domain/reconciler.js';
 import { UsageService } from '../../src/domain/usage.js';
-import { FakeDocuments, FakeQueue, FakeSearch, FixedClock, MemoryBlobs, MemoryUsage } from './fakes.js';
+import { FakeDocuments, FakeKeywordIndex, FakeQueue, FixedClock, MemoryBlobs, MemoryUsage } from './fakes.js';
 
 const ORG = 'org_test';
 const NOW = new Date('2026-03-10T15:00:00.000Z');
@@ -196,7 +196,7 @@ describe('IngestionService', () => {
 
 describe('QueryService', () => {
   it('searches with clean text and the parsed filter, and counts the query for today', async () => {
-    const search = new FakeSearch();
+    const search = new FakeKeywordIndex();
     const usage = new MemoryUsage();
     const service = new QueryService(search, new UsageService(usage, new FixedClock(NOW)));
     await service.query(ORG, ALL_PARTITIONS, {
@@ -227,7 +227,7 @@ describe('QueryService', () => {
   });
 
   it('does not count a query whose search failed', async () => {
-    const search = new FakeSearch();
+    const search = new FakeKeywordIndex();
     search.fail = new Error('database gone');
     const usage = new MemoryUsage();
     const service = new QueryService(search, new UsageService(usage, new FixedClock(NOW)));

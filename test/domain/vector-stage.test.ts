@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OpenAiEmbedder } from '../../src/adapters/embeddings/openai/openai-embedder.js';
 import { type Database, openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
-import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import { SqliteVectorIndex } from '../../src/adapters/sqlite/vector-index.js';
 import type { Clock } from '../../src/domain/ports.js';
 import { QueryEmbeddings } from '../../src/domain/query-embeddings.js';
@@ -41,7 +41,7 @@ beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'docindex-stage-'));
   db = openSqlite(path.join(dir, 'docindex.db'));
   keyword = new SqliteKeywordIndex(db, {});
-  store = new SqliteDocumentStore(db, { index: keyword });
+  store = new SqliteDocumentStore(db, { keyword: keyword });
   vectors = new SqliteVectorIndex(db);
   server = await new EmbeddingsServer({ dimensions: 32 }).start();
   embedder = new OpenAiEmbedder({

@@ -4,9 +4,11 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PgDatabase } from '../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
+import { PgKeywordIndex } from '../../src/adapters/postgres/keyword/index.js';
 import { migratePostgres } from '../../src/adapters/postgres/migrations.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
+import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import type { BlobStore, DocumentStore, JobContext, JobQueue } from '../../src/domain/ports.js';
 import { analyzer } from '../../src/domain/search-words.js';
 import type { ChunkRow, ChunkStream, NewDocument } from '../../src/domain/types.js';
@@ -165,7 +167,7 @@ function processorContract(name: string, make: () => Promise<Harness>): void {
 processorContract('DocumentProcessor on SQLite', async () => {
   const db = openSqlite(':memory:');
   return {
-    documents: new SqliteDocumentStore(db),
+    documents: new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) }),
     async close() {
       db.close();
     },
@@ -180,7 +182,7 @@ describeScaleOut('DocumentProcessor on PostgreSQL', services, () => {
     const db = new PgDatabase({ connectionString: url, schema, maxConnections: 4 });
     await migratePostgres(db);
     return {
-      documents: new PgDocumentStore(db),
+      documents: new PgDocumentStore(db, undefined, { keyword: new PgKeywordIndex(db) }),
       async close() {
         await db.close();
         await dropSchema(url, schema);

@@ -1,7 +1,7 @@
 // DocumentStore on PostgreSQL: document records and their lifecycle. Chunks are the keyword
-// index's (keyword-index.ts), written here inside the records' transaction. The documents table also carries the job columns
-// PgTableQueue leases, so with that queue creating a document is enqueuing its job in the same
-// statement.
+// index's, written through its writer port (KeywordIndexWriter, which start/ hands over) inside
+// the records' transaction. The documents table also carries the job columns PgTableQueue leases,
+// so with that queue creating a document is enqueuing its job in the same statement.
 import { randomUUID } from 'node:crypto';
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
 import { ERRORS } from '../../domain/errors.js';
@@ -13,6 +13,7 @@ import {
   type DocumentChange,
   type DocumentStore,
   type IdempotentAnswer,
+  type KeywordIndexWriter,
   systemClock,
 } from '../../domain/ports.js';
 import { cleanText } from '../../domain/text.js';
@@ -47,7 +48,6 @@ import {
 import type { PgDatabase, Queryable } from './database.js';
 import { postgresAccessCondition, postgresFilter } from './filter-sql.js';
 import { completeAnswer } from './idempotency-store.js';
-import { PgKeywordIndex } from './keyword-index.js';
 import { PgWebhookOutbox } from './webhook-store.js';
 
 /** SQL: the row is not marked deleted. Every read and write but the removal of marked rows says it. */
@@ -66,8 +66,8 @@ export interface PgDocumentStoreOptions {
    * drops Redis, the reconciler finds those queued documents and revives their rows as jobs.
    */
   tableQueue?: boolean;
-  /** The keyword index saveIndex writes (default: one on the same database). */
-  index?: PgKeywordIndex;
+  /** The keyword index saveIndex writes, on the same database, in this store's transactions. */
+  keyword: KeywordIndexWriter<Queryable, 'async'>;
   /** Writes webhook events in the transactions of the status changes (default: one on the same database). */
   outbox?: PgWebhookOutbox;
 }
@@ -124,18 +124,18 @@ export class PgDocumentStore implements DocumentStore {
   private readonly documents: string;
   private readonly idempotencyKeys: string;
   private readonly initialJobState: 'pending' | 'done';
-  readonly index: PgKeywordIndex;
+  private readonly keyword: KeywordIndexWriter<Queryable, 'async'>;
   private readonly outbox: PgWebhookOutbox;
 
   constructor(
     private readonly db: PgDatabase,
     private readonly clock: Clock = systemClock,
-    opts: PgDocumentStoreOptions = {},
+    opts: PgDocumentStoreOptions,
   ) {
     this.documents = db.table('documents');
     this.idempotencyKeys = db.table('idempotency_keys');
     this.initialJobState = (opts.tableQueue ?? true) ? 'pending' : 'done';
-    this.index = opts.index ?? new PgKeywordIndex(db);
+    this.keyword = opts.keyword;
     this.outbox = opts.outbox ?? new PgWebhookOutbox(db);
   }
 
@@ -612,7 +612,7 @@ export class PgDocumentStore implements DocumentStore {
       );
       await this.removeMarked(tx, 'org_id = $1', [org]);
       await tx.query(`DELETE FROM ${this.db.table('partition_deletions')} WHERE org_id = $1`, [org]);
-      await this.index.forgetOrg(tx, org);
+      await this.keyword.forgetOrg(org, tx);
       const blobKeys = new Set<string>();
       for (const row of rows) {
         if (row.blob_key !== null) blobKeys.add(row.blob_key);
@@ -636,7 +636,7 @@ export class PgDocumentStore implements DocumentStore {
       );
       const version = rows[0]?.version;
       if (version === undefined) return null;
-      const chunks = await this.index.readChunks(
+      const chunks = await this.keyword.readChunks(
         storable(id),
         page.afterIndex,
         Math.max(0, Math.floor(page.limit)),
@@ -771,7 +771,7 @@ export class PgDocumentStore implements DocumentStore {
         // index write, and the check before the commit below then drops this one.
         const doc = await work('FOR KEY SHARE')(tx);
         if (!doc) return false;
-        await this.index.deleteChunks(tx, docId);
+        await this.keyword.deleteChunks(docId, tx);
         // A delete meanwhile marks the row rather than wait for this write (deleteDocument): seen
         // before each insert and every DELETED_CHECK_MS between batches, it ends the write.
         let checkedAt = Date.now();
@@ -785,7 +785,7 @@ export class PgDocumentStore implements DocumentStore {
         };
         const insert = async (batch: readonly ChunkRow[]) => {
           await stillWanted();
-          await this.index.writeChunks(tx, docId, doc.org_id, batch);
+          await this.keyword.writeChunks(docId, doc.org_id, batch, tx);
         };
         let pending: ChunkRow[] = [];
         let pendingChars = 0;
@@ -850,7 +850,7 @@ export class PgDocumentStore implements DocumentStore {
             ...promoteParams,
           ],
         );
-        if (language !== undefined) await this.index.noteLanguage(tx, docId, language);
+        if (language !== undefined) await this.keyword.noteLanguage(docId, language, tx);
         await this.outbox.emit(tx, 'document.ready', docId, this.clock.now()); // webhooks: same transaction
         return true;
       });

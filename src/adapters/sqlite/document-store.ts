@@ -1,7 +1,7 @@
-// DocumentStore on SQLite: document records and their lifecycle. Chunks and their FTS5 rows are
-// the keyword index's (keyword-index.ts), written here inside the records' transactions. The
-// documents table also carries the job columns that SqliteTableQueue leases, so creating a
-// document is enqueuing its job in the same transaction.
+// DocumentStore on SQLite: document records and their lifecycle. Chunks and their words are the
+// keyword index's, written through its writer port (SlicedKeywordIndexWriter, which start/ hands
+// over) inside the records' transactions. The documents table also carries the job columns that
+// SqliteTableQueue leases, so creating a document is enqueuing its job in the same transaction.
 import { randomUUID } from 'node:crypto';
 import { chunkBatchesOf } from '../../domain/chunk-batches.js';
 import { ERRORS } from '../../domain/errors.js';
@@ -12,6 +12,7 @@ import {
   type DocumentChange,
   type DocumentStore,
   type IdempotentAnswer,
+  type SlicedKeywordIndexWriter,
   systemClock,
 } from '../../domain/ports.js';
 import type {
@@ -48,7 +49,6 @@ import type { Database } from './database.js';
 import { sqliteAccessCondition, sqliteFilter } from './filter-sql.js';
 import { GroupCommit } from './group-commit.js';
 import { completeAnswer } from './idempotency-store.js';
-import { SqliteKeywordIndex } from './keyword-index.js';
 import { startProcessingSet } from './start-processing.js';
 import { StatementCache } from './statements.js';
 import { storableMetadata, storableNullable, storableText } from './text.js';
@@ -105,8 +105,11 @@ interface ReadyIndex extends IndexTotals {
 
 export interface SqliteDocumentStoreOptions {
   clock?: Clock;
-  /** The keyword index that saveIndex writes (default: one on the same database). */
-  index?: SqliteKeywordIndex;
+  /**
+   * The keyword index saveIndex writes, on the same database: its statements join this store's
+   * transactions.
+   */
+  keyword: SlicedKeywordIndexWriter<void, 'sync'>;
   /** Writes webhook events in the transactions of the status changes (default: one on the same database). */
   outbox?: SqliteWebhookOutbox;
 }
@@ -147,17 +150,17 @@ export class SqliteDocumentStore implements DocumentStore {
   private readonly sql: StatementCache;
   private readonly commits: GroupCommit;
   private readonly clock: Clock;
-  readonly index: SqliteKeywordIndex;
+  private readonly keyword: SlicedKeywordIndexWriter<void, 'sync'>;
   private readonly outbox: SqliteWebhookOutbox;
 
   constructor(
     private readonly db: Database,
-    opts: SqliteDocumentStoreOptions = {},
+    opts: SqliteDocumentStoreOptions,
   ) {
     this.sql = new StatementCache(db);
     this.commits = new GroupCommit(db);
     this.clock = opts.clock ?? systemClock;
-    this.index = opts.index ?? new SqliteKeywordIndex(db);
+    this.keyword = opts.keyword;
     this.outbox = opts.outbox ?? new SqliteWebhookOutbox(db, this.clock);
     setImmediate(() => void this.resumePurges());
   }
@@ -525,13 +528,13 @@ export class SqliteDocumentStore implements DocumentStore {
         // A pending version's chunks written so far go too (the run writing them stops at its
         // next slice: its document is gone).
         const shadows = this.handShadows(id);
-        if (this.index.countChunks(id, INDEX_DELETE_SLICE + 1) > INDEX_DELETE_SLICE) {
+        if (this.keyword.countChunks(id, INDEX_DELETE_SLICE + 1) > INDEX_DELETE_SLICE) {
           this.handToPurge('id = ?', id);
           return { ...blobs, purge: [id, ...shadows] };
         }
-        // Chunks first and explicitly (their trigger drops the FTS rows), rather than relying on
-        // the cascade, which a connection opened without foreign_keys would skip.
-        this.index.deleteChunks(id);
+        // Chunks first and explicitly, rather than relying on the cascade, which a connection
+        // opened without foreign_keys would skip.
+        this.keyword.deleteChunks(id);
         this.sql.get('DELETE FROM documents WHERE id = ?').run(id);
         return { ...blobs, purge: shadows };
       })
@@ -565,17 +568,17 @@ export class SqliteDocumentStore implements DocumentStore {
 
   /**
    * Takes the current version's chunks out of the document inside the caller's transaction: a
-   * few are deleted at once; more are moved under a row handed to no organisation (an update of
-   * the chunk rows, leaving the FTS rows alone) and purged a slice at a time after the commit.
+   * few are deleted at once; more are moved under a row handed to no organisation (moveChunks:
+   * their words are not written again) and purged a slice at a time after the commit.
    */
   private retireChunks(id: string): void {
-    if (this.index.countChunks(id, INDEX_DELETE_SLICE + 1) <= INDEX_DELETE_SLICE) {
-      this.index.deleteChunks(id);
+    if (this.keyword.countChunks(id, INDEX_DELETE_SLICE + 1) <= INDEX_DELETE_SLICE) {
+      this.keyword.deleteChunks(id);
       return;
     }
     const holder = randomUUID();
     this.insertHolder(holder, PURGED_ORG);
-    this.sql.get('UPDATE chunks SET document_id = ? WHERE document_id = ?').run(holder, id);
+    this.keyword.moveChunks(id, holder);
     // After the commit (or, if it rolls back, a purge of a row that never was).
     setImmediate(() => void this.purge(holder));
   }
@@ -608,7 +611,7 @@ export class SqliteDocumentStore implements DocumentStore {
       if (version === undefined) return null;
       return {
         version,
-        chunks: this.index.readChunks(id, page.afterIndex, Math.max(0, Math.floor(page.limit))),
+        chunks: this.keyword.readChunks(id, page.afterIndex, Math.max(0, Math.floor(page.limit))),
       };
     })();
   }
@@ -671,7 +674,7 @@ export class SqliteDocumentStore implements DocumentStore {
       .immediate();
     for (const { id } of handed.rows) await this.purgeHanded(id);
     for (const id of handed.shadows) await this.purgeHanded(id);
-    await this.commits.run(() => this.index.forgetOrg(orgId));
+    await this.commits.run(() => this.keyword.forgetOrg(orgId));
     const blobKeys = new Set<string>();
     for (const row of handed.rows) {
       if (row.blob_key !== null) blobKeys.add(row.blob_key);
@@ -694,7 +697,10 @@ export class SqliteDocumentStore implements DocumentStore {
   /** Deletes a document handed to PURGED_ORG: its chunks a slice at a time, then its row. */
   private async purgeHanded(id: string): Promise<void> {
     while (
-      (await this.commits.run(() => this.index.deleteChunks(id, INDEX_DELETE_SLICE), INDEX_DELETE_SLICE)) > 0
+      (await this.commits.run(
+        () => this.keyword.deleteChunkSlice(id, INDEX_DELETE_SLICE),
+        INDEX_DELETE_SLICE,
+      )) > 0
     ) {
       // Each slice is its own transaction; the event loop runs between them.
     }
@@ -838,7 +844,7 @@ export class SqliteDocumentStore implements DocumentStore {
         // An earlier run's chunks (one that crashed part-way) go first, also a slice at a time.
         for (;;) {
           const removed = await this.commits.run(() =>
-            this.inRun(id, run, () => this.index.deleteChunks(id, INDEX_DELETE_SLICE)),
+            this.inRun(id, run, () => this.keyword.deleteChunkSlice(id, INDEX_DELETE_SLICE)),
           );
           if (removed === null) return false;
           if (removed === 0) break;
@@ -846,7 +852,7 @@ export class SqliteDocumentStore implements DocumentStore {
       }
       const write = async (slice: ChunkRow[]) =>
         (await this.commits.run(
-          () => this.inRun(id, run, (orgId) => this.index.writeChunks(target, orgId, slice)),
+          () => this.inRun(id, run, (orgId) => this.keyword.writeChunks(target, orgId, slice)),
           slice.length,
         )) !== null;
       let chunkCount = 0;
@@ -892,8 +898,8 @@ export class SqliteDocumentStore implements DocumentStore {
 
   /**
    * The swap of a large pending version, in one transaction: the current version's chunks leave
-   * the document (retireChunks), the shadow's become the document's (an update of the chunk rows;
-   * their FTS rows stay as they are) and the pending version becomes the current one. False when
+   * the document (retireChunks), the shadow's become the document's (moveChunks: their words are
+   * not written again) and the pending version becomes the current one. False when
    * the shadow was taken away meanwhile (a purge of leftovers by another process).
    */
   private swapIn(id: string, shadow: string, ready: ReadyIndex): boolean {
@@ -904,7 +910,7 @@ export class SqliteDocumentStore implements DocumentStore {
       .get(shadow);
     if (!doc || !pendingActive(doc) || owner !== shadowOrg(id)) return false;
     this.retireChunks(id);
-    this.sql.get('UPDATE chunks SET document_id = ? WHERE document_id = ?').run(id, shadow);
+    this.keyword.moveChunks(shadow, id);
     this.sql.get('DELETE FROM documents WHERE id = ?').run(shadow);
     this.markVersionReady(id, doc, ready);
     return true;
@@ -939,12 +945,12 @@ export class SqliteDocumentStore implements DocumentStore {
     if (pendingActive(doc)) {
       // The swap: the current version's chunks out, the new ones in, one transaction.
       this.retireChunks(id);
-      this.index.writeChunks(id, doc.org_id, chunks);
+      this.keyword.writeChunks(id, doc.org_id, chunks);
       this.markVersionReady(id, doc, ready);
       return true;
     }
-    this.index.deleteChunks(id);
-    this.index.writeChunks(id, doc.org_id, chunks);
+    this.keyword.deleteChunks(id);
+    this.keyword.writeChunks(id, doc.org_id, chunks);
     this.markReady(id, ready);
     return true;
   }
@@ -982,7 +988,7 @@ export class SqliteDocumentStore implements DocumentStore {
         requested: spec.language ?? null,
         now: this.now(),
       });
-    if (ready.language !== undefined) this.index.noteLanguage(id, ready.language);
+    if (ready.language !== undefined) this.keyword.noteLanguage(id, ready.language);
     this.outbox.emit('document.ready', id); // webhooks: same transaction as the swap
   }
 
@@ -1011,7 +1017,7 @@ export class SqliteDocumentStore implements DocumentStore {
         this.now(),
         id,
       );
-    if (language !== undefined) this.index.noteLanguage(id, language);
+    if (language !== undefined) this.keyword.noteLanguage(id, language);
     this.outbox.emit('document.ready', id); // webhooks: same transaction as the status change
   }
 

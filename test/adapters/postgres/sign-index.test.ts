@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { PgDatabase } from '../../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../../src/adapters/postgres/document-store.js';
-import { PgKeywordIndex } from '../../../src/adapters/postgres/keyword-index.js';
+import { PgKeywordIndex } from '../../../src/adapters/postgres/keyword/index.js';
 import { migratePostgres } from '../../../src/adapters/postgres/migrations.js';
 import { PgVectorIndex } from '../../../src/adapters/postgres/vector-index.js';
 import type { ChunkVector } from '../../../src/domain/ports.js';
@@ -50,7 +50,7 @@ describeScaleOut('PgVectorIndex: sign bits held by each node', services, () => {
     writerDb = new PgDatabase({ connectionString: url, schema, maxConnections: 4 });
     await migratePostgres(writerDb);
     readerDb = new PgDatabase({ connectionString: url, schema, maxConnections: 4 });
-    store = new PgDocumentStore(writerDb, undefined, { index: new PgKeywordIndex(writerDb, {}) });
+    store = new PgDocumentStore(writerDb, undefined, { keyword: new PgKeywordIndex(writerDb, {}) });
     writer = new PgVectorIndex(writerDb, BUDGET);
     reader = new PgVectorIndex(readerDb, BUDGET);
     profile = await writer.profileId({ provider: 'test', model: 'signs', dimensions: D });
@@ -175,7 +175,7 @@ describeScaleOut('PgVectorIndex: sign bits held by each node', services, () => {
          CREATE TABLE ${db.table('partition_deletions')} (org_id text NOT NULL, name text NOT NULL,
            marked_at timestamptz NOT NULL, PRIMARY KEY (org_id, name))`,
       );
-      const oldStore = new PgDocumentStore(db, undefined, { index: new PgKeywordIndex(db, {}) });
+      const oldStore = new PgDocumentStore(db, undefined, { keyword: new PgKeywordIndex(db, {}) });
       const doc = await indexedInto(
         oldStore,
         orgId,

@@ -21,7 +21,7 @@ import {
 import { SqliteDocumentStore } from '../../../src/adapters/sqlite/document-store.js';
 import { averagesRowCount } from '../../../src/adapters/sqlite/fts-row-count.js';
 import { indexTerms, queryTerms } from '../../../src/adapters/sqlite/fts-terms.js';
-import { SqliteKeywordIndex } from '../../../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../../../src/adapters/sqlite/keyword/index.js';
 import { SqliteTableQueue } from '../../../src/adapters/sqlite/table-queue.js';
 import { BlobNotFoundError, type JobConsumer, type JobContext } from '../../../src/domain/ports.js';
 import { analyzer } from '../../../src/domain/search-words.js';
@@ -158,7 +158,7 @@ describe('openSqlite / migrateSqlite', () => {
     db.exec(`DROP TRIGGER documents_metadata_insert; DROP TRIGGER documents_metadata_update;
       DROP TRIGGER documents_metadata_delete; DROP TABLE document_metadata;
       DELETE FROM schema_migrations WHERE version = 70;`);
-    const store = new SqliteDocumentStore(db);
+    const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const tagged = newDoc('org_a', { metadata: { team: 'red', 'odd.key "$[0]"': 'x' } });
     await store.createDocuments([tagged, newDoc('org_b', { metadata: {} })]);
     expect(migrateSqlite(db)).toEqual({ applied: [70] });
@@ -183,7 +183,7 @@ describe('openSqlite / migrateSqlite', () => {
 
   it('works in memory', async () => {
     const db = open(':memory:');
-    const store = new SqliteDocumentStore(db);
+    const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     expect(await store.countPending()).toBe(0);
   });
 
@@ -202,7 +202,7 @@ describe('openSqlite / migrateSqlite', () => {
       'documents_job_pending_process',
       'documents_job_pending_process_org',
     ]);
-    const documents = new SqliteDocumentStore(db);
+    const documents = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const [text1, text2, url1, url2] = refs(4) as [JobRef, JobRef, JobRef, JobRef];
     await documents.createDocuments([
       jobDocument(text1),
@@ -245,7 +245,7 @@ describe('SqliteDocumentStore group commit', () => {
     const file = dbFile();
     const db = open(file);
     const reader = open(file);
-    const store = new SqliteDocumentStore(db);
+    const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const docs = refs(50).map(jobDocument);
     db.pragma('wal_checkpoint(TRUNCATE)');
 
@@ -275,7 +275,7 @@ describe('SqliteDocumentStore group commit', () => {
     const file = dbFile();
     const db = open(file);
     const reader = open(file);
-    const store = new SqliteDocumentStore(db);
+    const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const [existing, a, b, c, d] = refs(5).map(jobDocument) as [
       NewDocument,
       NewDocument,
@@ -315,7 +315,7 @@ describe('SqliteDocumentStore group commit', () => {
     const file = dbFile();
     const db = open(file);
     const other = open(file);
-    const store = new SqliteDocumentStore(db);
+    const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     db.pragma('busy_timeout = 50');
     other.exec('BEGIN IMMEDIATE');
     const docs = refs(3).map(jobDocument);
@@ -331,7 +331,7 @@ describe('SqliteDocumentStore group commit', () => {
 
   it('rejects calls still waiting when the database closes, instead of crashing', async () => {
     const db = open(':memory:');
-    const store = new SqliteDocumentStore(db);
+    const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const waiting = store.createDocuments(refs(2).map(jobDocument));
     db.close();
     await expect(waiting).rejects.toThrow(/not open/);
@@ -341,7 +341,7 @@ describe('SqliteDocumentStore group commit', () => {
     const file = dbFile();
     const db = open(file);
     const reader = open(file);
-    const store = new SqliteDocumentStore(db);
+    const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const calls = refs(2500).map((r) => store.createDocuments([jobDocument(r)]));
     // Still in the turn that made the calls: the earlier ones are already committed.
     const early = documentCount(reader) as number;
@@ -390,7 +390,7 @@ describe('FTS5 terms', () => {
 
   it('gives each org its own terms: another org’s volume never enters a query', async () => {
     const db = open(':memory:');
-    const store = new SqliteDocumentStore(db);
+    const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const a = jobDocument({ documentId: crypto.randomUUID(), orgId: 'org_a' });
     const b = jobDocument({ documentId: crypto.randomUUID(), orgId: 'org_b' });
     await store.createDocuments([a, b]);
@@ -431,7 +431,8 @@ describe('FTS5 terms', () => {
 
   it('indexes a chunk by the words the pipeline computed, or computes the same words itself', async () => {
     const db = open(':memory:');
-    const store = new SqliteDocumentStore(db);
+    const index = new SqliteKeywordIndex(db);
+    const store = new SqliteDocumentStore(db, { keyword: index });
     const text = 'Crème brûlée at the Café';
     const given = jobDocument({ documentId: crypto.randomUUID(), orgId: 'org_w' });
     const computed = jobDocument({ documentId: crypto.randomUUID(), orgId: 'org_w' });
@@ -456,7 +457,7 @@ describe('FTS5 terms', () => {
       db.prepare('SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?').pluck().get(expression);
     for (const word of ['creme', 'brule', 'at', 'the', 'cafe']) expect(matching(`"1_${word}"`)).toBe(2);
     expect(matching('"1_crème"')).toBe(0);
-    const hits = await store.index.search({
+    const hits = await index.search({
       orgId: 'org_w',
       query: 'brulee',
       topK: 10,
@@ -468,7 +469,7 @@ describe('FTS5 terms', () => {
 
   it('drops a document’s index rows with it', async () => {
     const db = open(':memory:');
-    const store = new SqliteDocumentStore(db);
+    const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const doc = jobDocument({ documentId: crypto.randomUUID(), orgId: 'org_fts' });
     await store.createDocuments([doc]);
     const chunks = ['one', 'two', 'three'].map((text, index) => ({
@@ -505,7 +506,7 @@ describe('FTS5 terms', () => {
   it('removes a large deleted document’s rows a slice at a time, and resumes after a restart', async () => {
     const file = path.join(work, `purge-${crypto.randomUUID()}.db`);
     const db = open(file);
-    const store = new SqliteDocumentStore(db);
+    const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const large = (doc: NewDocument) =>
       store.saveIndex(doc.id, {
         chunks: Array.from({ length: 2_000 }, (_, index) => ({
@@ -541,7 +542,7 @@ describe('FTS5 terms', () => {
     await store.deleteDocument('org_purge', b!.id);
     db.close();
     const reopened = open(file);
-    new SqliteDocumentStore(reopened);
+    new SqliteDocumentStore(reopened, { keyword: new SqliteKeywordIndex(reopened) });
     await waitFor('the resumed purge of b', () => {
       const n = reopened.prepare('SELECT count(*) FROM documents WHERE id = ?').pluck().get(b!.id);
       return n === 0;
@@ -584,7 +585,8 @@ describe('keyword scores', () => {
 
   it('divides by the most the query could score with the IDFs FTS5 ranked with, deleted and other orgs’ rows counted', async () => {
     const db = open(':memory:');
-    const store = new SqliteDocumentStore(db);
+    const index = new SqliteKeywordIndex(db);
+    const store = new SqliteDocumentStore(db, { keyword: index });
     // Four words a chunk, in every chunk ever written, so the length normalisation is 1.
     const other = await indexed(store, 'org_other', ['gull tern skua puffin', 'gull gull tern auk']);
     const mine = await indexed(store, 'org_birds', [
@@ -618,7 +620,7 @@ describe('keyword scores', () => {
     const wren = idf('wren', 4);
     const saturated = (tf: number) => (tf * 2.2) / (tf + 1.2);
     const most = 2.2 * (heron + wren);
-    const hits = await store.index.search({
+    const hits = await index.search({
       orgId: 'org_birds',
       query: 'heron wren',
       topK: 10,
@@ -645,9 +647,10 @@ describe('search row budget', () => {
     pageEnd: null,
   });
 
-  async function storeWith(texts: string[]) {
+  async function indexWith(texts: string[]) {
     const db = open(':memory:');
-    const store = new SqliteDocumentStore(db, { index: new SqliteKeywordIndex(db, { searchRowBudget: 5 }) });
+    const index = new SqliteKeywordIndex(db, { searchRowBudget: 5 });
+    const store = new SqliteDocumentStore(db, { keyword: index });
     const doc = jobDocument({ documentId: crypto.randomUUID(), orgId: 'org_budget' });
     await store.createDocuments([doc]);
     await store.saveIndex(doc.id, {
@@ -657,23 +660,23 @@ describe('search row budget', () => {
       contentType: null,
       bytes: null,
     });
-    return store;
+    return index;
   }
-  const search = (store: SqliteDocumentStore, query: string) =>
-    store.index.search({ orgId: 'org_budget', query, topK: 50, filter: null, documentIds: null });
+  const search = (index: SqliteKeywordIndex, query: string) =>
+    index.search({ orgId: 'org_budget', query, topK: 50, filter: null, documentIds: null });
 
   it('drops a query word too common to rank within the budget when rarer words match', async () => {
     const commons = Array.from({ length: 10 }, (_, i) => `common filler ${i}`);
-    const store = await storeWith([...commons, 'rare and common', 'rare alone']);
-    const hits = await search(store, 'rare common');
+    const index = await indexWith([...commons, 'rare and common', 'rare alone']);
+    const hits = await search(index, 'rare common');
     expect(hits.map((h) => h.chunkIndex).sort()).toEqual([10, 11]);
     // Within the budget every word counts: "alone" (1 row) and "rare" (2 rows) are both ranked.
-    expect((await search(store, 'rare alone'))[0]?.chunkIndex).toBe(11);
+    expect((await search(index, 'rare alone'))[0]?.chunkIndex).toBe(11);
   });
 
   it('ranks a query of only very common words among their newest matches', async () => {
-    const store = await storeWith(Array.from({ length: 12 }, (_, i) => `common filler ${i}`));
-    const hits = await search(store, 'common');
+    const index = await indexWith(Array.from({ length: 12 }, (_, i) => `common filler ${i}`));
+    const hits = await search(index, 'common');
     expect(hits.map((h) => h.chunkIndex).sort((a, b) => a - b)).toEqual([7, 8, 9, 10, 11]);
   });
 });
@@ -681,7 +684,7 @@ describe('search row budget', () => {
 describe('SqliteTableQueue in one process', () => {
   it('wakes an idle local consumer on enqueue, without waiting for the poll', async () => {
     const db = open(dbFile());
-    const documents = new SqliteDocumentStore(db);
+    const documents = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const queue = new SqliteTableQueue(db, { pollMs: 10_000 });
     let startedAt = 0;
     consumers.push(
@@ -705,7 +708,7 @@ describe('SqliteTableQueue in one process', () => {
     const file = dbFile();
     const db = open(file);
     const other = open(file);
-    const documents = new SqliteDocumentStore(db);
+    const documents = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const queue = new SqliteTableQueue(db, { pollMs: 10_000 });
     const jobs = refs(3);
     await documents.createDocuments(jobs.map(jobDocument));
@@ -721,7 +724,7 @@ describe('SqliteTableQueue in one process', () => {
 
   it('takes the oldest due job of either lane when it serves both', async () => {
     const db = open(dbFile());
-    const documents = new SqliteDocumentStore(db);
+    const documents = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const queue = new SqliteTableQueue(db);
     const [oldUrl, midText, newUrl] = refs(3) as [JobRef, JobRef, JobRef];
     const at = (doc: NewDocument, ms: number): NewDocument => ({
@@ -739,7 +742,7 @@ describe('SqliteTableQueue in one process', () => {
 
   it('revives a finished job on enqueue only while its document still waits', async () => {
     const db = open(dbFile());
-    const documents = new SqliteDocumentStore(db);
+    const documents = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const queue = new SqliteTableQueue(db, { pollMs: 20 });
     const [waiting, ready] = refs(2) as [JobRef, JobRef];
     await documents.createDocuments([waiting, ready].map(jobDocument));
@@ -773,7 +776,7 @@ describe('SqliteTableQueue in one process', () => {
 
   it('releases leases of a dead earlier process with our pid at once, but not live or foreign ones', async () => {
     const db = open(dbFile());
-    const documents = new SqliteDocumentStore(db);
+    const documents = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const [samePid, livePid, otherHost] = refs(3) as [JobRef, JobRef, JobRef];
     await documents.createDocuments([samePid, livePid, otherHost].map(jobDocument));
     const lease = db.prepare(
@@ -805,7 +808,7 @@ describe('SqliteTableQueue in one process', () => {
 
   it('a claim marks its queued document processing, as the processor would, and leaves other statuses alone', async () => {
     const db = open(dbFile());
-    const documents = new SqliteDocumentStore(db);
+    const documents = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const queue = new SqliteTableQueue(db);
     const [retried, finished] = refs(2) as [JobRef, JobRef];
     await documents.createDocuments([retried, finished].map(jobDocument));
@@ -831,7 +834,7 @@ describe('SqliteTableQueue in one process', () => {
 
   it('the index write ends the document’s job: a late settle finds nothing to write', async () => {
     const db = open(dbFile());
-    const documents = new SqliteDocumentStore(db);
+    const documents = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const queue = new SqliteTableQueue(db);
     const [job] = refs(1) as [JobRef];
     await documents.createDocuments([jobDocument(job)]);
@@ -855,7 +858,7 @@ describe('SqliteTableQueue in one process', () => {
 
   it('aborts a running job whose document is deleted, and records nothing for it', async () => {
     const db = open(dbFile());
-    const documents = new SqliteDocumentStore(db);
+    const documents = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const queue = new SqliteTableQueue(db, { leaseMs: 150, pollMs: 20 });
     const [job] = refs(1) as [JobRef];
     await documents.createDocuments([jobDocument(job)]);
@@ -881,7 +884,7 @@ describe('several processes on one database file', () => {
   it('claims each job exactly once across processes', async () => {
     const file = dbFile();
     const db = open(file);
-    const documents = new SqliteDocumentStore(db);
+    const documents = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const jobs = refs(150);
     const procs = [startChild(['consume', file, '5000']), startChild(['consume', file, '5000'])];
     await waitFor(
@@ -939,7 +942,7 @@ describe('several processes on one database file', () => {
   it('resumes at once the job of a killed process on this host, despite a long lease', async () => {
     const file = dbFile();
     const db = open(file);
-    const documents = new SqliteDocumentStore(db);
+    const documents = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
     const [job] = refs(1) as [JobRef];
     await documents.createDocuments([jobDocument(job)]);
 

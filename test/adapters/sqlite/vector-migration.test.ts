@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { migrateSqlite, openSqlite } from '../../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../../src/adapters/sqlite/document-store.js';
-import { SqliteKeywordIndex } from '../../../src/adapters/sqlite/keyword-index.js';
+import { SqliteKeywordIndex } from '../../../src/adapters/sqlite/keyword/index.js';
 import { SqliteVectorIndex } from '../../../src/adapters/sqlite/vector-index.js';
 import { indexedInto } from '../../contract/document-fixtures.js';
 
@@ -31,7 +31,7 @@ it('vectors stored before migration 90 are moved, signed and searched; deletes s
   dirs.push(dir);
   const db = openSqlite(path.join(dir, 'docindex.db'));
   try {
-    const store = new SqliteDocumentStore(db, { index: new SqliteKeywordIndex(db, {}) });
+    const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db, {}) });
     const orgId = `org_${randomUUID()}`;
     const doc = await indexedInto(
       store,

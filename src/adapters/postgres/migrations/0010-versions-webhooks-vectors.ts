@@ -165,7 +165,7 @@ export const MIGRATIONS: readonly Migration[] = [
       // later needs no race-prone switch-over); older rows are filled by `docindex reindex`, which
       // then builds the index CONCURRENTLY. Until `terms_ready`, search uses the GIN index. Its
       // statistics target is raised: the most common terms' frequencies (pg_stats) stand in for
-      // the document frequencies of words too common to count (keyword-index.ts).
+      // the document frequencies of words too common to count (keyword/rum-search.ts).
       await tx.query(`
         ALTER TABLE ${t('chunks')} ADD COLUMN terms tsvector;
         ALTER TABLE ${t('chunks')} ALTER COLUMN terms SET STATISTICS 1000;

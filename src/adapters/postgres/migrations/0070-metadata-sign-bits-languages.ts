@@ -13,7 +13,7 @@ export const MIGRATIONS: readonly Migration[] = [
       // writes documents.metadata or moves a row to another org (ingest, new version, PATCH, org
       // purge), and removed with the document (cascade): a filter's leaf becomes an index range
       // of document ids instead of reading the jsonb of every document of the org
-      // (keyword-index.ts, filter-sql.ts). The value is what `->>` gives, so a leaf on this
+      // (keyword/search.ts, filter-sql.ts). The value is what `->>` gives, so a leaf on this
       // table selects what the same leaf on the jsonb does; COLLATE "C" orders it as filters do.
       await tx.query(`
         CREATE TABLE ${t('document_metadata')} (

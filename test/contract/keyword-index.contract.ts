@@ -1,4 +1,4 @@
-// Conformance suite for SearchIndex, the keyword index: BM25 ranking, query parsing that no input
+// Conformance suite for KeywordIndex: BM25 ranking, query parsing that no input
 // can break, metadata filters and document_ids, tenant isolation, and the row budget that bounds
 // one query's work (planned once, in domain/search-plan.ts). Run against SQLite FTS5 and
 // PostgreSQL full-text search, fed through each backend's DocumentStore.saveIndex.
@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Filter } from '../../src/domain/filter.js';
-import type { DocumentStore, SearchIndex } from '../../src/domain/ports.js';
+import type { DocumentStore, KeywordIndex } from '../../src/domain/ports.js';
 import { analyzer } from '../../src/domain/search-words.js';
 import type { ChunkRow, NewDocument, SearchHit, SearchQuery } from '../../src/domain/types.js';
 import {
@@ -22,14 +22,14 @@ import {
   where,
 } from './document-fixtures.js';
 
-export function searchIndexContract(
+export function keywordIndexContract(
   name: string,
   make: (options: DocumentStoreOptions) => Promise<DocumentStoreHarness>,
 ): void {
   describe(name, () => {
     let h: DocumentStoreHarness;
     let store: DocumentStore;
-    let index: SearchIndex;
+    let index: KeywordIndex;
     let orgA: string;
     let orgB: string;
 
@@ -309,7 +309,7 @@ export function searchIndexContract(
     });
 
     describe('analysis', () => {
-      const ids = async (i: SearchIndex, orgId: string, q: string) =>
+      const ids = async (i: KeywordIndex, orgId: string, q: string) =>
         new Set((await i.search(query(orgId, q))).map((hit) => hit.documentId));
 
       it('stems English words: a query finds the other forms of its words', async () => {
