@@ -452,8 +452,8 @@ export async function createRuntime(
       onOutcome: (outcome) => metrics.documentOutcome(outcome),
       tracer,
       indexFile: (file, format, options, signal, orgId) =>
-        extractor.indexStream(file, format, options, signal, orgId),
-      chunkDocument: (text, options, signal, orgId) => extractor.chunkStream(text, options, signal, orgId),
+        extractor.indexFile(file, format, options, signal, orgId),
+      chunkDocument: (text, options, signal, orgId) => extractor.indexText(text, options, signal, orgId),
       downloadUrl: urlDownloader({
         policy,
         blobs,
