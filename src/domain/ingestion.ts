@@ -13,6 +13,7 @@ import type {
   BlobStore,
   BlobWrite,
   Clock,
+  DocumentPipeline,
   DocumentStore,
   IdempotencyKeyRef,
   IdempotentAnswer,
@@ -93,15 +94,6 @@ export interface StagedFile {
   contentType: string;
 }
 
-/** Decides a stored upload's format from its bytes and name. */
-export type FormatSniffer = (input: {
-  path: string;
-  filename: string | null;
-}) => Promise<{ ok: true; contentType: string } | { ok: false; detail: string }>;
-
-/** Decides at submit time whether a URL may be fetched at all. */
-export type UrlScreen = (raw: string) => { ok: true; displayUrl: string } | { ok: false; reason: string };
-
 export interface IngestionLimits {
   maxQueuedDocuments: number;
   maxUploadBytes: number;
@@ -115,8 +107,8 @@ export interface IngestionDeps {
   downloadQueue: JobQueue;
   blobs: BlobStore;
   clock: Clock;
-  sniffFormat: FormatSniffer;
-  screenUrl: UrlScreen;
+  /** What ingest asks of the pipeline: an upload's format, whether a URL may be fetched. */
+  pipeline: Pick<DocumentPipeline, 'sniffFormat' | 'screenUrl'>;
   limits: IngestionLimits;
   /** Called when the enqueue after a commit fails (the reconciler will retry it). */
   onEnqueueError?: (error: unknown) => void;
@@ -399,7 +391,7 @@ export class IngestionService {
   }
 
   private screen(url: string): string {
-    const screened = this.deps.screenUrl(url);
+    const screened = this.deps.pipeline.screenUrl(url);
     if (!screened.ok) throw ERRORS.invalid(screened.reason, [{ pointer: '/url', message: screened.reason }]);
     return screened.displayUrl;
   }
@@ -459,7 +451,7 @@ export class IngestionService {
       const metadata = await readMetadata();
       if (blob.bytes === 0) throw ERRORS.unsupportedMediaType('The file is empty.');
       const sniffed = await this.deps.blobs.withLocalFile(blob.key, (path) =>
-        this.deps.sniffFormat({ path, filename: upload.filename }),
+        this.deps.pipeline.sniffFormat({ path, filename: upload.filename }),
       );
       if (!sniffed.ok) throw ERRORS.unsupportedMediaType(sniffed.detail);
       return { blob, filename: upload.filename, metadata, contentType: sniffed.contentType };

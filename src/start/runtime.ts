@@ -22,14 +22,12 @@ import { SqliteUsageStore } from '../adapters/sqlite/usage-store.js';
 import { SqliteVectorIndex } from '../adapters/sqlite/vector-index.js';
 import { SqliteWebhookOutbox, SqliteWebhookStore } from '../adapters/sqlite/webhook-store.js';
 import type { Config } from '../config/index.js';
-import { ocrLanguagesOf } from '../config/schema.js';
 import { Authenticator } from '../domain/auth.js';
 import { TOKENIZER_NAME } from '../domain/chunk-settings.js';
 import { CircuitBreaker, type CircuitState } from '../domain/circuit-breaker.js';
 import { DocumentService } from '../domain/documents.js';
 import { EvaluationRunner } from '../domain/evaluation-runner.js';
 import { EvaluationService } from '../domain/evaluations.js';
-import { contentTypeOf } from '../domain/formats.js';
 import { IdempotencyService } from '../domain/idempotency.js';
 import { IngestionService } from '../domain/ingestion.js';
 import { OrgAdmin } from '../domain/orgs.js';
@@ -46,7 +44,6 @@ import {
 import { guardEmbedder, guardReranker, type ProviderStatus } from '../domain/provider-health.js';
 import { QueryService } from '../domain/query.js';
 import { QueryEmbeddings } from '../domain/query-embeddings.js';
-import { QueueReconciler } from '../domain/reconciler.js';
 import { documentAnalyzer, fallbackLanguage } from '../domain/search-words.js';
 import { parseSecretsKey, SecretBox } from '../domain/secrets.js';
 import { SourceSync } from '../domain/source-sync.js';
@@ -59,22 +56,15 @@ import { WebhookService } from '../domain/webhooks.js';
 import type { AppDeps } from '../http/deps.js';
 import { toDocumentJson } from '../http/routes/documents/json.js';
 import { toRunEventJson } from '../http/routes/sources/json.js';
-import { createPipelineThreads, DEFAULT_MAX_TEXT_CHARS, detectFormat } from '../pipeline/extract/index.js';
-import {
-  checkSubmittedUrl,
-  createAddressPolicy,
-  postWebhook,
-  redactUrl,
-  urlDownloader,
-} from '../pipeline/fetch/index.js';
-import { DocumentProcessor } from '../pipeline/processor.js';
-import { type RequestRate, yieldToApi } from '../pipeline/yield-to-api.js';
+import { createAddressPolicy, postWebhook, redactUrl } from '../pipeline/fetch/index.js';
+import type { RequestRate } from '../pipeline/yield-to-api.js';
 import { type Adapters, PURGE_QUEUE_OPTIONS } from './adapters.js';
 import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
 import { createEmbedder } from './embedder.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { PACKAGE_VERSION } from './package-version.js';
+import { startDocumentLanes, submitChecks, submittedUrlRefusal } from './pipeline.js';
 import { createReranker } from './reranker.js';
 import { startTracing, type Tracing } from './tracing.js';
 
@@ -92,9 +82,6 @@ const SOURCE_SCHEDULE_POLL_MS = 30_000;
 const SOURCE_RUN_CONCURRENCY = 2;
 /** Partitions one worker process purges at once. */
 const PURGE_CONCURRENCY = 1;
-
-/** While the API is busy, in-process workers start one document per this interval (≤ 20/s). */
-const YIELD_FLOOR_SPACING_MS = 50;
 
 export interface Runtime extends Adapters {
   config: Config;
@@ -278,6 +265,7 @@ export async function createRuntime(
       'providers',
     );
   const policy = createAddressPolicy({ allow: config.urlFetchAllow });
+  const checks = submitChecks(policy);
   const usageService = new UsageService(usage, clock);
   const metrics = createMetrics(documents, adapters.webhooks, adapters.vectors, clock, providers);
 
@@ -287,14 +275,7 @@ export async function createRuntime(
     downloadQueue,
     blobs,
     clock,
-    sniffFormat: async ({ path: file, filename }) => {
-      const result = await detectFormat({ path: file, filename });
-      return result.ok ? { ok: true, contentType: contentTypeOf(result.format) } : result;
-    },
-    screenUrl: (raw) => {
-      const checked = checkSubmittedUrl(raw, policy);
-      return checked.ok ? { ok: true, displayUrl: redactUrl(checked.url) } : checked;
-    },
+    pipeline: checks,
     limits: {
       maxQueuedDocuments: config.maxQueuedDocuments,
       maxUploadBytes: config.maxUploadBytes,
@@ -330,10 +311,7 @@ export async function createRuntime(
     queue: adapters.sourceQueue,
     types: sourceTypes,
     secrets,
-    screenUrl: (raw) => {
-      const checked = checkSubmittedUrl(raw, policy);
-      return checked.ok ? null : checked.reason;
-    },
+    screenUrl: submittedUrlRefusal(checks),
     clock,
   });
 
@@ -402,10 +380,7 @@ export async function createRuntime(
       maxEndpointsPerOrg: config.webhookMaxEndpoints,
       maxPending: config.webhookMaxPending,
       logLimit: WEBHOOK_LOG_LIMIT,
-      screenUrl: (raw) => {
-        const checked = checkSubmittedUrl(raw, policy);
-        return checked.ok ? null : checked.reason;
-      },
+      screenUrl: submittedUrlRefusal(checks),
     }),
     readiness: adapters.readiness,
     ...(adapters.requestScope ? { orgScope: adapters.requestScope } : {}),
@@ -426,42 +401,19 @@ export async function createRuntime(
   };
 
   const startWorker = ({ ingestRequests }: { ingestRequests?: RequestRate } = {}) => {
-    const extractor = createPipelineThreads({
-      maxWorkers: config.extractWorkers,
-      timeoutMs: config.extractTimeoutMs,
-      maxHeapMb: config.extractMaxHeapMb,
-      pdfMaxPages: config.pdfMaxPages,
-      searchLanguage: config.searchLanguage,
-      ocr: { enabled: config.ocr === 'on', languages: ocrLanguagesOf(config) },
-      // A text file as large as uploads may be always fits.
-      maxTextChars: Math.max(DEFAULT_MAX_TEXT_CHARS, config.maxUploadBytes),
-      idleStopMs: config.extractIdleStopMs,
-      maxTextRatio: config.extractMaxTextRatio,
-      textFloorChars: config.extractTextFloorChars,
-    });
-    // The first document should be as fast as the hundredth: a thread starts and loads the
-    // tokenizer now rather than when that document arrives (`ready` says when it has).
-    const ready = extractor.warm();
-    const processor = new DocumentProcessor({
+    const lanes = startDocumentLanes({
+      config,
       documents,
-      processQueue: queue,
+      queue,
       downloadQueue,
       blobs,
-      keepOriginals: config.keepOriginals,
+      clock,
+      policy,
+      checks,
       logger,
-      onOutcome: (outcome) => metrics.documentOutcome(outcome),
       tracer,
-      indexFile: (file, format, options, signal, orgId) =>
-        extractor.indexFile(file, format, options, signal, orgId),
-      chunkDocument: (text, options, signal, orgId) => extractor.indexText(text, options, signal, orgId),
-      downloadUrl: urlDownloader({
-        policy,
-        blobs,
-        maxBytes: config.maxUploadBytes,
-        connectTimeoutMs: config.urlFetchConnectTimeoutMs,
-        totalTimeoutMs: config.urlFetchTimeoutMs,
-        maxRedirects: config.urlFetchMaxRedirects,
-      }),
+      onOutcome: (outcome) => metrics.documentOutcome(outcome),
+      ingestRequests,
     });
     const sync = new SourceSync({
       store: adapters.sources,
@@ -490,24 +442,6 @@ export async function createRuntime(
         ),
     });
     const consumers: JobConsumer[] = [
-      queue.consume(
-        ingestRequests && config.workerYieldIngestRps > 0
-          ? yieldToApi(processor.handle, ingestRequests, {
-              busyRequestsPerSecond: config.workerYieldIngestRps,
-              floorSpacingMs: YIELD_FLOOR_SPACING_MS,
-            })
-          : processor.handle,
-        {
-          concurrency: config.workerConcurrency,
-          // More slots than threads: one stays for another org's document while one org has a
-          // backlog, so that document waits for the next free thread at most, not for a slot.
-          maxPerOrg:
-            config.workerConcurrency > config.extractWorkers
-              ? config.workerConcurrency - 1
-              : config.workerConcurrency,
-        },
-      ),
-      downloadQueue.consume(processor.handleDownload, { concurrency: config.downloadConcurrency }),
       adapters.evaluationQueue.consume(
         new EvaluationRunner({
           store: adapters.evaluations,
@@ -532,22 +466,6 @@ export async function createRuntime(
     void startDueSources();
     const sourceTimer = setInterval(startDueSources, SOURCE_SCHEDULE_POLL_MS);
     sourceTimer.unref();
-    const reconciler = new QueueReconciler(
-      documents,
-      { process: queue, download: downloadQueue },
-      clock,
-      config.reconcileIntervalMs,
-    );
-    const reconcile = () =>
-      reconciler
-        .runOnce()
-        .then((n) => {
-          if (n > 0) logger.info({ requeued: n }, 'reconciler re-enqueued documents');
-        })
-        .catch((error: unknown) => logger.warn({ err: error }, 'reconciler run failed'));
-    void reconcile();
-    const timer = setInterval(reconcile, config.reconcileIntervalMs);
-    timer.unref();
     // The second stage: ready documents' chunks embedded in the background (EMBEDDINGS set).
     const vectorStage =
       embedder === null
@@ -566,13 +484,11 @@ export async function createRuntime(
           });
     vectorStage?.start();
     return {
-      ready,
+      ready: lanes.ready,
       async stop() {
-        clearInterval(timer);
         clearInterval(sourceTimer);
         await vectorStage?.stop();
-        await Promise.all(consumers.map((c) => c.stop()));
-        await extractor.close();
+        await Promise.all([lanes.stop(), ...consumers.map((c) => c.stop())]);
       },
     };
   };

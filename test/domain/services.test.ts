@@ -27,14 +27,16 @@ function ingestion(over: Partial<IngestionDeps> = {}) {
     downloadQueue,
     blobs,
     clock: new FixedClock(NOW),
-    sniffFormat: async ({ filename }) =>
-      filename?.endsWith('.pdf')
-        ? { ok: true, contentType: 'application/pdf' }
-        : { ok: false, detail: 'not a PDF' },
-    screenUrl: (raw) =>
-      raw.startsWith('https://')
-        ? { ok: true, displayUrl: raw.split('?')[0]! }
-        : { ok: false, reason: 'blocked' },
+    pipeline: {
+      sniffFormat: async ({ filename }) =>
+        filename?.endsWith('.pdf')
+          ? { ok: true, contentType: 'application/pdf' }
+          : { ok: false, detail: 'not a PDF' },
+      screenUrl: (raw) =>
+        raw.startsWith('https://')
+          ? { ok: true, displayUrl: raw.split('?')[0]! }
+          : { ok: false, reason: 'blocked' },
+    },
     limits: { maxQueuedDocuments: 10, maxUploadBytes: 1000, tokenizer: 'o200k_base' },
     onEnqueueError: (error) => enqueueErrors.push(error),
     ...over,

@@ -75,13 +75,14 @@ export interface PipelineThreads {
   /** chunkForIndex in a thread: the chunks, their search words and the text's SHA-256. */
   chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<IndexPlan>;
   /**
-   * chunk, with the chunks handed on as the thread reports them (never all held at once).
-   * `group` (here and in indexFile): documents waiting for a thread take turns between groups
-   * (orgs), the group with the fewest in threads first; without one, a document waits its turn.
+   * DocumentPipeline.indexText: chunk, with the chunks handed on as the thread reports them (never
+   * all held at once). `group` (here and in indexFile): documents waiting for a thread take turns
+   * between groups (orgs), the group with the fewest in threads first; without one, a document
+   * waits its turn.
    */
   indexText(text: string, options: ChunkOptions, signal?: AbortSignal, group?: string): ChunkStream;
   /**
-   * extract, then chunk, with the chunks handed on as they come: the chunks of a stored file. The
+   * DocumentPipeline.indexFile: extract, then chunk, with the chunks handed on as they come. The
    * text stays in the thread that extracted it, which chunks it too (a PDF's pages, extracted by
    * several threads, are joined first): a text of many megabytes never crosses the event loop.
    */
