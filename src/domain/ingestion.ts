@@ -1,6 +1,7 @@
 // Accepting documents: validates what the schema cannot, commits the rows (which are the jobs
 // for table-backed queues), then hands them to the queue. Nothing is acknowledged before the
 // commit; a queue hiccup after it is repaired by the reconciler, never reported as a failure.
+// Uploads are staged first (staged-upload.ts) and discarded here unless a commit keeps them.
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { type ChunkSettings, checkChunkSettings, DEFAULT_CHUNKS } from './chunk-settings.js';
@@ -11,7 +12,6 @@ import { cleanMetadata } from './metadata.js';
 import { canSee, type DocumentAccess, partitionToWrite } from './partitions.js';
 import type {
   BlobStore,
-  BlobWrite,
   Clock,
   DocumentPipeline,
   DocumentStore,
@@ -19,8 +19,9 @@ import type {
   IdempotentAnswer,
   JobQueue,
 } from './ports.js';
-import { BlobTooLargeError, newBlobKey, noopTracer, type TraceParent, type Tracer } from './ports.js';
+import { noopTracer, type TraceParent, type Tracer } from './ports.js';
 import { accessToWrite } from './principals.js';
+import { type StagedUpload, stageUpload } from './staged-upload.js';
 import { cleanText } from './text.js';
 import type {
   DocumentSource,
@@ -78,21 +79,13 @@ export interface VersionAck {
 export type NewContent = (
   | { kind: 'text'; text: string }
   | { kind: 'url'; url: string }
-  | { kind: 'file'; staged: StagedFile }
+  | { kind: 'file'; staged: StagedUpload }
 ) & {
   /** The new content's language (ISO 639-1); absent: detected. */
   language?: string | null;
   /** A new access list for the document (null removes it); absent keeps the document's. */
   access?: string[] | null;
 };
-
-/** An upload stored and checked, not yet committed. */
-export interface StagedFile {
-  blob: BlobWrite;
-  filename: string | null;
-  metadata: Metadata;
-  contentType: string;
-}
 
 export interface IngestionLimits {
   maxQueuedDocuments: number;
@@ -171,20 +164,11 @@ export class IngestionService {
     key?: IdempotencyKeyRef,
     parent?: TraceParent,
   ): Promise<VersionAck> {
-    let accessList: string[] | null | undefined;
-    try {
-      checkLanguage(content.language, '/language');
-      accessList = accessToWrite(content.access, '/access');
-    } catch (error) {
-      if (content.kind === 'file') await this.discardFile(content.staged);
-      throw error;
-    }
+    checkLanguage(content.language, '/language');
+    const accessList = accessToWrite(content.access, '/access');
     const found = await this.deps.documents.getDocument(orgId, id);
     const current = found && canSee(access, found) ? found : null;
-    if (!current) {
-      if (content.kind === 'file') await this.discardFile(content.staged);
-      throw ERRORS.documentNotFound(id);
-    }
+    if (!current) throw ERRORS.documentNotFound(id);
     const settings = {
       chunkSize: current.chunkSize,
       chunkOverlap: current.chunkOverlap,
@@ -227,24 +211,21 @@ export class IngestionService {
       );
     }
     const { staged } = content;
-    try {
-      return await this.startVersion(
-        orgId,
-        id,
-        {
-          ...settings,
-          ...this.fileInput(staged),
-          text: null,
-          fetchUrl: null,
-        },
-        undefined,
-        key,
-        parent,
-      );
-    } catch (error) {
-      await this.discardFile(staged);
-      throw error;
-    }
+    const ack = await this.startVersion(
+      orgId,
+      id,
+      {
+        ...settings,
+        ...this.fileInput(staged),
+        text: null,
+        fetchUrl: null,
+      },
+      undefined,
+      key,
+      parent,
+    );
+    staged.keep();
+    return ack;
   }
 
   /**
@@ -396,7 +377,7 @@ export class IngestionService {
     return screened.displayUrl;
   }
 
-  private fileInput(staged: StagedFile): { source: DocumentSource; blobKey: string } {
+  private fileInput(staged: StagedUpload): { source: DocumentSource; blobKey: string } {
     return {
       source: {
         type: 'file',
@@ -410,17 +391,42 @@ export class IngestionService {
   }
 
   /**
-   * Streams an upload into the blob store (≤ maxUploadBytes) and checks its format from the bytes.
-   * `metadata` is read after the file (multipart parts may come in any order). Nothing is
-   * committed yet: commitFile queues it, discardFile removes it.
+   * Stages an upload (staged-upload.ts: ≤ maxUploadBytes, its format from the bytes; `readMetadata`
+   * runs after the file, as multipart parts may come in any order) and hands it to `use`, which
+   * may commit it (commitFile, replaceContent). Then the upload is discarded unless a commit kept
+   * it: refused, replayed under its Idempotency-Key or failed, its blob is deleted exactly once.
+   * The one place a staged upload is discarded.
    */
-  stageFile(
+  async withStagedFile<T>(
+    upload: { stream: Readable; filename: string | null },
+    readMetadata: () => Promise<Metadata>,
+    use: (staged: StagedUpload) => Promise<T>,
+    parent?: TraceParent,
+  ): Promise<T> {
+    const staged = await this.stageFile(upload, readMetadata, parent);
+    try {
+      return await use(staged);
+    } finally {
+      await staged.discard();
+    }
+  }
+
+  private stageFile(
     upload: { stream: Readable; filename: string | null },
     readMetadata: () => Promise<Metadata>,
     parent?: TraceParent,
-  ): Promise<StagedFile> {
+  ): Promise<StagedUpload> {
     return this.tracer.inSpan('docindex.ingest.stage', { parent }, async (span) => {
-      const staged = await this.stageFileNow(upload, readMetadata);
+      await this.checkBackpressure(1);
+      const staged = await stageUpload(
+        {
+          blobs: this.deps.blobs,
+          sniffFormat: (file) => this.deps.pipeline.sniffFormat(file),
+          maxUploadBytes: this.deps.limits.maxUploadBytes,
+        },
+        upload,
+        readMetadata,
+      );
       span.setAttributes(() => ({
         'docindex.file.bytes': staged.blob.bytes,
         'docindex.content_type': staged.contentType,
@@ -429,67 +435,28 @@ export class IngestionService {
     });
   }
 
-  private async stageFileNow(
-    upload: { stream: Readable; filename: string | null },
-    readMetadata: () => Promise<Metadata>,
-  ): Promise<StagedFile> {
-    await this.checkBackpressure(1);
-    let blob: BlobWrite;
-    try {
-      blob = await this.deps.blobs.put(newBlobKey(), upload.stream, {
-        maxBytes: this.deps.limits.maxUploadBytes,
-      });
-    } catch (error) {
-      if (error instanceof BlobTooLargeError) {
-        throw ERRORS.payloadTooLarge(
-          `The file is larger than the ${this.deps.limits.maxUploadBytes.toLocaleString('en-US')}-byte limit.`,
-        );
-      }
-      throw error;
-    }
-    try {
-      const metadata = await readMetadata();
-      if (blob.bytes === 0) throw ERRORS.unsupportedMediaType('The file is empty.');
-      const sniffed = await this.deps.blobs.withLocalFile(blob.key, (path) =>
-        this.deps.pipeline.sniffFormat({ path, filename: upload.filename }),
-      );
-      if (!sniffed.ok) throw ERRORS.unsupportedMediaType(sniffed.detail);
-      return { blob, filename: upload.filename, metadata, contentType: sniffed.contentType };
-    } catch (error) {
-      await this.deps.blobs.delete(blob.key);
-      throw error;
-    }
-  }
-
-  /** Queues a staged upload; on any refusal the upload is removed. */
+  /** Queues a staged upload as a document, which then owns its blob (withStagedFile discards it otherwise). */
   async commitFile(
     orgId: string,
     access: DocumentAccess,
-    staged: StagedFile,
+    staged: StagedUpload,
     options: IngestOptions = {},
     key?: IdempotencyKeyRef,
     parent?: TraceParent,
   ): Promise<IngestAck> {
     const chunks = options.chunks ?? DEFAULT_CHUNKS;
-    try {
-      checkChunkSettings(chunks);
-      const partition = partitionToWrite(access, options.partition);
-      const row = this.newDocument(orgId, this.deps.clock.now(), chunks, staged.metadata, {
-        ...this.fileInput(staged),
-        externalId: options.externalId ?? null,
-        language: options.language ?? null,
-        partition,
-        access: accessToWrite(options.access, '/access') ?? null,
-      });
-      return await this.commit(orgId, [row], this.deps.queue, key, parent);
-    } catch (error) {
-      await this.discardFile(staged);
-      throw error;
-    }
-  }
-
-  discardFile(staged: StagedFile): Promise<void> {
-    return this.deps.blobs.delete(staged.blob.key);
+    checkChunkSettings(chunks);
+    const partition = partitionToWrite(access, options.partition);
+    const row = this.newDocument(orgId, this.deps.clock.now(), chunks, staged.metadata, {
+      ...this.fileInput(staged),
+      externalId: options.externalId ?? null,
+      language: options.language ?? null,
+      partition,
+      access: accessToWrite(options.access, '/access') ?? null,
+    });
+    const ack = await this.commit(orgId, [row], this.deps.queue, key, parent);
+    staged.keep();
+    return ack;
   }
 
   async ingestUrl(
