@@ -1,12 +1,14 @@
 // Accepting documents: validates what the schema cannot, commits the rows (which are the jobs
-// for table-backed queues), then hands them to the queue. Nothing is acknowledged before the
-// commit; a queue hiccup after it is repaired by the reconciler, never reported as a failure.
-// Uploads are staged first (staged-upload.ts) and discarded here unless a commit keeps them.
+// for table-backed queues), then hands them to the queue (ingest-commit.ts). Nothing is
+// acknowledged before the commit; a queue hiccup after it is repaired by the reconciler, never
+// reported as a failure. Uploads are staged first (staged-upload.ts) and discarded here unless a
+// commit keeps them.
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { type ChunkSettings, checkChunkSettings, DEFAULT_CHUNKS } from './chunk-settings.js';
 import { readDocumentText } from './documents.js';
 import { ERRORS } from './errors.js';
+import { type IngestAck, IngestCommitter, type VersionAck } from './ingest-commit.js';
 import { checkLanguage } from './languages.js';
 import { cleanMetadata } from './metadata.js';
 import { canSee, type DocumentAccess, partitionToWrite } from './partitions.js';
@@ -16,28 +18,13 @@ import type {
   DocumentPipeline,
   DocumentStore,
   IdempotencyKeyRef,
-  IdempotentAnswer,
   JobQueue,
 } from './ports.js';
 import { noopTracer, type TraceParent, type Tracer } from './ports.js';
 import { accessToWrite } from './principals.js';
 import { type StagedUpload, stageUpload } from './staged-upload.js';
 import { cleanText } from './text.js';
-import type {
-  DocumentSource,
-  Metadata,
-  NewDocument,
-  NewVersion,
-  StartedVersion,
-  VersionsAsRead,
-} from './types.js';
-
-export interface IngestAck {
-  status: 'accepted';
-  org_id: string;
-  queued: number;
-  document_ids: string[];
-}
+import type { DocumentSource, Metadata, NewDocument, NewVersion, VersionsAsRead } from './types.js';
 
 export interface TextDocumentInput {
   text: string;
@@ -64,15 +51,6 @@ export interface IngestOptions {
   partition?: string | null;
   /** The document's access list; absent or null: none. */
   access?: string[] | null;
-}
-
-/** The 202 of PUT /v1/documents/{id}/content and POST /v1/documents/{id}/reprocess. */
-export interface VersionAck {
-  status: 'accepted';
-  org_id: string;
-  document_id: string;
-  /** The version now on its way (GET /v1/documents/{id} shows it as `pending_version`). */
-  version: number;
 }
 
 /** The new content of PUT /v1/documents/{id}/content. */
@@ -109,15 +87,23 @@ export interface IngestionDeps {
   tracer?: Tracer;
 }
 
-const PENDING_COUNT_TTL_MS = 1_000;
-
 export class IngestionService {
-  private pendingCache: { count: number; at: number } | null = null;
-
   private readonly tracer: Tracer;
+
+  private readonly committer: IngestCommitter;
 
   constructor(private readonly deps: IngestionDeps) {
     this.tracer = deps.tracer ?? noopTracer;
+    this.committer = new IngestCommitter({
+      documents: deps.documents,
+      queue: deps.queue,
+      downloadQueue: deps.downloadQueue,
+      blobs: deps.blobs,
+      clock: deps.clock,
+      maxQueuedDocuments: deps.limits.maxQueuedDocuments,
+      ...(deps.onEnqueueError ? { onEnqueueError: deps.onEnqueueError } : {}),
+      tracer: this.tracer,
+    });
   }
 
   /**
@@ -301,7 +287,8 @@ export class IngestionService {
     );
   }
 
-  private async startVersion(
+  /** A new version written, then queued (ingest-commit.ts). */
+  private startVersion(
     orgId: string,
     id: string,
     version: Omit<NewVersion, 'at' | 'metadata'>,
@@ -310,65 +297,7 @@ export class IngestionService {
     key?: IdempotencyKeyRef,
     parent?: TraceParent,
   ): Promise<VersionAck> {
-    return this.tracer.inSpan(
-      'docindex.ingest.commit',
-      {
-        parent,
-        attributes: () => ({ 'docindex.org_id': orgId, 'docindex.document.id': id, 'docindex.documents': 1 }),
-      },
-      async (span) => {
-        const traceparent = span.traceparent();
-        const full: NewVersion = {
-          ...version,
-          metadata: null,
-          at: this.deps.clock.now(),
-          ...(traceparent === null ? {} : { traceparent }),
-        };
-        const ack = (started: StartedVersion): VersionAck => ({
-          status: 'accepted',
-          org_id: orgId,
-          document_id: id,
-          version: started.version,
-        });
-        const answer = key && answerOf(key, ack);
-        const started =
-          asRead === undefined
-            ? await this.deps.documents.startVersion(orgId, id, full, answer)
-            : await this.deps.documents.startVersionIfSettled(orgId, id, full, asRead, answer);
-        if (!started) throw ERRORS.documentNotFound(id);
-        if (started === 'in_flight') {
-          throw ERRORS.cannotReprocess(id, 'another version was started meanwhile; retry once it is ready');
-        }
-        span.setAttributes(() => ({ 'docindex.document.version': started.version }));
-        await this.afterStarted([{ started, download: version.fetchUrl !== null }], orgId, traceparent);
-        return ack(started);
-      },
-    );
-  }
-
-  /** Queues the new versions' jobs and deletes the blobs they made unused. */
-  private async afterStarted(
-    versions: { started: StartedVersion; download: boolean }[],
-    orgId: string,
-    traceparent: string | null,
-  ) {
-    if (this.pendingCache) this.pendingCache.count += versions.length;
-    const traced = traceparent === null ? {} : { traceparent };
-    for (const { started } of versions) {
-      for (const key of started.discardedBlobKeys) await this.deps.blobs.delete(key);
-    }
-    try {
-      for (const download of [false, true]) {
-        const refs = versions
-          .filter((v) => v.download === download)
-          .map((v) => ({ documentId: v.started.id, orgId, ...traced }));
-        const queue = download ? this.deps.downloadQueue : this.deps.queue;
-        // Table queues: startVersion made the row a pending job already; this only wakes them.
-        if (refs.length > 0) await queue.enqueue(refs, { created: true });
-      }
-    } catch (error) {
-      this.deps.onEnqueueError?.(error);
-    }
+    return this.committer.startVersion(orgId, id, version, asRead, key, parent);
   }
 
   private screen(url: string): string {
@@ -521,94 +450,19 @@ export class IngestionService {
     };
   }
 
-  /**
-   * Every row is written in one transaction, in order. A row with an external_id the org's
-   * document already has becomes that document's new version (the ack then names that
-   * document), so the same external_id twice in one request gives versions 1 and 2 (or n+1 and
-   * n+2).
-   */
-  private async commit(
+  /** Rows written in one transaction, then queued (ingest-commit.ts). */
+  private commit(
     orgId: string,
     rows: NewDocument[],
     queue: JobQueue,
     key: IdempotencyKeyRef | undefined,
     parent: TraceParent,
   ): Promise<IngestAck> {
-    if (this.tracer === noopTracer) return this.commitNow(orgId, rows, queue, key, null);
-    return this.tracer.inSpan(
-      'docindex.ingest.commit',
-      {
-        parent,
-        attributes: () => ({
-          'docindex.org_id': orgId,
-          'docindex.documents': rows.length,
-          'docindex.queue.lane': queue === this.deps.downloadQueue ? 'download' : 'process',
-        }),
-      },
-      async (span) => {
-        const traceparent = span.traceparent();
-        const ack = await this.commitNow(orgId, rows, queue, key, traceparent);
-        span.setAttributes(() => ({ 'docindex.document.ids': ack.document_ids }));
-        return ack;
-      },
-    );
+    return this.committer.commit(orgId, rows, queue, key, parent);
   }
 
-  private async commitNow(
-    orgId: string,
-    rows: NewDocument[],
-    queue: JobQueue,
-    key: IdempotencyKeyRef | undefined,
-    traceparent: string | null,
-  ): Promise<IngestAck> {
-    const ack = (started: StartedVersion[]): IngestAck => ({
-      status: 'accepted',
-      org_id: orgId,
-      queued: rows.length,
-      document_ids: started.map((v) => v.id),
-    });
-    // A partition being deleted takes nothing new: createDocuments refuses it (partition_deleting).
-    const traced = traceparent === null ? rows : rows.map((row) => ({ ...row, traceparent }));
-    const started = await this.deps.documents.createDocuments(traced, key && answerOf(key, ack));
-    const created = started.filter((v) => v.created).map((v) => v.id);
-    if (this.pendingCache) this.pendingCache.count += created.length;
-    try {
-      if (created.length > 0) {
-        await queue.enqueue(
-          created.map((documentId) => ({
-            documentId,
-            orgId,
-            ...(traceparent === null ? {} : { traceparent }),
-          })),
-          { created: true },
-        );
-      }
-    } catch (error) {
-      this.deps.onEnqueueError?.(error);
-    }
-    const versioned = started.filter((v) => !v.created);
-    if (versioned.length > 0) {
-      await this.afterStarted(
-        versioned.map((v) => ({ started: v, download: queue === this.deps.downloadQueue })),
-        orgId,
-        traceparent,
-      );
-    }
-    return ack(started);
+  /** 503 overloaded while too many documents wait (ingest-commit.ts). */
+  private checkBackpressure(incoming: number): Promise<void> {
+    return this.committer.checkBackpressure(incoming);
   }
-
-  private async checkBackpressure(incoming: number): Promise<void> {
-    const now = Date.now();
-    if (!this.pendingCache || now - this.pendingCache.at > PENDING_COUNT_TTL_MS) {
-      this.pendingCache = { count: await this.deps.documents.countPending(), at: now };
-    }
-    if (this.pendingCache.count + incoming > this.deps.limits.maxQueuedDocuments) {
-      throw ERRORS.overloaded(5);
-    }
-  }
-}
-
-/** The 202 a write answers an Idempotency-Key with, rendered from what the write did. */
-function answerOf<T>(key: IdempotencyKeyRef, ack: (outcome: T) => unknown): IdempotentAnswer<T> {
-  return { ...key, status: 202, body: (outcome) => JSON.stringify(ack(outcome)) };
 }
