@@ -1,8 +1,6 @@
 // The composition root: reads the config, picks an adapter for every port (embedded SQLite or
 // PostgreSQL/Redis), and wires the domain services, the worker and the HTTP dependencies.
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { hostname } from 'node:os';
 import path from 'node:path';
 import { LeaseQueue } from '../adapters/lease-queue/engine.js';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
@@ -50,13 +48,11 @@ import { SourceSync } from '../domain/source-sync.js';
 import { SourceService, type SourceType, type SourceTypeName } from '../domain/sources.js';
 import { UsageService } from '../domain/usage.js';
 import { VectorStage } from '../domain/vector-stage.js';
-import { VectorStatusService, vectorsAtEvent } from '../domain/vector-status.js';
-import { WebhookDispatcher } from '../domain/webhook-dispatcher.js';
+import { VectorStatusService } from '../domain/vector-status.js';
 import { WebhookService } from '../domain/webhooks.js';
 import type { AppDeps } from '../http/deps.js';
-import { toDocumentJson } from '../http/routes/documents/json.js';
 import { toRunEventJson } from '../http/routes/sources/json.js';
-import { createAddressPolicy, postWebhook, redactUrl } from '../pipeline/fetch/index.js';
+import { createAddressPolicy, redactUrl } from '../pipeline/fetch/index.js';
 import type { RequestRate } from '../pipeline/yield-to-api.js';
 import { type Adapters, PURGE_QUEUE_OPTIONS } from './adapters.js';
 import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
@@ -67,12 +63,7 @@ import { PACKAGE_VERSION } from './package-version.js';
 import { startDocumentLanes, submitChecks, submittedUrlRefusal } from './pipeline.js';
 import { createReranker } from './reranker.js';
 import { startTracing, type Tracing } from './tracing.js';
-
-/** Attempts kept per endpoint in the delivery log (GET /v1/webhooks/{id}/deliveries). */
-const WEBHOOK_LOG_LIMIT = 100;
-/** Bytes of a receiver's answer read (and ignored) before the connection is dropped. */
-const WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024;
-const WEBHOOK_LEASE_MARGIN_MS = 5_000;
+import { WEBHOOK_LOG_LIMIT, webhookDispatcherStarter } from './webhook-dispatcher.js';
 
 /** Evaluations a worker runs at once (each sends its queries one after another). */
 const EVALUATION_CONCURRENCY = 2;
@@ -493,46 +484,15 @@ export async function createRuntime(
     };
   };
 
-  const startDispatcher = () => {
-    const dispatcher = new WebhookDispatcher(
-      adapters.webhooks,
-      (url, headers, body, signal) =>
-        postWebhook(
-          url,
-          headers,
-          body,
-          { policy, timeoutMs: config.webhookTimeoutMs, maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES },
-          signal,
-        ),
-      clock,
-      {
-        owner: `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}/webhooks`,
-        pollMs: config.webhookPollMs,
-        concurrency: config.webhookConcurrency,
-        orgConcurrency: config.webhookOrgConcurrency,
-        endpointConcurrency: config.webhookEndpointConcurrency,
-        // Longer than one attempt can take, so a live owner never loses a message to another.
-        leaseMs: config.webhookTimeoutMs + WEBHOOK_LEASE_MARGIN_MS,
-        retryBaseMs: config.webhookRetryBaseMs,
-        retryMaxMs: config.webhookRetryMaxMs,
-        retryWindowMs: config.webhookRetryWindowMs,
-        disableAfterMs: config.webhookDisableAfterMs,
-        logLimit: WEBHOOK_LOG_LIMIT,
-        render: (record, type) => toDocumentJson(record, vectorsAtEvent(embedder, record, type)),
-        onAttempt: (outcome, ms) => metrics.webhookAttempt(outcome, ms),
-        onError: webhookErrors,
-      },
-    );
-    dispatcher.start();
-    return { stop: () => dispatcher.stop() };
-  };
-  let lastWebhookError = 0;
-  const webhookErrors = (error: unknown) => {
-    // A database outage would otherwise log at every poll.
-    if (Date.now() - lastWebhookError < 30_000) return;
-    lastWebhookError = Date.now();
-    logger.warn({ err: error }, 'webhook dispatcher error');
-  };
+  const startDispatcher = webhookDispatcherStarter({
+    config,
+    webhooks: adapters.webhooks,
+    policy,
+    clock,
+    embedder,
+    metrics,
+    logger,
+  });
 
   return {
     ...adapters,
