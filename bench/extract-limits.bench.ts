@@ -60,7 +60,7 @@ async function chunksOf(
 ): Promise<number | string> {
   try {
     let chunks = 0;
-    for await (const batch of extractor.indexStream(file, format, CHUNKING).chunks) chunks += batch.length;
+    for await (const batch of extractor.indexFile(file, format, CHUNKING).chunks) chunks += batch.length;
     return chunks;
   } catch (error) {
     return `failed \`${(error as { code?: string }).code ?? 'error'}\``;

@@ -1,41 +1,30 @@
 // Accepting documents: validates what the schema cannot, commits the rows (which are the jobs
-// for table-backed queues), then hands them to the queue. Nothing is acknowledged before the
-// commit; a queue hiccup after it is repaired by the reconciler, never reported as a failure.
+// for table-backed queues), then hands them to the queue (ingest-commit.ts). Nothing is
+// acknowledged before the commit; a queue hiccup after it is repaired by the reconciler, never
+// reported as a failure. Uploads are staged first (staged-upload.ts) and discarded here unless a
+// commit keeps them.
 import type { Readable } from 'node:stream';
 import { type ChunkSettings, checkChunkSettings, DEFAULT_CHUNKS } from './chunk-settings.js';
 import { readDocumentText } from './documents.js';
 import { ERRORS } from './errors.js';
 import { newUuid } from './ids-and-hashes.js';
+import { type IngestAck, IngestCommitter, type VersionAck } from './ingest-commit.js';
 import { checkLanguage } from './languages.js';
 import { cleanMetadata } from './metadata.js';
 import { canSee, type DocumentAccess, partitionToWrite, seenByOf } from './partitions.js';
 import type {
   BlobStore,
-  BlobWrite,
   Clock,
+  DocumentPipeline,
   DocumentStore,
   IdempotencyKeyRef,
-  IdempotentAnswer,
   JobQueue,
 } from './ports.js';
-import { BlobTooLargeError, newBlobKey, noopTracer, type TraceParent, type Tracer } from './ports.js';
+import { noopTracer, type TraceParent, type Tracer } from './ports.js';
 import { accessToWrite } from './principals.js';
+import { type StagedUpload, stageUpload } from './staged-upload.js';
 import { cleanText } from './text.js';
-import type {
-  DocumentSource,
-  Metadata,
-  NewDocument,
-  NewVersion,
-  StartedVersion,
-  VersionsAsRead,
-} from './types.js';
-
-export interface IngestAck {
-  status: 'accepted';
-  org_id: string;
-  queued: number;
-  document_ids: string[];
-}
+import type { DocumentSource, Metadata, NewDocument, NewVersion, VersionsAsRead } from './types.js';
 
 export interface TextDocumentInput {
   text: string;
@@ -64,43 +53,17 @@ export interface IngestOptions {
   access?: string[] | null;
 }
 
-/** The 202 of PUT /v1/documents/{id}/content and POST /v1/documents/{id}/reprocess. */
-export interface VersionAck {
-  status: 'accepted';
-  org_id: string;
-  document_id: string;
-  /** The version now on its way (GET /v1/documents/{id} shows it as `pending_version`). */
-  version: number;
-}
-
 /** The new content of PUT /v1/documents/{id}/content. */
 export type NewContent = (
   | { kind: 'text'; text: string }
   | { kind: 'url'; url: string }
-  | { kind: 'file'; staged: StagedFile }
+  | { kind: 'file'; staged: StagedUpload }
 ) & {
   /** The new content's language (ISO 639-1); absent: detected. */
   language?: string | null;
   /** A new access list for the document (null removes it); absent keeps the document's. */
   access?: string[] | null;
 };
-
-/** An upload stored and checked, not yet committed. */
-export interface StagedFile {
-  blob: BlobWrite;
-  filename: string | null;
-  metadata: Metadata;
-  contentType: string;
-}
-
-/** Decides a stored upload's format from its bytes and name. */
-export type FormatSniffer = (input: {
-  path: string;
-  filename: string | null;
-}) => Promise<{ ok: true; contentType: string } | { ok: false; detail: string }>;
-
-/** Decides at submit time whether a URL may be fetched at all. */
-export type UrlScreen = (raw: string) => { ok: true; displayUrl: string } | { ok: false; reason: string };
 
 export interface IngestionLimits {
   maxQueuedDocuments: number;
@@ -115,8 +78,8 @@ export interface IngestionDeps {
   downloadQueue: JobQueue;
   blobs: BlobStore;
   clock: Clock;
-  sniffFormat: FormatSniffer;
-  screenUrl: UrlScreen;
+  /** What ingest asks of the pipeline: an upload's format, whether a URL may be fetched. */
+  pipeline: Pick<DocumentPipeline, 'sniffFormat' | 'screenUrl'>;
   limits: IngestionLimits;
   /** Called when the enqueue after a commit fails (the reconciler will retry it). */
   onEnqueueError?: (error: unknown) => void;
@@ -124,16 +87,23 @@ export interface IngestionDeps {
   tracer?: Tracer;
 }
 
-/** How long a count of the waiting documents stands for backpressure (on the injected clock). */
-const PENDING_COUNT_TTL_MS = 1_000;
-
 export class IngestionService {
-  private pendingCache: { count: number; at: number } | null = null;
-
   private readonly tracer: Tracer;
+
+  private readonly committer: IngestCommitter;
 
   constructor(private readonly deps: IngestionDeps) {
     this.tracer = deps.tracer ?? noopTracer;
+    this.committer = new IngestCommitter({
+      documents: deps.documents,
+      queue: deps.queue,
+      downloadQueue: deps.downloadQueue,
+      blobs: deps.blobs,
+      clock: deps.clock,
+      maxQueuedDocuments: deps.limits.maxQueuedDocuments,
+      ...(deps.onEnqueueError ? { onEnqueueError: deps.onEnqueueError } : {}),
+      tracer: this.tracer,
+    });
   }
 
   /**
@@ -181,20 +151,11 @@ export class IngestionService {
     key?: IdempotencyKeyRef,
     parent?: TraceParent,
   ): Promise<VersionAck> {
-    let accessList: string[] | null | undefined;
-    try {
-      checkLanguage(content.language, '/language');
-      accessList = accessToWrite(content.access, '/access');
-    } catch (error) {
-      if (content.kind === 'file') await this.discardFile(content.staged);
-      throw error;
-    }
+    checkLanguage(content.language, '/language');
+    const accessList = accessToWrite(content.access, '/access');
     const found = await this.deps.documents.getDocument(orgId, id);
     const current = found && canSee(access, found) ? found : null;
-    if (!current) {
-      if (content.kind === 'file') await this.discardFile(content.staged);
-      throw ERRORS.documentNotFound(id);
-    }
+    if (!current) throw ERRORS.documentNotFound(id);
     const settings = {
       chunkSize: current.chunkSize,
       chunkOverlap: current.chunkOverlap,
@@ -239,24 +200,21 @@ export class IngestionService {
       );
     }
     const { staged } = content;
-    try {
-      return await this.startVersion(
-        orgId,
-        id,
-        {
-          ...settings,
-          ...this.fileInput(staged),
-          text: null,
-          fetchUrl: null,
-        },
-        undefined,
-        key,
-        parent,
-      );
-    } catch (error) {
-      await this.discardFile(staged);
-      throw error;
-    }
+    const ack = await this.startVersion(
+      orgId,
+      id,
+      {
+        ...settings,
+        ...this.fileInput(staged),
+        text: null,
+        fetchUrl: null,
+      },
+      undefined,
+      key,
+      parent,
+    );
+    staged.keep();
+    return ack;
   }
 
   /**
@@ -333,7 +291,8 @@ export class IngestionService {
     );
   }
 
-  private async startVersion(
+  /** A new version written, then queued (ingest-commit.ts). */
+  private startVersion(
     orgId: string,
     id: string,
     version: Omit<NewVersion, 'at' | 'metadata'>,
@@ -342,74 +301,16 @@ export class IngestionService {
     key?: IdempotencyKeyRef,
     parent?: TraceParent,
   ): Promise<VersionAck> {
-    return this.tracer.inSpan(
-      'docindex.ingest.commit',
-      {
-        parent,
-        attributes: () => ({ 'docindex.org_id': orgId, 'docindex.document.id': id, 'docindex.documents': 1 }),
-      },
-      async (span) => {
-        const traceparent = span.traceparent();
-        const full: NewVersion = {
-          ...version,
-          metadata: null,
-          at: this.deps.clock.now(),
-          ...(traceparent === null ? {} : { traceparent }),
-        };
-        const ack = (started: StartedVersion): VersionAck => ({
-          status: 'accepted',
-          org_id: orgId,
-          document_id: id,
-          version: started.version,
-        });
-        const answer = key && answerOf(key, ack);
-        const started =
-          asRead === undefined
-            ? await this.deps.documents.startVersion(orgId, id, full, answer)
-            : await this.deps.documents.startVersionIfSettled(orgId, id, full, asRead, answer);
-        if (!started) throw ERRORS.documentNotFound(id);
-        if (started === 'in_flight') {
-          throw ERRORS.cannotReprocess(id, 'another version was started meanwhile; retry once it is ready');
-        }
-        span.setAttributes(() => ({ 'docindex.document.version': started.version }));
-        await this.afterStarted([{ started, download: version.fetchUrl !== null }], orgId, traceparent);
-        return ack(started);
-      },
-    );
-  }
-
-  /** Queues the new versions' jobs and deletes the blobs they made unused. */
-  private async afterStarted(
-    versions: { started: StartedVersion; download: boolean }[],
-    orgId: string,
-    traceparent: string | null,
-  ) {
-    if (this.pendingCache) this.pendingCache.count += versions.length;
-    const traced = traceparent === null ? {} : { traceparent };
-    for (const { started } of versions) {
-      for (const key of started.discardedBlobKeys) await this.deps.blobs.delete(key);
-    }
-    try {
-      for (const download of [false, true]) {
-        const refs = versions
-          .filter((v) => v.download === download)
-          .map((v) => ({ documentId: v.started.id, orgId, ...traced }));
-        const queue = download ? this.deps.downloadQueue : this.deps.queue;
-        // Table queues: startVersion made the row a pending job already; this only wakes them.
-        if (refs.length > 0) await queue.enqueue(refs, { created: true });
-      }
-    } catch (error) {
-      this.deps.onEnqueueError?.(error);
-    }
+    return this.committer.startVersion(orgId, id, version, asRead, key, parent);
   }
 
   private screen(url: string): string {
-    const screened = this.deps.screenUrl(url);
+    const screened = this.deps.pipeline.screenUrl(url);
     if (!screened.ok) throw ERRORS.invalid(screened.reason, [{ pointer: '/url', message: screened.reason }]);
     return screened.displayUrl;
   }
 
-  private fileInput(staged: StagedFile): { source: DocumentSource; blobKey: string } {
+  private fileInput(staged: StagedUpload): { source: DocumentSource; blobKey: string } {
     return {
       source: {
         type: 'file',
@@ -423,17 +324,42 @@ export class IngestionService {
   }
 
   /**
-   * Streams an upload into the blob store (≤ maxUploadBytes) and checks its format from the bytes.
-   * `metadata` is read after the file (multipart parts may come in any order). Nothing is
-   * committed yet: commitFile queues it, discardFile removes it.
+   * Stages an upload (staged-upload.ts: ≤ maxUploadBytes, its format from the bytes; `readMetadata`
+   * runs after the file, as multipart parts may come in any order) and hands it to `use`, which
+   * may commit it (commitFile, replaceContent). Then the upload is discarded unless a commit kept
+   * it: refused, replayed under its Idempotency-Key or failed, its blob is deleted exactly once.
+   * The one place a staged upload is discarded.
    */
-  stageFile(
+  async withStagedFile<T>(
+    upload: { stream: Readable; filename: string | null },
+    readMetadata: () => Promise<Metadata>,
+    use: (staged: StagedUpload) => Promise<T>,
+    parent?: TraceParent,
+  ): Promise<T> {
+    const staged = await this.stageFile(upload, readMetadata, parent);
+    try {
+      return await use(staged);
+    } finally {
+      await staged.discard();
+    }
+  }
+
+  private stageFile(
     upload: { stream: Readable; filename: string | null },
     readMetadata: () => Promise<Metadata>,
     parent?: TraceParent,
-  ): Promise<StagedFile> {
+  ): Promise<StagedUpload> {
     return this.tracer.inSpan('docindex.ingest.stage', { parent }, async (span) => {
-      const staged = await this.stageFileNow(upload, readMetadata);
+      await this.checkBackpressure(1);
+      const staged = await stageUpload(
+        {
+          blobs: this.deps.blobs,
+          sniffFormat: (file) => this.deps.pipeline.sniffFormat(file),
+          maxUploadBytes: this.deps.limits.maxUploadBytes,
+        },
+        upload,
+        readMetadata,
+      );
       span.setAttributes(() => ({
         'docindex.file.bytes': staged.blob.bytes,
         'docindex.content_type': staged.contentType,
@@ -442,68 +368,29 @@ export class IngestionService {
     });
   }
 
-  private async stageFileNow(
-    upload: { stream: Readable; filename: string | null },
-    readMetadata: () => Promise<Metadata>,
-  ): Promise<StagedFile> {
-    await this.checkBackpressure(1);
-    let blob: BlobWrite;
-    try {
-      blob = await this.deps.blobs.put(newBlobKey(), upload.stream, {
-        maxBytes: this.deps.limits.maxUploadBytes,
-      });
-    } catch (error) {
-      if (error instanceof BlobTooLargeError) {
-        throw ERRORS.payloadTooLarge(
-          `The file is larger than the ${this.deps.limits.maxUploadBytes.toLocaleString('en-US')}-byte limit.`,
-        );
-      }
-      throw error;
-    }
-    try {
-      const metadata = await readMetadata();
-      if (blob.bytes === 0) throw ERRORS.unsupportedMediaType('The file is empty.');
-      const sniffed = await this.deps.blobs.withLocalFile(blob.key, (path) =>
-        this.deps.sniffFormat({ path, filename: upload.filename }),
-      );
-      if (!sniffed.ok) throw ERRORS.unsupportedMediaType(sniffed.detail);
-      return { blob, filename: upload.filename, metadata, contentType: sniffed.contentType };
-    } catch (error) {
-      await this.deps.blobs.delete(blob.key);
-      throw error;
-    }
-  }
-
-  /** Queues a staged upload; on any refusal the upload is removed. */
+  /** Queues a staged upload as a document, which then owns its blob (withStagedFile discards it otherwise). */
   async commitFile(
     orgId: string,
     access: DocumentAccess,
-    staged: StagedFile,
+    staged: StagedUpload,
     options: IngestOptions = {},
     key?: IdempotencyKeyRef,
     parent?: TraceParent,
   ): Promise<IngestAck> {
     const chunks = options.chunks ?? DEFAULT_CHUNKS;
-    try {
-      checkChunkSettings(chunks);
-      const partition = partitionToWrite(access, options.partition);
-      const row = this.newDocument(orgId, this.deps.clock.now(), chunks, staged.metadata, {
-        ...this.fileInput(staged),
-        externalId: options.externalId ?? null,
-        language: options.language ?? null,
-        partition,
-        access: accessToWrite(options.access, '/access') ?? null,
-        seenBy: seenByOf(access),
-      });
-      return await this.commit(orgId, [row], this.deps.queue, key, parent);
-    } catch (error) {
-      await this.discardFile(staged);
-      throw error;
-    }
-  }
-
-  discardFile(staged: StagedFile): Promise<void> {
-    return this.deps.blobs.delete(staged.blob.key);
+    checkChunkSettings(chunks);
+    const partition = partitionToWrite(access, options.partition);
+    const row = this.newDocument(orgId, this.deps.clock.now(), chunks, staged.metadata, {
+      ...this.fileInput(staged),
+      externalId: options.externalId ?? null,
+      language: options.language ?? null,
+      partition,
+      access: accessToWrite(options.access, '/access') ?? null,
+      seenBy: seenByOf(access),
+    });
+    const ack = await this.commit(orgId, [row], this.deps.queue, key, parent);
+    staged.keep();
+    return ack;
   }
 
   async ingestUrl(
@@ -572,94 +459,19 @@ export class IngestionService {
     };
   }
 
-  /**
-   * Every row is written in one transaction, in order. A row with an external_id the org's
-   * document already has becomes that document's new version (the ack then names that
-   * document), so the same external_id twice in one request gives versions 1 and 2 (or n+1 and
-   * n+2).
-   */
-  private async commit(
+  /** Rows written in one transaction, then queued (ingest-commit.ts). */
+  private commit(
     orgId: string,
     rows: NewDocument[],
     queue: JobQueue,
     key: IdempotencyKeyRef | undefined,
     parent: TraceParent,
   ): Promise<IngestAck> {
-    if (this.tracer === noopTracer) return this.commitNow(orgId, rows, queue, key, null);
-    return this.tracer.inSpan(
-      'docindex.ingest.commit',
-      {
-        parent,
-        attributes: () => ({
-          'docindex.org_id': orgId,
-          'docindex.documents': rows.length,
-          'docindex.queue.lane': queue === this.deps.downloadQueue ? 'download' : 'process',
-        }),
-      },
-      async (span) => {
-        const traceparent = span.traceparent();
-        const ack = await this.commitNow(orgId, rows, queue, key, traceparent);
-        span.setAttributes(() => ({ 'docindex.document.ids': ack.document_ids }));
-        return ack;
-      },
-    );
+    return this.committer.commit(orgId, rows, queue, key, parent);
   }
 
-  private async commitNow(
-    orgId: string,
-    rows: NewDocument[],
-    queue: JobQueue,
-    key: IdempotencyKeyRef | undefined,
-    traceparent: string | null,
-  ): Promise<IngestAck> {
-    const ack = (started: StartedVersion[]): IngestAck => ({
-      status: 'accepted',
-      org_id: orgId,
-      queued: rows.length,
-      document_ids: started.map((v) => v.id),
-    });
-    // A partition being deleted takes nothing new: createDocuments refuses it (partition_deleting).
-    const traced = traceparent === null ? rows : rows.map((row) => ({ ...row, traceparent }));
-    const started = await this.deps.documents.createDocuments(traced, key && answerOf(key, ack));
-    const created = started.filter((v) => v.created).map((v) => v.id);
-    if (this.pendingCache) this.pendingCache.count += created.length;
-    try {
-      if (created.length > 0) {
-        await queue.enqueue(
-          created.map((documentId) => ({
-            documentId,
-            orgId,
-            ...(traceparent === null ? {} : { traceparent }),
-          })),
-          { created: true },
-        );
-      }
-    } catch (error) {
-      this.deps.onEnqueueError?.(error);
-    }
-    const versioned = started.filter((v) => !v.created);
-    if (versioned.length > 0) {
-      await this.afterStarted(
-        versioned.map((v) => ({ started: v, download: queue === this.deps.downloadQueue })),
-        orgId,
-        traceparent,
-      );
-    }
-    return ack(started);
+  /** 503 overloaded while too many documents wait (ingest-commit.ts). */
+  private checkBackpressure(incoming: number): Promise<void> {
+    return this.committer.checkBackpressure(incoming);
   }
-
-  private async checkBackpressure(incoming: number): Promise<void> {
-    const now = this.deps.clock.now().getTime();
-    if (!this.pendingCache || now - this.pendingCache.at > PENDING_COUNT_TTL_MS) {
-      this.pendingCache = { count: await this.deps.documents.countPending(), at: now };
-    }
-    if (this.pendingCache.count + incoming > this.deps.limits.maxQueuedDocuments) {
-      throw ERRORS.overloaded(5);
-    }
-  }
-}
-
-/** The 202 a write answers an Idempotency-Key with, rendered from what the write did. */
-function answerOf<T>(key: IdempotencyKeyRef, ack: (outcome: T) => unknown): IdempotentAnswer<T> {
-  return { ...key, status: 202, body: (outcome) => JSON.stringify(ack(outcome)) };
 }

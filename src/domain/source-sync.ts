@@ -193,19 +193,20 @@ export class SourceSync {
     let documentId: string;
     try {
       const stream = await open(listed.key, signal);
-      const staged = await ingestion.stageFile(
-        { stream, filename: listed.filename ?? (basename(listed.key) || null) },
-        async () => metadata,
-      );
       // The same external_id: a changed item becomes a new version of its document, and an item
       // ingested by a run cut off before it recorded it is versioned, not duplicated.
       // Sources are made by keys that see every document (the routes refuse others); the
       // source's access list is each document's, set again on every new version.
-      const ack = await ingestion.commitFile(source.orgId, ALL_PARTITIONS, staged, {
-        externalId: `${source.id}:${listed.key}`,
-        ...(source.partition === null ? {} : { partition: source.partition }),
-        access: source.access,
-      });
+      const ack = await ingestion.withStagedFile(
+        { stream, filename: listed.filename ?? (basename(listed.key) || null) },
+        async () => metadata,
+        (staged) =>
+          ingestion.commitFile(source.orgId, ALL_PARTITIONS, staged, {
+            externalId: `${source.id}:${listed.key}`,
+            ...(source.partition === null ? {} : { partition: source.partition }),
+            access: source.access,
+          }),
+      );
       documentId = ack.document_ids[0] as string;
     } catch (error) {
       // Backpressure or an outage: the run stops here and is tried again later.

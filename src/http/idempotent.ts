@@ -5,6 +5,12 @@ import { fingerprintRequest, parseIdempotencyKey } from '../domain/idempotency.j
 import type { IdempotencyKeyRef } from '../domain/ports.js';
 import type { AppDeps } from './deps.js';
 
+/** What an operation run under the key gave: its result, or the first request's when replayed. */
+export interface Accepted<T> {
+  result: T;
+  replayed: boolean;
+}
+
 export async function acceptIdempotently<T>(
   deps: AppDeps,
   request: FastifyRequest,
@@ -13,20 +19,34 @@ export async function acceptIdempotently<T>(
   fingerprintSource: unknown,
   /** Given the key (if the request sent one) for the write to store its response with. */
   execute: (key?: IdempotencyKeyRef) => Promise<T>,
-  onReplay?: () => Promise<void>,
 ): Promise<FastifyReply> {
+  return sendAccepted(reply, await runIdempotently(deps, request, operation, fingerprintSource, execute));
+}
+
+/**
+ * acceptIdempotently without the answer: for a route that must finish something before it answers
+ * (an upload's staged file is discarded before the 202 goes out).
+ */
+export async function runIdempotently<T>(
+  deps: AppDeps,
+  request: FastifyRequest,
+  operation: string,
+  fingerprintSource: unknown,
+  execute: (key?: IdempotencyKeyRef) => Promise<T>,
+): Promise<Accepted<T>> {
   const key = parseIdempotencyKey(request.headers['idempotency-key']);
-  if (key === null) return reply.code(202).send(await execute());
-  const { result, replayed } = await deps.idempotency.run(
+  if (key === null) return { result: await execute(), replayed: false };
+  return deps.idempotency.run(
     request.principal.org.id,
     key,
     fingerprintRequest(operation, fingerprintSource),
     execute,
   );
-  if (replayed) {
-    await onReplay?.();
-    reply.header('idempotent-replayed', 'true');
-  }
+}
+
+/** The 202 of runIdempotently's outcome. */
+export function sendAccepted<T>(reply: FastifyReply, { result, replayed }: Accepted<T>): FastifyReply {
+  if (replayed) reply.header('idempotent-replayed', 'true');
   return reply.code(202).send(result);
 }
 

@@ -6,6 +6,7 @@ import { type FormatId, formatOfContentType, formatSpec } from '../domain/format
 import {
   BlobNotFoundError,
   type BlobStore,
+  type DocumentPipeline,
   type DocumentStore,
   type JobContext,
   type JobHandler,
@@ -18,39 +19,7 @@ import {
   type TraceSpan,
 } from '../domain/ports.js';
 import type { ChunkStream, DocumentError, FailureCode, JobInput, JobRef } from '../domain/types.js';
-import type { ChunkOptions } from './chunk/options.js';
 import { PipelineError } from './errors.js';
-
-/**
- * Extracts a stored file's text and chunks it, as chunkDocument does; in production both happen in
- * the pipeline's worker threads, and the text itself never crosses to the event loop.
- */
-export type IndexFile = (
-  path: string,
-  format: FormatId,
-  options: Omit<ChunkOptions, 'pages'>,
-  signal: AbortSignal,
-  orgId: string,
-) => ChunkStream;
-
-/**
- * Chunks a text, computes each chunk's search words and the text's SHA-256 (`chunkForIndex`); in
- * production it runs in the pipeline's worker threads, off the event loop that serves the API.
- * The chunks come as a stream: the store writes them while later ones are still being made.
- * `orgId` (here and in IndexFile) lets the threads take turns between orgs.
- */
-export type ChunkDocument = (
-  text: string,
-  options: ChunkOptions,
-  signal: AbortSignal,
-  orgId: string,
-) => ChunkStream;
-
-/** Downloads a URL into the blob store; returns the blob and what was learnt about it. */
-export type DownloadUrl = (
-  url: string,
-  signal: AbortSignal,
-) => Promise<{ blobKey: string; bytes: number; contentType: string }>;
 
 export interface ProcessorLogger {
   warn(obj: object, msg: string): void;
@@ -69,9 +38,8 @@ export interface ProcessorDeps {
   /** Where a newer URL version found by a running process job goes (the download lane). */
   downloadQueue?: JobQueue;
   blobs: BlobStore;
-  indexFile: IndexFile;
-  chunkDocument: ChunkDocument;
-  downloadUrl: DownloadUrl;
+  /** What the processor asks of the pipeline: downloads, and chunks made in its threads. */
+  pipeline: Pick<DocumentPipeline, 'downloadUrl' | 'indexFile' | 'indexText'>;
   logger: ProcessorLogger;
   /** KEEP_ORIGINALS: false deletes a version's file once the version is ready (default true). */
   keepOriginals?: boolean;
@@ -230,7 +198,7 @@ export class DocumentProcessor {
       'docindex.download',
       { parent, attributes: () => ({ 'docindex.document.id': input.record.id, ...urlHost(url) }) },
       async (span) => {
-        const result = await this.deps.downloadUrl(url, job.signal);
+        const result = await this.deps.pipeline.downloadUrl(url, job.signal);
         span.setAttributes(() => ({
           'docindex.file.bytes': result.bytes,
           'docindex.content_type': result.contentType,
@@ -279,7 +247,7 @@ export class DocumentProcessor {
       const chars = input.text.length;
       saved = await save(
         this.observe(
-          this.deps.chunkDocument(input.text, { ...options, pages: null }, signal, record.orgId),
+          this.deps.pipeline.indexText(input.text, options, signal, record.orgId),
           null,
           parent,
           () => ({ 'docindex.document.id': record.id, 'docindex.text.chars': chars }),
@@ -291,7 +259,7 @@ export class DocumentProcessor {
         .withLocalFile(input.blobKey, (file) =>
           save(
             this.observe(
-              this.deps.indexFile(file, format, options, signal, record.orgId),
+              this.deps.pipeline.indexFile(file, format, options, signal, record.orgId),
               format,
               parent,
               () => ({

@@ -1,8 +1,6 @@
 // The composition root: reads the config, picks an adapter for every port (embedded SQLite or
 // PostgreSQL/Redis), and wires the domain services, the worker and the HTTP dependencies.
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { hostname } from 'node:os';
 import path from 'node:path';
 import { LeaseQueue } from '../adapters/lease-queue/engine.js';
 import { MemoryRateLimiter } from '../adapters/ratelimit/memory.js';
@@ -22,14 +20,12 @@ import { SqliteUsageStore } from '../adapters/sqlite/usage-store.js';
 import { SqliteVectorIndex } from '../adapters/sqlite/vector-index.js';
 import { SqliteWebhookOutbox, SqliteWebhookStore } from '../adapters/sqlite/webhook-store.js';
 import type { Config } from '../config/index.js';
-import { ocrLanguagesOf } from '../config/schema.js';
 import { Authenticator } from '../domain/auth.js';
 import { TOKENIZER_NAME } from '../domain/chunk-settings.js';
 import { CircuitBreaker, type CircuitState } from '../domain/circuit-breaker.js';
 import { DocumentService } from '../domain/documents.js';
 import { EvaluationRunner } from '../domain/evaluation-runner.js';
 import { EvaluationService } from '../domain/evaluations.js';
-import { contentTypeOf } from '../domain/formats.js';
 import { IdempotencyService } from '../domain/idempotency.js';
 import { IngestionService } from '../domain/ingestion.js';
 import { OrgAdmin } from '../domain/orgs.js';
@@ -46,43 +42,28 @@ import {
 import { guardEmbedder, guardReranker, type ProviderStatus } from '../domain/provider-health.js';
 import { QueryService } from '../domain/query.js';
 import { QueryEmbeddings } from '../domain/query-embeddings.js';
-import { QueueReconciler } from '../domain/reconciler.js';
 import { documentAnalyzer, fallbackLanguage } from '../domain/search-words.js';
 import { parseSecretsKey, SecretBox } from '../domain/secrets.js';
 import { SourceSync } from '../domain/source-sync.js';
 import { SourceService, type SourceType, type SourceTypeName } from '../domain/sources.js';
 import { UsageService } from '../domain/usage.js';
 import { VectorStage } from '../domain/vector-stage.js';
-import { VectorStatusService, vectorsAtEvent } from '../domain/vector-status.js';
-import { WebhookDispatcher } from '../domain/webhook-dispatcher.js';
+import { VectorStatusService } from '../domain/vector-status.js';
 import { WebhookService } from '../domain/webhooks.js';
 import type { AppDeps } from '../http/deps.js';
-import { toDocumentJson } from '../http/routes/documents/json.js';
 import { toRunEventJson } from '../http/routes/sources/json.js';
-import { createPipelineThreads, DEFAULT_MAX_TEXT_CHARS, detectFormat } from '../pipeline/extract/index.js';
-import {
-  checkSubmittedUrl,
-  createAddressPolicy,
-  postWebhook,
-  redactUrl,
-  urlDownloader,
-} from '../pipeline/fetch/index.js';
-import { DocumentProcessor } from '../pipeline/processor.js';
-import { type RequestRate, yieldToApi } from '../pipeline/yield-to-api.js';
+import { createAddressPolicy, redactUrl } from '../pipeline/fetch/index.js';
+import type { RequestRate } from '../pipeline/yield-to-api.js';
 import { type Adapters, PURGE_QUEUE_OPTIONS } from './adapters.js';
 import { type BlobStoreHandle, createBlobStore } from './blob-store.js';
 import { createEmbedder } from './embedder.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { PACKAGE_VERSION } from './package-version.js';
+import { startDocumentLanes, submitChecks, submittedUrlRefusal } from './pipeline.js';
 import { createReranker } from './reranker.js';
 import { startTracing, type Tracing } from './tracing.js';
-
-/** Attempts kept per endpoint in the delivery log (GET /v1/webhooks/{id}/deliveries). */
-const WEBHOOK_LOG_LIMIT = 100;
-/** Bytes of a receiver's answer read (and ignored) before the connection is dropped. */
-const WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024;
-const WEBHOOK_LEASE_MARGIN_MS = 5_000;
+import { WEBHOOK_LOG_LIMIT, webhookDispatcherStarter } from './webhook-dispatcher.js';
 
 /** Evaluations a worker runs at once (each sends its queries one after another). */
 const EVALUATION_CONCURRENCY = 2;
@@ -92,9 +73,6 @@ const SOURCE_SCHEDULE_POLL_MS = 30_000;
 const SOURCE_RUN_CONCURRENCY = 2;
 /** Partitions one worker process purges at once. */
 const PURGE_CONCURRENCY = 1;
-
-/** While the API is busy, in-process workers start one document per this interval (≤ 20/s). */
-const YIELD_FLOOR_SPACING_MS = 50;
 
 export interface Runtime extends Adapters {
   config: Config;
@@ -281,6 +259,7 @@ export async function createRuntime(
       'providers',
     );
   const policy = createAddressPolicy({ allow: config.urlFetchAllow });
+  const checks = submitChecks(policy);
   const usageService = new UsageService(usage, clock);
   const metrics = createMetrics(documents, adapters.webhooks, adapters.vectorSearch, clock, providers);
 
@@ -290,14 +269,7 @@ export async function createRuntime(
     downloadQueue,
     blobs,
     clock,
-    sniffFormat: async ({ path: file, filename }) => {
-      const result = await detectFormat({ path: file, filename });
-      return result.ok ? { ok: true, contentType: contentTypeOf(result.format) } : result;
-    },
-    screenUrl: (raw) => {
-      const checked = checkSubmittedUrl(raw, policy);
-      return checked.ok ? { ok: true, displayUrl: redactUrl(checked.url) } : checked;
-    },
+    pipeline: checks,
     limits: {
       maxQueuedDocuments: config.maxQueuedDocuments,
       maxUploadBytes: config.maxUploadBytes,
@@ -333,10 +305,7 @@ export async function createRuntime(
     queue: adapters.sourceQueue,
     types: sourceTypes,
     secrets,
-    screenUrl: (raw) => {
-      const checked = checkSubmittedUrl(raw, policy);
-      return checked.ok ? null : checked.reason;
-    },
+    screenUrl: submittedUrlRefusal(checks),
     clock,
   });
 
@@ -405,10 +374,7 @@ export async function createRuntime(
       maxEndpointsPerOrg: config.webhookMaxEndpoints,
       maxPending: config.webhookMaxPending,
       logLimit: WEBHOOK_LOG_LIMIT,
-      screenUrl: (raw) => {
-        const checked = checkSubmittedUrl(raw, policy);
-        return checked.ok ? null : checked.reason;
-      },
+      screenUrl: submittedUrlRefusal(checks),
     }),
     readiness: adapters.readiness,
     ...(adapters.requestScope ? { orgScope: adapters.requestScope } : {}),
@@ -429,42 +395,19 @@ export async function createRuntime(
   };
 
   const startWorker = ({ ingestRequests }: { ingestRequests?: RequestRate } = {}) => {
-    const extractor = createPipelineThreads({
-      maxWorkers: config.extractWorkers,
-      timeoutMs: config.extractTimeoutMs,
-      maxHeapMb: config.extractMaxHeapMb,
-      pdfMaxPages: config.pdfMaxPages,
-      searchLanguage: config.searchLanguage,
-      ocr: { enabled: config.ocr === 'on', languages: ocrLanguagesOf(config) },
-      // A text file as large as uploads may be always fits.
-      maxTextChars: Math.max(DEFAULT_MAX_TEXT_CHARS, config.maxUploadBytes),
-      idleStopMs: config.extractIdleStopMs,
-      maxTextRatio: config.extractMaxTextRatio,
-      textFloorChars: config.extractTextFloorChars,
-    });
-    // The first document should be as fast as the hundredth: a thread starts and loads the
-    // tokenizer now rather than when that document arrives (`ready` says when it has).
-    const ready = extractor.warm();
-    const processor = new DocumentProcessor({
+    const lanes = startDocumentLanes({
+      config,
       documents,
-      processQueue: queue,
+      queue,
       downloadQueue,
       blobs,
-      keepOriginals: config.keepOriginals,
+      clock,
+      policy,
+      checks,
       logger,
-      onOutcome: (outcome) => metrics.documentOutcome(outcome),
       tracer,
-      indexFile: (file, format, options, signal, orgId) =>
-        extractor.indexStream(file, format, options, signal, orgId),
-      chunkDocument: (text, options, signal, orgId) => extractor.chunkStream(text, options, signal, orgId),
-      downloadUrl: urlDownloader({
-        policy,
-        blobs,
-        maxBytes: config.maxUploadBytes,
-        connectTimeoutMs: config.urlFetchConnectTimeoutMs,
-        totalTimeoutMs: config.urlFetchTimeoutMs,
-        maxRedirects: config.urlFetchMaxRedirects,
-      }),
+      onOutcome: (outcome) => metrics.documentOutcome(outcome),
+      ingestRequests,
     });
     const sync = new SourceSync({
       store: adapters.sources,
@@ -493,24 +436,6 @@ export async function createRuntime(
         ),
     });
     const consumers: JobConsumer[] = [
-      queue.consume(
-        ingestRequests && config.workerYieldIngestRps > 0
-          ? yieldToApi(processor.handle, ingestRequests, {
-              busyRequestsPerSecond: config.workerYieldIngestRps,
-              floorSpacingMs: YIELD_FLOOR_SPACING_MS,
-            })
-          : processor.handle,
-        {
-          concurrency: config.workerConcurrency,
-          // More slots than threads: one stays for another org's document while one org has a
-          // backlog, so that document waits for the next free thread at most, not for a slot.
-          maxPerOrg:
-            config.workerConcurrency > config.extractWorkers
-              ? config.workerConcurrency - 1
-              : config.workerConcurrency,
-        },
-      ),
-      downloadQueue.consume(processor.handleDownload, { concurrency: config.downloadConcurrency }),
       adapters.evaluationQueue.consume(
         new EvaluationRunner({
           store: adapters.evaluations,
@@ -535,22 +460,6 @@ export async function createRuntime(
     void startDueSources();
     const sourceTimer = setInterval(startDueSources, SOURCE_SCHEDULE_POLL_MS);
     sourceTimer.unref();
-    const reconciler = new QueueReconciler(
-      documents,
-      { process: queue, download: downloadQueue },
-      clock,
-      config.reconcileIntervalMs,
-    );
-    const reconcile = () =>
-      reconciler
-        .runOnce()
-        .then((n) => {
-          if (n > 0) logger.info({ requeued: n }, 'reconciler re-enqueued documents');
-        })
-        .catch((error: unknown) => logger.warn({ err: error }, 'reconciler run failed'));
-    void reconcile();
-    const timer = setInterval(reconcile, config.reconcileIntervalMs);
-    timer.unref();
     // The second stage: ready documents' chunks embedded in the background (EMBEDDINGS set).
     const vectorStage =
       embedder === null
@@ -569,57 +478,24 @@ export async function createRuntime(
           });
     vectorStage?.start();
     return {
-      ready,
+      ready: lanes.ready,
       async stop() {
-        clearInterval(timer);
         clearInterval(sourceTimer);
         await vectorStage?.stop();
-        await Promise.all(consumers.map((c) => c.stop()));
-        await extractor.close();
+        await Promise.all([lanes.stop(), ...consumers.map((c) => c.stop())]);
       },
     };
   };
 
-  const startDispatcher = () => {
-    const dispatcher = new WebhookDispatcher(
-      adapters.webhooks,
-      (url, headers, body, signal) =>
-        postWebhook(
-          url,
-          headers,
-          body,
-          { policy, timeoutMs: config.webhookTimeoutMs, maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES },
-          signal,
-        ),
-      clock,
-      {
-        owner: `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}/webhooks`,
-        pollMs: config.webhookPollMs,
-        concurrency: config.webhookConcurrency,
-        orgConcurrency: config.webhookOrgConcurrency,
-        endpointConcurrency: config.webhookEndpointConcurrency,
-        // Longer than one attempt can take, so a live owner never loses a message to another.
-        leaseMs: config.webhookTimeoutMs + WEBHOOK_LEASE_MARGIN_MS,
-        retryBaseMs: config.webhookRetryBaseMs,
-        retryMaxMs: config.webhookRetryMaxMs,
-        retryWindowMs: config.webhookRetryWindowMs,
-        disableAfterMs: config.webhookDisableAfterMs,
-        logLimit: WEBHOOK_LOG_LIMIT,
-        render: (record, type) => toDocumentJson(record, vectorsAtEvent(embedder, record, type)),
-        onAttempt: (outcome, ms) => metrics.webhookAttempt(outcome, ms),
-        onError: webhookErrors,
-      },
-    );
-    dispatcher.start();
-    return { stop: () => dispatcher.stop() };
-  };
-  let lastWebhookError = 0;
-  const webhookErrors = (error: unknown) => {
-    // A database outage would otherwise log at every poll.
-    if (Date.now() - lastWebhookError < 30_000) return;
-    lastWebhookError = Date.now();
-    logger.warn({ err: error }, 'webhook dispatcher error');
-  };
+  const startDispatcher = webhookDispatcherStarter({
+    config,
+    webhooks: adapters.webhooks,
+    policy,
+    clock,
+    embedder,
+    metrics,
+    logger,
+  });
 
   return {
     ...adapters,

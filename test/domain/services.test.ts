@@ -27,14 +27,16 @@ function ingestion(over: Partial<IngestionDeps> = {}) {
     downloadQueue,
     blobs,
     clock: new FixedClock(NOW),
-    sniffFormat: async ({ filename }) =>
-      filename?.endsWith('.pdf')
-        ? { ok: true, contentType: 'application/pdf' }
-        : { ok: false, detail: 'not a PDF' },
-    screenUrl: (raw) =>
-      raw.startsWith('https://')
-        ? { ok: true, displayUrl: raw.split('?')[0]! }
-        : { ok: false, reason: 'blocked' },
+    pipeline: {
+      sniffFormat: async ({ filename }) =>
+        filename?.endsWith('.pdf')
+          ? { ok: true, contentType: 'application/pdf' }
+          : { ok: false, detail: 'not a PDF' },
+      screenUrl: (raw) =>
+        raw.startsWith('https://')
+          ? { ok: true, displayUrl: raw.split('?')[0]! }
+          : { ok: false, reason: 'blocked' },
+    },
     limits: { maxQueuedDocuments: 10, maxUploadBytes: 1000, tokenizer: 'o200k_base' },
     onEnqueueError: (error) => enqueueErrors.push(error),
     ...over,
@@ -156,40 +158,73 @@ describe('IngestionService', () => {
 
   it('stages an upload, then commits it with the sniffed type and its size', async () => {
     const { service, documents, blobs, queue } = ingestion();
-    const staged = await service.stageFile(upload(200, 'report.pdf'), async () => ({ team: 'a' }));
-    expect(staged).toMatchObject({ contentType: 'application/pdf', metadata: { team: 'a' } });
-    const ack = await service.commitFile(ORG, ALL_PARTITIONS, staged);
+    let key = '';
+    const ack = await service.withStagedFile(
+      upload(200, 'report.pdf'),
+      async () => ({ team: 'a' }),
+      (staged) => {
+        expect(staged).toMatchObject({ contentType: 'application/pdf', metadata: { team: 'a' } });
+        key = staged.blob.key;
+        return service.commitFile(ORG, ALL_PARTITIONS, staged);
+      },
+    );
     expect(documents.created[0]).toMatchObject({
-      blobKey: staged.blob.key,
+      blobKey: key,
       source: { type: 'file', filename: 'report.pdf', content_type: 'application/pdf', bytes: 200 },
     });
-    expect(blobs.blobs.has(staged.blob.key)).toBe(true);
+    expect(blobs.blobs.has(key)).toBe(true);
+    expect(blobs.deleted).toEqual([]);
     expect(queue.ids()).toEqual(ack.document_ids);
   });
 
   it('leaves no blob behind for an upload it refuses: too large (413), empty or of an unknown format (415)', async () => {
     const { service, blobs } = ingestion();
     const noMetadata = async () => ({});
-    expect(await refusal(service.stageFile(upload(1001, 'big.pdf'), noMetadata))).toMatchObject({
-      status: 413,
-    });
-    expect(await refusal(service.stageFile(upload(0, 'empty.pdf'), noMetadata))).toMatchObject({
+    const stage = (bytes: number, filename: string) =>
+      service.withStagedFile(upload(bytes, filename), noMetadata, async () => {
+        throw new Error('a refused upload is never handed on');
+      });
+    expect(await refusal(stage(1001, 'big.pdf'))).toMatchObject({ status: 413 });
+    expect(await refusal(stage(0, 'empty.pdf'))).toMatchObject({
       status: 415,
       detail: 'The file is empty.',
     });
-    expect(await refusal(service.stageFile(upload(10, 'notes.xyz'), noMetadata))).toMatchObject({
-      status: 415,
-      detail: 'not a PDF',
-    });
+    expect(await refusal(stage(10, 'notes.xyz'))).toMatchObject({ status: 415, detail: 'not a PDF' });
     expect([...blobs.blobs.keys()]).toEqual([]);
   });
 
-  it('removes the staged blob when the commit of an upload fails', async () => {
+  it('removes the staged blob, once, when the commit of an upload fails', async () => {
     const { service, documents, blobs } = ingestion();
-    const staged = await service.stageFile(upload(10, 'a.pdf'), async () => ({}));
     documents.failCreate = new Error('constraint');
-    await expect(service.commitFile(ORG, ALL_PARTITIONS, staged)).rejects.toThrow('constraint');
-    expect(blobs.deleted).toEqual([staged.blob.key]);
+    let key = '';
+    await expect(
+      service.withStagedFile(
+        upload(10, 'a.pdf'),
+        async () => ({}),
+        (staged) => {
+          key = staged.blob.key;
+          return service.commitFile(ORG, ALL_PARTITIONS, staged);
+        },
+      ),
+    ).rejects.toThrow('constraint');
+    expect(blobs.deleted).toEqual([key]);
+    expect(blobs.blobs.size).toBe(0);
+  });
+
+  it('removes a staged upload no commit kept (a replayed request), once', async () => {
+    const { service, blobs } = ingestion();
+    let key = '';
+    const answer = await service.withStagedFile(
+      upload(10, 'a.pdf'),
+      async () => ({}),
+      async (staged) => {
+        key = staged.blob.key;
+        await staged.discard();
+        return 'the first answer';
+      },
+    );
+    expect(answer).toBe('the first answer');
+    expect(blobs.deleted).toEqual([key]);
     expect(blobs.blobs.size).toBe(0);
   });
 });

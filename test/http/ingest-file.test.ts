@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { multipart, type Part } from '../helpers/multipart.js';
 import { CORPUS_DIR as CORPUS, itWithCorpus } from '../helpers/shared.js';
@@ -337,5 +337,71 @@ describe('streamed uploads over a real socket', () => {
       await new Promise((r) => setTimeout(r, 50));
     expect((await h.blobFiles()).length).toBe(storedBefore);
     expect((await h.request('GET', '/v1/documents?limit=100')).json().documents.length).toBe(docsBefore);
+  });
+});
+
+describe('a staged upload no commit keeps', () => {
+  // A harness without a worker: the blob deletes counted are the requests' own.
+  let h: Harness;
+  let deleted: string[] = [];
+  beforeAll(async () => {
+    h = await startHarness({ worker: false });
+    const { blobs } = h.runtime;
+    const remove = blobs.delete.bind(blobs);
+    blobs.delete = async (key) => {
+      deleted.push(key);
+      await remove(key);
+    };
+  });
+  beforeEach(() => {
+    deleted = [];
+  });
+  afterAll(() => h.close());
+
+  const send = async (method: 'POST' | 'PUT', url: string, parts: Part[], headers = {}) => {
+    const { payload, contentType } = await multipart(parts);
+    return h.request(method, url, { payload, headers: { 'content-type': contentType, ...headers } });
+  };
+  const file = (text: string): Part => ({ name: 'file', value: text, filename: 'notes.txt' });
+
+  it('is deleted exactly once when its commit fails (a partition being deleted)', async () => {
+    await h.ingest(h.orgA, ['the one document of a partition on its way out'], { partition: 'leaving' });
+    expect((await h.request('DELETE', '/v1/partitions/leaving')).statusCode).toBe(202);
+    const before = await h.blobFiles();
+    const res = await send('POST', '/v1/ingest/file', [
+      file('too late for this partition'),
+      { name: 'partition', value: 'leaving' },
+    ]);
+    expect(res.statusCode).toBe(409);
+    expect(res.json().code).toBe('partition_deleting');
+    expect(deleted).toHaveLength(1);
+    expect(await h.blobFiles()).toEqual(before);
+  });
+
+  it('is deleted exactly once when the document whose content it was to replace is not found', async () => {
+    const before = await h.blobFiles();
+    const res = await send('PUT', '/v1/documents/00000000-0000-4000-8000-000000000000/content', [
+      file('content for no document'),
+    ]);
+    expect(res.statusCode).toBe(404);
+    expect(deleted).toHaveLength(1);
+    expect(await h.blobFiles()).toEqual(before);
+  });
+
+  it('is deleted exactly once when its Idempotency-Key replays, or is refused, and the first is kept', async () => {
+    const key = { 'idempotency-key': 'staged-once' };
+    const first = await send('POST', '/v1/ingest/file', [file('the first upload')], key);
+    expect(first.statusCode).toBe(202);
+    expect(deleted).toEqual([]);
+    const stored = await h.blobFiles();
+    const replayed = await send('POST', '/v1/ingest/file', [file('the first upload')], key);
+    expect(replayed.statusCode).toBe(202);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(deleted).toHaveLength(1);
+    const reused = await send('POST', '/v1/ingest/file', [file('another upload, the same key')], key);
+    expect(reused.statusCode).toBe(422);
+    expect(deleted).toHaveLength(2);
+    expect(new Set(deleted).size).toBe(2);
+    expect(await h.blobFiles()).toEqual(stored);
   });
 });

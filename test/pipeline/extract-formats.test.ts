@@ -651,7 +651,7 @@ describe('the thread caps hold for the new formats', () => {
         expect(whole.message).toBe(
           "the file's text is longer than 4,000,000 characters (a table of mostly empty cells?)",
         );
-        const streamed = capped.indexStream(file, format, { chunkSize: 512, chunkOverlap: 0 });
+        const streamed = capped.indexFile(file, format, { chunkSize: 512, chunkOverlap: 0 });
         const error = await failure(collectChunks({ ...streamed, contentType: null, bytes: null }));
         expect(error.code).toBe('too_large');
       }

@@ -235,7 +235,7 @@ describeWithCorpus('OCR=off', () => {
         pagedStreamFromBytes: 0,
       });
       try {
-        const stream = paged.indexStream(path.join(SCANNED, 'ocr_test.pdf'), 'pdf', {
+        const stream = paged.indexFile(path.join(SCANNED, 'ocr_test.pdf'), 'pdf', {
           chunkSize: 64,
           chunkOverlap: 8,
         });

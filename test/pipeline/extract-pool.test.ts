@@ -255,20 +255,20 @@ describe('chunking in threads', () => {
     }
   });
 
-  /** indexStream read to its end, as one plan. */
+  /** indexFile read to its end, as one plan. */
   async function indexed(
     extractor: ReturnType<typeof createPipelineThreads>,
-    ...args: Parameters<ReturnType<typeof createPipelineThreads>['indexStream']>
+    ...args: Parameters<ReturnType<typeof createPipelineThreads>['indexFile']>
   ) {
     const { chunks, totals } = await collectChunks({
-      ...extractor.indexStream(...args),
+      ...extractor.indexFile(...args),
       contentType: null,
       bytes: null,
     });
     return { chunks, ...totals };
   }
 
-  it('indexStream() gives what extract() then chunk() give, for a text of many messages and for a PDF', async () => {
+  it('indexFile() gives what extract() then chunk() give, for a text of many messages and for a PDF', async () => {
     const extractor = createPipelineThreads(OPTIONS);
     try {
       // Over a megabyte of text: its chunks come back in several messages.
@@ -343,7 +343,7 @@ describe('chunking in threads', () => {
     try {
       const text = markdown.repeat(Math.ceil(1_500_000 / markdown.length));
       const options = { chunkSize: 256, chunkOverlap: 32 };
-      const stream = extractor.chunkStream(text, options);
+      const stream = extractor.indexText(text, options);
       expect(() => stream.totals()).toThrow(/once every chunk/);
       const batches: number[] = [];
       const chunks = [];
@@ -363,12 +363,12 @@ describe('chunking in threads', () => {
       // Let go after the first batch: the job ends, and the only thread is free for the next text.
       const file = path.join(tmp.dir, 'let-go.txt');
       await writeFile(file, text);
-      const iterator = extractor.indexStream(file, 'txt', options).chunks[Symbol.asyncIterator]();
+      const iterator = extractor.indexFile(file, 'txt', options).chunks[Symbol.asyncIterator]();
       expect((await iterator.next()).done).toBe(false);
       await iterator.return?.();
       expect((await extractor.chunk('after the reader let go', options)).chunks).toHaveLength(1);
 
-      const failed = extractor.indexStream(path.join(tmp.dir, 'absent.txt'), 'txt', options);
+      const failed = extractor.indexFile(path.join(tmp.dir, 'absent.txt'), 'txt', options);
       const error = await (async () => {
         for await (const _ of failed.chunks) throw new Error('no chunks expected');
       })().catch((e) => e);
@@ -446,7 +446,7 @@ describe('chunking in threads', () => {
         const finished: string[] = [];
         const run = (name: string, text: string, group: string) =>
           collectChunks({
-            ...pool.chunkStream(text, options, undefined, group),
+            ...pool.indexText(text, options, undefined, group),
             contentType: null,
             bytes: null,
           }).then(() => finished.push(name));

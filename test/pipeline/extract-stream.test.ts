@@ -1,4 +1,4 @@
-// A file's chunks through the streamed path (indexStream: the thread reads, decodes or parses the
+// A file's chunks through the streamed path (indexFile: the thread reads, decodes or parses the
 // file a piece at a time and chunks it through a window) must be exactly the chunks of the whole
 // extracted text (extract, then chunkForIndex on it), for the corpus files and for text files
 // built to put awkward bytes where reads are cut (a CRLF, a NUL, a multi-byte character, a damaged
@@ -37,7 +37,7 @@ afterAll(async () => {
 async function expectSameChunks(file: string, format: FormatId, markdown = false): Promise<void> {
   const options = { ...OPTIONS, markdown };
   const streamed = await collectChunks({
-    ...extractor.indexStream(file, format, options),
+    ...extractor.indexFile(file, format, options),
     contentType: null,
     bytes: null,
   });

@@ -9,12 +9,18 @@ import { migratePostgres } from '../../src/adapters/postgres/migrations.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
-import type { BlobStore, DocumentStore, JobContext, JobQueue } from '../../src/domain/ports.js';
+import type {
+  BlobStore,
+  DocumentPipeline,
+  DocumentStore,
+  JobContext,
+  JobQueue,
+} from '../../src/domain/ports.js';
 import { analyzer } from '../../src/domain/search-words.js';
 import type { ChunkRow, ChunkStream, NewDocument } from '../../src/domain/types.js';
 import { chunkForIndex, type IndexPlan } from '../../src/pipeline/chunk/for-index.js';
 import { PipelineError } from '../../src/pipeline/errors.js';
-import { type ChunkDocument, DocumentProcessor } from '../../src/pipeline/processor.js';
+import { DocumentProcessor } from '../../src/pipeline/processor.js';
 import { jobDocument } from '../contract/job-document.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
 
@@ -29,14 +35,14 @@ const unused = (what: string) => () => {
   throw new Error(`${what} is not used by text documents`);
 };
 
-function processorOver(documents: DocumentStore, chunkDocument: ChunkDocument): DocumentProcessor {
+type IndexText = DocumentPipeline['indexText'];
+
+function processorOver(documents: DocumentStore, indexText: IndexText): DocumentProcessor {
   return new DocumentProcessor({
     documents,
     processQueue: { enqueue: unused('the process queue') } as unknown as JobQueue,
     blobs: {} as BlobStore,
-    indexFile: unused('extraction'),
-    chunkDocument,
-    downloadUrl: unused('download'),
+    pipeline: { indexFile: unused('extraction'), indexText, downloadUrl: unused('download') },
     logger: { warn() {}, error() {} },
   });
 }
@@ -84,7 +90,7 @@ function jobOf(
   return { documentId: doc.id, orgId: doc.orgId, attempt, maxAttempts, signal };
 }
 
-const chunked: ChunkDocument = (text, options) => streamOf(chunkForIndex(text, options, english));
+const chunked: IndexText = (text, options) => streamOf(chunkForIndex(text, options, english));
 
 function processorContract(name: string, make: () => Promise<Harness>): void {
   describe(name, () => {

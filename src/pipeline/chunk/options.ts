@@ -1,4 +1,5 @@
 // What a chunker is asked for: the token window, its overlap, and what the text is.
+import type { IndexOptions } from '../../domain/ports.js';
 import type { ChunkRow } from '../../domain/types.js';
 
 /** 1-based page number; UTF-16 offsets into the text; spans in order and non-overlapping. */
@@ -8,13 +9,9 @@ export interface PageSpan {
   charEnd: number;
 }
 
-export interface ChunkOptions {
-  chunkSize: number;
-  chunkOverlap: number;
-  markdown?: boolean;
+/** The document's chunk settings (DocumentPipeline's IndexOptions), and its pages if it has any. */
+export interface ChunkOptions extends IndexOptions {
   pages?: PageSpan[] | null;
-  /** The document's language as given at ingest (the analysis of its words; null: detect it). */
-  language?: string | null;
 }
 
 export interface ChunkPlan {

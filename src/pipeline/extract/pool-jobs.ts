@@ -44,8 +44,9 @@ export interface Slot {
 
 /** What a job's first thread is asked to do; the pool adds the job id. */
 export type JobTask =
-  | { type: 'extract'; path: string; format: SourceFormat; chunk?: FileChunkOptions }
-  | { type: 'chunk'; text: string; options: ChunkOptions };
+  | { type: 'extract'; path: string; format: SourceFormat }
+  | { type: 'indexFile'; path: string; format: SourceFormat; options: FileChunkOptions }
+  | { type: 'indexText'; text: string; options: ChunkOptions };
 
 export interface Job {
   id: number;
@@ -90,7 +91,7 @@ export function crashError(error: Error, ready: boolean, maxHeapMb: number, task
   // Before the thread has loaded its modules, nothing it did depended on the document: a fault
   // of the installation or configuration, not something the document should fail for.
   if (!ready) return new Error(`the extraction thread failed to start (${error.message})`);
-  const doing = task === 'extract' ? 'extracting' : 'chunking';
+  const doing = task === 'indexText' ? 'chunking' : 'extracting';
   if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
     return new ExtractionError(
       'too_large',
@@ -98,14 +99,14 @@ export function crashError(error: Error, ready: boolean, maxHeapMb: number, task
     );
   }
   // Our chunker crashing on a text is our bug, not a corrupt file: an untyped error is retried.
-  if (task === 'chunk') return new Error(`the chunking thread crashed (${error.message})`);
+  if (task === 'indexText') return new Error(`the chunking thread crashed (${error.message})`);
   return new ExtractionError('corrupt', `the extraction thread crashed on this document (${error.message})`);
 }
 
 /** A reported span as a chunk: its own text, or the slice of the text the job sent. */
 export function chunkRowOf(job: Job, span: ChunkSpan, index: number): ChunkRow {
   const text =
-    span.text ?? (job.task.type === 'chunk' ? job.task.text.slice(span.charStart, span.charEnd) : '');
+    span.text ?? (job.task.type === 'indexText' ? job.task.text.slice(span.charStart, span.charEnd) : '');
   return {
     index,
     text,
@@ -145,8 +146,8 @@ export function replyOcrPages(message: WorkerReply): number {
 }
 
 export function doingWhat(task: JobTask): string {
-  if (task.type === 'chunk') return 'chunking';
-  return task.chunk ? 'extraction and chunking' : 'extraction';
+  if (task.type === 'indexText') return 'chunking';
+  return task.type === 'indexFile' ? 'extraction and chunking' : 'extraction';
 }
 
 /** A PDF's text once every part's pages are in: joined, or why the document fails. */
@@ -190,7 +191,7 @@ export function slotToChunkNext(slots: Iterable<Slot>): Slot | null {
   let shortest = QUEUE_BEHIND_MAX_CHARS + 1;
   for (const slot of slots) {
     const task = slot.job?.task;
-    if (!slot.ready || slot.next || task?.type !== 'chunk' || task.text.length >= shortest) continue;
+    if (!slot.ready || slot.next || task?.type !== 'indexText' || task.text.length >= shortest) continue;
     best = slot;
     shortest = task.text.length;
   }

@@ -111,18 +111,18 @@ class PipelineThreadPool implements PipelineThreads {
 
   async chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<IndexPlan> {
     const { chunks, totals } = await collectChunks({
-      ...this.chunkStream(text, options, signal),
+      ...this.indexText(text, options, signal),
       contentType: null,
       bytes: null,
     });
     return { chunks, ...totals, language: totals.language ?? null };
   }
 
-  chunkStream(text: string, options: ChunkOptions, signal?: AbortSignal, group?: string): ChunkStream {
-    return this.stream({ type: 'chunk', text, options }, signal, group ?? null);
+  indexText(text: string, options: ChunkOptions, signal?: AbortSignal, group?: string): ChunkStream {
+    return this.stream({ type: 'indexText', text, options }, signal, group ?? null);
   }
 
-  indexStream(
+  indexFile(
     path: string,
     format: SourceFormat,
     options: FileChunkOptions,
@@ -130,7 +130,7 @@ class PipelineThreadPool implements PipelineThreads {
     group?: string,
   ): ChunkStream {
     if (!formatSpec(format).paged || this.streamsPaged(path)) {
-      return this.stream({ type: 'extract', path, format, chunk: options }, signal, group ?? null);
+      return this.stream({ type: 'indexFile', path, format, options }, signal, group ?? null);
     }
     // A paged file's (a PDF's) pages may come from several threads: they are joined here, then chunked.
     let chunked: ChunkStream | null = null;
@@ -142,7 +142,7 @@ class PipelineThreadPool implements PipelineThreads {
         group ?? null,
       )) as ExtractedText;
       ocrPages = extracted.ocrPages;
-      chunked = this.chunkStream(extracted.text, { ...options, pages: extracted.pages }, signal, group);
+      chunked = this.indexText(extracted.text, { ...options, pages: extracted.pages }, signal, group);
       yield* chunked.chunks;
     }.call(this);
     return {
@@ -203,7 +203,7 @@ class PipelineThreadPool implements PipelineThreads {
         ocr: { recognised: 0, skipped: 0 },
         sink: null,
         nextIndex: 0,
-        chars: task.type === 'chunk' ? task.text.length : 0,
+        chars: task.type === 'indexText' ? task.text.length : 0,
         partsExpected: 1,
         settled: false,
       };
@@ -244,13 +244,13 @@ class PipelineThreadPool implements PipelineThreads {
     while (this.queue.length > 0 && !this.closed) {
       const job = this.queue.next(groupsInThreads(this.slots));
       const { task } = job;
-      const slot = this.takeSlot() ?? (task.type === 'chunk' ? slotToChunkNext(this.slots) : null);
+      const slot = this.takeSlot() ?? (task.type === 'indexText' ? slotToChunkNext(this.slots) : null);
       if (!slot) return;
       this.queue.take(job);
       const request: WorkerRequest =
-        task.type === 'extract'
-          ? { ...task, jobId: job.id, pdfMaxPages: this.opts.pdfMaxPages }
-          : { ...task, jobId: job.id };
+        task.type === 'indexText'
+          ? { ...task, jobId: job.id }
+          : { ...task, jobId: job.id, pdfMaxPages: this.opts.pdfMaxPages };
       if (slot.job) {
         // Queued in the thread behind the text it is chunking; its clock starts when its turn comes.
         slot.next = job;
@@ -449,7 +449,7 @@ class PipelineThreadPool implements PipelineThreads {
         break;
       case 'text': {
         this.release(slot);
-        const format = job.task.type === 'extract' ? job.task.format : 'txt';
+        const format = job.task.type === 'indexText' ? 'txt' : job.task.format;
         this.settle(job, null, {
           text: message.text,
           pages: null,

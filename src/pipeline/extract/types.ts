@@ -75,17 +75,18 @@ export interface PipelineThreads {
   /** chunkForIndex in a thread: the chunks, their search words and the text's SHA-256. */
   chunk(text: string, options: ChunkOptions, signal?: AbortSignal): Promise<IndexPlan>;
   /**
-   * chunk, with the chunks handed on as the thread reports them (never all held at once).
-   * `group` (here and in indexStream): documents waiting for a thread take turns between groups
-   * (orgs), the group with the fewest in threads first; without one, a document waits its turn.
+   * DocumentPipeline.indexText: chunk, with the chunks handed on as the thread reports them (never
+   * all held at once). `group` (here and in indexFile): documents waiting for a thread take turns
+   * between groups (orgs), the group with the fewest in threads first; without one, a document
+   * waits its turn.
    */
-  chunkStream(text: string, options: ChunkOptions, signal?: AbortSignal, group?: string): ChunkStream;
+  indexText(text: string, options: ChunkOptions, signal?: AbortSignal, group?: string): ChunkStream;
   /**
-   * extract, then chunk, with the chunks handed on as they come: the chunks of a stored file. The
+   * DocumentPipeline.indexFile: extract, then chunk, with the chunks handed on as they come. The
    * text stays in the thread that extracted it, which chunks it too (a PDF's pages, extracted by
    * several threads, are joined first): a text of many megabytes never crosses the event loop.
    */
-  indexStream(
+  indexFile(
     path: string,
     format: SourceFormat,
     options: FileChunkOptions,
@@ -113,6 +114,7 @@ export interface WorkerData {
 }
 
 export type WorkerRequest =
+  /** A file's text, returned whole (`text`) or, for a paged file, a range of pages at a time. */
   | {
       type: 'extract';
       jobId: number;
@@ -124,16 +126,24 @@ export type WorkerRequest =
        * extracts exactly these pages and never reports a page count.
        */
       pdfPart?: { from: number; to: number };
-      /**
-       * Chunk the text as well: the worker answers with chunk spans that carry their text, then
-       * `chunks`, instead of `text`. A paged file (PDF) is then read page by page by this worker
-       * alone, never split across workers.
-       */
-      chunk?: FileChunkOptions;
+    }
+  /**
+   * indexFile: the file's text chunked in the thread that reads it. The worker answers with chunk
+   * spans that carry their text, then `chunks`. A paged file (PDF) is read page by page by this
+   * worker alone, never split across workers.
+   */
+  | {
+      type: 'indexFile';
+      jobId: number;
+      path: string;
+      format: SourceFormat;
+      pdfMaxPages: number;
+      options: FileChunkOptions;
     }
   /** The pages (1-based, inclusive) the worker that reported the page count should extract. */
   | { type: 'pdfPlan'; jobId: number; from: number; to: number }
-  | { type: 'chunk'; jobId: number; text: string; options: ChunkOptions }
+  /** indexText: the spans of the text's chunks (without their text, which the caller has), then `chunks`. */
+  | { type: 'indexText'; jobId: number; text: string; options: ChunkOptions }
   /** A `chunkSpans` message of the job has been passed on to its reader: the thread may send one more. */
   | { type: 'spansRead'; jobId: number };
 

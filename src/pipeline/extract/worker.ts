@@ -45,7 +45,8 @@ const extractors: ReadonlyMap<FormatId, FormatExtractor> = new Map(
 );
 
 type ExtractRequest = Extract<WorkerRequest, { type: 'extract' }>;
-type ChunkRequest = Extract<WorkerRequest, { type: 'chunk' }>;
+type IndexFileRequest = Extract<WorkerRequest, { type: 'indexFile' }>;
+type IndexTextRequest = Extract<WorkerRequest, { type: 'indexText' }>;
 
 /** Resolvers of PDFs that reported their page count and wait to be told which pages are theirs. */
 const awaitingPlan = new Map<number, (range: { from: number; to: number }) => void>();
@@ -99,11 +100,11 @@ port.on('message', (request: WorkerRequest) => {
       unread.wake?.();
       unread.wake = null;
       return;
-    case 'chunk':
-      work = work.then(() => handleChunk(request));
+    case 'indexText':
+      work = work.then(() => indexText(request));
       return;
     default:
-      work = work.then(() => handleExtract(request));
+      work = work.then(() => extractOrIndexFile(request));
   }
 });
 
@@ -168,10 +169,10 @@ async function textLimitFor(path: string, format: FormatId): Promise<TextLimit> 
  * stops reading (MAX_UNREAD_SPANS), the thread stops reading its file too. With `withText` each
  * span carries its text (the caller does not have the text).
  */
-async function chunkAndReply(
+async function indexPieces(
   jobId: number,
   pieces: Iterable<string> | AsyncIterable<string>,
-  options: ChunkRequest['options'],
+  options: IndexTextRequest['options'],
   withText: boolean,
   ocrPages: OcrPages = null,
 ): Promise<void> {
@@ -219,16 +220,16 @@ async function chunkAndReply(
 /** Pages OCR read: known at the start (an image: 1), or once every page is read (a PDF). */
 type OcrPages = number | null | (() => number | null);
 
-/** chunkAndReply; a failure is reported as ours (`error`, retried), not as the input's. */
-async function chunkOrReportError(
+/** indexPieces; a failure is reported as ours (`error`, retried), not as the input's. */
+async function indexOrReportError(
   jobId: number,
   pieces: Iterable<string> | AsyncIterable<string>,
-  options: ChunkRequest['options'],
+  options: IndexTextRequest['options'],
   withText: boolean,
   ocrPages: OcrPages = null,
 ): Promise<void> {
   try {
-    await chunkAndReply(jobId, pieces, options, withText, ocrPages);
+    await indexPieces(jobId, pieces, options, withText, ocrPages);
   } catch (error) {
     // The file turned out bad half-way: the caller's catch reports it as the input's failure.
     if (error instanceof SourceError) throw error.reason;
@@ -236,18 +237,20 @@ async function chunkOrReportError(
   }
 }
 
-async function handleChunk(request: ChunkRequest): Promise<void> {
+async function indexText(request: IndexTextRequest): Promise<void> {
   busy = true;
   try {
-    await chunkOrReportError(request.jobId, [request.text], request.options, false);
+    await indexOrReportError(request.jobId, [request.text], request.options, false);
   } finally {
     busy = false;
     schedulePreload();
   }
 }
 
-async function handleExtract(request: ExtractRequest): Promise<void> {
+/** A file's text (`extract`), or its chunks (`indexFile`). */
+async function extractOrIndexFile(request: ExtractRequest | IndexFileRequest): Promise<void> {
   const { jobId } = request;
+  const index = request.type === 'indexFile' ? request.options : null;
   busy = true;
   try {
     const extractor = extractors.get(request.format);
@@ -258,22 +261,22 @@ async function handleExtract(request: ExtractRequest): Promise<void> {
       );
     }
     if (extractor.paged) {
-      if (request.chunk) await chunkPages(request, request.chunk, extractor);
+      if (request.type === 'indexFile') await indexPages(request, extractor);
       else await extractPages(request, extractor);
       return;
     }
     // An image is one page, and OCR read it (else extraction failed).
     const ocrPages = extractor.ocr ? 1 : null;
     const limit = await textLimitFor(request.path, request.format);
-    if (request.chunk && extractor.textPieces) {
+    if (index && extractor.textPieces) {
       // Read, decoded and chunked a piece at a time: a 100 MB file is never one string here.
       const pieces = fromFile(extractor.textPieces(request.path), limit);
-      await chunkOrReportError(jobId, pieces, request.chunk, true, ocrPages);
+      await indexOrReportError(jobId, pieces, index, true, ocrPages);
       return;
     }
     const text = await extractor.extractText(request.path);
     limit.check(text.length);
-    if (request.chunk) await chunkOrReportError(jobId, [text], request.chunk, true, ocrPages);
+    if (index) await indexOrReportError(jobId, [text], index, true, ocrPages);
     else reply({ type: 'text', jobId, text, ocrPages });
   } catch (error) {
     if (error instanceof ExtractionError) {
@@ -334,7 +337,7 @@ async function extractPages(
 }
 
 /** Checked before a single page is read: a 100,000-page PDF costs one parse of its page tree. */
-function checkPageCount(numPages: number, request: ExtractRequest, name: string): void {
+function checkPageCount(numPages: number, request: ExtractRequest | IndexFileRequest, name: string): void {
   if (numPages > request.pdfMaxPages) {
     throw new ExtractionError(
       'too_large',
@@ -344,7 +347,7 @@ function checkPageCount(numPages: number, request: ExtractRequest, name: string)
 }
 
 /**
- * Pages read between two releases of the reader's caches in chunkPages: releasing more often
+ * Pages read between two releases of the reader's caches in indexPages: releasing more often
  * lowers the server's peak for a large PDF (bench/RESULTS.md, section 7) but costs the fonts'
  * parsing again, so the pool's split path, for smaller PDFs, never does it.
  */
@@ -355,9 +358,8 @@ const RELEASE_EVERY_PAGES = 20;
  * large PDFs here rather than splitting them across threads): neither its text nor its pages'
  * texts are ever held whole, and the chunks and spans are those of the pages joined.
  */
-async function chunkPages(
-  request: ExtractRequest,
-  options: NonNullable<ExtractRequest['chunk']>,
+async function indexPages(
+  request: IndexFileRequest,
   extractor: Extract<FormatExtractor, { paged: true }>,
 ): Promise<void> {
   const { name } = formatSpec(request.format);
@@ -377,10 +379,10 @@ async function chunkPages(
       if (empty) throw empty;
     };
     // The chunker reads the spans of pages added so far: a page's span is in before its text.
-    await chunkOrReportError(
+    await indexOrReportError(
       request.jobId,
       fromFile(pieces(), await textLimitFor(request.path, request.format)),
-      { ...options, pages: joiner.pages },
+      { ...request.options, pages: joiner.pages },
       true,
       () => ocr().recognised,
     );

@@ -3,10 +3,9 @@
 // server gave as hints). Every failure is a PipelineError with the code the document shows.
 import path from 'node:path';
 import { contentTypeOf } from '../../domain/formats.js';
-import { type BlobStore, BlobTooLargeError, newBlobKey } from '../../domain/ports.js';
+import { type BlobStore, BlobTooLargeError, type DocumentPipeline, newBlobKey } from '../../domain/ports.js';
 import { PipelineError } from '../errors.js';
 import { detectFormat } from '../extract/index.js';
-import type { DownloadUrl } from '../processor.js';
 import type { AddressPolicy } from './address-policy.js';
 import { downloadToSink } from './download-to-sink.js';
 
@@ -19,7 +18,8 @@ export interface UrlDownloaderOptions {
   maxRedirects: number;
 }
 
-export function urlDownloader(opts: UrlDownloaderOptions): DownloadUrl {
+/** DocumentPipeline.downloadUrl over the SSRF-safe downloader. */
+export function urlDownloader(opts: UrlDownloaderOptions): DocumentPipeline['downloadUrl'] {
   const { blobs, maxBytes } = opts;
   return async (url, signal) => {
     let blobKey: string | null = null;

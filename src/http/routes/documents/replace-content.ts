@@ -15,7 +15,12 @@ import {
   VersionAck,
 } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
+import {
+  acceptIdempotently,
+  checkIdempotencyHeader,
+  runIdempotently,
+  sendAccepted,
+} from '../../idempotent.js';
 import { documentOnly, idempotentIngest } from '../../openapi.js';
 import { FILE_EXTENSIONS } from '../ingest/file.js';
 import { parseAccessPart, parseLanguagePart, readUploadForm } from '../ingest/upload-form.js';
@@ -76,42 +81,39 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
       if (request.isMultipart()) {
         let language: string | null = null;
         let accessList: string[] | null = null;
-        const staged = await readUploadForm(request, deps, ['language', 'access'], (fields) => {
-          language = parseLanguagePart(fields.language ?? null);
-          accessList = parseAccessPart(fields.access ?? null);
-          return {};
-        });
-        let used = false;
-        try {
-          return await acceptIdempotently(
-            deps,
-            request,
-            reply,
-            `documents/${id}/content`,
-            {
-              sha256: staged.blob.sha256,
-              filename: staged.filename,
-              ...(language === null ? {} : { language }),
-              ...(accessList === null ? {} : { access: accessList }),
-            },
-            (key) => {
-              used = true;
-              return deps.ingestion.replaceContent(
-                orgId,
-                request.access,
-                id,
-                { kind: 'file', staged, language, ...(accessList === null ? {} : { access: accessList }) },
-                key,
-                request.traceSpan,
-              );
-            },
-            () => deps.ingestion.discardFile(staged),
-          );
-        } catch (error) {
-          // replaceContent removes the upload itself when it fails; a refused key leaves it unused.
-          if (!used) await deps.ingestion.discardFile(staged);
-          throw error;
-        }
+        const accepted = await readUploadForm(
+          request,
+          deps,
+          ['language', 'access'],
+          (fields) => {
+            language = parseLanguagePart(fields.language ?? null);
+            accessList = parseAccessPart(fields.access ?? null);
+            return {};
+          },
+          // Unless the new version keeps it (a refused key, a replay, a failure), the upload is removed.
+          (staged) =>
+            runIdempotently(
+              deps,
+              request,
+              `documents/${id}/content`,
+              {
+                sha256: staged.blob.sha256,
+                filename: staged.filename,
+                ...(language === null ? {} : { language }),
+                ...(accessList === null ? {} : { access: accessList }),
+              },
+              (key) =>
+                deps.ingestion.replaceContent(
+                  orgId,
+                  request.access,
+                  id,
+                  { kind: 'file', staged, language, ...(accessList === null ? {} : { access: accessList }) },
+                  key,
+                  request.traceSpan,
+                ),
+            ),
+        );
+        return sendAccepted(reply, accepted);
       }
       if (!validateJson(request.body)) {
         const message =

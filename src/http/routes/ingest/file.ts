@@ -17,7 +17,7 @@ import {
   problemResponses,
 } from '../../../wire/index.js';
 import type { AppDeps } from '../../deps.js';
-import { acceptIdempotently, checkIdempotencyHeader } from '../../idempotent.js';
+import { checkIdempotencyHeader, runIdempotently, sendAccepted } from '../../idempotent.js';
 import { documentOnly, idempotentIngest } from '../../openapi.js';
 import {
   MAX_METADATA_PART_BYTES,
@@ -112,7 +112,8 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
       let accessList: string[] | null = null;
       let chunks = DEFAULT_CHUNKS;
       let chunkParts: Record<string, number> = {};
-      const staged = await readUploadForm(
+      const orgId = request.principal.org.id;
+      const accepted = await readUploadForm(
         request,
         deps,
         ['metadata', 'external_id', 'language', 'partition', 'access', 'chunk_size', 'chunk_overlap'],
@@ -129,44 +130,34 @@ export function ingestFileRoute(app: FastifyInstance, deps: AppDeps): void {
           };
           return parseMetadata(fields.metadata ?? null);
         },
+        // Unless the commit keeps it (a refused key, a replay, a failure), the upload is removed.
+        (staged) =>
+          runIdempotently(
+            deps,
+            request,
+            'ingest/file',
+            {
+              sha256: staged.blob.sha256,
+              filename: staged.filename,
+              metadata: staged.metadata,
+              ...(externalId === null ? {} : { external_id: externalId }),
+              ...(language === null ? {} : { language }),
+              ...(partition === null ? {} : { partition }),
+              ...(accessList === null ? {} : { access: accessList }),
+              ...chunkParts,
+            },
+            (key) =>
+              deps.ingestion.commitFile(
+                orgId,
+                request.access,
+                staged,
+                { externalId, language, partition, access: accessList, chunks },
+                key,
+                request.traceSpan,
+              ),
+          ),
       );
-      const orgId = request.principal.org.id;
-      let committed = false;
-      try {
-        return await acceptIdempotently(
-          deps,
-          request,
-          reply,
-          'ingest/file',
-          {
-            sha256: staged.blob.sha256,
-            filename: staged.filename,
-            metadata: staged.metadata,
-            ...(externalId === null ? {} : { external_id: externalId }),
-            ...(language === null ? {} : { language }),
-            ...(partition === null ? {} : { partition }),
-            ...(accessList === null ? {} : { access: accessList }),
-            ...chunkParts,
-          },
-          async (key) => {
-            const ack = await deps.ingestion.commitFile(
-              orgId,
-              request.access,
-              staged,
-              { externalId, language, partition, access: accessList, chunks },
-              key,
-              request.traceSpan,
-            );
-            committed = true;
-            return ack;
-          },
-          () => deps.ingestion.discardFile(staged),
-        );
-      } catch (error) {
-        // A refused key (409/422) leaves the staged upload unused; a committed one is the document's.
-        if (!committed) await deps.ingestion.discardFile(staged);
-        throw error;
-      }
+      return sendAccepted(reply, accepted);
     },
   );
 }

@@ -1,16 +1,17 @@
 // Reading a multipart upload form: one `file` part streamed to the blob store (through
-// IngestionService.stageFile, which checks its size and format) and a few small text parts, which
-// may come before or after the file. POST /v1/ingest/file and PUT /v1/documents/{id}/content use it.
+// IngestionService.withStagedFile, which checks its size and format, and discards it unless a
+// commit keeps it) and a few small text parts, which may come before or after the file.
+// POST /v1/ingest/file and PUT /v1/documents/{id}/content use it.
 import type { MultipartFile, MultipartValue } from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
 import type { FastifyRequest } from 'fastify';
 import { type ChunkSettings, checkChunkSettings, chunkSettingsOf } from '../../../domain/chunk-settings.js';
 import { ApiError, ERRORS } from '../../../domain/errors.js';
-import type { StagedFile } from '../../../domain/ingestion.js';
 import { checkLanguage } from '../../../domain/languages.js';
 import { checkPartitionName } from '../../../domain/partitions.js';
 import { checkPrincipals } from '../../../domain/principals.js';
+import type { StagedUpload } from '../../../domain/staged-upload.js';
 import { displayFilename } from '../../../domain/text.js';
 import { MAX_EXTERNAL_ID_LENGTH, type Metadata as MetadataRecord } from '../../../domain/types.js';
 import { ChunkOverlap, ChunkSize, Metadata } from '../../../wire/index.js';
@@ -26,15 +27,16 @@ export const MAX_METADATA_PART_BYTES = 256 * 1024;
 /**
  * Reads the form: `file` is staged, each of `fields` may come once as a text part, anything else
  * is a 400. `finish` sees the text parts once every part is read (before the upload is checked),
- * and gives the staged file its metadata; what it throws refuses the request (the upload is
- * removed).
+ * and gives the staged file its metadata; what it throws refuses the request. `use` gets the
+ * staged upload to commit; unless it does, the upload is removed before this returns or throws.
  */
-export async function readUploadForm(
+export async function readUploadForm<T>(
   request: FastifyRequest,
   deps: AppDeps,
   fields: readonly string[],
   finish: (values: Record<string, string | null>) => MetadataRecord,
-): Promise<StagedFile> {
+  use: (staged: StagedUpload) => Promise<T>,
+): Promise<T> {
   if (!request.isMultipart()) {
     throw ERRORS.unsupportedMediaType('Send the file as multipart/form-data with a `file` part.');
   }
@@ -81,13 +83,14 @@ export async function readUploadForm(
   if (!file) throw ERRORS.invalid('The form has no `file` part.');
 
   return malformed.translate(
-    deps.ingestion.stageFile(
+    deps.ingestion.withStagedFile(
       { stream: malformed.watch(file.file), filename: displayFilename(file.filename) },
       async () => {
         for (let next = await parts.next(); !next.done; next = await parts.next())
           takeField(next.value as Part);
         return finish(values);
       },
+      use,
       request.traceSpan,
     ),
   );
