@@ -1,5 +1,4 @@
 // build(deps) → a Fastify instance, not listening: tests call inject(), start/serve listens.
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
@@ -9,6 +8,7 @@ import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { isDateTime } from './domain/date-time.js';
 import { ERRORS } from './domain/errors.js';
+import { prefixedId } from './domain/ids-and-hashes.js';
 import { noopTracer } from './domain/ports.js';
 import type { AppDeps } from './http/deps.js';
 import { docsPage, shareProblemResponses } from './http/openapi.js';
@@ -132,7 +132,7 @@ export async function buildApp(deps: AppDeps, logger?: FastifyBaseLogger): Promi
     },
     bodyLimit: deps.limits.maxJsonBodyBytes,
     trustProxy: deps.http?.trustProxy ?? false,
-    genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
+    genReqId: () => prefixedId('req'),
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     return503OnClosing: true,

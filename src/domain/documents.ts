@@ -183,10 +183,9 @@ export class DocumentService {
     patch: MetadataPatch,
     accessList?: string[] | null,
   ): Promise<DocumentRecord> {
-    const seenBy = seenByOf(access);
     const doc = await this.documents.updateMetadata(orgId, id, (current) => mergeMetadata(current, patch), {
       ...(accessList === undefined ? {} : { access: accessList }),
-      ...(seenBy ? { seenBy } : {}),
+      seenBy: seenByOf(access),
     });
     if (!doc) throw ERRORS.documentNotFound(id);
     return doc;
@@ -214,6 +213,7 @@ export class DocumentService {
     const ids = selection.documentIds === undefined ? null : [...new Set(selection.documentIds)];
     const { principals } = access;
     const matching = (limit: number) => this.matching(orgId, { ids, filter, partitions, principals }, limit);
+    const seenBy = seenByOf(access);
     let deleted = 0;
     // Each step lists the first documents still matching: those deleted are gone from the next
     // list, so the steps are bounded by the request's limit even when another request deletes too.
@@ -221,7 +221,7 @@ export class DocumentService {
       const want = Math.min(DELETE_SLICE, this.maxDeletePerRequest - examined);
       const found = await matching(want);
       examined += found.length;
-      for (const doc of found) if (await this.deleteOne(orgId, doc.id, seenByOf(access))) deleted += 1;
+      for (const doc of found) if (await this.deleteOne(orgId, doc.id, seenBy)) deleted += 1;
       if (found.length < want) return { deleted, hasMore: false };
     }
     return { deleted, hasMore: (await matching(1)).length > 0 };

@@ -24,7 +24,7 @@ import { noopTracer, type TraceParent, type Tracer } from './ports.js';
 import { accessToWrite } from './principals.js';
 import { type StagedUpload, stageUpload } from './staged-upload.js';
 import { cleanText } from './text.js';
-import type { DocumentSource, Metadata, NewDocument, NewVersion, VersionsAsRead } from './types.js';
+import type { DocumentSource, Metadata, NewDocument } from './types.js';
 
 export interface TextDocumentInput {
   text: string;
@@ -126,7 +126,7 @@ export class IngestionService {
       (doc, i) => accessToWrite(doc.access, `/documents/${i}/access`) ?? null,
     );
     const partitions = documents.map((doc) => partitionToWrite(access, doc.partition ?? partition));
-    await this.checkBackpressure(documents.length);
+    await this.committer.checkBackpressure(documents.length);
     const now = this.deps.clock.now();
     const rows = documents.map((doc, i) =>
       this.newDocument(orgId, now, chunks, doc.metadata ?? {}, {
@@ -139,7 +139,7 @@ export class IngestionService {
         seenBy: seenByOf(access),
       }),
     );
-    return this.commit(orgId, rows, this.deps.queue, key, parent);
+    return this.committer.commit(orgId, rows, this.deps.queue, key, parent);
   }
 
   /** Starts a new version of a document from new content (PUT /v1/documents/{id}/content). */
@@ -162,11 +162,11 @@ export class IngestionService {
       language: content.language ?? null,
       ...(accessList === undefined ? {} : { access: accessList }),
       // Checked again by the store while it holds the row (the read above may be a moment old).
-      ...(seenByOf(access) ? { seenBy: access } : {}),
+      seenBy: seenByOf(access),
     };
     if (content.kind === 'text') {
-      await this.checkBackpressure(1);
-      return this.startVersion(
+      await this.committer.checkBackpressure(1);
+      return this.committer.startVersion(
         orgId,
         id,
         {
@@ -183,8 +183,8 @@ export class IngestionService {
     }
     if (content.kind === 'url') {
       const screened = this.screen(content.url);
-      await this.checkBackpressure(1);
-      return this.startVersion(
+      await this.committer.checkBackpressure(1);
+      return this.committer.startVersion(
         orgId,
         id,
         {
@@ -200,7 +200,7 @@ export class IngestionService {
       );
     }
     const { staged } = content;
-    const ack = await this.startVersion(
+    const ack = await this.committer.startVersion(
       orgId,
       id,
       {
@@ -249,7 +249,7 @@ export class IngestionService {
       chunkOverlap: settings.chunkOverlap ?? current.chunkOverlap,
     };
     checkChunkSettings(chunks);
-    await this.checkBackpressure(1);
+    await this.committer.checkBackpressure(1);
     // The check above and the start below are one step in the store: a version started meanwhile
     // (another reprocess, PUT /content) makes this one 409, never lost under it.
     const base = {
@@ -257,7 +257,7 @@ export class IngestionService {
       source: current.source,
       fetchUrl: null,
       language: current.requestedLanguage,
-      ...(seenByOf(access) ? { seenBy: access } : {}),
+      seenBy: seenByOf(access),
     };
     const asRead = { version: current.version, pendingVersion: pending?.version ?? null };
     if (current.source.type === 'text') {
@@ -269,7 +269,7 @@ export class IngestionService {
       }
       let text = '';
       for await (const piece of readDocumentText(documents, orgId, id)) text += piece;
-      return this.startVersion(orgId, id, { ...base, text, blobKey: null }, asRead, key, parent);
+      return this.committer.startVersion(orgId, id, { ...base, text, blobKey: null }, asRead, key, parent);
     }
     const input = await documents.loadJobInput(id);
     if (!input) throw ERRORS.documentNotFound(id);
@@ -281,7 +281,7 @@ export class IngestionService {
           : 'its download failed, so there is no original to read; send the URL again with PUT /content',
       );
     }
-    return this.startVersion(
+    return this.committer.startVersion(
       orgId,
       id,
       { ...base, text: null, blobKey: input.currentBlobKey },
@@ -289,19 +289,6 @@ export class IngestionService {
       key,
       parent,
     );
-  }
-
-  /** A new version written, then queued (ingest-commit.ts). */
-  private startVersion(
-    orgId: string,
-    id: string,
-    version: Omit<NewVersion, 'at' | 'metadata'>,
-    /** Reprocess: start only if the document is still as read and nothing is on its way. */
-    asRead?: VersionsAsRead,
-    key?: IdempotencyKeyRef,
-    parent?: TraceParent,
-  ): Promise<VersionAck> {
-    return this.committer.startVersion(orgId, id, version, asRead, key, parent);
   }
 
   private screen(url: string): string {
@@ -350,7 +337,7 @@ export class IngestionService {
     parent?: TraceParent,
   ): Promise<StagedUpload> {
     return this.tracer.inSpan('docindex.ingest.stage', { parent }, async (span) => {
-      await this.checkBackpressure(1);
+      await this.committer.checkBackpressure(1);
       const staged = await stageUpload(
         {
           blobs: this.deps.blobs,
@@ -388,7 +375,7 @@ export class IngestionService {
       access: accessToWrite(options.access, '/access') ?? null,
       seenBy: seenByOf(access),
     });
-    const ack = await this.commit(orgId, [row], this.deps.queue, key, parent);
+    const ack = await this.committer.commit(orgId, [row], this.deps.queue, key, parent);
     staged.keep();
     return ack;
   }
@@ -408,7 +395,7 @@ export class IngestionService {
     const partition = partitionToWrite(access, options.partition);
     const accessList = accessToWrite(options.access, '/access') ?? null;
     const displayUrl = this.screen(url);
-    await this.checkBackpressure(1);
+    await this.committer.checkBackpressure(1);
     const row = this.newDocument(orgId, this.deps.clock.now(), chunks, metadata, {
       source: { type: 'url', filename: null, url: displayUrl, content_type: null, bytes: null },
       fetchUrl: url,
@@ -418,7 +405,7 @@ export class IngestionService {
       access: accessList,
       seenBy: seenByOf(access),
     });
-    return this.commit(orgId, [row], this.deps.downloadQueue, key, parent);
+    return this.committer.commit(orgId, [row], this.deps.downloadQueue, key, parent);
   }
 
   private newDocument(
@@ -445,7 +432,7 @@ export class IngestionService {
       externalId: input.externalId ?? null,
       partition: input.partition,
       access: input.access,
-      ...(input.seenBy ? { seenBy: input.seenBy } : {}),
+      seenBy: input.seenBy,
       source: input.source,
       metadata: cleanMetadata(metadata),
       chunkSize: chunks.chunkSize,
@@ -457,21 +444,5 @@ export class IngestionService {
       blobKey: input.blobKey ?? null,
       fetchUrl: input.fetchUrl ?? null,
     };
-  }
-
-  /** Rows written in one transaction, then queued (ingest-commit.ts). */
-  private commit(
-    orgId: string,
-    rows: NewDocument[],
-    queue: JobQueue,
-    key: IdempotencyKeyRef | undefined,
-    parent: TraceParent,
-  ): Promise<IngestAck> {
-    return this.committer.commit(orgId, rows, queue, key, parent);
-  }
-
-  /** 503 overloaded while too many documents wait (ingest-commit.ts). */
-  private checkBackpressure(incoming: number): Promise<void> {
-    return this.committer.checkBackpressure(incoming);
   }
 }

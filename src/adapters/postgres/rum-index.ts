@@ -1,5 +1,5 @@
 // The RUM extension and the keyword index built on it: migration 60 builds the index on an empty
-// table, `docindex reindex` (keyword-index.ts) builds it CONCURRENTLY once older rows have terms.
+// table, `docindex reindex` (keyword/reindex.ts) builds it CONCURRENTLY once older rows have terms.
 import type { PgDatabase, Queryable } from './database.js';
 
 /**
