@@ -123,6 +123,7 @@ export const INGEST_ERRORS: ErrorCode[] = [
   'idempotency_key_reused',
   'overloaded',
   'partition_forbidden',
+  'principal_forbidden',
   'partition_mismatch',
   'partition_deleting',
 ];

@@ -37,7 +37,7 @@ const PROBLEM_MEANINGS: Partial<Record<ErrorCode, string>> = {
   partition_forbidden:
     'The API key is limited to partitions, and the request names (or ingests into) another one.',
   principal_forbidden:
-    'The API key is bound to principals, and the request names another one (or uses what spans every access list).',
+    'The API key is bound to principals, and the request names another one, uses what spans every access list, or sends a new version (by `external_id`) of a document they may not see.',
   partition_mismatch:
     'A document with this external_id exists in another partition; a document’s partition never changes.',
   partition_deleting: 'The partition is being deleted; ingest into it once the purge is done.',

@@ -70,7 +70,7 @@ export function replaceContentRoute(app: FastifyInstance, deps: AppDeps): void {
         querystring: PrincipalsQuery,
         response: {
           202: VersionAck,
-          ...problemResponses(...COMMON_ERRORS, 'principal_forbidden', ...INGEST_ERRORS, 'not_found'),
+          ...problemResponses(...COMMON_ERRORS, ...INGEST_ERRORS, 'not_found'),
         },
       },
     },
