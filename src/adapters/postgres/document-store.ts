@@ -43,6 +43,7 @@ import {
   type DocumentRow as SharedDocumentRow,
   toDocumentRecord,
   toJobInput,
+  versionOfIngest,
   WORK_VERSION,
 } from '../sql-rows/document-row.js';
 import type { PgDatabase, Queryable } from './database.js';
@@ -202,21 +203,7 @@ export class PgDocumentStore implements DocumentStore {
     if (existing && doc.seenBy && !canSee(doc.seenBy, existing)) {
       throw ERRORS.externalIdNotVisible(doc.externalId);
     }
-    const started =
-      existing &&
-      (await this.startVersionIn(tx, doc.orgId, existing.id, {
-        source: doc.source,
-        chunkSize: doc.chunkSize,
-        chunkOverlap: doc.chunkOverlap,
-        language: doc.language ?? null,
-        metadata: doc.metadata,
-        access: doc.access ?? null,
-        text: doc.text,
-        blobKey: doc.blobKey,
-        fetchUrl: doc.fetchUrl,
-        at: doc.createdAt,
-        traceparent: doc.traceparent ?? null,
-      }));
+    const started = existing && (await this.startVersionIn(tx, doc.orgId, existing.id, versionOfIngest(doc)));
     if (!started || started === 'in_flight') {
       throw new Error(`external_id ${doc.externalId} conflicted but its document is gone`);
     }

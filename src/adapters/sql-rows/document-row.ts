@@ -10,6 +10,7 @@ import type {
   FailureCode,
   JobInput,
   Metadata,
+  NewDocument,
   NewVersion,
   PendingVersion,
   SourceType,
@@ -48,6 +49,26 @@ export function pendingSpecOf(version: NewVersion): PendingSpec {
 }
 
 /** SQL (both backends): a pending version waits or runs, so the job works on it. */
+/**
+ * The new version an ingest makes of the document that already has its external_id: its content,
+ * settings, metadata and access list replace the document's (the document keeps its id).
+ */
+export function versionOfIngest(doc: NewDocument): NewVersion {
+  return {
+    source: doc.source,
+    chunkSize: doc.chunkSize,
+    chunkOverlap: doc.chunkOverlap,
+    language: doc.language ?? null,
+    metadata: doc.metadata,
+    access: doc.access ?? null,
+    text: doc.text,
+    blobKey: doc.blobKey,
+    fetchUrl: doc.fetchUrl,
+    at: doc.createdAt,
+    traceparent: doc.traceparent ?? null,
+  };
+}
+
 export const PENDING_ACTIVE = "pending_version IS NOT NULL AND pending_status IN ('queued', 'processing')";
 /**
  * Whether a new version may start on a row read under the writer's lock: always, unless the

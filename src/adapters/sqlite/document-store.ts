@@ -43,6 +43,7 @@ import {
   type DocumentRow as SharedDocumentRow,
   toDocumentRecord,
   toJobInput,
+  versionOfIngest,
   WORK_VERSION,
 } from '../sql-rows/document-row.js';
 import type { Database } from './database.js';
@@ -255,19 +256,7 @@ export class SqliteDocumentStore implements DocumentStore {
       throw ERRORS.externalIdNotVisible(externalId);
     }
     if (existing !== undefined) {
-      const started = this.startVersionNow(doc.orgId, existing, {
-        source: doc.source,
-        chunkSize: doc.chunkSize,
-        chunkOverlap: doc.chunkOverlap,
-        language: doc.language ?? null,
-        metadata: doc.metadata,
-        access: doc.access ?? null,
-        text: doc.text,
-        blobKey: doc.blobKey,
-        fetchUrl: doc.fetchUrl,
-        at: doc.createdAt,
-        traceparent: doc.traceparent ?? null,
-      });
+      const started = this.startVersionNow(doc.orgId, existing, versionOfIngest(doc));
       if (started && started !== 'in_flight') return started;
     }
     return this.insertDocument(doc);
