@@ -30,6 +30,8 @@ describe('DocumentPipeline (start/pipeline.ts)', () => {
   let pipeline: DocumentPipeline;
   let blobs: FsBlobStore;
   const signal = new AbortController().signal;
+  /** The same server's port on 127.0.0.2, which the policy (127.0.0.1 only) refuses. */
+  const blocked = (pathname: string) => `${origin.replace('127.0.0.1', '127.0.0.2')}${pathname}`;
 
   beforeAll(async () => {
     tmp = await makeTempDir();
@@ -64,15 +66,16 @@ describe('DocumentPipeline (start/pipeline.ts)', () => {
   });
 
   it('screenUrl: shown without its query string; a refused address with the reason', () => {
-    expect(pipeline.screenUrl('https://example.com/report.pdf?signature=secret')).toEqual({
+    expect(pipeline.screenUrl(`${origin}/report.pdf?signature=secret`)).toEqual({
       ok: true,
-      displayUrl: 'https://example.com/report.pdf',
+      displayUrl: `${origin}/report.pdf`,
     });
-    const refused = pipeline.screenUrl('http://169.254.169.254/latest/meta-data');
+    // A loopback address the policy does not allow stands for every address it refuses.
+    const refused = pipeline.screenUrl(blocked('/latest'));
     expect(refused.ok).toBe(false);
-    const refusal = submittedUrlRefusal(pipeline)('http://169.254.169.254/latest/meta-data');
+    const refusal = submittedUrlRefusal(pipeline)(blocked('/latest'));
     expect(refusal).toBe(refused.ok ? null : refused.reason);
-    expect(submittedUrlRefusal(pipeline)('https://example.com/')).toBeNull();
+    expect(submittedUrlRefusal(pipeline)(`${origin}/`)).toBeNull();
   });
 
   it('downloadUrl: the bytes into the blob store with their format; a refused address fails url_blocked', async () => {
@@ -80,7 +83,7 @@ describe('DocumentPipeline (start/pipeline.ts)', () => {
     expect(downloaded).toMatchObject({ bytes: Buffer.byteLength(TEXT), contentType: 'text/plain' });
     const stored = await blobs.withLocalFile(downloaded.blobKey, (file) => readFile(file, 'utf8'));
     expect(stored).toBe(TEXT);
-    await expect(pipeline.downloadUrl('http://169.254.169.254/latest', signal)).rejects.toMatchObject({
+    await expect(pipeline.downloadUrl(blocked('/latest'), signal)).rejects.toMatchObject({
       code: 'url_blocked',
     });
   });
