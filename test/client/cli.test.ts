@@ -53,8 +53,8 @@ describeWithCorpus('docindex client commands', () => {
     expect(answer.headers.get('location')).toBe('/console');
   });
 
-  it('ingest --wait walks a folder, reports the failure with its reason and exits non-zero', () => {
-    const result = cli('ingest', folder, '--metadata', 'shelf=nature', '--wait');
+  it('ingest --wait walks a folder, reports the failure with its reason and exits non-zero', async () => {
+    const result = await cli('ingest', folder, '--metadata', 'shelf=nature', '--wait');
     expect(result.status).toBe(1);
     const out = result.stdout;
     expect(out).toMatch(/^failed\s+[0-9a-f-]{36}\s+\S*locked\.pdf$/m);
@@ -68,8 +68,8 @@ describeWithCorpus('docindex client commands', () => {
     expect(result.stderr).toBe('');
   });
 
-  it('ls, status and --json show what was ingested; rm deletes', () => {
-    const listed = cli('ls');
+  it('ls, status and --json show what was ingested; rm deletes', async () => {
+    const listed = await cli('ls');
     expect(listed.status).toBe(0);
     expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+CREATED \(UTC\)\s+CHUNKS\s+SOURCE\s+ERROR$/);
     expect(listed.stdout).toMatch(/ready .* salmon\.txt/);
@@ -77,7 +77,7 @@ describeWithCorpus('docindex client commands', () => {
     const ids = [...listed.stdout.matchAll(/^([0-9a-f-]{36})\s/gm)].map((m) => m[1]!);
     expect(ids).toHaveLength(4);
 
-    const failedJson = cli('ls', '--status', 'failed', '--json');
+    const failedJson = await cli('ls', '--status', 'failed', '--json');
     expect(failedJson.status).toBe(0);
     const page = JSON.parse(failedJson.stdout);
     expect(Object.keys(page).sort()).toEqual(['documents', 'next_cursor']);
@@ -91,70 +91,70 @@ describeWithCorpus('docindex client commands', () => {
     const failedId: string = page.documents[0].id;
 
     const unknownId = '00000000-0000-4000-8000-000000000000';
-    const status = cli('status', ...ids, unknownId);
+    const status = await cli('status', ...ids, unknownId);
     expect(status.status).toBe(1);
     expect(status.stdout.trim().split('\n')).toHaveLength(5); // header + 4 documents
     expect(status.stdout).toMatch(/encrypted: .*password/);
     expect(status.stderr).toBe(`docindex status: no document with id ${unknownId}\n`);
 
-    const statusJson = JSON.parse(cli('status', failedId, '--json').stdout);
+    const statusJson = JSON.parse((await cli('status', failedId, '--json')).stdout);
     expect(statusJson.documents.map((d: { id: string }) => d.id)).toEqual([failedId]);
 
-    const removed = cli('rm', failedId, unknownId);
+    const removed = await cli('rm', failedId, unknownId);
     expect(removed.status).toBe(1);
     expect(removed.stdout).toBe(`deleted ${failedId}\n`);
     expect(removed.stderr).toMatch(new RegExp(`${unknownId}: No document with id`));
   });
 
-  it('chunks prints a ready document’s chunks in order; --json is the list; an unknown id exits 1', () => {
-    const page = JSON.parse(cli('ls', '--status', 'ready', '--json').stdout);
+  it('chunks prints a ready document’s chunks in order; --json is the list; an unknown id exits 1', async () => {
+    const page = JSON.parse((await cli('ls', '--status', 'ready', '--json')).stdout);
     const salmon = page.documents.find(
       (d: { source: { filename: string } }) => d.source.filename === 'salmon.txt',
     );
-    const human = cli('chunks', salmon.id);
+    const human = await cli('chunks', salmon.id);
     expect(human.status).toBe(0);
     expect(human.stdout).toMatch(/^── chunk 0 \(\d+ tokens\)\n/);
-    const json = JSON.parse(cli('chunks', salmon.id, '--json').stdout);
+    const json = JSON.parse((await cli('chunks', salmon.id, '--json')).stdout);
     expect(json.map((c: { index: number }) => c.index)).toEqual(
       Array.from({ length: salmon.chunk_count }, (_, i) => i),
     );
     expect(human.stdout).toContain(json[0].text);
-    const unknown = cli('chunks', '00000000-0000-4000-8000-000000000000');
+    const unknown = await cli('chunks', '00000000-0000-4000-8000-000000000000');
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toMatch(/No document with id .*\(404, not_found/);
-    expect(cli('chunks').status).toBe(2);
+    expect((await cli('chunks')).status).toBe(2);
   });
 
-  it('cat prints a document’s text; --original writes its file to --output or stdout', () => {
-    const page = JSON.parse(cli('ls', '--status', 'ready', '--json').stdout);
+  it('cat prints a document’s text; --original writes its file to --output or stdout', async () => {
+    const page = JSON.parse((await cli('ls', '--status', 'ready', '--json')).stdout);
     const herons = page.documents.find(
       (d: { source: { filename: string } }) => d.source.filename === 'herons.md',
     );
     const original = readFileSync(path.join(folder, 'nested', 'herons.md'), 'utf8');
-    const text = cli('cat', herons.id);
+    const text = await cli('cat', herons.id);
     expect(text.status).toBe(0);
     expect(text.stdout).toBe(original);
     const out = path.join(root, 'herons-copy.md');
-    const saved = cli('cat', herons.id, '--original', '--output', out);
+    const saved = await cli('cat', herons.id, '--original', '--output', out);
     expect(saved.status).toBe(0);
     expect(saved.stderr).toMatch(/herons\.md \(text\/markdown, \d+ bytes\) → /);
     expect(readFileSync(out, 'utf8')).toBe(original);
-    expect(cli('cat', herons.id, '--original').stdout).toBe(original);
-    expect(cli('cat', herons.id, '--output', out).status).toBe(2);
-    expect(cli('cat', '00000000-0000-4000-8000-000000000000').status).toBe(1);
+    expect((await cli('cat', herons.id, '--original')).stdout).toBe(original);
+    expect((await cli('cat', herons.id, '--output', out)).status).toBe(2);
+    expect((await cli('cat', '00000000-0000-4000-8000-000000000000')).status).toBe(1);
   });
 
   it('ingest --external-id, update and reprocess make new versions of one document', async () => {
     const file = path.join(root, 'tern.txt');
     writeFileSync(file, 'Terns fly from pole to pole.\n');
-    const first = cli('ingest', file, '--external-id', 'birds/tern', '--wait');
+    const first = await cli('ingest', file, '--external-id', 'birds/tern', '--wait');
     expect(first.status, first.stderr).toBe(0);
-    const id = JSON.parse(cli('ls', '--json').stdout).documents.find(
+    const id = JSON.parse((await cli('ls', '--json')).stdout).documents.find(
       (d: { external_id: string | null }) => d.external_id === 'birds/tern',
     ).id as string;
     const waitFor = async (version: number) => {
       for (;;) {
-        const doc = JSON.parse(cli('status', id, '--json').stdout);
+        const doc = JSON.parse((await cli('status', id, '--json')).stdout);
         const record = Array.isArray(doc) ? doc[0] : (doc.documents?.[0] ?? doc);
         if (record.version === version && record.pending_version === null && record.status === 'ready')
           return;
@@ -162,31 +162,31 @@ describeWithCorpus('docindex client commands', () => {
       }
     };
     writeFileSync(file, 'Terns nest on shingle beaches.\n');
-    const again = cli('ingest', file, '--external-id', 'birds/tern', '--wait');
+    const again = await cli('ingest', file, '--external-id', 'birds/tern', '--wait');
     expect(again.status).toBe(0);
     await waitFor(2);
-    expect(cli('cat', id).stdout).toBe('Terns nest on shingle beaches.\n');
-    const updated = cli('update', id, '--text', 'Terns dive for sand eels.', '--json');
+    expect((await cli('cat', id)).stdout).toBe('Terns nest on shingle beaches.\n');
+    const updated = await cli('update', id, '--text', 'Terns dive for sand eels.', '--json');
     expect(updated.status, updated.stderr).toBe(0);
     expect(JSON.parse(updated.stdout)).toMatchObject({ document_id: id, version: 3 });
     await waitFor(3);
-    expect(cli('cat', id).stdout).toBe('Terns dive for sand eels.');
-    const reprocessed = cli('reprocess', id, '--chunk-size', '128', '--chunk-overlap', '0');
+    expect((await cli('cat', id)).stdout).toBe('Terns dive for sand eels.');
+    const reprocessed = await cli('reprocess', id, '--chunk-size', '128', '--chunk-overlap', '0');
     expect(reprocessed.stdout).toMatch(new RegExp(`^${id}: version 4 queued`));
     await waitFor(4);
-    expect(cli('update', id).status).toBe(2);
-    expect(cli('update', id, '--text', 'a', '--url', 'https://example.com/').status).toBe(2);
-    expect(cli('ingest', file, folder, '--external-id', 'x').status).toBe(2);
-    expect(cli('update', '00000000-0000-4000-8000-000000000000', '--text', 'x').status).toBe(1);
+    expect((await cli('update', id)).status).toBe(2);
+    expect((await cli('update', id, '--text', 'a', '--url', 'https://example.com/')).status).toBe(2);
+    expect((await cli('ingest', file, folder, '--external-id', 'x')).status).toBe(2);
+    expect((await cli('update', '00000000-0000-4000-8000-000000000000', '--text', 'x')).status).toBe(1);
   });
 
-  it('query prints ranked chunks with their document; --filter and --json work', () => {
-    const human = cli('query', 'herons', 'shallow', 'water');
+  it('query prints ranked chunks with their document; --filter and --json work', async () => {
+    const human = await cli('query', 'herons', 'shallow', 'water');
     expect(human.status).toBe(0);
     expect(human.stdout).toMatch(/^ 1\. herons\.md · chunk 0 {2}\(score \d+\.\d{3}\)$/m);
     expect(human.stdout).toMatch(/Herons stand still in shallow water/);
 
-    const json = cli(
+    const json = await cli(
       'query',
       'salmon',
       '--top-k',
@@ -209,39 +209,39 @@ describeWithCorpus('docindex client commands', () => {
     expect(answer.results[0]).toMatchObject({ metadata: { shelf: 'nature' }, page_start: null });
     expect(answer.results[0].text).toMatch(/Salmon swim upstream/);
 
-    const none = cli('query', 'salmon', '--filter', 'shelf=elsewhere');
+    const none = await cli('query', 'salmon', '--filter', 'shelf=elsewhere');
     expect(none.status).toBe(0);
     expect(none.stdout).toBe('');
     expect(none.stderr).toMatch(/no matching chunks/);
 
     // No embedding provider on this server: semantic is refused by it (not counted as a query);
     // an unknown mode never leaves the CLI.
-    const semantic = cli('query', 'salmon', '--mode', 'semantic');
+    const semantic = await cli('query', 'salmon', '--mode', 'semantic');
     expect(semantic.status).toBe(1);
     expect(semantic.stderr).toMatch(/semantic_search_unavailable|embedding provider/);
-    const unknown = cli('query', 'salmon', '--mode', 'vector');
+    const unknown = await cli('query', 'salmon', '--mode', 'vector');
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toMatch(/--mode must be keyword, semantic or hybrid/);
 
     // No reranker either: --rerank is refused by the server (not counted); contradictory or
     // out-of-range flags never leave the CLI.
-    const rerank = cli('query', 'salmon', '--rerank', '--rerank-candidates', '20');
+    const rerank = await cli('query', 'salmon', '--rerank', '--rerank-candidates', '20');
     expect(rerank.status).toBe(1);
     expect(rerank.stderr).toMatch(/rerank_unavailable|no reranker/);
-    const both = cli('query', 'salmon', '--rerank', '--no-rerank');
+    const both = await cli('query', 'salmon', '--rerank', '--no-rerank');
     expect(both.status).toBe(2);
     expect(both.stderr).toMatch(/--rerank and --no-rerank contradict each other/);
-    const candidates = cli('query', 'salmon', '--rerank-candidates', '201');
+    const candidates = await cli('query', 'salmon', '--rerank-candidates', '201');
     expect(candidates.status).toBe(2);
     expect(candidates.stderr).toMatch(/--rerank-candidates/);
   });
 
-  it('usage draws 30 days with the totals and rate limit; --json is the API body', () => {
-    const json = JSON.parse(cli('usage', '--json').stdout);
+  it('usage draws 30 days with the totals and rate limit; --json is the API body', async () => {
+    const json = JSON.parse((await cli('usage', '--json')).stdout);
     expect(json).toMatchObject({ period_days: 30, total_queries: 3, rate_limit_rpm: 100000 });
     expect(json.daily[0].count).toBe(3);
 
-    const human = cli('usage');
+    const human = await cli('usage');
     expect(human.status).toBe(0);
     const lines = human.stdout.split('\n');
     expect(lines[0]).toBe('Queries per day, last 30 days (UTC)');
@@ -259,22 +259,22 @@ describeWithCorpus('docindex client commands', () => {
     expect(human.stdout).toMatch(/Rate limit: 100,000 requests per minute/);
     expect(human.stdout).toMatch(/By partition:\n {2}\(all\) {2}3\n/);
 
-    const one = JSON.parse(cli('usage', '--partition', 'default', '--json').stdout);
+    const one = JSON.parse((await cli('usage', '--partition', 'default', '--json')).stdout);
     expect(one).toMatchObject({ total_queries: 0, partitions: [{ partition: 'default', total_queries: 0 }] });
   });
 
-  it('ingest without --wait prints queued ids; --chunk-size and --chunk-overlap go with files and URLs', () => {
+  it('ingest without --wait prints queued ids; --chunk-size and --chunk-overlap go with files and URLs', async () => {
     const notes = path.join(root, 'notes.txt');
     writeFileSync(notes, 'Kingfishers dive for small fish from a perch above the water.\n');
-    const quick = cli('ingest', notes);
+    const quick = await cli('ingest', notes);
     expect(quick.status).toBe(0);
     expect(quick.stdout).toMatch(/^queued\s+[0-9a-f-]{36}\s+\S*notes\.txt$/m);
     expect(quick.stdout).toMatch(/follow with `docindex status/);
 
-    const chunked = cli('ingest', notes, '--chunk-size', '128', '--chunk-overlap', '16', '--wait');
+    const chunked = await cli('ingest', notes, '--chunk-size', '128', '--chunk-overlap', '16', '--wait');
     expect(chunked.status).toBe(0);
     const id = /^ready\s+([0-9a-f-]{36})/m.exec(chunked.stdout)?.[1];
-    const doc = JSON.parse(cli('status', id!, '--json').stdout).documents[0];
+    const doc = JSON.parse((await cli('status', id!, '--json')).stdout).documents[0];
     expect(doc).toMatchObject({
       chunk_size: 128,
       chunk_overlap: 16,
@@ -282,7 +282,7 @@ describeWithCorpus('docindex client commands', () => {
     });
 
     // A URL carries them too: the server checks them before it looks at the address.
-    const url = cli(
+    const url = await cli(
       'ingest',
       'https://example.com/report.pdf',
       '--chunk-size',
@@ -293,7 +293,7 @@ describeWithCorpus('docindex client commands', () => {
     expect(url.status).toBe(1);
     expect(url.stdout).toMatch(/chunk_overlap must be smaller than chunk_size/);
 
-    const outOfBounds = cli('ingest', notes, '--chunk-size', '100');
+    const outOfBounds = await cli('ingest', notes, '--chunk-size', '100');
     expect(outOfBounds).toMatchObject({
       status: 2,
       stderr:
@@ -301,72 +301,87 @@ describeWithCorpus('docindex client commands', () => {
     });
   });
 
-  it('ingest --access gives the documents an access list; status, ls and query --principal act for principals', () => {
+  it('ingest --access gives the documents an access list; status, ls and query --principal act for principals', async () => {
     const memo = path.join(root, 'memo.txt');
     writeFileSync(memo, 'The narwhal budget is reviewed in March.\n');
-    const ingested = cli('ingest', memo, '--access', 'group:finance', '--access', 'user:9', '--wait');
+    const ingested = await cli('ingest', memo, '--access', 'group:finance', '--access', 'user:9', '--wait');
     expect(ingested.status, ingested.stdout + ingested.stderr).toBe(0);
     const id = /^ready\s+([0-9a-f-]{36})/m.exec(ingested.stdout)?.[1];
-    const doc = JSON.parse(cli('status', id!, '--json').stdout).documents[0];
+    const doc = JSON.parse((await cli('status', id!, '--json')).stdout).documents[0];
     expect(doc.access).toEqual(['group:finance', 'user:9']);
 
-    const found = JSON.parse(cli('query', 'narwhal budget', '--principal', 'user:9', '--json').stdout);
+    const found = JSON.parse(
+      (await cli('query', 'narwhal budget', '--principal', 'user:9', '--json')).stdout,
+    );
     expect(found.results.map((r: { document_id: string }) => r.document_id)).toContain(id);
-    const hidden = JSON.parse(cli('query', 'narwhal budget', '--principal', 'group:eng', '--json').stdout);
+    const hidden = JSON.parse(
+      (await cli('query', 'narwhal budget', '--principal', 'group:eng', '--json')).stdout,
+    );
     expect(hidden.results.map((r: { document_id: string }) => r.document_id)).not.toContain(id);
-    const listed = JSON.parse(cli('ls', '--principal', 'group:eng', '--limit', '100', '--json').stdout);
+    const listed = JSON.parse(
+      (await cli('ls', '--principal', 'group:eng', '--limit', '100', '--json')).stdout,
+    );
     expect(listed.documents.map((d: { id: string }) => d.id)).not.toContain(id);
-    expect(cli('status', id!, '--principal', 'group:eng').status).toBe(1);
-    expect(cli('status', id!, '--principal', 'group:finance').status).toBe(0);
+    expect((await cli('status', id!, '--principal', 'group:eng')).status).toBe(1);
+    expect((await cli('status', id!, '--principal', 'group:finance')).status).toBe(0);
   });
 
-  it('reports mistakes: missing paths, bad flags, no key, wrong key', () => {
-    const missing = cli('ingest', path.join(root, 'nope.pdf'));
+  it('reports mistakes: missing paths, bad flags, no key, wrong key', async () => {
+    const missing = await cli('ingest', path.join(root, 'nope.pdf'));
     expect(missing.status).toBe(1);
     expect(missing.stdout).toMatch(/nope\.pdf: not_found: no such file or directory/);
 
-    const badFlag = cli('ls', '--frobnicate');
+    const badFlag = await cli('ls', '--frobnicate');
     expect(badFlag.status).toBe(2);
     expect(badFlag.stderr).toBe('docindex ls: unknown option --frobnicate (see docindex --help)\n');
 
-    const noKey = runCli(['usage'], { DOCINDEX_URL: server.baseUrl, DOCINDEX_API_KEY: '' });
+    const noKey = await runCli(['usage'], { DOCINDEX_URL: server.baseUrl, DOCINDEX_API_KEY: '' });
     expect(noKey.status).toBe(2);
     expect(noKey.stderr).toMatch(/no API key: set DOCINDEX_API_KEY/);
 
-    const wrongKey = runCli(['usage', '--api-key', 'dix_wrong', '--url', server.baseUrl], {});
+    const wrongKey = await runCli(['usage', '--api-key', 'dix_wrong', '--url', server.baseUrl], {});
     expect(wrongKey.status).toBe(1);
     expect(wrongKey.stderr).toMatch(/invalid, expired or revoked.*\(401, unauthorized, req_/);
   });
 
-  it('--filter takes JSON with operators on query and ls; rm --filter deletes what matches', () => {
+  it('--filter takes JSON with operators on query and ls; rm --filter deletes what matches', async () => {
     const notes = path.join(root, 'terns.txt');
     writeFileSync(notes, 'Arctic terns fly from pole to pole every year.\n');
-    expect(cli('ingest', notes, '--metadata', 'bird=tern', '--metadata', 'year=2019', '--wait').status).toBe(
-      0,
-    );
-    expect(cli('ingest', notes, '--metadata', 'bird=tern', '--metadata', 'year=2023', '--wait').status).toBe(
-      0,
-    );
+    expect(
+      (await cli('ingest', notes, '--metadata', 'bird=tern', '--metadata', 'year=2019', '--wait')).status,
+    ).toBe(0);
+    expect(
+      (await cli('ingest', notes, '--metadata', 'bird=tern', '--metadata', 'year=2023', '--wait')).status,
+    ).toBe(0);
 
-    const listed = JSON.parse(cli('ls', '--filter', '{"year": {"$gte": "2020"}}', '--json').stdout);
+    const listed = JSON.parse((await cli('ls', '--filter', '{"year": {"$gte": "2020"}}', '--json')).stdout);
     expect(listed.documents.map((d: { metadata: { year: string } }) => d.metadata.year)).toEqual(['2023']);
     const hits = JSON.parse(
-      cli('query', 'terns', '--filter', '{"year": {"$lt": "2020"}}', '--filter', 'bird=tern', '--json')
-        .stdout,
+      (
+        await cli(
+          'query',
+          'terns',
+          '--filter',
+          '{"year": {"$lt": "2020"}}',
+          '--filter',
+          'bird=tern',
+          '--json',
+        )
+      ).stdout,
     );
     expect(hits.results.map((r: { metadata: { year: string } }) => r.metadata.year)).toEqual(['2019']);
 
-    const refused = cli('query', 'terns', '--filter', '{"year": {"$gt": 2020}}');
+    const refused = await cli('query', 'terns', '--filter', '{"year": {"$gt": 2020}}');
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/\/filter\/year\/\$gt.*\(400, invalid_request/);
-    const notJson = cli('ls', '--filter', '{year: 2020}');
+    const notJson = await cli('ls', '--filter', '{year: 2020}');
     expect(notJson.status).toBe(2);
     expect(notJson.stderr).toMatch(/--filter .* is not valid JSON/);
 
-    const removed = cli('rm', '--filter', '{"year": "2019"}');
+    const removed = await cli('rm', '--filter', '{"year": "2019"}');
     expect(removed.status).toBe(0);
     expect(removed.stdout).toBe('deleted 1 document\n');
-    const left = JSON.parse(cli('ls', '--filter', 'bird=tern', '--json').stdout);
+    const left = JSON.parse((await cli('ls', '--filter', 'bird=tern', '--json')).stdout);
     expect(left.documents.map((d: { metadata: { year: string } }) => d.metadata.year)).toEqual(['2023']);
   });
 });

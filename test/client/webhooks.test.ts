@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DocindexClient } from '../../src/client/client.js';
 import { DocindexError } from '../../src/client/errors.js';
-import { runCliAsync, type ServerProcess, startServer, stopServer } from '../helpers/process.js';
+import { runCli, type ServerProcess, startServer, stopServer } from '../helpers/process.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const until = async (check: () => Promise<boolean> | boolean) => {
@@ -69,7 +69,7 @@ describe('webhooks in the client and the CLI', () => {
   });
 
   it('docindex webhooks create | ls | test | deliveries | rm', async () => {
-    const created = await runCliAsync(
+    const created = await runCli(
       ['webhooks', 'create', receiver.url('/cli'), '--event', 'document.failed', '--json'],
       env,
     );
@@ -77,31 +77,31 @@ describe('webhooks in the client and the CLI', () => {
     const hook = JSON.parse(created.stdout) as { id: string; secret: string; events: string[] };
     expect(hook.events).toEqual(['document.failed']);
     receiver.expect('/cli', hook.secret);
-    const human = await runCliAsync(['webhooks', 'create', receiver.url('/cli-2')], env);
+    const human = await runCli(['webhooks', 'create', receiver.url('/cli-2')], env);
     expect(human.stdout).toMatch(/^secret: whsec_\S+$/m);
     expect(human.stderr).toMatch(/shown once/);
 
-    const ls = await runCliAsync(['webhooks', 'ls'], env);
+    const ls = await runCli(['webhooks', 'ls'], env);
     expect(ls.stdout.split('\n')[0]).toMatch(/^ID\s+URL\s+EVENTS\s+STATE$/);
     expect(ls.stdout).toMatch(new RegExp(`^${hook.id}\\s+\\S+/cli\\s+document\\.failed\\s+enabled$`, 'm'));
     expect(ls.stdout).toMatch(/\/cli-2\s+all\s+enabled$/m);
 
-    const test = await runCliAsync(['webhooks', 'test', hook.id], env);
+    const test = await runCli(['webhooks', 'test', hook.id], env);
     expect(test.stdout).toMatch(/^queued msg_[0-9a-f]{32}$/m);
     await until(async () => (await client.listWebhookDeliveries(hook.id)).deliveries.length === 1);
-    const deliveries = await runCliAsync(['webhooks', 'deliveries', hook.id], env);
+    const deliveries = await runCli(['webhooks', 'deliveries', hook.id], env);
     expect(deliveries.stdout).toMatch(/webhook\.test\s+msg_[0-9a-f]{32}\s+1\s+200\s+\d+\s+delivered/);
     expect(deliveries.stderr).toMatch(/0 message\(s\) waiting/);
 
-    const rm = await runCliAsync(['webhooks', 'rm', hook.id], env);
+    const rm = await runCli(['webhooks', 'rm', hook.id], env);
     expect(rm.status).toBe(0);
-    const gone = await runCliAsync(['webhooks', 'deliveries', hook.id], env);
+    const gone = await runCli(['webhooks', 'deliveries', hook.id], env);
     expect(gone.status).toBe(1);
     expect(gone.stderr).toMatch(/No webhook endpoint/);
-    const refused = await runCliAsync(['webhooks', 'create', 'http://localhost./hook'], env);
+    const refused = await runCli(['webhooks', 'create', 'http://localhost./hook'], env);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/url/i);
-    const usage = await runCliAsync(['webhooks', 'create', receiver.url('/x'), '--event', 'nope'], env);
+    const usage = await runCli(['webhooks', 'create', receiver.url('/x'), '--event', 'nope'], env);
     expect(usage.status).toBe(2);
   });
 });

@@ -11,9 +11,12 @@ describe('docindex CLI', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('migrate, orgs create --json, keys create/revoke, set-rate-limit work together with the server', async () => {
-    expect(runCli(['migrate'], env).status).toBe(0);
+    expect((await runCli(['migrate'], env)).status).toBe(0);
 
-    const created = runCli(['orgs', 'create', '--name', 'Acme', '--rate-limit-rpm', '77', '--json'], env);
+    const created = await runCli(
+      ['orgs', 'create', '--name', 'Acme', '--rate-limit-rpm', '77', '--json'],
+      env,
+    );
     expect(created.status).toBe(0);
     const lines = created.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -21,11 +24,11 @@ describe('docindex CLI', () => {
     expect(Object.keys(org).sort()).toEqual(['api_key', 'key_id', 'org_id']);
     expect(org.api_key).toMatch(/^dix_[A-Za-z0-9_-]{43}$/);
 
-    const second = JSON.parse(runCli(['keys', 'create', '--org', org.org_id, '--json'], env).stdout);
+    const second = JSON.parse((await runCli(['keys', 'create', '--org', org.org_id, '--json'], env)).stdout);
     expect(second.org_id).toBe(org.org_id);
 
     // orgs list and keys list on the stores: the counts the server keeps, never a key.
-    const listed = runCli(['orgs', 'list'], env);
+    const listed = await runCli(['orgs', 'list'], env);
     expect(listed.status).toBe(0);
     const [header, ...rows] = listed.stdout.trim().split('\n');
     expect(header).toMatch(
@@ -34,13 +37,13 @@ describe('docindex CLI', () => {
     expect(rows).toEqual([
       expect.stringMatching(new RegExp(`^${org.org_id}\\s+Acme\\s+77\\s+2\\s+0\\s+\\d{4}-`)),
     ]);
-    const orgsJson = JSON.parse(runCli(['orgs', 'list', '--json'], env).stdout);
+    const orgsJson = JSON.parse((await runCli(['orgs', 'list', '--json'], env)).stdout);
     expect(orgsJson).toEqual([expect.objectContaining({ org_id: org.org_id, name: 'Acme', active_keys: 2 })]);
-    const keys = runCli(['keys', 'list', '--org', org.org_id], env);
+    const keys = await runCli(['keys', 'list', '--org', org.org_id], env);
     expect(keys.status).toBe(0);
     expect(keys.stdout).toContain(second.key_id);
     expect(keys.stdout).not.toContain(second.api_key);
-    const keysJson = JSON.parse(runCli(['keys', 'list', '--org', org.org_id, '--json'], env).stdout);
+    const keysJson = JSON.parse((await runCli(['keys', 'list', '--org', org.org_id, '--json'], env)).stdout);
     expect(keysJson.map((k: { key_id: string }) => k.key_id)).toEqual([org.key_id, second.key_id]);
     expect(JSON.stringify(keysJson)).not.toContain(org.api_key);
 
@@ -54,12 +57,12 @@ describe('docindex CLI', () => {
       expect(first.status).toBe(200);
       expect(((await first.json()) as { rate_limit_rpm: number }).rate_limit_rpm).toBe(77);
 
-      expect(runCli(['orgs', 'set-rate-limit', org.org_id, '120'], env).status).toBe(0);
+      expect((await runCli(['orgs', 'set-rate-limit', org.org_id, '120'], env)).status).toBe(0);
       expect(
         ((await (await usage(second.api_key)).json()) as { rate_limit_rpm: number }).rate_limit_rpm,
       ).toBe(120);
 
-      expect(runCli(['keys', 'revoke', second.key_id], env).status).toBe(0);
+      expect((await runCli(['keys', 'revoke', second.key_id], env)).status).toBe(0);
       expect((await usage(second.api_key)).status).toBe(401);
       expect((await usage(org.api_key)).status).toBe(200);
     } finally {
@@ -74,7 +77,7 @@ describe('docindex CLI', () => {
     const server = await startServer(['serve', '--no-worker'], { DATA_DIR: dir, ADMIN_TOKEN: adminToken });
     const remote = { DATA_DIR: path.join(dir, 'not-used'), DOCINDEX_URL: server.baseUrl };
     try {
-      const created = runCli(
+      const created = await runCli(
         [
           'orgs',
           'create',
@@ -93,7 +96,7 @@ describe('docindex CLI', () => {
       expect(Object.keys(org).sort()).toEqual(['api_key', 'key_id', 'org_id']);
 
       const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
-      const keyRun = runCli(
+      const keyRun = await runCli(
         [
           'keys',
           'create',
@@ -121,21 +124,28 @@ describe('docindex CLI', () => {
         403,
       );
 
-      const limit = runCli(['orgs', 'set-rate-limit', org.org_id, '33', '--admin-token', adminToken], remote);
+      const limit = await runCli(
+        ['orgs', 'set-rate-limit', org.org_id, '33', '--admin-token', adminToken],
+        remote,
+      );
       expect(limit.status).toBe(0);
       expect(
         ((await (await call('GET', '/v1/usage', org.api_key)).json()) as { rate_limit_rpm: number })
           .rate_limit_rpm,
       ).toBe(33);
 
-      expect(runCli(['keys', 'revoke', key.key_id, '--admin-token', adminToken], remote).status).toBe(0);
+      expect((await runCli(['keys', 'revoke', key.key_id, '--admin-token', adminToken], remote)).status).toBe(
+        0,
+      );
       expect((await call('GET', '/v1/usage', key.api_key)).status).toBe(401);
 
       // Listing over the admin API: the server's own first org and this one, newest first.
-      const orgs = JSON.parse(runCli(['orgs', 'list', '--json', '--admin-token', adminToken], remote).stdout);
+      const orgs = JSON.parse(
+        (await runCli(['orgs', 'list', '--json', '--admin-token', adminToken], remote)).stdout,
+      );
       expect(orgs.map((o: { name: string }) => o.name)).toEqual(['Remote', 'default']);
       expect(orgs[0]).toMatchObject({ org_id: org.org_id, rate_limit_rpm: 33, active_keys: 1 });
-      const keys = runCli(['keys', 'list', '--org', org.org_id, '--admin-token', adminToken], remote);
+      const keys = await runCli(['keys', 'list', '--org', org.org_id, '--admin-token', adminToken], remote);
       expect(keys.status).toBe(0);
       expect(keys.stdout).toMatch(new RegExp(`^${org.key_id}\\s.*\\sactive$`, 'm'));
       expect(keys.stdout).toMatch(
@@ -143,24 +153,24 @@ describe('docindex CLI', () => {
       );
       expect(keys.stdout).not.toContain(key.api_key);
       expect(
-        runCli(['keys', 'list', '--org', 'org_nope', '--admin-token', adminToken], remote),
+        await runCli(['keys', 'list', '--org', 'org_nope', '--admin-token', adminToken], remote),
       ).toMatchObject({ status: 1 });
 
-      const wrong = runCli(['keys', 'revoke', key.key_id, '--admin-token', `${adminToken}x`], remote);
+      const wrong = await runCli(['keys', 'revoke', key.key_id, '--admin-token', `${adminToken}x`], remote);
       expect(wrong.status).toBe(2);
       expect(wrong.stderr).toMatch(/refused the admin token/);
-      const unknownOrg = runCli(
+      const unknownOrg = await runCli(
         ['orgs', 'set-rate-limit', 'org_nope', '5', '--admin-token', adminToken],
         remote,
       );
       expect(unknownOrg).toMatchObject({ status: 1, stderr: 'docindex: no organisation with id org_nope\n' });
-      const badScope = runCli(
+      const badScope = await runCli(
         ['keys', 'create', '--org', org.org_id, '--scopes', 'admin', '--admin-token', adminToken],
         remote,
       );
       expect(badScope.status).toBe(2);
       expect(badScope.stderr).toMatch(/--scopes/);
-      const noUrl = runCli(['keys', 'revoke', 'key_x', '--admin-token', adminToken], { DATA_DIR: dir });
+      const noUrl = await runCli(['keys', 'revoke', 'key_x', '--admin-token', adminToken], { DATA_DIR: dir });
       expect(noUrl.status).toBe(2);
       expect(noUrl.stderr).toMatch(/--url URL or DOCINDEX_URL/);
     } finally {
@@ -169,36 +179,36 @@ describe('docindex CLI', () => {
     }
   });
 
-  it('reports mistakes clearly with a non-zero exit', () => {
-    const missingName = runCli(['orgs', 'create'], env);
+  it('reports mistakes clearly with a non-zero exit', async () => {
+    const missingName = await runCli(['orgs', 'create'], env);
     expect(missingName.status).toBe(2);
     expect(missingName.stderr).toMatch(/--name/);
-    const unknownOrg = runCli(['keys', 'create', '--org', 'org_nope'], env);
+    const unknownOrg = await runCli(['keys', 'create', '--org', 'org_nope'], env);
     expect(unknownOrg.status).toBe(1);
     expect(unknownOrg.stderr).toMatch(/no organisation/i);
-    const unknownKey = runCli(['keys', 'revoke', 'key_nope'], env);
+    const unknownKey = await runCli(['keys', 'revoke', 'key_nope'], env);
     expect(unknownKey.status).toBe(1);
     expect(unknownKey.stderr).toBe('docindex: no key with id key_nope (or it is already revoked)\n');
-    expect(runCli(['orgs', 'set-rate-limit', 'org_nope', '60'], env)).toMatchObject({
+    expect(await runCli(['orgs', 'set-rate-limit', 'org_nope', '60'], env)).toMatchObject({
       status: 1,
       stderr: 'docindex: no organisation with id org_nope\n',
     });
-    expect(runCli(['orgs', 'set-rate-limit', 'org_nope', 'abc'], env).status).toBe(2);
-    expect(runCli(['frobnicate'], env).status).toBe(2);
-    expect(runCli(['orgs', 'lis'], env)).toMatchObject({
+    expect((await runCli(['orgs', 'set-rate-limit', 'org_nope', 'abc'], env)).status).toBe(2);
+    expect((await runCli(['frobnicate'], env)).status).toBe(2);
+    expect(await runCli(['orgs', 'lis'], env)).toMatchObject({
       status: 2,
       stderr: 'docindex: unknown command "orgs lis"; did you mean "orgs list"? (see docindex --help)\n',
     });
   });
 
-  it('a bad environment variable is reported by name', () => {
-    const result = runCli(['migrate'], { ...env, PORT: 'eighty' });
+  it('a bad environment variable is reported by name', async () => {
+    const result = await runCli(['migrate'], { ...env, PORT: 'eighty' });
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/PORT must be a whole number/);
   });
 
-  it('REDIS_URL without DATABASE_URL is a configuration error, not a stack trace', () => {
-    const result = runCli(['serve'], { ...env, DATABASE_URL: '', REDIS_URL: 'redis://127.0.0.1:6379' });
+  it('REDIS_URL without DATABASE_URL is a configuration error, not a stack trace', async () => {
+    const result = await runCli(['serve'], { ...env, DATABASE_URL: '', REDIS_URL: 'redis://127.0.0.1:6379' });
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/^invalid configuration:\n {2}- REDIS_URL is set but DATABASE_URL is not/);
     expect(result.stderr).not.toMatch(/\n\s+at /);

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCliAsync, startServer, stopServer } from '../helpers/process.js';
+import { runCli, startServer, stopServer } from '../helpers/process.js';
 
 describe('the first start of docindex serve', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'docindex-first-start-'));
@@ -17,7 +17,7 @@ describe('the first start of docindex serve', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const { port } = blocker.address() as { port: number };
     try {
-      const failed = await runCliAsync(['serve'], {
+      const failed = await runCli(['serve'], {
         DATA_DIR: dataDir,
         HOST: '127.0.0.1',
         PORT: String(port),

@@ -207,15 +207,15 @@ describe('docindex mcp (stdio)', () => {
     expect(stderr).toContain(`docindex mcp: serving MCP over stdio for ${baseUrl}`);
   });
 
-  it('without an API key it says how to get one and exits 2', () => {
-    const result = runCli(['mcp'], { DOCINDEX_URL: baseUrl, DOCINDEX_API_KEY: '' });
+  it('without an API key it says how to get one and exits 2', async () => {
+    const result = await runCli(['mcp'], { DOCINDEX_URL: baseUrl, DOCINDEX_API_KEY: '' });
     expect(result.status).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/docindex mcp: no API key: set DOCINDEX_API_KEY/);
   });
 
-  it('is in the help', () => {
-    const result = runCli(['--help'], {});
+  it('is in the help', async () => {
+    const result = await runCli(['--help'], {});
     expect(result.stdout).toContain('docindex mcp [--url URL] [--api-key KEY]');
   });
 });

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { createEmbedder } from '../../src/start/embedder.js';
 import { type FakeHub, type FakeRepo, startFakeHub } from '../helpers/fake-hub.js';
-import { runCliAsync } from '../helpers/process.js';
+import { runCli } from '../helpers/process.js';
 import { writeTinyOnnxModel } from '../helpers/tiny-onnx-model.js';
 
 const root = await mkdtemp(path.join(tmpdir(), 'docindex-models-'));
@@ -59,7 +59,7 @@ function modelsDir(): string {
 }
 
 function pull(dir: string, args: string[], env: Record<string, string> = {}) {
-  return runCliAsync(['models', 'pull', ...args], {
+  return runCli(['models', 'pull', ...args], {
     MODELS_DIR: dir,
     DATA_DIR: path.join(root, 'data'),
     HF_ENDPOINT: hub.url,
@@ -69,7 +69,7 @@ function pull(dir: string, args: string[], env: Record<string, string> = {}) {
 }
 
 function list(dir: string, json = false) {
-  return runCliAsync(['models', 'list', ...(json ? ['--json'] : [])], {
+  return runCli(['models', 'list', ...(json ? ['--json'] : [])], {
     MODELS_DIR: dir,
     DATA_DIR: path.join(root, 'data'),
   });

@@ -23,7 +23,7 @@ describe('a body over the limit, on a loaded machine', () => {
   let apiKey: string;
 
   beforeAll(async () => {
-    const created = runCli(['orgs', 'create', '--name', 'Acme', '--json'], env);
+    const created = await runCli(['orgs', 'create', '--name', 'Acme', '--json'], env);
     expect(created.status, created.stderr).toBe(0);
     apiKey = JSON.parse(created.stdout).api_key;
     server = await startServer(['serve', '--no-worker'], env);

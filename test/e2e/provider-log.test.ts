@@ -1,11 +1,11 @@
 // `docindex serve` logs the providers queries will call when it starts: each one's kind, model and
 // URL, the URL without its credentials or query string (where API keys and signatures hide).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN } from '../helpers/process.js';
+import { BIN, runCommand } from '../helpers/process.js';
 
 const dataDir = await mkdtemp(path.join(tmpdir(), 'docindex-provider-log-'));
 afterAll(() => rm(dataDir, { recursive: true, force: true }));
@@ -59,11 +59,10 @@ describe('the start-up log', () => {
     }
   });
 
-  it('is a serving process’s: a command that runs and exits (orgs list) prints no such line, and an empty list says where to look', () => {
+  it('is a serving process’s: a command that runs and exits (orgs list) prints no such line, and an empty list says where to look', async () => {
     const empty = path.join(dataDir, 'empty');
-    const run = spawnSync(process.execPath, [BIN, 'orgs', 'list'], {
+    const run = await runCommand(process.execPath, [BIN, 'orgs', 'list'], {
       env: { ...process.env, LOG_LEVEL: 'info', DATA_DIR: empty, EMBEDDINGS: 'none', RERANK: 'none' },
-      encoding: 'utf8',
     });
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^ORG ID/);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../contract/support.js';
 import { EmbeddingsServer } from '../helpers/embeddings-server.js';
 import { type Harness, scaleOutBackend, startHarness } from '../helpers/harness.js';
-import { runCliAsync } from '../helpers/process.js';
+import { runCli } from '../helpers/process.js';
 
 let provider: EmbeddingsServer;
 let h: Harness;
@@ -39,7 +39,7 @@ describe.skipIf(scaleOutBackend)('docindex reindex --vectors', () => {
     );
     const seenBefore = provider.textsSeen;
 
-    const result = await runCliAsync(['reindex', '--vectors'], { ...env, DATA_DIR: h.dataDir });
+    const result = await runCli(['reindex', '--vectors'], { ...env, DATA_DIR: h.dataDir });
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('2 documents will be re-embedded with openai model test-embedding');
@@ -56,7 +56,7 @@ describe.skipIf(scaleOutBackend)('docindex reindex --vectors', () => {
   });
 
   it('without a provider there is nothing to re-embed', async () => {
-    const result = await runCliAsync(['reindex', '--vectors'], { DATA_DIR: h.dataDir, EMBEDDINGS: 'none' });
+    const result = await runCli(['reindex', '--vectors'], { DATA_DIR: h.dataDir, EMBEDDINGS: 'none' });
     expect(result.status).not.toBe(0);
     expect(result.stderr).toContain('EMBEDDINGS=none');
   });

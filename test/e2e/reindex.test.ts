@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli, runCliAsync, type ServerProcess, startServer, stopServer } from '../helpers/process.js';
+import { runCli, type ServerProcess, startServer, stopServer } from '../helpers/process.js';
 
 const DOCS = 200;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -83,7 +83,7 @@ describe('docindex reindex', () => {
     expect(await hits('running')).toBe(100);
     expect(await hits('runs')).toBe(0);
 
-    const reindex = runCliAsync(['reindex'], env);
+    const reindex = runCli(['reindex'], env);
     let finished = false;
     void reindex.then(() => {
       finished = true;
@@ -109,7 +109,7 @@ describe('docindex reindex', () => {
     expect(await hits('cheers')).toBe(100);
     await stopServer(server);
 
-    const again = runCli(['reindex'], env);
+    const again = await runCli(['reindex'], env);
     expect(again.status).toBe(0);
     expect(again.stdout).toMatch(/already written with the analysis 'languages'; nothing to rewrite/);
   });

@@ -76,7 +76,7 @@ register(${JSON.stringify(pathToFileURL(hooks).href)}, { data: { log: ${JSON.str
       RERANK: 'http',
       RERANK_URL: reranker.url,
     };
-    const created = runCli(['orgs', 'create', '--name', 'Traced', '--json'], env);
+    const created = await runCli(['orgs', 'create', '--name', 'Traced', '--json'], env);
     expect(created.status, created.stderr).toBe(0);
     const server = await startServer(['serve'], { ...env, NODE_OPTIONS: modules.nodeOptions });
     servers.push(server);
@@ -94,7 +94,7 @@ register(${JSON.stringify(pathToFileURL(hooks).href)}, { data: { log: ${JSON.str
     const dataDir = path.join(work, 'untraced');
     const modules = moduleLog('untraced');
     const env = { DATA_DIR: dataDir };
-    const created = runCli(['orgs', 'create', '--name', 'Untraced', '--json'], env);
+    const created = await runCli(['orgs', 'create', '--name', 'Untraced', '--json'], env);
     expect(created.status, created.stderr).toBe(0);
     const server = await startServer(['serve'], { ...env, NODE_OPTIONS: modules.nodeOptions });
     servers.push(server);

@@ -1,31 +1,34 @@
 // Runs the built `docindex` command as a child process (the way users run it), for CLI and
 // crash tests. `npm test` builds first, so dist/ is current.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/docindex.js', import.meta.url));
 
-export function runCli(
-  args: string[],
-  env: Record<string, string>,
-): { status: number; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [BIN, ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+export interface CommandResult {
+  status: number;
+  stdout: string;
+  stderr: string;
 }
 
-/** runCli without blocking the event loop, so a test can use a server while the command runs. */
-export function runCliAsync(
+export interface CommandOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Killed (SIGKILL) after this long; its status is then -1. */
+  timeoutMs?: number;
+}
+
+/**
+ * Runs a command to its end without blocking the event loop. A test worker whose loop is held
+ * by a synchronous child (spawnSync) for a minute loses its link to the test runner, which then
+ * fails the whole run; this is the only way tests run a child to completion.
+ */
+export function runCommand(
+  command: string,
   args: string[],
-  env: Record<string, string>,
-): Promise<{ status: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  { cwd, env, timeoutMs = 60_000 }: CommandOptions = {},
+): Promise<CommandResult> {
+  const child = spawn(command, args, { cwd, env: env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => {
@@ -34,8 +37,24 @@ export function runCliAsync(
   child.stderr!.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   return new Promise((resolve) => {
-    child.on('close', (code) => resolve({ status: code ?? -1, stdout, stderr }));
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      resolve({ status: -1, stdout, stderr: `${stderr}${error.message}` });
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ status: code ?? -1, stdout, stderr });
+    });
+  });
+}
+
+/** Runs the `docindex` command to its end, as a user would. */
+export function runCli(args: string[], env: Record<string, string>): Promise<CommandResult> {
+  return runCommand(process.execPath, [BIN, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    timeoutMs: 180_000,
   });
 }
 

@@ -3,7 +3,6 @@
 // ruleset `npm run lint:openapi` uses); every operation has an operationId that is the client's
 // method name, a summary, a description, problem+json error responses and examples; and every
 // example passes its own schema, in the document and where the schema is defined.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +15,7 @@ import { AdminClient } from '../../src/client/admin-client.js';
 import { DocindexClient } from '../../src/client/client.js';
 import * as wire from '../../src/wire/index.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { runCommand } from '../helpers/process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -248,7 +248,7 @@ describe('the OpenAPI document', () => {
     expect(failures(checks)).toEqual([]);
   });
 
-  it('passes Spectral (spectral:oas, .spectral.yaml) with no errors and no warnings', () => {
+  it('passes Spectral (spectral:oas, .spectral.yaml) with no errors and no warnings', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'docindex-spectral-'));
     try {
       const served = path.join(dir, 'openapi.json');
@@ -260,7 +260,7 @@ describe('the OpenAPI document', () => {
         'many';
       const broken = path.join(dir, 'broken.json');
       writeFileSync(broken, JSON.stringify(damaged, null, 2));
-      const run = spawnSync(
+      const run = await runCommand(
         path.join(ROOT, 'node_modules/.bin/spectral'),
         [
           'lint',
@@ -272,7 +272,7 @@ describe('the OpenAPI document', () => {
           'json',
           '--quiet',
         ],
-        { encoding: 'utf8', timeout: 120_000 },
+        { timeoutMs: 120_000 },
       );
       let results: Json[];
       try {

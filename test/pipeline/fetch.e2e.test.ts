@@ -24,6 +24,7 @@ import {
   openUrl,
   redactUrl,
 } from '../../src/pipeline/fetch/index.js';
+import { runCommand } from '../helpers/process.js';
 
 /** Counts connections to a destination nothing may reach; accepts and hangs up at once. */
 class Canary {
@@ -636,7 +637,7 @@ describe.skipIf(!hasOpenssl)('https through the pinned connector', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'fetch-tls-'));
-    const made = spawnSync('openssl', [
+    const made = await runCommand('openssl', [
       'req',
       '-x509',
       '-newkey',

@@ -4,6 +4,7 @@
 // network namespaces are unavailable; the pure-function suite covers the same addresses.
 import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { runCommand } from '../helpers/process.js';
 import type { NetnsCase, NetnsResult } from './fetch-netns-probe.js';
 
 const blocked: NetnsCase[] = [
@@ -59,8 +60,8 @@ const canUnshare = spawnSync('unshare', ['-rn', 'true']).status === 0;
 let results = new Map<string, NetnsResult>();
 
 describe.skipIf(!canUnshare)('SSRF end to end inside an lo-only network namespace', () => {
-  beforeAll(() => {
-    const run = spawnSync(
+  beforeAll(async () => {
+    const run = await runCommand(
       'unshare',
       [
         '-rn',
@@ -69,8 +70,7 @@ describe.skipIf(!canUnshare)('SSRF end to end inside an lo-only network namespac
         'ip link set lo up && exec node_modules/.bin/vite-node test/pipeline/fetch-netns-probe.ts',
       ],
       {
-        encoding: 'utf8',
-        timeout: 30_000,
+        timeoutMs: 30_000,
         env: { ...process.env, FETCH_NETNS_CASES: JSON.stringify([...blocked, control]) },
       },
     );

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect } from 'vitest';
 import { characterAccuracy } from '../../bench/ocr-accuracy.js';
+import { runCommand } from '../helpers/process.js';
 import { CORPUS_DIR, itWithCorpus } from '../helpers/shared.js';
 import { ROOT } from './extract-support.js';
 
@@ -14,11 +15,11 @@ const canUnshare = spawnSync('unshare', ['-rn', 'true']).status === 0;
 describe.skipIf(!canUnshare)('OCR without a network', () => {
   itWithCorpus(
     'reads an image and a scanned PDF page inside a namespace with no network',
-    () => {
-      const run = spawnSync(
+    async () => {
+      const run = await runCommand(
         'unshare',
         ['-rn', 'sh', '-c', 'exec node_modules/.bin/vite-node test/pipeline/ocr-offline-probe.ts'],
-        { cwd: ROOT, encoding: 'utf8', timeout: 600_000 },
+        { cwd: ROOT, timeoutMs: 600_000 },
       );
       expect(run.status, run.stderr).toBe(0);
       const lines = run.stdout.trim().split('\n');

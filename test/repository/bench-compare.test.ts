@@ -1,13 +1,13 @@
 // `npm run bench:compare -- A B section`: two commits built in worktrees of their own, their
 // benchmark run alternately, every table figure compared. Tried on a small repository of its own
 // whose "benchmark" reports a figure the commit decides.
-import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compare, readFigures, readSections } from '../../scripts/bench-figures.js';
+import { runCommand } from '../helpers/process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -54,10 +54,9 @@ describe('two commits compared end to end', () => {
   const work = path.join(dir, 'worktrees');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const repo = path.join(dir, 'repo');
-  const git = (...args: string[]) =>
-    execFileSync('git', args, {
+  const git = async (...args: string[]) => {
+    const run = await runCommand('git', args, {
       cwd: repo,
-      encoding: 'utf8',
       env: {
         ...process.env,
         GIT_AUTHOR_NAME: 't',
@@ -65,7 +64,10 @@ describe('two commits compared end to end', () => {
         GIT_COMMITTER_NAME: 't',
         GIT_COMMITTER_EMAIL: 't@t',
       },
-    }).trim();
+    });
+    if (run.status !== 0) throw new Error(`git ${args.join(' ')}: ${run.stderr}`);
+    return run.stdout.trim();
+  };
   const write = (file: string, text: string) => {
     mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
     writeFileSync(path.join(repo, file), text);
@@ -82,9 +84,9 @@ const body = id === 'fake' ? ['| case | ms |', '|---|---:|', '| small | ' + (bas
 writeFileSync('bench/RESULTS.md', ['# Benchmark results', '<!-- bench:' + id + ' -->', '## 1. Fake', '', ...body, ''].join('\\n'));
 `;
 
-  it('builds both, alternates, and prints medians, the ratio and the paired spread', () => {
+  it('builds both, alternates, and prints medians, the ratio and the paired spread', async () => {
     mkdirSync(repo);
-    git('init', '-q', '-b', 'main');
+    await git('init', '-q', '-b', 'main');
     write(
       'package.json',
       JSON.stringify({ name: 'fake', private: true, scripts: { build: 'node build.mjs' } }),
@@ -97,22 +99,19 @@ writeFileSync('bench/RESULTS.md', ['# Benchmark results', '<!-- bench:' + id + '
     write('bench/RESULTS.md', '# Benchmark results\n');
     write('value.txt', '100');
     write('step.txt', '0');
-    git('add', '.');
-    git('commit', '-q', '-m', 'a');
-    const a = git('rev-parse', 'HEAD');
+    await git('add', '.');
+    await git('commit', '-q', '-m', 'a');
+    const a = await git('rev-parse', 'HEAD');
     write('value.txt', '150');
     write('step.txt', '70');
-    git('commit', '-q', '-am', 'b');
+    await git('commit', '-q', '-am', 'b');
 
     const compareScript = path.join(ROOT, 'dist', 'scripts', 'bench-compare.js');
     expect(existsSync(compareScript), 'run `npm run build` first').toBe(true);
-    const run = spawnSync(
+    const run = await runCommand(
       process.execPath,
       [compareScript, a, 'HEAD', 'fake', '--rounds', '2', '--work', work],
-      {
-        cwd: repo,
-        encoding: 'utf8',
-      },
+      { cwd: repo, timeoutMs: 120_000 },
     );
     expect(run.stderr).toContain('round 2/2');
     expect(run.status).toBe(0);
@@ -121,26 +120,20 @@ writeFileSync('bench/RESULTS.md', ['# Benchmark results', '<!-- bench:' + id + '
     expect(run.stdout).toMatch(/\| run · wall time, s \| [\d.]+ \| [\d.]+ \|/);
     expect(run.stdout).toContain(`A ${a} (${a.slice(0, 12)}) vs B HEAD`);
 
-    const failing = spawnSync(
+    const failing = await runCommand(
       process.execPath,
       [compareScript, a, 'HEAD', 'other', '--rounds', '1', '--work', work],
-      {
-        cwd: repo,
-        encoding: 'utf8',
-      },
+      { cwd: repo, timeoutMs: 120_000 },
     );
     expect(failing.status).toBe(1);
     expect(failing.stdout).toContain('round 1, A: other: failed: boom');
   });
 
-  it('refuses what is not a commit, with its usage', () => {
-    const run = spawnSync(
+  it('refuses what is not a commit, with its usage', async () => {
+    const run = await runCommand(
       process.execPath,
       [path.join(ROOT, 'dist', 'scripts', 'bench-compare.js'), 'nope', 'HEAD'],
-      {
-        cwd: repo,
-        encoding: 'utf8',
-      },
+      { cwd: repo, timeoutMs: 120_000 },
     );
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('A: nope is not a commit of');

@@ -1,7 +1,6 @@
 // `npm start` and `npm test` compile only when a source changed (scripts/build.mjs --if-stale),
 // and the build links `docindex` into node_modules/.bin so `npx docindex` runs this checkout.
 // Tried on a small project of its own, with the real TypeScript compiler.
-import { spawnSync } from 'node:child_process';
 import {
   copyFileSync,
   mkdirSync,
@@ -16,6 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
+import { runCommand } from '../helpers/process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dir = mkdtempSync(path.join(tmpdir(), 'docindex-build-'));
@@ -26,14 +26,14 @@ function write(file: string, text: string): void {
   writeFileSync(path.join(dir, file), text);
 }
 
-function build(...args: string[]) {
-  const run = spawnSync(process.execPath, [path.join(dir, 'scripts', 'build.mjs'), ...args], {
-    encoding: 'utf8',
+async function build(...args: string[]) {
+  const run = await runCommand(process.execPath, [path.join(dir, 'scripts', 'build.mjs'), ...args], {
+    timeoutMs: 120_000,
   });
   return { status: run.status, stderr: run.stderr };
 }
 
-it('compiles when a source changed, and only then; links the command', () => {
+it('compiles when a source changed, and only then; links the command', async () => {
   mkdirSync(path.join(dir, 'scripts'));
   copyFileSync(path.join(ROOT, 'scripts', 'build.mjs'), path.join(dir, 'scripts', 'build.mjs'));
   mkdirSync(path.join(dir, 'node_modules', '.bin'), { recursive: true });
@@ -47,20 +47,26 @@ it('compiles when a source changed, and only then; links the command', () => {
   write('src/a.ts', 'export const a: number = 1;\n');
   const out = path.join(dir, 'dist', 'src', 'a.js');
 
-  expect(build('--if-stale')).toMatchObject({ status: 0, stderr: expect.stringContaining('compiling') });
+  expect(await build('--if-stale')).toMatchObject({
+    status: 0,
+    stderr: expect.stringContaining('compiling'),
+  });
   const first = statSync(out).mtimeMs;
   expect(readlinkSync(path.join(dir, 'node_modules', '.bin', 'docindex'))).toBe('../../bin/docindex.js');
 
-  expect(build('--if-stale')).toEqual({ status: 0, stderr: '' });
+  expect(await build('--if-stale')).toEqual({ status: 0, stderr: '' });
   expect(statSync(out).mtimeMs).toBe(first);
 
   write('src/a.ts', 'export const a: number = 2;\n');
-  expect(build('--if-stale')).toMatchObject({ status: 0, stderr: expect.stringContaining('compiling') });
+  expect(await build('--if-stale')).toMatchObject({
+    status: 0,
+    stderr: expect.stringContaining('compiling'),
+  });
   expect(statSync(out).mtimeMs).toBeGreaterThan(first);
 
   // A failed compile leaves no stamp: the next start compiles again rather than run stale code.
   write('src/a.ts', 'export const a: number = "two";\n');
-  expect(build('--if-stale').status).not.toBe(0);
+  expect((await build('--if-stale')).status).not.toBe(0);
   write('src/a.ts', 'export const a: number = 2;\n');
-  expect(build('--if-stale').stderr).toContain('compiling');
+  expect((await build('--if-stale')).stderr).toContain('compiling');
 }, 120_000);

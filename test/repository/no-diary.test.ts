@@ -3,11 +3,11 @@
 // design document that is not in the repository. History lives in git log; bench/RESULTS.md keeps
 // current figures and a table of the changes that moved them. Every file git knows of (tracked, or
 // new and not ignored) is read, so a page or a source file added later is checked too.
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runCommand } from '../helpers/process.js';
 
 // The examples below are put together from these, so that this file holds none of the phrases
 // it forbids.
@@ -93,12 +93,12 @@ const RULES: Rule[] = [
  */
 const ALLOWED: string[] = [];
 
-function repositoryFiles(): string[] {
-  const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], {
+async function repositoryFiles(): Promise<string[]> {
+  const listed = await runCommand('git', ['ls-files', '--cached', '--others', '--exclude-standard'], {
     cwd: ROOT,
-    encoding: 'utf8',
   });
-  return listed
+  if (listed.status !== 0) throw new Error(`git ls-files: ${listed.stderr}`);
+  return listed.stdout
     .split('\n')
     .filter((file) => file !== '' && file !== THIS_FILE)
     .filter((file) => !/^(LICENSE|package-lock\.json)$/.test(file) && !file.startsWith('node_modules'));
@@ -122,8 +122,8 @@ describe('no development diary in the repository', () => {
     });
   }
 
-  it('no file names a work period, an issue number, the design document or the results history', () => {
-    const files = repositoryFiles();
+  it('no file names a work period, an issue number, the design document or the results history', async () => {
+    const files = await repositoryFiles();
     expect(files.length).toBeGreaterThan(400);
     const hits: string[] = [];
     for (const file of files) {

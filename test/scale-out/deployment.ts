@@ -95,8 +95,8 @@ export class Deployment {
   }
 
   /** `docindex orgs create --json` against the deployment. */
-  createOrg(name: string): { org_id: string; api_key: string } {
-    const created = runCli(['orgs', 'create', '--name', name, '--json'], this.env);
+  async createOrg(name: string): Promise<{ org_id: string; api_key: string }> {
+    const created = await runCli(['orgs', 'create', '--name', name, '--json'], this.env);
     expect(created.status, created.stderr).toBe(0);
     return JSON.parse(created.stdout.trim()) as { org_id: string; api_key: string };
   }
@@ -115,7 +115,7 @@ export function useDeployment(
     deployment.work = work;
     env.BLOB_DIR = path.join(work, 'blobs');
     env.DATA_DIR = path.join(work, 'data');
-    const migrated = runCli(['migrate'], env);
+    const migrated = await runCli(['migrate'], env);
     expect(migrated.status, migrated.stderr).toBe(0);
     deployment.db = new pg.Pool({ connectionString: deployment.databaseUrl, max: 2 });
     deployment.redis = new Redis(deployment.redisUrl);

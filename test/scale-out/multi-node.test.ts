@@ -62,7 +62,7 @@ describeScaleOut(
     const table = (name: string) => deployment.table(name);
 
     it('ingests through one node, reads back and queries through another, across a worker’s SIGKILL', async () => {
-      const org = deployment.createOrg('drill');
+      const org = await deployment.createOrg('drill');
       const auth = { authorization: `Bearer ${org.api_key}` };
       const [intake, reader] = [apis[0]!, apis[1]!];
 

@@ -35,7 +35,7 @@ describeScaleOut('scale-out: 2 API and 2 worker processes', services, () => {
   const table = (name: string) => deployment.table(name);
 
   it('loses no document and duplicates no chunk when a worker is killed, and limits exactly', async () => {
-    const org = deployment.createOrg('scale-out');
+    const org = await deployment.createOrg('scale-out');
     const { redis } = deployment;
     // ---- ingest: 500 documents, one per request, alternating between the two APIs ----
     const texts = Array.from({ length: DOCS }, (_, i) => syntheticDocument(i));
@@ -136,8 +136,8 @@ describeScaleOut('scale-out: 2 API and 2 worker processes', services, () => {
     expect(stalled).toBeGreaterThanOrEqual(heldAtKill);
 
     // ---- the rate limit holds across both APIs ----
-    const limitedOrg = deployment.createOrg('limited');
-    const set = runCli(['orgs', 'set-rate-limit', limitedOrg.org_id, String(RATE_LIMIT)], env);
+    const limitedOrg = await deployment.createOrg('limited');
+    const set = await runCli(['orgs', 'set-rate-limit', limitedOrg.org_id, String(RATE_LIMIT)], env);
     expect(set.status, set.stderr).toBe(0);
     // Fresh connections: a keep-alive socket left idle by the ingest phase may be closed by the
     // server just as the burst reuses it, and a request lost that way is not a limiter decision.

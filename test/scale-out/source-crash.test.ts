@@ -35,7 +35,7 @@ describeScaleOut('scale-out: SIGKILL of the worker during a source run', service
     site.pages.set('/', { body: htmlPage('Index', 'the index', all.map(pagePath)) });
     for (const i of all) site.pages.set(pagePath(i), { body: htmlPage(`Page ${i}`, `page ${i} text`) });
 
-    const { api_key: key } = deployment.createOrg('source-crash');
+    const { api_key: key } = await deployment.createOrg('source-crash');
     const api = deployment.apis[0]!;
     const call = async (method: string, url: string, body?: unknown) => {
       const res = await fetch(`${api.baseUrl}${url}`, {

@@ -44,7 +44,7 @@ for (const { queue, env } of [
     deployment = useDeployment(services, { apis: 1, workers: 1 });
 
     it('joins the worker’s spans to the upload’s trace and records no text', async () => {
-      const org = deployment!.createOrg('traces');
+      const org = await deployment!.createOrg('traces');
       await checkTraces(receiver, {
         apiUrl: deployment!.apis[0]!.baseUrl,
         apiKey: org.api_key,

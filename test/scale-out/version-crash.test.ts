@@ -23,7 +23,7 @@ describeScaleOut('scale-out: SIGKILL of workers while 200 documents get a new ve
   const { env, apis, workers } = deployment;
 
   it('leaves exactly one version answering for every document, with one set of chunks', async () => {
-    const { api_key: key } = deployment.createOrg('versions');
+    const { api_key: key } = await deployment.createOrg('versions');
     const api = apis[0]!;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const table = (name: string) => deployment.table(name);

@@ -42,7 +42,7 @@ describeScaleOut('scale-out: webhooks from three dispatchers on one outbox', ser
   const { env, apis, workers } = deployment;
 
   it('a 500-document ingest: every document.ready arrives exactly once, verified', async () => {
-    const { api_key: key } = deployment.createOrg('webhooks-happy');
+    const { api_key: key } = await deployment.createOrg('webhooks-happy');
     const api = apis[0]!;
     await createEndpoint(api.baseUrl, key, receiver, '/happy');
     const ids = await postDocuments(async () => api.baseUrl, key, DOCS);
@@ -52,7 +52,7 @@ describeScaleOut('scale-out: webhooks from three dispatchers on one outbox', ser
   });
 
   it('SIGKILL of workers during a 500-document ingest: every event at least once, one webhook-id per event', async () => {
-    const { api_key: key } = deployment.createOrg('webhooks-crash');
+    const { api_key: key } = await deployment.createOrg('webhooks-crash');
     const api = apis[0]!;
     await createEndpoint(api.baseUrl, key, receiver, '/crash');
     const posting = postDocuments(async () => api.baseUrl, key, DOCS, DOCS);

@@ -23,7 +23,7 @@ describeScaleOut('scale-out: SIGKILL of workers during a 1,000-document ingest',
   const { env, apis, workers } = deployment;
 
   it('every accepted document ends ready with one set of chunks', async () => {
-    const { api_key: key } = deployment.createOrg('crash');
+    const { api_key: key } = await deployment.createOrg('crash');
     const api = apis[0]!;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const texts = Array.from({ length: DOCS }, (_, i) => syntheticDocument(i));
