@@ -1,4 +1,4 @@
-// Tables whose rows are their own jobs (an evaluation, a source run): the job columns
+// Tables whose rows are their own jobs (a document, an evaluation, a source run): the job columns
 // (`job_state`, `run_at`, `lease_owner`, `lease_until`, `job_attempts`) sit beside the record's
 // `status`, which is `queued` or `running` while the work is unfinished. The lease-queue engine
 // reads them through JobRows; this holds what every such table does alike, and each table's class

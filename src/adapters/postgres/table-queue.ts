@@ -7,28 +7,22 @@
 // Two lanes share the rows, as in embedded mode: URL documents waiting for their download, and
 // the rest. PgDocumentStore.attachBlob turns a finished download into a pending job of the
 // process lane in the same statement, so the hand-over can neither be lost nor run twice.
-import {
-  type ClaimTurn,
-  type JobRows,
-  type LeasedJob,
-  LeaseQueue,
-  type LeaseQueueOptions,
-  type Settlement,
-} from '../lease-queue/engine.js';
+import { type ClaimTurn, type LeasedJob, LeaseQueue, type LeaseQueueOptions } from '../lease-queue/engine.js';
 import { LANE_PREDICATE, type QueueLane } from '../sql-rows/document-row.js';
 import type { PgDatabase } from './database.js';
+import { PgRowJobs } from './row-jobs.js';
 
 const NO_TURN: ClaimTurn = { skip: [], recent: [] };
 
-class PgJobRows implements JobRows {
-  private readonly documents: string;
+/**
+ * A document's job is renewed, settled and released as any row job is; what the documents table
+ * adds is the lanes, the claim that is fair between orgs, and a version's revival.
+ */
+class PgJobRows extends PgRowJobs {
   private readonly lanePredicate: string;
 
-  constructor(
-    private readonly db: PgDatabase,
-    lane: QueueLane,
-  ) {
-    this.documents = db.table('documents');
+  constructor(db: PgDatabase, lane: QueueLane) {
+    super(db, 'documents');
     this.lanePredicate = LANE_PREDICATE[lane];
   }
 
@@ -40,7 +34,7 @@ class PgJobRows implements JobRows {
     // instant are passed over rather than waited for, so concurrent claimers each get a different
     // row (the next org's, or when one org alone waits, its next job by age: `due`).
     const lane = this.lanePredicate;
-    const docs = this.documents;
+    const docs = this.table;
     const { rows } = await this.db.query<LeasedJob>(
       `WITH RECURSIVE orgs AS (
          (SELECT org_id FROM ${docs} WHERE job_state = 'pending'${lane} ORDER BY org_id LIMIT 1)
@@ -89,33 +83,9 @@ class PgJobRows implements JobRows {
     return rows[0] ?? null;
   }
 
-  async renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): Promise<Set<string>> {
-    const { rows } = await this.db.query<{ id: string }>(
-      `UPDATE ${this.documents} AS d SET lease_until = now() + $1 * interval '1 millisecond'
-       FROM unnest($2::text[], $3::int[]) AS held (id, attempts)
-       WHERE d.id = held.id AND d.job_attempts = held.attempts
-         AND d.job_state = 'leased' AND d.lease_owner = $4
-       RETURNING d.id`,
-      [leaseMs, jobs.map((j) => j.id), jobs.map((j) => j.attempt), owner],
-    );
-    const held = new Set(rows.map((r) => r.id));
-    return new Set(jobs.map((j) => j.id).filter((id) => !held.has(id)));
-  }
-
-  async settle(owner: string, job: LeasedJob, next: Settlement): Promise<void> {
+  override async revive(documentIds: readonly string[]): Promise<void> {
     await this.db.query(
-      `UPDATE ${this.documents}
-       SET job_state = $1,
-           run_at = CASE WHEN $2::int IS NULL THEN run_at ELSE now() + $2::int * interval '1 millisecond' END,
-           lease_owner = NULL, lease_until = NULL
-       WHERE id = $3 AND job_state = 'leased' AND lease_owner = $4 AND job_attempts = $5`,
-      [next.state, next.state === 'pending' ? next.delayMs : null, job.id, owner, job.attempt],
-    );
-  }
-
-  async revive(documentIds: readonly string[]): Promise<void> {
-    await this.db.query(
-      `UPDATE ${this.documents} SET job_state = 'pending', run_at = now(), job_attempts = 0,
+      `UPDATE ${this.table} SET job_state = 'pending', run_at = now(), job_attempts = 0,
          lease_owner = NULL, lease_until = NULL
        WHERE id = ANY($1::text[]) AND job_state = 'done'
          AND (status IN ('queued', 'processing') OR pending_status IN ('queued', 'processing'))`,
@@ -123,30 +93,13 @@ class PgJobRows implements JobRows {
     );
   }
 
-  async waiting(documentId: string): Promise<boolean> {
-    const { rows } = await this.db.query<{ job_state: string }>(
-      `SELECT job_state FROM ${this.documents} WHERE id = $1`,
-      [documentId],
-    );
-    const state = rows[0]?.job_state;
-    return state === 'pending' || state === 'leased';
-  }
-
-  async leasesStartingWith(prefix: string): Promise<Array<{ id: string; owner: string }>> {
+  override async leasesStartingWith(prefix: string): Promise<Array<{ id: string; owner: string }>> {
     const { rows } = await this.db.query<{ id: string; owner: string }>(
-      `SELECT id, lease_owner AS owner FROM ${this.documents}
+      `SELECT id, lease_owner AS owner FROM ${this.table}
        WHERE job_state = 'leased' AND starts_with(lease_owner, $1)${this.lanePredicate}`,
       [prefix],
     );
     return rows;
-  }
-
-  async release(id: string, owner: string): Promise<void> {
-    await this.db.query(
-      `UPDATE ${this.documents} SET job_state = 'pending', run_at = now(), lease_owner = NULL, lease_until = NULL
-       WHERE id = $1 AND job_state = 'leased' AND lease_owner = $2`,
-      [id, owner],
-    );
   }
 }
 

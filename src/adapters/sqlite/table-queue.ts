@@ -3,18 +3,11 @@
 // statements, which SQLite runs under its one write lock, so consumers in several processes
 // sharing the database file never take the same job. Times are the injected clock's, in ms.
 import { type Clock, systemClock } from '../../domain/ports.js';
-import {
-  type ClaimTurn,
-  type JobRows,
-  type LeasedJob,
-  LeaseQueue,
-  type LeaseQueueOptions,
-  type Settlement,
-} from '../lease-queue/engine.js';
+import { type ClaimTurn, type LeasedJob, LeaseQueue, type LeaseQueueOptions } from '../lease-queue/engine.js';
 import { LANE_PREDICATE, type QueueLane } from '../sql-rows/document-row.js';
 import type { Database } from './database.js';
+import { SqliteRowJobs } from './row-jobs.js';
 import { startProcessingSet } from './start-processing.js';
-import { StatementCache } from './statements.js';
 
 export type { QueueLane } from '../sql-rows/document-row.js';
 
@@ -85,22 +78,18 @@ function fairPendingSql(lane: QueueLane): string {
 
 const NO_TURN: ClaimTurn = { skip: [], recent: [] };
 
-/** Guards every write to a held job: still leased, by this owner, for this attempt. */
-const HELD = `job_state = 'leased' AND lease_owner = @owner AND job_attempts = @attempt`;
-
-/** Synchronous, as better-sqlite3 is: the engine awaits nothing but its own pauses. */
-export class SqliteJobRows implements JobRows {
-  private readonly sql: StatementCache;
+/**
+ * Synchronous, as better-sqlite3 is: the engine awaits nothing but its own pauses. A document's
+ * job is renewed, settled and released as any row job is; what the documents table adds is the
+ * lanes, the claim that is fair between orgs and starts the processing, and a version's revival.
+ */
+export class SqliteJobRows extends SqliteRowJobs {
   private readonly lanePredicate: string;
   private readonly dueSql: string;
   private readonly claimSql: string;
 
-  constructor(
-    db: Database,
-    lane: QueueLane,
-    private readonly clock: Clock,
-  ) {
-    this.sql = new StatementCache(db);
+  constructor(db: Database, lane: QueueLane, clock: Clock) {
+    super(db, 'documents', clock);
     this.lanePredicate = LANE_PREDICATE[lane];
     this.dueSql = dueSql(lane);
     // The job is its document's row, so the claim also does what the processor's first step
@@ -115,10 +104,6 @@ export class SqliteJobRows implements JobRows {
         (${fairPendingSql(lane)}))
       RETURNING id, org_id AS orgId, job_attempts AS attempt, job_traceparent AS traceparent,
         run_at AS queuedAt`;
-  }
-
-  private now(): number {
-    return this.clock.now().getTime();
   }
 
   claim(owner: string, leaseMs: number, turn: ClaimTurn = NO_TURN): LeasedJob | null {
@@ -140,33 +125,7 @@ export class SqliteJobRows implements JobRows {
     return row ?? null;
   }
 
-  renew(owner: string, jobs: readonly LeasedJob[], leaseMs: number): Set<string> {
-    const renew = this.sql.get(`UPDATE documents SET lease_until = @leaseUntil WHERE id = @id AND ${HELD}`);
-    const leaseUntil = this.now() + leaseMs;
-    const lost = new Set<string>();
-    for (const job of jobs) {
-      if (renew.run({ leaseUntil, id: job.id, owner, attempt: job.attempt }).changes === 0) lost.add(job.id);
-    }
-    return lost;
-  }
-
-  settle(owner: string, job: LeasedJob, next: Settlement): void {
-    this.sql
-      .get(
-        `UPDATE documents SET job_state = @state, run_at = coalesce(@runAt, run_at), lease_owner = NULL,
-           lease_until = NULL
-         WHERE id = @id AND ${HELD}`,
-      )
-      .run({
-        state: next.state,
-        runAt: next.state === 'pending' ? this.now() + next.delayMs : null,
-        id: job.id,
-        owner,
-        attempt: job.attempt,
-      });
-  }
-
-  revive(documentIds: readonly string[]): void {
+  override revive(documentIds: readonly string[]): void {
     const ids = JSON.stringify(documentIds);
     const condition = `id IN (SELECT value FROM json_each(?)) AND job_state = 'done' AND (status IN ('queued', 'processing') OR pending_status IN ('queued', 'processing'))`;
     // A read first: a fresh document's job is already pending, and an UPDATE finding nothing
@@ -185,30 +144,13 @@ export class SqliteJobRows implements JobRows {
       .run(this.now(), ids);
   }
 
-  waiting(documentId: string): boolean {
-    const state = this.sql
-      .get<[string], string>('SELECT job_state FROM documents WHERE id = ?')
-      .pluck()
-      .get(documentId);
-    return state === 'pending' || state === 'leased';
-  }
-
-  leasesStartingWith(prefix: string): Array<{ id: string; owner: string }> {
+  override leasesStartingWith(prefix: string): Array<{ id: string; owner: string }> {
     return this.sql
       .get<[number, string], { id: string; owner: string }>(
         `SELECT id, lease_owner AS owner FROM documents
          WHERE job_state = 'leased' AND substr(lease_owner, 1, ?) = ?${this.lanePredicate}`,
       )
       .all(prefix.length, prefix);
-  }
-
-  release(id: string, owner: string): void {
-    this.sql
-      .get(
-        `UPDATE documents SET job_state = 'pending', run_at = ?, lease_owner = NULL, lease_until = NULL
-         WHERE id = ? AND job_state = 'leased' AND lease_owner = ?`,
-      )
-      .run(this.now(), id, owner);
   }
 }
 
