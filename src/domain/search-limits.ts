@@ -1,5 +1,5 @@
 // How much work one search may do, the same for every backend: the row budget itself is
-// DEFAULT_SEARCH_ROW_BUDGET (ports.ts); these bound how queries and filters use it.
+// DEFAULT_SEARCH_ROW_BUDGET (ports/keyword-index.ts); these bound how queries and filters use it.
 import type { SearchQuery } from './types.js';
 
 /** A query ranks with at most this many of its distinct words, the rarest: each is another posting list. */

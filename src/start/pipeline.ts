@@ -1,5 +1,5 @@
-// The document pipeline's wiring: the DocumentPipeline port (domain/ports.ts) built from
-// pipeline/'s format detection, URL checks, downloader and worker threads, and a worker's two
+// The document pipeline's wiring: the DocumentPipeline port (domain/ports/document-pipeline.ts)
+// built from pipeline/'s format detection, URL checks, downloader and worker threads, and a worker's two
 // document lanes (download, process), which run the DocumentProcessor over it, with the
 // reconciler that queues again what a lost enqueue left out of them.
 import type { Config } from '../config/index.js';

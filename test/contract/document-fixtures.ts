@@ -1,7 +1,8 @@
 // What the DocumentStore and KeywordIndex contract suites share: the harness (a record store and
-// the keyword index its saveIndex writes) and document, chunk and query builders.
+// the keyword index its saveIndex writes), each test's fresh set-up on it, and document, chunk and
+// query builders.
 import { randomUUID } from 'node:crypto';
-import { expect } from 'vitest';
+import { afterEach, beforeEach, expect } from 'vitest';
 import { type Filter, type FilterJson, parseFilter } from '../../src/domain/filter.js';
 import type { DocumentStore, KeywordIndex } from '../../src/domain/ports.js';
 import type { SearchLanguage } from '../../src/domain/search-words.js';
@@ -32,6 +33,33 @@ export interface DocumentStoreOptions {
   searchRowBudget?: number;
   /** SEARCH_LANGUAGE (the adapters default to 'auto'). */
   language?: SearchLanguage;
+}
+
+/** What each test of a suite starts from: a harness of its own, its store and index, two new orgs. */
+export interface DocumentStoreSetup {
+  h: DocumentStoreHarness;
+  store: DocumentStore;
+  index: KeywordIndex;
+  orgA: string;
+  orgB: string;
+}
+
+/**
+ * In the calling describe block: before each test, makes a harness (with no options) and two org
+ * ids and hands them to `use`; after it, closes that harness.
+ */
+export function eachTestOnFreshStore(
+  make: (options: DocumentStoreOptions) => Promise<DocumentStoreHarness>,
+  use: (setup: DocumentStoreSetup) => void,
+): void {
+  let h: DocumentStoreHarness;
+  beforeEach(async () => {
+    h = await make({});
+    use({ h, store: h.store, index: h.index, orgA: `org_${randomUUID()}`, orgB: `org_${randomUUID()}` });
+  });
+  afterEach(async () => {
+    await h.close();
+  });
 }
 
 /**

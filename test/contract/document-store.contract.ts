@@ -3,7 +3,7 @@
 // delete. Every adapter (SQLite, PostgreSQL) runs these same tests, so the API behaves the same in
 // embedded and scale-out mode. Ranking and filters are keyword-index.contract.ts's.
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { DocumentStore, KeywordIndex } from '../../src/domain/ports.js';
 import type { ChunkRow, DocumentRecord, ListQuery, NewDocument, NewVersion } from '../../src/domain/types.js';
 import {
@@ -11,6 +11,7 @@ import {
   createOne,
   type DocumentStoreHarness,
   type DocumentStoreOptions,
+  eachTestOnFreshStore,
   FILLER,
   indexedInto,
   indexResult,
@@ -28,21 +29,12 @@ export function documentStoreContract(
   make: (options: DocumentStoreOptions) => Promise<DocumentStoreHarness>,
 ): void {
   describe(name, () => {
-    let h: DocumentStoreHarness;
     let store: DocumentStore;
     let index: KeywordIndex;
     let orgA: string;
     let orgB: string;
-
-    beforeEach(async () => {
-      h = await make({});
-      store = h.store;
-      index = h.index;
-      orgA = `org_${randomUUID()}`;
-      orgB = `org_${randomUUID()}`;
-    });
-    afterEach(async () => {
-      await h.close();
+    eachTestOnFreshStore(make, (setup) => {
+      ({ store, index, orgA, orgB } = setup);
     });
 
     const indexed = (orgId: string, texts: string[], over: Partial<NewDocument> = {}) =>

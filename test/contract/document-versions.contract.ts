@@ -3,8 +3,7 @@
 // current one answers, its saveIndex swaps the two in one transaction, a stale version writes
 // nothing, a failed one leaves the current in place, and a delete takes every version. Run
 // against every adapter by sqlite.test.ts and postgres.test.ts.
-import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readDocumentText } from '../../src/domain/documents.js';
 import type { DocumentStore, KeywordIndex } from '../../src/domain/ports.js';
 import type { NewDocument, NewVersion } from '../../src/domain/types.js';
@@ -12,6 +11,7 @@ import {
   createOne,
   type DocumentStoreHarness,
   type DocumentStoreOptions,
+  eachTestOnFreshStore,
   FILLER,
   indexedInto,
   indexResult,
@@ -54,21 +54,12 @@ export function documentVersionsContract(
   make: (options: DocumentStoreOptions) => Promise<DocumentStoreHarness>,
 ): void {
   describe(name, () => {
-    let h: DocumentStoreHarness;
     let store: DocumentStore;
     let index: KeywordIndex;
     let orgA: string;
     let orgB: string;
-
-    beforeEach(async () => {
-      h = await make({});
-      store = h.store;
-      index = h.index;
-      orgA = `org_${randomUUID()}`;
-      orgB = `org_${randomUUID()}`;
-    });
-    afterEach(async () => {
-      await h.close();
+    eachTestOnFreshStore(make, (setup) => {
+      ({ store, index, orgA, orgB } = setup);
     });
 
     const keyed = (orgId: string, externalId: string, over: Partial<NewDocument> = {}) => ({

@@ -13,6 +13,7 @@ import {
   chunks,
   type DocumentStoreHarness,
   type DocumentStoreOptions,
+  eachTestOnFreshStore,
   FILLER,
   HOSTILE_QUERIES,
   indexedInto,
@@ -32,16 +33,8 @@ export function keywordIndexContract(
     let index: KeywordIndex;
     let orgA: string;
     let orgB: string;
-
-    beforeEach(async () => {
-      h = await make({});
-      store = h.store;
-      index = h.index;
-      orgA = `org_${randomUUID()}`;
-      orgB = `org_${randomUUID()}`;
-    });
-    afterEach(async () => {
-      await h.close();
+    eachTestOnFreshStore(make, (setup) => {
+      ({ h, store, index, orgA, orgB } = setup);
     });
 
     const indexed = (orgId: string, texts: string[], over: Partial<NewDocument> = {}) =>

@@ -12,13 +12,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { gunzipSync } from 'node:zlib';
 import { Parser as HtmlParser } from 'htmlparser2';
 import robotsParserModule from 'robots-parser';
-import { SaxesParser } from 'saxes';
 import { ERRORS } from '../../../domain/errors.js';
 import type { KnownItem, ListedItem, SourceConnection, SourceType } from '../../../domain/sources.js';
 import { type AddressPolicy, FetchError, type FetchedBody, openUrl } from '../../../pipeline/fetch/index.js';
+import { MAX_SITEMAP_BYTES, readSitemap } from './sitemap.js';
 
 /** What the crawl asks of a parsed robots.txt. */
 interface Robots {
@@ -58,8 +57,6 @@ const PER_HOST = 2;
 /** Sitemaps of a sitemap index followed, and how deep indexes nest. */
 const MAX_SITEMAPS = 100;
 const MAX_SITEMAP_NESTING = 3;
-/** The sitemap protocol's own limit on one (decompressed) sitemap file. */
-const MAX_SITEMAP_BYTES = 50 * 1024 * 1024;
 const MAX_ROBOTS_BYTES = 512 * 1024;
 /** A robots.txt answered with these means no rules: every 4xx but a timeout or "too many requests". */
 const ROBOTS_NO_RULES = Array.from({ length: 100 }, (_, i) => 400 + i).filter((s) => s !== 408 && s !== 429);
@@ -427,7 +424,7 @@ class WebCrawl implements SourceConnection {
         const answer = await openUrl(target, this.fetchOptions(signal, MAX_SITEMAP_BYTES));
         return readAll(answer.stream);
       });
-      const parsed = parseSitemap(body[0] === 0x1f && body[1] === 0x8b ? gunzip(body) : body);
+      const parsed = readSitemap(body);
       if (parsed.index) {
         if (nesting < MAX_SITEMAP_NESTING) {
           for (const loc of parsed.locs) {
@@ -441,53 +438,6 @@ class WebCrawl implements SourceConnection {
     }
     return urls;
   }
-}
-
-function gunzip(bytes: Buffer): Buffer {
-  try {
-    return gunzipSync(bytes, { maxOutputLength: MAX_SITEMAP_BYTES });
-  } catch {
-    throw new FetchError('url_unreachable', 'the sitemap is not valid gzip (or over 50 MB unpacked)', false);
-  }
-}
-
-/** `<loc>` of each `<url>` (a sitemap) or `<sitemap>` (a sitemap index). */
-function parseSitemap(bytes: Buffer): { index: boolean; locs: string[] } {
-  const parser = new SaxesParser({ xmlns: false });
-  const locs: string[] = [];
-  let index = false;
-  let inLoc = false;
-  let text = '';
-  let first = true;
-  parser.on('opentag', (tag) => {
-    const name = tag.name.replace(/^.*:/, '');
-    if (first) {
-      index = name === 'sitemapindex';
-      first = false;
-    }
-    if (name === 'loc') {
-      inLoc = true;
-      text = '';
-    }
-  });
-  parser.on('text', (t) => {
-    if (inLoc) text += t;
-  });
-  parser.on('cdata', (t) => {
-    if (inLoc) text += t;
-  });
-  parser.on('closetag', (tag) => {
-    if (tag.name.replace(/^.*:/, '') === 'loc') {
-      inLoc = false;
-      if (text.trim() !== '') locs.push(text.trim());
-    }
-  });
-  try {
-    parser.write(bytes.toString('utf8')).close();
-  } catch {
-    throw new FetchError('url_unreachable', 'the sitemap is not well-formed XML', false);
-  }
-  return { index, locs };
 }
 
 /** The href of every `<a>` and `<area>` (against `<base href>` when the page has one). */
