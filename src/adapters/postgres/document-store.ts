@@ -36,23 +36,17 @@ import type {
 import {
   mayStartVersion,
   PENDING_ACTIVE,
-  type PendingSpec,
   pendingSpecOf,
   RECORD_COLUMNS,
-  type RowReaders,
-  type DocumentRow as SharedDocumentRow,
-  toDocumentRecord,
   toJobInput,
   versionOfIngest,
   WORK_VERSION,
 } from '../sql-rows/document-row.js';
 import type { PgDatabase, Queryable } from './database.js';
+import { type DocumentRow, LIVE, READ_ROW, storable, toRecord, type WorkRow } from './documents/shared.js';
 import { postgresAccessCondition, postgresFilter } from './filter-sql.js';
 import { completeAnswer } from './idempotency-store.js';
 import { PgWebhookOutbox } from './webhook-store.js';
-
-/** SQL: the row is not marked deleted. Every read and write but the removal of marked rows says it. */
-const LIVE = 'deleted_at IS NULL';
 
 /** How often, at most, a long index write looks whether its document was deleted meanwhile. */
 const DELETED_CHECK_MS = 250;
@@ -73,31 +67,9 @@ export interface PgDocumentStoreOptions {
   outbox?: PgWebhookOutbox;
 }
 
-/** A record row as node-postgres returns it: bigints as strings, Dates, parsed JSON. */
-type DocumentRow = SharedDocumentRow<string, Date, Metadata>;
-
-const READ_ROW: RowReaders<string, Date, Metadata> = {
-  number: (value) => Number(value),
-  date: (value) => value,
-  metadata: (value) => value,
-  json: (value) => value,
-};
-
-/** What a job's write reads of its document (see saveIndex). */
-interface WorkRow {
-  org_id: string;
-  version: number;
-  pending_version: number | null;
-  pending_status: string | null;
-  pending: PendingSpec | null;
-  blob_key: string | null;
-}
-
 const pendingActive = (row: WorkRow) =>
   row.pending_version !== null && (row.pending_status === 'queued' || row.pending_status === 'processing');
 const workVersion = (row: WorkRow) => (pendingActive(row) ? (row.pending_version as number) : row.version);
-
-const toRecord = (row: DocumentRow): DocumentRecord => toDocumentRecord(row, READ_ROW);
 
 interface JobInputRow extends DocumentRow {
   input_text: string | null;
@@ -113,13 +85,6 @@ interface JobInputRow extends DocumentRow {
  * text took as long with 0.25, 1 or 4 million characters per INSERT.
  */
 const CHUNK_BATCH_CHARS = 1_000_000;
-
-/** Text as stored: NUL removed (PostgreSQL refuses it), lone surrogates replaced by U+FFFD. */
-function storable(s: string): string;
-function storable(s: string | null): string | null;
-function storable(s: string | null): string | null {
-  return s === null ? null : cleanText(s);
-}
 
 export class PgDocumentStore implements DocumentStore {
   private readonly documents: string;
