@@ -2,11 +2,12 @@
 // index's, written through its writer port (KeywordIndexWriter, which start/ hands over) inside
 // the records' transaction. The documents table also carries the job columns PgTableQueue leases,
 // so with that queue creating a document is enqueuing its job in the same statement.
-import { randomUUID } from 'node:crypto';
-import { chunkBatchesOf } from '../../domain/chunk-batches.js';
-import { ERRORS } from '../../domain/errors.js';
-import { cleanMetadata } from '../../domain/metadata.js';
-import { canSee, DEFAULT_PARTITION } from '../../domain/partitions.js';
+//
+// The store is a composition of its parts in documents/, one per seam, each given the shared
+// pieces (DocumentsShared) in its constructor: versions.ts (new documents, versions, metadata),
+// reads.ts (records, chunks, partitions and their deletion marks), deletes.ts (a document, an
+// org, the marked rows) and jobs.ts (a job's input and status writes, saveIndex, the counts of
+// unfinished work).
 import {
   type ChunkPage,
   type Clock,
@@ -16,9 +17,7 @@ import {
   type KeywordIndexWriter,
   systemClock,
 } from '../../domain/ports.js';
-import { cleanText } from '../../domain/text.js';
 import type {
-  ChunkRow,
   DocumentAccess,
   DocumentError,
   DocumentRecord,
@@ -33,32 +32,13 @@ import type {
   StartedVersion,
   VersionsAsRead,
 } from '../../domain/types.js';
-import {
-  mayStartVersion,
-  PENDING_ACTIVE,
-  type PendingSpec,
-  pendingSpecOf,
-  RECORD_COLUMNS,
-  type RowReaders,
-  type DocumentRow as SharedDocumentRow,
-  toDocumentRecord,
-  toJobInput,
-  versionOfIngest,
-  WORK_VERSION,
-} from '../sql-rows/document-row.js';
 import type { PgDatabase, Queryable } from './database.js';
-import { postgresAccessCondition, postgresFilter } from './filter-sql.js';
-import { completeAnswer } from './idempotency-store.js';
+import { PgDocumentDeletes } from './documents/deletes.js';
+import { PgDocumentJobs } from './documents/jobs.js';
+import { PgDocumentReads } from './documents/reads.js';
+import type { DocumentsShared } from './documents/shared.js';
+import { PgVersionWrites } from './documents/versions.js';
 import { PgWebhookOutbox } from './webhook-store.js';
-
-/** SQL: the row is not marked deleted. Every read and write but the removal of marked rows says it. */
-const LIVE = 'deleted_at IS NULL';
-
-/** How often, at most, a long index write looks whether its document was deleted meanwhile. */
-const DELETED_CHECK_MS = 250;
-
-/** SQLSTATE lock_not_available: a NOWAIT lock found the row held. */
-const LOCK_NOT_AVAILABLE = '55P03';
 
 export interface PgDocumentStoreOptions {
   /**
@@ -73,153 +53,43 @@ export interface PgDocumentStoreOptions {
   outbox?: PgWebhookOutbox;
 }
 
-/** A record row as node-postgres returns it: bigints as strings, Dates, parsed JSON. */
-type DocumentRow = SharedDocumentRow<string, Date, Metadata>;
-
-const READ_ROW: RowReaders<string, Date, Metadata> = {
-  number: (value) => Number(value),
-  date: (value) => value,
-  metadata: (value) => value,
-  json: (value) => value,
-};
-
-/** What a job's write reads of its document (see saveIndex). */
-interface WorkRow {
-  org_id: string;
-  version: number;
-  pending_version: number | null;
-  pending_status: string | null;
-  pending: PendingSpec | null;
-  blob_key: string | null;
-}
-
-const pendingActive = (row: WorkRow) =>
-  row.pending_version !== null && (row.pending_status === 'queued' || row.pending_status === 'processing');
-const workVersion = (row: WorkRow) => (pendingActive(row) ? (row.pending_version as number) : row.version);
-
-const toRecord = (row: DocumentRow): DocumentRecord => toDocumentRecord(row, READ_ROW);
-
-interface JobInputRow extends DocumentRow {
-  input_text: string | null;
-  blob_key: string | null;
-  fetch_url: string | null;
-}
-
-/**
- * Characters of chunk text and words per INSERT when saving chunks (the chunk that reaches it
- * included). A batch's memory goes with its characters, not its rows: the rows wait for it, its
- * columns take about as many bytes again and node-postgres copies them into its message. 2,000
- * rows were about 1.5 to 50 million characters (chunks of 128 to 4,096 tokens); writes of a 20 MB
- * text took as long with 0.25, 1 or 4 million characters per INSERT.
- */
-const CHUNK_BATCH_CHARS = 1_000_000;
-
-/** Text as stored: NUL removed (PostgreSQL refuses it), lone surrogates replaced by U+FFFD. */
-function storable(s: string): string;
-function storable(s: string | null): string | null;
-function storable(s: string | null): string | null {
-  return s === null ? null : cleanText(s);
-}
-
 export class PgDocumentStore implements DocumentStore {
-  private readonly documents: string;
-  private readonly idempotencyKeys: string;
-  private readonly initialJobState: 'pending' | 'done';
-  private readonly keyword: KeywordIndexWriter<Queryable, 'async'>;
-  private readonly outbox: PgWebhookOutbox;
+  private readonly versions: PgVersionWrites;
+  private readonly reads: PgDocumentReads;
+  private readonly deletes: PgDocumentDeletes;
+  private readonly jobs: PgDocumentJobs;
 
-  constructor(
-    private readonly db: PgDatabase,
-    private readonly clock: Clock = systemClock,
-    opts: PgDocumentStoreOptions,
-  ) {
-    this.documents = db.table('documents');
-    this.idempotencyKeys = db.table('idempotency_keys');
-    this.initialJobState = (opts.tableQueue ?? true) ? 'pending' : 'done';
-    this.keyword = opts.keyword;
-    this.outbox = opts.outbox ?? new PgWebhookOutbox(db);
+  constructor(db: PgDatabase, clock: Clock = systemClock, opts: PgDocumentStoreOptions) {
+    const shared: DocumentsShared = {
+      db,
+      clock,
+      documents: db.table('documents'),
+      initialJobState: (opts.tableQueue ?? true) ? 'pending' : 'done',
+      keyword: opts.keyword,
+      outbox: opts.outbox ?? new PgWebhookOutbox(db),
+    };
+    this.versions = new PgVersionWrites(shared);
+    this.reads = new PgDocumentReads(shared);
+    this.deletes = new PgDocumentDeletes(shared);
+    this.jobs = new PgDocumentJobs(shared, this.deletes);
   }
 
-  async createDocuments(
+  // Records and their versions (documents/versions.ts).
+
+  createDocuments(
     docs: NewDocument[],
     answer?: IdempotentAnswer<StartedVersion[]>,
   ): Promise<StartedVersion[]> {
-    const created = (d: NewDocument): StartedVersion => ({
-      id: d.id,
-      version: 1,
-      created: true,
-      discardedBlobKeys: [],
-    });
-    if (answer === undefined && docs.every((d) => !d.externalId)) {
-      await this.insertDocuments(this.db, docs, '');
-      return docs.map(created);
-    }
-    return this.db.transaction(async (tx) => {
-      const started: StartedVersion[] = [];
-      await this.insertDocuments(
-        tx,
-        docs.filter((d) => !d.externalId),
-        '',
-      );
-      // External ids in one order (a stable sort keeps one id's rows in the request's order), so
-      // two requests naming the same ids cannot each wait for a row the other holds.
-      const keyed = docs
-        .flatMap((d, at) => (d.externalId ? [{ doc: { ...d, externalId: d.externalId }, at }] : []))
-        .sort((a, b) =>
-          a.doc.externalId < b.doc.externalId ? -1 : a.doc.externalId > b.doc.externalId ? 1 : 0,
-        );
-      for (const { doc, at } of keyed) started[at] = await this.createOrVersionIn(tx, doc);
-      const outcome = docs.map((d, at) => started[at] ?? created(d));
-      if (answer) await completeAnswer(tx, this.idempotencyKeys, answer, answer.body(outcome));
-      return outcome;
-    });
+    return this.versions.createDocuments(docs, answer);
   }
 
-  private async createOrVersionIn(
-    tx: Queryable,
-    doc: NewDocument & { externalId: string },
-  ): Promise<StartedVersion> {
-    // Of two ingests racing on one new external_id, the second's insert waits for the first's
-    // commit and then does nothing; its SELECT (a new snapshot) finds the first's row and
-    // starts version 2 of it. Both acks carry the same id.
-    const inserted = await this.insertDocuments(
-      tx,
-      [doc],
-      'ON CONFLICT (org_id, external_id) WHERE external_id IS NOT NULL DO NOTHING',
-    );
-    if (inserted > 0) return { id: doc.id, version: 1, created: true, discardedBlobKeys: [] };
-    // Held from here to the commit (NO KEY, as startVersionIn takes it), so the checks below see
-    // the partition and access list the new version is written over.
-    const { rows } = await tx.query<{ id: string; partition: string; access: string[] | null }>(
-      `SELECT id, partition, access FROM ${this.documents}
-       WHERE org_id = $1 AND external_id = $2 AND ${LIVE} FOR NO KEY UPDATE`,
-      [storable(doc.orgId), storable(doc.externalId)],
-    );
-    const existing = rows[0];
-    const partition = doc.partition ?? DEFAULT_PARTITION;
-    if (existing && existing.partition !== partition) {
-      throw ERRORS.partitionMismatch(doc.externalId, partition);
-    }
-    if (existing && doc.seenBy && !canSee(doc.seenBy, existing)) {
-      throw ERRORS.externalIdNotVisible(doc.externalId);
-    }
-    const started = existing && (await this.startVersionIn(tx, doc.orgId, existing.id, versionOfIngest(doc)));
-    if (!started || started === 'in_flight') {
-      throw new Error(`external_id ${doc.externalId} conflicted but its document is gone`);
-    }
-    return started;
-  }
-
-  async startVersion(
+  startVersion(
     orgId: string,
     id: string,
     version: NewVersion,
     answer?: IdempotentAnswer<StartedVersion>,
   ): Promise<StartedVersion | null> {
-    const started = await this.db.transaction((tx) =>
-      this.startAnswered(tx, orgId, id, version, undefined, answer),
-    );
-    return started === 'in_flight' ? null : started;
+    return this.versions.startVersion(orgId, id, version, answer);
   }
 
   startVersionIfSettled(
@@ -229,734 +99,109 @@ export class PgDocumentStore implements DocumentStore {
     asRead: VersionsAsRead,
     answer?: IdempotentAnswer<StartedVersion>,
   ): Promise<StartedVersion | 'in_flight' | null> {
-    return this.db.transaction((tx) => this.startAnswered(tx, orgId, id, version, asRead, answer));
+    return this.versions.startVersionIfSettled(orgId, id, version, asRead, answer);
   }
 
-  private async startAnswered(
-    tx: Queryable,
+  updateMetadata(
     orgId: string,
     id: string,
-    version: NewVersion,
-    asRead: VersionsAsRead | undefined,
-    answer: IdempotentAnswer<StartedVersion> | undefined,
-  ): Promise<StartedVersion | 'in_flight' | null> {
-    const started = await this.startVersionIn(tx, orgId, id, version, asRead);
-    if (answer && started && started !== 'in_flight') {
-      await completeAnswer(tx, this.idempotencyKeys, answer, answer.body(started));
-    }
-    return started;
+    update: (current: Metadata) => Metadata,
+    change?: DocumentChange,
+  ): Promise<DocumentRecord | null> {
+    return this.versions.updateMetadata(orgId, id, update, change);
   }
 
-  private async startVersionIn(
-    tx: Queryable,
-    orgId: string,
-    id: string,
-    v: NewVersion,
-    asRead?: VersionsAsRead,
-  ): Promise<StartedVersion | 'in_flight' | null> {
-    // NO KEY UPDATE: orders this against another new version or a metadata change, but not
-    // against a running saveIndex (which holds KEY SHARE until its commit and checks the version
-    // again before it).
-    const { rows } = await tx.query<WorkRow & { status: string; partition: string; access: string[] | null }>(
-      `SELECT org_id, status, version, pending_version, pending_status, pending, blob_key, partition, access
-       FROM ${this.documents} WHERE id = $1 AND org_id = $2 AND ${LIVE} FOR NO KEY UPDATE`,
-      [storable(id), storable(orgId)],
-    );
-    const row = rows[0];
-    if (!row || (v.seenBy && !canSee(v.seenBy, row))) return null;
-    // Checked under the row lock: of concurrent conditional starts, one sees the others' result.
-    if (!mayStartVersion(row, asRead)) return 'in_flight';
-    const discarded: string[] = [];
-    // With PgTableQueue the job starts afresh: a run still going for an older version loses its
-    // lease. Its writes are refused anyway (their version is stale).
-    const freshJob =
-      this.initialJobState === 'pending'
-        ? `job_state = 'pending', run_at = now(), lease_owner = NULL, lease_until = NULL, job_attempts = 0,`
-        : '';
-    const common = [
-      storable(id),
-      v.at,
-      v.metadata === null ? null : JSON.stringify(cleanMetadata(v.metadata)),
-      storable(v.text),
-      storable(v.fetchUrl),
-    ];
-    // `traceparent`: the number of the parameter that holds the job's trace context.
-    // The access list changes at once, as the metadata does (then the parameter after it);
-    // absent keeps the document's.
-    const set = (traceparent: number) => `${freshJob} attempts = 0, updated_at = $2,
-      metadata = coalesce($3::jsonb, metadata), input_text = $4, fetch_url = $5,
-      job_traceparent = $${traceparent}${v.access === undefined ? '' : `, access = $${traceparent + 1}::text[]`}`;
-    const access = v.access === undefined ? [] : [accessColumn(v.access)];
-    if (row.status === 'ready') {
-      const version = Math.max(row.version, row.pending_version ?? 0) + 1;
-      const superseded = row.pending?.blob_key ?? null;
-      if (superseded !== null && superseded !== row.blob_key && superseded !== v.blobKey) {
-        discarded.push(superseded);
-      }
-      await tx.query(
-        `UPDATE ${this.documents} SET pending_version = $6, pending_status = 'queued', pending = $7::jsonb, ${set(8)}
-         WHERE id = $1`,
-        [...common, version, JSON.stringify(pendingSpecOf(v)), v.traceparent ?? null, ...access],
-      );
-      return { id, version, created: false, discardedBlobKeys: discarded };
-    }
-    // Nothing answers yet (queued, processing or failed): the new version takes the old one's place.
-    const version = row.version + 1;
-    if (row.blob_key !== null && row.blob_key !== v.blobKey) discarded.push(row.blob_key);
-    await tx.query(
-      `UPDATE ${this.documents} SET version = $6, status = 'queued', source_type = $7, filename = $8,
-         source_url = $9, content_type = $10, bytes = $11, chunk_size = $12, chunk_overlap = $13,
-         blob_key = $14, chunk_count = NULL, token_count = NULL, content_sha256 = NULL,
-         error_code = NULL, error_message = NULL, pending_version = NULL, pending_status = NULL,
-         pending = NULL, requested_language = $15, ${set(16)}
-       WHERE id = $1`,
-      [
-        ...common,
-        version,
-        v.source.type,
-        storable(v.source.filename),
-        storable(v.source.url),
-        storable(v.source.content_type),
-        v.source.bytes,
-        v.chunkSize,
-        v.chunkOverlap,
-        storable(v.blobKey),
-        v.language ?? null,
-        v.traceparent ?? null,
-        ...access,
-      ],
-    );
-    return { id, version, created: false, discardedBlobKeys: discarded };
+  // Reads, and the partitions' deletion marks (documents/reads.ts).
+
+  getDocument(orgId: string, id: string): Promise<DocumentRecord | null> {
+    return this.reads.getDocument(orgId, id);
   }
 
-  /** One multi-row INSERT (atomic: all rows or none); how many rows it inserted. */
-  /**
-   * Inserts the rows in one statement, unless a row's partition is marked for deletion: then
-   * nothing is written and it throws partition_deleting. The mark is read by the insert's own
-   * statement, so accepting a document costs no round trip of its own. How many rows it inserted.
-   */
-  private async insertDocuments(db: Queryable, docs: NewDocument[], onConflict: string): Promise<number> {
-    if (docs.length === 0) return 0;
-    const PER_ROW = 21;
-    const values: string[] = [];
-    const params: unknown[] = [];
-    docs.forEach((d, i) => {
-      const p = (n: number, type: string) => `$${i * PER_ROW + n}::${type}`;
-      // Typed: a VALUES list under a SELECT does not take the target columns' types.
-      values.push(
-        `(${p(1, 'text')}, ${p(2, 'text')}, 'queued', ${p(3, 'text')}, ${p(4, 'text')}, ${p(5, 'text')},
-          ${p(6, 'text')}, ${p(7, 'bigint')}, ${p(8, 'jsonb')}, ${p(9, 'integer')}, ${p(10, 'integer')},
-          ${p(11, 'text')}, 0, ${p(12, 'timestamptz')}, ${p(12, 'timestamptz')}, ${p(13, 'text')},
-          ${p(14, 'text')}, ${p(15, 'text')}, ${p(16, 'text')}, clock_timestamp(), 0, ${p(17, 'text')},
-          ${p(18, 'text')}, ${p(19, 'text')}, ${p(20, 'text')}, ${p(21, 'text[]')})`,
-      );
-      params.push(
-        d.id,
-        d.orgId,
-        d.source.type,
-        storable(d.source.filename),
-        storable(d.source.url),
-        storable(d.source.content_type),
-        d.source.bytes,
-        JSON.stringify(cleanMetadata(d.metadata)),
-        d.chunkSize,
-        d.chunkOverlap,
-        storable(d.tokenizer),
-        d.createdAt,
-        storable(d.text),
-        storable(d.blobKey),
-        storable(d.fetchUrl),
-        this.initialJobState,
-        d.externalId === undefined || d.externalId === null ? null : storable(d.externalId),
-        d.language ?? null,
-        d.traceparent ?? null,
-        d.partition ?? DEFAULT_PARTITION,
-        accessColumn(d.access ?? null),
-      );
-    });
-    const pairs = docs.length * PER_ROW + 1;
-    params.push(
-      docs.map((d) => d.orgId),
-      docs.map((d) => d.partition ?? DEFAULT_PARTITION),
-    );
-    const { rows } = await db.query<{ refused: string | null; inserted: number }>(
-      `WITH refused AS (
-         SELECT name FROM ${this.db.table('partition_deletions')}
-         WHERE (org_id, name) IN (SELECT * FROM unnest($${pairs}::text[], $${pairs + 1}::text[]))
-       ), inserted AS (
-         INSERT INTO ${this.documents} (
-           id, org_id, status, source_type, filename, source_url, content_type, bytes, metadata,
-           chunk_size, chunk_overlap, tokenizer, attempts, created_at, updated_at,
-           input_text, blob_key, fetch_url, job_state, run_at, job_attempts, external_id, requested_language,
-           job_traceparent, partition, access
-         ) SELECT * FROM (VALUES ${values.join(', ')}) AS v WHERE NOT EXISTS (SELECT FROM refused)
-         ${onConflict} RETURNING 1
-       )
-       SELECT (SELECT min(name) FROM refused) AS refused, (SELECT count(*) FROM inserted)::int AS inserted`,
-      params,
-    );
-    const refused = rows[0]?.refused ?? null;
-    if (refused !== null) throw ERRORS.partitionDeleting(refused);
-    return rows[0]?.inserted ?? 0;
+  listDocuments(q: ListQuery): Promise<DocumentRecord[]> {
+    return this.reads.listDocuments(q);
   }
 
-  async getDocument(orgId: string, id: string): Promise<DocumentRecord | null> {
-    const { rows } = await this.db.query<DocumentRow>(
-      `SELECT ${RECORD_COLUMNS} FROM ${this.documents} WHERE id = $1 AND org_id = $2 AND ${LIVE}`,
-      [storable(id), storable(orgId)],
-    );
-    return rows[0] ? toRecord(rows[0]) : null;
-  }
-
-  async listPartitions(orgId: string): Promise<PartitionSummary[]> {
-    const { rows } = await this.db.query<{
-      name: string;
-      documents: string;
-      chunks: string;
-      bytes: string;
-      deleting: boolean;
-    }>(
-      `SELECT name, sum(documents) AS documents, sum(chunks) AS chunks, sum(bytes) AS bytes, bool_or(deleting) AS deleting
-       FROM (
-         SELECT partition AS name, count(*) AS documents, coalesce(sum(chunk_count), 0) AS chunks,
-                coalesce(sum(bytes), 0) AS bytes, false AS deleting
-         FROM ${this.documents} WHERE org_id = $1 AND ${LIVE} GROUP BY partition
-         UNION ALL
-         SELECT name, 0, 0, 0, true FROM ${this.db.table('partition_deletions')} WHERE org_id = $1
-       ) AS p GROUP BY name ORDER BY name COLLATE "C"`,
-      [storable(orgId)],
-    );
-    return rows.map((r) => ({
-      name: r.name,
-      documents: Number(r.documents),
-      chunks: Number(r.chunks),
-      bytes: Number(r.bytes),
-      status: r.deleting ? 'deleting' : 'active',
-    }));
-  }
-
-  async markPartitionDeleting(orgId: string, name: string, at: Date): Promise<void> {
-    await this.db.query(
-      `INSERT INTO ${this.db.table('partition_deletions')} (org_id, name, marked_at, id) VALUES ($1, $2, $3, $4)
-       ON CONFLICT DO NOTHING`,
-      [storable(orgId), storable(name), at, `pd_${randomUUID().replaceAll('-', '')}`],
-    );
-  }
-
-  async markedPartition(id: string): Promise<{ orgId: string; name: string } | null> {
-    const { rows } = await this.db.query<{ orgId: string; name: string }>(
-      `SELECT org_id AS "orgId", name FROM ${this.db.table('partition_deletions')} WHERE id = $1`,
-      [storable(id)],
-    );
-    return rows[0] ?? null;
-  }
-
-  async unmarkPartitionDeleting(orgId: string, name: string): Promise<void> {
-    await this.db.query(
-      `DELETE FROM ${this.db.table('partition_deletions')} WHERE org_id = $1 AND name = $2`,
-      [storable(orgId), storable(name)],
-    );
-  }
-
-  async listDocuments(q: ListQuery): Promise<DocumentRecord[]> {
-    const params: unknown[] = [storable(q.orgId)];
-    const where = ['org_id = $1', LIVE];
-    const param = (value: unknown) => {
-      params.push(value);
-      return `$${params.length}`;
-    };
-    if (q.status !== null) where.push(`status = ${param(q.status)}`);
-    if (q.ids !== null) where.push(`id = ANY(${param(q.ids.map((id) => cleanText(id)))}::text[])`);
-    if (q.contentSha256 !== null) where.push(`content_sha256 = ${param(storable(q.contentSha256))}`);
-    if (q.externalId !== undefined && q.externalId !== null) {
-      where.push(`external_id = ${param(storable(q.externalId))}`);
-    }
-    if (q.externalIds != null) {
-      where.push(`external_id = ANY(${param(q.externalIds.map((id) => storable(id)))}::text[])`);
-    }
-    if (q.partitions != null)
-      where.push(`partition = ANY(${param(q.partitions.map((p) => storable(p)))}::text[])`);
-    if (q.principals != null) where.push(postgresAccessCondition('access', q.principals, param));
-    if (q.filter !== null) where.push(postgresFilter(q.filter, 'metadata', param));
-    if (q.after !== null) {
-      where.push(
-        `(created_at, id) < (${param(q.after.createdAt)}::timestamptz, ${param(storable(q.after.id))})`,
-      );
-    }
-    const limit = param(Math.max(0, Math.floor(q.limit)));
-    const { rows } = await this.db.query<DocumentRow>(
-      `SELECT ${RECORD_COLUMNS} FROM ${this.documents} WHERE ${where.join(' AND ')}
-       ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
-      params,
-    );
-    return rows.map(toRecord);
-  }
-
-  async deleteDocument(
-    orgId: string,
-    id: string,
-    seenBy?: DocumentAccess,
-  ): Promise<{ blobKey: string | null; pendingBlobKey: string | null } | null> {
-    // The chunks go with the row (ON DELETE CASCADE) in one statement, so they stop matching at the
-    // moment the document disappears; its webhook event (the record as it was) commits with it. A
-    // pending version's chunks are only ever written in the transaction that swaps them in, so
-    // there are none of those to find.
-    try {
-      return await this.db.transaction(async (tx) => {
-        // NOWAIT: an index write holds the row (KEY SHARE) for as long as it writes chunks, and a
-        // delete waiting for it would hold a pooled connection until the statement timeout.
-        const own = await tx.query<{ partition: string; access: string[] | null }>(
-          `SELECT partition, access FROM ${this.documents}
-           WHERE id = $1 AND org_id = $2 AND ${LIVE} FOR UPDATE NOWAIT`,
-          [storable(id), storable(orgId)],
-        );
-        const row = own.rows[0];
-        if (!row || (seenBy && !canSee(seenBy, row))) return null;
-        await this.outbox.emit(tx, 'document.deleted', storable(id), this.clock.now());
-        const { rows } = await tx.query<{ blob_key: string | null; pending_blob_key: string | null }>(
-          `DELETE FROM ${this.documents} WHERE id = $1 AND org_id = $2
-           RETURNING blob_key, pending->>'blob_key' AS pending_blob_key`,
-          [storable(id), storable(orgId)],
-        );
-        return rows[0] ? blobKeysOf(rows[0]) : null;
-      });
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
-    }
-    // The row is held: mark it instead. A plain UPDATE of non-key columns does not conflict with
-    // KEY SHARE, so this answers at once; from its commit no read finds the document, and its
-    // external_id is free again. The write gives up at its next batch and removes the row.
-    const marked = await this.db.transaction(async (tx) => {
-      if (seenBy) {
-        // NO KEY UPDATE does not wait for the write's KEY SHARE; it orders this against a change
-        // of the access list, which takes the same lock.
-        const held = await tx.query<{ partition: string; access: string[] | null }>(
-          `SELECT partition, access FROM ${this.documents}
-           WHERE id = $1 AND org_id = $2 AND ${LIVE} FOR NO KEY UPDATE`,
-          [storable(id), storable(orgId)],
-        );
-        const row = held.rows[0];
-        if (!row || !canSee(seenBy, row)) return null;
-      }
-      const { rows } = await tx.query<{ blob_key: string | null; pending_blob_key: string | null }>(
-        `UPDATE ${this.documents} SET deleted_at = $3, external_id = NULL
-         WHERE id = $1 AND org_id = $2 AND ${LIVE}
-         RETURNING blob_key, pending->>'blob_key' AS pending_blob_key`,
-        [storable(id), storable(orgId), this.clock.now()],
-      );
-      if (!rows[0]) return null;
-      await this.outbox.emit(tx, 'document.deleted', storable(id), this.clock.now());
-      return blobKeysOf(rows[0]);
-    });
-    // The write may have ended between the NOWAIT and the mark: then no one else removes the row.
-    if (marked) await this.removeMarked(this.db, `id = $1`, [storable(id)]);
-    return marked;
-  }
-
-  /**
-   * Rows marked deleted (see deleteDocument) whose index write died with its process or
-   * connection: the reconciler calls this now and then. A row still held by a write is passed
-   * over; that write removes it itself.
-   */
-  async finishDeletes(limit: number): Promise<number> {
-    return this.removeMarked(this.db, 'deleted_at IS NOT NULL', [], Math.max(0, Math.floor(limit)));
-  }
-
-  /** Removes the marked rows that match `where` and no one holds (SKIP LOCKED: never waits). */
-  private async removeMarked(
-    db: Queryable,
-    where: string,
-    params: unknown[],
-    limit?: number,
-  ): Promise<number> {
-    const cap = limit === undefined ? '' : ` LIMIT ${limit}`;
-    const r = await db.query(
-      `DELETE FROM ${this.documents} WHERE id IN (
-         SELECT id FROM ${this.documents} WHERE ${where} AND deleted_at IS NOT NULL${cap}
-         FOR UPDATE SKIP LOCKED)`,
-      params,
-    );
-    return r.rowCount ?? 0;
-  }
-
-  /**
-   * One transaction marks every document of the org deleted (at once, whatever index writes hold
-   * rows) and removes those no write holds, their chunks with them (ON DELETE CASCADE). A write
-   * holding one gives up at its next batch and removes it; a job still queued finds nothing.
-   */
-  async purgeOrg(orgId: string): Promise<{ documents: number; chunks: number; blobKeys: string[] }> {
-    const chunks = this.db.table('chunks');
-    const org = storable(orgId);
-    return this.db.transaction(async (tx) => {
-      const counted = await tx.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM ${chunks} WHERE org_id = $1`,
-        [org],
-      );
-      const { rows } = await tx.query<{ blob_key: string | null; pending_blob_key: string | null }>(
-        `UPDATE ${this.documents} SET deleted_at = $2, external_id = NULL
-         WHERE org_id = $1 AND ${LIVE} RETURNING blob_key, pending->>'blob_key' AS pending_blob_key`,
-        [org, this.clock.now()],
-      );
-      await this.removeMarked(tx, 'org_id = $1', [org]);
-      await tx.query(`DELETE FROM ${this.db.table('partition_deletions')} WHERE org_id = $1`, [org]);
-      await this.keyword.forgetOrg(org, tx);
-      const blobKeys = new Set<string>();
-      for (const row of rows) {
-        if (row.blob_key !== null) blobKeys.add(row.blob_key);
-        if (row.pending_blob_key !== null) blobKeys.add(row.pending_blob_key);
-      }
-      return { documents: rows.length, chunks: counted.rows[0]?.n ?? 0, blobKeys: [...blobKeys] };
-    });
-  }
-
-  async listChunks(
+  listChunks(
     orgId: string,
     id: string,
     page: { afterIndex: number; limit: number },
   ): Promise<ChunkPage | null> {
-    // One snapshot for both reads: a version swap commits either before both or after them.
-    return this.db.transaction(async (tx) => {
-      await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      const { rows } = await tx.query<{ version: number }>(
-        `SELECT version FROM ${this.documents} WHERE id = $1 AND org_id = $2 AND ${LIVE}`,
-        [storable(id), storable(orgId)],
-      );
-      const version = rows[0]?.version;
-      if (version === undefined) return null;
-      const chunks = await this.keyword.readChunks(
-        storable(id),
-        page.afterIndex,
-        Math.max(0, Math.floor(page.limit)),
-        tx,
-      );
-      return { version, chunks };
-    });
+    return this.reads.listChunks(orgId, id, page);
   }
 
-  async updateMetadata(
+  listPartitions(orgId: string): Promise<PartitionSummary[]> {
+    return this.reads.listPartitions(orgId);
+  }
+
+  markPartitionDeleting(orgId: string, name: string, at: Date): Promise<void> {
+    return this.reads.markPartitionDeleting(orgId, name, at);
+  }
+
+  markedPartition(id: string): Promise<{ orgId: string; name: string } | null> {
+    return this.reads.markedPartition(id);
+  }
+
+  unmarkPartitionDeleting(orgId: string, name: string): Promise<void> {
+    return this.reads.unmarkPartitionDeleting(orgId, name);
+  }
+
+  // Deletes and purges (documents/deletes.ts).
+
+  deleteDocument(
     orgId: string,
     id: string,
-    update: (current: Metadata) => Metadata,
-    change: DocumentChange = {},
-  ): Promise<DocumentRecord | null> {
-    return this.db.transaction(async (tx) => {
-      // The row lock makes concurrent updates of one document apply one after the other (NO KEY:
-      // a running index write need not end first), and the access check below see the list the
-      // update replaces.
-      const { rows } = await tx.query<{ metadata: Metadata; partition: string; access: string[] | null }>(
-        `SELECT metadata, partition, access FROM ${this.documents}
-         WHERE id = $1 AND org_id = $2 AND ${LIVE} FOR NO KEY UPDATE`,
-        [storable(id), storable(orgId)],
-      );
-      const current = rows[0];
-      if (!current) return null;
-      if (change.seenBy && !canSee(change.seenBy, current)) return null;
-      const metadata = cleanMetadata(update(current.metadata));
-      const access = change.access === undefined ? current.access : accessColumn(change.access);
-      const updated = await tx.query<DocumentRow>(
-        `UPDATE ${this.documents} SET metadata = $1, access = $2::text[], updated_at = $3
-         WHERE id = $4 RETURNING ${RECORD_COLUMNS}`,
-        [JSON.stringify(metadata), access, this.clock.now(), storable(id)],
-      );
-      return updated.rows[0] ? toRecord(updated.rows[0]) : null;
-    });
+    seenBy?: DocumentAccess,
+  ): Promise<{ blobKey: string | null; pendingBlobKey: string | null } | null> {
+    return this.deletes.deleteDocument(orgId, id, seenBy);
   }
 
-  async loadJobInput(id: string): Promise<JobInput | null> {
-    const { rows } = await this.db.query<JobInputRow>(
-      `SELECT ${RECORD_COLUMNS}, input_text, blob_key, fetch_url FROM ${this.documents} WHERE id = $1 AND ${LIVE}`,
-      [storable(id)],
-    );
-    const row = rows[0];
-    return row ? toJobInput(row, READ_ROW) : null;
+  finishDeletes(limit: number): Promise<number> {
+    return this.deletes.finishDeletes(limit);
   }
 
-  /**
-   * A job's write: `pendingSet` when a pending version is the work, else `currentSet`; nothing
-   * when the document is gone or `version` is no longer the one to produce. The SETs name their
-   * parameters `@name` (from `values`, plus @now).
-   */
-  private async workWrite(
-    id: string,
-    version: number | undefined,
-    pendingSet: string,
-    currentSet: string,
-    values: Record<string, unknown>,
-    /** Runs in the same transaction when the current version's row changed. */
-    onCurrent?: (tx: Queryable) => Promise<unknown>,
-  ): Promise<boolean> {
-    const guard = `${version === undefined ? '' : ` AND ${WORK_VERSION} = @version`} AND ${LIVE}`;
-    const all = { ...values, id: storable(id), now: this.clock.now(), version: version ?? null };
-    const write = async (q: Queryable) => {
-      const run = async (sql: string) => {
-        const { text, params } = named(sql, all);
-        return ((await q.query(text, params)).rowCount ?? 0) > 0;
-      };
-      if (
-        await run(`UPDATE ${this.documents} SET ${pendingSet} WHERE id = @id AND ${PENDING_ACTIVE}${guard}`)
-      ) {
-        return true;
-      }
-      const changed = await run(
-        `UPDATE ${this.documents} SET ${currentSet} WHERE id = @id AND NOT (${PENDING_ACTIVE})${guard}`,
-      );
-      if (changed && onCurrent) await onCurrent(q);
-      return changed;
-    };
-    return onCurrent ? this.db.transaction(write) : write(this.db);
+  purgeOrg(orgId: string): Promise<{ documents: number; chunks: number; blobKeys: string[] }> {
+    return this.deletes.purgeOrg(orgId);
   }
 
-  async markProcessing(id: string, version?: number): Promise<boolean> {
-    return this.workWrite(
-      id,
-      version,
-      `pending_status = 'processing', pending = jsonb_set(pending, '{error}', 'null'::jsonb),
-       attempts = attempts + 1, updated_at = @now`,
-      `status = 'processing', attempts = attempts + 1, error_code = NULL, error_message = NULL, updated_at = @now`,
-      {},
-    );
+  // A job's reads and writes of its document (documents/jobs.ts).
+
+  loadJobInput(id: string): Promise<JobInput | null> {
+    return this.jobs.loadJobInput(id);
   }
 
-  async markRetrying(id: string, error: DocumentError, version?: number): Promise<boolean> {
-    return this.workWrite(
-      id,
-      version,
-      `pending_status = 'queued', pending = jsonb_set(pending, '{error}', @error::jsonb), updated_at = @now`,
-      `status = 'queued', error_code = @code, error_message = @message, updated_at = @now`,
-      errorParams(error),
-    );
+  markProcessing(id: string, version?: number): Promise<boolean> {
+    return this.jobs.markProcessing(id, version);
   }
 
-  async saveIndex(id: string, result: IndexResult): Promise<boolean> {
-    const docId = storable(id);
-    const { batches, totals } = chunkBatchesOf(result);
-    // Chunks that arrive in batches are inserted as they come, inside the one transaction: no one
-    // sees the document half-indexed, and they are never all held in memory at once. For a
-    // pending version the same transaction removes the current version's chunks: queries see the
-    // old chunks until the commit and the new ones after it (never both, never neither).
-    const source = batches[Symbol.asyncIterator]();
-    const work =
-      (lock: string) =>
-      async (tx: Queryable): Promise<WorkRow | null> => {
-        const { rows } = await tx.query<WorkRow>(
-          `SELECT org_id, version, pending_version, pending_status, pending, blob_key
-           FROM ${this.documents} WHERE id = $1 AND ${LIVE} ${lock}`,
-          [docId],
-        );
-        const doc = rows[0];
-        if (!doc || (result.version !== undefined && workVersion(doc) !== result.version)) return null;
-        return doc;
-      };
-    let saved = false;
-    try {
-      saved = await this.db.transaction(async (tx) => {
-        // Two runs of one document take turns (a retried job beside a lost one): the second
-        // replaces what the first wrote, never adds to it.
-        await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`docindex:save-index:${docId}`]);
-        // KEY SHARE keeps a delete waiting until this commits (then it removes what this wrote),
-        // but lets a new version be recorded meanwhile: PUT /content does not wait for a long
-        // index write, and the check before the commit below then drops this one.
-        const doc = await work('FOR KEY SHARE')(tx);
-        if (!doc) return false;
-        await this.keyword.deleteChunks(docId, tx);
-        // A delete meanwhile marks the row rather than wait for this write (deleteDocument): seen
-        // before each insert and every DELETED_CHECK_MS between batches, it ends the write.
-        let checkedAt = Date.now();
-        const stillWanted = async () => {
-          checkedAt = Date.now();
-          const { rows } = await tx.query<{ live: boolean }>(
-            `SELECT ${LIVE} AS live FROM ${this.documents} WHERE id = $1`,
-            [docId],
-          );
-          if (!rows[0]?.live) throw new WriteAbandoned();
-        };
-        const insert = async (batch: readonly ChunkRow[]) => {
-          await stillWanted();
-          await this.keyword.writeChunks(docId, doc.org_id, batch, tx);
-        };
-        let pending: ChunkRow[] = [];
-        let pendingChars = 0;
-        let chunkCount = 0;
-        for (let next = await source.next(); !next.done; next = await source.next()) {
-          for (const chunk of next.value) {
-            pending.push(chunk);
-            pendingChars += chunk.text.length + (chunk.words?.length ?? 0);
-            if (pendingChars >= CHUNK_BATCH_CHARS) {
-              await insert(pending);
-              pending = [];
-              pendingChars = 0;
-            }
-          }
-          chunkCount += next.value.length;
-          if (Date.now() - checkedAt >= DELETED_CHECK_MS) await stillWanted();
-        }
-        if (pending.length > 0) await insert(pending);
-        // Still the version to produce, and not deleted? A newer version recorded while the chunks
-        // were written wins, and a delete ends the write: everything it wrote is rolled back.
-        const latest = await work('FOR UPDATE')(tx);
-        if (!latest) throw new WriteAbandoned();
-        const { tokenCount, contentSha256, ocrPages, language } = totals();
-        const spec = pendingActive(latest) ? latest.pending : null;
-        // The pending version (if that is what this is) becomes the current one.
-        const promote =
-          spec === null
-            ? ''
-            : `, version = pending_version, pending_version = NULL, pending_status = NULL, pending = NULL,
-               source_type = $10, filename = $11, source_url = $12, chunk_size = $13, chunk_overlap = $14,
-               blob_key = $15, requested_language = $16`;
-        const promoteParams =
-          spec === null
-            ? []
-            : [
-                spec.source.type,
-                storable(spec.source.filename),
-                storable(spec.source.url),
-                spec.chunk_size,
-                spec.chunk_overlap,
-                storable(spec.blob_key),
-                spec.language ?? null,
-              ];
-        await tx.query(
-          `UPDATE ${this.documents} SET status = 'ready', chunk_count = $1, token_count = $2, content_sha256 = $3,
-             content_type = coalesce($4, ${spec === null ? 'content_type' : "pending->'source'->>'content_type'"}),
-             bytes = coalesce($5, ${spec === null ? 'bytes' : "(pending->'source'->>'bytes')::bigint"}),
-             input_text = NULL, fetch_url = NULL, error_code = NULL, error_message = NULL, updated_at = $6,
-             ocr_pages = $8, language = $9
-             ${promote}
-           WHERE id = $7`,
-          [
-            chunkCount,
-            tokenCount,
-            storable(contentSha256),
-            storable(result.contentType),
-            result.bytes,
-            this.clock.now(),
-            docId,
-            ocrPages ?? null,
-            language ?? null,
-            ...promoteParams,
-          ],
-        );
-        if (language !== undefined) await this.keyword.noteLanguage(docId, language, tx);
-        await this.outbox.emit(tx, 'document.ready', docId, this.clock.now()); // webhooks: same transaction
-        return true;
-      });
-      return saved;
-    } catch (error) {
-      if (error instanceof WriteAbandoned) return false;
-      throw error;
-    } finally {
-      // Left early (deleted meanwhile): the chunks still coming are not wanted.
-      await source.return?.();
-      // Deleted while this write held the row: the delete only marked it, so this removes it. A
-      // failure here leaves it to the reconciler's sweep (finishDeletes).
-      if (!saved) await this.removeMarked(this.db, 'id = $1', [docId]).catch(() => {});
-    }
+  markRetrying(id: string, error: DocumentError, version?: number): Promise<boolean> {
+    return this.jobs.markRetrying(id, error, version);
   }
 
-  async markFailed(id: string, error: DocumentError, version?: number): Promise<boolean> {
-    // A failed pending version leaves the current one answering; its error is the pending one's.
-    return this.workWrite(
-      id,
-      version,
-      `pending_status = 'failed', pending = jsonb_set(pending, '{error}', @error::jsonb),
-       input_text = NULL, fetch_url = NULL, updated_at = @now`,
-      `status = 'failed', error_code = @code, error_message = @message, input_text = NULL,
-       fetch_url = NULL, updated_at = @now`,
-      errorParams(error),
-      // webhooks: the event commits with the status change (a failed pending version changes no status)
-      (tx) => this.outbox.emit(tx, 'document.failed', storable(id), this.clock.now()),
-    );
+  saveIndex(id: string, result: IndexResult): Promise<boolean> {
+    return this.jobs.saveIndex(id, result);
   }
 
-  async attachBlob(
+  markFailed(id: string, error: DocumentError, version?: number): Promise<boolean> {
+    return this.jobs.markFailed(id, error, version);
+  }
+
+  attachBlob(
     id: string,
     blob: { blobKey: string; contentType: string; bytes: number },
     version?: number,
   ): Promise<boolean> {
-    // With PgTableQueue the download lane's job ends here and the same row becomes a fresh job of
-    // the process lane, in the same statement (the document stays `processing`: extraction
-    // follows). The download consumer's own settle then finds its lease gone and writes nothing.
-    const nextJob =
-      this.initialJobState === 'pending'
-        ? `, job_state = 'pending', run_at = now(), lease_owner = NULL, lease_until = NULL, job_attempts = 0`
-        : '';
-    return this.workWrite(
-      id,
-      version,
-      `pending = jsonb_set(jsonb_set(jsonb_set(pending, '{blob_key}', to_jsonb(@blobKey::text)),
-         '{source,content_type}', to_jsonb(@contentType::text)), '{source,bytes}', to_jsonb(@bytes::bigint)),
-       fetch_url = NULL, updated_at = @now ${nextJob}`,
-      `blob_key = @blobKey, content_type = @contentType, bytes = @bytes, fetch_url = NULL,
-       updated_at = @now ${nextJob}`,
-      { blobKey: storable(blob.blobKey), contentType: storable(blob.contentType), bytes: blob.bytes },
-    );
+    return this.jobs.attachBlob(id, blob, version);
   }
 
-  async forgetBlob(id: string, blobKey: string): Promise<boolean> {
-    const r = await this.db.query(
-      `UPDATE ${this.documents} SET blob_key = NULL WHERE id = $1 AND blob_key = $2`,
-      [storable(id), storable(blobKey)],
-    );
-    return (r.rowCount ?? 0) > 0;
+  forgetBlob(id: string, blobKey: string): Promise<boolean> {
+    return this.jobs.forgetBlob(id, blobKey);
   }
 
-  async countPending(): Promise<number> {
-    const { rows } = await this.db.query<{ n: number }>(
-      `SELECT ((SELECT count(*) FROM ${this.documents} WHERE status IN ('queued', 'processing') AND ${LIVE})
-            + (SELECT count(*) FROM ${this.documents} WHERE pending_status IN ('queued', 'processing') AND ${LIVE}))::int
-         AS n`,
-    );
-    return rows[0]?.n ?? 0;
+  countPending(): Promise<number> {
+    return this.jobs.countPending();
   }
 
-  async listStaleQueued(olderThan: Date, limit: number): Promise<(JobRef & { needsDownload: boolean })[]> {
-    const { rows } = await this.db.query<{ id: string; org_id: string; needs_download: boolean }>(
-      `SELECT id, org_id, fetch_url IS NOT NULL AS needs_download FROM ${this.documents}
-       WHERE (status IN ('queued', 'processing') OR pending_status IN ('queued', 'processing'))
-         AND updated_at < $1 AND ${LIVE}
-       ORDER BY updated_at, id LIMIT $2`,
-      [olderThan, Math.max(0, Math.floor(limit))],
-    );
-    return rows.map((r) => ({ documentId: r.id, orgId: r.org_id, needsDownload: r.needs_download }));
+  listStaleQueued(olderThan: Date, limit: number): Promise<(JobRef & { needsDownload: boolean })[]> {
+    return this.jobs.listStaleQueued(olderThan, limit);
   }
-}
-
-/** The blob keys a removed row leaves to delete (a pending version's only when it is another file). */
-function blobKeysOf(row: { blob_key: string | null; pending_blob_key: string | null }) {
-  return {
-    blobKey: row.blob_key,
-    pendingBlobKey: row.pending_blob_key === row.blob_key ? null : row.pending_blob_key,
-  };
-}
-
-/** The error's code, message and the two as JSON, as @code, @message and @error. */
-function errorParams(error: DocumentError): Record<string, unknown> {
-  const message = storable(error.message);
-  return { code: error.code, message, error: JSON.stringify({ code: error.code, message }) };
-}
-
-/** `@name` placeholders to $n, numbering only the names the statement uses. */
-function named(sql: string, values: Record<string, unknown>): { text: string; params: unknown[] } {
-  const params: unknown[] = [];
-  const numbers = new Map<string, number>();
-  const text = sql.replace(/@([a-zA-Z]+)/g, (_, name: string) => {
-    let n = numbers.get(name);
-    if (n === undefined) {
-      if (!(name in values)) throw new Error(`no value for @${name}`);
-      params.push(values[name]);
-      n = params.length;
-      numbers.set(name, n);
-    }
-    return `$${n}`;
-  });
-  return { text, params };
-}
-
-/** Thrown inside saveIndex's transaction to roll it back: a newer version took over, or a delete. */
-class WriteAbandoned extends Error {}
-
-/** How an access list is stored: a text[] of principals (NUL bytes cleaned), or NULL for none. */
-function accessColumn(access: readonly string[] | null): string[] | null {
-  return access === null ? null : access.map((p) => cleanText(p));
 }
