@@ -24,8 +24,11 @@ it('processes another org’s one-line document ahead of one org’s backlog of 
   h = await startHarness({ env: { WORKER_CONCURRENCY: '4', EXTRACT_WORKERS: '2' } });
   const { orgA, orgB } = h;
   const backlog: string[] = [];
-  // Two requests of four: one JSON body stays under its size limit.
-  for (const first of [0, 4]) {
+  // Three requests of four (one JSON body stays under its size limit): twelve documents for four
+  // slots. B's document waits for a pipeline thread behind A's that started before it, and A's
+  // slots go on freeing meanwhile; with eight, all of them could start in that wait on a loaded
+  // machine, and B's turn would no longer show in the states.
+  for (const first of [0, 4, 8]) {
     backlog.push(
       ...(await h.ingest(
         orgA,
@@ -43,7 +46,7 @@ it('processes another org’s one-line document ahead of one org’s backlog of 
   const backlogStates = await Promise.all(backlog.map((id) => statusOf(h as Harness, orgA.apiKey, id)));
   // Taken in turn, B's document went ahead of the A documents not yet started (embedded, to the
   // slot org A could not fill), then to the first thread that came free: some of A's documents
-  // had not even started. In arrival order it was taken after all eight.
+  // had not even started. In arrival order it was taken after all twelve.
   expect(backlogStates.filter((s) => s === 'queued').length).toBeGreaterThanOrEqual(1);
   await h.waitForDone(orgA, backlog, 300_000);
 }, 400_000);
