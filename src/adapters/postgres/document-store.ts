@@ -3,11 +3,12 @@
 // the records' transaction. The documents table also carries the job columns PgTableQueue leases,
 // so with that queue creating a document is enqueuing its job in the same statement.
 //
-// The store is a composition of its parts in documents/, one per seam, each given the shared
-// pieces (DocumentsShared) in its constructor: versions.ts (new documents, versions, metadata),
-// reads.ts (records, chunks, partitions and their deletion marks), deletes.ts (a document, an
-// org, the marked rows) and jobs.ts (a job's input and status writes, saveIndex, the counts of
-// unfinished work).
+// The store is a composition of its parts in documents/, named as the SQLite store's are, each
+// given the shared pieces (PgDocumentContext, context.ts) in its constructor: record-writes.ts
+// (new documents, versions, metadata), reads.ts (records, chunks, partitions and their deletion
+// marks), purges.ts (a document, an org, the marked rows) and job-writes.ts (a job's input and
+// status writes, saveIndex, the counts of unfinished work; SQLite keeps saveIndex apart, in
+// index-writes.ts, for its sliced writes and version swap).
 import {
   type ChunkPage,
   type Clock,
@@ -33,11 +34,11 @@ import type {
   VersionsAsRead,
 } from '../../domain/types.js';
 import type { PgDatabase, Queryable } from './database.js';
-import { PgDocumentDeletes } from './documents/deletes.js';
-import { PgDocumentJobs } from './documents/jobs.js';
+import type { PgDocumentContext } from './documents/context.js';
+import { PgJobWrites } from './documents/job-writes.js';
+import { PgDocumentPurges } from './documents/purges.js';
 import { PgDocumentReads } from './documents/reads.js';
-import type { DocumentsShared } from './documents/shared.js';
-import { PgVersionWrites } from './documents/versions.js';
+import { PgRecordWrites } from './documents/record-writes.js';
 import { PgWebhookOutbox } from './webhook-store.js';
 
 export interface PgDocumentStoreOptions {
@@ -54,13 +55,13 @@ export interface PgDocumentStoreOptions {
 }
 
 export class PgDocumentStore implements DocumentStore {
-  private readonly versions: PgVersionWrites;
+  private readonly records: PgRecordWrites;
   private readonly reads: PgDocumentReads;
-  private readonly deletes: PgDocumentDeletes;
-  private readonly jobs: PgDocumentJobs;
+  private readonly purges: PgDocumentPurges;
+  private readonly jobWrites: PgJobWrites;
 
   constructor(db: PgDatabase, clock: Clock = systemClock, opts: PgDocumentStoreOptions) {
-    const shared: DocumentsShared = {
+    const context: PgDocumentContext = {
       db,
       clock,
       documents: db.table('documents'),
@@ -68,19 +69,19 @@ export class PgDocumentStore implements DocumentStore {
       keyword: opts.keyword,
       outbox: opts.outbox ?? new PgWebhookOutbox(db),
     };
-    this.versions = new PgVersionWrites(shared);
-    this.reads = new PgDocumentReads(shared);
-    this.deletes = new PgDocumentDeletes(shared);
-    this.jobs = new PgDocumentJobs(shared, this.deletes);
+    this.records = new PgRecordWrites(context);
+    this.reads = new PgDocumentReads(context);
+    this.purges = new PgDocumentPurges(context);
+    this.jobWrites = new PgJobWrites(context, this.purges);
   }
 
-  // Records and their versions (documents/versions.ts).
+  // Records and their versions (documents/record-writes.ts).
 
   createDocuments(
     docs: NewDocument[],
     answer?: IdempotentAnswer<StartedVersion[]>,
   ): Promise<StartedVersion[]> {
-    return this.versions.createDocuments(docs, answer);
+    return this.records.createDocuments(docs, answer);
   }
 
   startVersion(
@@ -89,7 +90,7 @@ export class PgDocumentStore implements DocumentStore {
     version: NewVersion,
     answer?: IdempotentAnswer<StartedVersion>,
   ): Promise<StartedVersion | null> {
-    return this.versions.startVersion(orgId, id, version, answer);
+    return this.records.startVersion(orgId, id, version, answer);
   }
 
   startVersionIfSettled(
@@ -99,7 +100,7 @@ export class PgDocumentStore implements DocumentStore {
     asRead: VersionsAsRead,
     answer?: IdempotentAnswer<StartedVersion>,
   ): Promise<StartedVersion | 'in_flight' | null> {
-    return this.versions.startVersionIfSettled(orgId, id, version, asRead, answer);
+    return this.records.startVersionIfSettled(orgId, id, version, asRead, answer);
   }
 
   updateMetadata(
@@ -108,7 +109,7 @@ export class PgDocumentStore implements DocumentStore {
     update: (current: Metadata) => Metadata,
     change?: DocumentChange,
   ): Promise<DocumentRecord | null> {
-    return this.versions.updateMetadata(orgId, id, update, change);
+    return this.records.updateMetadata(orgId, id, update, change);
   }
 
   // Reads, and the partitions' deletion marks (documents/reads.ts).
@@ -145,44 +146,44 @@ export class PgDocumentStore implements DocumentStore {
     return this.reads.unmarkPartitionDeleting(orgId, name);
   }
 
-  // Deletes and purges (documents/deletes.ts).
+  // Deletes and purges (documents/purges.ts).
 
   deleteDocument(
     orgId: string,
     id: string,
     seenBy?: DocumentAccess,
   ): Promise<{ blobKey: string | null; pendingBlobKey: string | null } | null> {
-    return this.deletes.deleteDocument(orgId, id, seenBy);
+    return this.purges.deleteDocument(orgId, id, seenBy);
   }
 
   finishDeletes(limit: number): Promise<number> {
-    return this.deletes.finishDeletes(limit);
+    return this.purges.finishDeletes(limit);
   }
 
   purgeOrg(orgId: string): Promise<{ documents: number; chunks: number; blobKeys: string[] }> {
-    return this.deletes.purgeOrg(orgId);
+    return this.purges.purgeOrg(orgId);
   }
 
-  // A job's reads and writes of its document (documents/jobs.ts).
+  // A job's reads and writes of its document (documents/job-writes.ts).
 
   loadJobInput(id: string): Promise<JobInput | null> {
-    return this.jobs.loadJobInput(id);
+    return this.jobWrites.loadJobInput(id);
   }
 
   markProcessing(id: string, version?: number): Promise<boolean> {
-    return this.jobs.markProcessing(id, version);
+    return this.jobWrites.markProcessing(id, version);
   }
 
   markRetrying(id: string, error: DocumentError, version?: number): Promise<boolean> {
-    return this.jobs.markRetrying(id, error, version);
+    return this.jobWrites.markRetrying(id, error, version);
   }
 
   saveIndex(id: string, result: IndexResult): Promise<boolean> {
-    return this.jobs.saveIndex(id, result);
+    return this.jobWrites.saveIndex(id, result);
   }
 
   markFailed(id: string, error: DocumentError, version?: number): Promise<boolean> {
-    return this.jobs.markFailed(id, error, version);
+    return this.jobWrites.markFailed(id, error, version);
   }
 
   attachBlob(
@@ -190,18 +191,18 @@ export class PgDocumentStore implements DocumentStore {
     blob: { blobKey: string; contentType: string; bytes: number },
     version?: number,
   ): Promise<boolean> {
-    return this.jobs.attachBlob(id, blob, version);
+    return this.jobWrites.attachBlob(id, blob, version);
   }
 
   forgetBlob(id: string, blobKey: string): Promise<boolean> {
-    return this.jobs.forgetBlob(id, blobKey);
+    return this.jobWrites.forgetBlob(id, blobKey);
   }
 
   countPending(): Promise<number> {
-    return this.jobs.countPending();
+    return this.jobWrites.countPending();
   }
 
   listStaleQueued(olderThan: Date, limit: number): Promise<(JobRef & { needsDownload: boolean })[]> {
-    return this.jobs.listStaleQueued(olderThan, limit);
+    return this.jobWrites.listStaleQueued(olderThan, limit);
   }
 }

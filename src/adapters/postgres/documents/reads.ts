@@ -1,24 +1,25 @@
 // PgDocumentStore's reads: a record, a page of records, a document's chunks, and the org's
 // partitions with the marks of those being deleted (which the partition list shows, and which
 // refuse new documents in them).
-import { randomUUID } from 'node:crypto';
+
+import { prefixedId } from '../../../domain/ids-and-hashes.js';
 import type { ChunkPage, KeywordIndexWriter } from '../../../domain/ports.js';
 import { cleanText } from '../../../domain/text.js';
 import type { DocumentRecord, ListQuery, PartitionSummary } from '../../../domain/types.js';
 import { RECORD_COLUMNS } from '../../sql-rows/document-row.js';
 import type { PgDatabase, Queryable } from '../database.js';
 import { postgresAccessCondition, postgresFilter } from '../filter-sql.js';
-import { type DocumentRow, type DocumentsShared, LIVE, storable, toRecord } from './shared.js';
+import { type DocumentRow, LIVE, type PgDocumentContext, storable, toRecord } from './context.js';
 
 export class PgDocumentReads {
   private readonly db: PgDatabase;
   private readonly documents: string;
   private readonly keyword: KeywordIndexWriter<Queryable, 'async'>;
 
-  constructor(shared: DocumentsShared) {
-    this.db = shared.db;
-    this.documents = shared.documents;
-    this.keyword = shared.keyword;
+  constructor(context: PgDocumentContext) {
+    this.db = context.db;
+    this.documents = context.documents;
+    this.keyword = context.keyword;
   }
 
   async getDocument(orgId: string, id: string): Promise<DocumentRecord | null> {
@@ -60,7 +61,7 @@ export class PgDocumentReads {
     await this.db.query(
       `INSERT INTO ${this.db.table('partition_deletions')} (org_id, name, marked_at, id) VALUES ($1, $2, $3, $4)
        ON CONFLICT DO NOTHING`,
-      [storable(orgId), storable(name), at, `pd_${randomUUID().replaceAll('-', '')}`],
+      [storable(orgId), storable(name), at, prefixedId('pd')],
     );
   }
 

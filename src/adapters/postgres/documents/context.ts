@@ -13,7 +13,7 @@ import type { PgDatabase, Queryable } from '../database.js';
 import type { PgWebhookOutbox } from '../webhook-store.js';
 
 /** Built once by PgDocumentStore's constructor; each part keeps the pieces it uses. */
-export interface DocumentsShared {
+export interface PgDocumentContext {
   readonly db: PgDatabase;
   readonly clock: Clock;
   /** The documents table's qualified name. */
@@ -39,7 +39,7 @@ export const READ_ROW: RowReaders<string, Date, Metadata> = {
   json: (value) => value,
 };
 
-/** What a job's write reads of its document (see saveIndex in jobs.ts). */
+/** What a job's write reads of its document (see saveIndex in job-writes.ts). */
 export interface WorkRow {
   org_id: string;
   version: number;

@@ -6,24 +6,24 @@ import type { Clock, KeywordIndexWriter } from '../../../domain/ports.js';
 import type { DocumentAccess } from '../../../domain/types.js';
 import type { PgDatabase, Queryable } from '../database.js';
 import type { PgWebhookOutbox } from '../webhook-store.js';
-import { type DocumentsShared, LIVE, storable } from './shared.js';
+import { LIVE, type PgDocumentContext, storable } from './context.js';
 
 /** SQLSTATE lock_not_available: a NOWAIT lock found the row held. */
 const LOCK_NOT_AVAILABLE = '55P03';
 
-export class PgDocumentDeletes {
+export class PgDocumentPurges {
   private readonly db: PgDatabase;
   private readonly clock: Clock;
   private readonly documents: string;
   private readonly keyword: KeywordIndexWriter<Queryable, 'async'>;
   private readonly outbox: PgWebhookOutbox;
 
-  constructor(shared: DocumentsShared) {
-    this.db = shared.db;
-    this.clock = shared.clock;
-    this.documents = shared.documents;
-    this.keyword = shared.keyword;
-    this.outbox = shared.outbox;
+  constructor(context: PgDocumentContext) {
+    this.db = context.db;
+    this.clock = context.clock;
+    this.documents = context.documents;
+    this.keyword = context.keyword;
+    this.outbox = context.outbox;
   }
 
   async deleteDocument(
@@ -98,7 +98,7 @@ export class PgDocumentDeletes {
 
   /**
    * Removes the marked rows that match `where` and no one holds (SKIP LOCKED: never waits). An
-   * index write that gave up calls it too (PgDocumentJobs.saveIndex).
+   * index write that gave up calls it too (PgJobWrites.saveIndex).
    */
   async removeMarked(db: Queryable, where: string, params: unknown[], limit?: number): Promise<number> {
     const cap = limit === undefined ? '' : ` LIMIT ${limit}`;

@@ -23,21 +23,28 @@ import {
 } from '../../sql-rows/document-row.js';
 import type { PgDatabase, Queryable } from '../database.js';
 import { completeAnswer } from '../idempotency-store.js';
-import { type DocumentRow, type DocumentsShared, LIVE, storable, toRecord, type WorkRow } from './shared.js';
+import {
+  type DocumentRow,
+  LIVE,
+  type PgDocumentContext,
+  storable,
+  toRecord,
+  type WorkRow,
+} from './context.js';
 
-export class PgVersionWrites {
+export class PgRecordWrites {
   private readonly db: PgDatabase;
   private readonly clock: Clock;
   private readonly documents: string;
   private readonly idempotencyKeys: string;
   private readonly initialJobState: 'pending' | 'done';
 
-  constructor(shared: DocumentsShared) {
-    this.db = shared.db;
-    this.clock = shared.clock;
-    this.documents = shared.documents;
-    this.idempotencyKeys = shared.db.table('idempotency_keys');
-    this.initialJobState = shared.initialJobState;
+  constructor(context: PgDocumentContext) {
+    this.db = context.db;
+    this.clock = context.clock;
+    this.documents = context.documents;
+    this.idempotencyKeys = context.db.table('idempotency_keys');
+    this.initialJobState = context.initialJobState;
   }
 
   async createDocuments(

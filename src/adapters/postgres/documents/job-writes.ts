@@ -8,8 +8,15 @@ import type { ChunkRow, DocumentError, IndexResult, JobInput, JobRef } from '../
 import { PENDING_ACTIVE, RECORD_COLUMNS, toJobInput, WORK_VERSION } from '../../sql-rows/document-row.js';
 import type { PgDatabase, Queryable } from '../database.js';
 import type { PgWebhookOutbox } from '../webhook-store.js';
-import type { PgDocumentDeletes } from './deletes.js';
-import { type DocumentRow, type DocumentsShared, LIVE, READ_ROW, storable, type WorkRow } from './shared.js';
+import {
+  type DocumentRow,
+  LIVE,
+  type PgDocumentContext,
+  READ_ROW,
+  storable,
+  type WorkRow,
+} from './context.js';
+import type { PgDocumentPurges } from './purges.js';
 
 /** How often, at most, a long index write looks whether its document was deleted meanwhile. */
 const DELETED_CHECK_MS = 250;
@@ -33,7 +40,7 @@ interface JobInputRow extends DocumentRow {
  */
 const CHUNK_BATCH_CHARS = 1_000_000;
 
-export class PgDocumentJobs {
+export class PgJobWrites {
   private readonly db: PgDatabase;
   private readonly clock: Clock;
   private readonly documents: string;
@@ -42,16 +49,16 @@ export class PgDocumentJobs {
   private readonly outbox: PgWebhookOutbox;
 
   constructor(
-    shared: DocumentsShared,
+    context: PgDocumentContext,
     /** Removes what a delete left to an index write that gave up. */
-    private readonly deletes: PgDocumentDeletes,
+    private readonly purges: PgDocumentPurges,
   ) {
-    this.db = shared.db;
-    this.clock = shared.clock;
-    this.documents = shared.documents;
-    this.initialJobState = shared.initialJobState;
-    this.keyword = shared.keyword;
-    this.outbox = shared.outbox;
+    this.db = context.db;
+    this.clock = context.clock;
+    this.documents = context.documents;
+    this.initialJobState = context.initialJobState;
+    this.keyword = context.keyword;
+    this.outbox = context.outbox;
   }
 
   async loadJobInput(id: string): Promise<JobInput | null> {
@@ -242,7 +249,7 @@ export class PgDocumentJobs {
       await source.return?.();
       // Deleted while this write held the row: the delete only marked it, so this removes it. A
       // failure here leaves it to the reconciler's sweep (finishDeletes).
-      if (!saved) await this.deletes.removeMarked(this.db, 'id = $1', [docId]).catch(() => {});
+      if (!saved) await this.purges.removeMarked(this.db, 'id = $1', [docId]).catch(() => {});
     }
   }
 
