@@ -1,7 +1,7 @@
 // Sources, their items and runs on PostgreSQL (SourceStore), and the run rows as a job table for
 // the lease-queue engine (PgSourceRunRows), as in SQLite: a run is queued by the INSERT that
 // creates it, claims take FOR UPDATE SKIP LOCKED, and lease times are the database's clock.
-import { randomUUID } from 'node:crypto';
+import { prefixedId } from '../../domain/ids-and-hashes.js';
 import {
   RUN_ERRORS_KEPT,
   type RunError,
@@ -350,7 +350,7 @@ export class PgSourceStore implements SourceStore {
           source.id,
           new Date(now.getTime() + Number(source.schedule_ms)),
         ]);
-        const runId = `run_${randomUUID().replaceAll('-', '')}`;
+        const runId = prefixedId('run');
         const created = await tx.query(
           `INSERT INTO ${this.runs} (id, source_id, org_id, status, created_at) VALUES ($1, $2, $3, 'queued', $4)
            ON CONFLICT (source_id) WHERE ${ACTIVE} DO NOTHING`,

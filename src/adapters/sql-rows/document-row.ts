@@ -48,7 +48,6 @@ export function pendingSpecOf(version: NewVersion): PendingSpec {
   };
 }
 
-/** SQL (both backends): a pending version waits or runs, so the job works on it. */
 /**
  * The new version an ingest makes of the document that already has its external_id: its content,
  * settings, metadata and access list replace the document's (the document keeps its id).
@@ -69,6 +68,7 @@ export function versionOfIngest(doc: NewDocument): NewVersion {
   };
 }
 
+/** SQL (both backends): a pending version waits or runs, so the job works on it. */
 export const PENDING_ACTIVE = "pending_version IS NOT NULL AND pending_status IN ('queued', 'processing')";
 /**
  * Whether a new version may start on a row read under the writer's lock: always, unless the

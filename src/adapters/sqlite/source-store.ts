@@ -1,7 +1,8 @@
 // Sources, their items and runs on SQLite (SourceStore), and the run rows as a job table for the
 // lease-queue engine (SqliteSourceRunRows): a run is queued by the INSERT that creates it. Times
 // are the injected clock's, in ms.
-import { randomUUID } from 'node:crypto';
+
+import { prefixedId } from '../../domain/ids-and-hashes.js';
 import { type Clock, systemClock } from '../../domain/ports.js';
 import {
   RUN_ERRORS_KEPT,
@@ -385,7 +386,7 @@ export class SqliteSourceStore implements SourceStore {
           this.sql
             .get('UPDATE sources SET next_run_at = ? WHERE id = ?')
             .run(t + source.schedule_ms, source.id);
-          const runId = `run_${randomUUID().replaceAll('-', '')}`;
+          const runId = prefixedId('run');
           const created = this.sql
             .get(
               `INSERT INTO source_runs (id, source_id, org_id, status, created_at, run_at)

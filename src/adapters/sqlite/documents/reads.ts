@@ -1,7 +1,8 @@
 // SqliteDocumentStore's reads: a record, a page of records, a document's chunks, the org's
 // partitions, and the marks of partitions being deleted (which ingest checks and the partition
 // purge's job sets, finds and drops).
-import { randomUUID } from 'node:crypto';
+
+import { prefixedId } from '../../../domain/ids-and-hashes.js';
 import type { ChunkPage, SlicedKeywordIndexWriter } from '../../../domain/ports.js';
 import type { DocumentRecord, ListQuery, PartitionSummary } from '../../../domain/types.js';
 import { RECORD_COLUMNS } from '../../sql-rows/document-row.js';
@@ -62,7 +63,7 @@ export class DocumentReads {
         `INSERT INTO partition_deletions (org_id, name, marked_at, id, run_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT DO NOTHING`,
       )
-      .run(orgId, name, at.getTime(), `pd_${randomUUID().replaceAll('-', '')}`, at.getTime());
+      .run(orgId, name, at.getTime(), prefixedId('pd'), at.getTime());
   }
 
   async markedPartition(id: string): Promise<{ orgId: string; name: string } | null> {
