@@ -19,6 +19,8 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const DOCS = 500;
 const KILLS = 3;
+// Each test may take as long as waitForReadyEvents waits (240 s), and the crash test three cold
+// starts (startServer: up to 90 s each) besides; a loaded machine needs more than vitest's 60 s.
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('webhooks (embedded, spawned server)', () => {
@@ -58,7 +60,7 @@ describe('webhooks (embedded, spawned server)', () => {
     const res = await fetch(`${server.baseUrl}/metrics`);
     expect(await res.text()).toMatch(/docindex_webhook_outbox_depth 0\b/);
     expect(receiver.at('/happy')).toHaveLength(DOCS);
-  });
+  }, 300_000);
 
   it('SIGKILL at random moments during a 500-document ingest: every event at least once, one webhook-id per event', async () => {
     await createEndpoint(server.baseUrl, key, receiver, '/crash');
@@ -86,5 +88,5 @@ describe('webhooks (embedded, spawned server)', () => {
     const { duplicates } = expectAtLeastOnce(byDocument);
     // Reported, not asserted: how many copies a crash caused depends on where it landed.
     console.info(`webhooks e2e: ${KILLS} kills, ${duplicates} duplicate deliveries (same webhook-id)`);
-  });
+  }, 360_000);
 });

@@ -1,5 +1,6 @@
-// Runs the built `docindex` command as a child process (the way users run it), for CLI and
-// crash tests. `npm test` builds first, so dist/ is current.
+// Child processes for tests: any command run to its end (runCommand), the built `docindex` command
+// the way users run it (runCli), and servers and workers left running (startServer, startWorker)
+// for CLI and crash tests. `npm test` builds first, so dist/ is current.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

@@ -49,7 +49,8 @@ describeScaleOut('scale-out: webhooks from three dispatchers on one outbox', ser
     const byDocument = await waitForReadyEvents(receiver, '/happy', ids);
     expect(expectAtLeastOnce(byDocument).duplicates).toBe(0);
     expect(receiver.at('/happy')).toHaveLength(DOCS);
-  });
+    // As long as waitForReadyEvents may wait (240 s), with a loaded machine's margin.
+  }, 300_000);
 
   it('SIGKILL of workers during a 500-document ingest: every event at least once, one webhook-id per event', async () => {
     const { api_key: key } = await deployment.createOrg('webhooks-crash');
@@ -71,5 +72,6 @@ describeScaleOut('scale-out: webhooks from three dispatchers on one outbox', ser
     console.info(
       `webhooks scale-out: ${KILLS} worker kills, ${duplicates} duplicate deliveries (same webhook-id)`,
     );
-  });
+    // waitForReadyEvents' 240 s and three worker starts (startWorker: up to 30 s each).
+  }, 360_000);
 });
