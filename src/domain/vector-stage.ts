@@ -1,13 +1,14 @@
 // The second stage of a document: once it is ready (keyword-searchable), its chunks are embedded
 // and their vectors stored, in the background, so an embedding provider that is slow or down
 // never holds up ingest or keyword search. The stage polls its store (VectorStageStore) for due
-// documents (never embedded for the active profile, or waiting out an outage). A transient failure
-// (unreachable, timeout, 429, 5xx) pauses the whole stage with a backoff that doubles up to 30 s
-// and leaves the document `pending` with the error; the first success resets it, so vectors catch
-// up within about half a minute of the provider coming back. A failure that retrying cannot fix
-// (a refused request, a model that cannot load) marks the document `failed`; a process start
-// retries those, since that is when a fixed configuration takes effect.
+// documents (never embedded for the active profile, or waiting out an outage) on a PollingLoop.
+// A transient failure (unreachable, timeout, 429, 5xx) pauses the whole stage with a backoff that
+// doubles up to 30 s and leaves the document `pending` with the error; the first success resets
+// it, so vectors catch up within about half a minute of the provider coming back. A failure that
+// retrying cannot fix (a refused request, a model that cannot load) marks the document `failed`;
+// a process start retries those, since that is when a fixed configuration takes effect.
 import { type Backoff, doubledBackoffMs } from './backoff.js';
+import { PollingLoop } from './polling-loop.js';
 import {
   type Clock,
   type Embedder,
@@ -41,14 +42,15 @@ export interface VectorStageOptions {
 
 export class VectorStage {
   private profile: number | null = null;
+  /** The pause after the last pass that met an outage; 0 while the provider answers. */
   private backoffMs = 0;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = true;
+  /** Whether a pass still has to hand failed documents back to the queue (once per start). */
+  private retryFailedDue = false;
   private readonly pollMs: number;
   private readonly concurrency: number;
   /** The stage's pauses after an outage: minBackoffMs doubled up to maxBackoffMs. */
   private readonly backoff: Backoff;
+  private readonly loop: PollingLoop;
 
   constructor(
     private readonly embedder: Embedder,
@@ -59,6 +61,7 @@ export class VectorStage {
     this.pollMs = options.pollMs ?? 2_000;
     this.concurrency = options.concurrency ?? 16;
     this.backoff = { baseMs: options.minBackoffMs ?? 1_000, maxMs: options.maxBackoffMs ?? 30_000 };
+    this.loop = new PollingLoop(() => this.pass());
   }
 
   /**
@@ -103,54 +106,40 @@ export class VectorStage {
 
   /** Starts polling; a failed `retryFailed` or probe is retried by the loop. */
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule(0, true);
+    if (!this.loop.active()) this.retryFailedDue = true;
+    this.loop.start();
   }
 
-  /** Looks for due documents now (a document just turned ready). */
+  /** Looks for due documents now (a document just turned ready), unless an outage pause runs. */
   wake(): void {
-    if (!this.stopped && this.running === null && this.backoffMs === 0) this.schedule(0, false);
+    if (this.backoffMs === 0) this.loop.wake();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+    await this.loop.stop();
   }
 
-  private schedule(delayMs: number, retryFailed: boolean): void {
-    if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.running = this.loop(retryFailed).finally(() => {
-        this.running = null;
-      });
-    }, delayMs);
-    this.timer.unref();
-  }
-
-  private async loop(retryFailed: boolean): Promise<void> {
-    let again = retryFailed;
+  /**
+   * Passes over the due documents while they keep finding some, then the next poll; after an
+   * outage (the provider or the database), a pause longer each time, never past the cap.
+   */
+  private async pass(): Promise<number> {
     try {
-      if (retryFailed) {
+      if (this.retryFailedDue) {
         const profile = await this.activeProfile();
         if (profile !== null) await this.store.retryFailed(profile);
-        again = false;
+        this.retryFailedDue = false;
       }
-      let pass: { ready: number; pending: number; failed: number };
+      let done: { ready: number; pending: number; failed: number };
       do {
-        pass = await this.runOnce();
-        if (pass.pending > 0) throw new OutageSeen();
+        done = await this.runOnce();
+        if (done.pending > 0) throw new OutageSeen();
         this.backoffMs = 0;
-      } while (!this.stopped && pass.ready + pass.failed > 0);
-      this.schedule(this.pollMs, again);
+      } while (this.loop.active() && done.ready + done.failed > 0);
+      return this.pollMs;
     } catch {
-      // The provider (or the database) is out: wait, longer each time, never past the cap.
       this.backoffMs = doubledBackoffMs(this.backoffMs, this.backoff);
-      this.schedule(this.backoffMs, again);
+      return this.backoffMs;
     }
   }
 

@@ -7,6 +7,7 @@
 // mid-delivery leaves its lease to run out, and the message goes again with the same webhook-id.
 import { equalJitter, exponentialBackoffMs } from './backoff.js';
 import { hmacSha256Base64 } from './ids-and-hashes.js';
+import { PollingLoop } from './polling-loop.js';
 import type { Clock } from './ports.js';
 import type { DocumentRecord } from './types.js';
 import type { AttemptResult, ClaimedMessage, DeliveryOutcome, WebhookStore } from './webhooks.js';
@@ -68,14 +69,13 @@ export function backoffMs(attempt: number, baseMs: number, maxMs: number, random
 }
 
 export class WebhookDispatcher {
-  private running = false;
   private inFlight = 0;
-  private timer: NodeJS.Timeout | null = null;
-  private claiming = false;
   private readonly deliveries = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
   private readonly random: () => number;
   private unsubscribe: (() => void) | null = null;
+  /** Claims due messages, a pass at a time: woken by new messages and by each ended delivery. */
+  private readonly loop: PollingLoop;
 
   constructor(
     private readonly store: WebhookStore,
@@ -84,62 +84,47 @@ export class WebhookDispatcher {
     private readonly options: DispatcherOptions,
   ) {
     this.random = options.random ?? Math.random;
+    this.loop = new PollingLoop(() => this.claimPass(), {
+      retryMs: options.pollMs,
+      ...(options.onError ? { onError: options.onError } : {}),
+    });
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.unsubscribe = this.store.onEnqueued?.(() => this.schedule(0)) ?? null;
-    this.schedule(0);
+    if (this.unsubscribe === null) this.unsubscribe = this.store.onEnqueued?.(() => this.loop.wake()) ?? null;
+    this.loop.start();
   }
 
   /** Stops claiming and waits for the deliveries in flight (each bounded by the send timeout). */
   async stop(): Promise<void> {
-    this.running = false;
     this.unsubscribe?.();
     this.unsubscribe = null;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    await this.loop.stop();
     await Promise.allSettled([...this.deliveries]);
   }
 
-  private schedule(delayMs: number): void {
-    if (!this.running) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.tick();
-    }, delayMs);
-    this.timer.unref();
-  }
-
-  private async tick(): Promise<void> {
-    if (!this.running || this.claiming) return;
+  /**
+   * Claims as many due messages as there are free slots and starts their deliveries. The next
+   * pass: at once after a full batch (more may be due), after the poll interval otherwise, and
+   * only when a delivery ends while every slot is taken.
+   */
+  private async claimPass(): Promise<number | null> {
     const free = this.options.concurrency - this.inFlight;
-    if (free <= 0) return;
-    this.claiming = true;
-    let claimed: ClaimedMessage[] = [];
-    try {
-      const now = this.clock.now();
-      claimed = await this.store.claimDue(
-        this.options.owner,
-        now,
-        new Date(now.getTime() + this.options.leaseMs),
-        {
-          messages: free,
-          perOrg: this.options.orgConcurrency,
-          perEndpoint: this.options.endpointConcurrency,
-        },
-      );
-    } catch (error) {
-      this.options.onError?.(error);
-    } finally {
-      this.claiming = false;
-    }
+    if (free <= 0) return null;
+    const now = this.clock.now();
+    const claimed = await this.store.claimDue(
+      this.options.owner,
+      now,
+      new Date(now.getTime() + this.options.leaseMs),
+      {
+        messages: free,
+        perOrg: this.options.orgConcurrency,
+        perEndpoint: this.options.endpointConcurrency,
+      },
+    );
     for (const message of claimed) this.launch(message);
-    // A full batch suggests more are due: look again at once; otherwise wait for the next poll.
-    if (this.inFlight < this.options.concurrency)
-      this.schedule(claimed.length === free ? 0 : this.options.pollMs);
+    if (this.inFlight >= this.options.concurrency) return null;
+    return claimed.length === free ? 0 : this.options.pollMs;
   }
 
   private launch(message: ClaimedMessage): void {
@@ -149,7 +134,7 @@ export class WebhookDispatcher {
       .finally(() => {
         this.inFlight -= 1;
         this.deliveries.delete(run);
-        this.schedule(0);
+        this.loop.wake();
       });
     this.deliveries.add(run);
   }

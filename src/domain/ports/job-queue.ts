@@ -41,8 +41,8 @@ export interface ConsumeOptions {
 export interface JobQueue {
   /**
    * Idempotent: a document already queued is not queued twice. `created`: the documents were
-   * created just now by DocumentStore.createDocuments, with nothing run yet; a queue whose jobs
-   * live in the document rows then has nothing to write and only wakes its consumers.
+   * created just now by DocumentStore.createDocuments and none of them has run, so no earlier run
+   * of theirs has to be looked for (a queue that would look may skip that read).
    */
   enqueue(jobs: JobRef[], opts?: { created?: boolean }): Promise<void>;
   /**
