@@ -34,11 +34,11 @@ export async function reindexSearch(index: KeywordIndex, options: ReindexOptions
   let rewritten = 0;
   for (;;) {
     if (options.signal?.aborted) return { before, rewritten, done: false };
-    const started = Date.now();
+    const started = performance.now();
     const batch = await index.reindexBatch(options.batchSize);
     rewritten += batch.rewritten;
     options.onProgress?.({ rewritten });
     if (batch.done) return { before, rewritten, done: true };
-    await pause(Date.now() - started);
+    await pause(performance.now() - started);
   }
 }
