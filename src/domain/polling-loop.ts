@@ -47,6 +47,11 @@ export class PollingLoop {
     this.schedule(0);
   }
 
+  /** Whether a pass is running now. */
+  busy(): boolean {
+    return this.running !== null;
+  }
+
   /** Whether the loop is started and not stopped: a long pass may check it to end early. */
   active(): boolean {
     return !this.stopped;

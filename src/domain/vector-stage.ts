@@ -110,9 +110,13 @@ export class VectorStage {
     this.loop.start();
   }
 
-  /** Looks for due documents now (a document just turned ready), unless an outage pause runs. */
+  /**
+   * Looks for due documents now (a document just turned ready), unless an outage pause runs or a
+   * pass is running: that pass goes on while documents are due, and a pass queued behind it would
+   * take the event loop from ingest for a query that finds nothing.
+   */
   wake(): void {
-    if (this.backoffMs === 0) this.loop.wake();
+    if (this.backoffMs === 0 && !this.loop.busy()) this.loop.wake();
   }
 
   async stop(): Promise<void> {
