@@ -29,6 +29,7 @@ describeScaleOut('BullMQ adapters', services, () => {
       queue,
       // BullMQ keeps its jobs in Redis: nothing to create before enqueueing.
       addJobs: async () => {},
+      startVersion: async () => {},
       // A worker that takes the next job with a lock and then vanishes: it never renews the lock,
       // completes or fails the job.
       claimAndAbandon: async () => {

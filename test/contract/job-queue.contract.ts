@@ -26,6 +26,12 @@ export interface JobQueueHarness {
    */
   addJobs(refs: JobRef[]): Promise<void>;
   /**
+   * Starts a new version of the document the way a PUT does before it calls enqueue: the
+   * table-backed queue's job is then due again (its row); a queue with its own storage does
+   * nothing here.
+   */
+  startVersion(ref: JobRef): Promise<void>;
+  /**
    * Claims the next due job as a consumer that dies at once: it never heartbeats, completes or
    * fails it. Returns the job's document id, or null when nothing was due.
    */
@@ -292,24 +298,52 @@ export function jobQueueContract(
       expect((runs[0] as Run).startedAt - claimedAt).toBeGreaterThanOrEqual(opts.leaseMs - 5);
     });
 
-    it('does not duplicate a job that is enqueued again', async () => {
+    it('does not duplicate a job that is enqueued again, nor run it twice at once', async () => {
       const [job] = refs(1) as [JobRef];
       await submit([job]);
       await queue.enqueue([job]);
       await queue.enqueue([job, job]);
       let calls = 0;
+      let running = 0;
+      let most = 0;
       const release = deferred();
       consume(async () => {
         calls += 1;
-        await release.promise;
+        running += 1;
+        most = Math.max(most, running);
+        if (calls === 1) await release.promise;
+        running -= 1;
       }, 4);
       await waitFor('the job to start', () => calls === 1);
-      // Enqueued again while it runs: still one job.
+      // Enqueued again while it runs: not beside it. A queue may run it once more afterwards
+      // (what was enqueued may be new to the run), and only once.
       await queue.enqueue([job]);
+      await queue.enqueue([job, job]);
       await sleep(100);
+      expect(calls).toBe(1);
       release.resolve();
       await sleep(opts.leaseMs * 2);
-      expect(calls).toBe(1);
+      expect(calls).toBeLessThanOrEqual(2);
+      expect(most).toBe(1);
+    });
+
+    it('runs a job again after a new version is enqueued while it runs', async () => {
+      const [job] = refs(1) as [JobRef];
+      await submit([job]);
+      let calls = 0;
+      const release = deferred();
+      consume(async () => {
+        calls += 1;
+        // The first run is past its last look at the document when the new version comes.
+        if (calls === 1) await release.promise;
+      }, 4);
+      await waitFor('the job to start', () => calls === 1);
+      await h.startVersion(job);
+      await queue.enqueue([job]);
+      release.resolve();
+      await waitFor('the job to run again', () => calls === 2);
+      await sleep(opts.leaseMs * 2);
+      expect(calls).toBe(2);
     });
 
     it('stop() waits for a running job, then takes no more', async () => {

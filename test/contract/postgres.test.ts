@@ -25,7 +25,7 @@ import { indexedInto, indexResult, newDoc, query } from './document-fixtures.js'
 import { documentStoreContract } from './document-store.contract.js';
 import { evaluationStoreContract } from './evaluation-store.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
-import { jobDocument } from './job-document.js';
+import { jobDocument, jobVersion } from './job-document.js';
 import { jobQueueContract } from './job-queue.contract.js';
 import { orgStoreContract } from './org-store.contract.js';
 import { freshDatabase, rum, services, stores, url } from './postgres-support.js';
@@ -136,6 +136,9 @@ describeScaleOut('PostgreSQL adapters', services, () => {
       queue,
       addJobs: async (refs) => {
         await documents.createDocuments(refs.map(jobDocument));
+      },
+      startVersion: async (ref) => {
+        await documents.startVersion(ref.orgId, ref.documentId, jobVersion());
       },
       // A consumer of another host that claims and then vanishes: no heartbeat, no outcome.
       claimAndAbandon: async () =>

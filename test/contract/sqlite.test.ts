@@ -24,7 +24,7 @@ import { documentVersionsContract } from './document-versions.contract.js';
 import { evaluationStoreContract } from './evaluation-store.contract.js';
 import { filterContract } from './filter.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
-import { jobDocument } from './job-document.js';
+import { jobDocument, jobVersion } from './job-document.js';
 import { jobQueueContract } from './job-queue.contract.js';
 import { keywordIndexContract } from './keyword-index.contract.js';
 import { orgStoreContract } from './org-store.contract.js';
@@ -156,6 +156,9 @@ jobQueueContract('SqliteTableQueue', async (opts) => {
     queue,
     addJobs: async (refs) => {
       await documents.createDocuments(refs.map(jobDocument));
+    },
+    startVersion: async (ref) => {
+      await documents.startVersion(ref.orgId, ref.documentId, jobVersion());
     },
     // A consumer of another host that claims and then vanishes: no heartbeat, no outcome.
     claimAndAbandon: async () => queue.rows.claim('vanished-host/4242/deadbeef/1', queue.leaseMs)?.id ?? null,

@@ -1,6 +1,7 @@
 // JobQueue on BullMQ (Redis) for scale-out deployments: API processes enqueue, `docindex worker`
 // processes consume. The job id is the document id, so enqueueing a document twice (a retried
-// request, the reconciler racing the original enqueue) never makes two jobs. A job's lock is its
+// request, the reconciler racing the original enqueue) never makes two jobs; one enqueued while
+// its job runs (a new version) runs once more after it (reruns.ts). A job's lock is its
 // lease: a worker that dies stops renewing it, and BullMQ's stalled-job check hands the job to
 // another worker once the lock has lapsed.
 import { hostname } from 'node:os';
@@ -10,6 +11,7 @@ import type { ConsumeOptions, JobConsumer, JobContext, JobHandler, JobQueue } fr
 import { withTimeout } from '../../domain/timeout.js';
 import type { JobRef } from '../../domain/types.js';
 import { FairPriorities } from './fair-priority.js';
+import { Reruns } from './reruns.js';
 
 export interface BullmqJobQueueOptions {
   /** redis:// or rediss:// URL. */
@@ -69,6 +71,7 @@ export class BullmqJobQueue implements JobQueue {
   private readonly onError: (error: unknown) => void;
   private readonly queue: Queue<DocumentJobData>;
   private readonly fair: FairPriorities;
+  private readonly reruns: Reruns;
   private readonly consumers = new Set<BullmqConsumer>();
 
   constructor(opts: BullmqJobQueueOptions) {
@@ -97,6 +100,7 @@ export class BullmqJobQueue implements JobQueue {
     });
     this.queue.on('error', (error) => this.reportError(error));
     this.fair = new FairPriorities(this.queue);
+    this.reruns = new Reruns(this.queue);
   }
 
   /** Resolves once the producer connection is up (BullMQ's scripts loaded); rejects after timeoutMs. */
@@ -118,12 +122,14 @@ export class BullmqJobQueue implements JobQueue {
     return withTimeout(call(), this.commandTimeoutMs, 'Redis did not answer');
   }
 
-  async enqueue(jobs: JobRef[]): Promise<void> {
+  async enqueue(jobs: JobRef[], opts: { created?: boolean } = {}): Promise<void> {
     if (jobs.length === 0) return;
-    // A job id that already exists (waiting, delayed or running) makes BullMQ skip the add.
-    // Finished jobs are removed at once, so the reconciler can enqueue a document again.
+    // A job id that already exists (waiting, delayed or running) makes BullMQ skip the add; a
+    // running one is marked to run again once it ends (reruns.ts). Just created documents have no
+    // job yet. Finished jobs are removed at once, so the reconciler can enqueue a document again.
     // Priorities take turns between orgs (fair-priority.ts).
     await this.producerCall(async () => {
+      if (opts.created !== true) await this.reruns.mark(jobs);
       const priorities = await this.fair.assign(jobs.map((j) => j.orgId));
       return this.queue.addBulk(
         jobs.map((j, i) => ({
@@ -185,6 +191,20 @@ export class BullmqJobQueue implements JobQueue {
     }
   }
 
+  /** A job ended (done, failed, or failed with a retry ahead): adds it anew if it was marked while it ran. */
+  async ended(job: Job<DocumentJobData>): Promise<void> {
+    try {
+      const rerun = await this.reruns.take(job.data.documentId);
+      if (rerun === null) return;
+      await this.enqueue([
+        { documentId: job.data.documentId, orgId: job.data.orgId, traceparent: rerun.traceparent },
+      ]);
+    } catch (error) {
+      // The document stays unfinished with no job: the reconciler enqueues it.
+      this.reportError(error);
+    }
+  }
+
   backoffMs(attemptsMade: number): number {
     return exponentialBackoffMs(attemptsMade - 1, { baseMs: this.backoffBaseMs, maxMs: this.backoffMaxMs });
   }
@@ -218,6 +238,8 @@ interface RunningJob {
 class BullmqConsumer implements JobConsumer {
   private readonly worker: Worker<DocumentJobData>;
   private readonly running = new Map<string, RunningJob>();
+  /** ended() calls under way; stop() waits for them. */
+  private readonly ending = new Set<Promise<void>>();
   private stopping = false;
   private stopped: Promise<void> | null = null;
 
@@ -233,6 +255,13 @@ class BullmqConsumer implements JobConsumer {
     this.worker.on('lockRenewalFailed', (jobIds) => {
       for (const id of jobIds) this.running.get(id)?.controller.abort(new Error('job lock lost'));
     });
+    const ended = (job: Job<DocumentJobData> | undefined) => {
+      if (!job) return;
+      const call = queue.ended(job).finally(() => this.ending.delete(call));
+      this.ending.add(call);
+    };
+    this.worker.on('completed', ended);
+    this.worker.on('failed', ended);
   }
 
   stop(): Promise<void> {
@@ -299,6 +328,7 @@ class BullmqConsumer implements JobConsumer {
       abandoned = !(await finishedInTime(this.queue.graceMs));
     }
     await this.worker.close(abandoned);
+    await Promise.all([...this.ending]);
     this.onStopped();
   }
 }
