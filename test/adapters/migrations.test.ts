@@ -66,6 +66,7 @@ const SQLITE_SHIPPED: Record<number, string> = {
   180: '7eba9506adf85520',
   185: '29a361edb8f9c64b',
   186: '5f82c7d66aefa030',
+  190: '05f53e78d901e884',
 };
 
 /** Each shipped PostgreSQL version: the same digest of what pgStatements records. */

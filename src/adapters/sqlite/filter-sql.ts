@@ -116,3 +116,19 @@ export function sqliteAccessCondition(access: string, principals: readonly strin
     params: [JSON.stringify(principals)],
   };
 }
+
+/**
+ * The ids of the org's documents that `principals` may see (sqliteAccessCondition's documents),
+ * from indexes alone: the documents whose list names one of them, and those without a list.
+ */
+export function sqliteAccessDocuments(orgId: string, principals: readonly string[]): SqlCondition {
+  const org = storableText(orgId);
+  const open = 'SELECT id FROM documents WHERE org_id = ? AND access IS NULL';
+  if (principals.length === 0) return { sql: open, params: [org] };
+  return {
+    sql: `SELECT DISTINCT document_id AS id FROM document_principals
+          WHERE org_id = ? AND principal IN (SELECT value FROM json_each(?))
+          UNION ALL ${open}`,
+    params: [org, JSON.stringify(principals), org],
+  };
+}

@@ -7,7 +7,7 @@ import {
   MAX_FILTER_DOCUMENTS,
 } from '../../../domain/search-limits.js';
 import type { KeywordHit, SearchQuery } from '../../../domain/types.js';
-import { sqliteAccessCondition, sqliteFilterDocuments } from '../filter-sql.js';
+import { sqliteAccessCondition, sqliteAccessDocuments, sqliteFilterDocuments } from '../filter-sql.js';
 import type { StatementCache } from '../statements.js';
 import type { SqliteKeywordContext } from './context.js';
 import { type HitRow, keywordHits, type Ranking, type SearchPlan } from './hits.js';
@@ -30,17 +30,25 @@ export class SqliteFilteredSearch {
   /**
    * The documents a filtered query may answer from: null when they are too many to rank all
    * their chunks (more than MAX_FILTER_DOCUMENTS documents, or more chunks than candidateBudget).
-   * Reading stops as soon as either bound is passed. A metadata filter alone is answered from the
-   * document_metadata index (a filter that few documents pass costs an index range, not a parse
-   * of every document's JSON in the org); named documents are looked up by key and tested as rows.
+   * Reading stops as soon as either bound is passed. A metadata filter, else principals, are
+   * answered from an index (document_metadata, document_principals): a restriction that few
+   * documents pass costs an index range, not a read of every document row of the org. Named
+   * documents are looked up by key and tested as rows; partitions alone walk their own index.
    */
   private allowedDocuments(q: SearchQuery, where: string[], params: (string | number)[]): string[] | null {
     let rows: Iterable<{ id: string; chunk_count: number | null }>;
-    if (q.documentIds === null && q.filter !== null) {
+    const passing =
+      q.documentIds !== null
+        ? null
+        : q.filter !== null
+          ? sqliteFilterDocuments(q.filter, q.orgId)
+          : q.principals != null
+            ? sqliteAccessDocuments(q.orgId, q.principals)
+            : null;
+    if (passing !== null) {
       const partitions = q.partitions ?? null;
       const access = q.principals == null ? null : sqliteAccessCondition('d.access', q.principals);
-      const passing = sqliteFilterDocuments(q.filter, q.orgId);
-      // Counted in the index alone first: a loose filter is known as such without reading
+      // Counted in the index alone first: a loose restriction is known as such without reading
       // a thousand document rows.
       const many = this.sql
         .get<(string | number)[], number>(`SELECT count(*) FROM (${passing.sql} LIMIT ?)`)

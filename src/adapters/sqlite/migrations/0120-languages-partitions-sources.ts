@@ -247,4 +247,38 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX partition_deletions_job ON partition_deletions(job_state, run_at);
     `,
   },
+  {
+    version: 190,
+    name: 'principals of access lists indexed',
+    sql: `
+      -- One row per principal of each document's access list, kept by triggers in the very
+      -- statement that writes documents.access or moves a row to another org, as
+      -- document_metadata is: the documents a request's principals may see are an index range
+      -- (with the org's documents without a list) instead of a read of every row of the org.
+      CREATE TABLE document_principals (
+        org_id TEXT NOT NULL,
+        principal TEXT NOT NULL,
+        document_id TEXT NOT NULL,
+        PRIMARY KEY (org_id, principal, document_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX document_principals_document ON document_principals(document_id);
+      CREATE INDEX documents_org_open ON documents(org_id) WHERE access IS NULL;
+      INSERT OR IGNORE INTO document_principals (org_id, principal, document_id)
+        SELECT d.org_id, a.value, d.id FROM documents AS d, json_each(d.access) AS a
+        WHERE d.access IS NOT NULL;
+      CREATE TRIGGER documents_principals_insert AFTER INSERT ON documents WHEN new.access IS NOT NULL BEGIN
+        INSERT OR IGNORE INTO document_principals (org_id, principal, document_id)
+          SELECT new.org_id, a.value, new.id FROM json_each(new.access) AS a;
+      END;
+      CREATE TRIGGER documents_principals_update AFTER UPDATE OF access, org_id ON documents
+        WHEN old.access IS NOT new.access OR old.org_id IS NOT new.org_id BEGIN
+        DELETE FROM document_principals WHERE document_id = old.id;
+        INSERT OR IGNORE INTO document_principals (org_id, principal, document_id)
+          SELECT new.org_id, a.value, new.id FROM json_each(new.access) AS a WHERE new.access IS NOT NULL;
+      END;
+      CREATE TRIGGER documents_principals_delete AFTER DELETE ON documents WHEN old.access IS NOT NULL BEGIN
+        DELETE FROM document_principals WHERE document_id = old.id;
+      END;
+    `,
+  },
 ];
