@@ -100,6 +100,7 @@ const PG_SHIPPED: Record<number, string> = {
   180: '930fa863c27cb3ab',
   185: 'abda26a2d4524ccc',
   186: '55ed261d14049cab',
+  190: 'e3b7a5a470e7f1e4',
 };
 
 function pinned(shipped: Record<number, string>, found: Record<number, string>): void {
