@@ -121,7 +121,7 @@ export class IngestCommitter {
           .map((v) => ({ documentId: v.started.id, orgId, ...traced }));
         const queue = download ? this.deps.downloadQueue : this.deps.queue;
         // Table queues: startVersion made the row a pending job already; this only wakes them.
-        if (refs.length > 0) await queue.enqueue(refs, { created: true });
+        if (refs.length > 0) await queue.enqueue(refs, { version: true });
       }
     } catch (error) {
       this.deps.onEnqueueError?.(error);

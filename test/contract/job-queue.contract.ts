@@ -339,7 +339,7 @@ export function jobQueueContract(
       }, 4);
       await waitFor('the job to start', () => calls === 1);
       await h.startVersion(job);
-      await queue.enqueue([job]);
+      await queue.enqueue([job], { version: true });
       release.resolve();
       await waitFor('the job to run again', () => calls === 2);
       await sleep(opts.leaseMs * 2);

@@ -10,12 +10,21 @@ import type {
   BlobWrite,
   Clock,
   DocumentStore,
+  EnqueueHint,
   JobQueue,
   KeywordIndex,
   UsageStore,
 } from '../../src/domain/ports.js';
 import { BlobNotFoundError, BlobTooLargeError } from '../../src/domain/ports.js';
-import type { JobRef, KeywordHit, NewDocument, SearchQuery, StartedVersion } from '../../src/domain/types.js';
+import type {
+  DocumentRecord,
+  JobRef,
+  KeywordHit,
+  NewDocument,
+  NewVersion,
+  SearchQuery,
+  StartedVersion,
+} from '../../src/domain/types.js';
 
 export class FixedClock implements Clock {
   constructor(public at: Date) {}
@@ -37,6 +46,29 @@ export class FakeDocuments {
     this.created.push(...docs);
     this.pending += docs.length;
     return docs.map((d) => ({ id: d.id, version: 1, created: true, discardedBlobKeys: [] }));
+  }
+
+  /** Documents that exist already (ready, in `default`, no access list), by id. */
+  readonly existing = new Set<string>();
+  readonly versions: Array<{ id: string; version: NewVersion }> = [];
+
+  async getDocument(orgId: string, id: string): Promise<DocumentRecord | null> {
+    if (!this.existing.has(id)) return null;
+    return {
+      id,
+      orgId,
+      partition: 'default',
+      access: null,
+      chunkSize: 512,
+      chunkOverlap: 64,
+    } as DocumentRecord;
+  }
+
+  async startVersion(_orgId: string, id: string, version: NewVersion): Promise<StartedVersion | null> {
+    if (!this.existing.has(id)) return null;
+    this.versions.push({ id, version });
+    this.pending += 1;
+    return { id, version: 2, created: false, discardedBlobKeys: [] };
   }
 
   async countPending(): Promise<number> {
@@ -66,13 +98,13 @@ export class FakeDocuments {
 }
 
 export class FakeQueue implements JobQueue {
-  readonly enqueued: { jobs: JobRef[]; created: boolean }[] = [];
+  readonly enqueued: { jobs: JobRef[]; created: boolean; version: boolean }[] = [];
   readonly known = new Set<string>();
   failEnqueue: Error | null = null;
 
-  async enqueue(jobs: JobRef[], opts: { created?: boolean } = {}): Promise<void> {
+  async enqueue(jobs: JobRef[], opts: EnqueueHint = {}): Promise<void> {
     if (this.failEnqueue) throw this.failEnqueue;
-    this.enqueued.push({ jobs, created: opts.created === true });
+    this.enqueued.push({ jobs, created: opts.created === true, version: opts.version === true });
     for (const job of jobs) this.known.add(job.documentId);
   }
 

@@ -74,7 +74,21 @@ describe('IngestionService', () => {
     expect(documents.created.map((d) => d.id)).toEqual(ack.document_ids);
     expect(documents.created[1]).toMatchObject({ text: 'two', metadata: { k: 'v' }, chunkSize: 256 });
     expect(queue.enqueued).toEqual([
-      { jobs: ack.document_ids.map((id) => ({ documentId: id, orgId: ORG })), created: true },
+      { jobs: ack.document_ids.map((id) => ({ documentId: id, orgId: ORG })), created: true, version: false },
+    ]);
+  });
+
+  it('queues a new version of a document as a version: a run of the older one may still be going', async () => {
+    const { service, documents, queue } = ingestion();
+    documents.existing.add('doc_1');
+    const ack = await service.replaceContent(ORG, ALL_PARTITIONS, 'doc_1', {
+      kind: 'text',
+      text: 'new text',
+    });
+    expect(ack).toMatchObject({ status: 'accepted', document_id: 'doc_1', version: 2 });
+    expect(documents.versions.map((v) => v.version.text)).toEqual(['new text']);
+    expect(queue.enqueued).toEqual([
+      { jobs: [{ documentId: 'doc_1', orgId: ORG }], created: false, version: true },
     ]);
   });
 
@@ -305,8 +319,12 @@ describe('QueueReconciler', () => {
       60_000,
     );
     expect(await reconciler.runOnce()).toBe(2);
-    expect(process.enqueued).toEqual([{ jobs: [{ documentId: 'd1', orgId: ORG }], created: false }]);
-    expect(download.enqueued).toEqual([{ jobs: [{ documentId: 'u1', orgId: ORG }], created: false }]);
+    expect(process.enqueued).toEqual([
+      { jobs: [{ documentId: 'd1', orgId: ORG }], created: false, version: false },
+    ]);
+    expect(download.enqueued).toEqual([
+      { jobs: [{ documentId: 'u1', orgId: ORG }], created: false, version: false },
+    ]);
     // Each pass also finishes deletes a crashed index write left behind.
     expect(documents.finishDeletesCalls).toBe(1);
   });

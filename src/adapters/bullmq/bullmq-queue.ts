@@ -7,7 +7,14 @@
 import { hostname } from 'node:os';
 import { type Job, Queue, type RedisOptions, WaitingError, Worker } from 'bullmq';
 import { exponentialBackoffMs } from '../../domain/backoff.js';
-import type { ConsumeOptions, JobConsumer, JobContext, JobHandler, JobQueue } from '../../domain/ports.js';
+import type {
+  ConsumeOptions,
+  EnqueueHint,
+  JobConsumer,
+  JobContext,
+  JobHandler,
+  JobQueue,
+} from '../../domain/ports.js';
 import { withTimeout } from '../../domain/timeout.js';
 import type { JobRef } from '../../domain/types.js';
 import { FairPriorities } from './fair-priority.js';
@@ -122,7 +129,7 @@ export class BullmqJobQueue implements JobQueue {
     return withTimeout(call(), this.commandTimeoutMs, 'Redis did not answer');
   }
 
-  async enqueue(jobs: JobRef[], opts: { created?: boolean } = {}): Promise<void> {
+  async enqueue(jobs: JobRef[], opts: EnqueueHint = {}): Promise<void> {
     if (jobs.length === 0) return;
     // A job id that already exists (waiting, delayed or running) makes BullMQ skip the add; a
     // running one is marked to run again once it ends (reruns.ts). Just created documents have no

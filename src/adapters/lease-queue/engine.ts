@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { exponentialBackoffMs } from '../../domain/backoff.js';
-import type { ConsumeOptions, JobConsumer, JobHandler, JobQueue } from '../../domain/ports.js';
+import type { ConsumeOptions, EnqueueHint, JobConsumer, JobHandler, JobQueue } from '../../domain/ports.js';
 import type { JobRef } from '../../domain/types.js';
 
 /** A job this consumer holds: its document, and the attempt the claim counted. */
@@ -161,11 +161,14 @@ export class LeaseQueue implements JobQueue {
     this.onError = opts.onError ?? (() => {});
   }
 
-  async enqueue(jobs: JobRef[], opts: { created?: boolean } = {}): Promise<void> {
-    // The rows exist already (created with the document, job pending). Just created: nothing to
-    // write. Otherwise pending or leased jobs are left as they are, which makes enqueue
-    // idempotent, and a finished job comes back only while its document still waits.
-    if (jobs.length > 0 && opts.created !== true) await this.rows.revive(jobs.map((j) => j.documentId));
+  async enqueue(jobs: JobRef[], opts: EnqueueHint = {}): Promise<void> {
+    // The rows exist already (created with the document, or made pending by its new version,
+    // which also took the lease from a run of an older one): nothing to write then. Otherwise
+    // pending or leased jobs are left as they are, which makes enqueue idempotent, and a
+    // finished job comes back only while its document still waits.
+    if (jobs.length > 0 && opts.created !== true && opts.version !== true) {
+      await this.rows.revive(jobs.map((j) => j.documentId));
+    }
     for (const c of this.consumers) c.wake();
   }
 

@@ -38,13 +38,23 @@ export interface ConsumeOptions {
   maxPerOrg?: number;
 }
 
+/** JobQueue.enqueue's hint of what the caller just wrote. */
+export interface EnqueueHint {
+  created?: boolean;
+  version?: boolean;
+}
+
 export interface JobQueue {
   /**
-   * Idempotent: a document already queued is not queued twice. `created`: the documents were
-   * created just now by DocumentStore.createDocuments and none of them has run, so no earlier run
-   * of theirs has to be looked for (a queue that would look may skip that read).
+   * Idempotent: a document already waiting is not queued twice; one enqueued while its job runs
+   * runs again after that run (what it was enqueued for may be new to the run). What the caller
+   * just wrote, when it knows: `created`, the documents were created by
+   * DocumentStore.createDocuments and none of them has run, so no earlier run of theirs has to
+   * be looked for; `version`, DocumentStore started a new version of each, which a run of an
+   * older version may still be working beside. Either way a queue whose jobs are the document
+   * rows finds them pending already and has nothing to read.
    */
-  enqueue(jobs: JobRef[], opts?: { created?: boolean }): Promise<void>;
+  enqueue(jobs: JobRef[], opts?: EnqueueHint): Promise<void>;
   /**
    * Jobs are taken fairly between orgs: the next job is of the org with the fewest running, then
    * the oldest; one org's backlog does not hold another org's document back.
