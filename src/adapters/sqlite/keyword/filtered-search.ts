@@ -70,6 +70,18 @@ export class SqliteFilteredSearch {
           ...(access === null ? [] : access.params),
         );
     } else {
+      // Partitions alone: counted in their index first (no row is read), so a partition holding
+      // much of the org is known as loose before a thousand document rows are walked.
+      if (q.documentIds === null && q.partitions != null) {
+        const many = this.sql
+          .get<(string | number)[], number>(
+            `SELECT count(*) FROM (SELECT 1 FROM documents
+               WHERE org_id = ? AND partition IN (SELECT value FROM json_each(?)) LIMIT ?)`,
+          )
+          .pluck()
+          .get(q.orgId, JSON.stringify(q.partitions), MAX_FILTER_DOCUMENTS + 1);
+        if ((many ?? 0) > MAX_FILTER_DOCUMENTS) return null;
+      }
       // With document ids, `+org_id` makes SQLite look the ids up by primary key rather than walk
       // the org's index (as in listDocuments).
       const org = q.documentIds !== null ? '+d.org_id' : 'd.org_id';
