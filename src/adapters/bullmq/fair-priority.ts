@@ -6,6 +6,7 @@
 // k-th job one org queues at once waits behind at most k − 1 jobs of every other org, and an org
 // arriving behind another's backlog goes ahead of all of it that has not started.
 import { PRIORITY_LIMIT, type Queue } from 'bullmq';
+import { LuaCommands } from './lua-commands.js';
 
 /** KEYS: round, org hash, prioritized set, wait list; ARGV: the org of each job. */
 const ASSIGN_LUA = `
@@ -39,16 +40,19 @@ const ASSIGN = 'docindexFairAssign';
 const STARTED = 'docindexFairStarted';
 
 export class FairPriorities {
-  /** Clients the scripts are defined on (a client is replaced when BullMQ reconnects anew). */
-  private readonly defined = new WeakSet<object>();
+  private readonly scripts: LuaCommands;
 
-  constructor(private readonly queue: Queue) {}
+  constructor(private readonly queue: Queue) {
+    this.scripts = new LuaCommands(queue, {
+      [ASSIGN]: { numberOfKeys: 4, lua: ASSIGN_LUA },
+      [STARTED]: { numberOfKeys: 1, lua: STARTED_LUA },
+    });
+  }
 
   /** Priorities for jobs of these orgs, in order, as they are added now. */
   async assign(orgIds: readonly string[]): Promise<number[]> {
     const { keys } = this.queue;
-    const client = await this.client();
-    const priorities = (await client.runCommand(ASSIGN, [
+    const priorities = (await this.scripts.run(ASSIGN, [
       this.key('round'),
       this.key('orgs'),
       keys.prioritized,
@@ -61,20 +65,10 @@ export class FairPriorities {
   /** A worker started a job of this priority: the round moves on to it. */
   async started(priority: number): Promise<void> {
     if (!(priority > 0)) return;
-    await (await this.client()).runCommand(STARTED, [this.key('round'), priority]);
+    await this.scripts.run(STARTED, [this.key('round'), priority]);
   }
 
   private key(name: string): string {
     return `${this.queue.keys['']}fair:${name}`;
-  }
-
-  private async client() {
-    const client = await this.queue.getBackend().client;
-    if (!this.defined.has(client)) {
-      client.defineCommand(ASSIGN, { numberOfKeys: 4, lua: ASSIGN_LUA });
-      client.defineCommand(STARTED, { numberOfKeys: 1, lua: STARTED_LUA });
-      this.defined.add(client);
-    }
-    return client;
   }
 }

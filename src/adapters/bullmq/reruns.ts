@@ -9,6 +9,7 @@
 // is taken by the finishing worker, which adds afterwards; an enqueue after it finds no job and
 // adds it itself.
 import type { Queue } from 'bullmq';
+import { LuaCommands } from './lua-commands.js';
 
 /** KEYS: the queue's key prefix; ARGV: how long a mark lives (ms), then a job id and its traceparent ('' for none) per job. */
 const MARK_LUA = `
@@ -44,32 +45,26 @@ export interface Rerun {
 }
 
 export class Reruns {
-  /** Clients the scripts are defined on (a client is replaced when BullMQ reconnects anew). */
-  private readonly defined = new WeakSet<object>();
+  private readonly scripts: LuaCommands;
 
-  constructor(private readonly queue: Queue) {}
+  constructor(private readonly queue: Queue) {
+    this.scripts = new LuaCommands(queue, {
+      [MARK]: { numberOfKeys: 1, lua: MARK_LUA },
+      [TAKE]: { numberOfKeys: 1, lua: TAKE_LUA },
+    });
+  }
 
   /** Marks the jobs among these that are running now; returns how many were. */
   async mark(jobs: ReadonlyArray<{ documentId: string; traceparent?: string | null }>): Promise<number> {
     const args: Array<string | number> = [this.queue.keys[''] ?? '', MARK_TTL_MS];
     for (const job of jobs) args.push(job.documentId, job.traceparent ?? '');
-    return Number(await (await this.client()).runCommand(MARK, args));
+    return Number(await this.scripts.run(MARK, args));
   }
 
   /** Takes the mark of a job that just finished: null when no enqueue came while it ran. */
   async take(documentId: string): Promise<Rerun | null> {
     const key = `${this.queue.keys[''] ?? ''}rerun:${documentId}`;
-    const mark = (await (await this.client()).runCommand(TAKE, [key])) as string | null;
+    const mark = (await this.scripts.run(TAKE, [key])) as string | null;
     return mark === null || mark === undefined ? null : { traceparent: mark === '' ? null : mark };
-  }
-
-  private async client() {
-    const client = await this.queue.getBackend().client;
-    if (!this.defined.has(client)) {
-      client.defineCommand(MARK, { numberOfKeys: 1, lua: MARK_LUA });
-      client.defineCommand(TAKE, { numberOfKeys: 1, lua: TAKE_LUA });
-      this.defined.add(client);
-    }
-    return client;
   }
 }
