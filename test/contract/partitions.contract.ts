@@ -48,6 +48,8 @@ export interface PartitionBudgets {
 const D = 8;
 
 /** A unit vector along `axis`, tilted a little towards the next one. */
+const sorted = (ids: readonly string[]) => [...ids].sort();
+
 function unit(axis: number, amount = 0.1): Float32Array {
   const v = new Float32Array(D);
   v[axis] = 1;
@@ -132,6 +134,24 @@ export function partitionContract(
         );
         expect(oneOfA).toHaveLength(10);
         expect(oneOfA.every((hit) => !inB.includes(hit.documentId))).toBe(true);
+      });
+
+      it('keyword: every partition of the org named answers as unrestricted; a document elsewhere is still kept out', async () => {
+        // Naming a partition that holds nothing changes nothing either.
+        const every = await h.index.search(
+          query(org, 'quokka', { topK: 300, partitions: ['b', 'none', 'a'] }),
+        );
+        const unrestricted = await h.index.search(query(org, 'quokka', { topK: 300 }));
+        expect(sorted(every.map((hit) => hit.documentId))).toEqual(
+          sorted(unrestricted.map((hit) => hit.documentId)),
+        );
+        // A strong match in a partition not named.
+        const elsewhere = await indexedInto(h.store, org, ['quokka quokka quokka quokka'], {
+          partition: 'c',
+        });
+        const named = await h.index.search(query(org, 'quokka', { topK: 300, partitions: ['a', 'b'] }));
+        expect(named.length).toBeGreaterThanOrEqual(10);
+        expect(named.map((hit) => hit.documentId)).not.toContain(elsewhere.id);
       });
 
       it('keyword: the restriction holds together with a metadata filter and with named documents', async () => {
