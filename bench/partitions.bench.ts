@@ -7,6 +7,10 @@
 // covers the whole org is no slower than none.
 //
 //   npm run bench -- partitions            (DATABASE_URL set for the PostgreSQL rows)
+// With BENCH_PARTITIONS_DIR=<dir>, each backend's corpus is kept (SQLite's files in the folder,
+// PostgreSQL's schema named there) and a later run only queries it; BENCH_PARTITIONS_ONLY=sqlite
+// or =postgres times one backend.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +23,7 @@ import {
   postgresBackend,
   QueryCorpus,
   type Restriction,
+  type SavedCorpus,
   sqliteBackend,
 } from './query.bench.js';
 
@@ -56,20 +61,38 @@ interface Row {
   queries: number;
 }
 
+/** A backend's corpus kept by an earlier run (BENCH_PARTITIONS_DIR): where it is and its tenants. */
+interface KeptCorpus {
+  /** PostgreSQL's schema (SQLite's files are in the folder itself). */
+  schema?: string;
+  corpus: SavedCorpus;
+}
+
+/** The backend to time and, in a keep folder, the corpus an earlier run left there and how to record this run's. */
+interface Timed {
+  backend: Backend;
+  kept?: KeptCorpus;
+  keep?: (corpus: SavedCorpus) => void;
+}
+
 async function timeBackend(
-  backend: Backend,
+  { backend, kept, keep }: Timed,
   chunks: number,
   sets: Array<{ name: string; timed: string[]; warmUp: string[] }>,
   budgetMs: number,
-): Promise<{ rows: Row[]; buildMs: number; chunks: number }> {
-  const corpus = await QueryCorpus.open(backend, seededRandom(7));
+): Promise<{ rows: Row[]; buildMs: number | null; chunks: number }> {
+  const reused = kept !== undefined && kept.corpus.tenants.reduce((n, t) => n + t.chunks, 0) >= chunks;
+  const corpus = await QueryCorpus.open(backend, seededRandom(7), reused ? kept.corpus : undefined);
   corpus.partitionOf = (n) => (n % 100 === 0 ? ONE_PERCENT : 'default');
   // Other documents than the partition's: a restriction by principals is not one by partition.
   corpus.accessOf = (n) => (n % 100 === 1 ? [ONE_PERCENT_PRINCIPAL] : [REST_PRINCIPAL]);
   const rows: Row[] = [];
   try {
-    await corpus.grow(chunks);
-    await backend.settle?.();
+    if (!reused) {
+      await corpus.grow(chunks);
+      await backend.settle?.();
+      keep?.(corpus.saved());
+    }
     const paths = [{ label: 'unrestricted', restriction: {} as Restriction }, ...RESTRICTIONS];
     for (const set of sets) {
       const setRows = paths.map((p) => ({
@@ -102,7 +125,7 @@ async function timeBackend(
       }
       rows.push(...setRows);
     }
-    return { rows, buildMs: corpus.buildMs, chunks: corpus.totalChunks };
+    return { rows, buildMs: reused ? null : corpus.buildMs, chunks: corpus.totalChunks };
   } finally {
     await corpus.close();
     await backend.cleanup();
@@ -111,7 +134,11 @@ async function timeBackend(
 
 const spread = (values: number[]) => `${fmt(Math.min(...values), 2)}–${fmt(Math.max(...values), 2)}`;
 
-function report(label: string, timed: { rows: Row[]; buildMs: number; chunks: number }, quick: boolean) {
+function report(
+  label: string,
+  timed: { rows: Row[]; buildMs: number | null; chunks: number },
+  quick: boolean,
+) {
   const lines = [
     `| backend | chunks | query: restriction | queries per pass | p50 ms (median) | p95 ms (median of ${PASSES} passes) | p95 spread | × unrestricted p95 | median hits |`,
     '|---|---:|---|---:|---:|---:|---:|---:|---:|',
@@ -132,7 +159,9 @@ function report(label: string, timed: { rows: Row[]; buildMs: number; chunks: nu
   }
   lines.push(
     '',
-    `- ${label} corpus build: ${timed.chunks.toLocaleString('en-US')} chunks after ${fmt(timed.buildMs / 1000)} s.`,
+    timed.buildMs === null
+      ? `- ${label} corpus: ${timed.chunks.toLocaleString('en-US')} chunks, opened again from BENCH_PARTITIONS_DIR (built by an earlier run).`
+      : `- ${label} corpus build: ${timed.chunks.toLocaleString('en-US')} chunks after ${fmt(timed.buildMs / 1000)} s.`,
   );
   return { lines, goals };
 }
@@ -160,14 +189,16 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
       .map((n) => fmt(n, 1))
       .join(' / ');
   const loadAtStart = load();
-  for (const backend of [sqliteBackend(), await postgresBackend()]) {
-    if (backend === null) {
+  for (const label of ['SQLite', 'PostgreSQL'] as const) {
+    const only = process.env.BENCH_PARTITIONS_ONLY?.toLowerCase();
+    if (only && only !== (label === 'SQLite' ? 'sqlite' : 'postgres')) continue;
+    const timed = await backendOf(label, process.env.BENCH_PARTITIONS_DIR);
+    if (timed === null) {
       lines.push('- PostgreSQL: skipped (DATABASE_URL not set).');
       continue;
     }
-    const label = backend.label.startsWith('SQLite') ? 'SQLite' : 'PostgreSQL';
     try {
-      const out = report(label, await timeBackend(backend, chunks, sets, budgetMs), quick);
+      const out = report(label, await timeBackend(timed, chunks, sets, budgetMs), quick);
       lines.push(...out.lines, '');
       goals.push(...out.goals);
     } catch (error) {
@@ -180,6 +211,28 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
   );
   return { title: 'Partitions: restricted query latency', lines };
 };
+
+/** The backend of `label`, with the corpus kept in `keepDir` (from an earlier run) when one is named. */
+async function backendOf(label: 'SQLite' | 'PostgreSQL', keepDir: string | undefined): Promise<Timed | null> {
+  if (!keepDir) return label === 'SQLite' ? { backend: sqliteBackend() } : nullable(await postgresBackend());
+  const file = path.join(keepDir, `${label.toLowerCase()}.json`);
+  const kept = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as KeptCorpus) : undefined;
+  let schema: string | undefined;
+  let backend: Backend | null;
+  if (label === 'SQLite') {
+    const dir = path.join(keepDir, 'sqlite');
+    mkdirSync(dir, { recursive: true });
+    backend = sqliteBackend(dir);
+  } else {
+    schema = kept?.schema ?? `bench_partitions_${Date.now().toString(36)}`;
+    backend = await postgresBackend(schema);
+  }
+  if (backend === null) return null;
+  const keep = (corpus: SavedCorpus) => writeFileSync(file, JSON.stringify({ schema, corpus }));
+  return { backend, keep, ...(kept ? { kept } : {}) };
+}
+
+const nullable = (backend: Backend | null): Timed | null => (backend === null ? null : { backend });
 
 const thisFile = fileURLToPath(import.meta.url);
 if (process.argv.slice(1).some((arg) => path.resolve(arg) === thisFile)) {

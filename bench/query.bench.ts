@@ -175,8 +175,11 @@ export function sqliteBackend(keepDir?: string): Backend {
   };
 }
 
-/** null when DATABASE_URL is unset or the PostgreSQL document store is not in this build. */
-export async function postgresBackend(): Promise<Backend | null> {
+/**
+ * A fresh schema of the database DATABASE_URL names, or `keepSchema`, which cleanup leaves in place;
+ * null when DATABASE_URL is unset or the PostgreSQL document store is not in this build.
+ */
+export async function postgresBackend(keepSchema?: string): Promise<Backend | null> {
   const url = process.env.DATABASE_URL;
   if (!url) return null;
   try {
@@ -187,7 +190,7 @@ export async function postgresBackend(): Promise<Backend | null> {
   } catch {
     return null;
   }
-  const schema = `bench_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+  const schema = keepSchema ?? `bench_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
   const dir = mkdtempSync(path.join(tmpdir(), 'docindex-query-bench-pg-'));
   return {
     label: 'PostgreSQL',
@@ -197,7 +200,7 @@ export async function postgresBackend(): Promise<Backend | null> {
     // runs with it off, so the bench does it: the RUM path reads the term statistics it gathers.
     settle: () => analyzePostgresSchema(url, schema),
     cleanup: async () => {
-      await dropPostgresSchema(url, schema);
+      if (keepSchema === undefined) await dropPostgresSchema(url, schema);
       rmSync(dir, { recursive: true, force: true });
     },
   };
