@@ -37,7 +37,8 @@ export class PgKeywordSearch extends PgKeywordPart {
   private async searchInSnapshot(q: SearchQuery): Promise<KeywordHit[]> {
     const topK = Math.floor(q.topK);
     if (topK <= 0 || q.documentIds?.length === 0 || q.partitions?.length === 0) return [];
-    const partitions = q.partitions ?? null;
+    const partitions =
+      q.partitions != null && !(await this.coversOrg(q.orgId, q.partitions)) ? q.partitions : null;
     const [languages, written] = await Promise.all([
       this.queryLanguages(q.orgId, q.language),
       this.analysis.writtenAnalysis(),
@@ -84,6 +85,29 @@ export class PgKeywordSearch extends PgKeywordPart {
       : this.gin.planSearch(await this.gin.countWords(q.orgId, words, filtered));
     if (plan === null) return [];
     return this.gin.rankPlan(q, plan, { filtered, metadataAllowed, walked });
+  }
+
+  /**
+   * Whether every document of the org is in one of `partitions`: then they restrict nothing, and
+   * the query is answered as an unrestricted one (the same hits, without a condition to test). The
+   * org's partitions are walked in the (org, partition) index, one seek each, and the walk stops
+   * at the first one not named: at most one seek more than the partitions named.
+   */
+  private async coversOrg(orgId: string, partitions: readonly string[]): Promise<boolean> {
+    const { rows } = await this.reader.query<{ covers: boolean }>(
+      `WITH RECURSIVE walk(partition) AS (
+         SELECT min(partition) FROM ${this.documents} WHERE org_id = $1
+         UNION ALL
+         SELECT (SELECT min(d.partition) FROM ${this.documents} AS d
+                 WHERE d.org_id = $1 AND d.partition > w.partition)
+         FROM walk AS w WHERE w.partition = ANY($2::text[])
+       )
+       SELECT NOT EXISTS (
+         SELECT FROM walk WHERE partition IS NOT NULL AND NOT (partition = ANY($2::text[]))
+       ) AS covers`,
+      [cleanText(orgId), partitions.map((p) => cleanText(p))],
+    );
+    return rows[0]?.covers === true;
   }
 
   /** The analyses of the org's documents (search_languages), and the query's own. */
