@@ -134,10 +134,13 @@ export class BullmqJobQueue implements JobQueue {
     // A job id that already exists (waiting, delayed or running) makes BullMQ skip the add; a
     // running one is marked to run again once it ends (reruns.ts). Just created documents have no
     // job yet. Finished jobs are removed at once, so the reconciler can enqueue a document again.
-    // Priorities take turns between orgs (fair-priority.ts).
+    // Priorities take turns between orgs (fair-priority.ts). The marks and the priorities go out
+    // together; both come before the add, which a mark set after it could miss.
     await this.producerCall(async () => {
-      if (opts.created !== true) await this.reruns.mark(jobs);
-      const priorities = await this.fair.assign(jobs.map((j) => j.orgId));
+      const [, priorities] = await Promise.all([
+        opts.created === true ? undefined : this.reruns.mark(jobs),
+        this.fair.assign(jobs.map((j) => j.orgId)),
+      ]);
       return this.queue.addBulk(
         jobs.map((j, i) => ({
           name: JOB_NAME,

@@ -11,16 +11,16 @@
 import type { Queue } from 'bullmq';
 import { LuaCommands } from './lua-commands.js';
 
-/** KEYS: the queue's key prefix; ARGV: how long a mark lives (ms), then a job id and its traceparent ('' for none) per job. */
+/**
+ * KEYS: the queue's key prefix, then the marks' (markPrefix); ARGV: how long a mark lives (ms),
+ * then a job id and its traceparent ('' for none) per job.
+ */
 const MARK_LUA = `
-local marked = 0
 for i = 2, #ARGV, 2 do
   if redis.call('EXISTS', KEYS[1] .. ARGV[i] .. ':lock') == 1 then
-    redis.call('SET', KEYS[1] .. 'rerun:' .. ARGV[i], ARGV[i + 1], 'PX', ARGV[1])
-    marked = marked + 1
+    redis.call('SET', KEYS[2] .. ARGV[i], ARGV[i + 1], 'PX', ARGV[1])
   end
 end
-return marked
 `;
 
 /** KEYS: a job's mark; returns its traceparent ('' for none), or nil when unmarked. */
@@ -49,22 +49,26 @@ export class Reruns {
 
   constructor(private readonly queue: Queue) {
     this.scripts = new LuaCommands(queue, {
-      [MARK]: { numberOfKeys: 1, lua: MARK_LUA },
+      [MARK]: { numberOfKeys: 2, lua: MARK_LUA },
       [TAKE]: { numberOfKeys: 1, lua: TAKE_LUA },
     });
   }
 
-  /** Marks the jobs among these that are running now; returns how many were. */
-  async mark(jobs: ReadonlyArray<{ documentId: string; traceparent?: string | null }>): Promise<number> {
-    const args: Array<string | number> = [this.queue.keys[''] ?? '', MARK_TTL_MS];
+  /** Where a job's mark is kept: this prefix, then the job id. */
+  private get markPrefix(): string {
+    return `${this.queue.keys[''] ?? ''}rerun:`;
+  }
+
+  /** Marks the jobs among these that are running now. */
+  async mark(jobs: ReadonlyArray<{ documentId: string; traceparent?: string | null }>): Promise<void> {
+    const args: Array<string | number> = [this.queue.keys[''] ?? '', this.markPrefix, MARK_TTL_MS];
     for (const job of jobs) args.push(job.documentId, job.traceparent ?? '');
-    return Number(await this.scripts.run(MARK, args));
+    await this.scripts.run(MARK, args);
   }
 
   /** Takes the mark of a job that just finished: null when no enqueue came while it ran. */
   async take(documentId: string): Promise<Rerun | null> {
-    const key = `${this.queue.keys[''] ?? ''}rerun:${documentId}`;
-    const mark = (await this.scripts.run(TAKE, [key])) as string | null;
+    const mark = (await this.scripts.run(TAKE, [this.markPrefix + documentId])) as string | null;
     return mark === null || mark === undefined ? null : { traceparent: mark === '' ? null : mark };
   }
 }
