@@ -144,13 +144,11 @@ export class SqliteKeywordSearch {
    */
   private coversOrg(orgId: string, partitions: readonly string[]): boolean {
     const named = new Set(partitions);
-    const first = this.sql.get<[string], string | null>(
-      'SELECT min(partition) FROM documents WHERE org_id = ?',
-    );
+    // A partition's name is never empty: the walk starts after ''.
     const next = this.sql.get<[string, string], string | null>(
       'SELECT min(partition) FROM documents WHERE org_id = ? AND partition > ?',
     );
-    let partition = first.pluck().get(orgId) ?? null;
+    let partition = next.pluck().get(orgId, '') ?? null;
     while (partition !== null) {
       if (!named.has(partition)) return false;
       partition = next.pluck().get(orgId, partition) ?? null;
