@@ -122,6 +122,14 @@ export function partitionContract(
         expect(unrestricted).toHaveLength(10);
       });
 
+      it('keyword: when the rarest word finds fewer than top_k in the partition, every word ranks its documents', async () => {
+        // "1" is in two documents of the org (b's and a's number 1), "quokka" in all 203: over
+        // the budget of 20, the plan ranks "1" first, which finds one of b's documents.
+        const hits = await h.index.search(query(org, 'quokka 1', { topK: 10, partitions: ['b'] }));
+        expect(hits.map((hit) => hit.documentId).sort()).toEqual([...inB].sort());
+        expect(hits[0]?.documentId).toBe(inB[1]);
+      });
+
       it('keyword: a partition holding most of the org, or every partition named, fills top_k from them', async () => {
         const inA = await h.index.search(query(org, 'quokka', { topK: 10, partitions: ['a'] }));
         expect(inA).toHaveLength(10);

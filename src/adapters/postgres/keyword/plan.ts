@@ -11,6 +11,13 @@ export interface DocumentRestriction {
   principals: readonly string[] | null;
 }
 
+/** The documents a restriction lets through, few enough to rank all their chunks. */
+export interface AllowedDocuments {
+  ids: string[];
+  /** The chunks they hold. */
+  chunks: number;
+}
+
 /** The condition on a document `d` that it is in one of the partitions. */
 export function partitionCondition(partitions: readonly string[], param: (value: unknown) => string): string {
   return `d.partition = ANY(${param(partitions.map((p) => cleanText(p)))}::text[])`;

@@ -7,7 +7,13 @@ import type { KeywordHit, SearchQuery } from '../../../domain/types.js';
 import { postgresAccessCondition, postgresFilter } from '../filter-sql.js';
 import { quoteLexeme, unquoteLexeme } from '../tsvector.js';
 import { type PgKeywordContext, PgKeywordPart, termPrefix } from './context.js';
-import { type DocumentRestriction, partitionCondition, type RankedTerm, type SearchPlan } from './plan.js';
+import {
+  type AllowedDocuments,
+  type DocumentRestriction,
+  partitionCondition,
+  type RankedTerm,
+  type SearchPlan,
+} from './plan.js';
 import type { PgKeywordRanking } from './rank.js';
 
 /**
@@ -27,6 +33,13 @@ export const RUM_WORD_CANDIDATES_MIN = 20;
  * many matches when there are no statistics yet: a bound on the table reads a count makes.
  */
 const RUM_COUNT_WITHOUT_STATISTICS = 2_000;
+/**
+ * A restriction's chunks that hold a query word are found in the index when its words have no
+ * more than this many matches in the org per chunk of the restriction's documents: a match costs
+ * a bitmap entry, several times less than reading a chunk's terms out of line to test them
+ * (bench/RESULTS.md, "Changes that moved a figure").
+ */
+const INDEX_MATCHES_PER_CHUNK_READ = 4;
 /** How long the common terms' frequencies (pg_stats) are reused before being read again. */
 const TERM_STATS_TTL_MS = 60_000;
 
@@ -87,32 +100,62 @@ export class PgRumSearch extends PgKeywordPart {
   }
 
   /**
-   * A filter few documents pass, on the RUM path: every chunk of theirs that holds a query word is
-   * ranked with every word (exact, as embedded), the words counted as searchRum counts them. The
-   * GIN path's count (each word's matches in the org, up to the row budget, through the org's
-   * posting lists and table rows) reads a table row per match of every word, far more than the
-   * ranking of the few documents' chunks costs.
+   * A filter few documents pass, on the RUM path, ranked as embedded: the words the plan chose
+   * first, as an unrestricted query ranks, over those documents' chunks that hold one of them;
+   * every word over every chunk of theirs that holds any only when those are fewer than topK
+   * (exact). The words are counted as searchRum counts them: the GIN path's count (each word's
+   * matches in the org, up to the row budget, through the org's posting lists and table rows)
+   * reads a table row per match of every word, far more than ranking the few documents costs.
    */
-  async searchRumAmong(q: SearchQuery, words: string[], documents: string[]): Promise<KeywordHit[]> {
+  async searchRumAmong(q: SearchQuery, words: string[], documents: AllowedDocuments): Promise<KeywordHit[]> {
     const counted = await this.rumCounts(q, words);
     if (counted === null) return [];
-    const ranked: RankedTerm[] = counted.plan.every.map((t) => ({
-      literal: t.literal,
-      rows: counted.rowsOf.get(t) ?? 0,
-    }));
+    const { plan, rowsOf } = counted;
+    const ranked = (terms: RankedTerm[]): RankedTerm[] =>
+      terms.map((t) => ({ literal: t.literal, rows: rowsOf.get(t) ?? 0 }));
+    // The words' chunks are found in the index (a bitmap of their matches and one of the
+    // documents' chunks) when that reads less than the documents' chunks would: a long query's
+    // words are held by nearly every chunk, whose terms would all be read to rank them.
+    const matchOf = (terms: RankedTerm[]): 'index' | 'rows' => {
+      const matches = terms.reduce((n, t) => n + t.rows, 0);
+      return matches <= this.searchRowBudget && matches <= INDEX_MATCHES_PER_CHUNK_READ * documents.chunks
+        ? 'index'
+        : 'rows';
+    };
+    const every = ranked(plan.every);
+    if (plan.chosen.length < plan.every.length) {
+      const chosen = ranked(plan.chosen);
+      const hits = await this.rankAmong(q, chosen, documents.ids, matchOf(chosen));
+      if (hits.length >= Math.floor(q.topK)) return hits;
+    }
+    return this.rankAmong(q, every, documents.ids, matchOf(every));
+  }
+
+  /**
+   * The words' BM25 over the documents' chunks that hold one of them, matched in the index
+   * (`index`) or on each chunk's terms after reading them all (`rows`, bounded by the budget
+   * rather than left to the planner, which could take a common word's whole posting list).
+   */
+  private rankAmong(
+    q: SearchQuery,
+    ranked: RankedTerm[],
+    documents: string[],
+    match: 'index' | 'rows',
+  ): Promise<KeywordHit[]> {
     const params: unknown[] = [];
     const param = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
     };
     const any = `${param(ranked.map((t) => t.literal).join(' | '))}::tsquery`;
+    const inIndex = match === 'index' ? ` AND terms @@ ${any}` : '';
     // The terms are read out of line once, for the match test and the ranking both.
     const candidates = `SELECT r.document_id, r.chunk_index, r.token_count, v.tsv FROM (
         SELECT document_id, chunk_index, token_count, terms FROM ${this.chunks}
-        WHERE document_id = ANY(${param(documents)}::text[])
+        WHERE document_id = ANY(${param(documents)}::text[])${inIndex}
         LIMIT ${param(candidateBudget(q, this.searchRowBudget))}
       ) AS r CROSS JOIN LATERAL (SELECT r.terms || ''::tsvector AS tsv OFFSET 0) AS v
-      WHERE v.tsv @@ ${any}`;
+      ${match === 'rows' ? `WHERE v.tsv @@ ${any}` : ''}`;
     return this.ranking.rank(q, ranked, params, candidates, '');
   }
 

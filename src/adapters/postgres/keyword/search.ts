@@ -8,7 +8,7 @@ import type { KeywordHit, SearchQuery } from '../../../domain/types.js';
 import { postgresAccessCondition, postgresFilterDocuments } from '../filter-sql.js';
 import { type PgKeywordContext, PgKeywordPart, searchSnapshot } from './context.js';
 import type { PgGinSearch } from './gin-search.js';
-import { type DocumentRestriction, partitionCondition } from './plan.js';
+import { type AllowedDocuments, type DocumentRestriction, partitionCondition } from './plan.js';
 import type { PgKeywordAnalysis } from './reindex.js';
 import { type PgRumSearch, RUM_CANDIDATES } from './rum-search.js';
 
@@ -63,12 +63,13 @@ export class PgKeywordSearch extends PgKeywordPart {
       q.documentIds === null && (q.filter !== null || partitions !== null || principals !== null)
         ? { filter: q.filter, partitions, principals }
         : null;
-    const metadataAllowed =
+    const passing =
       byMetadata !== null
         ? await this.documentsPassing(q, byMetadata, candidateBudget(q, this.searchRowBudget))
         : undefined;
+    const metadataAllowed = passing === undefined ? undefined : (passing?.ids ?? null);
     if (metadataAllowed?.length === 0) return [];
-    if (metadataAllowed && rum) return this.rum.searchRumAmong(q, words, metadataAllowed);
+    if (passing && rum) return this.rum.searchRumAmong(q, words, passing);
     let walked: KeywordHit[] = [];
     // A loose metadata filter on RUM: its words are counted once, as the RUM path counts them
     // (not one by one across the org on GIN), for RUM's candidates and for the plan below.
@@ -131,7 +132,7 @@ export class PgKeywordSearch extends PgKeywordPart {
     q: SearchQuery,
     { filter, partitions, principals }: DocumentRestriction,
     budget: number,
-  ): Promise<string[] | null> {
+  ): Promise<AllowedDocuments | null> {
     const params: unknown[] = [cleanText(q.orgId)];
     const param = (value: unknown) => {
       params.push(value);
@@ -153,6 +154,6 @@ export class PgKeywordSearch extends PgKeywordPart {
     );
     const chunks = rows.reduce((n, r) => n + r.chunk_count, 0);
     if (rows.length > MAX_FILTER_DOCUMENTS || chunks > budget) return null;
-    return rows.map((r) => r.id);
+    return { ids: rows.map((r) => r.id), chunks };
   }
 }
