@@ -130,6 +130,23 @@ export function partitionContract(
         expect(hits[0]?.documentId).toBe(inB[1]);
       });
 
+      it('keyword: in a partition of many chunks, the chunks of the rarest word outrank the first chunks of a common word', async () => {
+        // A budget the document's 700 chunks fit in, and the quokka's 850 matches in the org do
+        // not; two of the document's chunks, far along, also name the wombat.
+        await h.close();
+        h = await make({ searchRowBudget: 800 });
+        org = `org_${randomUUID()}`;
+        await fill('a', 150, 0, null);
+        const texts = Array.from({ length: 700 }, (_, i) =>
+          i === 650 || i === 690 ? `quokka wombat section ${i}` : `quokka section ${i}`,
+        );
+        const doc = await indexedInto(h.store, org, texts, { partition: 'c' });
+        const hits = await h.index.search(query(org, 'wombat quokka', { topK: 10, partitions: ['c'] }));
+        expect(hits).toHaveLength(10);
+        expect(hits.every((hit) => hit.documentId === doc.id)).toBe(true);
+        expect(sorted(hits.slice(0, 2).map((hit) => String(hit.chunkIndex)))).toEqual(['650', '690']);
+      });
+
       it('keyword: a partition holding most of the org, or every partition named, fills top_k from them', async () => {
         const inA = await h.index.search(query(org, 'quokka', { topK: 10, partitions: ['a'] }));
         expect(inA).toHaveLength(10);

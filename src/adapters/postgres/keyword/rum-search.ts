@@ -125,8 +125,19 @@ export class PgRumSearch extends PgKeywordPart {
     const every = ranked(plan.every);
     if (plan.chosen.length < plan.every.length) {
       const chosen = ranked(plan.chosen);
-      const hits = await this.rankAmong(q, chosen, documents.ids, matchOf(chosen));
+      const match = matchOf(chosen);
+      const hits = await this.rankAmong(q, chosen, documents.ids, match);
       if (hits.length >= Math.floor(q.topK)) return hits;
+      // Too few: every word ranks. A word over the budget is too common for any order among its
+      // matches to mean much, so, as searchRum reads its first matches, the documents' first
+      // chunks stand for it beside the chosen words' chunks, rather than every chunk of theirs.
+      if (
+        match === 'index' &&
+        documents.chunks > RUM_CANDIDATES &&
+        every.some((t) => t.rows > this.searchRowBudget)
+      ) {
+        return this.rankAmong(q, every, documents.ids, 'rows', { chosen, first: RUM_CANDIDATES });
+      }
     }
     return this.rankAmong(q, every, documents.ids, matchOf(every));
   }
@@ -134,13 +145,16 @@ export class PgRumSearch extends PgKeywordPart {
   /**
    * The words' BM25 over the documents' chunks that hold one of them, matched in the index
    * (`index`) or on each chunk's terms after reading them all (`rows`, bounded by the budget
-   * rather than left to the planner, which could take a common word's whole posting list).
+   * rather than left to the planner, which could take a common word's whole posting list). With
+   * `also`, the rows read are the chunks holding its chosen words (from the index) and the
+   * documents' `first` chunks.
    */
   private rankAmong(
     q: SearchQuery,
     ranked: RankedTerm[],
     documents: string[],
     match: 'index' | 'rows',
+    also?: { chosen: RankedTerm[]; first: number },
   ): Promise<KeywordHit[]> {
     const params: unknown[] = [];
     const param = (value: unknown) => {
@@ -148,13 +162,18 @@ export class PgRumSearch extends PgKeywordPart {
       return `$${params.length}`;
     };
     const any = `${param(ranked.map((t) => t.literal).join(' | '))}::tsquery`;
-    const inIndex = match === 'index' ? ` AND terms @@ ${any}` : '';
+    const ids = `${param(documents)}::text[]`;
+    const budget = param(candidateBudget(q, this.searchRowBudget));
+    const read = (condition: string, limit: string) => `(SELECT document_id, chunk_index, token_count, terms
+        FROM ${this.chunks} WHERE document_id = ANY(${ids})${condition} LIMIT ${limit})`;
+    const rows = also
+      ? `SELECT DISTINCT ON (u.document_id, u.chunk_index) u.* FROM (
+          ${read(` AND terms @@ ${param(also.chosen.map((t) => t.literal).join(' | '))}::tsquery`, budget)}
+          UNION ALL ${read('', param(also.first))}) AS u`
+      : read(match === 'index' ? ` AND terms @@ ${any}` : '', budget);
     // The terms are read out of line once, for the match test and the ranking both.
-    const candidates = `SELECT r.document_id, r.chunk_index, r.token_count, v.tsv FROM (
-        SELECT document_id, chunk_index, token_count, terms FROM ${this.chunks}
-        WHERE document_id = ANY(${param(documents)}::text[])${inIndex}
-        LIMIT ${param(candidateBudget(q, this.searchRowBudget))}
-      ) AS r CROSS JOIN LATERAL (SELECT r.terms || ''::tsvector AS tsv OFFSET 0) AS v
+    const candidates = `SELECT r.document_id, r.chunk_index, r.token_count, v.tsv FROM (${rows}) AS r
+      CROSS JOIN LATERAL (SELECT r.terms || ''::tsvector AS tsv OFFSET 0) AS v
       ${match === 'rows' ? `WHERE v.tsv @@ ${any}` : ''}`;
     return this.ranking.rank(q, ranked, params, candidates, '');
   }
