@@ -103,7 +103,8 @@ export class PgRumSearch extends PgKeywordPart {
    * A filter few documents pass, on the RUM path, ranked as embedded: the words the plan chose
    * first, as an unrestricted query ranks, over those documents' chunks that hold one of them;
    * every word over every chunk of theirs that holds any only when those are fewer than topK
-   * (exact). The words are counted as searchRum counts them: the GIN path's count (each word's
+   * (exact, but that a word over the row budget is read in the documents' first chunks when they
+   * hold many). The words are counted as searchRum counts them: the GIN path's count (each word's
    * matches in the org, up to the row budget, through the org's posting lists and table rows)
    * reads a table row per match of every word, far more than ranking the few documents costs.
    */
