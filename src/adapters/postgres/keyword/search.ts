@@ -34,11 +34,16 @@ export class PgKeywordSearch extends PgKeywordPart {
     });
   }
 
-  private async searchInSnapshot(q: SearchQuery): Promise<KeywordHit[]> {
-    const topK = Math.floor(q.topK);
-    if (topK <= 0 || q.documentIds?.length === 0 || q.partitions?.length === 0) return [];
-    const partitions =
-      q.partitions != null && !(await this.coversOrg(q.orgId, q.partitions)) ? q.partitions : null;
+  private async searchInSnapshot(query: SearchQuery): Promise<KeywordHit[]> {
+    const topK = Math.floor(query.topK);
+    if (topK <= 0 || query.documentIds?.length === 0 || query.partitions?.length === 0) return [];
+    // Partitions that cover the org are dropped from the query itself, so no path below (RUM's
+    // candidates, the GIN plan's filters) tests them.
+    const q =
+      query.partitions != null && (await this.coversOrg(query.orgId, query.partitions))
+        ? { ...query, partitions: null }
+        : query;
+    const partitions = q.partitions ?? null;
     const [languages, written] = await Promise.all([
       this.queryLanguages(q.orgId, q.language),
       this.analysis.writtenAnalysis(),
