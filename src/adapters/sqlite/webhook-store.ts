@@ -28,6 +28,11 @@ const fromEpoch = (ms: number) => new Date(ms);
 
 const NEW_MESSAGE_ID = `'msg_' || lower(hex(randomblob(16)))`;
 
+/** The document row as an event's payload: the record's columns, JSON ones embedded as JSON. */
+const SNAPSHOT = snapshotArguments('d', (column, ref) =>
+  column === 'metadata' || column === 'pending' || column === 'access' ? `json(${ref})` : ref,
+);
+
 /**
  * The ids a claim takes: due messages of enabled endpoints, at most @perEndpoint leased per
  * endpoint and @perOrg per org (live leases of every owner counted), the orgs taking turns: each
@@ -92,23 +97,37 @@ export class SqliteWebhookOutbox {
   /** How many messages were written (one per subscribed endpoint). */
   emit(type: WebhookEventType, documentId: string): number {
     const now = this.clock.now().getTime();
-    const snapshot = snapshotArguments('d', (column, ref) =>
-      column === 'metadata' || column === 'pending' || column === 'access' ? `json(${ref})` : ref,
-    );
-    const endpoints = this.sql
-      .get<[{ type: string; id: string; now: number }], string>(
-        `INSERT INTO webhook_messages (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
-         SELECT ${NEW_MESSAGE_ID}, e.id, d.org_id, @type, d.id, json_object(${snapshot}), @now, @now
+    // A read, then one single-row INSERT per message. A statement that may write several rows
+    // (INSERT … SELECT) opens a statement savepoint, and FTS5 writes its pending terms out as a
+    // segment at every savepoint: emitted after a document's chunks, it made one index segment per
+    // document instead of one per transaction, and cost as much as the chunks' own writes. An org
+    // without a subscribed endpoint (most) costs one indexed read.
+    const messages = this.sql
+      .get<[{ type: string; id: string }], { endpoint_id: string; org_id: string; payload: string }>(
+        `SELECT e.id AS endpoint_id, d.org_id, json_object(${SNAPSHOT}) AS payload
          FROM documents d JOIN webhook_endpoints e ON e.org_id = d.org_id
          WHERE d.id = @id AND e.disabled_at IS NULL
-           AND instr(',' || e.events || ',', ',' || @type || ',') > 0
-         RETURNING endpoint_id`,
+           AND instr(',' || e.events || ',', ',' || @type || ',') > 0`,
       )
-      .pluck()
-      .all({ type, id: documentId, now });
-    for (const endpointId of endpoints) this.bound(endpointId, now);
-    if (endpoints.length > 0) notifyEnqueued(this.db);
-    return endpoints.length;
+      .all({ type, id: documentId });
+    if (messages.length === 0) return 0;
+    const insert = this.sql.get(
+      `INSERT INTO webhook_messages (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
+       VALUES (${NEW_MESSAGE_ID}, @endpoint, @org, @type, @document, @payload, @now, @now)`,
+    );
+    for (const m of messages) {
+      insert.run({
+        endpoint: m.endpoint_id,
+        org: m.org_id,
+        type,
+        document: documentId,
+        payload: m.payload,
+        now,
+      });
+      this.bound(m.endpoint_id, now);
+    }
+    notifyEnqueued(this.db);
+    return messages.length;
   }
 
   /** Drops the endpoint's oldest messages not in flight beyond `maxPending`, and counts them. */
