@@ -56,7 +56,7 @@ function sizes(quick: boolean) {
   return {
     large: { count: quick ? 200 : 1_000, chars: 10_000 },
     small: { count: quick ? 200 : 1_000, chars: 2_000 },
-    repeats: quick ? 1 : 3,
+    repeats: quick ? 1 : 5,
   };
 }
 

@@ -408,7 +408,7 @@ class PipelineThreadPool implements PipelineThreads {
     const next = slot.next;
     slot.next = null;
     if (next && !next.settled) this.queue.unshift(next);
-    const exited = slot.worker.terminate().catch(() => {});
+    const exited = endThread(slot.worker);
     this.exiting.add(exited);
     void exited.finally(() => this.exiting.delete(exited));
   }
@@ -543,4 +543,35 @@ class PipelineThreadPool implements PipelineThreads {
     else job.reject(error);
     this.pump();
   }
+}
+
+/** How long a thread asked to end may take to reach the end of its task before it is terminated. */
+const EXIT_GRACE_MS = 1_000;
+
+/**
+ * Ends a thread by asking it to exit, which it does between two of its tasks; terminate() only
+ * when it does not within EXIT_GRACE_MS (synchronous code that never yields). terminate() stops
+ * a thread wherever it is, and when that is between a zlib stream's creation and its setup (an
+ * archive or PDF read opens one per entry or stream), Node aborts the whole process as it frees
+ * the stream ("close before init").
+ */
+export function endThread(worker: Worker, graceMs = EXIT_GRACE_MS): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (worker.threadId === -1) {
+      resolve();
+      return;
+    }
+    let force: NodeJS.Timeout | undefined;
+    const done = () => {
+      clearTimeout(force);
+      resolve();
+    };
+    worker.once('exit', done);
+    force = setTimeout(() => void worker.terminate().then(done, done), graceMs);
+    try {
+      worker.postMessage({ type: 'exit' } satisfies WorkerRequest);
+    } catch {
+      void worker.terminate().then(done, done);
+    }
+  });
 }

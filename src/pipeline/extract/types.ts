@@ -145,7 +145,9 @@ export type WorkerRequest =
   /** indexText: the spans of the text's chunks (without their text, which the caller has), then `chunks`. */
   | { type: 'indexText'; jobId: number; text: string; options: ChunkOptions }
   /** A `chunkSpans` message of the job has been passed on to its reader: the thread may send one more. */
-  | { type: 'spansRead'; jobId: number };
+  | { type: 'spansRead'; jobId: number }
+  /** The thread ends itself, between two of its tasks (see the pool's `endThread`). */
+  | { type: 'exit' };
 
 /**
  * One chunk as a thread reports it. Its text is left out when the caller sent the text (it has it

@@ -103,6 +103,10 @@ port.on('message', (request: WorkerRequest) => {
     case 'indexText':
       work = work.then(() => indexText(request));
       return;
+    case 'exit':
+      // In a thread, process.exit ends the thread only, here: no zlib stream is half set up.
+      process.exit(0);
+      return;
     default:
       work = work.then(() => extractOrIndexFile(request));
   }
