@@ -3,12 +3,6 @@
 // the event loop (requests whose bytes arrived together, chunk plans that came back together)
 // share one transaction, run from setImmediate. Each write still succeeds or fails alone, and
 // its promise settles only once its transaction has committed.
-//
-// Writes that add chunks to the keyword index run after the batch's other writes. FTS5 keeps a
-// transaction's new terms in memory and writes them out as one segment at the commit, but also at
-// every statement savepoint, which SQLite opens for a statement that fires a trigger or may write
-// several rows (a document's insert, with its metadata trigger). Interleaved, each such statement
-// after a chunk write would cut another segment, and pay for writing it then.
 import type { Database } from './database.js';
 
 interface PendingWrite {
@@ -22,8 +16,6 @@ const DEFAULT_MAX_WEIGHT = 1000;
 
 export class GroupCommit {
   private pending: PendingWrite[] = [];
-  /** Keyword-index writes waiting: they go after `pending` in the transaction. */
-  private pendingLast: PendingWrite[] = [];
   private weight = 0;
   private scheduled: NodeJS.Immediate | null = null;
 
@@ -36,15 +28,10 @@ export class GroupCommit {
    * Runs `write` (synchronous statements only) in the next shared transaction and resolves with
    * what it returned once that transaction has committed. `weight` (about the rows it writes)
    * bounds a batch: a burst cannot pin an unbounded number of rows in memory while it waits.
-   * `addsChunks`: the write adds chunks to the keyword index, so it runs after the batch's others.
    */
-  run<T>(write: () => T, weight = 1, addsChunks = false): Promise<T> {
+  run<T>(write: () => T, weight = 1): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      (addsChunks ? this.pendingLast : this.pending).push({
-        write,
-        resolve: resolve as (value: unknown) => void,
-        reject,
-      });
+      this.pending.push({ write, resolve: resolve as (value: unknown) => void, reject });
       this.weight += weight;
       if (this.weight >= this.maxWeight) this.flush();
       else this.scheduled ??= setImmediate(() => this.flush());
@@ -57,9 +44,8 @@ export class GroupCommit {
       clearImmediate(this.scheduled);
       this.scheduled = null;
     }
-    let batch = this.pendingLast.length === 0 ? this.pending : [...this.pending, ...this.pendingLast];
+    let batch = this.pending;
     this.pending = [];
-    this.pendingLast = [];
     this.weight = 0;
     // No savepoints between the writes: FTS5 writes out its pending terms at every savepoint,
     // which would undo most of the saving. A write that fails instead rolls the whole transaction

@@ -78,35 +78,6 @@ describe('GroupCommit', () => {
     expect(keys()).toEqual([]);
   });
 
-  it('runs the writes that add chunks after the turn’s other writes, each group in its order', async () => {
-    const { commits, insert, keys } = setup();
-    const order: string[] = [];
-    const write = (k: string) => () => {
-      order.push(k);
-      return insert(k);
-    };
-    await Promise.all([
-      commits.run(write('chunks-1'), 1, true),
-      commits.run(write('row-1')),
-      commits.run(write('chunks-2'), 1, true),
-      commits.run(write('row-2')),
-    ]);
-    expect(order).toEqual(['row-1', 'row-2', 'chunks-1', 'chunks-2']);
-    expect(keys()).toEqual(['chunks-1', 'chunks-2', 'row-1', 'row-2']);
-  });
-
-  it('a failing write among those that add chunks fails alone', async () => {
-    const { commits, insert, keys } = setup();
-    insert('taken');
-    const outcomes = await Promise.allSettled([
-      commits.run(() => insert('chunks-1'), 1, true),
-      commits.run(() => insert('taken'), 1, true),
-      commits.run(() => insert('row-1')),
-    ]);
-    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect(keys()).toEqual(['chunks-1', 'row-1', 'taken']);
-  });
-
   it('writes a full batch at once, before the turn ends', async () => {
     const { commits, insert, keys } = setup(10);
     const calls = Array.from({ length: 25 }, (_, i) =>

@@ -95,7 +95,6 @@ export class IndexWrites {
         return await this.commits.run(
           () => this.writeIndex(id, chunks, ready, result.version),
           Math.max(1, chunks.length),
-          true,
         );
       }
       const run = randomUUID();
@@ -129,7 +128,6 @@ export class IndexWrites {
         (await this.commits.run(
           () => this.inRun(id, run, (orgId) => this.keyword.writeChunks(target, orgId, slice)),
           slice.length,
-          true,
         )) !== null;
       let chunkCount = 0;
       // The two slices read ahead first, then the rest as it comes.
