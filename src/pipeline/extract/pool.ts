@@ -568,10 +568,6 @@ export function endThread(worker: Worker, graceMs = EXIT_GRACE_MS): Promise<void
     };
     worker.once('exit', done);
     force = setTimeout(() => void worker.terminate().then(done, done), graceMs);
-    try {
-      worker.postMessage({ type: 'exit' } satisfies WorkerRequest);
-    } catch {
-      void worker.terminate().then(done, done);
-    }
+    worker.postMessage({ type: 'exit' } satisfies WorkerRequest);
   });
 }

@@ -104,7 +104,8 @@ port.on('message', (request: WorkerRequest) => {
       work = work.then(() => indexText(request));
       return;
     case 'exit':
-      // In a thread, process.exit ends the thread only, here: no zlib stream is half set up.
+      // process.exit in a thread ends that thread only, and here, between two tasks, no zlib
+      // stream is half set up (see the pool's endThread).
       process.exit(0);
       return;
     default:
