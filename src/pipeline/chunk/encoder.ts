@@ -105,7 +105,7 @@ function encodePiece(piece: string): number | readonly number[] {
   if (piece.length <= LONG_PIECE) return ascii ? mergeAscii(piece) : fromLibrary(piece);
   // ASCII is its own UTF-8: its units are already bytes.
   const bytes = ascii ? piece : Buffer.from(piece, 'utf8').toString('latin1');
-  const whole = byteRank(byteVocabulary(), bytes, 0, bytes.length);
+  const whole = byteRank(vocabulary(), bytes, 0, bytes.length);
   return whole >= 0 ? whole : mergeLong(bytes);
 }
 
@@ -114,24 +114,11 @@ function fromLibrary(piece: string): number | readonly number[] {
   return tokens.length === 1 ? tokens[0]! : tokens;
 }
 
-let asciiRanks: Map<string, number> | null = null;
-
-/** Rank of every all-ASCII vocabulary entry (every ASCII character is one). */
-function asciiVocabulary(): Map<string, number> {
-  if (asciiRanks) return asciiRanks;
-  const ranks = new Map<string, number>();
-  for (let rank = 0; rank < o200kPieces.length; rank++) {
-    const piece = o200kPieces[rank];
-    if (typeof piece === 'string' && isAscii(piece, 0, piece.length)) ranks.set(piece, rank);
-  }
-  asciiRanks = ranks;
-  return ranks;
-}
-
 /**
- * The vocabulary keyed by UTF-8 bytes (as latin1 strings, a byte a unit), for `mergeLong`.
- * Entries of up to SHORT_ENTRY bytes, the ones nearly every lookup of a merge asks for, sit in
- * an open-addressing table keyed by their bytes as one number, so no string is built for them.
+ * The vocabulary keyed by UTF-8 bytes (as latin1 strings, a byte a unit), for both merges: an
+ * ASCII string is its own key. Entries of up to SHORT_ENTRY bytes, the ones nearly every lookup
+ * of a merge asks for, sit in an open-addressing table keyed by their bytes as one number, so no
+ * string is built or hashed for them.
  */
 interface ByteVocabulary {
   long: Map<string, number>;
@@ -156,11 +143,23 @@ function slot(key: number, mask: number): number {
   return (Math.imul(low ^ Math.imul(high, 0x27d4eb2d), 0x9e3779b1) >>> 8) & mask;
 }
 
-function byteVocabulary(): ByteVocabulary {
+/** Room for the UTF-8 of any vocabulary entry (at most 3 bytes per UTF-16 unit). */
+const entryBuffer = Buffer.allocUnsafe(1024);
+
+/** A vocabulary entry's UTF-8 as a latin1 string; most entries are ASCII and already are. */
+function entryBytes(piece: string | readonly number[]): string {
+  if (typeof piece !== 'string') return Buffer.from(piece).toString('latin1');
+  if (isAscii(piece, 0, piece.length)) return piece;
+  if (piece.length * 3 > entryBuffer.length) return Buffer.from(piece, 'utf8').toString('latin1');
+  const length = entryBuffer.write(piece, 0, 'utf8');
+  return entryBuffer.toString('latin1', 0, length);
+}
+
+function vocabulary(): ByteVocabulary {
   if (byteRanks) return byteRanks;
   const long = new Map<string, number>();
   const size = 1 << 19;
-  const vocabulary = {
+  const built = {
     long,
     shortKeys: new Float64Array(size),
     shortRanks: new Int32Array(size).fill(-1),
@@ -169,21 +168,19 @@ function byteVocabulary(): ByteVocabulary {
   for (let rank = 0; rank < o200kPieces.length; rank++) {
     const piece = o200kPieces[rank];
     if (piece === undefined) continue;
-    const bytes = (typeof piece === 'string' ? Buffer.from(piece, 'utf8') : Buffer.from(piece)).toString(
-      'latin1',
-    );
+    const bytes = entryBytes(piece);
     if (bytes.length > SHORT_ENTRY) {
       long.set(bytes, rank);
       continue;
     }
     const key = shortKey(bytes, 0, bytes.length);
-    let at = slot(key, vocabulary.mask);
-    while (vocabulary.shortRanks[at] !== -1) at = (at + 1) & vocabulary.mask;
-    vocabulary.shortKeys[at] = key;
-    vocabulary.shortRanks[at] = rank;
+    let at = slot(key, built.mask);
+    while (built.shortRanks[at] !== -1) at = (at + 1) & built.mask;
+    built.shortKeys[at] = key;
+    built.shortRanks[at] = rank;
   }
-  byteRanks = vocabulary;
-  return vocabulary;
+  byteRanks = built;
+  return built;
 }
 
 /** Rank of the bytes from..to of `bytes` as one token, -1 when the vocabulary has none. */
@@ -204,10 +201,10 @@ function byteRank(vocabulary: ByteVocabulary, bytes: string, from: number, to: n
  * that start still join to a token of that rank; a merge pushes the two pairs it creates, so
  * every current pair is in the heap and the first valid pop is the loop's choice. `piece` holds
  * one unit per byte (ASCII text as it is, anything else as latin1 of its UTF-8 bytes), as the
- * keys of `byteVocabulary` do.
+ * keys of `vocabulary()` are.
  */
 function mergeLong(piece: string): number[] {
-  const vocabulary = byteVocabulary();
+  const ranks = vocabulary();
   const n = piece.length;
   // next[i]: start of the part after the part starting at i (n for the last); prev likewise,
   // -2 once the part at i has been merged into the one before it. pairRank[i]: rank of the
@@ -223,7 +220,7 @@ function mergeLong(piece: string): number[] {
   const heap = new MinHeap();
   const offer = (left: number) => {
     const right = next[left]!;
-    const rank = right >= n ? -1 : byteRank(vocabulary, piece, left, next[right]!);
+    const rank = right >= n ? -1 : byteRank(ranks, piece, left, next[right]!);
     pairRank[left] = rank;
     if (rank >= 0) heap.push(rank * stride + left);
   };
@@ -244,7 +241,7 @@ function mergeLong(piece: string): number[] {
   }
   const tokens: number[] = [];
   for (let i = 0; i < n; i = next[i]!) {
-    const rank = byteRank(vocabulary, piece, i, next[i]!);
+    const rank = byteRank(ranks, piece, i, next[i]!);
     if (rank < 0) throw new Error(`o200k has no token for part ${i} of a ${n}-unit piece`);
     tokens.push(rank);
   }
@@ -294,38 +291,41 @@ class MinHeap {
  * until no joined pair is in the vocabulary.
  */
 function mergeAscii(piece: string): number | readonly number[] {
-  const vocabulary = asciiVocabulary();
-  const whole = vocabulary.get(piece);
-  if (whole !== undefined) return whole;
-  // starts[i]: where part i begins (the last entry is the piece's end); ranks[i]: rank of parts
+  const ranks = vocabulary();
+  const whole = byteRank(ranks, piece, 0, piece.length);
+  if (whole >= 0) return whole;
+  // starts[i]: where part i begins (the last entry is the piece's end); pairs[i]: rank of parts
   // i and i + 1 joined, Infinity when not a token or when part i is the last part.
   const starts: number[] = [];
   for (let i = 0; i <= piece.length; i++) starts.push(i);
-  const pairRank = (i: number) =>
-    i + 2 < starts.length ? (vocabulary.get(piece.slice(starts[i], starts[i + 2])) ?? Infinity) : Infinity;
-  const ranks: number[] = [];
-  for (let i = 0; i < piece.length; i++) ranks.push(pairRank(i));
+  const pairRank = (i: number) => {
+    if (i + 2 >= starts.length) return Infinity;
+    const rank = byteRank(ranks, piece, starts[i]!, starts[i + 2]!);
+    return rank >= 0 ? rank : Infinity;
+  };
+  const pairs: number[] = [];
+  for (let i = 0; i < piece.length; i++) pairs.push(pairRank(i));
   for (;;) {
     let lowest = Infinity;
     let at = -1;
-    for (let i = 0; i < ranks.length; i++) {
-      if (ranks[i]! < lowest) {
-        lowest = ranks[i]!;
+    for (let i = 0; i < pairs.length; i++) {
+      if (pairs[i]! < lowest) {
+        lowest = pairs[i]!;
         at = i;
       }
     }
     if (at === -1) break;
     starts.splice(at + 1, 1);
-    ranks.splice(at + 1, 1);
-    ranks[at] = pairRank(at);
-    if (at > 0) ranks[at - 1] = pairRank(at - 1);
+    pairs.splice(at + 1, 1);
+    pairs[at] = pairRank(at);
+    if (at > 0) pairs[at - 1] = pairRank(at - 1);
   }
   // Several parts: one part would be the whole piece, found above. Every part is a single
   // character or a merged pair, so the vocabulary holds it.
   const tokens: number[] = [];
   for (let i = 0; i + 1 < starts.length; i++) {
-    const rank = vocabulary.get(piece.slice(starts[i], starts[i + 1]));
-    if (rank === undefined) throw new Error(`o200k has no token for ${JSON.stringify(piece)}'s part ${i}`);
+    const rank = byteRank(ranks, piece, starts[i]!, starts[i + 1]!);
+    if (rank < 0) throw new Error(`o200k has no token for ${JSON.stringify(piece)}'s part ${i}`);
     tokens.push(rank);
   }
   return tokens;

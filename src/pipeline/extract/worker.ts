@@ -54,7 +54,7 @@ let busy = false;
 let preload: NodeJS.Timeout | undefined;
 /**
  * The chunker loads its token table (a few hundred ms) on first use, or ahead of it when idle.
- * Once loaded it runs once on a short text, so the encoder's ASCII vocabulary and the configured
+ * Once loaded it runs once on a short text, so the encoder's vocabulary and the configured
  * language's analysis are built too, and the pool is told (warm() waits for it): the first
  * document costs what the hundredth does.
  */
