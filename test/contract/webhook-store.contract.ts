@@ -168,7 +168,8 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
 
     it('hands a message to one claimer until its lease runs out, then again with the same id', async () => {
       const o = org();
-      await store.createEndpoint(endpoint(o), LIMIT);
+      const e = endpoint(o);
+      await store.createEndpoint(e, LIMIT);
       await readyDocument(o);
       const [first] = await store.claimDue('a/1', later(0), later(30_000), upTo(10));
       expect(first).toBeDefined();
@@ -184,6 +185,7 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
         await h.other.settle(again as ClaimedMessage, DELIVERED, retryAt(null), later(30_002), 100),
       ).toBe('delivered');
       expect((await store.stats()).depth).toBe(0);
+      expect((await store.listAttempts(o, e.id, 10))?.map((a) => a.attempt)).toEqual([2]);
     });
 
     it('concurrent claimers never share a message', async () => {

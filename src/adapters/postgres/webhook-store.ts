@@ -243,6 +243,7 @@ export class PgWebhookStore implements WebhookStore {
     at: Date,
     logLimit: number,
   ): Promise<DeliveryOutcome | null> {
+    if (result.kind === 'delivered') return this.settleDelivered(message, result, at, logLimit);
     return this.db.transaction(async (tx): Promise<DeliveryOutcome | null> => {
       const held = await tx.query(
         `SELECT 1 FROM ${this.messages} WHERE id = $1 AND lease_owner = $2 AND attempts = $3 FOR UPDATE`,
@@ -302,6 +303,52 @@ export class PgWebhookStore implements WebhookStore {
       );
       return outcome;
     });
+  }
+
+  /**
+   * A delivered message, as settle() does it, in one statement instead of a transaction of six:
+   * nearly every settle is this one, and each statement waits its turn on a loaded database. The
+   * message goes if this owner still holds it, and only then is the endpoint's failure run ended,
+   * the attempt logged and the log pruned. Every part of a statement sees the tables as they were
+   * before it, so the prune keeps `logLimit - 1` earlier attempts beside the new one.
+   */
+  private async settleDelivered(
+    message: ClaimedMessage,
+    result: AttemptResult,
+    at: Date,
+    logLimit: number,
+  ): Promise<DeliveryOutcome | null> {
+    const { rows } = await this.db.query<{ held: boolean }>(
+      `WITH held AS (
+         DELETE FROM ${this.messages} WHERE id = $1 AND lease_owner = $2 AND attempts = $3 RETURNING id
+       ), mended AS (
+         UPDATE ${this.endpoints} SET failing_since = NULL
+         WHERE id = $4 AND failing_since IS NOT NULL AND EXISTS (SELECT 1 FROM held)
+       ), logged AS (
+         INSERT INTO ${this.attempts} (endpoint_id, org_id, message_id, event_type, attempt, status_code,
+           duration_ms, error, outcome, at)
+         SELECT $4::text, $5::text, $1::text, $6::text, $3::integer, $7::integer, $8::integer, NULL,
+           'delivered', $9::timestamptz
+         FROM held
+       ), pruned AS (
+         DELETE FROM ${this.attempts} WHERE endpoint_id = $4 AND EXISTS (SELECT 1 FROM held) AND id <= (
+           SELECT id FROM ${this.attempts} WHERE endpoint_id = $4 ORDER BY id DESC LIMIT 1 OFFSET $10)
+       )
+       SELECT EXISTS (SELECT 1 FROM held) AS held`,
+      [
+        message.id,
+        message.leaseOwner,
+        message.attempt,
+        message.endpointId,
+        message.orgId,
+        message.type,
+        result.statusCode,
+        result.durationMs,
+        at,
+        Math.max(1, logLimit) - 1,
+      ],
+    );
+    return rows[0]?.held === true ? 'delivered' : null;
   }
 
   async listAttempts(orgId: string, endpointId: string, limit: number): Promise<DeliveryAttempt[] | null> {
