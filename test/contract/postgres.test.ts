@@ -35,6 +35,28 @@ import { tableQueueLanesContract } from './table-queue-lanes.contract.js';
 import { usageStoreContract } from './usage-store.contract.js';
 import { webhookStoreContract } from './webhook-store.contract.js';
 
+/** An enabled endpoint of the org for `events`; its id. */
+async function addEndpoint(webhooks: PgWebhookStore, orgId: string, events: string[]): Promise<string> {
+  const id = `wh_${randomUUID().replaceAll('-', '')}`;
+  await webhooks.createEndpoint(
+    {
+      id,
+      orgId,
+      url: 'https://hooks.example.com/',
+      events: events as never,
+      description: null,
+      secret: 'whsec_x',
+      createdAt: new Date(),
+      disabledAt: null,
+      disabledReason: null,
+      failingSince: null,
+      droppedMessages: 0,
+    },
+    10,
+  );
+  return id;
+}
+
 describeScaleOut('PostgreSQL adapters', services, () => {
   orgStoreContract('PgOrgStore', async () => {
     const { db, close } = await freshDatabase();
@@ -88,23 +110,7 @@ describeScaleOut('PostgreSQL adapters', services, () => {
       store: new PgSourceStore(db),
       runs: new PgSourceRunRows(db),
       async addEndpoint(orgId, events) {
-        const id = `wh_${randomUUID().replaceAll('-', '')}`;
-        await webhooks.createEndpoint(
-          {
-            id,
-            orgId,
-            url: 'https://hooks.example.com/',
-            events: events as never,
-            description: null,
-            secret: 'whsec_x',
-            createdAt: new Date(),
-            disabledAt: null,
-            disabledReason: null,
-            failingSince: null,
-            droppedMessages: 0,
-          },
-          10,
-        );
+        const id = await addEndpoint(webhooks, orgId, events);
         return async () =>
           (
             await db.query<{ type: string; payload: unknown }>(
@@ -423,6 +429,69 @@ describeScaleOut('PostgreSQL adapters', services, () => {
       expect(removed).toBe(1);
       expect(await rowsOf(orphan.id)).toEqual({ docs: 0, chunks: 0 });
     });
+  });
+});
+
+describeScaleOut('PostgreSQL outbox wake-ups', services, () => {
+  it('wakes a listener in another process, and again after its LISTEN connection was cut', async () => {
+    const { db, close } = await freshDatabase();
+    // Named apart, so that cutting its connection touches no other test's.
+    const name = `docindex-test-${randomUUID().slice(0, 8)}`;
+    const other = new PgDatabase({
+      connectionString: url,
+      schema: db.schema,
+      maxConnections: 2,
+      applicationName: name,
+    });
+    try {
+      const documents = new PgDocumentStore(db, undefined, { keyword: new PgKeywordIndex(db) });
+      const webhooks = new PgWebhookStore(other);
+      const orgId = `org_${randomUUID()}`;
+      await addEndpoint(webhooks, orgId, ['document.ready']);
+      let wakes = 0;
+      const unsubscribe = webhooks.onEnqueued(() => {
+        wakes += 1;
+      });
+      const waitForWake = async (count: number) => {
+        const deadline = Date.now() + 15_000;
+        while (wakes < count) {
+          if (Date.now() > deadline) throw new Error(`${wakes} wake-ups, not ${count}`);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      };
+      const listening = async () =>
+        (
+          await db.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'`,
+            [`${name} listen`],
+          )
+        ).rows;
+      // Its first LISTEN wakes it once.
+      await waitForWake(1);
+      const [first] = await listening();
+      expect(first).toBeDefined();
+      await indexedInto(documents, orgId, ['walrus one']);
+      await waitForWake(2);
+
+      await db.query('SELECT pg_terminate_backend($1)', [first?.pid]);
+      // Listening again wakes it once more (what was written meanwhile gets looked at); then a new
+      // message does, on the new connection.
+      await waitForWake(3);
+      const [second] = await listening();
+      expect(second?.pid).not.toBe(first?.pid);
+      await indexedInto(documents, orgId, ['walrus two']);
+      await waitForWake(4);
+
+      unsubscribe();
+      const deadline = Date.now() + 15_000;
+      while ((await listening()).length > 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(await listening()).toEqual([]);
+    } finally {
+      await other.close();
+      await close();
+    }
   });
 });
 

@@ -50,6 +50,15 @@ const retryAt = (at: Date | null, disableIfFailingSince = new Date(0)): RetryPla
   disableIfFailingSince,
 });
 
+/** Resolves once `done()` holds; fails after 10 s. */
+async function waitFor(done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 export function webhookStoreContract(name: string, make: () => Promise<WebhookStoreHarness>): void {
   describe(name, () => {
     let h: WebhookStoreHarness;
@@ -164,6 +173,52 @@ export function webhookStoreContract(name: string, make: () => Promise<WebhookSt
         code: 'corrupt',
         message: 'bad bytes',
       });
+    });
+
+    it('wakes an onEnqueued listener once a message has committed, never for an event no endpoint takes', async () => {
+      expect(store.onEnqueued).toBeTypeOf('function');
+      // Each wake-up claims at once, as a dispatcher does: a claim that finds the message shows the
+      // write had committed before the listener was called.
+      const claims: number[] = [];
+      let pass = Promise.resolve();
+      const unsubscribe = store.onEnqueued!(() => {
+        pass = pass.then(async () => {
+          claims.push((await claimAll()).length);
+        });
+      });
+      const found = () => claims.filter((n) => n > 0);
+      // Lets wake-ups already sent arrive (a notification comes with its commit), then their claims end.
+      const letWakeUpsEnd = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        await pass;
+      };
+      try {
+        const busy = org();
+        const quiet = org();
+        await store.createEndpoint(endpoint(busy), LIMIT);
+        await store.createEndpoint(endpoint(quiet, { events: ['document.failed'] }), LIMIT);
+        // A listener may also be woken once as it starts listening; this first message is claimed
+        // by one wake-up or the other.
+        await readyDocument(busy);
+        await waitFor(() => found().length === 1);
+        await letWakeUpsEnd();
+        const before = claims.length;
+        await readyDocument(quiet);
+        await readyDocument(busy);
+        await waitFor(() => found().length === 2);
+        await letWakeUpsEnd();
+        expect(claims.slice(before)).toEqual([1]);
+      } finally {
+        unsubscribe();
+      }
+      const after = claims.length;
+      await readyDocument(org());
+      const o = org();
+      await store.createEndpoint(endpoint(o), LIMIT);
+      await readyDocument(o);
+      await letWakeUpsEnd();
+      expect(claims.length).toBe(after);
+      expect(await claimAll()).toHaveLength(1);
     });
 
     it('hands a message to one claimer until its lease runs out, then again with the same id', async () => {

@@ -4,6 +4,7 @@
 // 503 instead of 500 and never leaves a request waiting on a dead socket.
 import pg from 'pg';
 import { ApiError, ERRORS } from '../../domain/errors.js';
+import { PgChannelListener } from './notifications.js';
 import { OrgConnectionShare } from './org-share.js';
 
 export interface PgDatabaseOptions {
@@ -86,6 +87,12 @@ export class PgDatabase implements Queryable {
   readonly schema: string;
   private readonly schemaIdent: string;
   private closed = false;
+  private readonly connectionString: string;
+  private readonly applicationName: string;
+  private readonly connectTimeoutMs: number;
+  private readonly onIdleError: ((error: unknown) => void) | undefined;
+  /** Each channel's one LISTEN connection and the callbacks it wakes. */
+  private readonly channels = new Map<string, { listener: PgChannelListener; callbacks: Set<() => void> }>();
   private readonly share: { currentOrg: () => string | undefined; gate: OrgConnectionShare } | null;
 
   constructor(opts: PgDatabaseOptions) {
@@ -94,13 +101,17 @@ export class PgDatabase implements Queryable {
     if (!SCHEMA_NAME.test(opts.schema)) throw new Error(`invalid PostgreSQL schema name: ${opts.schema}`);
     this.schema = opts.schema;
     this.schemaIdent = quoteIdent(opts.schema);
+    this.connectionString = opts.connectionString;
+    this.applicationName = opts.applicationName ?? 'docindex';
+    this.connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
+    this.onIdleError = opts.onIdleError;
     this.pool = new pg.Pool({
       connectionString: opts.connectionString,
       max: opts.maxConnections ?? 10,
-      connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000,
+      connectionTimeoutMillis: this.connectTimeoutMs,
       idleTimeoutMillis: 30_000,
       statement_timeout: opts.statementTimeoutMs ?? 60_000,
-      application_name: opts.applicationName ?? 'docindex',
+      application_name: this.applicationName,
       keepAlive: true,
     });
     // Without a listener an idle client's error would crash the process; the next query simply
@@ -197,6 +208,40 @@ export class PgDatabase implements Queryable {
     }
   }
 
+  /**
+   * Calls `callback` after each commit of a transaction that notified `channel` (pg_notify), in
+   * any process. The channel's LISTEN holds one connection of its own, outside the pool, opened
+   * by the first callback and closed with the last; while it is down, nothing is called (see
+   * PgChannelListener). Returns the unsubscribe.
+   */
+  listen(channel: string, callback: () => void): () => void {
+    let entry = this.channels.get(channel);
+    if (!entry) {
+      const callbacks = new Set<() => void>();
+      const listener = new PgChannelListener({
+        connectionString: this.connectionString,
+        channel,
+        applicationName: `${this.applicationName} listen`,
+        connectTimeoutMs: this.connectTimeoutMs,
+        onNotify: () => {
+          for (const fn of callbacks) fn();
+        },
+        ...(this.onIdleError ? { onError: this.onIdleError } : {}),
+      });
+      entry = { listener, callbacks };
+      this.channels.set(channel, entry);
+      if (!this.closed) void listener.start();
+    }
+    const current = entry;
+    current.callbacks.add(callback);
+    return () => {
+      current.callbacks.delete(callback);
+      if (current.callbacks.size > 0 || this.channels.get(channel) !== current) return;
+      this.channels.delete(channel);
+      void current.listener.stop();
+    };
+  }
+
   /** Readiness: a round trip to the server. */
   async ping(): Promise<void> {
     await this.query('SELECT 1');
@@ -205,7 +250,9 @@ export class PgDatabase implements Queryable {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    const listeners = [...this.channels.values()].map((entry) => entry.listener.stop());
+    this.channels.clear();
+    await Promise.all([...listeners, this.pool.end()]);
   }
 }
 

@@ -15,6 +15,7 @@ import {
 import type { LeasedJob } from '../lease-queue/engine.js';
 import type { PgDatabase } from './database.js';
 import { PgRowJobs } from './row-jobs.js';
+import { NEW_MESSAGE_ID, outboxChannel } from './webhook-store.js';
 
 interface SourceRow {
   id: string;
@@ -90,7 +91,6 @@ function toRun(r: RunRow): SourceRun {
 
 const RUN_COLUMNS =
   'id, source_id, org_id, status, created_at, started_at, finished_at, added, updated, deleted, unchanged, failed, errors';
-const NEW_MESSAGE_ID = `'msg_' || replace(gen_random_uuid()::text, '-', '')`;
 const ACTIVE = `status IN ('queued', 'running')`;
 
 export class PgSourceStore implements SourceStore {
@@ -328,8 +328,9 @@ export class PgSourceStore implements SourceStore {
         `INSERT INTO ${this.messages} (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
          SELECT ${NEW_MESSAGE_ID}, e.id, e.org_id, $2, NULL, $3::jsonb, now(), now()
          FROM ${this.endpoints} e
-         WHERE e.org_id = $1 AND e.disabled_at IS NULL AND position(',' || $2 || ',' in ',' || e.events || ',') > 0`,
-        [run.orgId, type, JSON.stringify(event(run))],
+         WHERE e.org_id = $1 AND e.disabled_at IS NULL AND position(',' || $2 || ',' in ',' || e.events || ',') > 0
+         RETURNING pg_notify($4, '')`,
+        [run.orgId, type, JSON.stringify(event(run)), outboxChannel(this.db)],
       );
       return run;
     });

@@ -21,10 +21,22 @@ import { DEFAULT_MAX_PENDING, isSourceEvent, settlementOf } from '../../domain/w
 import { snapshotArguments, snapshotToRecord } from '../sql-rows/record-snapshot.js';
 import { type AttemptRow, type EndpointRow, toAttempt, toEndpoint } from '../sql-rows/webhook-row.js';
 import type { PgDatabase, Queryable } from './database.js';
+import { MAX_CHANNEL_BYTES } from './notifications.js';
 
 const asDate = (value: Date) => value;
 
-const NEW_MESSAGE_ID = `'msg_' || replace(gen_random_uuid()::text, '-', '')`;
+/** SQL for a new outbox message's id. */
+export const NEW_MESSAGE_ID = `'msg_' || replace(gen_random_uuid()::text, '-', '')`;
+
+/**
+ * The channel every statement that adds outbox messages notifies, in the RETURNING of its INSERT:
+ * once per transaction (PostgreSQL folds a transaction's identical notifications), only when a row
+ * went in, delivered at commit. Dispatchers in every process listen on it (onEnqueued). One per
+ * schema; two schemas cut to the same name only wake each other for nothing.
+ */
+export function outboxChannel(db: PgDatabase): string {
+  return `docindex_outbox_${db.schema}`.slice(0, MAX_CHANNEL_BYTES);
+}
 
 /**
  * Writes outbox rows for a document's event: call `emit` with the transaction that makes the
@@ -36,8 +48,10 @@ export class PgWebhookOutbox {
   private readonly insert: string;
   private readonly bound: string;
   private readonly maxPending: number;
+  private readonly channel: string;
 
   constructor(db: PgDatabase, options: { maxPending?: number } = {}) {
+    this.channel = outboxChannel(db);
     const snapshot = snapshotArguments('d', (_column, ref) => ref);
     const messages = db.table('webhook_messages');
     const endpoints = db.table('webhook_endpoints');
@@ -48,7 +62,7 @@ export class PgWebhookOutbox {
       FROM ${db.table('documents')} d JOIN ${endpoints} e ON e.org_id = d.org_id
       WHERE d.id = $1 AND e.disabled_at IS NULL
         AND position(',' || $2 || ',' in ',' || e.events || ',') > 0
-      RETURNING endpoint_id`;
+      RETURNING endpoint_id, pg_notify($4, '')`;
     // Messages first, then the endpoint: the order a settling delivery locks them in.
     this.bound = `WITH over AS (
         SELECT endpoint_id, count(*) - $2 AS excess FROM ${messages}
@@ -67,7 +81,12 @@ export class PgWebhookOutbox {
 
   /** How many messages were written (one per subscribed endpoint). */
   async emit(tx: Queryable, type: WebhookEventType, documentId: string, at: Date): Promise<number> {
-    const { rows } = await tx.query<{ endpoint_id: string }>(this.insert, [cleanText(documentId), type, at]);
+    const { rows } = await tx.query<{ endpoint_id: string }>(this.insert, [
+      cleanText(documentId),
+      type,
+      at,
+      this.channel,
+    ]);
     if (rows.length > 0) {
       await tx.query(this.bound, [rows.map((r) => r.endpoint_id), this.maxPending, at]);
     }
@@ -167,6 +186,11 @@ export class PgWebhookStore implements WebhookStore {
     });
   }
 
+  /** New messages committed by any process, told by the outbox channel's notifications. */
+  onEnqueued(listener: () => void): () => void {
+    return this.db.listen(outboxChannel(this.db), listener);
+  }
+
   async enqueueTest(orgId: string, endpointId: string, at: Date, maxPending: number): Promise<EnqueueResult> {
     return this.db.transaction(async (tx): Promise<EnqueueResult> => {
       // The endpoint's row lock makes concurrent tests count each other's messages.
@@ -179,8 +203,8 @@ export class PgWebhookStore implements WebhookStore {
         `INSERT INTO ${this.messages} (id, endpoint_id, org_id, event_type, document_id, payload, created_at, next_attempt_at)
          SELECT ${NEW_MESSAGE_ID}, $1, $2, 'webhook.test', NULL, NULL, $3, $3
          WHERE (SELECT count(*) FROM ${this.messages} WHERE endpoint_id = $1) < $4
-         RETURNING id`,
-        [cleanText(endpointId), cleanText(orgId), at, maxPending],
+         RETURNING id, pg_notify($5, '')`,
+        [cleanText(endpointId), cleanText(orgId), at, maxPending, outboxChannel(this.db)],
       );
       return rows[0] ? { messageId: rows[0].id } : 'backlog_full';
     });

@@ -67,7 +67,8 @@ export const WEBHOOK_VARIABLES = {
     default: 200,
     min: 10,
     max: 60_000,
-    description: 'how often each process looks for due webhook messages when it found none',
+    description:
+      'how often each process looks for due webhook messages when it found none; a new message wakes it sooner',
   },
   webhookConcurrency: {
     env: 'WEBHOOK_CONCURRENCY',
