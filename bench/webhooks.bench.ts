@@ -180,7 +180,7 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
         ),
       );
       scaleOutNote =
-        '- Scale-out: both processes dispatch from the PostgreSQL outbox (claims take turns under an advisory lock).';
+        '- Scale-out: both processes dispatch from the PostgreSQL outbox (claims take turns under an advisory lock); a new message wakes both through LISTEN/NOTIFY.';
     } finally {
       await dropPostgresSchema(databaseUrl, schema);
     }
