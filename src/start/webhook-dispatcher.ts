@@ -9,7 +9,7 @@ import { vectorsAtEvent } from '../domain/vector-status.js';
 import { WebhookDispatcher } from '../domain/webhook-dispatcher.js';
 import type { WebhookStore } from '../domain/webhooks.js';
 import { toDocumentJson } from '../http/routes/documents/json.js';
-import { type AddressPolicy, postWebhook } from '../pipeline/fetch/index.js';
+import { type AddressPolicy, WebhookPoster } from '../pipeline/fetch/index.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 
@@ -41,16 +41,15 @@ export function webhookDispatcherStarter(deps: WebhookDispatcherDeps): () => { s
     logger.warn({ err: error }, 'webhook dispatcher error');
   };
   return () => {
+    // One pool of connections for the dispatcher's deliveries, kept between them.
+    const poster = new WebhookPoster({
+      policy,
+      timeoutMs: config.webhookTimeoutMs,
+      maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES,
+    });
     const dispatcher = new WebhookDispatcher(
       deps.webhooks,
-      (url, headers, body, signal) =>
-        postWebhook(
-          url,
-          headers,
-          body,
-          { policy, timeoutMs: config.webhookTimeoutMs, maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES },
-          signal,
-        ),
+      (url, headers, body, signal) => poster.post(url, headers, body, signal),
       deps.clock,
       {
         owner: `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}/webhooks`,
@@ -71,6 +70,11 @@ export function webhookDispatcherStarter(deps: WebhookDispatcherDeps): () => { s
       },
     );
     dispatcher.start();
-    return { stop: () => dispatcher.stop() };
+    return {
+      stop: async () => {
+        await dispatcher.stop();
+        await poster.close();
+      },
+    };
   };
 }

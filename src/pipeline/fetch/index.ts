@@ -7,5 +7,5 @@ export { type UrlDownloaderOptions, urlDownloader } from './download-url.js';
 export { FetchError, type FetchFailureCode } from './errors.js';
 export { allowedAddresses, guardedLookup } from './guarded-connect.js';
 export { type FetchedBody, type FetchOptions, openUrl } from './open-url.js';
-export { postWebhook, UndeliverableError, type WebhookPostOptions } from './post-webhook.js';
+export { postWebhook, UndeliverableError, WebhookPoster, type WebhookPostOptions } from './post-webhook.js';
 export { checkSubmittedUrl, redactUrl } from './url-check.js';

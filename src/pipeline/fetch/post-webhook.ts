@@ -1,8 +1,11 @@
-// Delivers one webhook POST under the URL-ingest SSRF rules: the URL checked as at submit, every DNS
+// Delivers webhook POSTs under the URL-ingest SSRF rules: the URL checked as at submit, every DNS
 // answer and every connect checked by the guarded connector, no redirect followed (a 3xx is a
 // failed attempt), one total timeout, and at most a few kilobytes of the answer read. A failure no
 // retry can fix (an invalid URL, an address the policy refuses, a host that does not resolve) is
 // an UndeliverableError, so the dispatcher gives its message up at once instead of for a day.
+// A WebhookPoster keeps its connections open between deliveries (each one checked when it was
+// made), so a busy endpoint is not paid a TCP (and TLS) handshake per message; a connection whose
+// answer was not read to its end, or that timed out, is closed rather than used again.
 import type { LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
@@ -33,11 +36,61 @@ export interface WebhookPostOptions {
 }
 
 /**
- * POSTs `body`; resolves with the answer's status (any status, 3xx included: nothing is followed),
- * rejects with a FetchError when there is no answer (refused address, unreachable, timeout), an
- * UndeliverableError when no answer can ever come.
+ * Sends webhook POSTs over one pool of connections, kept between deliveries; close() ends them.
  */
+export class WebhookPoster {
+  private readonly agent: Agent;
+
+  constructor(private readonly opts: WebhookPostOptions) {
+    this.agent = new Agent({
+      connect: createGuardedConnect({
+        policy: opts.policy,
+        connectTimeoutMs: opts.timeoutMs,
+        ...(opts.lookup ? { lookup: opts.lookup } : {}),
+      }),
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+    });
+  }
+
+  /**
+   * POSTs `body`; resolves with the answer's status (any status, 3xx included: nothing is
+   * followed), rejects with a FetchError when there is no answer (refused address, unreachable,
+   * timeout), an UndeliverableError when no answer can ever come.
+   */
+  post(
+    rawUrl: string,
+    headers: Record<string, string>,
+    body: string,
+    signal?: AbortSignal,
+  ): Promise<{ statusCode: number }> {
+    return postOver(this.agent, rawUrl, headers, body, this.opts, signal);
+  }
+
+  /** Ends its connections; deliveries still running fail. */
+  async close(): Promise<void> {
+    await this.agent.destroy();
+  }
+}
+
+/** One POST on a connection of its own, closed after (WebhookPoster.post's contract). */
 export async function postWebhook(
+  rawUrl: string,
+  headers: Record<string, string>,
+  body: string,
+  opts: WebhookPostOptions,
+  signal?: AbortSignal,
+): Promise<{ statusCode: number }> {
+  const poster = new WebhookPoster(opts);
+  try {
+    return await poster.post(rawUrl, headers, body, signal);
+  } finally {
+    poster.close().catch(() => {});
+  }
+}
+
+async function postOver(
+  agent: Agent,
   rawUrl: string,
   headers: Record<string, string>,
   body: string,
@@ -54,15 +107,6 @@ export async function postWebhook(
   if (refusal !== null) {
     throw new UndeliverableError('url_blocked', `refused to deliver to ${redactUrl(url)}: ${refusal}`);
   }
-  const agent = new Agent({
-    connect: createGuardedConnect({
-      policy: opts.policy,
-      connectTimeoutMs: opts.timeoutMs,
-      ...(opts.lookup ? { lookup: opts.lookup } : {}),
-    }),
-    headersTimeout: opts.timeoutMs,
-    bodyTimeout: opts.timeoutMs,
-  });
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -102,6 +146,5 @@ export async function postWebhook(
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
-    agent.destroy().catch(() => {});
   }
 }
