@@ -11,6 +11,7 @@ import type { CreatedOrg, OrgAdmin } from '../domain/orgs.js';
 import type { ProviderStatus } from '../domain/provider-health.js';
 import { reindexSearch } from '../domain/reindex.js';
 import { toKeyJson, toOrgJson } from '../http/routes/admin/json.js';
+import type { PipelineThreads } from '../pipeline/extract/index.js';
 import { RequestRate } from '../pipeline/yield-to-api.js';
 import { createLogger } from './logger.js';
 import { PACKAGE_VERSION } from './package-version.js';
@@ -63,8 +64,14 @@ function openServer(config: Config): ServerSide {
         await oneShot.close();
       }
     },
-    serve: async ({ worker }) => serve(await runtime(false, 'serve'), worker),
-    worker: async () => runWorker(await runtime(false, 'worker')),
+    serve: async ({ worker }) => {
+      const threads = worker ? await warmThreads(config) : undefined;
+      return serve(await closingOnFailure(threads, runtime(false, 'serve')), threads);
+    },
+    worker: async () => {
+      const threads = await warmThreads(config);
+      return runWorker(await closingOnFailure(threads, runtime(false, 'worker')), threads);
+    },
     migrate: async () => {
       await (await runtime(true)).close();
     },
@@ -93,6 +100,30 @@ function openServer(config: Config): ServerSide {
   };
 }
 
+/**
+ * A worker's pipeline threads, started first: a thread's loading of its parsers and tokenizer
+ * then runs beside the building of the rest of the process instead of after it.
+ */
+async function warmThreads(config: Config): Promise<PipelineThreads> {
+  const { pipelineThreads } = await import('./pipeline.js');
+  const threads = pipelineThreads(config);
+  void threads.warm();
+  return threads;
+}
+
+/** The runtime, once built; the threads started before it are stopped when it cannot be. */
+async function closingOnFailure(
+  threads: PipelineThreads | undefined,
+  building: Promise<Runtime>,
+): Promise<Runtime> {
+  try {
+    return await building;
+  } catch (error) {
+    await threads?.close();
+    throw error;
+  }
+}
+
 /** The orgs and keys commands on the server's stores, listing as the admin API does. */
 function storesAdministration(admin: OrgAdmin): OrgAdministration {
   return {
@@ -112,15 +143,17 @@ function storesAdministration(admin: OrgAdmin): OrgAdministration {
   };
 }
 
-async function serve(runtime: Runtime, withWorker: boolean): Promise<number> {
+/** `threads`: the worker's pipeline threads (warmThreads), when the process runs a worker. */
+async function serve(runtime: Runtime, threads: PipelineThreads | undefined): Promise<number> {
+  const withWorker = threads !== undefined;
   const { config, logger } = runtime;
   runtime.logProviders();
   // Workers in this process give way to bursts of ingests (see pipeline/yield-to-api.ts); reads
   // and queries, however many, never hold documents back. Without such workers nothing counts.
   const yielding = withWorker && config.workerYieldIngestRps > 0;
   const ingestRequests = yielding ? new RequestRate() : undefined;
-  // Started before the app is built: its extraction thread loads on the other core meanwhile.
-  const worker = withWorker ? runtime.startWorker({ ingestRequests }) : null;
+  // Its pipeline thread has been loading since the process started (warmThreads).
+  const worker = withWorker ? runtime.startWorker({ ingestRequests, threads }) : null;
   const { buildApp } = await import('../app.js');
   const app = await buildApp(runtime.appDeps, logger);
   if (ingestRequests) {
@@ -215,9 +248,9 @@ function describeProviders(providers: readonly ProviderStatus[]): string {
   return `keyword, embeddings ${named('embeddings')}, rerank ${named('rerank')}`;
 }
 
-async function runWorker(runtime: Runtime): Promise<number> {
+async function runWorker(runtime: Runtime, threads: PipelineThreads): Promise<number> {
   runtime.logProviders();
-  const handle = runtime.startWorker();
+  const handle = runtime.startWorker({ threads });
   const dispatcher = runtime.startDispatcher();
   runtime.logger.info('docindex worker started');
   await waitForSignal();

@@ -7,7 +7,12 @@ import { ocrLanguagesOf } from '../config/schema.js';
 import { contentTypeOf } from '../domain/formats.js';
 import type { BlobStore, Clock, DocumentPipeline, DocumentStore, JobQueue, Tracer } from '../domain/ports.js';
 import { QueueReconciler } from '../domain/reconciler.js';
-import { createPipelineThreads, DEFAULT_MAX_TEXT_CHARS, detectFormat } from '../pipeline/extract/index.js';
+import {
+  createPipelineThreads,
+  DEFAULT_MAX_TEXT_CHARS,
+  detectFormat,
+  type PipelineThreads,
+} from '../pipeline/extract/index.js';
 import { type AddressPolicy, checkSubmittedUrl, redactUrl, urlDownloader } from '../pipeline/fetch/index.js';
 import { DocumentProcessor, type ProcessingOutcome } from '../pipeline/processor.js';
 import { type RequestRate, yieldToApi } from '../pipeline/yield-to-api.js';
@@ -49,12 +54,12 @@ export interface WorkerPipeline {
   close(): Promise<void>;
 }
 
-/** The DocumentPipeline of a worker: the submit checks, the URL downloader and the pipeline threads. */
-export function workerPipeline(
-  config: Config,
-  deps: { checks: SubmitChecks; policy: AddressPolicy; blobs: BlobStore },
-): WorkerPipeline {
-  const threads = createPipelineThreads({
+/**
+ * A worker's pipeline threads, from the configuration alone: a process can start them, and warm
+ * one, before it builds anything else (see WorkerPipelineDeps.threads).
+ */
+export function pipelineThreads(config: Config): PipelineThreads {
+  return createPipelineThreads({
     maxWorkers: config.extractWorkers,
     timeoutMs: config.extractTimeoutMs,
     maxHeapMb: config.extractMaxHeapMb,
@@ -67,6 +72,19 @@ export function workerPipeline(
     maxTextRatio: config.extractMaxTextRatio,
     textFloorChars: config.extractTextFloorChars,
   });
+}
+
+export interface WorkerPipelineDeps {
+  checks: SubmitChecks;
+  policy: AddressPolicy;
+  blobs: BlobStore;
+  /** Threads started earlier by pipelineThreads; new ones otherwise. Closed with the pipeline. */
+  threads?: PipelineThreads | undefined;
+}
+
+/** The DocumentPipeline of a worker: the submit checks, the URL downloader and the pipeline threads. */
+export function workerPipeline(config: Config, deps: WorkerPipelineDeps): WorkerPipeline {
+  const threads = deps.threads ?? pipelineThreads(config);
   return {
     pipeline: {
       ...deps.checks,
@@ -101,6 +119,8 @@ export interface DocumentLanesDeps {
   onOutcome: (outcome: ProcessingOutcome) => void;
   /** The API's ingest request rate, when the worker runs in the API's process. */
   ingestRequests?: RequestRate | undefined;
+  /** Pipeline threads the process started before it built the rest (pipelineThreads). */
+  threads?: PipelineThreads | undefined;
 }
 
 export interface DocumentLanes {

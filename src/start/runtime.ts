@@ -52,6 +52,7 @@ import { VectorStatusService } from '../domain/vector-status.js';
 import { WebhookService } from '../domain/webhooks.js';
 import type { AppDeps } from '../http/deps.js';
 import { toRunEventJson } from '../http/routes/sources/json.js';
+import type { PipelineThreads } from '../pipeline/extract/index.js';
 import { createAddressPolicy, redactUrl } from '../pipeline/fetch/index.js';
 import type { RequestRate } from '../pipeline/yield-to-api.js';
 import { type Adapters, PURGE_QUEUE_OPTIONS } from './adapters.js';
@@ -92,7 +93,10 @@ export interface Runtime extends Adapters {
    * Starts consuming jobs and the reconciler; returns a handle that stops both. Given the API's
    * ingest request rate (workers in the API's process), processing gives way to ingest bursts.
    */
-  startWorker(options?: { ingestRequests?: RequestRate }): {
+  startWorker(options?: {
+    ingestRequests?: RequestRate | undefined;
+    threads?: PipelineThreads | undefined;
+  }): {
     /** Resolves once an extraction thread has loaded the tokenizer (or could not start). */
     ready: Promise<void>;
     stop(): Promise<void>;
@@ -394,7 +398,13 @@ export async function createRuntime(
     },
   };
 
-  const startWorker = ({ ingestRequests }: { ingestRequests?: RequestRate } = {}) => {
+  const startWorker = ({
+    ingestRequests,
+    threads,
+  }: {
+    ingestRequests?: RequestRate | undefined;
+    threads?: PipelineThreads | undefined;
+  } = {}) => {
     const lanes = startDocumentLanes({
       config,
       documents,
@@ -408,6 +418,7 @@ export async function createRuntime(
       tracer,
       onOutcome: (outcome) => metrics.documentOutcome(outcome),
       ingestRequests,
+      threads,
     });
     const sync = new SourceSync({
       store: adapters.sources,
