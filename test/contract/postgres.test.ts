@@ -432,7 +432,7 @@ describeScaleOut('PostgreSQL adapters', services, () => {
   });
 });
 
-describeScaleOut('PostgreSQL outbox wake-ups', services, () => {
+describeScaleOut('PostgreSQL wake-ups across processes', services, () => {
   it('wakes a listener in another process, and again after its LISTEN connection was cut', async () => {
     const { db, close } = await freshDatabase();
     // Named apart, so that cutting its connection touches no other test's.
@@ -489,6 +489,50 @@ describeScaleOut('PostgreSQL outbox wake-ups', services, () => {
       }
       expect(await listening()).toEqual([]);
     } finally {
+      await other.close();
+      await close();
+    }
+  });
+
+  it('starts a job enqueued by another process at once, not at the consumer’s next poll', async () => {
+    const { db, close } = await freshDatabase();
+    const name = `docindex-test-${randomUUID().slice(0, 8)}`;
+    const other = new PgDatabase({
+      connectionString: url,
+      schema: db.schema,
+      maxConnections: 3,
+      applicationName: name,
+    });
+    // The consumer's process would look again only after ten minutes.
+    const consuming = new PgTableQueue(other, { pollMs: 600_000 });
+    try {
+      const documents = new PgDocumentStore(db, undefined, { keyword: new PgKeywordIndex(db) });
+      const enqueuing = new PgTableQueue(db);
+      const started: string[] = [];
+      consuming.consume(
+        async (job) => {
+          started.push(job.documentId);
+        },
+        { concurrency: 1 },
+      );
+      const deadline = Date.now() + 15_000;
+      const listening = async () =>
+        (
+          await db.query(
+            `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'`,
+            [`${name} listen`],
+          )
+        ).rows.length > 0;
+      while (!(await listening()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      // Its first pass is over, with nothing to do.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const ref = { documentId: randomUUID(), orgId: 'org_a' };
+      await documents.createDocuments([jobDocument(ref)]);
+      await enqueuing.enqueue([ref], { created: true });
+      while (started.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(started).toEqual([ref.documentId]);
+    } finally {
+      await consuming.close();
       await other.close();
       await close();
     }

@@ -62,6 +62,13 @@ export interface JobRows {
   leasesStartingWith(prefix: string): MaybePromise<Array<{ id: string; owner: string }>>;
   /** Makes a job leased by `owner` pending and due at once. */
   release(id: string, owner: string): MaybePromise<void>;
+  /**
+   * Optional, with onAnnounced: tells consumers in other processes that jobs were enqueued (after
+   * their rows committed), so that they look now rather than at their next poll.
+   */
+  announce?(): Promise<void>;
+  /** Calls `listener` at each announce, from any process; returns the unsubscribe. */
+  onAnnounced?(listener: () => void): () => void;
 }
 
 export interface LeaseQueueOptions {
@@ -146,6 +153,8 @@ export class LeaseQueue implements JobQueue {
   readonly graceMs: number;
   private readonly onError: (error: unknown) => void;
   private readonly consumers = new Set<LeaseConsumer>();
+  /** Stops listening for other processes' announcements: set while this queue has consumers. */
+  private unlisten: (() => void) | null = null;
 
   constructor(
     readonly rows: JobRows,
@@ -169,6 +178,14 @@ export class LeaseQueue implements JobQueue {
     if (jobs.length > 0 && opts.created !== true && opts.version !== true) {
       await this.rows.revive(jobs.map((j) => j.documentId));
     }
+    this.wakeConsumers();
+    if (jobs.length > 0 && this.rows.announce) {
+      // The jobs are queued either way: a lost announcement costs another process a poll interval.
+      await this.rows.announce().catch((error: unknown) => this.reportError(error));
+    }
+  }
+
+  private wakeConsumers(): void {
     for (const c of this.consumers) c.wake();
   }
 
@@ -177,10 +194,15 @@ export class LeaseQueue implements JobQueue {
     const owner = `${HOST}/${process.pid}/${PROCESS_TOKEN}/${consumerSeq}`;
     const concurrency = Math.max(1, Math.floor(opts.concurrency));
     const maxPerOrg = Math.min(concurrency, Math.max(1, Math.floor(opts.maxPerOrg ?? concurrency)));
-    const consumer = new LeaseConsumer(this, handler, { concurrency, maxPerOrg }, owner, () =>
-      this.consumers.delete(consumer),
-    );
+    const consumer = new LeaseConsumer(this, handler, { concurrency, maxPerOrg }, owner, () => {
+      this.consumers.delete(consumer);
+      if (this.consumers.size === 0) {
+        this.unlisten?.();
+        this.unlisten = null;
+      }
+    });
     this.consumers.add(consumer);
+    this.unlisten ??= this.rows.onAnnounced?.(() => this.wakeConsumers()) ?? null;
     consumer.start(this.releaseDeadLeases().catch((err: unknown) => this.reportError(err)));
     return consumer;
   }

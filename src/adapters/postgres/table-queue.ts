@@ -10,9 +10,19 @@
 import { type ClaimTurn, type LeasedJob, LeaseQueue, type LeaseQueueOptions } from '../lease-queue/engine.js';
 import { LANE_PREDICATE, type QueueLane } from '../sql-rows/document-row.js';
 import type { PgDatabase } from './database.js';
+import { MAX_CHANNEL_BYTES } from './notifications.js';
 import { PgRowJobs } from './row-jobs.js';
 
 const NO_TURN: ClaimTurn = { skip: [], recent: [] };
+
+/**
+ * The channel an enqueue notifies and consumers listen on, one per schema (both lanes: a consumer
+ * woken for the other lane's job looks and finds nothing). Two schemas cut to the same name only
+ * wake each other for nothing.
+ */
+function jobsChannel(db: PgDatabase): string {
+  return `docindex_jobs_${db.schema}`.slice(0, MAX_CHANNEL_BYTES);
+}
 
 /**
  * A document's job is renewed, settled and released as any row job is; what the documents table
@@ -20,10 +30,21 @@ const NO_TURN: ClaimTurn = { skip: [], recent: [] };
  */
 class PgJobRows extends PgRowJobs {
   private readonly lanePredicate: string;
+  private readonly channel: string;
 
   constructor(db: PgDatabase, lane: QueueLane) {
     super(db, 'documents');
     this.lanePredicate = LANE_PREDICATE[lane];
+    this.channel = jobsChannel(db);
+  }
+
+  /** NOTIFY is sent at commit: here at once, the enqueued rows having committed before. */
+  async announce(): Promise<void> {
+    await this.db.query(`SELECT pg_notify($1, '')`, [this.channel]);
+  }
+
+  onAnnounced(listener: () => void): () => void {
+    return this.db.listen(this.channel, listener);
   }
 
   async claim(owner: string, leaseMs: number, turn: ClaimTurn = NO_TURN): Promise<LeasedJob | null> {
