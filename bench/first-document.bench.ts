@@ -2,15 +2,21 @@
 // and how long the first document after a start takes to be ready, beside the second one (the
 // same server, warm). Each of several starts is a fresh server on a fresh DATA_DIR; the client is
 // warmed on /healthz first, so its own first-request costs are not counted. Goals: start ≤ 3 s,
-// first document ≤ 200 ms.
+// first document ≤ 200 ms. With DATABASE_URL set, also a document's POST to `ready` scaled out
+// without Redis, the worker in a process of its own and idle when the document comes.
 import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type Benchmark, fmt, median, projectRoot, sleep } from './lib.js';
-import { type DocindexServer, startDocindex } from './server.js';
+import { type Benchmark, dropPostgresSchema, fmt, median, projectRoot, sleep } from './lib.js';
+import { type DocindexServer, startDocindex, startWorkerProcess } from './server.js';
 
 const STARTS = 5;
+/** Documents sent one at a time to the scale-out deployment without Redis. */
+const PG_ONLY_DOCUMENTS = 10;
+/** Between them: past the worker's claim pass, so that each finds it idle. */
+const PG_ONLY_PAUSE_MS = 400;
 const GOAL_START_MS = 3_000;
 const GOAL_FIRST_MS = 200;
 
@@ -78,6 +84,36 @@ async function documentMs(server: DocindexServer, text: string): Promise<number>
   }
 }
 
+/**
+ * POST to `ready` of documents sent one at a time to `serve --no-worker` and one `docindex worker`
+ * on PostgreSQL alone (its documents table is the job queue), each when the worker is idle.
+ */
+async function pgOnlyDocumentMs(databaseUrl: string): Promise<number[]> {
+  const schema = `bench_first_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+  const env = { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema };
+  let server: DocindexServer | null = null;
+  let worker: Awaited<ReturnType<typeof startWorkerProcess>> | null = null;
+  try {
+    server = await startDocindex({ env, args: ['--no-worker'] });
+    const workerEnv: NodeJS.ProcessEnv = { ...process.env, ...env, DATA_DIR: server.dataDir };
+    delete workerEnv.REDIS_URL;
+    worker = await startWorkerProcess(workerEnv);
+    await fetch(`${server.baseUrl}/healthz`);
+    const times: number[] = [];
+    for (let i = 0; i < PG_ONLY_DOCUMENTS; i++) {
+      await sleep(PG_ONLY_PAUSE_MS);
+      times.push(
+        await documentMs(server, `Document ${i}: eels cross the ocean to spawn in the Sargasso Sea.`),
+      );
+    }
+    return times;
+  } finally {
+    worker?.kill('SIGTERM');
+    await server?.stop();
+    await dropPostgresSchema(databaseUrl, schema);
+  }
+}
+
 const range = (values: number[]) => `${fmt(Math.min(...values), 0)}–${fmt(Math.max(...values), 0)}`;
 
 export const run: Benchmark = async () => {
@@ -106,6 +142,8 @@ export const run: Benchmark = async () => {
       await server.stop();
     }
   }
+  const databaseUrl = process.env.DATABASE_URL;
+  const pgOnly = databaseUrl ? await pgOnlyDocumentMs(databaseUrl) : null;
   const row = (name: string, values: number[], goal: string) =>
     `| ${name} | ${fmt(median(values), 0)} | ${range(values)} | ${goal} |`;
   return {
@@ -122,8 +160,20 @@ export const run: Benchmark = async () => {
       ),
       row('first document after a start: POST to `ready`', firsts, `≤ ${GOAL_FIRST_MS} ms`),
       row('second document, same server', seconds, 'the reference'),
+      ...(pgOnly
+        ? [
+            row(
+              `scaled out without Redis (\`serve --no-worker\` + 1 \`worker\`, PostgreSQL): one document's POST to \`ready\`, the worker idle (${PG_ONLY_DOCUMENTS} in turn)`,
+              pgOnly,
+              '—',
+            ),
+          ]
+        : []),
       '',
       `- First ÷ second document (medians): ${fmt(median(firsts) / median(seconds), 2)}×.`,
+      pgOnly
+        ? `- Scaled out without Redis: ${PG_ONLY_PAUSE_MS} ms between documents, so the worker has gone idle; it is told of each by a PostgreSQL NOTIFY and polls every 250 ms besides.`
+        : '- Scaled out without Redis: not measured (DATABASE_URL not set).',
       `- Machine load (1 / 5 / 15-minute load average, ${os.cpus().length} CPUs, shared with other work): ${loadBefore} before, ${os
         .loadavg()
         .map((l) => fmt(l, 2))

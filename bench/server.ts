@@ -42,6 +42,28 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 
+/**
+ * Starts `docindex worker` with `env` as its whole environment (a scale-out server's variables and
+ * DATA_DIR); resolves once it has started. The caller kills it.
+ */
+export function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [path.join(projectRoot(), 'bin', 'docindex.js'), 'worker'], {
+    env: { ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  let err = '';
+  return new Promise((resolve, reject) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+      if (err.length > STDERR_KEEP) err = err.slice(-STDERR_KEEP);
+      if (err.includes('docindex worker started')) resolve(child);
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${err.slice(-2000)}`)));
+  });
+}
+
 /** Starts `docindex serve [args]` and resolves once it prints its address and first API key. */
 export async function startDocindex(
   options: { env?: Record<string, string>; args?: string[]; timeoutMs?: number } = {},

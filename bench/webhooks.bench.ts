@@ -4,12 +4,11 @@
 // REDIS_URL are set): `serve --no-worker` plus one `docindex worker`, both dispatching from the
 // PostgreSQL outbox. The receiver on 127.0.0.1 (URL_FETCH_ALLOW) verifies every signature with
 // the `standardwebhooks` package and notes when it answered. Goal: p99 ≤ 1 s.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import {
   type Benchmark,
@@ -18,10 +17,9 @@ import {
   dropPostgresSchema,
   fmt,
   percentile,
-  projectRoot,
   sleep,
 } from './lib.js';
-import { type DocindexServer, startDocindex } from './server.js';
+import { type DocindexServer, startDocindex, startWorkerProcess } from './server.js';
 
 const GOAL_P99_MS = 1_000;
 const BATCH = 50;
@@ -80,21 +78,6 @@ function syntheticText(i: number): string {
     Array.from({ length: 12 }, (_, w) => words[(i * 7 + s * 3 + w * 11) % words.length]).join(' '),
   );
   return `${sentences.join('. ')}.`;
-}
-
-function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [path.join(projectRoot(), 'bin', 'docindex.js'), 'worker'], {
-    env: { ...env, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let err = '';
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      if (err.includes('docindex worker started')) resolve(child);
-    });
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${err.slice(-2000)}`)));
-  });
 }
 
 async function measure(
