@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type Benchmark, dropPostgresSchema, fmt, median, projectRoot, sleep } from './lib.js';
-import { type DocindexServer, startDocindex, startWorkerProcess } from './server.js';
+import { type DocindexServer, startDocindex, startWorkerProcess, stopProcess } from './server.js';
 
 const STARTS = 5;
 /** Documents sent one at a time to the scale-out deployment without Redis. */
@@ -108,7 +108,7 @@ async function pgOnlyDocumentMs(databaseUrl: string): Promise<number[]> {
     }
     return times;
   } finally {
-    worker?.kill('SIGTERM');
+    if (worker) await stopProcess(worker);
     await server?.stop();
     await dropPostgresSchema(databaseUrl, schema);
   }

@@ -42,9 +42,19 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 
+/** Stops a process with SIGTERM and waits for it to exit; SIGKILL after `graceMs`. */
+export async function stopProcess(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
 /**
  * Starts `docindex worker` with `env` as its whole environment (a scale-out server's variables and
- * DATA_DIR); resolves once it has started. The caller kills it.
+ * DATA_DIR); resolves once it has started. The caller stops it (stopProcess).
  */
 export function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.join(projectRoot(), 'bin', 'docindex.js'), 'worker'], {

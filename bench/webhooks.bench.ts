@@ -19,7 +19,7 @@ import {
   percentile,
   sleep,
 } from './lib.js';
-import { type DocindexServer, startDocindex, startWorkerProcess } from './server.js';
+import { type DocindexServer, startDocindex, startWorkerProcess, stopProcess } from './server.js';
 
 const GOAL_P99_MS = 1_000;
 const BATCH = 50;
@@ -134,7 +134,7 @@ async function measure(
     const p99 = percentile(values, 99);
     return `| ${label} | ${docs} | ${fmt(took)} | ${receiver.copies} | ${receiver.unverified} | ${fmt(percentile(values, 50), 0)} | ${fmt(p99, 0)} | ${fmt(Math.max(...values), 0)} | ${p99 <= GOAL_P99_MS ? 'met' : 'missed'} |`;
   } finally {
-    worker?.kill('SIGTERM');
+    if (worker) await stopProcess(worker);
     await server?.stop();
     await new Promise<void>((resolve) => receiver.server.close(() => resolve()));
   }
