@@ -1,6 +1,6 @@
 // What the DocumentStore and KeywordIndex contract suites share: the harness (a record store and
-// the keyword index its saveIndex writes), each test's fresh set-up on it, and document, chunk and
-// query builders.
+// the keyword index its saveIndex writes), each test's fresh set-up on it, and document, chunk,
+// query and webhook endpoint builders.
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect } from 'vitest';
 import { type Filter, type FilterJson, parseFilter } from '../../src/domain/filter.js';
@@ -15,6 +15,7 @@ import type {
   SearchQuery,
   StartedVersion,
 } from '../../src/domain/types.js';
+import type { WebhookStore } from '../../src/domain/webhooks.js';
 
 export interface DocumentStoreHarness {
   store: DocumentStore;
@@ -234,3 +235,29 @@ export const HOSTILE_QUERIES = [
   'x'.repeat(10_000),
   Array.from({ length: 500 }, (_, i) => `w${i}`).join(' '),
 ];
+
+/** An enabled endpoint of the org subscribed to `events`, made in `webhooks`; its id. */
+export async function addWebhookEndpoint(
+  webhooks: WebhookStore,
+  orgId: string,
+  events: string[],
+): Promise<string> {
+  const id = `wh_${randomUUID().replaceAll('-', '')}`;
+  await webhooks.createEndpoint(
+    {
+      id,
+      orgId,
+      url: 'https://hooks.example.com/',
+      events: events as never,
+      description: null,
+      secret: 'whsec_x',
+      createdAt: new Date(),
+      disabledAt: null,
+      disabledReason: null,
+      failingSince: null,
+      droppedMessages: 0,
+    },
+    10,
+  );
+  return id;
+}

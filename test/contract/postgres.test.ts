@@ -21,7 +21,7 @@ import { ApiError } from '../../src/domain/errors.js';
 import { reindexSearch } from '../../src/domain/reindex.js';
 import { describeScaleOut, dropSchema, freshSchema, REQUIRED } from '../scale-out/services.js';
 import { blobStoreContract } from './blob-store.contract.js';
-import { indexedInto, indexResult, newDoc, query } from './document-fixtures.js';
+import { addWebhookEndpoint, indexedInto, indexResult, newDoc, query } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
 import { evaluationStoreContract } from './evaluation-store.contract.js';
 import { idempotencyStoreContract } from './idempotency-store.contract.js';
@@ -34,28 +34,6 @@ import { sourceStoreContract } from './source-store.contract.js';
 import { tableQueueLanesContract } from './table-queue-lanes.contract.js';
 import { usageStoreContract } from './usage-store.contract.js';
 import { webhookStoreContract } from './webhook-store.contract.js';
-
-/** An enabled endpoint of the org for `events`; its id. */
-async function addEndpoint(webhooks: PgWebhookStore, orgId: string, events: string[]): Promise<string> {
-  const id = `wh_${randomUUID().replaceAll('-', '')}`;
-  await webhooks.createEndpoint(
-    {
-      id,
-      orgId,
-      url: 'https://hooks.example.com/',
-      events: events as never,
-      description: null,
-      secret: 'whsec_x',
-      createdAt: new Date(),
-      disabledAt: null,
-      disabledReason: null,
-      failingSince: null,
-      droppedMessages: 0,
-    },
-    10,
-  );
-  return id;
-}
 
 describeScaleOut('PostgreSQL adapters', services, () => {
   orgStoreContract('PgOrgStore', async () => {
@@ -110,7 +88,7 @@ describeScaleOut('PostgreSQL adapters', services, () => {
       store: new PgSourceStore(db),
       runs: new PgSourceRunRows(db),
       async addEndpoint(orgId, events) {
-        const id = await addEndpoint(webhooks, orgId, events);
+        const id = await addWebhookEndpoint(webhooks, orgId, events);
         return async () =>
           (
             await db.query<{ type: string; payload: unknown }>(
@@ -447,7 +425,7 @@ describeScaleOut('PostgreSQL wake-ups across processes', services, () => {
       const documents = new PgDocumentStore(db, undefined, { keyword: new PgKeywordIndex(db) });
       const webhooks = new PgWebhookStore(other);
       const orgId = `org_${randomUUID()}`;
-      await addEndpoint(webhooks, orgId, ['document.ready']);
+      await addWebhookEndpoint(webhooks, orgId, ['document.ready']);
       let wakes = 0;
       const unsubscribe = webhooks.onEnqueued(() => {
         wakes += 1;

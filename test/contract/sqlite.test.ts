@@ -1,6 +1,3 @@
-// Runs every port contract against the embedded-mode adapters: SQLite stores and table-backed
-// queue, the in-process and SQLite rate limiters, and the filesystem blob store.
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,7 +15,7 @@ import { SqliteTableQueue } from '../../src/adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../../src/adapters/sqlite/usage-store.js';
 import { SqliteWebhookOutbox, SqliteWebhookStore } from '../../src/adapters/sqlite/webhook-store.js';
 import { blobStoreContract } from './blob-store.contract.js';
-import type { DocumentStoreOptions } from './document-fixtures.js';
+import { addWebhookEndpoint, type DocumentStoreOptions } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
 import { documentVersionsContract } from './document-versions.contract.js';
 import { evaluationStoreContract } from './evaluation-store.contract.js';
@@ -198,23 +195,7 @@ sourceStoreContract('SqliteSourceStore', async () => {
     store: new SqliteSourceStore(db),
     runs: new SqliteSourceRunRows(db),
     async addEndpoint(orgId, events) {
-      const id = `wh_${randomUUID().replaceAll('-', '')}`;
-      await webhooks.createEndpoint(
-        {
-          id,
-          orgId,
-          url: 'https://hooks.example.com/',
-          events: events as never,
-          description: null,
-          secret: 'whsec_x',
-          createdAt: new Date(),
-          disabledAt: null,
-          disabledReason: null,
-          failingSince: null,
-          droppedMessages: 0,
-        },
-        10,
-      );
+      const id = await addWebhookEndpoint(webhooks, orgId, events);
       return async () =>
         db
           .prepare<[string], { type: string; payload: string }>(
