@@ -410,6 +410,15 @@ describeScaleOut('PostgreSQL adapters', services, () => {
   });
 });
 
+/** The LISTEN connections of the pools named `name` (their application_name + " listen"). */
+async function listenConnections(db: PgDatabase, name: string): Promise<Array<{ pid: number }>> {
+  const { rows } = await db.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'`,
+    [`${name} listen`],
+  );
+  return rows;
+}
+
 describeScaleOut('PostgreSQL wake-ups across processes', services, () => {
   it('wakes a listener in another process, and again after its LISTEN connection was cut', async () => {
     const { db, close } = await freshDatabase();
@@ -437,13 +446,7 @@ describeScaleOut('PostgreSQL wake-ups across processes', services, () => {
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
       };
-      const listening = async () =>
-        (
-          await db.query<{ pid: number }>(
-            `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'`,
-            [`${name} listen`],
-          )
-        ).rows;
+      const listening = () => listenConnections(db, name);
       // Its first LISTEN wakes it once.
       await waitForWake(1);
       const [first] = await listening();
@@ -494,13 +497,7 @@ describeScaleOut('PostgreSQL wake-ups across processes', services, () => {
         { concurrency: 1 },
       );
       const deadline = Date.now() + 15_000;
-      const listening = async () =>
-        (
-          await db.query(
-            `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'`,
-            [`${name} listen`],
-          )
-        ).rows.length > 0;
+      const listening = async () => (await listenConnections(db, name)).length > 0;
       while (!(await listening()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       // Its first pass is over, with nothing to do.
       await new Promise((resolve) => setTimeout(resolve, 200));

@@ -215,6 +215,8 @@ export class PgDatabase implements Queryable {
    * PgChannelListener). Returns the unsubscribe.
    */
   listen(channel: string, callback: () => void): () => void {
+    // A closed handle listens no more: its caller polls, as it would while the connection is down.
+    if (this.closed) return () => {};
     let entry = this.channels.get(channel);
     if (!entry) {
       const callbacks = new Set<() => void>();
@@ -230,7 +232,7 @@ export class PgDatabase implements Queryable {
       });
       entry = { listener, callbacks };
       this.channels.set(channel, entry);
-      if (!this.closed) void listener.start();
+      void listener.start();
     }
     const current = entry;
     current.callbacks.add(callback);

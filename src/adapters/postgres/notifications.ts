@@ -19,7 +19,15 @@ export interface ChannelListenerOptions {
 }
 
 /** PostgreSQL's limit on a channel name (NAMEDATALEN - 1 bytes). */
-export const MAX_CHANNEL_BYTES = 63;
+const MAX_CHANNEL_BYTES = 63;
+
+/**
+ * The channel of `topic` for one schema's tables (schema names are ASCII). Two schemas cut to the
+ * same name only wake each other's listeners for nothing: a wake-up carries no message.
+ */
+export function schemaChannel(topic: string, schema: string): string {
+  return `docindex_${topic}_${schema}`.slice(0, MAX_CHANNEL_BYTES);
+}
 
 export class PgChannelListener {
   private client: pg.Client | null = null;

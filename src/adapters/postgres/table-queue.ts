@@ -10,19 +10,10 @@
 import { type ClaimTurn, type LeasedJob, LeaseQueue, type LeaseQueueOptions } from '../lease-queue/engine.js';
 import { LANE_PREDICATE, type QueueLane } from '../sql-rows/document-row.js';
 import type { PgDatabase } from './database.js';
-import { MAX_CHANNEL_BYTES } from './notifications.js';
+import { schemaChannel } from './notifications.js';
 import { PgRowJobs } from './row-jobs.js';
 
 const NO_TURN: ClaimTurn = { skip: [], recent: [] };
-
-/**
- * The channel an enqueue notifies and consumers listen on, one per schema (both lanes: a consumer
- * woken for the other lane's job looks and finds nothing). Two schemas cut to the same name only
- * wake each other for nothing.
- */
-function jobsChannel(db: PgDatabase): string {
-  return `docindex_jobs_${db.schema}`.slice(0, MAX_CHANNEL_BYTES);
-}
 
 /**
  * A document's job is renewed, settled and released as any row job is; what the documents table
@@ -35,7 +26,8 @@ class PgJobRows extends PgRowJobs {
   constructor(db: PgDatabase, lane: QueueLane) {
     super(db, 'documents');
     this.lanePredicate = LANE_PREDICATE[lane];
-    this.channel = jobsChannel(db);
+    // Both lanes share it: a consumer woken for the other lane's job looks and finds nothing.
+    this.channel = schemaChannel('jobs', db.schema);
   }
 
   /** NOTIFY is sent at commit: here at once, the enqueued rows having committed before. */

@@ -21,7 +21,7 @@ import { DEFAULT_MAX_PENDING, isSourceEvent, settlementOf } from '../../domain/w
 import { snapshotArguments, snapshotToRecord } from '../sql-rows/record-snapshot.js';
 import { type AttemptRow, type EndpointRow, toAttempt, toEndpoint } from '../sql-rows/webhook-row.js';
 import type { PgDatabase, Queryable } from './database.js';
-import { MAX_CHANNEL_BYTES } from './notifications.js';
+import { schemaChannel } from './notifications.js';
 
 const asDate = (value: Date) => value;
 
@@ -31,11 +31,10 @@ export const NEW_MESSAGE_ID = `'msg_' || replace(gen_random_uuid()::text, '-', '
 /**
  * The channel every statement that adds outbox messages notifies, in the RETURNING of its INSERT:
  * once per transaction (PostgreSQL folds a transaction's identical notifications), only when a row
- * went in, delivered at commit. Dispatchers in every process listen on it (onEnqueued). One per
- * schema; two schemas cut to the same name only wake each other for nothing.
+ * went in, delivered at commit. Dispatchers in every process listen on it (onEnqueued).
  */
 export function outboxChannel(db: PgDatabase): string {
-  return `docindex_outbox_${db.schema}`.slice(0, MAX_CHANNEL_BYTES);
+  return schemaChannel('outbox', db.schema);
 }
 
 /**
