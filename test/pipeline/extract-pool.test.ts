@@ -121,6 +121,22 @@ describe('warm()', () => {
   });
 });
 
+describe('parsers load with the first file', () => {
+  it('the time cap stops while a thread loads its parsers: a fresh thread reads a small file under a short cap', async () => {
+    // Loading every format's parser takes far longer than 250 ms; reading this file, a few ms.
+    const extractor = createPipelineThreads({ ...OPTIONS, timeoutMs: 250 });
+    try {
+      const small = await tmp.write('first.txt', 'the first file this thread reads');
+      expect((await extractor.extract(small, 'txt')).text).toBe('the first file this thread reads');
+      // Loaded once: a second file of another format reads as quickly.
+      const page = await tmp.write('second.html', '<html><body><p>and then a page</p></body></html>');
+      expect((await extractor.extract(page, 'html')).text).toBe('and then a page');
+    } finally {
+      await extractor.close();
+    }
+  });
+});
+
 describe('a thread that runs out of heap', () => {
   it('fails only its document (too_large); the next document gets a fresh thread', async () => {
     const extractor = createPipelineThreads({ ...OPTIONS, maxHeapMb: 64 });

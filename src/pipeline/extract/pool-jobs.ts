@@ -58,6 +58,12 @@ export interface Job {
   signal: AbortSignal | undefined;
   onAbort: (() => void) | null;
   timer: NodeJS.Timeout | null;
+  /** When `timer` fires (ms since the epoch). */
+  deadline: number;
+  /** Threads loading their parsers for this job: its clock is stopped meanwhile. */
+  loadingThreads: number;
+  /** What was left of the time cap when the clock stopped. */
+  pausedWithMs: number | null;
   slots: Set<Slot>;
   /** PDF page texts by the first page of each range. */
   parts: Map<number, string[]>;

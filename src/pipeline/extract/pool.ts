@@ -198,6 +198,9 @@ class PipelineThreadPool implements PipelineThreads {
         signal,
         onAbort: null,
         timer: null,
+        deadline: 0,
+        loadingThreads: 0,
+        pausedWithMs: null,
         slots: new Set(),
         parts: new Map(),
         ocr: { recognised: 0, skipped: 0 },
@@ -268,13 +271,40 @@ class PipelineThreadPool implements PipelineThreads {
    * other documents nor a new thread loading its modules is the document's fault.
    */
   private startClock(job: Job): void {
-    if (job.timer || job.settled) return;
-    job.timer = setTimeout(() => {
-      this.settle(
-        job,
-        new ExtractionError('timeout', `${doingWhat(job.task)} took longer than ${this.opts.timeoutMs} ms`),
-      );
-    }, this.opts.timeoutMs);
+    if (job.timer || job.settled || job.loadingThreads > 0) return;
+    this.armClock(job, Date.now() + this.opts.timeoutMs);
+  }
+
+  /**
+   * A thread loads its parsers for the job (its first file): the cap stops until it has. Several
+   * threads of one PDF may each load theirs; the clock runs again when the last is done.
+   */
+  private pauseClock(job: Job): void {
+    if (job.settled || job.loadingThreads++ > 0 || !job.timer) return;
+    clearTimeout(job.timer);
+    job.timer = null;
+    job.pausedWithMs = Math.max(0, job.deadline - Date.now());
+  }
+
+  private resumeClock(job: Job): void {
+    if (job.loadingThreads === 0 || --job.loadingThreads > 0 || job.settled) return;
+    const left = job.pausedWithMs;
+    job.pausedWithMs = null;
+    if (left !== null) this.armClock(job, Date.now() + left);
+    else this.startClock(job);
+  }
+
+  private armClock(job: Job, deadline: number): void {
+    job.deadline = deadline;
+    job.timer = setTimeout(
+      () => {
+        this.settle(
+          job,
+          new ExtractionError('timeout', `${doingWhat(job.task)} took longer than ${this.opts.timeoutMs} ms`),
+        );
+      },
+      Math.max(0, deadline - Date.now()),
+    );
   }
 
   /** An idle thread, or a new one while the pool is below its size. */
@@ -433,6 +463,12 @@ class PipelineThreadPool implements PipelineThreads {
     if (job.chars >= RECYCLE_AFTER_CHARS) slot.recycle = true;
     if (replyOcrPages(message) > 0) slot.ranOcr = true;
     switch (message.type) {
+      case 'loading':
+        this.pauseClock(job);
+        return;
+      case 'loaded':
+        this.resumeClock(job);
+        return;
       case 'pageCount':
         this.planPdf(job, slot, message.numPages);
         return;

@@ -168,6 +168,12 @@ export type WorkerReply =
   | { type: 'ready' }
   /** The chunker is loaded and has run once: its tables are built (see warm()). */
   | { type: 'warmed' }
+  /**
+   * The thread loads its extractors before it reads the job (its first file), then says `loaded`:
+   * the job's time cap does not run in between.
+   */
+  | { type: 'loading'; jobId: number }
+  | { type: 'loaded'; jobId: number }
   | { type: 'pageCount'; jobId: number; numPages: number }
   /** `ocrPages`: of these pages, how many OCR read; `ocrSkipped`: how many needed it while it was off. */
   | { type: 'pageTexts'; jobId: number; from: number; texts: string[]; ocrPages: number; ocrSkipped: number }

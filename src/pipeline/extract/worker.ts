@@ -34,15 +34,32 @@ try {
 }
 
 /**
- * Every format's extractor, loaded before the thread reports ready, as a thread loads its modules:
- * the time cap never counts a parser's loading. pdf.js is the exception: the PDF extractor loads
- * it with the first PDF (see schedulePreload).
+ * Every format's extractor, imported when this thread is first given a file: a thread that only
+ * chunks texts never loads a parser, so it starts in a fraction of the time and memory. All of
+ * them at once, so that a file meets the same heap in any thread whichever files came before it
+ * (the heap cap is judged against it). The pool stops that file's time cap while they load (the
+ * `loading` and `loaded` replies), as it does not count the thread's own start either.
+ * pdf.js is loaded by the PDF extractor with the first PDF (see schedulePreload).
  */
-const extractors: ReadonlyMap<FormatId, FormatExtractor> = new Map(
-  await Promise.all(
-    FORMAT_IDS.map(async (format) => [format, await nestedFiles.extractorOf(format)] as const),
-  ),
-);
+let extractors: Promise<ReadonlyMap<FormatId, FormatExtractor>> | null = null;
+
+async function extractorFor(format: FormatId, jobId: number): Promise<FormatExtractor | null> {
+  if (extractors) return (await extractors).get(format) ?? null;
+  reply({ type: 'loading', jobId });
+  const loading = Promise.all(
+    FORMAT_IDS.map(async (id) => [id, await nestedFiles.extractorOf(id)] as const),
+  ).then((loaded) => new Map(loaded));
+  extractors = loading;
+  try {
+    return (await loading).get(format) ?? null;
+  } catch (error) {
+    // Not kept: the next file asks the module loader again.
+    extractors = null;
+    throw error;
+  } finally {
+    reply({ type: 'loaded', jobId });
+  }
+}
 
 type ExtractRequest = Extract<WorkerRequest, { type: 'extract' }>;
 type IndexFileRequest = Extract<WorkerRequest, { type: 'indexFile' }>;
@@ -258,7 +275,15 @@ async function extractOrIndexFile(request: ExtractRequest | IndexFileRequest): P
   const index = request.type === 'indexFile' ? request.options : null;
   busy = true;
   try {
-    const extractor = extractors.get(request.format);
+    let extractor: FormatExtractor | null;
+    try {
+      extractor = await extractorFor(request.format, jobId);
+    } catch (error) {
+      // Our module did not load, which is no fault of the file's: an error, which the caller retries.
+      const reason = error instanceof Error ? error.message : String(error);
+      reply({ type: 'error', jobId, message: `the ${request.format} extractor did not load (${reason})` });
+      return;
+    }
     if (!extractor) {
       throw new ExtractionError(
         'unsupported_format',
