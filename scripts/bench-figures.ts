@@ -9,6 +9,8 @@ export interface Figure {
 }
 
 const NUMBER = /[-−]?\d[\d,]*(?:\.\d+)?/;
+/** A cell that is a figure: it starts with a number (a comparison or "about" sign before it allowed). */
+const LEADING_NUMBER = /^[~≈≤≥<>]?\s*[-−]?\d/;
 const SEPARATOR = /^\|(?:\s*:?-{2,}:?\s*\|)+\s*$/;
 const MARKER = /^<!-- bench:([a-z0-9-]+) -->$/;
 
@@ -35,8 +37,9 @@ export function cellNumber(cell: string): number | null {
 }
 
 /**
- * Every numeric cell of every table in `text`. A figure is named `row · column`; a name that comes
- * back (two tables with the same rows) gets ` (2)`, ` (3)`… in the order the tables come.
+ * Every numeric cell of every table in `text`. A figure is named `row · column`, the row by its
+ * leading text cells; a name that comes back (two tables with the same rows) gets ` (2)`, ` (3)`…
+ * in the order the tables come.
  */
 export function readFigures(text: string): Figure[] {
   const lines = text.split('\n');
@@ -49,8 +52,12 @@ export function readFigures(text: string): Figure[] {
     let row = i + 2;
     for (; row < lines.length && lines[row]!.trim().startsWith('|'); row++) {
       const values = cells(lines[row]!);
-      const label = plain(values[0] ?? '');
-      for (let c = 1; c < values.length && c < columns.length; c++) {
+      // The row's name: its first cell and the text cells after it, up to the first that starts
+      // with a number ("| threads kept running | after 100 documents | 208.2 |").
+      let first = 1;
+      while (first < values.length && !LEADING_NUMBER.test(plain(values[first]!))) first++;
+      const label = values.slice(0, first).map(plain).join(' · ');
+      for (let c = first; c < values.length && c < columns.length; c++) {
         const value = cellNumber(values[c]!);
         if (value === null) continue;
         const base = `${label} · ${columns[c]}`;

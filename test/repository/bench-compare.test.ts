@@ -33,6 +33,21 @@ describe('figures read from a results section', () => {
     ]);
   });
 
+  it('names a row by all its leading text cells, numbers in them included', () => {
+    const text = [
+      '| setting | idle server | median MiB | min–max MiB |',
+      '|---|---|---:|---|',
+      '| threads kept | no documents | 204.4 | 199.7–220.6 |',
+      '| threads kept | after 100 documents | 208.2 | 204.2–228.0 |',
+    ].join('\n');
+    expect(readFigures(text)).toEqual([
+      { name: 'threads kept · no documents · median MiB', value: 204.4 },
+      { name: 'threads kept · no documents · min–max MiB', value: 199.7 },
+      { name: 'threads kept · after 100 documents · median MiB', value: 208.2 },
+      { name: 'threads kept · after 100 documents · min–max MiB', value: 204.2 },
+    ]);
+  });
+
   it('splits a results file by its section markers', () => {
     const sections = readSections('# head\n<!-- bench:one -->\n## 1. One\n| a | b |\n<!-- bench:two -->\nx');
     expect([...sections.keys()]).toEqual(['one', 'two']);
