@@ -128,7 +128,7 @@ describe('parsers load with the first file', () => {
     try {
       const small = await tmp.write('first.txt', 'the first file this thread reads');
       expect((await extractor.extract(small, 'txt')).text).toBe('the first file this thread reads');
-      // Loaded once: a second file of another format reads as quickly.
+      // The parsers stay loaded: the next file, of another format, is read under the same cap.
       const page = await tmp.write('second.html', '<html><body><p>and then a page</p></body></html>');
       expect((await extractor.extract(page, 'html')).text).toBe('and then a page');
     } finally {
