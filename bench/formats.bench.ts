@@ -12,6 +12,7 @@ import type { FormatId } from '../src/domain/formats.js';
 import { createPipelineThreads, type PipelineThreads } from '../src/pipeline/extract/index.js';
 import { proseXlsx } from './big-files.js';
 import { type Benchmark, type BenchSection, fmt, median, megabytes, projectRoot, timeRuns } from './lib.js';
+import { residentBytes } from './server.js';
 
 const FORMATS: readonly { format: FormatId; folder: string; extensions: readonly string[] }[] = [
   { format: 'pptx', folder: 'pptx', extensions: ['.pptx'] },
@@ -24,18 +25,18 @@ const FORMATS: readonly { format: FormatId; folder: string; extensions: readonly
   { format: 'eml', folder: 'eml', extensions: ['.eml'] },
 ];
 
-/** Peak RSS above `baseline` while `fn` runs, sampled every 2 ms. */
+/** Peak RSS (this process and its pipeline processes) above `baseline` while `fn` runs, sampled every 2 ms. */
 async function rssPeak(baseline: number, fn: () => Promise<unknown>): Promise<number> {
-  let peak = process.memoryUsage.rss();
+  let peak = residentBytes(process.pid);
   const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage.rss());
+    peak = Math.max(peak, residentBytes(process.pid));
   }, 2);
   try {
     await fn();
   } finally {
     clearInterval(timer);
   }
-  return Math.max(0, Math.max(peak, process.memoryUsage.rss()) - baseline);
+  return Math.max(0, Math.max(peak, residentBytes(process.pid)) - baseline);
 }
 
 /** One timed extraction of a generated file, as a row of the table. */
@@ -59,7 +60,7 @@ async function generatedRow(
 async function settledRss(): Promise<number> {
   (globalThis as { gc?: () => void }).gc?.();
   await new Promise((resolve) => setTimeout(resolve, 200));
-  return process.memoryUsage.rss();
+  return residentBytes(process.pid);
 }
 
 export const run: Benchmark = async (options): Promise<BenchSection> => {
@@ -124,7 +125,7 @@ export const run: Benchmark = async (options): Promise<BenchSection> => {
   lines.push(
     '',
     `- One worker thread; median of ${repeats} passes over every corpus file of the format, after a warm-up pass; MB/s is input bytes per second. The corpus files are small (6 KB–0.5 MB), so fixed costs per file (opening the archive twice: limits, then parts) weigh more than they would on large files.`,
-    `- RSS: the process's resident set (worker thread included), sampled every 2 ms while the largest file is extracted, minus the RSS after the warm-up.`,
+    `- RSS: the resident set of the process and its pipeline processes (they read the files), sampled every 2 ms while the largest file is extracted, minus the RSS after the warm-up.`,
     `- ${cpus().length} CPUs, load average ${fmt(loadBefore, 2)} before / ${fmt(loadavg()[0]!, 2)} after (other work shares this machine; every figure is slowed alike).`,
   );
   return { title, lines };

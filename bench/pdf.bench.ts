@@ -3,7 +3,7 @@
 // Goal: at least 0.5× poppler with two worker threads. pdftotext comes from Debian's
 // poppler-utils (`apt-get install poppler-utils`); without it the section says so.
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createPipelineThreads } from '../src/pipeline/extract/index.js';
 import { type Benchmark, type BenchSection, fmt, median, timeRuns } from './lib.js';
+import { cpuMilliseconds } from './server.js';
 
 const run$ = promisify(execFile);
 const REPEATS = 5;
@@ -36,21 +37,12 @@ async function pdftotextVersion(): Promise<string | null> {
   }
 }
 
-/** USER_HZ, 100 on every Linux this runs on (sysconf(_SC_CLK_TCK)). */
-const CLOCK_TICKS = 100;
-
-/** CPU time of this process (every thread) plus its waited-for children (Linux /proc), in ms. */
+/**
+ * CPU time of this process (every thread), its pipeline processes and its waited-for children
+ * (pdftotext), in ms.
+ */
 function cpuMs(): number {
-  const own = process.cpuUsage();
-  let children = 0;
-  try {
-    // Fields after "pid (comm)": state is the 3rd field of the line, cutime/cstime the 16th/17th.
-    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
-    children = ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS;
-  } catch {
-    // Not Linux: children's CPU is left out (the pdftotext CPU column then reads 0).
-  }
-  return (own.user + own.system) / 1000 + children;
+  return cpuMilliseconds(process.pid);
 }
 
 interface Sample {

@@ -2,7 +2,7 @@
 // it) on 127.0.0.1 with a fresh DATA_DIR, and talks to it over HTTP. Every benchmark that measures
 // the service end to end starts its own server, so no run inherits another's queue or database.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -243,24 +243,72 @@ export async function waitUntilDone(
   );
 }
 
-/** Resident set size of a process in bytes (Linux: VmRSS in /proc/<pid>/status). */
-export function residentBytes(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
-  if (!match) throw new Error(`no VmRSS for process ${pid}`);
-  return Number(match[1]) * 1024;
+/**
+ * A process and its live descendants (Linux: /proc/<pid>/task/<tid>/children). Pipeline threads
+ * that read files are child processes: what a server or a pool uses includes theirs.
+ */
+export function processTree(pid: number): number[] {
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) {
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${tree[i]}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      try {
+        const children = readFileSync(`/proc/${tree[i]}/task/${task}/children`, 'utf8').trim();
+        if (children !== '') tree.push(...children.split(' ').map(Number));
+      } catch {
+        // The thread or process ended while it was read.
+      }
+    }
+  }
+  return tree;
 }
 
 /**
- * CPU time a live process has used so far, every thread of it, in ms (Linux: utime + stime in
- * /proc/<pid>/stat, in clock ticks of 10 ms). Less disturbed by other work on the machine than
- * wall time.
+ * Resident set size in bytes of a process and its live descendants (Linux: VmRSS in
+ * /proc/<pid>/status, summed; pages two processes share count twice).
+ */
+export function residentBytes(pid: number): number {
+  let total = 0;
+  for (const member of processTree(pid)) {
+    let status: string;
+    try {
+      status = readFileSync(`/proc/${member}/status`, 'utf8');
+    } catch {
+      if (member === pid) throw new Error(`no process ${pid}`);
+      continue;
+    }
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    if (!match) throw new Error(`no VmRSS for process ${member}`);
+    total += Number(match[1]) * 1024;
+  }
+  return total;
+}
+
+/**
+ * CPU time a live process has used so far, in ms: every thread of it, its descendants alive and
+ * those it has waited for (Linux: utime + stime + cutime + cstime in /proc/<pid>/stat, in clock
+ * ticks of 10 ms). Less disturbed by other work on the machine than wall time.
  */
 export function cpuMilliseconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // After the command name (which may hold spaces): state is field 3, utime 14 and stime 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  let ticks = 0;
+  for (const member of processTree(pid)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${member}/stat`, 'utf8');
+    } catch {
+      if (member === pid) throw new Error(`no process ${pid}`);
+      continue;
+    }
+    // After the command name (which may hold spaces): state is field 3, utime 14 to cstime 17.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+  }
+  return ticks * 10;
 }
 
 const MIB = 1024 * 1024;

@@ -161,6 +161,28 @@ describe('a thread that runs out of heap', () => {
   });
 });
 
+describe('a file whose one allocation leaps past the heap cap', () => {
+  it('fails too_large, and this process lives on', async () => {
+    // Line endings made \n copy a 51 MB text in one step: far more than the 16 MB a thread is
+    // given past its cap, which aborts the whole process when the reader is a thread.
+    const crlf = await tmp.write('crlf.txt', 'a line of words\r\n'.repeat(3 * 1024 * 1024));
+    const extractor = createPipelineThreads({ ...OPTIONS, maxWorkers: 1, maxHeapMb: 64 });
+    try {
+      const error = await extractor.extract(crlf, 'txt').then(
+        () => null,
+        (reason: unknown) => reason as ExtractionError,
+      );
+      expect(error).toBeInstanceOf(ExtractionError);
+      expect(error?.code).toBe('too_large');
+      expect(error?.message).toBe('extracting the document needs more than 64 MB of memory');
+      const small = await tmp.write('after.txt', 'still here');
+      expect((await extractor.extract(small, 'txt')).text).toBe('still here');
+    } finally {
+      await extractor.close();
+    }
+  });
+});
+
 describe('abort and close', () => {
   itWithCorpus(
     'an abort signal ends the extraction at once with its reason; the pool carries on',

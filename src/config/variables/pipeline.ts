@@ -43,7 +43,7 @@ export const PIPELINE_VARIABLES = {
     min: 1,
     max: 64,
     description:
-      'pipeline threads per worker process: they extract files and chunk every document; one CPU is left to the event loop, which answers the API and writes the indexes',
+      'pipeline threads per worker process: they extract files (in child processes) and chunk every document; one CPU is left to the event loop, which answers the API and writes the indexes',
   },
   // An idle thread holds its heap and the tokenizer's tables (bench/RESULTS.md, section 23); a
   // document after it stopped waits for a new thread to load them. Five minutes: a first
@@ -71,7 +71,7 @@ export const PIPELINE_VARIABLES = {
     default: 512,
     min: 32,
     max: 16_384,
-    description: 'heap cap of each pipeline thread (a document that needs more fails `too_large`)',
+    description: 'heap cap of each pipeline thread or process (a document that needs more fails `too_large`)',
   },
   pdfMaxPages: {
     env: 'PDF_MAX_PAGES',

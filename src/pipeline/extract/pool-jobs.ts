@@ -1,12 +1,12 @@
 // The pool's records of threads and documents, and how a thread's replies and crashes read.
 import { statSync } from 'node:fs';
-import type { Worker } from 'node:worker_threads';
 import { formatSpec } from '../../domain/formats.js';
 import type { ChunkRow, IndexTotals } from '../../domain/types.js';
 import type { ChunkOptions } from '../chunk/options.js';
 import { FORMAT_HANDLERS } from '../formats/handlers.js';
 import type { ChunkQueue } from './chunk-queue.js';
 import { ExtractionError } from './errors.js';
+import type { HostExit, PipelineHost } from './hosts.js';
 import { assemblePages, unreadScan } from './pages.js';
 import { type TextLimitSettings, textLimitOf } from './text-limit.js';
 import type { ChunkSpan, ExtractedText, FileChunkOptions, SourceFormat, WorkerReply } from './types.js';
@@ -14,8 +14,9 @@ import type { ChunkSpan, ExtractedText, FileChunkOptions, SourceFormat, WorkerRe
 /** A text waits inside a busy thread only behind a text this short (about 50 ms of chunking). */
 const QUEUE_BEHIND_MAX_CHARS = 1_000_000;
 
+/** A pipeline thread or process (hosts.ts); both are called threads in the pool's words. */
 export interface Slot {
-  worker: Worker;
+  host: PipelineHost;
   /** The document this thread works on, if any. */
   job: Job | null;
   /**
@@ -79,34 +80,38 @@ export interface Job {
   settled: boolean;
 }
 
+/** Flags of a script given on the command line, each followed by its value unless written with `=`. */
+const SCRIPT_FLAGS = new Set(['--input-type', '-e', '--eval', '-p', '--print']);
+
 /**
- * Threads inherit the process's Node flags (source maps, profilers, loaders), except the one that
- * stops a thread from starting at all: --input-type, which only applies to -e/stdin scripts.
+ * Threads and processes inherit the process's Node flags (source maps, profilers, loaders), but not
+ * those of a script given on the command line (-e, -p and --input-type): a child process would run
+ * that script instead of its own, and --input-type stops a thread from starting at all.
  */
 export function workerExecArgv(): string[] {
   const args: string[] = [];
   for (let i = 0; i < process.execArgv.length; i++) {
     const arg = process.execArgv[i]!;
-    if (arg === '--input-type') i++;
-    else if (!arg.startsWith('--input-type=')) args.push(arg);
+    if (SCRIPT_FLAGS.has(arg)) i++;
+    else if (!SCRIPT_FLAGS.has(arg.split('=', 1)[0]!)) args.push(arg);
   }
   return args;
 }
 
-export function crashError(error: Error, ready: boolean, maxHeapMb: number, task: JobTask['type']): Error {
+export function crashError(exit: HostExit, ready: boolean, maxHeapMb: number, task: JobTask['type']): Error {
   // Before the thread has loaded its modules, nothing it did depended on the document: a fault
   // of the installation or configuration, not something the document should fail for.
-  if (!ready) return new Error(`the extraction thread failed to start (${error.message})`);
+  if (!ready) return new Error(`the extraction thread failed to start (${exit.message})`);
   const doing = task === 'indexText' ? 'chunking' : 'extracting';
-  if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+  if (exit.outOfMemory) {
     return new ExtractionError(
       'too_large',
       `${doing} the document needs more than ${maxHeapMb} MB of memory`,
     );
   }
   // Our chunker crashing on a text is our bug, not a corrupt file: an untyped error is retried.
-  if (task === 'indexText') return new Error(`the chunking thread crashed (${error.message})`);
-  return new ExtractionError('corrupt', `the extraction thread crashed on this document (${error.message})`);
+  if (task === 'indexText') return new Error(`the chunking thread crashed (${exit.message})`);
+  return new ExtractionError('corrupt', `the extraction thread crashed on this document (${exit.message})`);
 }
 
 /** A reported span as a chunk: its own text, or the slice of the text the job sent. */

@@ -1,12 +1,12 @@
-// The extractor: a small pool of worker threads, each with a V8 heap cap, and a wall-time cap per
-// document. A thread that runs out of heap, crashes or overruns is terminated; only its document
+// The extractor: a small pool of pipeline threads, each with a V8 heap cap, and a wall-time cap per
+// document. A thread that runs out of heap, crashes or overruns is ended; only its document
 // fails, and a fresh thread takes its place when the next document needs one. A long PDF is split
 // into page ranges that idle threads extract side by side, when the machine has CPUs to spare.
 // The same threads chunk every document's text (files, URLs and JSON alike): tokenizing is the
 // pipeline's heaviest CPU work, and off the event loop it neither delays API requests nor stops
-// a second core from helping.
+// a second core from helping. A "thread" that reads files is a child process (hosts.ts says why);
+// one that only chunks texts is a worker thread. Both count against the pool's size.
 import { statSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
 import { collectChunks } from '../../domain/chunk-batches.js';
 import { contentTypeOf, formatSpec } from '../../domain/formats.js';
 import type { ChunkStream, IndexTotals } from '../../domain/types.js';
@@ -15,6 +15,7 @@ import type { ChunkOptions } from '../chunk/options.js';
 import { ChunkQueue } from './chunk-queue.js';
 import { type CpuHeadroom, sampleCpuHeadroom } from './cpu-headroom.js';
 import { ExtractionError } from './errors.js';
+import { HostExit, type HostKind, startHost } from './hosts.js';
 import { type PageRange, pdfParts } from './page-ranges.js';
 import {
   chunkRowOf,
@@ -43,7 +44,6 @@ import {
   type WorkerReply,
   type WorkerRequest,
 } from './types.js';
-import { workerEntry } from './worker-entry.js';
 
 /** Paged files from this size on are chunked by one thread as it reads them (streamsPaged). */
 const PAGED_STREAM_FROM_BYTES = 16 * 1024 * 1024;
@@ -91,7 +91,6 @@ class PipelineThreadPool implements PipelineThreads {
   private warming: Array<() => void> = [];
   /** Whether a thread has warmed its chunker: the tables are built and the code is compiled. */
   private hasWarmed = false;
-  private readonly entry = workerEntry();
   private closed = false;
   private nextJobId = 1;
 
@@ -224,7 +223,7 @@ class PipelineThreadPool implements PipelineThreads {
   warm(): Promise<void> {
     if (this.closed) return Promise.resolve();
     if (this.hasWarmed) return Promise.resolve();
-    if (this.slots.size === 0) this.spawn();
+    if (this.slots.size === 0) this.spawn('thread');
     return new Promise((resolve) => this.warming.push(resolve));
   }
 
@@ -247,7 +246,10 @@ class PipelineThreadPool implements PipelineThreads {
     while (this.queue.length > 0 && !this.closed) {
       const job = this.queue.next(groupsInThreads(this.slots));
       const { task } = job;
-      const slot = this.takeSlot() ?? (task.type === 'indexText' ? slotToChunkNext(this.slots) : null);
+      const slot =
+        task.type === 'indexText'
+          ? (this.takeSlot('thread') ?? slotToChunkNext(this.slots))
+          : this.takeSlot('process');
       if (!slot) return;
       this.queue.take(job);
       const request: WorkerRequest =
@@ -257,7 +259,7 @@ class PipelineThreadPool implements PipelineThreads {
       if (slot.job) {
         // Queued in the thread behind the text it is chunking; its clock starts when its turn comes.
         slot.next = job;
-        slot.worker.postMessage(request);
+        slot.host.post(request);
         this.deps.onQueuedInThread?.();
         continue;
       }
@@ -307,11 +309,24 @@ class PipelineThreadPool implements PipelineThreads {
     );
   }
 
-  /** An idle thread, or a new one while the pool is below its size. */
-  private takeSlot(): Slot | null {
-    for (const slot of this.slots) if (!slot.job) return slot;
-    if (this.slots.size >= this.opts.maxWorkers) return null;
-    return this.spawn();
+  /**
+   * An idle thread that can do the work, or a new one while the pool is below its size. A text can
+   * be chunked by either kind; a file is read only in a process, which takes the place of an idle
+   * thread when the pool is full.
+   */
+  private takeSlot(kind: HostKind): Slot | null {
+    let idle: Slot | null = null;
+    for (const slot of this.slots) {
+      if (slot.job) continue;
+      if (slot.host.kind === kind) return slot;
+      idle ??= slot;
+    }
+    if (idle && kind === 'thread') return idle;
+    if (this.slots.size >= this.opts.maxWorkers) {
+      if (!idle) return null;
+      this.kill(idle);
+    }
+    return this.spawn(kind);
   }
 
   /** Threads a PDF may add: idle or not yet started ones, as far as there are idle CPUs to run them. */
@@ -333,18 +348,20 @@ class PipelineThreadPool implements PipelineThreads {
     };
   }
 
-  private spawn(): Slot {
-    const worker = new Worker(this.entry, {
-      resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb },
-      execArgv: workerExecArgv(),
-      workerData: {
+  private spawn(kind: HostKind): Slot {
+    const host = startHost(kind, {
+      data: {
         searchLanguage: this.opts.searchLanguage ?? 'auto',
         ocr: this.opts.ocr ?? { enabled: true, languages: ['eng'] },
         text: this.textLimits(),
       } satisfies WorkerData,
+      maxHeapMb: this.opts.maxHeapMb,
+      execArgv: workerExecArgv(),
+      onMessage: (message) => this.onReply(slot, message),
+      onExit: (exit) => this.onCrash(slot, exit),
     });
     const slot: Slot = {
-      worker,
+      host,
       job: null,
       next: null,
       discard: null,
@@ -354,16 +371,10 @@ class PipelineThreadPool implements PipelineThreads {
       ranOcr: false,
       idleStop: null,
       startup: setTimeout(() => {
-        this.onCrash(slot, new Error(`not started after ${STARTUP_TIMEOUT_MS / 1000} s`));
+        this.onCrash(slot, new HostExit(`not started after ${STARTUP_TIMEOUT_MS / 1000} s`, false));
       }, STARTUP_TIMEOUT_MS),
     };
     slot.startup.unref();
-    worker.on('message', (message: WorkerReply) => this.onReply(slot, message));
-    worker.on('error', (error) => this.onCrash(slot, error));
-    worker.on('exit', (code) =>
-      this.onCrash(slot, new Error(`the extraction thread exited with code ${code}`)),
-    );
-    worker.unref();
     this.slots.add(slot);
     return slot;
   }
@@ -374,8 +385,8 @@ class PipelineThreadPool implements PipelineThreads {
     slot.job = job;
     job.slots.add(slot);
     // Busy threads keep the process alive; idle ones do not, so a forgotten close() cannot hang it.
-    slot.worker.ref();
-    slot.worker.postMessage(request);
+    slot.host.ref();
+    slot.host.post(request);
   }
 
   /** The thread finished its job: it goes idle, or on to the text queued in it. */
@@ -389,7 +400,7 @@ class PipelineThreadPool implements PipelineThreads {
     if (!next) {
       if (slot.recycle || (slot.ranOcr && this.queue.length === 0)) this.kill(slot);
       else {
-        slot.worker.unref();
+        slot.host.unref();
         this.armIdleStop(slot);
       }
       return;
@@ -438,7 +449,7 @@ class PipelineThreadPool implements PipelineThreads {
     const next = slot.next;
     slot.next = null;
     if (next && !next.settled) this.queue.unshift(next);
-    const exited = endThread(slot.worker);
+    const exited = slot.host.end(EXIT_GRACE_MS);
     this.exiting.add(exited);
     void exited.finally(() => this.exiting.delete(exited));
   }
@@ -501,7 +512,7 @@ class PipelineThreadPool implements PipelineThreads {
           message.spans.map((span) => chunkRowOf(job, span, job.nextIndex++)),
           () => {
             if (!slot.dead) {
-              slot.worker.postMessage({ type: 'spansRead', jobId: job.id } satisfies WorkerRequest);
+              slot.host.post({ type: 'spansRead', jobId: job.id } satisfies WorkerRequest);
             }
           },
         );
@@ -540,10 +551,10 @@ class PipelineThreadPool implements PipelineThreads {
     this.deps.onPdfPlan?.(ranges);
     job.partsExpected = ranges.length;
     const [own, ...others] = ranges;
-    first.worker.postMessage({ type: 'pdfPlan', jobId: job.id, ...own! } satisfies WorkerRequest);
+    first.host.post({ type: 'pdfPlan', jobId: job.id, ...own! } satisfies WorkerRequest);
     if (job.task.type !== 'extract') return;
     for (const range of others) {
-      this.assign(this.takeSlot()!, job, {
+      this.assign(this.takeSlot('process')!, job, {
         type: 'extract',
         jobId: job.id,
         path: job.task.path,
@@ -554,7 +565,7 @@ class PipelineThreadPool implements PipelineThreads {
     }
   }
 
-  private onCrash(slot: Slot, error: Error): void {
+  private onCrash(slot: Slot, error: HostExit): void {
     if (slot.dead) return;
     const job = slot.job;
     this.kill(slot);
@@ -581,29 +592,5 @@ class PipelineThreadPool implements PipelineThreads {
   }
 }
 
-/** How long a thread asked to end may take to reach the end of its task before it is terminated. */
+/** How long a thread asked to end may take to reach the end of its task before it is stopped. */
 const EXIT_GRACE_MS = 1_000;
-
-/**
- * Ends a thread by asking it to exit, which it does between two of its tasks; terminate() only
- * when it does not within EXIT_GRACE_MS (synchronous code that never yields). terminate() stops
- * a thread wherever it is, and when that is between a zlib stream's creation and its setup (an
- * archive or PDF read opens one per entry or stream), Node aborts the whole process as it frees
- * the stream ("close before init").
- */
-export function endThread(worker: Worker, graceMs = EXIT_GRACE_MS): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (worker.threadId === -1) {
-      resolve();
-      return;
-    }
-    let force: NodeJS.Timeout | undefined;
-    const done = () => {
-      clearTimeout(force);
-      resolve();
-    };
-    worker.once('exit', done);
-    force = setTimeout(() => void worker.terminate().then(done, done), graceMs);
-    worker.postMessage({ type: 'exit' } satisfies WorkerRequest);
-  });
-}

@@ -106,7 +106,10 @@ export interface PipelineThreads {
 export type FileChunkOptions = Omit<ChunkOptions, 'pages'>;
 
 /** Pool → worker. */
-/** What each thread is started with. */
+/** The environment variable a pipeline process finds its WorkerData in (JSON). */
+export const WORKER_DATA_ENV = 'DOCINDEX_PIPELINE_WORKER_DATA';
+
+/** What each thread or process is started with. */
 export interface WorkerData {
   searchLanguage: SearchLanguage;
   ocr: OcrSettings;

@@ -1,15 +1,20 @@
-// Where the pool finds the script of its worker threads. Built with tsc, it is worker.js beside
-// this module (dist/src/pipeline/extract/). Run from the TypeScript sources (vitest), there is no
-// .js to start and Node 20 cannot run .ts, so the thread starts from a tiny bootstrap that
-// registers a loader hook compiling .ts with esbuild (vitest's own compiler) and then imports
-// worker.ts. The hook exists only in that thread and only when the sources are .ts.
+// Where the pool finds the script of its threads and processes. Built with tsc, it is worker.js
+// beside this module (dist/src/pipeline/extract/). Run from the TypeScript sources (vitest), there
+// is no .js to start and Node 20 cannot run .ts, so the thread or process starts from a tiny
+// bootstrap that registers a loader hook compiling .ts with esbuild (vitest's own compiler) and
+// then imports worker.ts. The hook exists only there and only when the sources are .ts.
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 
 export function workerEntry(): URL {
   const self = new URL(import.meta.url);
   if (!self.pathname.endsWith('.ts')) return new URL('./worker.js', self);
-  return new URL(`data:text/javascript,${encodeURIComponent(bootstrapSource(new URL('./worker.ts', self)))}`);
+  return new URL(`data:text/javascript,${encodeURIComponent(workerBootstrap())}`);
+}
+
+/** The bootstrap module's source, when running from the .ts sources. */
+export function workerBootstrap(): string {
+  return bootstrapSource(new URL('./worker.ts', import.meta.url));
 }
 
 function bootstrapSource(workerTs: URL): string {

@@ -1,9 +1,10 @@
-// Entry point of an extraction worker thread. It takes one document (or one page range of a PDF)
-// at a time from the pool in pool.ts and answers with text or a failure code. Everything that
-// parses untrusted bytes runs here, under the heap cap and wall-time cap the pool enforces.
+// Entry point of a pipeline worker, run as a thread or as a child process (hosts.ts). It takes one
+// document (or one page range of a PDF) at a time from the pool in pool.ts and answers with text,
+// chunks or a failure code. Everything that parses untrusted bytes runs here, under the heap cap
+// and wall-time cap the pool enforces.
 import { stat } from 'node:fs/promises';
 import { setPriority } from 'node:os';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData as threadData } from 'node:worker_threads';
 import { FORMAT_IDS, type FormatId, formatSpec } from '../../domain/formats.js';
 import type { IndexPiece } from '../chunk/for-index.js';
 import type { FormatExtractor } from '../formats/handler.js';
@@ -13,12 +14,47 @@ import { ExtractionError } from './errors.js';
 import { nestedFiles } from './nested-files.js';
 import { PageJoiner, unreadScan } from './pages.js';
 import { type TextLimit, textLimitOf } from './text-limit.js';
-import type { ChunkSpan, WorkerData, WorkerReply, WorkerRequest } from './types.js';
+import {
+  type ChunkSpan,
+  WORKER_DATA_ENV,
+  type WorkerData,
+  type WorkerReply,
+  type WorkerRequest,
+} from './types.js';
 
-const port = parentPort;
-if (!port) throw new Error('worker.ts runs only as a worker thread');
-const configuredLanguage = (workerData as WorkerData).searchLanguage;
-configureOcr((workerData as WorkerData).ocr);
+/** The pool: this thread's parent port, or this process's IPC channel. */
+const port = parentLink();
+const workerData = port.data;
+const configuredLanguage = workerData.searchLanguage;
+configureOcr(workerData.ocr);
+
+function parentLink(): {
+  data: WorkerData;
+  send: (reply: WorkerReply) => void;
+  onRequest: (listener: (request: WorkerRequest) => void) => void;
+} {
+  if (parentPort) {
+    const thread = parentPort;
+    return {
+      data: threadData as WorkerData,
+      send: (reply) => thread.postMessage(reply),
+      onRequest: (listener) => thread.on('message', listener),
+    };
+  }
+  const data = process.env[WORKER_DATA_ENV];
+  if (!process.send || data === undefined) {
+    throw new Error('worker.ts runs only as a pipeline thread or process (see hosts.ts)');
+  }
+  // The pool is gone (it crashed or was killed): nothing is left to work for.
+  process.on('disconnect', () => process.exit(0));
+  return {
+    data: JSON.parse(data) as WorkerData,
+    send: (reply) => {
+      if (process.connected) process.send!(reply);
+    },
+    onRequest: (listener) => process.on('message', listener as (message: unknown) => void),
+  };
+}
 
 /**
  * This thread runs at a lower CPU priority than the process's event loop: on Linux a priority set
@@ -90,7 +126,7 @@ const loadChunker = () => {
 };
 
 function reply(message: WorkerReply): void {
-  port!.postMessage(message);
+  port.send(message);
 }
 
 /**
@@ -104,7 +140,7 @@ const unread = { jobId: -1, count: 0, wake: null as (() => void) | null };
 /** One document at a time: a text queued in the thread waits until the one before it is done. */
 let work: Promise<void> = Promise.resolve();
 
-port.on('message', (request: WorkerRequest) => {
+port.onRequest((request) => {
   clearTimeout(preload);
   switch (request.type) {
     case 'pdfPlan':
@@ -122,7 +158,7 @@ port.on('message', (request: WorkerRequest) => {
       return;
     case 'exit':
       // process.exit in a thread ends that thread only, and here, between two tasks, no zlib
-      // stream is half set up (see the pool's endThread).
+      // stream is half set up (see ThreadHost.end in hosts.ts).
       process.exit(0);
       return;
     default:
@@ -182,7 +218,7 @@ async function* fromFile(pieces: AsyncIterable<string>, limit: TextLimit): Async
 /** The bound on the text of the file at `path` (its size, its format, the settings). */
 async function textLimitFor(path: string, format: FormatId): Promise<TextLimit> {
   const { size } = await stat(path);
-  return textLimitOf(size, (workerData as WorkerData).text, FORMAT_HANDLERS[format].unpacks === true);
+  return textLimitOf(size, workerData.text, FORMAT_HANDLERS[format].unpacks === true);
 }
 
 /**

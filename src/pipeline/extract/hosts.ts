@@ -1,0 +1,238 @@
+// Where a pipeline slot runs: a worker thread, or a child process. Both run worker.ts and speak the
+// same messages; the pool sees one interface.
+//
+// Files are read in child processes. A thread's heap cap is best effort: past it, Node gives the
+// thread 16 MB more while it is being stopped, and a single allocation larger than that (a hash
+// table doubling, a long string joined) aborts the whole process, server and all. A child process
+// past its cap aborts itself alone. Texts (JSON ingest) are chunked by our own code, whose
+// allocations grow with a text the API has already bounded, and stay in threads, which start and
+// exchange messages for less.
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { WORKER_DATA_ENV, type WorkerData, type WorkerReply, type WorkerRequest } from './types.js';
+import { workerBootstrap, workerEntry } from './worker-entry.js';
+
+export type HostKind = 'thread' | 'process';
+
+export interface HostOptions {
+  data: WorkerData;
+  maxHeapMb: number;
+  /** Node flags both kinds inherit (source maps, profilers, loaders). */
+  execArgv: string[];
+  onMessage: (message: WorkerReply) => void;
+  /** Once, when the host ends for any reason other than end(); `outOfMemory` when past its heap cap. */
+  onExit: (error: HostExit) => void;
+}
+
+/** Why a host ended on its own. */
+export class HostExit extends Error {
+  constructor(
+    message: string,
+    readonly outOfMemory: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export interface PipelineHost {
+  readonly kind: HostKind;
+  post(request: WorkerRequest): void;
+  /** A busy host keeps the process alive; an idle one does not. */
+  ref(): void;
+  unref(): void;
+  /** Asks the host to exit between two tasks, and stops it outright after `graceMs`. */
+  end(graceMs: number): Promise<void>;
+}
+
+export function startHost(kind: HostKind, opts: HostOptions): PipelineHost {
+  return kind === 'thread' ? new ThreadHost(opts) : new ProcessHost(opts);
+}
+
+class ThreadHost implements PipelineHost {
+  readonly kind = 'thread';
+  private readonly worker: Worker;
+  private exited = false;
+
+  constructor(opts: HostOptions) {
+    this.worker = new Worker(workerEntry(), {
+      resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb },
+      execArgv: opts.execArgv,
+      workerData: opts.data,
+    });
+    let ended = false;
+    const exit = (error: HostExit) => {
+      if (ended) return;
+      ended = true;
+      opts.onExit(error);
+    };
+    this.worker.on('message', opts.onMessage);
+    this.worker.on('error', (error) => {
+      const outOfMemory = (error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
+      exit(new HostExit(error.message, outOfMemory));
+    });
+    this.worker.on('exit', (code) => {
+      this.exited = true;
+      exit(new HostExit(`the extraction thread exited with code ${code}`, false));
+    });
+    this.worker.unref();
+  }
+
+  post(request: WorkerRequest): void {
+    this.worker.postMessage(request);
+  }
+
+  ref(): void {
+    this.worker.ref();
+  }
+
+  unref(): void {
+    this.worker.unref();
+  }
+
+  end(graceMs: number): Promise<void> {
+    return this.exited ? Promise.resolve() : endThread(this.worker, graceMs);
+  }
+}
+
+/**
+ * Ends a thread by asking it to exit, which it does between two of its tasks; terminate() only
+ * when it does not within `graceMs` (synchronous code that never yields). terminate() stops a
+ * thread wherever it is, and when that is between a zlib stream's creation and its setup (an
+ * archive or PDF read opens one per entry or stream), Node aborts the whole process as it frees
+ * the stream ("close before init").
+ */
+export function endThread(worker: Worker, graceMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (worker.threadId === -1) {
+      resolve();
+      return;
+    }
+    let force: NodeJS.Timeout | undefined;
+    const done = () => {
+      clearTimeout(force);
+      resolve();
+    };
+    worker.once('exit', done);
+    force = setTimeout(() => void worker.terminate().then(done, done), graceMs);
+    worker.postMessage({ type: 'exit' } satisfies WorkerRequest);
+  });
+}
+
+/** What V8 prints as a process runs out of heap (both of its fatal allocation messages end so). */
+const OUT_OF_MEMORY = /JavaScript heap out of memory/;
+/** Where V8's report of a fatal error starts. */
+const FATAL_REPORT = /\n?<--- Last few GCs --->|\n?#\n# Fatal|FATAL ERROR:/;
+/** The end of the child's error output kept to tell why it ended. */
+const STDERR_TAIL_CHARS = 4096;
+
+class ProcessHost implements PipelineHost {
+  readonly kind = 'process';
+  private readonly child: ChildProcess;
+  private exited = false;
+  private held = false;
+
+  constructor(opts: HostOptions) {
+    const entry = workerEntry();
+    const script =
+      entry.protocol === 'file:'
+        ? [fileURLToPath(entry)]
+        : // From the .ts sources (vitest) the entry is a bootstrap module, run as such.
+          ['--input-type=module', '--eval', workerBootstrap()];
+    this.child = spawn(
+      process.execPath,
+      [...opts.execArgv, `--max-old-space-size=${opts.maxHeapMb}`, ...script],
+      {
+        stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+        serialization: 'advanced',
+        env: { ...process.env, [WORKER_DATA_ENV]: JSON.stringify(opts.data) },
+      },
+    );
+    let stderrTail = '';
+    let dying = false;
+    const stderr = this.child.stderr as Socket;
+    stderr.setEncoding('utf8');
+    stderr.on('data', (text: string) => {
+      stderrTail = (stderrTail + text).slice(-STDERR_TAIL_CHARS);
+      // Passed on as a thread's would be, but for V8's report of a fatal error (its last GCs and
+      // native stack): the document's failure says what happened, and the server is not dying.
+      const report = dying ? 0 : text.search(FATAL_REPORT);
+      if (report !== -1) dying = true;
+      const shown = report === -1 ? text : text.slice(0, report);
+      if (shown !== '') process.stderr.write(shown);
+    });
+    stderr.unref();
+    let ended = false;
+    const exit = (error: HostExit) => {
+      if (ended) return;
+      ended = true;
+      opts.onExit(error);
+    };
+    this.child.on('message', opts.onMessage);
+    // Adding the listener refs the IPC channel on the next tick: whether the host is held is
+    // applied after that.
+    process.nextTick(() => (this.held ? this.ref() : this.unref()));
+    this.child.on('error', (error) => exit(new HostExit(error.message, false)));
+    this.child.on('exit', (code, signal) => {
+      this.exited = true;
+      // Its last words may still be in the pipe: read them before saying why it ended.
+      const report = () => {
+        const outOfMemory = OUT_OF_MEMORY.test(stderrTail);
+        const how = signal ? `was ended by ${signal}` : `exited with code ${code}`;
+        exit(new HostExit(`the extraction process ${how}`, outOfMemory));
+      };
+      if (stderr.readableEnded || stderr.destroyed) report();
+      else {
+        stderr.once('close', report);
+        stderr.once('end', report);
+      }
+    });
+    this.unref();
+  }
+
+  post(request: WorkerRequest): void {
+    if (this.child.connected) this.child.send(request);
+  }
+
+  ref(): void {
+    this.held = true;
+    this.child.ref();
+    this.child.channel?.ref();
+  }
+
+  unref(): void {
+    this.held = false;
+    this.child.unref();
+    this.child.channel?.unref();
+  }
+
+  end(graceMs: number): Promise<void> {
+    return this.exited ? Promise.resolve() : endProcess(this.child, graceMs);
+  }
+}
+
+/**
+ * Ends a child process by asking it to exit between two tasks, and kills it when it has not within
+ * `graceMs`. Killing a process anywhere does this one no harm; asking first lets it exit cleanly.
+ */
+export function endProcess(child: ChildProcess, graceMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve();
+      return;
+    }
+    let force: NodeJS.Timeout | undefined;
+    const done = () => {
+      clearTimeout(force);
+      resolve();
+    };
+    child.once('exit', done);
+    if (!child.connected) {
+      child.kill('SIGKILL');
+      return;
+    }
+    force = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.send({ type: 'exit' } satisfies WorkerRequest);
+  });
+}
