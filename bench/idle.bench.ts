@@ -104,7 +104,7 @@ export const run: Benchmark = async (options) => {
   return {
     title,
     lines: [
-      `${starts} servers per setting, each a fresh \`docindex serve\` on a fresh DATA_DIR (embedded, workers running, other settings default), the two settings' servers side by side once started. RSS is VmRSS (/proc/<pid>/status, every thread included), the median of 5 readings 250 ms apart, read ${fmt((IDLE_STOP_MS + SETTLE_MS) / 1000, 0)} s after the last server listened ("no documents"), then ${fmt((IDLE_STOP_MS + SETTLE_MS) / 1000, 0)} s after ${DOCUMENTS} documents of ~10,000 characters of the corpus (two POST /v1/ingest of 50) were all \`ready\` ("after ${DOCUMENTS} documents").`,
+      `${starts} servers per setting, each a fresh \`docindex serve\` on a fresh DATA_DIR (embedded, workers running, other settings default), the two settings' servers side by side once started. RSS is VmRSS (/proc/<pid>/status, every thread included, and the pipeline processes that read files), the median of 5 readings 250 ms apart, read ${fmt((IDLE_STOP_MS + SETTLE_MS) / 1000, 0)} s after the last server listened ("no documents"), then ${fmt((IDLE_STOP_MS + SETTLE_MS) / 1000, 0)} s after ${DOCUMENTS} documents of ~10,000 characters of the corpus (two POST /v1/ingest of 50) were all \`ready\` ("after ${DOCUMENTS} documents").`,
       '',
       '| setting | idle server | median RSS MiB | min–max MiB |',
       '|---|---|---:|---|',

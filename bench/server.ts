@@ -283,8 +283,9 @@ export function residentBytes(pid: number): number {
       continue;
     }
     const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
-    if (!match) throw new Error(`no VmRSS for process ${member}`);
-    total += Number(match[1]) * 1024;
+    // A process that has exited and not yet been waited for has no memory left to count.
+    if (!match && member === pid) throw new Error(`no VmRSS for process ${pid}`);
+    total += Number(match?.[1] ?? 0) * 1024;
   }
   return total;
 }

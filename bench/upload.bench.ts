@@ -2,8 +2,8 @@
 // server's memory, and processing it (extraction, chunking, index writes) must stay within a
 // bounded amount of memory too (the goal: ≤ 256 MiB above the baseline for a 100 MB text, PDF
 // or spreadsheet). The bench streams multipart uploads it generates (a text file, a PDF of many text
-// pages, a CSV) to the real server and samples the server process's resident set size (VmRSS,
-// every thread included) every 50 ms, from before the request until the document is ready.
+// pages, a CSV) to the real server and samples the resident set size (VmRSS) of the server process and of the pipeline processes that
+// read its files, every thread included, every 50 ms, from before the request until the document is ready.
 
 import { randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
@@ -206,7 +206,7 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
   if (!upload) throw new Error('UPLOAD_BENCH_FILES named no file');
   const uploadGrowth = upload.uploadPeak - upload.baseline;
   const lines = [
-    `Real server (child process, embedded, workers running, \`EXTRACT_TIMEOUT_MS=${PROCESSING_TIMEOUT_MS}\`, other settings default), a fresh one per file. The bench streams one multipart \`file\` part (generated from the corpus's prose, Content-Length known) to POST /v1/ingest/file and samples the server's VmRSS (/proc/<pid>/status, every thread included) every ${SAMPLE_MS} ms from the request's start to its 202, then until the document is ready or failed. Baseline = median of 20 samples after a warm-up upload.`,
+    `Real server (child process, embedded, workers running, \`EXTRACT_TIMEOUT_MS=${PROCESSING_TIMEOUT_MS}\`, other settings default), a fresh one per file. The bench streams one multipart \`file\` part (generated from the corpus's prose, Content-Length known) to POST /v1/ingest/file and samples the VmRSS of the server and of the pipeline processes that read its files (/proc/<pid>/status, every thread included) every ${SAMPLE_MS} ms from the request's start to its 202, then until the document is ready or failed. Baseline = median of 20 samples after a warm-up upload.`,
     '',
     '| file | size | time to 202 | peak to 202 | processing | status | baseline RSS | peak RSS | peak above baseline |',
     '|---|---:|---:|---:|---:|---|---:|---:|---:|',
