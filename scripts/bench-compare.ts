@@ -218,6 +218,19 @@ function load(): string {
     .join(' / ');
 }
 
+/**
+ * The benches read the corpus and the test collections from ../shared beside the project: the
+ * worktrees, kept side by side in `work`, find the checkout's own through a link there.
+ */
+function linkSharedFolder(repo: string, work: string): void {
+  const shared = path.join(repo, '..', 'shared');
+  const link = path.join(work, 'shared');
+  if (path.resolve(shared) === path.resolve(link) || !existsSync(shared) || existsSync(link)) return;
+  // A link left dangling by a checkout that has moved is replaced.
+  rmSync(link, { force: true });
+  symlinkSync(shared, link, 'dir');
+}
+
 async function main(argv: string[]): Promise<number> {
   const parsed = parseArgs({
     args: argv,
@@ -243,6 +256,7 @@ async function main(argv: string[]): Promise<number> {
   const repo = git(process.cwd(), ['rev-parse', '--show-toplevel']);
   const work = path.resolve(parsed.values.work);
   mkdirSync(work, { recursive: true });
+  linkSharedFolder(repo, work);
   const side = (label: 'A' | 'B', revision: string): Side => {
     let sha: string;
     try {

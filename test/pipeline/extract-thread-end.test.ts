@@ -2,13 +2,14 @@
 // a zlib stream per entry, and Node aborts the whole process when a thread stopped by terminate()
 // happened to be between a stream's creation and its setup ("close before init"). So a thread is
 // asked to end itself, which it does between two tasks, and terminated only when it does not.
-// Files are read in child processes, which are asked too, and killed when they do not answer.
+// Files are read in child processes, which are asked too, and killed when they do not answer; they
+// are not given the server's environment.
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { endProcess, endThread } from '../../src/pipeline/extract/hosts.js';
+import { childEnvironment, endProcess, endThread } from '../../src/pipeline/extract/hosts.js';
 import { createPipelineThreads } from '../../src/pipeline/extract/index.js';
 import { documentXml, docxEntries, makeTempDir, makeZip, type TempDir } from './extract-support.js';
 
@@ -108,5 +109,31 @@ describe('ending a pipeline thread', () => {
     await endProcess(child, 5_000);
     expect(await exited).toBe(0);
     expect(child.signalCode).toBeNull();
+  });
+});
+
+describe('a pipeline process’s environment', () => {
+  it('keeps how Node runs, the home folder and the locale, and none of the server’s settings or secrets', () => {
+    const env = childEnvironment({
+      PATH: '/usr/bin',
+      HOME: '/home/docindex',
+      NODE_OPTIONS: '--enable-source-maps',
+      LANG: 'de_DE.UTF-8',
+      LC_ALL: 'C.UTF-8',
+      TZ: 'Europe/Berlin',
+      DATABASE_URL: 'postgres://user:secret@127.0.0.1/db',
+      S3_SECRET_ACCESS_KEY: 'secret',
+      OPENAI_API_KEY: 'sk-secret',
+      ADMIN_KEY: 'secret',
+      PATHEXT: 'not a PATH',
+    });
+    expect(env).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/docindex',
+      NODE_OPTIONS: '--enable-source-maps',
+      LANG: 'de_DE.UTF-8',
+      LC_ALL: 'C.UTF-8',
+      TZ: 'Europe/Berlin',
+    });
   });
 });

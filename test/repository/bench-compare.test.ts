@@ -88,19 +88,23 @@ describe('two commits compared end to end', () => {
     writeFileSync(path.join(repo, file), text);
   };
   // The "benchmark": a figure from the commit's value.txt, grown by a step on each run of the same
-  // worktree; the build copies it into dist/ as the real build does.
+  // worktree, and whether ../shared, beside the checkout, is beside the worktree too (1); the
+  // build copies it into dist/ as the real build does.
   const benchmark = `import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 const base = Number(readFileSync('value.txt', 'utf8'));
 const step = Number(readFileSync('step.txt', 'utf8'));
 const count = existsSync('runs.txt') ? Number(readFileSync('runs.txt', 'utf8')) : 0;
 writeFileSync('runs.txt', String(count + 1));
 const id = process.argv[2];
-const body = id === 'fake' ? ['| case | ms |', '|---|---:|', '| small | ' + (base + step * count) + ' |'] : ['- failed: boom'];
+const corpus = existsSync('../shared/corpus.txt') ? 1 : 0;
+const body = id === 'fake' ? ['| case | ms |', '|---|---:|', '| small | ' + (base + step * count) + ' |', '| corpus | ' + corpus + ' |'] : ['- failed: boom'];
 writeFileSync('bench/RESULTS.md', ['# Benchmark results', '<!-- bench:' + id + ' -->', '## 1. Fake', '', ...body, ''].join('\\n'));
 `;
 
   it('builds both, alternates, and prints medians, the ratio and the paired spread', async () => {
     mkdirSync(repo);
+    mkdirSync(path.join(dir, 'shared'));
+    writeFileSync(path.join(dir, 'shared', 'corpus.txt'), 'the corpus beside the checkout');
     await git('init', '-q', '-b', 'main');
     write(
       'package.json',
@@ -132,6 +136,7 @@ writeFileSync('bench/RESULTS.md', ['# Benchmark results', '<!-- bench:' + id + '
     expect(run.status).toBe(0);
     // A gives 100 twice; B gives 150 then 220; B runs second in round 1 and first in round 2.
     expect(run.stdout).toContain('| small · ms | 100 | 185 | 1.850× | 1.500×–2.200× | 2 |');
+    expect(run.stdout).toContain('| corpus · ms | 1.00 | 1.00 | 1.000× | 1.000×–1.000× | 2 |');
     expect(run.stdout).toMatch(/\| run · wall time, s \| [\d.]+ \| [\d.]+ \|/);
     expect(run.stdout).toContain(`A ${a} (${a.slice(0, 12)}) vs B HEAD`);
 

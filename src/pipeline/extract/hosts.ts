@@ -22,11 +22,11 @@ export interface HostOptions {
   /** Node flags both kinds inherit (source maps, profilers, loaders). */
   execArgv: string[];
   onMessage: (message: WorkerReply) => void;
-  /** Once, when the host ends for any reason other than end(); `outOfMemory` when past its heap cap. */
+  /** Once, when the host has ended, end() or not; `outOfMemory` when it went past its heap cap. */
   onExit: (error: HostExit) => void;
 }
 
-/** Why a host ended on its own. */
+/** How a host ended, and whether it was past its heap cap. */
 export class HostExit extends Error {
   constructor(
     message: string,
@@ -124,8 +124,26 @@ export function endThread(worker: Worker, graceMs: number): Promise<void> {
 const OUT_OF_MEMORY = /JavaScript heap out of memory/;
 /** Where V8's report of a fatal error starts. */
 const FATAL_REPORT = /\n?<--- Last few GCs --->|\n?#\n# Fatal|FATAL ERROR:/;
-/** The end of the child's error output kept to tell why it ended. */
+/** The end of the child's error output kept to find V8's message in it. */
 const STDERR_TAIL_CHARS = 4096;
+
+/**
+ * Variables a pipeline process inherits: how Node runs, where it may write (temporary files, the
+ * font cache OCR's page rendering keeps), the locale and the time zone.
+ */
+const INHERITED =
+  /^(PATH|HOME|NODE_OPTIONS|NODE_ENV|TMPDIR|TMP|TEMP|TZ|LANG|LANGUAGE|LC_[A-Z]+|XDG_[A-Z_]+|FONTCONFIG_[A-Z_]+)$/;
+
+/**
+ * The environment of a pipeline process: none of the server's settings, which hold its secrets
+ * (database URLs, keys, tokens). What reads untrusted files needs none of them; it is given its
+ * own settings as WorkerData.
+ */
+export function childEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const kept: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) if (INHERITED.test(name)) kept[name] = value;
+  return kept;
+}
 
 class ProcessHost implements PipelineHost {
   readonly kind = 'process';
@@ -146,15 +164,18 @@ class ProcessHost implements PipelineHost {
       {
         stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
         serialization: 'advanced',
-        env: { ...process.env, [WORKER_DATA_ENV]: JSON.stringify(opts.data) },
+        env: { ...childEnvironment(process.env), [WORKER_DATA_ENV]: JSON.stringify(opts.data) },
       },
     );
     let stderrTail = '';
     let dying = false;
+    let outOfMemory = false;
     const stderr = this.child.stderr as Socket;
     stderr.setEncoding('utf8');
     stderr.on('data', (text: string) => {
+      // The tail spans the chunks, so a message cut in two is still found.
       stderrTail = (stderrTail + text).slice(-STDERR_TAIL_CHARS);
+      outOfMemory ||= OUT_OF_MEMORY.test(stderrTail);
       // Passed on as a thread's would be, but for V8's report of a fatal error (its last GCs and
       // native stack): the document's failure says what happened, and the server is not dying.
       const report = dying ? 0 : text.search(FATAL_REPORT);
@@ -178,7 +199,6 @@ class ProcessHost implements PipelineHost {
       this.exited = true;
       // Its last words may still be in the pipe: read them before saying why it ended.
       const report = () => {
-        const outOfMemory = OUT_OF_MEMORY.test(stderrTail);
         const how = signal ? `was ended by ${signal}` : `exited with code ${code}`;
         exit(new HostExit(`the extraction process ${how}`, outOfMemory));
       };
