@@ -124,7 +124,7 @@ export const run: Benchmark = async (options): Promise<BenchSection> => {
   }
   lines.push(
     '',
-    `- One worker thread; median of ${repeats} passes over every corpus file of the format, after a warm-up pass; MB/s is input bytes per second. The corpus files are small (6 KB–0.5 MB), so fixed costs per file (opening the archive twice: limits, then parts) weigh more than they would on large files.`,
+    `- One pipeline thread (a child process: files are read in one); median of ${repeats} passes over every corpus file of the format, after a warm-up pass; MB/s is input bytes per second. The corpus files are small (6 KB–0.5 MB), so fixed costs per file (opening the archive twice: limits, then parts) weigh more than they would on large files.`,
     `- RSS: the resident set of the process and its pipeline processes (they read the files), sampled every 2 ms while the largest file is extracted, minus the RSS after the warm-up.`,
     `- ${cpus().length} CPUs, load average ${fmt(loadBefore, 2)} before / ${fmt(loadavg()[0]!, 2)} after (other work shares this machine; every figure is slowed alike).`,
   );
