@@ -104,8 +104,25 @@ class ThreadHost implements PipelineHost {
  * the stream ("close before init").
  */
 export function endThread(worker: Worker, graceMs: number): Promise<void> {
+  return endAskingFirst(graceMs, {
+    exited: worker.threadId === -1,
+    onExit: (done) => worker.once('exit', done),
+    ask: () => worker.postMessage({ type: 'exit' } satisfies WorkerRequest),
+    force: (done) => void worker.terminate().then(done, done),
+  });
+}
+
+/** A thread or process to end: asked first, forced when it has not exited within the grace period. */
+interface Ending {
+  exited: boolean;
+  onExit: (done: () => void) => void;
+  ask: () => void;
+  force: (done: () => void) => void;
+}
+
+function endAskingFirst(graceMs: number, ending: Ending): Promise<void> {
   return new Promise<void>((resolve) => {
-    if (worker.threadId === -1) {
+    if (ending.exited) {
       resolve();
       return;
     }
@@ -114,9 +131,9 @@ export function endThread(worker: Worker, graceMs: number): Promise<void> {
       clearTimeout(force);
       resolve();
     };
-    worker.once('exit', done);
-    force = setTimeout(() => void worker.terminate().then(done, done), graceMs);
-    worker.postMessage({ type: 'exit' } satisfies WorkerRequest);
+    ending.onExit(done);
+    force = setTimeout(() => ending.force(done), graceMs);
+    ending.ask();
   });
 }
 
@@ -237,22 +254,13 @@ class ProcessHost implements PipelineHost {
  * `graceMs`. Killing a process anywhere does this one no harm; asking first lets it exit cleanly.
  */
 export function endProcess(child: ChildProcess, graceMs: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      resolve();
-      return;
-    }
-    let force: NodeJS.Timeout | undefined;
-    const done = () => {
-      clearTimeout(force);
-      resolve();
-    };
-    child.once('exit', done);
-    if (!child.connected) {
-      child.kill('SIGKILL');
-      return;
-    }
-    force = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.send({ type: 'exit' } satisfies WorkerRequest);
+  return endAskingFirst(graceMs, {
+    exited: child.exitCode !== null || child.signalCode !== null,
+    onExit: (done) => child.once('exit', done),
+    ask: () => {
+      if (child.connected) child.send({ type: 'exit' } satisfies WorkerRequest);
+      else child.kill('SIGKILL');
+    },
+    force: () => child.kill('SIGKILL'),
   });
 }
