@@ -320,6 +320,24 @@ describe('a big PDF split across threads', () => {
     }
   });
 
+  it('the CPU a pool’s own pipeline process uses is not counted as another process’s', async () => {
+    const spinner = spawn(process.execPath, [
+      '-e',
+      'const end = Date.now() + 1500; while (Date.now() < end);',
+    ]);
+    // Two samplers see the same machine; only one is told the spinner is its own.
+    const own = sampleCpuHeadroom(100, () => [spinner.pid!]);
+    const other = sampleCpuHeadroom(100);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(own.current() - other.current()).toBeGreaterThanOrEqual(0.5);
+    } finally {
+      own.stop();
+      other.stop();
+      spinner.kill();
+    }
+  });
+
   it('splitPages covers every page once, in order', () => {
     expect(splitPages(117, 2)).toEqual([
       { from: 1, to: 59 },

@@ -38,6 +38,8 @@ export class HostExit extends Error {
 
 export interface PipelineHost {
   readonly kind: HostKind;
+  /** A process's id; null for a thread. */
+  readonly pid: number | null;
   post(request: WorkerRequest): void;
   /** A busy host keeps the process alive; an idle one does not. */
   ref(): void;
@@ -52,6 +54,7 @@ export function startHost(kind: HostKind, opts: HostOptions): PipelineHost {
 
 class ThreadHost implements PipelineHost {
   readonly kind = 'thread';
+  readonly pid = null;
   private readonly worker: Worker;
   private exited = false;
 
@@ -226,6 +229,10 @@ class ProcessHost implements PipelineHost {
       }
     });
     this.unref();
+  }
+
+  get pid(): number | null {
+    return this.child.pid ?? null;
   }
 
   post(request: WorkerRequest): void {

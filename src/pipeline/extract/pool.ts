@@ -74,7 +74,12 @@ export interface PoolDeps {
 }
 
 export function createPipelineThreads(opts: PipelineThreadOptions): PipelineThreads {
-  return createWorkerPool(opts, { cpuHeadroom: sampleCpuHeadroom() });
+  // The sampler asks for the pool's processes once a second, from the first interval on.
+  let pool: PipelineThreadPool | null = null;
+  pool = new PipelineThreadPool(opts, {
+    cpuHeadroom: sampleCpuHeadroom(undefined, () => pool?.processIds() ?? []),
+  });
+  return pool;
 }
 
 export function createWorkerPool(opts: PipelineThreadOptions, deps: PoolDeps): PipelineThreads {
@@ -218,6 +223,13 @@ class PipelineThreadPool implements PipelineThreads {
       this.queue.push(job);
       this.pump();
     });
+  }
+
+  /** The ids of the pool's live child processes (the threads that read files). */
+  processIds(): number[] {
+    const ids: number[] = [];
+    for (const slot of this.slots) if (slot.host.pid !== null) ids.push(slot.host.pid);
+    return ids;
   }
 
   warm(): Promise<void> {
