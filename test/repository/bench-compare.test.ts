@@ -88,15 +88,16 @@ describe('two commits compared end to end', () => {
     writeFileSync(path.join(repo, file), text);
   };
   // The "benchmark": a figure from the commit's value.txt, grown by a step on each run of the same
-  // worktree, and whether ../shared, beside the checkout, is beside the worktree too (1); the
+  // worktree, and whether this test's own shared folder beside the fake checkout is beside the worktree too (1); the
   // build copies it into dist/ as the real build does.
   const benchmark = `import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 const base = Number(readFileSync('value.txt', 'utf8'));
 const step = Number(readFileSync('step.txt', 'utf8'));
 const count = existsSync('runs.txt') ? Number(readFileSync('runs.txt', 'utf8')) : 0;
 writeFileSync('runs.txt', String(count + 1));
 const id = process.argv[2];
-const corpus = existsSync('../shared/corpus.txt') ? 1 : 0;
+const corpus = existsSync(path.join('..', 'shared', 'corpus.txt')) ? 1 : 0;
 const body = id === 'fake' ? ['| case | ms |', '|---|---:|', '| small | ' + (base + step * count) + ' |', '| corpus | ' + corpus + ' |'] : ['- failed: boom'];
 writeFileSync('bench/RESULTS.md', ['# Benchmark results', '<!-- bench:' + id + ' -->', '## 1. Fake', '', ...body, ''].join('\\n'));
 `;
