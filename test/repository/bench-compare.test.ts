@@ -88,8 +88,8 @@ describe('two commits compared end to end', () => {
     writeFileSync(path.join(repo, file), text);
   };
   // The "benchmark": a figure from the commit's value.txt, grown by a step on each run of the same
-  // worktree, and whether this test's own shared folder beside the fake checkout is beside the worktree too (1); the
-  // build copies it into dist/ as the real build does.
+  // worktree, and whether the shared folder this test puts beside the fake checkout is beside the
+  // worktree too (1); the build copies it into dist/ as the real build does.
   const benchmark = `import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 const base = Number(readFileSync('value.txt', 'utf8'));
