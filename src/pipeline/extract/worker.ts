@@ -57,10 +57,10 @@ function parentLink(): {
 }
 
 /**
- * This thread runs at a lower CPU priority than the process's event loop: on Linux a priority set
- * from a thread is that thread's own. When extraction and chunking keep every core busy, the
- * thread answering API requests is then scheduled first (bench/neighbour.bench.ts). Where the
- * system refuses, the thread simply keeps the process's priority.
+ * This thread (in a pipeline process, its main thread) runs at a lower CPU priority than the
+ * server's event loop: on Linux a priority set from a thread is that thread's own. When extraction
+ * and chunking keep every core busy, the thread answering API requests is then scheduled first
+ * (bench/neighbour.bench.ts). Where the system refuses, the thread simply keeps its priority.
  */
 const THREAD_NICENESS = 10;
 try {
