@@ -48,6 +48,16 @@ export interface PipelineHost {
   end(graceMs: number): Promise<void>;
 }
 
+/** A host reports how it ended once, though Node may tell it twice ('error', then 'exit'). */
+function onceOnly(onExit: (exit: HostExit) => void): (exit: HostExit) => void {
+  let ended = false;
+  return (exit) => {
+    if (ended) return;
+    ended = true;
+    onExit(exit);
+  };
+}
+
 export function startHost(kind: HostKind, opts: HostOptions): PipelineHost {
   return kind === 'thread' ? new ThreadHost(opts) : new ProcessHost(opts);
 }
@@ -64,12 +74,7 @@ class ThreadHost implements PipelineHost {
       execArgv: opts.execArgv,
       workerData: opts.data,
     });
-    let ended = false;
-    const exit = (error: HostExit) => {
-      if (ended) return;
-      ended = true;
-      opts.onExit(error);
-    };
+    const exit = onceOnly(opts.onExit);
     this.worker.on('message', opts.onMessage);
     this.worker.on('error', (error) => {
       const outOfMemory = (error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
@@ -204,12 +209,7 @@ class ProcessHost implements PipelineHost {
       if (shown !== '') process.stderr.write(shown);
     });
     stderr.unref();
-    let ended = false;
-    const exit = (error: HostExit) => {
-      if (ended) return;
-      ended = true;
-      opts.onExit(error);
-    };
+    const exit = onceOnly(opts.onExit);
     this.child.on('message', opts.onMessage);
     // Adding the listener refs the IPC channel on the next tick: whether the host is held is
     // applied after that.
