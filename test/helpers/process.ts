@@ -71,8 +71,10 @@ export function startServer(
   env: Record<string, string>,
   // Generous: on a loaded 2-core machine a cold start (module loading, migrations) can take tens of seconds.
   timeoutMs = 90_000,
+  /** Node's own flags, before the script (`node --max-old-space-size=4096 bin/docindex.js …`). */
+  nodeFlags: string[] = [],
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [...nodeFlags, BIN, ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -19,8 +19,8 @@ export type HostKind = 'thread' | 'process';
 export interface HostOptions {
   data: WorkerData;
   maxHeapMb: number;
-  /** Node flags both kinds inherit (source maps, profilers, loaders). */
-  execArgv: string[];
+  /** Node flags of the host (source maps, profilers, loaders); a thread given none inherits the process's. */
+  execArgv: string[] | undefined;
   onMessage: (message: WorkerReply) => void;
   /** Once, when the host has ended, end() or not; `outOfMemory` when it went past its heap cap. */
   onExit: (error: HostExit) => void;
@@ -185,7 +185,7 @@ class ProcessHost implements PipelineHost {
           ['--input-type=module', '--eval', workerBootstrap()];
     this.child = spawn(
       process.execPath,
-      [...opts.execArgv, `--max-old-space-size=${opts.maxHeapMb}`, ...script],
+      [...(opts.execArgv ?? []), `--max-old-space-size=${opts.maxHeapMb}`, ...script],
       {
         stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
         serialization: 'advanced',

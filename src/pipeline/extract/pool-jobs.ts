@@ -84,9 +84,9 @@ export interface Job {
 const SCRIPT_FLAGS = new Set(['--input-type', '-e', '--eval', '-p', '--print']);
 
 /**
- * Threads and processes inherit the process's Node flags (source maps, profilers, loaders), but not
- * those of a script given on the command line (-e, -p and --input-type): a child process would run
- * that script instead of its own, and --input-type stops a thread from starting at all.
+ * A pipeline process's Node flags: the process's own (source maps, profilers, loaders, V8's), but
+ * not those of a script given on the command line (-e, -p and --input-type): the child would run
+ * that script instead of its own.
  */
 export function workerExecArgv(): string[] {
   const args: string[] = [];
@@ -96,6 +96,18 @@ export function workerExecArgv(): string[] {
     else if (!SCRIPT_FLAGS.has(arg.split('=', 1)[0]!)) args.push(arg);
   }
   return args;
+}
+
+/**
+ * A thread's Node flags: none given, so that it inherits the process's as Node passes them on,
+ * leaving out those a thread cannot take (V8's heap and stack sizes, --expose-gc, --title), which
+ * a list given to a Worker may not hold at all: `node --max-old-space-size=4096 … serve` would
+ * start no thread. Only after a script given on the command line is a list given, without the
+ * script's flags: --input-type stops a thread from starting.
+ */
+export function threadExecArgv(): string[] | undefined {
+  const kept = workerExecArgv();
+  return kept.length === process.execArgv.length ? undefined : kept;
 }
 
 export function crashError(exit: HostExit, ready: boolean, maxHeapMb: number, task: JobTask['type']): Error {

@@ -29,6 +29,7 @@ import {
   replyOcrPages,
   type Slot,
   slotToChunkNext,
+  threadExecArgv,
   workerExecArgv,
 } from './pool-jobs.js';
 import { TakingTurns } from './taking-turns.js';
@@ -368,7 +369,7 @@ class PipelineThreadPool implements PipelineThreads {
         text: this.textLimits(),
       } satisfies WorkerData,
       maxHeapMb: this.opts.maxHeapMb,
-      execArgv: workerExecArgv(),
+      execArgv: kind === 'thread' ? threadExecArgv() : workerExecArgv(),
       onMessage: (message) => this.onReply(slot, message),
       onExit: (exit) => this.onCrash(slot, exit),
     });
