@@ -17,6 +17,7 @@ import {
   type ListedItem,
   openCredentials,
   type RunError,
+  type SourceConnection,
   type SourceItem,
   type SourceRecord,
   type SourceRun,
@@ -27,6 +28,11 @@ import {
 
 /** How many items between two looks at whether the source was deleted meanwhile. */
 const DELETED_CHECK_EVERY = 50;
+/**
+ * Items read and staged at once: an item's time is mostly waiting (its bytes from the bucket,
+ * its file staged, its rows committed), so one at a time leaves the server idle between items.
+ */
+const ITEMS_AT_ONCE = 4;
 
 export interface SourceSyncDeps {
   store: SourceStore;
@@ -149,24 +155,16 @@ export class SourceSync {
       // The whole listing first: a listing that fails half-way must delete nothing.
       const listed = new Map<string, ListedItem>();
       for await (const item of connection.list(signal, known)) listed.set(item.key, item);
-      let unchanged = 0;
-      let seen = 0;
-      for (const [key, entry] of listed) {
-        signal.throwIfAborted();
-        if (++seen % DELETED_CHECK_EVERY === 0) await this.checkNotDeleted(source.id);
-        if (entry.failure !== undefined) {
-          // Could not be read this time: an error of the run; its document stays as it is.
-          await store.recordItemError(runId, { item: key, ...entry.failure });
-          continue;
-        }
-        const item = known.get(key);
-        if (item && item.etag === entry.etag) {
-          // Changed by this same run before it was cut off: counted then already.
-          if (item.changedByRun !== runId) unchanged += 1;
-          continue;
-        }
-        await this.ingestItem(source, runId, entry, item ?? null, connection.open.bind(connection), signal);
+      const ingesting = new ItemsAtOnce(ITEMS_AT_ONCE);
+      let unchanged: number;
+      try {
+        unchanged = await this.ingestChanges(source, runId, listed, known, connection, ingesting, signal);
+      } finally {
+        // Stopped early (the run aborted, the source deleted, an item failed): the items under
+        // way finish before the connection closes under them.
+        await ingesting.settled();
       }
+      let seen = listed.size;
       for (const item of known.values()) {
         if (listed.has(item.key)) continue;
         signal.throwIfAborted();
@@ -178,6 +176,43 @@ export class SourceSync {
     } finally {
       connection.close();
     }
+  }
+
+  /** Ingests the new and changed items, several at once; returns how many were unchanged. */
+  private async ingestChanges(
+    source: SourceRecord,
+    runId: string,
+    listed: ReadonlyMap<string, ListedItem>,
+    known: ReadonlyMap<string, SourceItem>,
+    connection: SourceConnection,
+    ingesting: ItemsAtOnce,
+    signal: AbortSignal,
+  ): Promise<number> {
+    const { store } = this.deps;
+    let unchanged = 0;
+    let seen = 0;
+    for (const [key, entry] of listed) {
+      signal.throwIfAborted();
+      ingesting.throwIfFailed();
+      if (++seen % DELETED_CHECK_EVERY === 0) await this.checkNotDeleted(source.id);
+      if (entry.failure !== undefined) {
+        // Could not be read this time: an error of the run; its document stays as it is.
+        await store.recordItemError(runId, { item: key, ...entry.failure });
+        continue;
+      }
+      const item = known.get(key);
+      if (item && item.etag === entry.etag) {
+        // Changed by this same run before it was cut off: counted then already.
+        if (item.changedByRun !== runId) unchanged += 1;
+        continue;
+      }
+      await ingesting.add(() =>
+        this.ingestItem(source, runId, entry, item ?? null, connection.open.bind(connection), signal),
+      );
+    }
+    // Every item ingested (and recorded) before any is deleted.
+    await ingesting.drain();
+    return unchanged;
   }
 
   private async ingestItem(
@@ -285,4 +320,44 @@ function runError(item: string | null, error: unknown): RunError {
     message:
       typeof named?.message === 'string' ? named.message.slice(0, 300) : 'the source could not be read',
   };
+}
+
+/**
+ * Runs up to `limit` items at once. Each item is a step of its own (ingested, then recorded with
+ * its item), so they may finish in any order: a run cut off resumes from what was recorded. The
+ * first error (backpressure, an outage, the run stopped) ends the run once the items under way
+ * have finished.
+ */
+class ItemsAtOnce {
+  private readonly running = new Set<Promise<void>>();
+  private failed: { error: unknown } | null = null;
+
+  constructor(private readonly limit: number) {}
+
+  /** Starts `step`, once fewer than `limit` are under way. */
+  async add(step: () => Promise<void>): Promise<void> {
+    while (this.running.size >= this.limit) await Promise.race(this.running);
+    this.throwIfFailed();
+    const running: Promise<void> = step()
+      .catch((error: unknown) => {
+        this.failed ??= { error };
+      })
+      .finally(() => this.running.delete(running));
+    this.running.add(running);
+  }
+
+  throwIfFailed(): void {
+    if (this.failed) throw this.failed.error;
+  }
+
+  /** Waits for the items under way, then throws the first error if one failed. */
+  async drain(): Promise<void> {
+    await this.settled();
+    this.throwIfFailed();
+  }
+
+  /** Waits for the items under way; never throws. */
+  async settled(): Promise<void> {
+    while (this.running.size > 0) await Promise.race(this.running);
+  }
 }
