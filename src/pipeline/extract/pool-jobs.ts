@@ -106,8 +106,8 @@ export function workerExecArgv(): string[] {
  * script's flags: --input-type stops a thread from starting.
  */
 export function threadExecArgv(): string[] | undefined {
-  const kept = workerExecArgv();
-  return kept.length === process.execArgv.length ? undefined : kept;
+  const scriptGiven = process.execArgv.some((arg) => SCRIPT_FLAGS.has(arg.split('=', 1)[0]!));
+  return scriptGiven ? workerExecArgv() : undefined;
 }
 
 export function crashError(exit: HostExit, ready: boolean, maxHeapMb: number, task: JobTask['type']): Error {
