@@ -185,7 +185,8 @@ class ProcessHost implements PipelineHost {
           ['--input-type=module', '--eval', workerBootstrap()];
     this.child = spawn(
       process.execPath,
-      [...(opts.execArgv ?? []), `--max-old-space-size=${opts.maxHeapMb}`, ...script],
+      // --expose-gc: a large paged file's reader collects its garbage as it goes (garbage-bound.ts).
+      [...(opts.execArgv ?? []), `--max-old-space-size=${opts.maxHeapMb}`, '--expose-gc', ...script],
       {
         stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
         serialization: 'advanced',
