@@ -11,7 +11,6 @@ import type { FormatExtractor } from '../formats/handler.js';
 import { FORMAT_HANDLERS } from '../formats/handlers.js';
 import { configureOcr } from '../ocr/engine.js';
 import { ExtractionError } from './errors.js';
-import { GarbageBound } from './garbage-bound.js';
 import { nestedFiles } from './nested-files.js';
 import { PageJoiner, unreadScan } from './pages.js';
 import { type TextLimit, textLimitOf } from './text-limit.js';
@@ -435,13 +434,9 @@ async function indexPages(
     checkPageCount(doc.numPages, request, name);
     const joiner = new PageJoiner();
     const ocr = () => doc.ocrCounts?.() ?? { recognised: 0, skipped: 0 };
-    const garbage = new GarbageBound();
     const pieces = async function* () {
       for (let page = 1; page <= doc.numPages; page++) {
-        if (page % RELEASE_EVERY_PAGES === 0) {
-          await doc.release?.();
-          garbage.check();
-        }
+        if (page % RELEASE_EVERY_PAGES === 0) await doc.release?.();
         const [text = ''] = await doc.pageTexts(page, page);
         const piece = joiner.add(text);
         if (piece !== '') yield piece;
