@@ -170,15 +170,6 @@ export function childEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return kept;
 }
 
-/**
- * A pipeline process's old generation may grow to 1.3× what its last full collection kept before
- * the next one starts. Left to choose the factor itself, V8 lets the heap grow several times over
- * while collecting looks cheap, and a large PDF's reader, which lets go of its pages every few
- * pages, left a hundred megabytes of them waiting (bench/RESULTS.md, section 7 and its table of
- * changes).
- */
-const HEAP_GROWING = '--heap-growing-percent=30';
-
 class ProcessHost implements PipelineHost {
   readonly kind = 'process';
   private readonly child: ChildProcess;
@@ -194,7 +185,7 @@ class ProcessHost implements PipelineHost {
           ['--input-type=module', '--eval', workerBootstrap()];
     this.child = spawn(
       process.execPath,
-      [...(opts.execArgv ?? []), `--max-old-space-size=${opts.maxHeapMb}`, HEAP_GROWING, ...script],
+      [...(opts.execArgv ?? []), `--max-old-space-size=${opts.maxHeapMb}`, ...script],
       {
         stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
         serialization: 'advanced',
