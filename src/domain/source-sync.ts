@@ -155,15 +155,7 @@ export class SourceSync {
       // The whole listing first: a listing that fails half-way must delete nothing.
       const listed = new Map<string, ListedItem>();
       for await (const item of connection.list(signal, known)) listed.set(item.key, item);
-      const ingesting = new ItemsAtOnce(ITEMS_AT_ONCE);
-      let unchanged: number;
-      try {
-        unchanged = await this.ingestChanges(source, runId, listed, known, connection, ingesting, signal);
-      } finally {
-        // Stopped early (the run aborted, the source deleted, an item failed): the items under
-        // way finish before the connection closes under them.
-        await ingesting.settled();
-      }
+      const unchanged = await this.ingestChanges(source, runId, listed, known, connection, signal);
       let seen = listed.size;
       for (const item of known.values()) {
         if (listed.has(item.key)) continue;
@@ -185,33 +177,38 @@ export class SourceSync {
     listed: ReadonlyMap<string, ListedItem>,
     known: ReadonlyMap<string, SourceItem>,
     connection: SourceConnection,
-    ingesting: ItemsAtOnce,
     signal: AbortSignal,
   ): Promise<number> {
     const { store } = this.deps;
+    const ingesting = new ItemsAtOnce(ITEMS_AT_ONCE);
     let unchanged = 0;
     let seen = 0;
-    for (const [key, entry] of listed) {
-      signal.throwIfAborted();
-      ingesting.throwIfFailed();
-      if (++seen % DELETED_CHECK_EVERY === 0) await this.checkNotDeleted(source.id);
-      if (entry.failure !== undefined) {
-        // Could not be read this time: an error of the run; its document stays as it is.
-        await store.recordItemError(runId, { item: key, ...entry.failure });
-        continue;
+    try {
+      for (const [key, entry] of listed) {
+        signal.throwIfAborted();
+        ingesting.throwIfFailed();
+        if (++seen % DELETED_CHECK_EVERY === 0) await this.checkNotDeleted(source.id);
+        if (entry.failure !== undefined) {
+          // Could not be read this time: an error of the run; its document stays as it is.
+          await store.recordItemError(runId, { item: key, ...entry.failure });
+          continue;
+        }
+        const item = known.get(key);
+        if (item && item.etag === entry.etag) {
+          // Changed by this same run before it was cut off: counted then already.
+          if (item.changedByRun !== runId) unchanged += 1;
+          continue;
+        }
+        await ingesting.add(() =>
+          this.ingestItem(source, runId, entry, item ?? null, connection.open.bind(connection), signal),
+        );
       }
-      const item = known.get(key);
-      if (item && item.etag === entry.etag) {
-        // Changed by this same run before it was cut off: counted then already.
-        if (item.changedByRun !== runId) unchanged += 1;
-        continue;
-      }
-      await ingesting.add(() =>
-        this.ingestItem(source, runId, entry, item ?? null, connection.open.bind(connection), signal),
-      );
+    } finally {
+      // Also when stopped early (the run aborted, the source deleted, an item failed): the items
+      // under way finish before the connection closes under them, and before any deletion.
+      await ingesting.settled();
     }
-    // Every item ingested (and recorded) before any is deleted.
-    await ingesting.drain();
+    ingesting.throwIfFailed();
     return unchanged;
   }
 
@@ -348,12 +345,6 @@ class ItemsAtOnce {
 
   throwIfFailed(): void {
     if (this.failed) throw this.failed.error;
-  }
-
-  /** Waits for the items under way, then throws the first error if one failed. */
-  async drain(): Promise<void> {
-    await this.settled();
-    this.throwIfFailed();
   }
 
   /** Waits for the items under way; never throws. */

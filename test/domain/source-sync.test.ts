@@ -245,4 +245,14 @@ describe('a run’s items', () => {
     expect(second.seen.open).toBe(ITEMS - recorded);
     expect(await store.getRun(runId)).toMatchObject({ status: 'completed', added: ITEMS });
   });
+
+  it('stop at backpressure met by the last item, after the listing has been gone through', async () => {
+    const runId = await queuedRunIn(store);
+    const run = bucketRun(`${ITEMS - 1}.txt`);
+    await expect(run.sync.handle(jobOf(runId, 1))).rejects.toThrow('too many documents queued');
+    expect(run.seen).toMatchObject({ open: ITEMS, committed: ITEMS - 1, unfinished: 0 });
+    const stopped = await store.getRun(runId);
+    expect(stopped?.status).not.toBe('completed');
+    expect(stopped?.added).toBe(ITEMS - 1);
+  });
 });
