@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { corpusDocuments } from './corpus.js';
-import { type Benchmark, type BenchOptions, type BenchSection, fmt, median } from './lib.js';
+import { type Benchmark, type BenchOptions, type BenchSection, fmt, fmtSpread, medianSpread } from './lib.js';
 import { type DocindexServer, startDocindex } from './server.js';
 
 /** The part of autocannon's result this benchmark reads (the package ships no types). */
@@ -115,12 +115,7 @@ const CASES: AcceptCase[] = [
 
 /** The median of one figure over a case's runs, and its spread (min–max). */
 function summary(runs: AcceptFigures[], figure: (f: AcceptFigures) => number) {
-  const values = runs.map(figure);
-  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
-}
-
-function spread(s: { min: number; max: number }, digits = 0): string {
-  return `${fmt(s.min, digits)}–${fmt(s.max, digits)}`;
+  return medianSpread(runs.map(figure));
 }
 
 export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSection> => {
@@ -140,7 +135,7 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
     const p99 = summary(figures, (f) => f.result.latency.p99);
     const sum = (pick: (f: AcceptFigures) => number) => figures.reduce((n, f) => n + pick(f), 0);
     const ready = summary(figures, (f) => f.readyPerSecond);
-    return `| ${c.workers ? 'running' : 'none (`serve --no-worker`)'} | ${c.docsPerRequest} | ${fmt(figures[0]!.bodyBytes / 1024)} KB | ${fmt(r.median, 0)} | ${spread(r)} | ${fmt(r.median * c.docsPerRequest, 0)} | ${fmt(summary(figures, (f) => f.result.latency.p50).median, 0)} | ${fmt(p99.median, 0)} | ${spread(p99)} | ${fmt(Math.max(...figures.map((f) => f.result.latency.max)), 0)} | ${sum((f) => f.result.non2xx).toLocaleString('en-US')} | ${sum((f) => f.result.errors + f.result.timeouts)} | ${c.workers ? fmt(ready.median, 1) : '—'} |`;
+    return `| ${c.workers ? 'running' : 'none (`serve --no-worker`)'} | ${c.docsPerRequest} | ${fmt(figures[0]!.bodyBytes / 1024)} KB | ${fmt(r.median, 0)} | ${fmtSpread(r)} | ${fmt(r.median * c.docsPerRequest, 0)} | ${fmt(summary(figures, (f) => f.result.latency.p50).median, 0)} | ${fmt(p99.median, 0)} | ${fmtSpread(p99)} | ${fmt(Math.max(...figures.map((f) => f.result.latency.max)), 0)} | ${sum((f) => f.result.non2xx).toLocaleString('en-US')} | ${sum((f) => f.result.errors + f.result.timeouts)} | ${c.workers ? fmt(ready.median, 1) : '—'} |`;
   };
   const statuses = CASES.map(
     (c, i) => `${c.label} — ${results[i]!.map((f) => statusCounts(f.result)).join(' / ')}`,
@@ -160,7 +155,7 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
       ...CASES.map((c, i) => line(c, results[i]!)),
       '',
       `- Status codes, run by run: ${statuses}.`,
-      `- Goal (1 document, workers running; medians of ${runs}): ≥ ${GOAL_RPS.toLocaleString('en-US')} req/s and p99 ≤ ${GOAL_P99_MS} ms: **${fmt(oneRps.median, 0)} req/s (${spread(oneRps)}), p99 ${fmt(p99.median, 0)} ms (${spread(p99)})**, ${met ? 'met' : 'NOT met'}. Without workers in the process: ${fmt(summary(apiOnly, rps).median, 0)} req/s, p99 ${fmt(summary(apiOnly, (f) => f.result.latency.p99).median, 0)} ms.`,
+      `- Goal (1 document, workers running; medians of ${runs}): ≥ ${GOAL_RPS.toLocaleString('en-US')} req/s and p99 ≤ ${GOAL_P99_MS} ms: **${fmt(oneRps.median, 0)} req/s (${fmtSpread(oneRps)}), p99 ${fmt(p99.median, 0)} ms (${fmtSpread(p99)})**, ${met ? 'met' : 'NOT met'}. Without workers in the process: ${fmt(summary(apiOnly, rps).median, 0)} req/s, p99 ${fmt(summary(apiOnly, (f) => f.result.latency.p99).median, 0)} ms.`,
     ],
   };
 };

@@ -28,6 +28,16 @@ export function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/** The median of several runs' figures and their spread (min–max). */
+export function medianSpread(values: number[]): { median: number; min: number; max: number } {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
+}
+
+/** A spread as `min–max`, each with `digits` decimals. */
+export function fmtSpread(spread: { min: number; max: number }, digits = 0): string {
+  return `${fmt(spread.min, digits)}–${fmt(spread.max, digits)}`;
+}
+
 /** The p-th percentile (0..100) by nearest rank. */
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
