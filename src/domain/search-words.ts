@@ -9,6 +9,7 @@
 // particles (korean.ts); a language with a stemmer (English: Porter; languages.ts lists the
 // Snowball ones) gets its words stemmed too. `none` is the analysis without stemming.
 import { stemmer as porterStemmer } from 'stemmer';
+import { AsciiWordTable } from './ascii-words.js';
 import { withoutParticle } from './korean.js';
 import { guardedStemmer, SNOWBALL_STEMMERS } from './languages.js';
 
@@ -78,14 +79,10 @@ const NO_STEMMING: Stemming = { beforeFolding: (w) => w, afterFolding: (w) => w 
  * cut. A word is a run of letters, digits and private-use characters. ASCII text (most chunks)
  * skips the Unicode steps, which change nothing there.
  */
-function analysedWords(text: string, stemming: Stemming): string {
+function analysedWords(text: string, stemming: Stemming, ascii: AsciiWordTable): string {
+  if (!NON_ASCII.test(text)) return ascii.words(text.toLowerCase());
   const words: string[] = [];
   const { beforeFolding, afterFolding } = stemming;
-  if (!NON_ASCII.test(text)) {
-    for (const word of text.toLowerCase().match(ASCII_WORD) ?? [])
-      words.push(afterFolding(beforeFolding(cutAscii(word))));
-    return words.join(' ');
-  }
   // Runs of ASCII letters and digits mixed with any non-ASCII characters (a fast regex, without
   // the u flag); only runs holding non-ASCII characters are split again by Unicode category.
   const runs = text.normalize('NFKC').toLowerCase().match(CANDIDATE_RUN) ?? [];
@@ -193,7 +190,12 @@ export function analyzer(language: string): Analyzer {
   let found = analyzers.get(code);
   if (!found) {
     const stemming = code === 'none' ? NO_STEMMING : stemmingOf(code);
-    found = makeAnalyzer(code, (text) => analysedWords(text, stemming));
+    const { beforeFolding, afterFolding } = stemming;
+    let ascii: AsciiWordTable | null = null;
+    found = makeAnalyzer(code, (text) => {
+      ascii ??= new AsciiWordTable((word) => afterFolding(beforeFolding(cutAscii(word))));
+      return analysedWords(text, stemming, ascii);
+    });
     analyzers.set(code, found);
   }
   return found;
