@@ -1,7 +1,8 @@
-// The words of an ASCII text (most chunks), each turned into its indexed form, without making a
-// string per word: a word is looked up by its position in the lower-cased text, so a word seen
-// before (text repeats its words) costs a hash and a comparison, not a substring, a regex test
-// and a map lookup. Only a word not yet in the table is cut out and analysed.
+// The words of a text, each turned into its indexed form, without making a string per word
+// where a word is plain ASCII (most words): such a word is looked up by its position in the
+// lower-cased text, so a word seen before (text repeats its words) costs a hash and a comparison,
+// not a substring, a regex test and a map lookup. Only a word not yet in the table is cut out and
+// analysed; a run holding other characters is cut out and handed to the caller's analysis.
 
 /** Slots of a table (a power of two); it is cleared when a third of them are taken. */
 const SLOTS = 1 << 17;
@@ -23,26 +24,33 @@ export class AsciiWordTable {
   constructor(private readonly analyse: (word: string) => string) {}
 
   /**
-   * The analysed words of `lower` (lower-case text without characters above U+007F), in order,
-   * separated by single spaces ('' when it has none). A word is a run of [a-z0-9].
+   * The analysed words of lower-case text, in order, separated by single spaces ('' when it has
+   * none). A run of [a-z0-9] is a word of this table's; a run of [a-z0-9] and characters above
+   * U+007F that holds any of the latter is cut out and given to `otherRun`, which pushes its words
+   * (text of ASCII only never has one).
    */
-  words(lower: string): string {
+  words(lower: string, otherRun?: (run: string, out: string[]) => void): string {
     const out: string[] = [];
     const n = lower.length;
     let i = 0;
     while (i < n) {
-      if (!isWordCode(lower.charCodeAt(i))) {
+      let code = lower.charCodeAt(i);
+      if (!isWordCode(code) && code < 0x80) {
         i += 1;
         continue;
       }
       const start = i;
-      // FNV-1a over the word's char codes, as it is scanned.
+      let ascii = true;
+      // FNV-1a over the run's char codes, as it is scanned.
       let hash = 0x811c9dc5 | 0;
       do {
-        hash = Math.imul(hash ^ lower.charCodeAt(i), 0x01000193);
+        if (code >= 0x80) ascii = false;
+        hash = Math.imul(hash ^ code, 0x01000193);
         i += 1;
-      } while (i < n && isWordCode(lower.charCodeAt(i)));
-      out.push(this.form(lower, start, i, hash));
+        code = i < n ? lower.charCodeAt(i) : 0;
+      } while (i < n && (isWordCode(code) || code >= 0x80));
+      if (ascii) out.push(this.form(lower, start, i, hash));
+      else if (otherRun) otherRun(lower.slice(start, i), out);
     }
     return out.join(' ');
   }

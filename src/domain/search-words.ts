@@ -81,22 +81,14 @@ const NO_STEMMING: Stemming = { beforeFolding: (w) => w, afterFolding: (w) => w 
  */
 function analysedWords(text: string, stemming: Stemming, ascii: AsciiWordTable): string {
   if (!NON_ASCII.test(text)) return ascii.words(text.toLowerCase());
-  const words: string[] = [];
-  const { beforeFolding, afterFolding } = stemming;
-  // Runs of ASCII letters and digits mixed with any non-ASCII characters (a fast regex, without
-  // the u flag); only runs holding non-ASCII characters are split again by Unicode category.
-  const runs = text.normalize('NFKC').toLowerCase().match(CANDIDATE_RUN) ?? [];
-  for (const run of runs) {
-    if (!NON_ASCII.test(run)) {
-      words.push(afterFolding(beforeFolding(cutAscii(run))));
-      continue;
-    }
+  // Runs of ASCII letters and digits mixed with any non-ASCII characters; only runs holding
+  // non-ASCII characters are split again by Unicode category.
+  return ascii.words(text.normalize('NFKC').toLowerCase(), (run, words) => {
     for (const [word] of run.matchAll(MARKED_WORD)) {
       if (SEGMENTED_SCRIPT.test(word)) segmentedWords(word, stemming, words);
       else unsegmentedWord(word, stemming, words);
     }
-  }
-  return words.join(' ');
+  });
 }
 
 function unsegmentedWord(word: string, stemming: Stemming, out: string[]): void {

@@ -26,6 +26,14 @@ describe('AsciiWordTable', () => {
     expect(table.words('word')).toBe('<word>');
   });
 
+  it('hands a run holding other characters, whole, to the caller, in its place', () => {
+    const table = new AsciiWordTable((word) => `<${word}>`);
+    const other = (run: string, out: string[]) => out.push(`[${run}]`);
+    expect(table.words('café au lait, naïve 東京 iphone手机 x', other)).toBe(
+      '[café] <au> <lait> [naïve] [東京] [iphone手机] <x>',
+    );
+  });
+
   it('analyses a repeated word once', () => {
     const seen: string[] = [];
     const table = new AsciiWordTable((word) => {
