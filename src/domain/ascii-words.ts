@@ -4,20 +4,23 @@
 // not a substring, a regex test and a map lookup. Only a word not yet in the table is cut out and
 // analysed; a run holding other characters is cut out and handed to the caller's analysis.
 
-/** Slots of a table (a power of two); it is cleared when a third of them are taken. */
-const SLOTS = 1 << 17;
-const MAX_ENTRIES = Math.floor(SLOTS / 3);
+/**
+ * A table starts small and grows fourfold whenever a third of its slots are taken, up to this
+ * many slots (a power of two); full at that size, it is cleared and fills again.
+ */
+const MIN_SLOTS = 1 << 11;
+const MAX_SLOTS = 1 << 17;
 
 const isWordCode = (c: number) => (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
 
 /**
  * A bounded table from a word of lower-case ASCII letters and digits to its analysed form, for
- * one analysis. Cleared when full, which bounds it without bookkeeping.
+ * one analysis, bounded: at its largest size a full table is cleared, which needs no bookkeeping.
  */
 export class AsciiWordTable {
-  private readonly keys: Array<string | undefined> = new Array<string | undefined>(SLOTS);
-  private readonly forms: string[] = new Array<string>(SLOTS);
-  private readonly hashes = new Int32Array(SLOTS);
+  private keys: Array<string | undefined> = new Array<string | undefined>(MIN_SLOTS);
+  private forms: string[] = new Array<string>(MIN_SLOTS);
+  private hashes = new Int32Array(MIN_SLOTS);
   private entries = 0;
 
   /** `analyse` takes a word of [a-z0-9] and returns what the index holds for it. */
@@ -56,8 +59,8 @@ export class AsciiWordTable {
   }
 
   private form(lower: string, start: number, end: number, hash: number): string {
-    const mask = SLOTS - 1;
     const length = end - start;
+    let mask = this.keys.length - 1;
     let slot = hash & mask;
     for (let word = this.keys[slot]; word !== undefined; word = this.keys[slot]) {
       if (this.hashes[slot] === hash && word.length === length && sameChars(word, lower, start)) {
@@ -67,16 +70,41 @@ export class AsciiWordTable {
     }
     const word = lower.slice(start, end);
     const form = this.analyse(word);
-    if (this.entries >= MAX_ENTRIES) {
-      this.keys.fill(undefined);
-      this.entries = 0;
+    if (3 * (this.entries + 1) > this.keys.length) {
+      this.resize();
+      mask = this.keys.length - 1;
       slot = hash & mask;
+      while (this.keys[slot] !== undefined) slot = (slot + 1) & mask;
     }
     this.keys[slot] = word;
     this.forms[slot] = form;
     this.hashes[slot] = hash;
     this.entries += 1;
     return form;
+  }
+
+  /** Four times the slots, the entries placed again; at the largest size, empty instead. */
+  private resize(): void {
+    const { keys, forms, hashes } = this;
+    const slots = keys.length * 4;
+    if (slots > MAX_SLOTS) {
+      keys.fill(undefined);
+      this.entries = 0;
+      return;
+    }
+    this.keys = new Array<string | undefined>(slots);
+    this.forms = new Array<string>(slots);
+    this.hashes = new Int32Array(slots);
+    const mask = slots - 1;
+    for (let from = 0; from < keys.length; from += 1) {
+      const key = keys[from];
+      if (key === undefined) continue;
+      let slot = (hashes[from] as number) & mask;
+      while (this.keys[slot] !== undefined) slot = (slot + 1) & mask;
+      this.keys[slot] = key;
+      this.forms[slot] = forms[from] as string;
+      this.hashes[slot] = hashes[from] as number;
+    }
   }
 }
 
