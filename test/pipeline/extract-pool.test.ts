@@ -45,6 +45,7 @@ describe('built with tsc (dist/src/pipeline/extract/*.js)', () => {
         'src/domain/formats.ts',
         'src/pipeline/chunk',
         'src/domain/search-words.ts',
+        'src/domain/ascii-words.ts',
         'src/domain/languages.ts',
         'src/domain/korean.ts',
         'src/domain/language-detection.ts',
