@@ -377,6 +377,47 @@ describe('chunking in threads', () => {
     }
   });
 
+  it('a large PDF is read in a process of its own whose heap grows slowly; other files are not', async () => {
+    // The Node flags of this process's pipeline processes, as `ps` shows them.
+    const childFlags = async (): Promise<string[][]> => {
+      const pids: string[] = [];
+      for (const task of await readdir('/proc/self/task')) {
+        const children = await readFile(`/proc/self/task/${task}/children`, 'utf8').catch(() => '');
+        pids.push(...children.split(' ').filter(Boolean));
+      }
+      const commands = await Promise.all(
+        pids.map((pid) => readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')),
+      );
+      return commands
+        .map((command) => command.split('\0'))
+        .filter((args) => args.includes(`--max-old-space-size=${OPTIONS.maxHeapMb}`))
+        .map((args) => args.filter((arg) => arg.startsWith('--')));
+    };
+    const lean = ['--max-semi-space-size=8', '--heap-growing-percent=30'];
+    const pool = createPipelineThreads({ ...OPTIONS, maxWorkers: 1, pagedStreamFromBytes: 0 });
+    try {
+      const options = { chunkSize: 64, chunkOverlap: 8 };
+      const text = path.join(tmp.dir, 'plain.txt');
+      await writeFile(text, 'A plain text file of a few words.\n'.repeat(50));
+      await indexed(pool, text, 'txt', options);
+      expect(await childFlags()).toHaveLength(1);
+      for (const flags of await childFlags()) for (const flag of lean) expect(flags).not.toContain(flag);
+
+      await indexed(pool, path.join(FIXTURES, 'hyphenation.pdf'), 'pdf', options);
+      const afterPdf = await childFlags();
+      expect(afterPdf).toHaveLength(1);
+      expect(afterPdf[0]).toEqual(expect.arrayContaining(lean));
+
+      // The next file of another kind does not run in the lean process: it takes its place.
+      await indexed(pool, text, 'txt', options);
+      const afterText = await childFlags();
+      expect(afterText).toHaveLength(1);
+      for (const flag of lean) expect(afterText[0]).not.toContain(flag);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('streams a long text’s chunks in several batches; a reader that lets go ends the job', async () => {
     const extractor = createPipelineThreads({ ...OPTIONS, maxWorkers: 1 });
     try {

@@ -30,6 +30,8 @@ export interface Slot {
   ready: boolean;
   /** Terminated or crashed; its remaining events are ignored. */
   dead: boolean;
+  /** A process started with LEAN_PROCESS_FLAGS, for a large paged file (see Job.lean). */
+  lean: boolean;
   /** Handled a text of RECYCLE_AFTER_CHARS or more: ended once idle, to give its memory back. */
   recycle: boolean;
   /**
@@ -78,7 +80,22 @@ export interface Job {
   chars: number;
   partsExpected: number;
   settled: boolean;
+  /**
+   * A large paged file, read and chunked a page at a time by one process: it goes to a process
+   * whose V8 heap grows slowly (LEAN_PROCESS_FLAGS).
+   */
+  lean: boolean;
 }
+
+/**
+ * V8 flags of a process that reads a large paged file (a PDF of 16 MiB or more). Its memory is
+ * the file's bytes and what the PDF reader throws away page after page; with V8's defaults that
+ * garbage piles up to about the size of the file before a full collection. A smaller young
+ * generation and a heap that grows by 30% instead of the default factor collect it sooner, for a
+ * few percent more time on such a file (bench/RESULTS.md, section 7 and its table of changes).
+ * Other files keep the defaults: they pay the time and have little to gain.
+ */
+export const LEAN_PROCESS_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--heap-growing-percent=30'];
 
 /** Flags of a script given on the command line, each followed by its value unless written with `=`. */
 const SCRIPT_FLAGS = new Set(['--input-type', '-e', '--eval', '-p', '--print']);

@@ -25,6 +25,7 @@ import {
   type Job,
   type JobTask,
   joinedParts,
+  LEAN_PROCESS_FLAGS,
   replyChars,
   replyOcrPages,
   type Slot,
@@ -134,8 +135,9 @@ class PipelineThreadPool implements PipelineThreads {
     signal?: AbortSignal,
     group?: string,
   ): ChunkStream {
-    if (!formatSpec(format).paged || this.streamsPaged(path)) {
-      return this.stream({ type: 'indexFile', path, format, options }, signal, group ?? null);
+    const paged = formatSpec(format).paged;
+    if (!paged || this.streamsPaged(path)) {
+      return this.stream({ type: 'indexFile', path, format, options }, signal, group ?? null, paged);
     }
     // A paged file's (a PDF's) pages may come from several threads: they are joined here, then chunked.
     let chunked: ChunkStream | null = null;
@@ -174,12 +176,18 @@ class PipelineThreadPool implements PipelineThreads {
   }
 
   /** A job whose chunks are handed on as they come; the reader letting go ends the job. */
-  private stream(task: JobTask, signal: AbortSignal | undefined, group: string | null): ChunkStream {
+  private stream(
+    task: JobTask,
+    signal: AbortSignal | undefined,
+    group: string | null,
+    lean = false,
+  ): ChunkStream {
     const stop = new AbortController();
     const both = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
     const queue = new ChunkQueue((reason) => stop.abort(reason));
     const done = this.submit(task, both, group, (job) => {
       job.sink = queue;
+      job.lean = lean;
     }) as Promise<IndexTotals>;
     queue.follow(done);
     return queue.stream();
@@ -214,6 +222,7 @@ class PipelineThreadPool implements PipelineThreads {
         chars: task.type === 'indexText' ? task.text.length : 0,
         partsExpected: 1,
         settled: false,
+        lean: false,
       };
       if (signal) {
         job.onAbort = () => this.settle(job, signal.reason);
@@ -262,7 +271,7 @@ class PipelineThreadPool implements PipelineThreads {
       const slot =
         task.type === 'indexText'
           ? (this.takeSlot('thread') ?? slotToChunkNext(this.slots))
-          : this.takeSlot('process');
+          : this.takeSlot('process', job.lean);
       if (!slot) return;
       this.queue.take(job);
       const request: WorkerRequest =
@@ -327,11 +336,11 @@ class PipelineThreadPool implements PipelineThreads {
    * be chunked by either kind; a file is read only in a process, which takes the place of an idle
    * thread when the pool is full.
    */
-  private takeSlot(kind: HostKind): Slot | null {
+  private takeSlot(kind: HostKind, lean = false): Slot | null {
     let idle: Slot | null = null;
     for (const slot of this.slots) {
       if (slot.job) continue;
-      if (slot.host.kind === kind) return slot;
+      if (slot.host.kind === kind && slot.lean === lean) return slot;
       idle ??= slot;
     }
     if (idle && kind === 'thread') return idle;
@@ -339,7 +348,7 @@ class PipelineThreadPool implements PipelineThreads {
       if (!idle) return null;
       this.kill(idle);
     }
-    return this.spawn(kind);
+    return this.spawn(kind, lean);
   }
 
   /** Threads a PDF may add: idle or not yet started ones, as far as there are idle CPUs to run them. */
@@ -361,7 +370,7 @@ class PipelineThreadPool implements PipelineThreads {
     };
   }
 
-  private spawn(kind: HostKind): Slot {
+  private spawn(kind: HostKind, lean = false): Slot {
     const host = startHost(kind, {
       data: {
         searchLanguage: this.opts.searchLanguage ?? 'auto',
@@ -369,7 +378,8 @@ class PipelineThreadPool implements PipelineThreads {
         text: this.textLimits(),
       } satisfies WorkerData,
       maxHeapMb: this.opts.maxHeapMb,
-      execArgv: kind === 'thread' ? threadExecArgv() : workerExecArgv(),
+      execArgv:
+        kind === 'thread' ? threadExecArgv() : [...workerExecArgv(), ...(lean ? LEAN_PROCESS_FLAGS : [])],
       onMessage: (message) => this.onReply(slot, message),
       onExit: (exit) => this.onCrash(slot, exit),
     });
@@ -380,6 +390,7 @@ class PipelineThreadPool implements PipelineThreads {
       discard: null,
       ready: false,
       dead: false,
+      lean: kind === 'process' && lean,
       recycle: false,
       ranOcr: false,
       idleStop: null,
