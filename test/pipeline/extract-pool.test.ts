@@ -12,6 +12,7 @@ import { collectChunks } from '../../src/domain/chunk-batches.js';
 import { chunkForIndex } from '../../src/pipeline/chunk/for-index.js';
 import { createPipelineThreads, ExtractionError } from '../../src/pipeline/extract/index.js';
 import { createWorkerPool } from '../../src/pipeline/extract/pool.js';
+import { LEAN_PROCESS_FLAGS } from '../../src/pipeline/extract/pool-jobs.js';
 import { HAVE_CORPUS, itWithCorpus } from '../helpers/shared.js';
 import { DOCX_DIR, FIXTURES, makeTempDir, PDF_DIR, ROOT, type TempDir } from './extract-support.js';
 
@@ -393,7 +394,7 @@ describe('chunking in threads', () => {
         .filter((args) => args.includes(`--max-old-space-size=${OPTIONS.maxHeapMb}`))
         .map((args) => args.filter((arg) => arg.startsWith('--')));
     };
-    const lean = ['--max-semi-space-size=8', '--heap-growing-percent=30'];
+    const lean = LEAN_PROCESS_FLAGS;
     const pool = createPipelineThreads({ ...OPTIONS, maxWorkers: 1, pagedStreamFromBytes: 0 });
     try {
       const options = { chunkSize: 64, chunkOverlap: 8 };
