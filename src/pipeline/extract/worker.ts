@@ -105,6 +105,8 @@ type IndexTextRequest = Extract<WorkerRequest, { type: 'indexText' }>;
 const awaitingPlan = new Map<number, (range: { from: number; to: number }) => void>();
 let busy = false;
 let preload: NodeJS.Timeout | undefined;
+/** The chunker loading ahead of any document (schedulePreload), while it does. */
+let preloading: Promise<void> | null = null;
 /**
  * The chunker loads its token table (a few hundred ms) on first use, or ahead of it when idle.
  * Once loaded it runs once on a short text, so the encoder's vocabulary and the configured
@@ -127,6 +129,20 @@ const loadChunker = () => {
 
 function reply(message: WorkerReply): void {
   port.send(message);
+}
+
+/**
+ * A document that came while the chunker was loading ahead waits for it with its clock stopped,
+ * as it does for the parsers: the load ends in a few hundred ms of work that nothing interrupts.
+ */
+async function afterPreload(jobId: number): Promise<void> {
+  if (!preloading) return;
+  reply({ type: 'loading', jobId });
+  try {
+    await preloading;
+  } finally {
+    reply({ type: 'loaded', jobId });
+  }
 }
 
 /**
@@ -298,6 +314,7 @@ async function indexOrReportError(
 async function indexText(request: IndexTextRequest): Promise<void> {
   busy = true;
   try {
+    await afterPreload(request.jobId);
     await indexOrReportError(request.jobId, [request.text], request.options, false);
   } finally {
     busy = false;
@@ -311,6 +328,7 @@ async function extractOrIndexFile(request: ExtractRequest | IndexFileRequest): P
   const index = request.type === 'indexFile' ? request.options : null;
   busy = true;
   try {
+    await afterPreload(jobId);
     let extractor: FormatExtractor | null;
     try {
       extractor = await extractorFor(request.format, jobId);
@@ -469,9 +487,14 @@ function schedulePreload(): void {
   clearTimeout(preload);
   preload = setTimeout(() => {
     if (busy) return;
-    loadChunker().catch(() => {
-      chunker = null;
-    });
+    preloading = loadChunker()
+      .then(() => {})
+      .catch(() => {
+        chunker = null;
+      })
+      .finally(() => {
+        preloading = null;
+      });
   }, 50);
   // Never the reason the thread stays alive.
   preload.unref();
