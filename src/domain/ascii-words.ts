@@ -14,8 +14,8 @@ const MAX_SLOTS = 1 << 17;
 const isWordCode = (c: number) => (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
 
 /**
- * A bounded table from a word of lower-case ASCII letters and digits to its analysed form, for
- * one analysis, bounded: at its largest size a full table is cleared, which needs no bookkeeping.
+ * A table from a word of lower-case ASCII letters and digits to its analysed form, for one
+ * analysis; bounded: at its largest size a full table is cleared, which needs no bookkeeping.
  */
 export class AsciiWordTable {
   private keys: Array<string | undefined> = new Array<string | undefined>(MIN_SLOTS);
@@ -89,6 +89,7 @@ export class AsciiWordTable {
     const slots = keys.length * 4;
     if (slots > MAX_SLOTS) {
       keys.fill(undefined);
+      forms.fill('');
       this.entries = 0;
       return;
     }

@@ -183,11 +183,8 @@ export function analyzer(language: string): Analyzer {
   if (!found) {
     const stemming = code === 'none' ? NO_STEMMING : stemmingOf(code);
     const { beforeFolding, afterFolding } = stemming;
-    let ascii: AsciiWordTable | null = null;
-    found = makeAnalyzer(code, (text) => {
-      ascii ??= new AsciiWordTable((word) => afterFolding(beforeFolding(cutAscii(word))));
-      return analysedWords(text, stemming, ascii);
-    });
+    const ascii = new AsciiWordTable((word) => afterFolding(beforeFolding(cutAscii(word))));
+    found = makeAnalyzer(code, (text) => analysedWords(text, stemming, ascii));
     analyzers.set(code, found);
   }
   return found;

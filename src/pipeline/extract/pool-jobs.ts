@@ -91,9 +91,9 @@ export interface Job {
  * V8 flags of a process that reads a large paged file (a PDF of 16 MiB or more). Its memory is
  * the file's bytes and what the PDF reader throws away page after page; with V8's defaults that
  * garbage piles up to about the size of the file before a full collection. A smaller young
- * generation and a heap that grows by 20% instead of V8's default factor collect it sooner, for a
- * few percent more time on such a file (bench/RESULTS.md, section 7 and its table of changes).
- * Other files keep the defaults: they pay the time and have little to gain.
+ * generation and a heap that grows by 20% instead of V8's default factor collect it sooner, at a
+ * cost in time on such a file (bench/RESULTS.md, section 7 and its table of changes). Other files
+ * keep the defaults: they would pay the time and have little to gain.
  */
 export const LEAN_PROCESS_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--heap-growing-percent=20'];
 
