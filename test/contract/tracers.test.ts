@@ -1,10 +1,9 @@
-// Runs the Tracer contract against the no-op tracer and the OpenTelemetry one (the SDK's processor,
-// with spans kept in memory).
-import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-node';
+// Runs the Tracer contract against the no-op tracer and the OpenTelemetry one (the real SDK, with
+// spans kept in memory).
+import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { afterAll, expect, it } from 'vitest';
 import { OtelTracer } from '../../src/adapters/otel/otel-tracer.js';
 import { noopTracer } from '../../src/domain/ports.js';
-import { inMemoryRecorder } from '../helpers/span-recorders.js';
 import { tracerContract } from './tracer.contract.js';
 
 tracerContract('noopTracer', noopTracer);
@@ -20,6 +19,8 @@ it('builds no attributes while tracing is off', async () => {
   span.end();
 });
 
-const recorder = inMemoryRecorder(new InMemorySpanExporter());
-afterAll(() => recorder.shutdown());
-tracerContract('OtelTracer (OpenTelemetry)', new OtelTracer(recorder));
+const provider = new NodeTracerProvider({
+  spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())],
+});
+afterAll(() => provider.shutdown());
+tracerContract('OtelTracer (OpenTelemetry SDK)', new OtelTracer(provider.getTracer('contract')));

@@ -1,10 +1,18 @@
-// The Tracer port on OpenTelemetry: spans recorded by span-recorder.ts for the SDK's processor and
-// exporter (sdk.ts starts them only when an OTLP endpoint is configured; this module is loaded only
-// then too). Parents are passed explicitly (a span, or a traceparent from a header or a job): no
-// context manager is installed, so no AsyncLocalStorage hooks run on the process's promises.
-import { type Attributes, type SpanContext, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+// The Tracer port on the OpenTelemetry API. The SDK behind it (sdk.ts) is started by start/ only
+// when an OTLP endpoint is configured; this module is loaded only then too. Parents are passed
+// explicitly (a span, or a traceparent from a header or a job): no context manager is installed,
+// so no AsyncLocalStorage hooks run on the process's promises.
+import {
+  type Tracer as ApiTracer,
+  type Attributes,
+  type Context,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 import type { LazyTraceAttributes, SpanOptions, TraceParent, Tracer, TraceSpan } from '../../domain/ports.js';
-import type { RecorderSpan, SpanRecorder } from './span-recorder.js';
 
 /** A W3C traceparent: version 00, a 32-hex trace id, a 16-hex span id, the flags. */
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
@@ -14,7 +22,7 @@ const ZERO_SPAN = '0'.repeat(16);
 const KINDS = { server: SpanKind.SERVER, consumer: SpanKind.CONSUMER } as const;
 
 class OtelSpan implements TraceSpan {
-  constructor(readonly span: RecorderSpan) {}
+  constructor(readonly span: Span) {}
 
   setAttributes(attributes: LazyTraceAttributes): void {
     // An unsampled span records nothing: its attributes are not even built.
@@ -47,33 +55,40 @@ function errorCode(error: unknown): string {
   return typeof name === 'string' ? name : 'Error';
 }
 
-/** The span a traceparent names (remote), or undefined when it is absent or malformed. */
-function spanContextOfTraceparent(traceparent: string | null | undefined): SpanContext | undefined {
-  if (!traceparent) return undefined;
+/** The context a traceparent names (remote), or null when it is absent or malformed. */
+export function contextOfTraceparent(traceparent: string | null | undefined, base: Context): Context | null {
+  if (!traceparent) return null;
   const match = TRACEPARENT.exec(traceparent.trim().toLowerCase());
-  if (!match) return undefined;
+  if (!match) return null;
   const [, traceId, spanId, flags] = match as unknown as [string, string, string, string];
-  if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return undefined;
-  return { traceId, spanId, traceFlags: Number.parseInt(flags, 16) & 1, isRemote: true };
+  if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return null;
+  return trace.setSpanContext(base, {
+    traceId,
+    spanId,
+    traceFlags: Number.parseInt(flags, 16) & 1,
+    isRemote: true,
+  });
 }
 
-/** The span a span's parent names: a span of this tracer, a traceparent, or none. */
-function parentOf(parent: TraceParent): SpanContext | undefined {
-  if (parent instanceof OtelSpan) return parent.span.spanContext();
-  if (typeof parent === 'string') return spanContextOfTraceparent(parent);
-  return undefined;
+/** The context a span's parent gives: a span of this tracer, a traceparent, or none. */
+function contextOf(parent: TraceParent): Context {
+  if (parent instanceof OtelSpan) return trace.setSpan(ROOT_CONTEXT, parent.span);
+  if (typeof parent === 'string') return contextOfTraceparent(parent, ROOT_CONTEXT) ?? ROOT_CONTEXT;
+  return ROOT_CONTEXT;
 }
 
 export class OtelTracer implements Tracer {
-  constructor(private readonly recorder: SpanRecorder) {}
+  constructor(private readonly tracer: ApiTracer) {}
 
   startSpan(name: string, options: SpanOptions = {}): OtelSpan {
     const span = new OtelSpan(
-      this.recorder.startSpan(
+      this.tracer.startSpan(
         name,
-        options.kind === undefined ? SpanKind.INTERNAL : KINDS[options.kind],
-        parentOf(options.parent),
-        options.startTime,
+        {
+          kind: options.kind === undefined ? SpanKind.INTERNAL : KINDS[options.kind],
+          ...(options.startTime === undefined ? {} : { startTime: options.startTime }),
+        },
+        contextOf(options.parent),
       ),
     );
     if (options.attributes) span.setAttributes(options.attributes);

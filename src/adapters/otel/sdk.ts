@@ -1,7 +1,6 @@
-// Traces on the OpenTelemetry SDK: spans recorded (span-recorder.ts), batched by the SDK's batch
-// processor and sent as OTLP/HTTP (JSON) to the configured endpoint. start/tracing.ts imports
-// this module only when an endpoint is set, so a process without one never loads the SDK or the
-// exporter.
+// The OpenTelemetry SDK for traces: spans batched and sent as OTLP/HTTP (JSON) to the configured
+// endpoint. start/tracing.ts imports this module only when an endpoint is set, so a process
+// without one never loads the SDK or the exporter.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -10,13 +9,13 @@ import {
   AlwaysOffSampler,
   AlwaysOnSampler,
   BatchSpanProcessor,
+  NodeTracerProvider,
   ParentBasedSampler,
   type Sampler,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { OtelTracer } from './otel-tracer.js';
-import { SpanRecorder } from './span-recorder.js';
 
 export interface OtelTracingOptions {
   serviceName: string;
@@ -65,7 +64,7 @@ function samplerOf(name: string, ratio: number): Sampler {
 }
 
 export function startOtelTracing(options: OtelTracingOptions): OtelTracing {
-  const recorder = new SpanRecorder({
+  const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({
       [ATTR_SERVICE_NAME]: options.serviceName,
       [ATTR_SERVICE_VERSION]: options.serviceVersion,
@@ -73,19 +72,23 @@ export function startOtelTracing(options: OtelTracingOptions): OtelTracing {
       [ATTR_SERVICE_INSTANCE_ID]: `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`,
       'docindex.process.role': options.role,
     }),
-    scope: { name: 'docindex', version: options.serviceVersion },
     sampler: samplerOf(options.sampler, options.samplerArg),
-    // Spans are queued as they end and sent in batches off the request path: a span costs its
-    // recording and a share of one serialisation, never a request of its own.
-    processor: new BatchSpanProcessor(new OTLPTraceExporter({ url: options.tracesUrl }), {
-      ...options.batch,
-      maxExportBatchSize: Math.min(options.batch.maxExportBatchSize, options.batch.maxQueueSize),
-    }),
+    spanProcessors: [
+      // Spans are queued as they end and sent in batches off the request path: a span costs its
+      // recording and a share of one serialisation, never a request of its own.
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: options.tracesUrl }), {
+        ...options.batch,
+        maxExportBatchSize: Math.min(options.batch.maxExportBatchSize, options.batch.maxQueueSize),
+      }),
+    ],
   });
-  // Nothing is registered globally: the Tracer port passes every parent itself, so no context
-  // manager (AsyncLocalStorage, with its hooks on every promise) and no global provider exist.
+  // Not registered globally: the Tracer port passes every parent itself, so no context manager
+  // (AsyncLocalStorage, with its hooks on every promise) and no global provider are installed.
+  const tracer = new OtelTracer(provider.getTracer('docindex', options.serviceVersion));
   return {
-    tracer: new OtelTracer(recorder),
-    shutdown: () => recorder.shutdown(),
+    tracer,
+    async shutdown() {
+      await provider.shutdown();
+    },
   };
 }

@@ -1,23 +1,22 @@
-// The Tracer port on OpenTelemetry, recording for the SDK's processor and in-memory exporter: spans nest
+// The Tracer port on OpenTelemetry, against the real SDK with an in-memory exporter: spans nest
 // as their parents are passed (across awaits, with no context manager installed), a traceparent
 // is continued and handed on, a malformed one starts a new trace instead of failing, and a failed
 // span records the error's code, never its message.
 import { context, trace } from '@opentelemetry/api';
-import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-node';
+import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { OtelTracer } from '../../../src/adapters/otel/otel-tracer.js';
-import { inMemoryRecorder } from '../../helpers/span-recorders.js';
 
 const exporter = new InMemorySpanExporter();
-const recorder = inMemoryRecorder(exporter);
-const tracer = new OtelTracer(recorder);
+const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const tracer = new OtelTracer(provider.getTracer('test'));
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
 
 beforeEach(() => exporter.reset());
 afterAll(async () => {
-  await recorder.shutdown();
+  await provider.shutdown();
   context.disable();
 });
 
