@@ -3,7 +3,7 @@
 // of its own that is dropped afterwards; plus what only PostgreSQL has: concurrent migrations, the
 // full-text index layout, and an unreachable server answering 503.
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { PgBlobStore } from '../../src/adapters/postgres/blob-store.js';
 import { PgDatabase } from '../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
@@ -476,6 +476,11 @@ describeScaleOut('PostgreSQL wake-ups across processes', services, () => {
   });
 
   it('starts a job enqueued by another process at once, not at the consumer’s next poll', async () => {
+    // A failure (a time-out above all) says which step it was waiting in.
+    let step = 'creating the schema';
+    onTestFailed(() => {
+      console.error(`the wake-up test failed while ${step}`);
+    });
     const { db, close } = await freshDatabase();
     const name = `docindex-test-${randomUUID().slice(0, 8)}`;
     const other = new PgDatabase({
@@ -498,17 +503,24 @@ describeScaleOut('PostgreSQL wake-ups across processes', services, () => {
       );
       const deadline = Date.now() + 15_000;
       const listening = async () => (await listenConnections(db, name)).length > 0;
+      step = 'waiting for the consumer’s LISTEN';
       while (!(await listening()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       // Its first pass is over, with nothing to do.
       await new Promise((resolve) => setTimeout(resolve, 200));
       const ref = { documentId: randomUUID(), orgId: 'org_a' };
+      step = 'creating the document';
       await documents.createDocuments([jobDocument(ref)]);
+      step = 'enqueueing its job';
       await enqueuing.enqueue([ref], { created: true });
+      step = 'waiting for the job to start';
       while (started.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(started).toEqual([ref.documentId]);
     } finally {
+      step = 'stopping the consumer';
       await consuming.close();
+      step = 'closing the consumer’s pool';
       await other.close();
+      step = 'dropping the schema';
       await close();
     }
   });

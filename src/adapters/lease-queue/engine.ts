@@ -251,6 +251,12 @@ class LeaseConsumer implements JobConsumer {
   private heartbeat: NodeJS.Timeout | null = null;
   private renewing = false;
   private wakeUp: (() => void) | null = null;
+  /**
+   * Set by a wake-up since the loop last began a claim. A wake-up that comes while a claim is in
+   * flight (an asynchronous database) finds no sleep to cut short; the loop then looks again at
+   * once instead of sleeping a poll interval past the job it announced.
+   */
+  private woken = false;
   /** The orgs of this consumer's latest claims, least recent first. */
   private readonly recent: string[] = [];
 
@@ -270,6 +276,7 @@ class LeaseConsumer implements JobConsumer {
   }
 
   wake(): void {
+    this.woken = true;
     const wakeUp = this.wakeUp;
     this.wakeUp = null;
     wakeUp?.();
@@ -284,6 +291,7 @@ class LeaseConsumer implements JobConsumer {
     const { rows } = this.queue;
     while (!this.stopping) {
       let claimed: LeasedJob | null = null;
+      this.woken = false;
       if (this.running.size < this.slots.concurrency) {
         try {
           claimed = await rows.claim(this.owner, this.queue.leaseMs, {
@@ -328,6 +336,7 @@ class LeaseConsumer implements JobConsumer {
   }
 
   private sleep(ms: number): Promise<void> {
+    if (this.woken) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         this.wakeUp = null;
