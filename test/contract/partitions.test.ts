@@ -1,25 +1,21 @@
 // Runs the partitions and access-list contracts against the embedded stores (SQLite, FTS5, sqlite-vec) and the
 // scale-out ones (PostgreSQL on RUM and on GIN, when DATABASE_URL is set; CI refuses to skip).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
 import { PgKeywordIndex } from '../../src/adapters/postgres/keyword/index.js';
 import { PgPartitionPurgeRows } from '../../src/adapters/postgres/partition-purge-rows.js';
 import { PgVectorIndex } from '../../src/adapters/postgres/vector-index.js';
-import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import { SqlitePartitionPurgeRows } from '../../src/adapters/sqlite/partition-purge-rows.js';
 import { SqliteVectorIndex } from '../../src/adapters/sqlite/vector-index.js';
+import { sqliteFile } from '../helpers/sqlite-file.js';
 import { describeScaleOut, REQUIRED } from '../scale-out/services.js';
 import { accessContract } from './access.contract.js';
 import { type PartitionBudgets, type PartitionHarness, partitionContract } from './partitions.contract.js';
 import { expectRumIndex, freshDatabase, rum, services } from './postgres-support.js';
 
 async function sqliteHarness(budgets: PartitionBudgets): Promise<PartitionHarness> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'docindex-partitions-'));
-  const db = openSqlite(path.join(dir, 'docindex.db'));
+  const { db, close } = sqliteFile('docindex-partitions-');
   const open = () =>
     new SqliteDocumentStore(db, {
       keyword: new SqliteKeywordIndex(db, { searchRowBudget: budgets.searchRowBudget }),
@@ -35,10 +31,7 @@ async function sqliteHarness(budgets: PartitionBudgets): Promise<PartitionHarnes
       scanThreadFrom: 0,
     }),
     reopen: open,
-    async close() {
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
+    close,
   };
 }
 

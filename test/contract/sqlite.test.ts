@@ -14,6 +14,7 @@ import { SqliteSourceRunRows, SqliteSourceStore } from '../../src/adapters/sqlit
 import { SqliteTableQueue } from '../../src/adapters/sqlite/table-queue.js';
 import { SqliteUsageStore } from '../../src/adapters/sqlite/usage-store.js';
 import { SqliteWebhookOutbox, SqliteWebhookStore } from '../../src/adapters/sqlite/webhook-store.js';
+import { sqliteFile } from '../helpers/sqlite-file.js';
 import { blobStoreContract } from './blob-store.contract.js';
 import { addWebhookEndpoint, type DocumentStoreOptions } from './document-fixtures.js';
 import { documentStoreContract } from './document-store.contract.js';
@@ -31,18 +32,7 @@ import { tableQueueLanesContract } from './table-queue-lanes.contract.js';
 import { usageStoreContract } from './usage-store.contract.js';
 import { webhookStoreContract } from './webhook-store.contract.js';
 
-/** A database file of its own in a fresh folder (WAL, as in production), removed on close. */
-function fileDatabase(): { db: Database; close(): Promise<void> } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'docindex-contract-'));
-  const db = openSqlite(path.join(dir, 'docindex.db'));
-  return {
-    db,
-    async close() {
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+const fileDatabase = () => sqliteFile('docindex-contract-');
 
 function memoryDatabase(): { db: Database; close(): Promise<void> } {
   const db = openSqlite(':memory:');

@@ -1,18 +1,15 @@
 // Runs the VectorSearch and VectorStageStore contracts against the embedded vector index (SQLite +
 // sqlite-vec, in a database file) and the scale-out one (PostgreSQL, when DATABASE_URL is set; CI
 // refuses to skip): each backend's index is both ports, so one harness serves both suites.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { PgDatabase } from '../../src/adapters/postgres/database.js';
 import { PgDocumentStore } from '../../src/adapters/postgres/document-store.js';
 import { PgKeywordIndex } from '../../src/adapters/postgres/keyword/index.js';
 import { migratePostgres } from '../../src/adapters/postgres/migrations.js';
 import { PgVectorIndex } from '../../src/adapters/postgres/vector-index.js';
-import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqliteDocumentStore } from '../../src/adapters/sqlite/document-store.js';
 import { SqliteKeywordIndex } from '../../src/adapters/sqlite/keyword/index.js';
 import { SqliteVectorIndex } from '../../src/adapters/sqlite/vector-index.js';
+import { sqliteFile } from '../helpers/sqlite-file.js';
 import { checkServices, describeScaleOut, dropSchema, freshSchema } from '../scale-out/services.js';
 import {
   type CandidateBudget,
@@ -22,8 +19,7 @@ import {
 import { vectorStageStoreContract } from './vector-stage-store.contract.js';
 
 async function sqliteHarness(candidates?: CandidateBudget): Promise<VectorSearchHarness> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'docindex-vectors-'));
-  const db = openSqlite(path.join(dir, 'docindex.db'));
+  const { db, close } = sqliteFile('docindex-vectors-');
   const index = new SqliteKeywordIndex(db, {});
   // Every prefilter scan on the scan thread (by default only big partitions go there).
   const vectors = new SqliteVectorIndex(db, { ...candidates, scanThreadFrom: 0 });
@@ -31,10 +27,7 @@ async function sqliteHarness(candidates?: CandidateBudget): Promise<VectorSearch
     store: new SqliteDocumentStore(db, { keyword: index }),
     stage: vectors,
     vectors,
-    async close() {
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
+    close,
   };
 }
 
