@@ -1,16 +1,18 @@
 // What tracing costs: section 2's JSON ingest and section 4's BM25 queries (1–4 and 12–30 words,
 // through the HTTP layer) with OTEL_EXPORTER_OTLP_ENDPOINT pointing at a loopback OTLP receiver
 // in this process, against the same workloads with tracing off, in the same run. Ingest runs
-// alternate off/on (on/off in the next round) on fresh servers; the queries go to three servers
-// holding the same corpus (off, on, and on with the sampler dropping every trace, which leaves
-// the context propagation and drops the spans), each query to all three in rotated order. Goal:
-// with tracing on, ≥ 0.95× the ingest throughput and query throughput (1 / median latency) of off.
+// alternate off/on (on/off in the next round) on fresh servers, each timing section 2's two
+// passes (the first after start, and the next with the server's code compiled and caches
+// filled); the queries go to three servers holding the same corpus (off, on, and on with the
+// sampler dropping every trace, which leaves the context propagation and drops the spans), each
+// query to all three in rotated order. Goal: with tracing on, ≥ 0.95× the ingest throughput and
+// query throughput (1 / median latency) of off.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ingestCorpus, ingestOnce } from './ingest.bench.js';
+import { ingestCorpus, ingestOnce, ingestTexts, PASSES } from './ingest.bench.js';
 import {
   type Benchmark,
   type BenchOptions,
@@ -35,6 +37,9 @@ const DOCS_PER_REQUEST = 50;
 const TOP_K = 10;
 
 const SPAN_ID = Buffer.from('"spanId"');
+
+type Pass = (typeof PASSES)[number];
+const onOff = () => ({ off: [] as number[], on: [] as number[] });
 
 /** How many times `needle` occurs in `haystack`, without decoding it. */
 function occurrences(haystack: Buffer, needle: Buffer): number {
@@ -136,22 +141,36 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
   const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint };
   try {
     // ---- section 2's ingest, off and on alternating ----
-    const texts = ingestCorpus(quick);
-    const ingest = { off: [] as number[], on: [] as number[] };
-    const ingestCpu = { off: [] as number[], on: [] as number[] };
+    const texts = ingestTexts(quick);
+    const ingest = { first: onOff(), steady: onOff() };
+    const ingestCpu = { first: onOff(), steady: onOff() };
     for (let round = 0; round < rounds; round++) {
       const order: Array<'off' | 'on'> = round % 2 === 0 ? ['off', 'on'] : ['on', 'off'];
       for (const which of order) {
         const result = await ingestOnce(texts, which === 'on' ? traced : {});
-        if (result.failed > 0) throw new Error(`${result.failed} document(s) failed with tracing ${which}`);
-        ingest[which].push(result.ms);
-        ingestCpu[which].push(result.cpuMs);
+        for (const pass of PASSES) {
+          const { failed, ms, cpuMs } = result[pass];
+          if (failed > 0) throw new Error(`${failed} document(s) failed with tracing ${which}`);
+          ingest[pass][which].push(ms);
+          ingestCpu[pass][which].push(cpuMs);
+        }
       }
     }
     const ingestSpans = sink.spans;
-    const docsPerSecond = (ms: number) => (texts.length / ms) * 1000;
-    const ingestRatio = docsPerSecond(median(ingest.on)) / docsPerSecond(median(ingest.off));
-    const ingestCpuRatio = median(ingestCpu.off) / median(ingestCpu.on);
+    const docsPerSecond = (ms: number) => (texts.first.length / ms) * 1000;
+    const ingestRatio = (pass: Pass) =>
+      docsPerSecond(median(ingest[pass].on)) / docsPerSecond(median(ingest[pass].off));
+    const ingestCpuRatio = (pass: Pass) => median(ingestCpu[pass].off) / median(ingestCpu[pass].on);
+    const passLabel = (pass: Pass) => (pass === 'first' ? 'first after start' : 'the next (steady)');
+    const ingestRows = PASSES.flatMap((pass) => [
+      `| ingest, ${passLabel(pass)}, documents/s (median of ${rounds}) | ${fmt(docsPerSecond(median(ingest[pass].off)))} | ${fmt(docsPerSecond(median(ingest[pass].on)))} | ${fmt(ingestRatio(pass), 2)}× |`,
+      `| ingest, ${passLabel(pass)}, server CPU s (median of ${rounds}) | ${fmt(median(ingestCpu[pass].off) / 1000, 2)} | ${fmt(median(ingestCpu[pass].on) / 1000, 2)} | ${fmt(ingestCpuRatio(pass), 2)}× |`,
+    ]);
+    const seconds = (values: number[]) => values.map((ms) => fmt(ms / 1000, 2)).join(', ');
+    const runLines = PASSES.map(
+      (pass) =>
+        `- Ingest runs, ${passLabel(pass)} (s), off: ${seconds(ingest[pass].off)}; on: ${seconds(ingest[pass].on)}. Server CPU (s), off: ${seconds(ingestCpu[pass].off)}; on: ${seconds(ingestCpu[pass].on)}.`,
+    );
 
     // ---- section 4's queries, on servers holding the same corpus ----
     const started = await Promise.all([
@@ -187,12 +206,11 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
     return {
       title: 'Tracing on vs off: ingest (section 2) and BM25 queries (section 4)',
       lines: [
-        `Tracing on = \`OTEL_EXPORTER_OTLP_ENDPOINT\` set to an OTLP/HTTP receiver on 127.0.0.1 in the bench process (every span exported, the default sampler and batch settings; the receiver counts spans in the raw bytes and parses nothing), off = unset; same server build, same run. Ingest: section 2's corpus (${texts.length.toLocaleString('en-US')} documents of ~10 KB, ${DOCS_PER_REQUEST} per POST, 4 POSTs in flight) on a fresh server per run, ${rounds} round(s) of off and on, the order swapped each round; median. Queries: three servers each holding the first ${queryDocs.toLocaleString('en-US')} of those documents (off; on; on with \`OTEL_TRACES_SAMPLER=always_off\`, "unsampled": the trace context is carried but no span recorded or sent), ${queries} keyword queries of 1–4 words and ${queries} of 12–30 words (section 4's generators), top_k ${TOP_K}, through HTTP, each query sent to the three in rotated order.`,
+        `Tracing on = \`OTEL_EXPORTER_OTLP_ENDPOINT\` set to an OTLP/HTTP receiver on 127.0.0.1 in the bench process (every span exported, the default sampler and batch settings; the receiver counts spans in the raw bytes and parses nothing), off = unset; same server build, same run. Ingest: section 2's corpus (${texts.first.length.toLocaleString('en-US')} documents of ~10 KB a pass, ${DOCS_PER_REQUEST} per POST, 4 POSTs in flight) on a fresh server per run, timed as section 2 times it: its first pass after start, then its next (the corpus's next documents, the server's code compiled and its caches filled, as the queries below are timed after a warm-up), ${rounds} round(s) of off and on, the order swapped each round; median. Queries: three servers each holding the first ${queryDocs.toLocaleString('en-US')} of those documents (off; on; on with \`OTEL_TRACES_SAMPLER=always_off\`, "unsampled": the trace context is carried but no span recorded or sent), ${queries} keyword queries of 1–4 words and ${queries} of 12–30 words (section 4's generators), top_k ${TOP_K}, through HTTP, each query sent to the three in rotated order.`,
         '',
         '| workload | off | on | on ÷ off throughput |',
         '|---|---:|---:|---:|',
-        `| ingest, documents/s (median of ${rounds}) | ${fmt(docsPerSecond(median(ingest.off)))} | ${fmt(docsPerSecond(median(ingest.on)))} | ${fmt(ingestRatio, 2)}× |`,
-        `| ingest, server CPU s per run (median of ${rounds}) | ${fmt(median(ingestCpu.off) / 1000, 2)} | ${fmt(median(ingestCpu.on) / 1000, 2)} | ${fmt(ingestCpuRatio, 2)}× |`,
+        ...ingestRows,
         `| queries, server CPU ms per query (all ${queries * 2}; unsampled ${fmt(queryCpu.unsampled / (queries * 2), 2)}) | ${fmt(queryCpu.off / (queries * 2), 2)} | ${fmt(queryCpu.on / (queries * 2), 2)} | ${fmt(queryCpu.off / queryCpu.on, 2)}× |`,
         '',
         '| queries | count | off p50 ms | off p95 ms | on p50 ms | on p95 ms | unsampled p50 ms | unsampled p95 ms | on ÷ off throughput (p50) | unsampled ÷ off |',
@@ -200,14 +218,14 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
         queryRow('1–4 words', short),
         queryRow('12–30 words', long),
         '',
-        `- Ingest runs (s), off: ${ingest.off.map((ms) => fmt(ms / 1000, 2)).join(', ')}; on: ${ingest.on.map((ms) => fmt(ms / 1000, 2)).join(', ')}. Server CPU (s), off: ${ingestCpu.off.map((ms) => fmt(ms / 1000, 2)).join(', ')}; on: ${ingestCpu.on.map((ms) => fmt(ms / 1000, 2)).join(', ')}.`,
+        ...runLines,
         `- CPU throughput is work per CPU second (off ÷ on of the CPU each used): it moves less with the machine's load than wall time, which other processes share.`,
         `- Load average at the end: ${os
           .loadavg()
           .map((l) => fmt(l, 2))
           .join(', ')} (${os.cpus().length} cores).`,
         `- Spans received: ${ingestSpans.toLocaleString('en-US')} from the traced ingest runs, ${(sink.spans - ingestSpans).toLocaleString('en-US')} from the traced query server (${fmt(sink.bytes / 1e6, 1)} MB of OTLP JSON in all).`,
-        `- Goal: with tracing on, ≥ ${fmt(GOAL_RATIO, 2)}× the throughput of off: ingest **${fmt(ingestRatio, 2)}×** (wall), ${met(ingestRatio)}, **${fmt(ingestCpuRatio, 2)}×** (CPU), ${met(ingestCpuRatio)}; queries (the lower of the two, p50) **${fmt(queryRatio, 2)}×**, ${met(queryRatio)}, **${fmt(queryCpu.off / queryCpu.on, 2)}×** (CPU), ${met(queryCpu.off / queryCpu.on)}.`,
+        `- Goal: with tracing on, ≥ ${fmt(GOAL_RATIO, 2)}× the throughput of off: ingest, as section 2's goal is judged (the next pass), **${fmt(ingestRatio('steady'), 2)}×** (wall), ${met(ingestRatio('steady'))}, **${fmt(ingestCpuRatio('steady'), 2)}×** (CPU), ${met(ingestCpuRatio('steady'))}; the first pass after start ${fmt(ingestRatio('first'), 2)}× (wall), ${fmt(ingestCpuRatio('first'), 2)}× (CPU); queries (the lower of the two, p50) **${fmt(queryRatio, 2)}×**, ${met(queryRatio)}, **${fmt(queryCpu.off / queryCpu.on, 2)}×** (CPU), ${met(queryCpu.off / queryCpu.on)}.`,
       ],
     };
   } finally {
