@@ -4,7 +4,7 @@
 // the corpus on the same server, once its code is compiled and its tokenizer cache filled, as a
 // server that has been running for a while ingests. The yardstick is a bare gpt-tokenizer
 // `encode` of the same texts in this process, timed warm in the same run: ingest must reach at
-// least half its throughput. Also reported: 1,000 documents of ~2 KB (small documents, where
+// least 0.6 of its throughput. Also reported: 1,000 documents of ~2 KB (small documents, where
 // per-document costs weigh most).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +31,7 @@ import {
 const DOCS_PER_REQUEST = 50;
 /** POSTs in flight at once: a client uploading a batch job, not a flood. */
 const POST_CONCURRENCY = 4;
-const GOAL_RATIO = 0.5;
+const GOAL_RATIO = 0.6;
 /** Documents are data: special-token strings in them are plain text (as in the chunker). */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
@@ -261,7 +261,7 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
       runsLine('~2 KB documents', smallRun),
       ...failures('~10 KB documents', large),
       ...failures('~2 KB documents', smallRun),
-      `- Goal: ingest ≥ ${fmt(GOAL_RATIO, 2)}× the bare tokenizer's throughput on ~10 MB / 1,000 documents, both warm (the next pass): **${fmt(ratio, 2)}×**, ${ratio >= GOAL_RATIO ? 'met' : 'NOT met'}; the first pass after start: ${fmt(firstRatio, 2)}×.`,
+      `- Goal: ingest ≥ ${fmt(GOAL_RATIO, 2)}× the bare tokenizer's throughput on ~10 MB / 1,000 documents, both warm (the next pass): **${fmt(ratio, 3)}×**, ${ratio >= GOAL_RATIO ? 'met' : 'NOT met'}; the first pass after start: ${fmt(firstRatio, 2)}×.`,
     ],
   };
 };
