@@ -82,7 +82,7 @@ function sizes(quick: boolean) {
   };
 }
 
-/** The ~10 MB corpus of section 2's first pass; the peer pipeline (section 8) runs on the same texts. */
+/** Section 2's first ~10 MB; the peer pipeline (section 9) runs on the same texts. */
 export function ingestCorpus(quick: boolean): string[] {
   return ingestTexts(quick).first;
 }
@@ -207,7 +207,7 @@ async function measure(texts: IngestTexts, repeats: number): Promise<IngestMeasu
   return { first: pass('first'), steady: pass('steady') };
 }
 
-// Section 8 compares the peer pipeline with this section's figure: measured once per process.
+// Section 9 compares the peer pipeline with this section's next pass: measured once per process.
 const memo = new Map<boolean, Promise<IngestMeasurement>>();
 
 /** Section 2's main measurement (~10 MB, 1,000 documents), taken once per bench process. */
