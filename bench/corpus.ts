@@ -1,7 +1,8 @@
 // The benchmark corpus: real prose and Markdown written by people — the READMEs and docs shipped in
 // node_modules — read in a fixed order, so every run (and every contestant in a run) gets the same
 // text. Documents are cut from it at whitespace; when a run needs more text than there is, later
-// passes start at a shifted offset, so no two documents are the same slice.
+// passes start at a shifted offset and never where a document of an earlier pass started, so no
+// two documents are the same slice.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -59,9 +60,17 @@ export function corpusText(): string {
 export function corpusDocuments(count: number, charsEach: number): string[] {
   const text = corpusText();
   const docs: string[] = [];
+  // Where documents started: a later pass that comes to one of them would cut the same slices as
+  // the pass before it from there on, so it starts one word further instead.
+  const starts = new Set<number>();
   let pass = 0;
   let at = 0;
   while (docs.length < count) {
+    while (at < text.length && starts.has(at)) {
+      const space = text.indexOf(' ', at + 1);
+      at = space === -1 ? text.length : space + 1;
+    }
+    starts.add(at);
     let end = Math.min(text.length, at + charsEach);
     if (end < text.length) {
       const space = text.indexOf(' ', end);
