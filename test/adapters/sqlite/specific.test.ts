@@ -572,6 +572,38 @@ describe('keyword scores', () => {
     return doc;
   }
 
+  /** A new document of `orgId`, and the call that indexes its one English chunk. */
+  async function indexedLater(store: SqliteDocumentStore, orgId: string) {
+    const doc = jobDocument({ documentId: crypto.randomUUID(), orgId });
+    await store.createDocuments([doc]);
+    const text = `tern skua ${doc.id}`;
+    const chunk = {
+      index: 0,
+      text,
+      words: english.words(text),
+      tokenCount: 3,
+      charStart: 0,
+      charEnd: 0,
+      pageStart: null,
+      pageEnd: null,
+    };
+    const result = { tokenCount: 3, contentSha256: 'x', contentType: null, bytes: null, language: 'en' };
+    return () => store.saveIndex(doc.id, { ...result, chunks: [chunk] });
+  }
+
+  it('writes one FTS5 segment for the documents indexed in one turn', async () => {
+    const db = open(':memory:');
+    const store = new SqliteDocumentStore(db, { keyword: new SqliteKeywordIndex(db) });
+    const segments = () =>
+      db.prepare('SELECT count(*) FROM chunks_fts_data WHERE id > 10').pluck().get() as number;
+    const before = segments();
+    const docs = await Promise.all([1, 2, 3].map(() => indexedLater(store, 'org_turn')));
+    // The three index writes start in the same turn, so the group commit gives them one
+    // transaction, and FTS5 writes their terms out once, at its commit.
+    expect(await Promise.all(docs.map((write) => write()))).toEqual([true, true, true]);
+    expect(segments() - before).toBe(1);
+  });
+
   it('reads the row count FTS5 keeps, as count(*) gives it', () => {
     const db = open(':memory:');
     const insert = db.prepare('INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)');

@@ -60,7 +60,11 @@ export class SqliteKeywordWrites {
 
   /** Deletes the document's chunks (their trigger drops the FTS rows). */
   deleteChunks(id: string): void {
-    this.sql.get('DELETE FROM chunks WHERE document_id = ?').run(id);
+    // Looked for first: a DELETE whose trigger could write the FTS table opens a statement
+    // savepoint even when it finds no row, and FTS5 writes out every pending term at a savepoint,
+    // so a shared transaction would get one index segment per document instead of one in all.
+    const any = this.sql.get('SELECT EXISTS (SELECT 1 FROM chunks WHERE document_id = ?)').pluck().get(id);
+    if (any) this.sql.get('DELETE FROM chunks WHERE document_id = ?').run(id);
   }
 
   /** Deletes up to `limit` of the document's chunks (their trigger drops the FTS rows); how many. */
