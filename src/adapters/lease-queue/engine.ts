@@ -403,7 +403,9 @@ class LeaseConsumer implements JobConsumer {
 
   private async renewLeases(): Promise<void> {
     if (this.renewing) return;
-    const held = [...this.running.values()].filter((j) => !j.lost && !j.abandoned && !j.finished);
+    // A finished job is renewed too until its settlement is written (it leaves `running` then): a
+    // slow settle must not let the lease lapse and another consumer run the job again.
+    const held = [...this.running.values()].filter((j) => !j.lost && !j.abandoned);
     if (held.length === 0) return;
     this.renewing = true;
     try {
