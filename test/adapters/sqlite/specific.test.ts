@@ -553,8 +553,8 @@ describe('FTS5 terms', () => {
 
 describe('keyword scores', () => {
   const english = analyzer('en');
-  /** Indexes English chunks of `texts` as one document of `orgId`. */
-  async function indexed(store: SqliteDocumentStore, orgId: string, texts: string[]) {
+  /** A new document of `orgId`, and the call that indexes English chunks of `texts` as its own. */
+  async function toIndex(store: SqliteDocumentStore, orgId: string, texts: string[]) {
     const doc = jobDocument({ documentId: crypto.randomUUID(), orgId });
     await store.createDocuments([doc]);
     const chunks = texts.map((text, index) => ({
@@ -568,27 +568,14 @@ describe('keyword scores', () => {
       pageEnd: null,
     }));
     const result = { tokenCount: 4 * texts.length, contentSha256: 'x', contentType: null, bytes: null };
-    expect(await store.saveIndex(doc.id, { ...result, chunks, language: 'en' })).toBe(true);
-    return doc;
+    return { doc, write: () => store.saveIndex(doc.id, { ...result, chunks, language: 'en' }) };
   }
 
-  /** A new document of `orgId`, and the call that indexes its one English chunk. */
-  async function indexedLater(store: SqliteDocumentStore, orgId: string) {
-    const doc = jobDocument({ documentId: crypto.randomUUID(), orgId });
-    await store.createDocuments([doc]);
-    const text = `tern skua ${doc.id}`;
-    const chunk = {
-      index: 0,
-      text,
-      words: english.words(text),
-      tokenCount: 3,
-      charStart: 0,
-      charEnd: 0,
-      pageStart: null,
-      pageEnd: null,
-    };
-    const result = { tokenCount: 3, contentSha256: 'x', contentType: null, bytes: null, language: 'en' };
-    return () => store.saveIndex(doc.id, { ...result, chunks: [chunk] });
+  /** Indexes English chunks of `texts` as one document of `orgId`. */
+  async function indexed(store: SqliteDocumentStore, orgId: string, texts: string[]) {
+    const { doc, write } = await toIndex(store, orgId, texts);
+    expect(await write()).toBe(true);
+    return doc;
   }
 
   it('writes one FTS5 segment for the documents indexed in one turn', async () => {
@@ -597,10 +584,10 @@ describe('keyword scores', () => {
     const segments = () =>
       db.prepare('SELECT count(*) FROM chunks_fts_data WHERE id > 10').pluck().get() as number;
     const before = segments();
-    const docs = await Promise.all([1, 2, 3].map(() => indexedLater(store, 'org_turn')));
+    const docs = await Promise.all([1, 2, 3].map((n) => toIndex(store, 'org_turn', [`tern skua ${n}`])));
     // The three index writes start in the same turn, so the group commit gives them one
     // transaction, and FTS5 writes their terms out once, at its commit.
-    expect(await Promise.all(docs.map((write) => write()))).toEqual([true, true, true]);
+    expect(await Promise.all(docs.map(({ write }) => write()))).toEqual([true, true, true]);
     expect(segments() - before).toBe(1);
   });
 
