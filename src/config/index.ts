@@ -42,7 +42,7 @@ function readVariable(
   const name = variable.env;
   switch (variable.type) {
     case 'int': {
-      const fallback = typeof variable.default === 'function' ? variable.default() : variable.default;
+      const fallback = typeof variable.default === 'function' ? variable.default(read) : variable.default;
       if (unset) return fallback;
       if (!/^\d+$/.test(raw.trim())) {
         problems.push(`${name} must be a whole number, got ${JSON.stringify(raw)}`);

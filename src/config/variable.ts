@@ -15,8 +15,8 @@ interface Described {
 /** A whole number within [min, max]. */
 export interface IntVariable extends Described {
   type: 'int';
-  /** A function when the default depends on the machine. */
-  default: number | (() => number);
+  /** A function when the default depends on the machine or on variables read before this one. */
+  default: number | ((read: Partial<Config>) => number);
   min: number;
   max: number;
 }

@@ -11,6 +11,7 @@ import {
   createPipelineThreads,
   DEFAULT_MAX_TEXT_CHARS,
   detectFormat,
+  finishRunFor,
   type PipelineThreads,
 } from '../pipeline/extract/index.js';
 import { type AddressPolicy, checkSubmittedUrl, redactUrl, urlDownloader } from '../pipeline/fetch/index.js';
@@ -71,7 +72,20 @@ export function pipelineThreads(config: Config): PipelineThreads {
     idleStopMs: config.extractIdleStopMs,
     maxTextRatio: config.extractMaxTextRatio,
     textFloorChars: config.extractTextFloorChars,
+    // Runs only as long as one org's documents can keep every thread busy meanwhile.
+    finishRuns: { max: finishRunFor(slotsPerOrg(config), config.extractWorkers) },
   });
+}
+
+/**
+ * The process lane's documents one org may hold at once: more slots than threads leave one for
+ * another org's document while one org has a backlog, so that document waits for the next free
+ * thread at most, not for a slot.
+ */
+function slotsPerOrg(config: Config): number {
+  return config.workerConcurrency > config.extractWorkers
+    ? config.workerConcurrency - 1
+    : config.workerConcurrency;
 }
 
 export interface WorkerPipelineDeps {
@@ -162,12 +176,7 @@ export function startDocumentLanes(deps: DocumentLanesDeps): DocumentLanes {
         : processor.handle,
       {
         concurrency: config.workerConcurrency,
-        // More slots than threads: one stays for another org's document while one org has a
-        // backlog, so that document waits for the next free thread at most, not for a slot.
-        maxPerOrg:
-          config.workerConcurrency > config.extractWorkers
-            ? config.workerConcurrency - 1
-            : config.workerConcurrency,
+        maxPerOrg: slotsPerOrg(config),
       },
     ),
     downloadQueue.consume(processor.handleDownload, { concurrency: config.downloadConcurrency }),

@@ -65,7 +65,7 @@ describe('loadConfig', () => {
       rerankBatchSize: 32,
       providerBreakerFailures: 5,
       providerBreakerCooldownMs: 30_000,
-      workerConcurrency: 4,
+      workerConcurrency: 8,
       downloadConcurrency: 8,
       workerYieldIngestRps: 500,
       extractWorkers: Math.max(1, availableParallelism() - 1),
@@ -284,6 +284,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://db' }).blobStore).toBe('postgres');
     expect(loadConfig({ DATABASE_URL: 'postgres://db', BLOB_STORE: 'fs' }).blobStore).toBe('fs');
     expect(loadConfig({ BLOB_STORE: 's3', S3_BUCKET: 'docs' }).blobStore).toBe('s3');
+  });
+
+  it('processes 8 documents at once embedded and 4 once DATABASE_URL is set, unless told', () => {
+    expect(loadConfig({}).workerConcurrency).toBe(8);
+    expect(loadConfig({ DATABASE_URL: 'postgres://db' }).workerConcurrency).toBe(4);
+    expect(loadConfig({ DATABASE_URL: 'postgres://db', WORKER_CONCURRENCY: '6' }).workerConcurrency).toBe(6);
+    expect(loadConfig({ WORKER_CONCURRENCY: '2' }).workerConcurrency).toBe(2);
   });
 
   it('puts pulled models under DATA_DIR unless MODELS_DIR says otherwise, and checks HF_ENDPOINT', () => {

@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectChunks } from '../../src/domain/chunk-batches.js';
 import { chunkForIndex } from '../../src/pipeline/chunk/for-index.js';
-import { createPipelineThreads, ExtractionError } from '../../src/pipeline/extract/index.js';
+import { createPipelineThreads, ExtractionError, finishRunFor } from '../../src/pipeline/extract/index.js';
 import { createWorkerPool } from '../../src/pipeline/extract/pool.js';
 import { LEAN_PROCESS_FLAGS } from '../../src/pipeline/extract/pool-jobs.js';
 import { HAVE_CORPUS, itWithCorpus } from '../helpers/shared.js';
@@ -496,11 +496,17 @@ describe('chunking in threads', () => {
   describe('texts queued inside a busy thread', () => {
     const headroom = { current: () => 1, stop: () => {} };
     type OneThread = { pool: ReturnType<typeof createWorkerPool>; queued: () => number };
-    /** Runs `test` with a pool of one loaded thread that counts the texts sent to it while busy. */
-    async function withOneThread(test: (t: OneThread) => Promise<void>): Promise<void> {
+    /**
+     * Runs `test` with a pool of one loaded thread that counts the texts sent to it while busy
+     * (`finishRuns`: the pool's runs of ends, each end at once when absent).
+     */
+    async function withOneThread(
+      test: (t: OneThread) => Promise<void>,
+      finishRuns?: { max: number; holdMs?: number },
+    ): Promise<void> {
       let queuedInThread = 0;
       const pool = createWorkerPool(
-        { ...OPTIONS, maxWorkers: 1 },
+        { ...OPTIONS, maxWorkers: 1, ...(finishRuns ? { finishRuns } : {}) },
         { cpuHeadroom: headroom, onQueuedInThread: () => queuedInThread++ },
       );
       try {
@@ -541,6 +547,73 @@ describe('chunking in threads', () => {
         // The thread is busy with a1 when b arrives; b goes next, not after a2 and a3.
         expect(finished).toEqual(['a1', 'b', 'a2', 'a3']);
       }));
+
+    it('two texts wait in a busy thread at most; the next stays in the pool', () =>
+      withOneThread(async ({ pool, queued }) => {
+        const texts = [long, 'second text', 'third text', 'fourth text'];
+        const chunking = texts.map((t) => pool.chunk(t, options));
+        // Handed out at once: the long text to the thread, two behind it, the last kept back.
+        expect(queued()).toBe(2);
+        const plans = await Promise.all(chunking);
+        expect(plans.map((p) => p.chunks.map((c) => c.words))).toEqual([
+          chunkForIndex(long, options, english).chunks.map((c) => c.words),
+          ['second text'],
+          ['third text'],
+          ['fourth text'],
+        ]);
+      }));
+
+    /**
+     * Chunks two short texts back to back and tells, once the first has been handed on, whether
+     * the second had been too by then (in the same delivery) or not yet.
+     */
+    async function secondDoneWithFirst(pool: OneThread['pool'], second: string): Promise<boolean> {
+      let secondDone = false;
+      const first = pool.chunk('the first of two texts', options);
+      const other = pool.chunk(second, options).then(() => {
+        secondDone = true;
+      });
+      // Queued after the microtasks that handing on both would have queued, and before the
+      // thread's next message can be read.
+      const seen = await first.then(
+        () => new Promise<boolean>((resolve) => queueMicrotask(() => resolve(secondDone))),
+      );
+      await other;
+      return seen;
+    }
+
+    it('hands on the ends of short texts chunked back to back together, in runs of up to `max`', async () => {
+      await withOneThread(
+        async ({ pool }) => {
+          expect(await secondDoneWithFirst(pool, 'the second text')).toBe(true);
+        },
+        { max: 4, holdMs: 60_000 },
+      );
+      // Without runs, each text's end is handed on as the thread sends it.
+      await withOneThread(async ({ pool }) => {
+        expect(await secondDoneWithFirst(pool, 'the second text')).toBe(false);
+      });
+    });
+
+    it('an end is held no longer than `holdMs`: it does not wait for a slow text behind it', () =>
+      withOneThread(
+        async ({ pool }) => {
+          // Short enough to be waited for, long enough to take milliseconds to chunk.
+          const slower = 'Words flow on and on, sentence after sentence. '.repeat(1_300);
+          expect(await secondDoneWithFirst(pool, slower)).toBe(false);
+        },
+        { max: 4, holdMs: 1 },
+      ));
+
+    it('runs of ends only as long as one org keeps each thread busy meanwhile', () => {
+      // Per thread: the text it chunks and the two queued in it come first; the rest may be held.
+      expect(finishRunFor(3, 1)).toBe(1);
+      expect(finishRunFor(5, 1)).toBe(2);
+      expect(finishRunFor(7, 1)).toBe(4);
+      expect(finishRunFor(63, 1)).toBe(4);
+      expect(finishRunFor(7, 2)).toBe(1);
+      expect(finishRunFor(1, 3)).toBe(1);
+    });
 
     it('never waits behind a long text: it stays in the pool for the first thread to come free', () =>
       withOneThread(async ({ pool, queued }) => {

@@ -5,12 +5,15 @@ import type { VariableTable } from '../variable.js';
 
 /** The workers and their pipeline threads: how many documents at once, extraction's limits and OCR. */
 export const PIPELINE_VARIABLES = {
-  // Measured on 2 cores (bench/RESULTS.md, section 2): with 4 documents in flight the pipeline
-  // threads stay busy while the event loop writes finished documents' indexes.
+  // Measured on 2 cores (bench/RESULTS.md, section 2). Embedded, the event loop writes every
+  // index: with 8 documents in flight the pipeline threads stay busy meanwhile, and a thread hands
+  // on the ends of short documents in runs, whose index writes share one SQLite commit. Scaled out
+  // the writes go to PostgreSQL, and each process's connection pool grows with this.
   workerConcurrency: {
     env: 'WORKER_CONCURRENCY',
     type: 'int',
-    default: 4,
+    default: (read) => (read.databaseUrl ? 4 : 8),
+    defaultText: '`8`; `4` when `DATABASE_URL` is set',
     min: 1,
     max: 256,
     description: 'documents processed at once per worker process',

@@ -3,7 +3,7 @@
 // imports only this module.
 export { type DetectInput, type DetectResult, detectFormat } from './detect.js';
 export { type ExtractionCode, ExtractionError } from './errors.js';
-export { createPipelineThreads } from './pool.js';
+export { createPipelineThreads, finishRunFor } from './pool.js';
 export type {
   ExtractedText,
   PageSpan,

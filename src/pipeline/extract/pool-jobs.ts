@@ -11,8 +11,10 @@ import { assemblePages, unreadScan } from './pages.js';
 import { type TextLimitSettings, textLimitOf } from './text-limit.js';
 import type { ChunkSpan, ExtractedText, FileChunkOptions, SourceFormat, WorkerReply } from './types.js';
 
-/** A text waits inside a busy thread only behind a text this short (about 50 ms of chunking). */
+/** A text waits inside a busy thread only behind texts this short in all (about 50 ms of chunking). */
 const QUEUE_BEHIND_MAX_CHARS = 1_000_000;
+/** Texts that may wait inside one busy thread. */
+export const QUEUED_IN_THREAD_MAX = 2;
 
 /** A pipeline thread or process (hosts.ts); both are called threads in the pool's words. */
 export interface Slot {
@@ -20,11 +22,12 @@ export interface Slot {
   /** The document this thread works on, if any. */
   job: Job | null;
   /**
-   * A text already sent to this thread, to chunk as soon as `job` (also a chunk job) is done: the
-   * thread then never waits for the event loop to hand it its next text.
+   * Texts already sent to this thread, to chunk in order once `job` (also a chunk job) is done:
+   * the thread then never waits for the event loop to hand it its next text, even while the event
+   * loop is busy for as long as a text takes to chunk.
    */
-  next: Job | null;
-  /** Kills the thread if a text that was cancelled while it waited in `next` takes too long. */
+  queued: Job[];
+  /** Kills the thread if a text that was cancelled while it waited in `queued` takes too long. */
   discard: NodeJS.Timeout | null;
   /** The thread finished loading its modules: a crash after this is the document's fault. */
   ready: boolean;
@@ -43,6 +46,17 @@ export interface Slot {
   startup: NodeJS.Timeout;
   /** Ends the thread once it has had nothing to do for `idleStopMs` (see armIdleStop). */
   idleStop: NodeJS.Timeout | null;
+  /**
+   * Chunk jobs the thread has finished whose ends wait for the short text it went on to (see the
+   * pool's holdFinish), so that the documents are handed on together.
+   */
+  finished: FinishedRun | null;
+}
+
+/** Finished chunk jobs held back to be handed on with the next one, and the cap on the wait. */
+export interface FinishedRun {
+  done: Array<{ job: Job; totals: IndexTotals }>;
+  timer: NodeJS.Timeout;
 }
 
 /** What a job's first thread is asked to do; the pool adds the job id. */
@@ -213,7 +227,7 @@ export function joinedParts(job: Job, limits: TextLimitSettings): ExtractedText 
 export function groupsInThreads(slots: Iterable<Slot>): Map<string, number> {
   const inThreads = new Map<string, number>();
   for (const slot of slots) {
-    for (const job of [slot.job, slot.next]) {
+    for (const job of [slot.job, ...slot.queued]) {
       if (job && job.group !== null) inThreads.set(job.group, (inThreads.get(job.group) ?? 0) + 1);
     }
   }
@@ -221,19 +235,22 @@ export function groupsInThreads(slots: Iterable<Slot>): Map<string, number> {
 }
 
 /**
- * A loaded thread chunking a short text with nothing queued behind it (the shortest, if several).
- * Only chunk jobs wait in a thread, and only behind texts of up to QUEUE_BEHIND_MAX_CHARS: those
- * take milliseconds, while an extraction or a long text may take seconds, and another thread
- * could come free first.
+ * A loaded thread chunking a short text, with room for another behind it (the one with the least
+ * text ahead, if several). Only chunk jobs wait in a thread, and only behind texts of up to
+ * QUEUE_BEHIND_MAX_CHARS in all: those take milliseconds, while an extraction or a long text may
+ * take seconds, and another thread could come free first.
  */
 export function slotToChunkNext(slots: Iterable<Slot>): Slot | null {
   let best: Slot | null = null;
-  let shortest = QUEUE_BEHIND_MAX_CHARS + 1;
+  let least = QUEUE_BEHIND_MAX_CHARS + 1;
   for (const slot of slots) {
     const task = slot.job?.task;
-    if (!slot.ready || slot.next || task?.type !== 'indexText' || task.text.length >= shortest) continue;
+    if (!slot.ready || slot.queued.length >= QUEUED_IN_THREAD_MAX || task?.type !== 'indexText') continue;
+    let ahead = task.text.length;
+    for (const queued of slot.queued) ahead += queued.task.type === 'indexText' ? queued.task.text.length : 0;
+    if (ahead >= least) continue;
     best = slot;
-    shortest = task.text.length;
+    least = ahead;
   }
   return best;
 }

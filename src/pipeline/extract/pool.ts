@@ -26,6 +26,7 @@ import {
   type JobTask,
   joinedParts,
   LEAN_PROCESS_FLAGS,
+  QUEUED_IN_THREAD_MAX,
   replyChars,
   replyOcrPages,
   type Slot,
@@ -55,6 +56,29 @@ const PAGED_STREAM_FROM_BYTES = 16 * 1024 * 1024;
  * this guards against a thread that never gets there leaving its document waiting for ever.
  */
 const STARTUP_TIMEOUT_MS = 60_000;
+
+/**
+ * A chunk job's end may be held back while its thread goes straight on to a short text queued
+ * behind it, and handed on with that text's end (PipelineThreadOptions.finishRuns): the documents
+ * then reach the store in one turn of the event loop, and their index writes share a transaction,
+ * whose commit is most of a small document's write (bench/RESULTS.md, section 2). None is held
+ * longer than the run's `holdMs`, and only behind a text of up to FINISH_HOLD_NEXT_MAX_CHARS
+ * (about a millisecond of chunking); a document alone, or behind a long one, is handed on at once.
+ */
+const FINISH_HOLD_NEXT_MAX_CHARS = 64 * 1024;
+const DEFAULT_FINISH_HOLD_MS = 10;
+/** Ends handed on together at most, however many documents are in flight. */
+const FINISH_RUN_LIMIT = 4;
+
+/**
+ * The longest run of ends a thread may hand on together without ever waiting for work, when up to
+ * `inFlight` documents of one org share `threads` threads: what each thread's share leaves after
+ * the text it chunks and the texts queued in it (1: each end at once).
+ */
+export function finishRunFor(inFlight: number, threads: number): number {
+  const perThread = Math.floor(inFlight / Math.max(1, threads));
+  return Math.max(1, Math.min(FINISH_RUN_LIMIT, perThread - 1 - QUEUED_IN_THREAD_MAX));
+}
 
 /**
  * A thread that has just handled a text this long is ended once it goes idle, and a fresh one
@@ -259,6 +283,8 @@ class PipelineThreadPool implements PipelineThreads {
     this.closed = true;
     this.deps.cpuHeadroom.stop();
     this.warmed();
+    // Finished documents are handed on, not failed with the rest.
+    for (const slot of this.slots) this.deliverFinished(slot);
     for (const job of [...this.jobs]) this.settle(job, new Error('the extractor is closed'));
     for (const slot of [...this.slots]) this.kill(slot);
     await Promise.all([...this.exiting]);
@@ -280,7 +306,7 @@ class PipelineThreadPool implements PipelineThreads {
           : { ...task, jobId: job.id, pdfMaxPages: this.opts.pdfMaxPages };
       if (slot.job) {
         // Queued in the thread behind the text it is chunking; its clock starts when its turn comes.
-        slot.next = job;
+        slot.queued.push(job);
         slot.host.post(request);
         this.deps.onQueuedInThread?.();
         continue;
@@ -386,7 +412,7 @@ class PipelineThreadPool implements PipelineThreads {
     const slot: Slot = {
       host,
       job: null,
-      next: null,
+      queued: [],
       discard: null,
       ready: false,
       dead: false,
@@ -394,6 +420,7 @@ class PipelineThreadPool implements PipelineThreads {
       recycle: false,
       ranOcr: false,
       idleStop: null,
+      finished: null,
       startup: setTimeout(() => {
         this.onCrash(slot, new HostExit(`not started after ${STARTUP_TIMEOUT_MS / 1000} s`, false));
       }, STARTUP_TIMEOUT_MS),
@@ -418,8 +445,7 @@ class PipelineThreadPool implements PipelineThreads {
     slot.job?.slots.delete(slot);
     clearTimeout(slot.discard ?? undefined);
     slot.discard = null;
-    const next = slot.next;
-    slot.next = null;
+    const next = slot.queued.shift() ?? null;
     slot.job = next;
     if (!next) {
       if (slot.recycle || (slot.ranOcr && this.queue.length === 0)) this.kill(slot);
@@ -451,7 +477,7 @@ class PipelineThreadPool implements PipelineThreads {
     if (after <= 0 || slot.dead || slot.job || slot.idleStop) return;
     slot.idleStop = setTimeout(() => {
       slot.idleStop = null;
-      if (slot.job || slot.next) return;
+      if (slot.job || slot.queued.length > 0) return;
       this.kill(slot);
       // Ended before its chunker was warm: whoever waits for that is not kept waiting.
       this.warmed();
@@ -469,13 +495,51 @@ class PipelineThreadPool implements PipelineThreads {
     this.slots.delete(slot);
     slot.job?.slots.delete(slot);
     slot.job = null;
-    // The text queued behind the thread's job is not at fault: it goes first to the next thread.
-    const next = slot.next;
-    slot.next = null;
-    if (next && !next.settled) this.queue.unshift(next);
+    // The texts queued behind the thread's job are not at fault: they go first to the next thread.
+    const queued = slot.queued;
+    slot.queued = [];
+    for (const job of queued.reverse()) if (!job.settled) this.queue.unshift(job);
     const exited = slot.host.end(EXIT_GRACE_MS);
     this.exiting.add(exited);
     void exited.finally(() => this.exiting.delete(exited));
+    // What the thread finished before it was ended is done.
+    this.deliverFinished(slot);
+  }
+
+  /**
+   * Holds back the end of `job`, which the thread has just finished, if the thread went on to a
+   * short text (see finishRunFor); false when it is to be handed on now.
+   */
+  private holdFinish(slot: Slot, job: Job, totals: IndexTotals): boolean {
+    const next = slot.job;
+    if (!next || next.settled || next.task.type !== 'indexText') return false;
+    if (next.task.text.length > FINISH_HOLD_NEXT_MAX_CHARS) return false;
+    const run = slot.finished;
+    if ((run?.done.length ?? 0) + 1 >= (this.opts.finishRuns?.max ?? 1)) return false;
+    // Its thread is done with it: its time cap no longer applies.
+    if (job.timer) clearTimeout(job.timer);
+    job.timer = null;
+    if (run) run.done.push({ job, totals });
+    else {
+      slot.finished = {
+        done: [{ job, totals }],
+        timer: setTimeout(
+          () => this.deliverFinished(slot),
+          this.opts.finishRuns?.holdMs ?? DEFAULT_FINISH_HOLD_MS,
+        ),
+      };
+    }
+    return true;
+  }
+
+  /** Hands on the ends the slot holds back, in the order its thread finished them. */
+  private deliverFinished(slot: Slot): void {
+    const run = slot.finished;
+    if (!run) return;
+    slot.finished = null;
+    clearTimeout(run.timer);
+    // One cancelled meanwhile was settled then; settle() ignores it.
+    for (const { job, totals } of run.done) this.settle(job, null, totals);
   }
 
   private onReply(slot: Slot, message: WorkerReply): void {
@@ -508,6 +572,7 @@ class PipelineThreadPool implements PipelineThreads {
         this.planPdf(job, slot, message.numPages);
         return;
       case 'pageTexts':
+        this.deliverFinished(slot);
         this.release(slot);
         job.parts.set(message.from, message.texts);
         job.ocr.recognised += message.ocrPages;
@@ -519,6 +584,7 @@ class PipelineThreadPool implements PipelineThreads {
         }
         break;
       case 'text': {
+        this.deliverFinished(slot);
         this.release(slot);
         const format = job.task.type === 'indexText' ? 'txt' : job.task.format;
         this.settle(job, null, {
@@ -543,21 +609,27 @@ class PipelineThreadPool implements PipelineThreads {
         // More follow from the same thread: it stays the job's.
         return;
       }
-      case 'chunks':
+      case 'chunks': {
         this.release(slot);
-        this.settle(job, null, {
+        const totals: IndexTotals = {
           tokenCount: message.tokenCount,
           contentSha256: message.contentSha256,
           language: message.language,
           // Only files that OCR read say so; a text's totals stay what chunkForIndex gives.
           ...(message.ocrPages !== null ? { ocrPages: message.ocrPages } : {}),
-        });
+        };
+        if (this.holdFinish(slot, job, totals)) break;
+        this.deliverFinished(slot);
+        this.settle(job, null, totals);
         break;
+      }
       case 'failed':
+        this.deliverFinished(slot);
         this.release(slot);
         this.settle(job, new ExtractionError(message.code, message.message));
         break;
       case 'error':
+        this.deliverFinished(slot);
         this.release(slot);
         this.settle(job, new Error(message.message));
         break;

@@ -58,6 +58,11 @@ export interface PipelineThreadOptions {
   maxTextRatio?: number;
   /** Characters any file may give whatever its size (default DEFAULT_TEXT_FLOOR_CHARS). */
   textFloorChars?: number;
+  /**
+   * Ends of short texts a thread chunks back to back handed on together, up to `max` (default 1:
+   * each at once; see finishRunFor), none held longer than `holdMs` (default 10).
+   */
+  finishRuns?: { max: number; holdMs?: number };
 }
 
 /**
