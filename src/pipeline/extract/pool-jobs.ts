@@ -53,9 +53,15 @@ export interface Slot {
   finished: FinishedRun | null;
 }
 
+/** A chunk job the thread has finished, and its totals. */
+export interface FinishedEnd {
+  job: Job;
+  totals: IndexTotals;
+}
+
 /** Finished chunk jobs held back to be handed on with the next one, and the cap on the wait. */
 export interface FinishedRun {
-  done: Array<{ job: Job; totals: IndexTotals }>;
+  done: FinishedEnd[];
   timer: NodeJS.Timeout;
 }
 

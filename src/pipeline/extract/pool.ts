@@ -21,6 +21,7 @@ import {
   chunkRowOf,
   crashError,
   doingWhat,
+  type FinishedEnd,
   groupsInThreads,
   type Job,
   type JobTask,
@@ -440,31 +441,38 @@ class PipelineThreadPool implements PipelineThreads {
     slot.host.post(request);
   }
 
-  /** The thread finished its job: it goes idle, or on to the text queued in it. */
-  private release(slot: Slot): void {
+  /**
+   * The thread finished its job: it goes idle, or on to the text queued in it. The ends it held
+   * back are handed on first, unless `end` (the finished chunk job's) joins them to wait for that
+   * text (holdFinish); true when it did, and is not to be settled now.
+   */
+  private release(slot: Slot, end?: FinishedEnd): boolean {
     slot.job?.slots.delete(slot);
     clearTimeout(slot.discard ?? undefined);
     slot.discard = null;
     const next = slot.queued.shift() ?? null;
     slot.job = next;
+    const held = end !== undefined && this.holdFinish(slot, end);
+    if (!held) this.deliverFinished(slot);
     if (!next) {
       if (slot.recycle || (slot.ranOcr && this.queue.length === 0)) this.kill(slot);
       else {
         slot.host.unref();
         this.armIdleStop(slot);
       }
-      return;
+      return held;
     }
     next.slots.add(slot);
     if (!next.settled) {
       this.startClock(next);
-      return;
+      return held;
     }
     // Cancelled while it waited: the thread chunks it anyway, and is ended if that overruns.
     slot.discard = setTimeout(() => {
       this.kill(slot);
       this.pump();
     }, this.opts.timeoutMs);
+    return held;
   }
 
   /**
@@ -507,22 +515,22 @@ class PipelineThreadPool implements PipelineThreads {
   }
 
   /**
-   * Holds back the end of `job`, which the thread has just finished, if the thread went on to a
+   * Holds back `end`, a chunk job the thread has just finished, if the thread went on to a
    * short text (see finishRunFor); false when it is to be handed on now.
    */
-  private holdFinish(slot: Slot, job: Job, totals: IndexTotals): boolean {
+  private holdFinish(slot: Slot, end: FinishedEnd): boolean {
     const next = slot.job;
     if (!next || next.settled || next.task.type !== 'indexText') return false;
     if (next.task.text.length > FINISH_HOLD_NEXT_MAX_CHARS) return false;
     const run = slot.finished;
     if ((run?.done.length ?? 0) + 1 >= (this.opts.finishRuns?.max ?? 1)) return false;
     // Its thread is done with it: its time cap no longer applies.
-    if (job.timer) clearTimeout(job.timer);
-    job.timer = null;
-    if (run) run.done.push({ job, totals });
+    if (end.job.timer) clearTimeout(end.job.timer);
+    end.job.timer = null;
+    if (run) run.done.push(end);
     else {
       slot.finished = {
-        done: [{ job, totals }],
+        done: [end],
         timer: setTimeout(
           () => this.deliverFinished(slot),
           this.opts.finishRuns?.holdMs ?? DEFAULT_FINISH_HOLD_MS,
@@ -572,7 +580,6 @@ class PipelineThreadPool implements PipelineThreads {
         this.planPdf(job, slot, message.numPages);
         return;
       case 'pageTexts':
-        this.deliverFinished(slot);
         this.release(slot);
         job.parts.set(message.from, message.texts);
         job.ocr.recognised += message.ocrPages;
@@ -584,7 +591,6 @@ class PipelineThreadPool implements PipelineThreads {
         }
         break;
       case 'text': {
-        this.deliverFinished(slot);
         this.release(slot);
         const format = job.task.type === 'indexText' ? 'txt' : job.task.format;
         this.settle(job, null, {
@@ -610,7 +616,6 @@ class PipelineThreadPool implements PipelineThreads {
         return;
       }
       case 'chunks': {
-        this.release(slot);
         const totals: IndexTotals = {
           tokenCount: message.tokenCount,
           contentSha256: message.contentSha256,
@@ -618,18 +623,14 @@ class PipelineThreadPool implements PipelineThreads {
           // Only files that OCR read say so; a text's totals stay what chunkForIndex gives.
           ...(message.ocrPages !== null ? { ocrPages: message.ocrPages } : {}),
         };
-        if (this.holdFinish(slot, job, totals)) break;
-        this.deliverFinished(slot);
-        this.settle(job, null, totals);
+        if (!this.release(slot, { job, totals })) this.settle(job, null, totals);
         break;
       }
       case 'failed':
-        this.deliverFinished(slot);
         this.release(slot);
         this.settle(job, new ExtractionError(message.code, message.message));
         break;
       case 'error':
-        this.deliverFinished(slot);
         this.release(slot);
         this.settle(job, new Error(message.message));
         break;
