@@ -149,7 +149,7 @@ export class QueryService {
           'docindex.query.top_k': input.topK,
           'docindex.query.chars': input.query.length,
           'docindex.query.filtered': input.filter !== undefined,
-          ...(input.documentIds === null ? {} : { 'docindex.query.document_ids': input.documentIds.length }),
+          'docindex.query.document_ids': input.documentIds?.length,
         }),
       },
       async (span) => {
@@ -157,7 +157,7 @@ export class QueryService {
         span.setAttributes(() => ({
           'docindex.query.results': answer.hits.length,
           'docindex.query.degraded': answer.degraded,
-          ...(answer.degraded ? { 'docindex.query.degraded_reasons': answer.degradedReasons } : {}),
+          'docindex.query.degraded_reasons': answer.degraded ? answer.degradedReasons : undefined,
         }));
         return answer;
       },

@@ -110,7 +110,7 @@ export class DocumentProcessor {
           'docindex.queue.lane': lane,
           'docindex.job.attempt': job.attempt,
           'docindex.job.max_attempts': job.maxAttempts,
-          ...(waitedMs === null ? {} : { 'docindex.queue.wait_ms': waitedMs }),
+          'docindex.queue.wait_ms': waitedMs ?? undefined,
         }),
       },
       run,
@@ -265,7 +265,7 @@ export class DocumentProcessor {
               () => ({
                 'docindex.document.id': record.id,
                 'docindex.format': format,
-                ...(record.source.bytes === null ? {} : { 'docindex.file.bytes': record.source.bytes }),
+                'docindex.file.bytes': record.source.bytes ?? undefined,
               }),
             ),
           ),
@@ -332,8 +332,8 @@ export class DocumentProcessor {
           chunk.setAttributes(() => ({
             'docindex.chunks': chunks,
             'docindex.tokens': totals.tokenCount,
-            ...(totals.ocrPages == null ? {} : { 'docindex.ocr.pages': totals.ocrPages }),
-            ...(totals.language == null ? {} : { 'docindex.language': totals.language }),
+            'docindex.ocr.pages': totals.ocrPages ?? undefined,
+            'docindex.language': totals.language ?? undefined,
           }));
         } catch (error) {
           if (extracting) extract?.fail(error);

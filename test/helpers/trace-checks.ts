@@ -109,6 +109,8 @@ export async function checkTraces(receiver: OtlpReceiver, deployment: TracedDepl
   });
   expect(request.attributes['docindex.request_id']).toMatch(/^req_/);
   expect(request.attributes['docindex.org_id']).toEqual(expect.any(String));
+  // An attribute that does not apply is left out, not sent empty.
+  expect(Object.keys(request.attributes)).not.toContain('docindex.request.aborted');
   expect(commit.attributes['docindex.document.ids']).toEqual([id]);
   expect(stage.attributes['docindex.file.bytes']).toBe(Buffer.byteLength(text));
   expect(job.attributes).toMatchObject({ 'docindex.document.id': id, 'docindex.job.attempt': 1 });
@@ -166,6 +168,7 @@ export async function checkTraces(receiver: OtlpReceiver, deployment: TracedDepl
     'docindex.query.results': found.results.length,
     'docindex.query.degraded': false,
   });
+  expect(Object.keys(query.attributes)).not.toContain('docindex.query.degraded_reasons');
   for (const name of queryStages.slice(2)) expect(byName(spans, name).parentSpanId).toBe(query.spanId);
   expect(byName(spans, 'docindex.query.keyword').attributes['docindex.query.hits']).toBeGreaterThan(0);
   expect(byName(spans, 'docindex.query.rerank').attributes['docindex.query.rerank_applied']).toBe(true);

@@ -86,7 +86,8 @@ export class OtelTracer implements Tracer {
         name,
         {
           kind: options.kind === undefined ? SpanKind.INTERNAL : KINDS[options.kind],
-          ...(options.startTime === undefined ? {} : { startTime: options.startTime }),
+          // The SDK reads an absent start time as now.
+          startTime: options.startTime,
         },
         contextOf(options.parent),
       ),

@@ -8,7 +8,8 @@ import { noopTracer, type Tracer } from '../../domain/ports.js';
 export function requestTracing(app: FastifyInstance, tracer: Tracer): void {
   app.decorateRequest('traceSpan', null);
   if (tracer === noopTracer) return;
-  app.addHook('onRequest', async (request) => {
+  // Callback hooks, not async ones: a request pays no promise for its span.
+  app.addHook('onRequest', (request, _reply, done) => {
     // The route pattern, never the URL: ids and query strings stay out of the span's name.
     const route = request.routeOptions.url;
     const traceparent = request.headers.traceparent;
@@ -19,11 +20,12 @@ export function requestTracing(app: FastifyInstance, tracer: Tracer): void {
         parent: typeof traceparent === 'string' ? traceparent : null,
         attributes: () => ({
           'http.request.method': request.method,
-          ...(route === undefined ? {} : { 'http.route': route }),
+          'http.route': route,
           'docindex.request_id': request.id,
         }),
       },
     );
+    done();
   });
   const finish = (request: FastifyRequest, status: number | null) => {
     const span = request.traceSpan;
@@ -32,12 +34,19 @@ export function requestTracing(app: FastifyInstance, tracer: Tracer): void {
     // Absent on routes without authentication, and before a key was checked.
     const principal = request.principal as Principal | null;
     span.setAttributes(() => ({
-      ...(status === null ? { 'docindex.request.aborted': true } : { 'http.response.status_code': status }),
-      ...(principal ? { 'docindex.org_id': principal.org.id } : {}),
+      'http.response.status_code': status ?? undefined,
+      'docindex.request.aborted': status === null ? true : undefined,
+      'docindex.org_id': principal?.org.id,
     }));
     if (status !== null && status >= 500) span.fail({ name: 'Error', code: String(status) });
     span.end();
   };
-  app.addHook('onResponse', async (request, reply) => finish(request, reply.statusCode));
-  app.addHook('onRequestAbort', async (request) => finish(request, null));
+  app.addHook('onResponse', (request, reply, done) => {
+    finish(request, reply.statusCode);
+    done();
+  });
+  app.addHook('onRequestAbort', (request, done) => {
+    finish(request, null);
+    done();
+  });
 }
