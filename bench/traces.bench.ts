@@ -5,8 +5,8 @@
 // passes (the first after start, and the next with the server's code compiled and caches
 // filled); the queries go to three servers holding the same corpus (off, on, and on with the
 // sampler dropping every trace, which leaves the context propagation and drops the spans), each
-// query to all three in rotated order, with a new trio each round. Goal: with tracing on, ≥ 0.95× the ingest throughput and
-// query throughput (1 / median latency) of off.
+// query to all three in rotated order, with a new trio each round. Goal: with tracing on,
+// ≥ 0.95× the ingest throughput and query throughput (1 / median latency) of off.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -84,8 +84,8 @@ class SpanSink {
 }
 
 function sizes(quick: boolean) {
-  // Twelve rounds: single ingest runs on a 2-core machine spread by ±10–20%, more than the goal's
-  // margin, and the machine's speed drifts over minutes; the paired ratios' median settles.
+  // Many rounds: a single pair of ingest runs on a small machine can differ by more than the
+  // goal's margin (bench/RESULTS.md, section 26's notes); the median of the paired ratios settles.
   return {
     rounds: quick ? 2 : 12,
     queryRounds: quick ? 1 : 3,
@@ -185,13 +185,14 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
     );
 
     // ---- section 4's queries, on servers holding the same corpus ----
-    // A new trio of servers each round: one process can run a few per cent faster or slower than
-    // another of the same build for as long as it lives, which one trio would count as tracing's.
+    // A new trio of servers each round: one process can run faster or slower than another of the
+    // same build for as long as it lives, which a single trio would count as tracing's.
     const short: QueryLatencies = { off: [], on: [], unsampled: [] };
     const long: QueryLatencies = { off: [], on: [], unsampled: [] };
     const queryCpu: Record<QueryServer, number> = { off: 0, on: 0, unsampled: 0 };
     const corpus = ingestCorpus(quick).slice(0, queryDocs);
     const random = seededRandom(26);
+    const perRound = Math.ceil(queries / queryRounds);
     for (let round = 0; round < queryRounds; round++) {
       const started = await Promise.all([
         startDocindex(),
@@ -208,7 +209,6 @@ export const run: Benchmark = async (options?: BenchOptions): Promise<BenchSecti
         // Warm every server (JIT, statement caches) before measuring.
         await rotatedQueries(servers, makeQueries(20, random));
         const cpuBefore = QUERY_SERVERS.map((which) => cpuMilliseconds(servers[which].pid));
-        const perRound = Math.ceil(queries / queryRounds);
         const shortRound = await rotatedQueries(servers, makeQueries(perRound, random));
         const longRound = await rotatedQueries(servers, makeLongQueries(perRound, random));
         QUERY_SERVERS.forEach((which, i) => {
